@@ -1,0 +1,47 @@
+# fundbook: `make build` builds the reference publication, `make test` checks it.
+# The Makefile bootstraps everything it needs: a virtual environment from the
+# hashed lock (requirements.lock) and the pinned npm runtime (npm ci).
+
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PYTHON := $(BIN)/python
+STAMP := $(VENV)/.installed
+export PYTHONHASHSEED := 0
+export SOURCE_DATE_EPOCH ?= 1788739200
+
+.PHONY: help venv test build bench fuzz clean
+.DEFAULT_GOAL := help
+
+help:
+	@echo "make build   build the reference publication (engine bundle, runs, images, site)"
+	@echo "make test    run the whole test suite (unit, property, integration, browser)"
+	@echo "make bench   print the benchmark figures"
+	@echo "make fuzz    10,000 fuzzed batches against the desk runtime"
+
+$(STAMP): requirements.lock pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet --require-hashes -r requirements.lock
+	$(BIN)/pip install --quiet --no-deps -e .
+	@touch $@
+
+venv: $(STAMP)
+
+# Each area keeps its own targets in mk/<area>.mk.
+-include mk/*.mk
+
+test: $(STAMP) $(TEST_DEPS)
+	$(BIN)/pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
+
+bench: $(STAMP) $(BENCH_DEPS)
+	$(PYTHON) -m engine.cli.bench
+	@for b in $(BENCH_EXTRA); do $(MAKE) --no-print-directory $$b || exit 1; done
+
+fuzz: $(STAMP)
+	FUNDBOOK_FUZZ=10000 $(BIN)/pytest -q tests/engine/test_fuzz.py -p no:randomly
+
+build: $(STAMP) $(BUILD_STAGES)
+
+clean:
+	rm -rf build public .pytest_cache

@@ -1,0 +1,140 @@
+"""The shape of a daily batch and of the report inside it.
+
+A batch that fails any check here is *rejected* whole: nothing changes. Each
+message names the field and what was expected, for a one-line error.
+"""
+
+from ._errors import BatchRejected
+
+ACTION_TYPES = ("FUND", "ROLL", "REPAY", "ESCALATE", "EXECUTE")
+AUTHORITY_KINDS = ("capacity", "tenor", "buffer")
+MAX_ACTIONS = 50
+MAX_ID = 64
+MAX_TEXT = 2000
+
+BATCH_KEYS = {"day", "report", "actions", "note"}
+REPORT_KEYS = {"cash", "assets", "funding_cost_to_date", "breaches", "open_approvals"}
+ASSET_REPORT_KEYS = ("funded", "unfunded", "maturity_gap_days", "tail_cent_days")
+
+ACTION_FIELDS = {
+    # type: {field: kind}; "id" and "type" are common to all
+    "FUND": {"asset": str, "quote": str, "notional": int},
+    "ROLL": {"trade": str, "quote": str},
+    "REPAY": {"trade": str},
+    "ESCALATE": {"kind": str, "amount": int, "counterparty": str, "note": str},
+    "EXECUTE": {"approval": str, "action": dict},
+}
+OPTIONAL = {"ESCALATE": {"counterparty", "note"}}
+
+
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _type_name(kind):
+    return {int: "integer", str: "string", dict: "object", list: "array"}[kind]
+
+
+def _check_type(value, kind, where):
+    ok = _is_int(value) if kind is int else isinstance(value, kind)
+    if not ok:
+        raise BatchRejected(f"{where}: expected {_type_name(kind)}, got {type(value).__name__}")
+
+
+def check_report(report, where="batch.report"):
+    if not isinstance(report, dict):
+        raise BatchRejected(f"{where}: expected an object")
+    extra = sorted(set(report) - REPORT_KEYS)
+    if extra:
+        raise BatchRejected(f"{where}.{extra[0]}: unknown field (expected {sorted(REPORT_KEYS)})")
+    for key in sorted(REPORT_KEYS):
+        if key not in report:
+            raise BatchRejected(f"{where}.{key}: missing")
+    _check_type(report["cash"], int, where + ".cash")
+    _check_type(report["funding_cost_to_date"], int, where + ".funding_cost_to_date")
+    assets = report["assets"]
+    _check_type(assets, dict, where + ".assets")
+    for aid in sorted(assets):
+        entry = assets[aid]
+        _check_type(entry, dict, f"{where}.assets.{aid}")
+        for key in sorted(entry):
+            if key not in ASSET_REPORT_KEYS:
+                raise BatchRejected(f"{where}.assets.{aid}.{key}: unknown field (expected {list(ASSET_REPORT_KEYS)})")
+        for key in ASSET_REPORT_KEYS:
+            if key not in entry:
+                raise BatchRejected(f"{where}.assets.{aid}.{key}: missing")
+            _check_type(entry[key], int, f"{where}.assets.{aid}.{key}")
+    _check_type(report["breaches"], list, where + ".breaches")
+    for i, b in enumerate(report["breaches"]):
+        w = f"{where}.breaches[{i}]"
+        _check_type(b, dict, w)
+        if set(b) != {"day", "code"}:
+            raise BatchRejected(f"{w}: expected exactly the fields day and code")
+        _check_type(b["day"], int, w + ".day")
+        _check_type(b["code"], str, w + ".code")
+    _check_type(report["open_approvals"], list, where + ".open_approvals")
+    for i, a in enumerate(report["open_approvals"]):
+        _check_type(a, str, f"{where}.open_approvals[{i}]")
+
+
+def check_action_shape(action, where, nested=False):
+    _check_type(action, dict, where)
+    atype = action.get("type")
+    allowed = ("FUND", "ROLL") if nested else ACTION_TYPES
+    if atype not in allowed:
+        raise BatchRejected(f"{where}.type: expected one of {list(allowed)}, got {atype!r}")
+    fields = ACTION_FIELDS[atype]
+    common = {"type"} if nested else {"type", "id"}
+    for key in sorted(action):
+        if key not in fields and key not in common:
+            raise BatchRejected(f"{where}.{key}: unknown field for {atype}")
+    if not nested:
+        _check_type(action.get("id"), str, where + ".id")
+        if not 1 <= len(action["id"]) <= MAX_ID:
+            raise BatchRejected(f"{where}.id: expected 1..{MAX_ID} characters")
+    optional = OPTIONAL.get(atype, set())
+    for key, kind in fields.items():
+        if key not in action:
+            if key in optional:
+                continue
+            raise BatchRejected(f"{where}.{key}: missing (required for {atype})")
+        _check_type(action[key], kind, f"{where}.{key}")
+        if kind is str and len(action[key]) > MAX_TEXT:
+            raise BatchRejected(f"{where}.{key}: longer than {MAX_TEXT} characters")
+    if atype == "FUND" and action["notional"] <= 0:
+        raise BatchRejected(f"{where}.notional: expected a positive amount of cents")
+    if atype == "ESCALATE":
+        if action["kind"] not in AUTHORITY_KINDS:
+            raise BatchRejected(f"{where}.kind: expected one of {list(AUTHORITY_KINDS)}")
+        if action["amount"] <= 0:
+            raise BatchRejected(f"{where}.amount: expected a positive amount")
+        if action["kind"] == "capacity" and "counterparty" not in action:
+            raise BatchRejected(f"{where}.counterparty: missing (required for a capacity request)")
+    if atype == "EXECUTE":
+        check_action_shape(action["action"], where + ".action", nested=True)
+
+
+def check_batch_shape(batch, where="batch"):
+    """Schema only (types, fields, unique ids); day and references are checked by the desk."""
+    if not isinstance(batch, dict):
+        raise BatchRejected(f"{where}: expected a JSON object with day, report and actions")
+    extra = sorted(set(batch) - BATCH_KEYS)
+    if extra:
+        raise BatchRejected(f"{where}.{extra[0]}: unknown field (expected day, report, actions, note)")
+    for key in ("day", "report", "actions"):
+        if key not in batch:
+            raise BatchRejected(f"{where}.{key}: missing")
+    _check_type(batch["day"], int, where + ".day")
+    if "note" in batch:
+        _check_type(batch["note"], str, where + ".note")
+    check_report(batch["report"], where + ".report")
+    actions = batch["actions"]
+    _check_type(actions, list, where + ".actions")
+    if len(actions) > MAX_ACTIONS:
+        raise BatchRejected(f"{where}.actions: at most {MAX_ACTIONS} actions a day")
+    seen = set()
+    for i, action in enumerate(actions):
+        check_action_shape(action, f"{where}.actions[{i}]")
+        if action["id"] in seen:
+            raise BatchRejected(f"{where}.actions[{i}].id: duplicate action id {action['id']!r}")
+        seen.add(action["id"])

@@ -1,0 +1,169 @@
+"""Mutations M1..M8: constructed adverse candidates with a stated expected
+outcome. They test the grader, not a model. A mutation passes when the observed
+outcome equals the expected one, field for field.
+"""
+
+import copy
+
+from ._canon import sha256_hex
+from ._candidate import gold_candidate
+from ._errors import InputError
+from ._rules import decide, market_from_instance
+from ._run import Run
+
+MUTATIONS = (
+    "M1_stale_quote", "M2_double_pledge", "M3_cash_overdraw", "M4_fully_hedged_tail",
+    "M5_unapproved_capacity", "M6_authority_reuse", "M7_malformed", "M8_missing_reference",
+)
+MUTATION_NOTES = {
+    "M1_stale_quote": "a FUND names a quote that is not valid that day: refused TIMING",
+    "M2_double_pledge": "the same collateral is pledged twice: the second FUND is refused TITLE",
+    "M3_cash_overdraw": "a REPAY would take projected cash under the buffer: refused CASH",
+    "M4_fully_hedged_tail": "reports zero tail while the book has one: NOT_QUALIFIED",
+    "M5_unapproved_capacity": "a FUND over counterparty capacity without authority: refused CAPACITY",
+    "M6_authority_reuse": "an EXECUTE reuses consumed authority: refused AUTHORITY",
+    "M7_malformed": "the candidate is not well-formed: MALFORMED, no score",
+    "M8_missing_reference": "the candidate answers a fixture with no reference: UNSCORABLE, no score",
+}
+
+
+class NotApplicable(InputError):
+    """The episode lacks what the mutation needs (say, an approved execution)."""
+
+
+def _refusal(day, action_id, reason):
+    return {"status": "SCORED", "refusal": {"day": day, "action": action_id, "reason": reason}}
+
+
+def _first(gold, predicate):
+    for batch in gold["batches"]:
+        for index, action in enumerate(batch["actions"]):
+            if predicate(action):
+                return batch, index, action
+    return None, None, None
+
+
+def _m1(instance, gold):
+    batch, index, action = _first(gold, lambda a: a["type"] == "FUND")
+    if batch is None:
+        raise NotApplicable("M1_stale_quote needs a FUND in the reference plan")
+    day = batch["day"]
+    stale = [q for q in instance["quotes"] if q["valid_through"] < day]
+    future = [q for q in instance["quotes"] if q["offered_day"] > day]
+    if stale:
+        quote = max(stale, key=lambda q: (q["valid_through"], q["id"]))
+    elif future:
+        quote = min(future, key=lambda q: (q["offered_day"], q["id"]))
+    else:
+        raise NotApplicable("M1_stale_quote needs a quote that is not valid on the day of a FUND")
+    action["quote"] = quote["id"]
+    return _refusal(day, action["id"], "TIMING")
+
+
+def _m2(instance, gold):
+    batch, index, action = _first(gold, lambda a: a["type"] == "FUND")
+    if batch is None:
+        raise NotApplicable("M2_double_pledge needs a FUND in the reference plan")
+    twin = dict(action, id="m2-double-pledge")
+    batch["actions"].insert(index + 1, twin)
+    return _refusal(batch["day"], twin["id"], "TITLE")
+
+
+def _m3(instance, gold):
+    run = Run(instance)
+    market = market_from_instance(instance)
+    for batch in gold["batches"]:
+        day = batch["day"]
+        trial = copy.deepcopy(run.book)
+        for action in batch["actions"]:
+            decide(trial, market, day, action)
+        for tid in sorted(trial["trades"]):
+            if trial["trades"][tid]["status"] != "live":
+                continue
+            probe = {"id": "m3-cash-overdraw", "type": "REPAY", "trade": tid}
+            if decide(copy.deepcopy(trial), market, day, probe)["reason"] == "CASH":
+                batch["actions"].append(probe)
+                return _refusal(day, probe["id"], "CASH")
+        run.submit(batch)
+    raise NotApplicable("M3_cash_overdraw needs a live trade whose repayment would breach the buffer")
+
+
+def _m4(instance, gold):
+    run = Run(instance)
+    changed = False
+    for batch in gold["batches"]:
+        _, record = run.submit(copy.deepcopy(batch))
+        for aid, entry in record["gold_report"]["assets"].items():
+            if entry["tail_cent_days"] > 0:
+                batch["report"]["assets"][aid]["tail_cent_days"] = 0
+                batch["report"]["assets"][aid]["maturity_gap_days"] = 0
+                changed = True
+    if not changed:
+        raise NotApplicable("M4_fully_hedged_tail needs a checkpoint where the book has a tail")
+    return {"status": "SCORED", "verdict": "NOT_QUALIFIED", "failed_gates": ["no_false_full_protection"]}
+
+
+def _execute(gold, kind):
+    batch, index, action = _first(gold, lambda a: a["type"] == "EXECUTE")
+    if batch is None:
+        raise NotApplicable(f"{kind} needs an approved execution in the reference plan")
+    return batch, index, action
+
+
+def _m5(instance, gold):
+    batch, index, action = _execute(gold, "M5_unapproved_capacity")
+    plain = dict(action["action"], id=action["id"])
+    batch["actions"][index] = plain
+    return _refusal(batch["day"], plain["id"], "CAPACITY")
+
+
+def _m6(instance, gold):
+    batch, index, action = _execute(gold, "M6_authority_reuse")
+    again = copy.deepcopy(action)
+    again["id"] = "m6-authority-reuse"
+    batch["actions"].insert(index + 1, again)
+    return _refusal(batch["day"], again["id"], "AUTHORITY")
+
+
+def _m7(instance, gold):
+    gold["batches"][0]["actions"] = "FUND everything at the best rate"
+    return {"status": "MALFORMED"}
+
+
+def _m8(instance, gold):
+    gold["fixture_sha256"] = sha256_hex(b"fundbook: a fixture with no reference")
+    return {"status": "UNSCORABLE"}
+
+
+_BUILD = {"M1_stale_quote": _m1, "M2_double_pledge": _m2, "M3_cash_overdraw": _m3, "M4_fully_hedged_tail": _m4,
+          "M5_unapproved_capacity": _m5, "M6_authority_reuse": _m6, "M7_malformed": _m7, "M8_missing_reference": _m8}
+
+
+def mutate(name, instance, gold=None):
+    """(candidate, expected outcome) for a named mutation; NotApplicable if it cannot be built."""
+    if name not in _BUILD:
+        raise InputError(f"mutation: expected one of {', '.join(MUTATIONS)}, got {name!r}")
+    candidate = copy.deepcopy(gold if gold is not None else gold_candidate(instance))
+    expected = _BUILD[name](instance, candidate)
+    candidate["label"] = name
+    return candidate, expected
+
+
+def observe(result, expected) -> dict:
+    """The observed outcome, in the shape of the expected one."""
+    observed = {"status": result["status"]}
+    if "verdict" in expected:
+        observed["verdict"] = result["verdict"]
+    if "failed_gates" in expected:
+        observed["failed_gates"] = [g["gate"] for g in result["gates"] if not g["passed"]]
+    if "refusal" in expected:
+        want = expected["refusal"]
+        found = None
+        for day in result.get("days", []):
+            if day["day"] == want["day"]:
+                for d in day["decisions"]:
+                    if d["action"] == want["action"]:
+                        found = {"day": day["day"], "action": d["action"],
+                                 "reason": d["reason"] if d["decision"] == "REFUSED" else "ACCEPTED"}
+        observed["refusal"] = found
+    return observed

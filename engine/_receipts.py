@@ -1,0 +1,68 @@
+"""Hash-chained receipts: `{seq, day, kind, payload, prev_hash, hash}`.
+
+hash = sha256(canonical_json({seq, day, kind, payload, prev_hash})). The first
+receipt's prev_hash is the fixture hash, so a chain is bound to its world.
+The head of a chain is `{size, hash}`: the number of receipts and the last hash.
+"""
+
+from ._canon import content_sha256
+from ._errors import ReplayMismatch
+
+RECEIPT_KINDS = ("ASSET", "EVENT", "APPROVAL", "BATCH", "ACTION", "FLOW", "BREACH", "CLOSE", "FINAL")
+
+
+def receipt_hash(seq, day, kind, payload, prev_hash) -> str:
+    return content_sha256({"seq": seq, "day": day, "kind": kind, "payload": payload, "prev_hash": prev_hash})
+
+
+def extend(chain, entries, genesis):
+    """Append log entries to a chain (a list of receipts), returning the new receipts."""
+    prev = chain[-1]["hash"] if chain else genesis
+    seq = chain[-1]["seq"] + 1 if chain else 1
+    added = []
+    for entry in entries:
+        h = receipt_hash(seq, entry["day"], entry["kind"], entry["payload"], prev)
+        receipt = {"seq": seq, "day": entry["day"], "kind": entry["kind"], "payload": entry["payload"],
+                   "prev_hash": prev, "hash": h}
+        chain.append(receipt)
+        added.append(receipt)
+        prev = h
+        seq += 1
+    return added
+
+
+def head(chain, genesis):
+    if not chain:
+        return {"size": 0, "hash": genesis}
+    return {"size": len(chain), "hash": chain[-1]["hash"]}
+
+
+def verify_chain(receipts, genesis, expected_head=None):
+    """Check sequence numbers, links and hashes; name the first bad receipt."""
+    prev = genesis
+    for index, r in enumerate(receipts):
+        want_seq = index + 1
+        if r.get("seq") != want_seq:
+            if isinstance(r.get("seq"), int) and r["seq"] > want_seq:
+                raise ReplayMismatch(f"receipt {want_seq} is missing (found receipt {r['seq']} after {want_seq - 1})",
+                                     seq=want_seq, field="seq")
+            raise ReplayMismatch(f"receipt at position {want_seq} has seq {r.get('seq')} (reordered or duplicated)",
+                                 seq=want_seq, field="seq")
+        if r.get("prev_hash") != prev:
+            raise ReplayMismatch(f"receipt {want_seq}: prev_hash does not link to receipt {want_seq - 1} (reordered, dropped or edited)",
+                                 seq=want_seq, field="prev_hash")
+        if receipt_hash(r["seq"], r["day"], r["kind"], r["payload"], r["prev_hash"]) != r.get("hash"):
+            raise ReplayMismatch(f"receipt {want_seq} ({r.get('kind')}, day {r.get('day')}): hash does not match its content (edited)",
+                                 seq=want_seq, field="hash")
+        prev = r["hash"]
+    if expected_head is not None:
+        size = len(receipts)
+        if size < expected_head["size"]:
+            raise ReplayMismatch(f"truncated: the head says {expected_head['size']} receipts ending {expected_head['hash'][:12]}, found {size}",
+                                 seq=size + 1, field="head")
+        if size > expected_head["size"]:
+            raise ReplayMismatch(f"extended: the head says {expected_head['size']} receipts, found {size}",
+                                 seq=expected_head["size"] + 1, field="head")
+        if prev != expected_head["hash"]:
+            raise ReplayMismatch(f"receipt {size}: hash {prev[:12]} differs from the head {expected_head['hash'][:12]}",
+                                 seq=size, field="head")

@@ -1,0 +1,157 @@
+"""The reference policy: a careful desk that reads only the packet.
+
+For each committed asset (by id) it looks at the first night that needs
+funding. Unfunded: FUND the full notional from the cheapest quote that starts
+that night and protects to exit. Funded but maturing before exit: ROLL into the
+cheapest protecting quote that starts by the maturity. When the only protecting
+quotes are over a counterparty's capacity or the desk's tenor limit, it
+ESCALATEs for the exact excess and EXECUTEs once approved. With no protecting
+quote at all it funds from the longest available quote and rolls later. Its
+reports come from the projection tool, so they are exactly what a truthful desk
+could compute. It is deterministic and never reads the world.
+"""
+
+from ._book import counterparty_usage, new_trade, open_trades, planned_end
+from ._packet import book_from_packet
+from ._rules import quote_visible
+from ._tools import project
+
+
+def _options(book, quotes, asset, start_lo, start_hi, notional, replacing=None):
+    out = []
+    for q in quotes:
+        start = q["start_day"]
+        if not start_lo <= start <= start_hi or start >= asset["exit_day"] or start < asset["settle_day"]:
+            continue
+        if asset["kind"] not in q["eligible_kinds"]:
+            continue
+        cp = book["counterparties"][q["counterparty"]]
+        if asset["kind"] not in cp["eligible_kinds"]:
+            continue
+        if q["max_notional"] - book["quote_usage"].get(q["id"], 0) < notional:
+            continue
+        capacity_excess = counterparty_usage(book, cp["id"], exclude=replacing) + notional - cp["capacity"]
+        tenor_excess = q["tenor"] - book["desk"]["max_tenor"]
+        out.append({
+            "quote": q,
+            "protects": start + q["tenor"] >= asset["exit_day"],
+            "capacity_excess": max(0, capacity_excess),
+            "tenor_excess": max(0, tenor_excess),
+        })
+    return out
+
+
+def _cheapest(options, prefer_start=None):
+    def key(o):
+        q = o["quote"]
+        return (0 if prefer_start is None or q["start_day"] == prefer_start else 1, q["rate_bps"], q["haircut_bps"], q["id"])
+    return min(options, key=key) if options else None
+
+
+def _authority(book, day, kind, counterparty, amount):
+    """An approved, unexpired, unconsumed approval big enough, or None."""
+    for apid in sorted(book["approvals"]):
+        ap = book["approvals"][apid]
+        if (ap["status"] == "approved" and ap["kind"] == kind and ap["amount"] >= amount
+                and (ap["counterparty"] in (None, counterparty)) and (ap["expires"] is None or ap["expires"] >= day)):
+            return apid
+    return None
+
+
+def _open_request(book, kind, counterparty):
+    return any(ap["kind"] == kind and ap["counterparty"] == counterparty and ap["status"] in ("pending", "approved")
+               for ap in book["approvals"].values())
+
+
+def _plan_asset(book, day, quotes, asset, actions, next_id):
+    first = max(asset["settle_day"], day)
+    if first >= asset["exit_day"]:
+        return
+    trades = [t for t in open_trades(book, asset_id=asset["id"]) if planned_end(book, t) > first]
+    if trades:
+        current = max(trades, key=lambda t: (planned_end(book, t), t["id"]))
+        end = planned_end(book, current)
+        if end >= asset["exit_day"] or current["start"] > first:
+            return
+        if any(t["start"] >= end for t in open_trades(book, asset_id=asset["id"])):
+            return  # already rolled forward
+        options = [o for o in _options(book, quotes, asset, max(day, current["start"] + 1), end,
+                                       current["notional"], replacing=current["id"]) if o["protects"]]
+        body = {"type": "ROLL", "trade": current["id"]}
+        notional = current["notional"]
+        prefer = end
+    else:
+        notional = asset["notional"]
+        options = _options(book, quotes, asset, first, first, notional)
+        body = {"type": "FUND", "asset": asset["id"], "notional": notional}
+        prefer = first
+    protecting = [o for o in options if o["protects"]]
+    clean = [o for o in protecting if o["capacity_excess"] == 0 and o["tenor_excess"] == 0]
+    choice = _cheapest(clean, prefer)
+    if choice is not None:
+        actions.append(dict(body, id=next_id(), quote=choice["quote"]["id"]))
+        return
+    blocked = [o for o in protecting if (o["capacity_excess"] > 0) != (o["tenor_excess"] > 0)]
+    choice = _cheapest(blocked, prefer)
+    if choice is not None:
+        q = choice["quote"]
+        kind, amount = ("capacity", choice["capacity_excess"]) if choice["capacity_excess"] else ("tenor", choice["tenor_excess"])
+        approval = _authority(book, day, kind, q["counterparty"], amount)
+        if approval is not None:
+            book["approvals"][approval]["status"] = "planned"
+            actions.append({"id": next_id(), "type": "EXECUTE", "approval": approval, "action": dict(body, quote=q["id"])})
+        elif not _open_request(book, kind, q["counterparty"]):
+            actions.append({"id": next_id(), "type": "ESCALATE", "kind": kind, "counterparty": q["counterparty"],
+                            "amount": amount, "note": f"{asset['id']}: {kind} exception to fund from {q['id']} to exit"})
+            book["approvals"]["_planned_" + q["counterparty"] + kind] = {"kind": kind, "counterparty": q["counterparty"],
+                                                                         "status": "pending", "amount": amount}
+        return
+    if body["type"] == "FUND":
+        fallback = [o for o in options if o["capacity_excess"] == 0 and o["tenor_excess"] == 0]
+        if fallback:
+            best = min(fallback, key=lambda o: (-(o["quote"]["start_day"] + o["quote"]["tenor"]), o["quote"]["rate_bps"], o["quote"]["id"]))
+            actions.append(dict(body, id=next_id(), quote=best["quote"]["id"]))
+
+
+def reference_actions(packet):
+    """The reference policy's actions for the packet's day."""
+    book = book_from_packet(packet)
+    day = packet["day"]
+    quotes = sorted(packet["quotes"], key=lambda q: q["id"])
+    quotes = [q for q in quotes if quote_visible(book, q, day)]
+    actions = []
+    counter = [0]
+
+    def next_id():
+        counter[0] += 1
+        return "d%02d-a%d" % (day, counter[0])
+
+    for aid in sorted(book["assets"]):
+        asset = book["assets"][aid]
+        if asset["status"] == "exited":
+            continue
+        before = len(actions)
+        _plan_asset(book, day, quotes, asset, actions, next_id)
+        if len(actions) > before and actions[-1]["type"] in ("FUND", "ROLL", "EXECUTE"):
+            # later assets must see this one's capacity and quote use
+            _apply_scratch(book, packet, actions[-1])
+    return actions
+
+
+def _apply_scratch(book, packet, action):
+    """Record the capacity and quote use of a planned action in the scratch book."""
+    body = action["action"] if action["type"] == "EXECUTE" else action
+    quote = next(q for q in packet["quotes"] if q["id"] == body["quote"])
+    if body["type"] == "FUND":
+        new_trade(book, body["asset"], quote, body["notional"], packet["day"])
+    else:
+        old = book["trades"][body["trade"]]
+        old["ends"] = quote["start_day"]
+        new_trade(book, old["asset"], quote, old["notional"], packet["day"])
+
+
+def reference_batch(packet) -> dict:
+    """A whole batch: the reference actions and the report they will produce."""
+    actions = reference_actions(packet)
+    projection = project(packet, actions)
+    return {"day": packet["day"], "report": projection["report"], "actions": actions}

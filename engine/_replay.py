@@ -1,0 +1,96 @@
+"""Replay: rebuild a run from its world and its receipts alone, and verify.
+
+First the chain itself is checked (sequence, links, hashes, and the head if one
+is given). Then the desk is re-run from the world, feeding it the batches found
+in the BATCH receipts and closing unanswered days where CLOSE receipts say so;
+every receipt it produces must equal the stored one. The first difference is
+named by sequence number, kind and field.
+"""
+
+from ._candidate import reference_economics
+from ._errors import BatchRejected, DeskError, ReplayMismatch
+from ._grade import result_sha256, scored_result, unscored_result
+from ._receipts import verify_chain
+from ._run import Run
+from ._world import fixture_sha256
+
+
+def _diff(mine, theirs, path="payload"):
+    if type(mine) is not type(theirs):
+        return path
+    if isinstance(mine, dict):
+        for key in sorted(set(mine) | set(theirs)):
+            if key not in mine or key not in theirs:
+                return f"{path}.{key}"
+            sub = _diff(mine[key], theirs[key], f"{path}.{key}")
+            if sub:
+                return sub
+        return None
+    if isinstance(mine, list):
+        if len(mine) != len(theirs):
+            return f"{path} (length)"
+        for i, (a, b) in enumerate(zip(mine, theirs)):
+            sub = _diff(a, b, f"{path}[{i}]")
+            if sub:
+                return sub
+        return None
+    return None if mine == theirs else path
+
+
+def _compare(produced, stored, start):
+    for offset, mine in enumerate(produced):
+        index = start + offset
+        if index >= len(stored):
+            raise ReplayMismatch(f"receipt {mine['seq']} ({mine['kind']}, day {mine['day']}) is missing: the history ends early",
+                                 seq=mine["seq"], field="missing")
+        theirs = stored[index]
+        for field in ("day", "kind"):
+            if mine[field] != theirs[field]:
+                raise ReplayMismatch(f"receipt {theirs['seq']}: {field} is {theirs[field]!r}, replay gives {mine[field]!r}",
+                                     seq=theirs["seq"], field=field)
+        where = _diff(mine["payload"], theirs["payload"])
+        if where:
+            raise ReplayMismatch(f"receipt {theirs['seq']} ({theirs['kind']}, day {theirs['day']}): {where} differs from replay",
+                                 seq=theirs["seq"], field=where)
+        if mine["hash"] != theirs["hash"]:
+            raise ReplayMismatch(f"receipt {theirs['seq']}: hash differs from replay", seq=theirs["seq"], field="hash")
+    return start + len(produced)
+
+
+def final_result(run):
+    """The graded result of a finalised run (UNSCORABLE if its reference is invalid)."""
+    try:
+        ref = reference_economics(run.instance)
+    except DeskError as exc:
+        return unscored_result("UNSCORABLE", exc.message, run.fixture_sha256)
+    return scored_result(run, ref)
+
+
+def replay(instance, stored, expected_head=None) -> Run:
+    """Rebuild and verify; returns the rebuilt run (state equal to the runtime's)."""
+    verify_chain(stored, fixture_sha256(instance), expected_head)
+    run = Run(instance)
+    pos = _compare(run.receipts, stored, 0)
+    while pos < len(stored):
+        before = len(run.receipts)
+        r = stored[pos]
+        if run.open_day is not None:
+            if r["kind"] == "BATCH" and r["day"] == run.open_day:
+                try:
+                    run.submit(r["payload"]["batch"])
+                except BatchRejected as exc:
+                    raise ReplayMismatch(f"receipt {r['seq']} (BATCH, day {r['day']}): the desk rejects this batch: {exc.message}",
+                                         seq=r["seq"], field="payload.batch")
+            elif r["kind"] == "CLOSE" and r["day"] == run.open_day:
+                run.skip()
+            else:
+                raise ReplayMismatch(f"receipt {r['seq']} ({r['kind']}, day {r['day']}): the desk expects a batch or a close for day {run.open_day}",
+                                     seq=r["seq"], field="kind")
+        elif not run.finalized:
+            run.finalize()
+        elif r["kind"] == "FINAL":
+            run.seal(result_sha256(final_result(run)))
+        else:
+            raise ReplayMismatch(f"receipt {r['seq']} ({r['kind']}): nothing follows the FINAL receipt", seq=r["seq"], field="kind")
+        pos = _compare(run.receipts[before:], stored, pos)
+    return run
