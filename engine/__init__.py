@@ -14,7 +14,8 @@ from ._families import FAMILIES, generate
 from ._fixtures import execute_fixture, fixture_input, fixture_specs, run_id
 from ._grade import exit_code_for, score_text
 from ._mutations import MUTATION_NOTES, MUTATIONS, NotApplicable, mutate, observe
-from ._replay import replay
+from ._records import ENGINE_FIELDS, RUN_SCHEMA, RUN_SCHEMA_VERSION, engine_fields, verify_record
+from ._replay import final_result, replay
 from ._run import Run
 from ._runtime import History, load_family_root, write_family_root
 from ._tools import TOOL_NAMES, exposure, headroom, interest, project
@@ -32,4 +33,5 @@ __all__ = [
     "gold_candidate", "policy_candidate", "grade_candidate", "grade_with_run", "exit_code_for", "score_text",
     "mutate", "observe", "replay", "execute_fixture", "fixture_input", "fixture_specs", "run_id",
     "interest", "project", "exposure", "headroom",
+    "ENGINE_FIELDS", "RUN_SCHEMA", "RUN_SCHEMA_VERSION", "engine_fields", "verify_record", "final_result",
 ]

@@ -82,12 +82,16 @@ def execute_fixture(spec) -> dict:
     else:
         candidate = policy_candidate(instance, spec["policy"], f"scripted baseline: {spec['policy']}")
     result, run = grade_with_run(candidate, instance)
+    inputs = {"instance": instance, "candidate": candidate}
+    if expected is not None:
+        inputs["expected"] = expected
     out = {
         "fixture": {k: spec[k] for k in sorted(spec) if k != "run_id"},
         "run_id": run_id(spec),
         "instance_id": instance["instance_id"],
         "fixture_sha256": content_sha256(instance),
         "candidate_sha256": content_sha256(candidate),
+        "input_sha256": content_sha256(inputs),
         "result": result,
         "result_sha256": content_sha256(result),
         "receipts": run.receipts if run is not None else [],

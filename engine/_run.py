@@ -74,6 +74,10 @@ class Run:
         self._flush()
         return record
 
+    def days_public(self):
+        """Per-checkpoint outcomes without the gold reports (those are graded, not shown, mid-run)."""
+        return [{k: v for k, v in d.items() if k != "gold_report"} for d in self.days]
+
     # -- the desk's moves -----------------------------------------------------
     def check(self, batch):
         """Raise BatchRejected unless `batch` is well-formed for the open day."""

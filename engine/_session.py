@@ -1,0 +1,135 @@
+"""The practice desk's session API: JSON strings in, JSON strings out.
+
+The browser keeps a session as its source (an episode, or a family and seed)
+and the list of moves so far (a batch, or a day closed without one). Every call
+rebuilds the run from those moves -- the same engine, the same receipts -- so a
+reload, an import or an export can never drift from what the engine says.
+"""
+
+import json
+
+from ._episodes import load_episode
+from ._errors import BatchRejected, DeskError, InputError
+from ._families import generate
+from ._fixtures import execute_fixture
+from ._grade import result_sha256
+from ._records import verify_record
+from ._replay import final_result
+from ._run import Run
+from ._tools import exposure, headroom, interest, project
+from ._world import with_horizon
+
+
+def _instance(source):
+    if not isinstance(source, dict):
+        raise InputError("source: expected {episode} or {family, seed}")
+    if "episode" in source:
+        instance = load_episode(source["episode"])
+    elif "family" in source:
+        try:
+            instance = generate(source["family"], source.get("seed"))
+        except ValueError as exc:
+            raise InputError(f"source: {exc}")
+    else:
+        raise InputError("source: expected {episode} or {family, seed}")
+    return with_horizon(instance, source.get("horizon", instance["horizon"]))
+
+
+def _rebuild(source, moves):
+    run = Run(_instance(source))
+    for i, move in enumerate(moves):
+        if isinstance(move, dict) and "batch" in move:
+            try:
+                run.submit(move["batch"])
+            except BatchRejected as exc:
+                raise InputError(f"moves[{i}]: the desk rejects this batch: {exc.message}")
+        elif isinstance(move, dict) and move.get("skip") == run.open_day:
+            run.skip()
+        else:
+            raise InputError(f"moves[{i}]: expected {{batch}} or {{skip: day}} for day {run.open_day}")
+    return run
+
+
+def _state(run):
+    return {"open_day": run.open_day, "horizon": run.horizon, "instance_id": run.instance["instance_id"],
+            "fixture_sha256": run.fixture_sha256, "head": run.head,
+            "packet": run.packet() if run.open_day is not None else None,
+            "days": run.days_public()}
+
+
+def _call(fn):
+    try:
+        return json.dumps({"ok": True, **fn()}, sort_keys=True)
+    except DeskError as exc:
+        return json.dumps({"ok": False, "error": exc.message, "exit_code": exc.exit_code}, sort_keys=True)
+
+
+def desk_state(source_json: str, moves_json: str) -> str:
+    """The session as it stands: open day, packet, per-day outcomes, receipts head."""
+    return _call(lambda: _state(_rebuild(json.loads(source_json), json.loads(moves_json))))
+
+
+def desk_submit(source_json: str, moves_json: str, batch_json: str) -> str:
+    """Submit a batch for the open day: decisions and the new state, or the rejection."""
+    def go():
+        run = _rebuild(json.loads(source_json), json.loads(moves_json))
+        try:
+            batch = json.loads(batch_json)
+        except ValueError as exc:
+            raise InputError(f"batch: not valid JSON ({exc})")
+        before = len(run.receipts)
+        decisions, record = run.submit(batch)
+        return {"decisions": decisions, "receipts": run.receipts[before:], "state": _state(run)}
+    return _call(go)
+
+
+def desk_skip(source_json: str, moves_json: str) -> str:
+    def go():
+        run = _rebuild(json.loads(source_json), json.loads(moves_json))
+        if run.open_day is None:
+            raise InputError("no open day: every checkpoint is closed")
+        before = len(run.receipts)
+        run.skip()
+        return {"receipts": run.receipts[before:], "state": _state(run)}
+    return _call(go)
+
+
+def desk_finalize(source_json: str, moves_json: str) -> str:
+    """Close the remaining checkpoints and the carry horizon; grade."""
+    def go():
+        run = _rebuild(json.loads(source_json), json.loads(moves_json))
+        run.finalize()
+        result = final_result(run)
+        run.seal(result_sha256(result))
+        result["receipts_head"] = run.head
+        return {"result": result, "receipts": run.receipts}
+    return _call(go)
+
+
+def desk_tool(packet_json: str, name: str, args_json: str) -> str:
+    """Run a calculation tool over a packet: interest, project, exposure, headroom."""
+    def go():
+        packet = json.loads(packet_json)
+        args = json.loads(args_json)
+        if name == "interest":
+            out = interest(packet, args["principal"], args["rate_bps"], args["start_day"], args["end_day"])
+        elif name == "project":
+            out = project(packet, args["actions"])
+        elif name == "exposure":
+            out = exposure(packet, args["asset"], args["quote"], args.get("notional"))
+        elif name == "headroom":
+            out = headroom(packet)
+        else:
+            raise InputError(f"tool: expected interest, project, exposure or headroom, got {name!r}")
+        return {"output": out}
+    return _call(go)
+
+
+def verify_run(record_json: str) -> str:
+    """Re-execute a published record's fixture and compare with the record."""
+    def go():
+        record = json.loads(record_json)
+        fixture = record["content"]["fixture"]
+        execution = execute_fixture(fixture)
+        return verify_record(record, execution)
+    return _call(go)
