@@ -18,6 +18,7 @@ from ._records import ENGINE_FIELDS, RUN_SCHEMA, RUN_SCHEMA_VERSION, engine_fiel
 from ._replay import final_result, replay
 from ._run import Run
 from ._runtime import History, load_family_root, write_family_root
+from ._units import format_cents
 from ._tools import TOOL_NAMES, exposure, headroom, interest, project
 from ._world import fixture_sha256, validate_instance, with_horizon
 
@@ -28,7 +29,7 @@ __all__ = [
     "EXIT_OK", "EXIT_REJECTED", "EXIT_UNSCORABLE", "EXIT_USAGE",
     "BatchRejected", "DeskError", "HistoryError", "InputError", "NotApplicable", "ReplayMismatch", "RunClosed",
     "Unscorable", "History", "Run",
-    "canonical_json", "content_sha256", "pretty_json", "sha256_hex", "fixture_sha256",
+    "canonical_json", "content_sha256", "format_cents", "pretty_json", "sha256_hex", "fixture_sha256",
     "load_episode", "generate", "validate_instance", "with_horizon", "load_family_root", "write_family_root",
     "gold_candidate", "policy_candidate", "grade_candidate", "grade_with_run", "exit_code_for", "score_text",
     "mutate", "observe", "replay", "execute_fixture", "fixture_input", "fixture_specs", "run_id",

@@ -1,0 +1,282 @@
+"""The evaluator-side command line (host only: it needs click, and it exposes
+gold reports and mutations, so it never goes into a worker or the bundle)."""
+
+import os
+
+import click
+
+import engine
+from engine import (EPISODES, FAMILIES, format_cents, MUTATION_NOTES, MUTATIONS, History, InputError, exit_code_for,
+                    load_episode, load_family_root)
+
+from ._common import FundbookGroup, emit_json, json_option, read_json, write_json
+from ._render import decision_line, echo_result, packet_lines
+from .tools import tools
+
+
+@click.group(cls=FundbookGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(engine.ENGINE_VERSION, prog_name="fundbook")
+def cli():
+    """fundbook: the evaluator side of the back-to-back funding desk.
+
+    Exit codes: 0 success; 1 rejected batch, candidate error, input error or a
+    run that is not scoreable; 2 UNSCORABLE only; 64 usage error.
+    """
+
+
+def _fixture(episode, family_root):
+    if (episode is None) == (family_root is None):
+        raise click.UsageError("give exactly one of --episode or --family-root")
+    return load_episode(episode) if episode else load_family_root(family_root)
+
+
+episode_option = click.option("--episode", type=click.Choice(EPISODES), help="A hand-authored episode W1..W5.")
+family_root_option = click.option("--family-root", type=click.Path(file_okay=False),
+                                  help="A family instance folder written by `fundbook families`.")
+
+
+# -- grading ----------------------------------------------------------------------
+
+@cli.command()
+@episode_option
+@family_root_option
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the candidate here (default: stdout).")
+def gold(episode, family_root, output):
+    """Emit the gold candidate (the reference plan's actions and reports for every day)."""
+    candidate = engine.gold_candidate(_fixture(episode, family_root))
+    if output:
+        write_json(output, candidate)
+        click.echo(f"gold candidate for {candidate['instance_id']}: {len(candidate['batches'])} batches -> {output}")
+    else:
+        emit_json(candidate)
+
+
+@cli.command()
+@click.argument("candidate", type=click.Path(dir_okay=False))
+@episode_option
+@family_root_option
+@json_option
+def grade(candidate, episode, family_root, as_json):
+    """Grade a CANDIDATE file against an episode or family instance.
+
+    Prints the status, then the verdict with its gates, then the score out of 100.
+    """
+    instance = _fixture(episode, family_root)
+    result = engine.grade_candidate(read_json(candidate, "a candidate"), instance)
+    if as_json:
+        emit_json(result)
+    else:
+        click.echo(f"{instance['instance_id']}  fixture {engine.fixture_sha256(instance)}")
+        echo_result(result)
+    return exit_code_for(result)
+
+
+@cli.command()
+@click.argument("name", type=click.Choice(MUTATIONS), required=False)
+@episode_option
+@family_root_option
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the mutated candidate here (default: stdout).")
+@click.option("--list", "list_only", is_flag=True, help="List the mutations and their expected outcomes.")
+@json_option
+def mutate(name, episode, family_root, output, list_only, as_json):
+    """Emit the named mutation NAME of the gold candidate (an adverse fixture with its expected outcome)."""
+    if list_only:
+        if as_json:
+            emit_json({m: MUTATION_NOTES[m] for m in MUTATIONS})
+        else:
+            for m in MUTATIONS:
+                click.echo(f"{m:<24} {MUTATION_NOTES[m]}")
+        return 0
+    if name is None:
+        raise click.UsageError("missing the mutation NAME (see --list)")
+    candidate, expected = engine.mutate(name, _fixture(episode, family_root))
+    if output:
+        write_json(output, candidate)
+        if as_json:
+            emit_json({"mutation": name, "output": output, "expected": expected})
+        else:
+            click.echo(f"{name} for {candidate['instance_id']} -> {output}")
+            click.echo(f"expected outcome: {engine.canonical_json(expected).decode()}")
+    else:
+        emit_json(candidate)
+    return 0
+
+
+# -- family generator ---------------------------------------------------------------
+
+@cli.command()
+@click.option("--output", "-o", required=True, type=click.Path(file_okay=False), help="Folder to write <FAMILY>/seed-<N>/instance.json into.")
+@click.option("--seeds", required=True, type=int, multiple=True, help="Seeds: `--seeds 1 2 3` (or repeat the option).")
+@click.argument("more_seeds", nargs=-1, type=int, metavar="")
+@click.option("--family", "families", type=click.Choice(FAMILIES), multiple=True, help="Families (default: all four).")
+@json_option
+def families(output, seeds, more_seeds, families, as_json):
+    """Write practice family instances for the given seeds into a folder."""
+    seeds = tuple(seeds) + tuple(more_seeds)
+    written = []
+    for family in families or FAMILIES:
+        for seed in seeds:
+            if seed < 1:
+                raise click.UsageError("--seeds: expected positive integers")
+            instance = engine.generate(family, seed)
+            path = engine.write_family_root(os.path.join(output, family, f"seed-{seed}"), instance)
+            written.append({"instance_id": instance["instance_id"], "path": path,
+                            "fixture_sha256": engine.fixture_sha256(instance)})
+    if as_json:
+        emit_json({"written": written})
+    else:
+        for w in written:
+            click.echo(f"{w['instance_id']:<16} {w['fixture_sha256'][:16]}  {w['path']}")
+    return 0
+
+
+# -- the desk runtime -------------------------------------------------------------
+
+@cli.group(cls=click.Group)
+def desk():
+    """The evaluator-owned desk runtime over a SQLite history."""
+
+
+db_option = click.option("--db", required=True, type=click.Path(dir_okay=False), help="The SQLite history file.")
+
+
+def _family_check(family_root):
+    return load_family_root(family_root) if family_root else None
+
+
+@desk.command()
+@episode_option
+@family_root_option
+@db_option
+@click.option("--observation-end-day", default=20, show_default=True, type=int, help="The last checkpoint (observation horizon).")
+@json_option
+def init(episode, family_root, db, observation_end_day, as_json):
+    """Create the history and fix the observation horizon."""
+    run = History(db).init(_fixture(episode, family_root), observation_end_day)
+    out = {"db": db, "instance_id": run.instance["instance_id"], "fixture_sha256": run.fixture_sha256,
+           "horizon": run.horizon, "open_day": run.open_day, "head": run.head}
+    if as_json:
+        emit_json(out)
+    else:
+        click.echo(f"initialised {db}: {out['instance_id']} observed to day {run.horizon}; open day {run.open_day}")
+    return 0
+
+
+@desk.command()
+@db_option
+@family_root_option
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the packet JSON here.")
+@json_option
+def packet(db, family_root, output, as_json):
+    """Export the current read-only packet for the open day."""
+    pkt = History(db).packet(_family_check(family_root))
+    if output:
+        write_json(output, pkt)
+    if as_json:
+        emit_json(pkt)
+    else:
+        for line in packet_lines(pkt):
+            click.echo(line)
+        if output:
+            click.echo(f"packet for day {pkt['day']} -> {output}")
+    return 0
+
+
+@desk.command()
+@db_option
+@family_root_option
+@click.option("--input", "-i", "input_path", required=True, type=click.Path(dir_okay=False), help="The batch JSON file.")
+@json_option
+def submit(db, family_root, input_path, as_json):
+    """Validate one batch and settle its accepted actions, atomically."""
+    batch = read_json(input_path, "a batch {day, report, actions}")
+    run, decisions, record = History(db).submit(batch, _family_check(family_root))
+    out = {"day": record["day"], "decisions": decisions, "cash": record["cash"], "breaches": record["breaches"],
+           "open_day": run.open_day, "head": run.head}
+    if as_json:
+        emit_json(out)
+    else:
+        click.echo(f"day {record['day']}: {record['accepted']} accepted, {record['refused']} refused")
+        for d in decisions:
+            click.echo(decision_line(d))
+        click.echo(f"settled: cash {format_cents(record['cash'])}" + (f", breaches {record['breaches']}" if record["breaches"] else ""))
+        click.echo(f"next open day: {run.open_day}" if run.open_day else "every checkpoint is closed: run `desk result --finalize`")
+    return 0
+
+
+@desk.command()
+@db_option
+@family_root_option
+@json_option
+def advance(db, family_root, as_json):
+    """Close the open checkpoint without a batch (the day counts as missed)."""
+    run, record = History(db).advance(_family_check(family_root))
+    if as_json:
+        emit_json({"closed_day": record["day"], "open_day": run.open_day, "head": run.head})
+    else:
+        click.echo(f"day {record['day']} closed without a batch; open day: {run.open_day}")
+    return 0
+
+
+def _head_option(value):
+    if value is None:
+        return None
+    size, _, digest = value.partition(":")
+    if not size.isdigit() or len(digest) != 64:
+        raise click.UsageError("--expect-head: expected SIZE:SHA256")
+    return {"size": int(size), "hash": digest}
+
+
+@desk.command()
+@db_option
+@family_root_option
+@click.option("--expect-head", help="Also check against a published head SIZE:SHA256.")
+@json_option
+def replay(db, family_root, expect_head, as_json):
+    """Rebuild the book from the receipts alone and verify every receipt."""
+    history = History(db)
+    meta, run = history.load(_family_check(family_root), _head_option(expect_head))
+    from engine._book import state_hash
+    out = {"verified": True, "receipts": run.head["size"], "head": run.head, "state_hash": state_hash(run.book),
+           "open_day": run.open_day, "finalized": run.finalized}
+    if as_json:
+        emit_json(out)
+    else:
+        click.echo(f"replay verified: {run.head['size']} receipts, head {run.head['hash']}")
+        click.echo(f"state {out['state_hash']}")
+    return 0
+
+
+@desk.command()
+@db_option
+@family_root_option
+@click.option("--finalize", is_flag=True, help="Close the run: remaining checkpoints unanswered, then the carry horizon.")
+@json_option
+def result(db, family_root, finalize, as_json):
+    """Status, qualification verdict and score (--finalize closes the run)."""
+    history = History(db)
+    state, res, run = history.result(_family_check(family_root))
+    if state == "open" and finalize:
+        run, res = history.finalize(_family_check(family_root))
+        state = "finalized"
+    if state == "open":
+        out = {"status": "OPEN", "open_day": run.open_day, "horizon": run.horizon,
+               "message": "not finalised: no score until `desk result --finalize`"}
+        if as_json:
+            emit_json(out)
+        else:
+            click.echo(f"status   OPEN (day {run.open_day} of {run.horizon} open)")
+            click.echo("score    none until the run is finalised (`fundbook desk result --finalize`)")
+        return 1
+    if as_json:
+        emit_json(res)
+    else:
+        echo_result(res)
+    return exit_code_for(res)
+
+
+cli.add_command(tools)
+
+
+def main():
+    cli(prog_name="fundbook")
