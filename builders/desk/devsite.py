@@ -1,0 +1,76 @@
+"""A minimal stand-in for the built site, for the desk's tests while the real one is not built.
+
+It has the layout the site build produces -- /vendor/pyodide/, /engine/,
+/assets/desk/, /desk/, /runs/<run-id>.json and a run page per record -- so the
+same JavaScript runs unchanged against either. The desk page is the real
+site/desk/index.md rendered by Python-Markdown; run records are made by the
+host engine through the same `engine_fields` the builders use, with a
+placeholder for what only the build knows. Nothing here is published.
+"""
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import markdown
+
+import engine
+from builders.desk import devbundle
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="stylesheet" href="{base}assets/desk/desk.css"></head>
+<body><main>{body}</main></body></html>
+"""
+
+
+def _link(src: Path, dst: Path):
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    if dst.exists() or dst.is_symlink():
+        dst.unlink() if dst.is_symlink() or dst.is_file() else shutil.rmtree(dst)
+    os.symlink(src, dst)
+
+
+def record_for(spec: dict, bundle_sha256: str) -> dict:
+    """A run record shaped like the builders' (fundbook.run/1), from the host engine."""
+    execution = engine.execute_fixture(spec)
+    content = {"schema_version": engine.RUN_SCHEMA_VERSION, **engine.engine_fields(execution),
+               "engine": {"bundle_sha256": bundle_sha256, "engine_version": engine.ENGINE_VERSION},
+               "execution_path": "host reference", "command": {"argv": ["devsite"], "env": {}}, "outputs": {}}
+    return {"schema": engine.RUN_SCHEMA, "content": content, "content_sha256": engine.content_sha256(content),
+            "volatile": {}}
+
+
+def run_page(run_id: str) -> str:
+    body = (f"<h1>{run_id}</h1>\n<div class=\"fb-verify\" data-run-id=\"{run_id}\" "
+            f"data-record-url=\"../{run_id}.json\"></div>\n"
+            "<script type=\"module\" src=\"../../assets/desk/verify.js\"></script>")
+    return PAGE.format(title=run_id, base="../../", body=body)
+
+
+def build(out: Path, run_ids=(), engine_dir: Path | None = None) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    _link(ROOT / "node_modules" / "pyodide", out / "vendor" / "pyodide")
+    _link(ROOT / "site" / "assets" / "desk", out / "assets" / "desk")
+    if engine_dir is None:
+        engine_dir = out / "engine"
+        devbundle.build(engine_dir)
+    else:
+        _link(engine_dir, out / "engine")
+    manifest = json.loads((out / "engine" / "manifest.json").read_text())
+    bundle = manifest.get("bundle", {}).get("sha256") or manifest.get("bundle_sha256", "")
+    text = (ROOT / "site" / "desk" / "index.md").read_text()
+    body = markdown.markdown(text, extensions=["md_in_html", "attr_list"])
+    (out / "desk").mkdir(exist_ok=True)
+    (out / "desk" / "index.html").write_text(PAGE.format(title="Practice desk", base="../", body=body))
+    specs = {s["run_id"]: s for s in engine.fixture_specs()}
+    for run_id in run_ids:
+        spec = {k: v for k, v in specs[run_id].items() if k != "run_id"}
+        (out / "runs" / run_id).mkdir(parents=True, exist_ok=True)
+        (out / "runs" / f"{run_id}.json").write_text(json.dumps(record_for(spec, bundle), sort_keys=True, indent=1))
+        (out / "runs" / run_id / "index.html").write_text(run_page(run_id))
+    return out

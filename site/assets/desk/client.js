@@ -1,0 +1,52 @@
+// One engine worker per page, shared by the desk and the verify button.
+// `call(op, ...args)` resolves with the parsed answer of engine._session
+// ({ok: true, ...} or {ok: false, error, exit_code}); a worker failure (bundle
+// mismatch, runtime missing) rejects with a one-line message.
+
+let worker = null;
+let counter = 0;
+const pending = new Map();
+
+function start() {
+  if (worker) return worker;
+  worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
+  worker.onmessage = (event) => {
+    const { id, ok, value, error, ms } = event.data;
+    const entry = pending.get(id);
+    if (!entry) return;
+    pending.delete(id);
+    if (ok) entry.resolve({ value, ms });
+    else entry.reject(new Error(error));
+  };
+  worker.onerror = (event) => {
+    const message = event.message || "the engine worker failed to start (is the module worker allowed?)";
+    for (const entry of pending.values()) entry.reject(new Error(message));
+    pending.clear();
+  };
+  return worker;
+}
+
+function post(op, args) {
+  const w = start();
+  const id = ++counter;
+  return new Promise((resolve, reject) => {
+    pending.set(id, { resolve, reject });
+    w.postMessage({ id, op, args });
+  });
+}
+
+/** Runtime and bundle facts once the worker is ready (bundle sha256, versions, timings). */
+export async function engineInfo() {
+  return (await post("info", [])).value;
+}
+
+/** Call engine._session; returns the parsed JSON answer plus `ms` spent in the engine. */
+export async function call(op, ...args) {
+  const { value, ms } = await post(op, args);
+  return { ...JSON.parse(value), ms };
+}
+
+/** Start loading early (the page may call this before the first real call). */
+export function warmUp() {
+  start();
+}
