@@ -27,6 +27,9 @@ ACTION_FIELDS = {
 OPTIONAL = {"ESCALATE": {"counterparty", "note"}}
 
 
+MAX_INT = 2**53 - 1  # hashed content stays within the interoperable JSON integer range
+
+
 def _is_int(v):
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -39,6 +42,8 @@ def _check_type(value, kind, where):
     ok = _is_int(value) if kind is int else isinstance(value, kind)
     if not ok:
         raise BatchRejected(f"{where}: expected {_type_name(kind)}, got {type(value).__name__}")
+    if kind is int and abs(value) > MAX_INT:
+        raise BatchRejected(f"{where}: expected an integer within +-(2^53-1), got {value}")
 
 
 def check_report(report, where="batch.report"):

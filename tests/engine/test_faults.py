@@ -1,0 +1,61 @@
+"""Fault injection: a `submit` process killed at points spread over its whole life
+leaves a history that replays and verifies, holding either none or all of the
+batch (one SQLite transaction per submit)."""
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+import engine
+from engine._baselines import policy_batch
+from tests.conftest import REPO
+
+TRIALS = int(os.environ.get("FUNDBOOK_FAULT_TRIALS", "24"))
+SUBMIT = [sys.executable, "-c", "from engine.cli import main; main()", "desk", "submit"]
+
+
+@pytest.mark.slow
+def test_killed_submits_leave_a_verifiable_history(tmp_path):
+    base = tmp_path / "base.sqlite"
+    history = engine.History(base)
+    history.init(engine.generate("FUND_04", 3))
+    for _ in range(9):
+        history.submit(policy_batch("reference", history.packet()))
+    old = history.load()[1].head
+    batch = tmp_path / "batch.json"
+    batch.write_text(engine.pretty_json(policy_batch("reference", history.packet())))
+
+    # one clean submit gives the expected new head and the process's duration
+    clean = tmp_path / "clean.sqlite"
+    shutil.copy(base, clean)
+    started = time.monotonic()
+    subprocess.run(SUBMIT + ["--db", str(clean), "--input", str(batch)], cwd=REPO, check=True, capture_output=True)
+    duration = time.monotonic() - started
+    new = engine.History(clean).load()[1].head
+
+    outcomes = {"old": 0, "new": 0}
+    for trial in range(TRIALS):
+        db = tmp_path / f"trial-{trial}.sqlite"
+        shutil.copy(base, db)
+        proc = subprocess.Popen(SUBMIT + ["--db", str(db), "--input", str(batch)], cwd=REPO,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(duration * (trial + 0.5) / TRIALS * 1.1)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        conn = sqlite3.connect(db)
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        conn.close()
+        head = engine.History(db).load()[1].head  # replays and verifies every receipt
+        assert head in (old, new), (trial, head)
+        outcomes["old" if head == old else "new"] += 1
+        if head == old:  # the batch can still be submitted after the crash
+            engine.History(db).submit(json.loads(batch.read_text()))
+            assert engine.History(db).load()[1].head == new
+    assert outcomes["old"] and outcomes["new"], outcomes
