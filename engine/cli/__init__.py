@@ -52,7 +52,7 @@ def gold(episode, family_root, output):
 
 
 @cli.command()
-@click.argument("candidate", type=click.Path(dir_okay=False))
+@click.argument("candidate", type=click.Path())
 @episode_option
 @family_root_option
 @json_option
@@ -185,7 +185,7 @@ def packet(db, family_root, output, as_json):
 @desk.command()
 @db_option
 @family_root_option
-@click.option("--input", "-i", "input_path", required=True, type=click.Path(dir_okay=False), help="The batch JSON file.")
+@click.option("--input", "-i", "input_path", required=True, type=click.Path(), help="The batch JSON file.")
 @json_option
 def submit(db, family_root, input_path, as_json):
     """Validate one batch and settle its accepted actions, atomically."""

@@ -12,7 +12,7 @@ def tools():
     """Calculation tools over a packet: the same ones the practice desk and model workers get."""
 
 
-packet_option = click.option("--packet", "packet_path", required=True, type=click.Path(dir_okay=False), help="A packet JSON file.")
+packet_option = click.option("--packet", "packet_path", required=True, type=click.Path(), help="A packet JSON file.")
 
 
 @tools.command()
@@ -29,7 +29,7 @@ def interest(packet_path, principal, rate_bps, start_day, end_day):
 
 @tools.command()
 @packet_option
-@click.option("--actions", "actions_path", required=True, type=click.Path(dir_okay=False),
+@click.option("--actions", "actions_path", required=True, type=click.Path(),
               help="A JSON list of actions, or a batch whose actions to use.")
 def project(packet_path, actions_path):
     """Dry run: what would be accepted and why not, the closing cash and the exact report."""
