@@ -1,0 +1,1 @@
+"""build-og: one Open Graph PNG card per page and per run, drawn locally."""

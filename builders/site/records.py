@@ -1,0 +1,155 @@
+"""Reading the published records the site is built from.
+
+The site shows only what runs/ holds: the hash-chained index, one record per
+run, and the model attempts. Each file is checked against the hashes the index
+and the record itself carry before anything is rendered, so a page can never
+show a number its record does not back. Problems are one-line SiteInputError
+messages naming the file, the field and what was expected.
+"""
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine import content_sha256
+
+INDEX_SCHEMA = "fundbook.index/1"
+RUN_SCHEMA = "fundbook.run/1"
+ATTEMPT_SCHEMA = "fundbook.attempt/1"
+
+
+class SiteInputError(Exception):
+    """A published record the site cannot render; the message is one line."""
+
+
+@dataclass
+class Run:
+    run_id: str
+    entry: dict          # the index entry
+    record: dict         # the whole record (content, content_sha256, volatile)
+    record_path: str     # repo-relative, e.g. runs/reference-W1.json
+
+    @property
+    def content(self):
+        return self.record["content"]
+
+    @property
+    def duration_ms(self):
+        return self.record.get("volatile", {}).get("duration_ms")
+
+
+@dataclass
+class Attempt:
+    attempt_id: str
+    record: dict
+    transcript: dict | None
+    folder: str          # repo-relative, e.g. runs/attempts/<id>
+
+    @property
+    def content(self):
+        return self.record["content"]
+
+
+@dataclass
+class Publication:
+    runs_dir: Path
+    index: dict
+    runs: list = field(default_factory=list)
+    attempts: list = field(default_factory=list)
+    verify_js: bool = False      # the practice desk's verify.js exists: run pages load it
+
+    def extra_files(self):
+        """Published files under runs/ (relative to runs_dir) to copy into the site."""
+        out = []
+        for path in sorted(self.runs_dir.rglob("*")):
+            if path.is_file() and path.suffix in (".json", ".parquet") and not path.name.startswith("."):
+                out.append(path.relative_to(self.runs_dir).as_posix())
+        return out
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _load_json(path: Path, label: str):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SiteInputError(f"{label}: file not found") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SiteInputError(f"{label}: expected UTF-8 JSON ({exc})") from None
+
+
+def _require(obj, key, label, kind=None):
+    if not isinstance(obj, dict) or key not in obj:
+        raise SiteInputError(f"{label}: field `{key}` missing")
+    if kind is not None and not isinstance(obj[key], kind):
+        raise SiteInputError(f"{label}: field `{key}` expected {kind.__name__}")
+    return obj[key]
+
+
+def _check_content(record, label, schema):
+    if record.get("schema") != schema:
+        raise SiteInputError(f"{label}: field `schema` expected {schema!r}, got {record.get('schema')!r}")
+    content = _require(record, "content", label, dict)
+    claimed = _require(record, "content_sha256", label, str)
+    if content_sha256(content) != claimed:
+        raise SiteInputError(f"{label}: field `content_sha256` does not match sha256(canonical_json(content))")
+    return content
+
+
+def load_runs(runs_dir: Path) -> tuple[dict, list]:
+    label = f"{runs_dir.name}/index.json"
+    index = _load_json(runs_dir / "index.json", label)
+    if index.get("schema") != INDEX_SCHEMA:
+        raise SiteInputError(f"{label}: field `schema` expected {INDEX_SCHEMA!r}, got {index.get('schema')!r}")
+    entries = _require(index, "entries", label, list)
+    runs = []
+    for i, entry in enumerate(entries):
+        where = f"{label}: entries[{i}]"
+        run_id = _require(entry, "run_id", where, str)
+        rel = _require(entry, "record", where, str)
+        # The index names records repo-relative (runs/<id>.json); resolve inside runs_dir.
+        name = rel.split("/", 1)[1] if rel.startswith("runs/") else rel
+        path = runs_dir / name
+        if not path.is_file():
+            raise SiteInputError(f"{where}.record: file {rel} not found")
+        if file_sha256(path) != entry.get("file_sha256"):
+            raise SiteInputError(f"{rel}: file sha256 differs from {label} entries[{i}].file_sha256")
+        record = _load_json(path, rel)
+        content = _check_content(record, rel, RUN_SCHEMA)
+        if record["content_sha256"] != entry.get("content_sha256"):
+            raise SiteInputError(f"{rel}: field `content_sha256` differs from {label} entries[{i}]")
+        if content.get("run_id") != run_id:
+            raise SiteInputError(f"{rel}: field `content.run_id` expected {run_id!r}")
+        runs.append(Run(run_id=run_id, entry=entry, record=record, record_path=f"runs/{name}"))
+    head = index.get("head", {})
+    if head.get("size") != len(entries) or (entries and head.get("hash") != entries[-1].get("hash")):
+        raise SiteInputError(f"{label}: field `head` expected the size and hash of the last entry")
+    return index, runs
+
+
+def load_attempts(runs_dir: Path) -> list:
+    root = runs_dir / "attempts"
+    attempts = []
+    if not root.is_dir():
+        return attempts
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        rel = f"runs/attempts/{folder.name}"
+        record = _load_json(folder / "record.json", f"{rel}/record.json")
+        content = _check_content(record, f"{rel}/record.json", ATTEMPT_SCHEMA)
+        attempt_id = _require(content, "attempt_id", f"{rel}/record.json: content", str)
+        transcript = None
+        if (folder / "transcript.json").is_file():
+            transcript = _load_json(folder / "transcript.json", f"{rel}/transcript.json")
+            claimed = (content.get("transcript") or {}).get("sha256")
+            if claimed and claimed != file_sha256(folder / "transcript.json"):
+                raise SiteInputError(f"{rel}/transcript.json: sha256 differs from record content.transcript.sha256")
+        attempts.append(Attempt(attempt_id=attempt_id, record=record, transcript=transcript, folder=rel))
+    return attempts
+
+
+def load_publication(runs_dir: Path) -> Publication:
+    index, runs = load_runs(runs_dir)
+    return Publication(runs_dir=runs_dir, index=index, runs=runs, attempts=load_attempts(runs_dir))
