@@ -48,22 +48,23 @@ def _cheapest(options, prefer_start=None):
     return min(options, key=key) if options else None
 
 
-def _authority(book, day, kind, counterparty, amount):
-    """An approved, unexpired, unconsumed approval big enough, or None."""
+def _authority(book, day, kind, counterparty, amount, used):
+    """An approved, unexpired, unconsumed approval big enough (not already planned), or None."""
     for apid in sorted(book["approvals"]):
         ap = book["approvals"][apid]
-        if (ap["status"] == "approved" and ap["kind"] == kind and ap["amount"] >= amount
+        if (ap["status"] == "approved" and apid not in used and ap["kind"] == kind and ap["amount"] >= amount
                 and (ap["counterparty"] in (None, counterparty)) and (ap["expires"] is None or ap["expires"] >= day)):
             return apid
     return None
 
 
-def _open_request(book, kind, counterparty):
-    return any(ap["kind"] == kind and ap["counterparty"] == counterparty and ap["status"] in ("pending", "approved")
-               for ap in book["approvals"].values())
+def _open_request(book, kind, counterparty, requested):
+    return (kind, counterparty) in requested or any(
+        ap["kind"] == kind and ap["counterparty"] == counterparty and ap["status"] in ("pending", "approved")
+        for ap in book["approvals"].values())
 
 
-def _plan_asset(book, day, quotes, asset, actions, next_id):
+def _plan_asset(book, day, quotes, asset, actions, next_id, requested, used_approvals):
     first = max(asset["settle_day"], day)
     if first >= asset["exit_day"]:
         return
@@ -96,15 +97,14 @@ def _plan_asset(book, day, quotes, asset, actions, next_id):
     if choice is not None:
         q = choice["quote"]
         kind, amount = ("capacity", choice["capacity_excess"]) if choice["capacity_excess"] else ("tenor", choice["tenor_excess"])
-        approval = _authority(book, day, kind, q["counterparty"], amount)
+        approval = _authority(book, day, kind, q["counterparty"], amount, used_approvals)
         if approval is not None:
-            book["approvals"][approval]["status"] = "planned"
+            used_approvals.add(approval)
             actions.append({"id": next_id(), "type": "EXECUTE", "approval": approval, "action": dict(body, quote=q["id"])})
-        elif not _open_request(book, kind, q["counterparty"]):
+        elif not _open_request(book, kind, q["counterparty"], requested):
+            requested.add((kind, q["counterparty"]))
             actions.append({"id": next_id(), "type": "ESCALATE", "kind": kind, "counterparty": q["counterparty"],
                             "amount": amount, "note": f"{asset['id']}: {kind} exception to fund from {q['id']} to exit"})
-            book["approvals"]["_planned_" + q["counterparty"] + kind] = {"kind": kind, "counterparty": q["counterparty"],
-                                                                         "status": "pending", "amount": amount}
         return
     if body["type"] == "FUND":
         fallback = [o for o in options if o["capacity_excess"] == 0 and o["tenor_excess"] == 0]
@@ -120,6 +120,7 @@ def reference_actions(packet):
     quotes = sorted(packet["quotes"], key=lambda q: q["id"])
     quotes = [q for q in quotes if quote_visible(book, q, day)]
     actions = []
+    requested, used_approvals = set(), set()
     counter = [0]
 
     def next_id():
@@ -131,7 +132,7 @@ def reference_actions(packet):
         if asset["status"] == "exited":
             continue
         before = len(actions)
-        _plan_asset(book, day, quotes, asset, actions, next_id)
+        _plan_asset(book, day, quotes, asset, actions, next_id, requested, used_approvals)
         if len(actions) > before and actions[-1]["type"] in ("FUND", "ROLL", "EXECUTE"):
             # later assets must see this one's capacity and quote use
             _apply_scratch(book, packet, actions[-1])

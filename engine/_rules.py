@@ -51,7 +51,7 @@ def check_references(batch, book, market):
             raise BatchRejected(f"{where}.quote: unknown quote {body['quote']!r}")
         if "trade" in body and body["trade"] not in book["trades"]:
             raise BatchRejected(f"{where}.trade: unknown funding trade {body['trade']!r}")
-        if body.get("counterparty") is not None and "counterparty" in body and body["counterparty"] not in book["counterparties"]:
+        if "counterparty" in body and body["counterparty"] not in book["counterparties"]:
             raise BatchRejected(f"{where}.counterparty: unknown counterparty {body['counterparty']!r}")
 
 

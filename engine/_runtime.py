@@ -13,7 +13,7 @@ import os
 import sqlite3
 
 from ._canon import canonical_json
-from ._errors import BatchRejected, HistoryError, InputError, RunClosed
+from ._errors import HistoryError, InputError, RunClosed
 from ._grade import result_sha256
 from ._replay import final_result, replay
 from ._world import fixture_sha256, validate_instance, with_horizon

@@ -151,3 +151,29 @@ def test_desk_on_an_episode_and_corrupted_histories(runner, tmp_path):
 def test_version(runner):
     r = run(runner, "--version")
     assert r.exit_code == 0 and engine.ENGINE_VERSION in r.stdout
+
+
+@pytest.mark.parametrize("name,body,needle", [
+    ("malformed", "{\"day\": 1, ", "not valid JSON"),
+    ("wrong-type", json.dumps({"day": "1", "report": {}, "actions": []}), "batch.day: expected integer, got str"),
+    ("unknown-id", None, "unknown quote 'Q404'"),
+    ("not-object", "[1, 2]", "expected a JSON object"),
+    ("bool-as-int", None, "notional: expected integer, got bool"),
+])
+def test_bad_batches_change_nothing(runner, tmp_path, name, body, needle):
+    db = tmp_path / "h.sqlite"
+    history = engine.History(db)
+    history.init(engine.load_episode("W1"))
+    batch = policy_batch("reference", history.packet())
+    if name == "unknown-id":
+        batch["actions"][0]["quote"] = "Q404"
+        body = json.dumps(batch)
+    elif name == "bool-as-int":
+        batch["actions"][0]["notional"] = True
+        body = json.dumps(batch)
+    path = tmp_path / f"{name}.json"
+    path.write_text(body)
+    before = db.read_bytes()
+    r = run(runner, "desk", "submit", "--db", db, "--input", path)
+    assert r.exit_code == 1 and needle in one_line_error(r)
+    assert db.read_bytes() == before
