@@ -60,13 +60,20 @@ def test_random_batches_keep_the_invariants(family, seed, data):
         while run.open_day is not None:
             packet = run.packet()
             batch = {"day": run.open_day, "report": truthful_report(run), "actions": data.draw(actions_for(packet))}
+            projection = engine.project(packet, batch["actions"])
             try:
-                decisions, _ = run.submit(batch)
+                decisions, record = run.submit(batch)
                 accepted += sum(d["decision"] == "ACCEPTED" for d in decisions)
+                # the dry-run tool predicts every decision and the exact gold report
+                assert [(d["decision"], d["reason"]) for d in projection["decisions"]] == \
+                    [(d["decision"], d["reason"]) for d in decisions]
+                assert projection["report"] == record["gold_report"]
             except BatchRejected:
                 run.skip()
             assert run.book["cash"] == _cash_from_receipts(instance, run.receipts)
         run.finalize()
     assert run.book["cash"] == _cash_from_receipts(instance, run.receipts)
+    rebuilt = engine.replay(instance, run.receipts, run.head)
+    assert engine.content_sha256(rebuilt.book) == engine.content_sha256(run.book)
     assert all(t["status"] == "ended" for t in run.book["trades"].values())
     assert all(a["status"] == "exited" for a in run.book["assets"].values())
