@@ -5,6 +5,7 @@
 // the computed content_sha256 beside the published one: a match, or the first
 // field that differs.
 import { call, engineInfo } from "./client.js";
+import { ensureStyles } from "./dom.js";
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -52,7 +53,9 @@ async function verify(box, button, out) {
   }
 }
 
-for (const box of document.querySelectorAll(".fb-verify")) {
+const boxes = document.querySelectorAll(".fb-verify");
+if (boxes.length) ensureStyles();
+for (const box of boxes) {
   const out = el("div", { class: "fb-verify-output", "aria-live": "polite" });
   const button = el("button", { type: "button", class: "md-button fb-verify-button" }, "Verify this run in your browser");
   button.addEventListener("click", () => verify(box, button, out));

@@ -83,6 +83,8 @@ async function boot() {
     bundle_name: bundle.name,
     manifest: bundle.manifest,
     engine_version: engine.ENGINE_VERSION,
+    families: engine.FAMILIES.toJs(),
+    episodes: engine.EPISODES.toJs(),
     python_version: py.runPython("import sys; sys.version.split()[0]"),
     pyodide_version: py.version,
     timings: { runtime_ms, bundle_fetch_ms: bundle.fetch_ms, import_ms: now() - t1, ready_ms: now() - t0 },

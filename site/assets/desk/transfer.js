@@ -1,0 +1,116 @@
+// Export a session as batch files and import batches back.
+//
+// The export is a zip holding one file per answered day (batches/day-NN.json,
+// exactly what `fundbook desk submit --input` takes), session.json (source and
+// moves, skipped days included) and a README with the CLI commands that
+// replay it. Import accepts that zip, loose batch files, a candidate file or a
+// session file; the engine then replays the result before it is adopted.
+import { stableJson } from "./dom.js";
+import { readZip } from "./zip.js";
+
+function pad(day) {
+  return String(day).padStart(2, "0");
+}
+
+function sessionName(source) {
+  return source.episode ? `fundbook-desk-${source.episode}` : `fundbook-desk-${source.family}-seed-${source.seed}`;
+}
+
+function readme(session, current, name) {
+  const init = session.source.episode
+    ? `fundbook desk init --episode ${session.source.episode} --db desk.sqlite`
+    : `fundbook families --output families --family ${session.source.family} --seeds ${session.source.seed}\n` +
+      `fundbook desk init --family-root families/${session.source.family}/seed-${session.source.seed} --db desk.sqlite`;
+  const steps = session.moves.map((m) => m.batch
+    ? `fundbook desk submit --db desk.sqlite --input batches/day-${pad(m.batch.day)}.json`
+    : `fundbook desk advance --db desk.sqlite   # day ${m.skip}: closed without a batch`);
+  return [
+    `${name}: a practice-desk session exported from the browser.`,
+    `Fixture sha256 ${current ? current.fixture_sha256 : "(unknown)"}; receipts head ${current ? current.head.size + ":" + current.head.hash : "(unknown)"}.`,
+    "",
+    "Replay it with the evaluator CLI:",
+    "",
+    init,
+    ...steps,
+    "fundbook desk result --db desk.sqlite --finalize",
+    "",
+  ].join("\n");
+}
+
+/** The files of an export: {name, files: [{name, text}]}. */
+export function exportFiles(session, current) {
+  const name = sessionName(session.source);
+  const files = [
+    { name: `${name}/session.json`, text: stableJson({ format: 1, source: session.source, moves: session.moves }) + "\n" },
+    { name: `${name}/README.txt`, text: readme(session, current, name) },
+  ];
+  for (const move of session.moves) {
+    if (move.batch) files.push({ name: `${name}/batches/day-${pad(move.batch.day)}.json`, text: stableJson(move.batch) + "\n" });
+  }
+  return { name, files };
+}
+
+function parse(name, text) {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${name}: not valid JSON (${e.message})`);
+  }
+}
+
+function isObject(v) {
+  return v && typeof v === "object" && !Array.isArray(v);
+}
+
+/** What one JSON document holds: a session, or batches. */
+function classify(name, doc) {
+  if (isObject(doc) && isObject(doc.source) && Array.isArray(doc.moves)) return { session: doc };
+  if (isObject(doc) && Array.isArray(doc.batches)) return { batches: doc.batches, fixture: doc.fixture_sha256 };
+  if (isObject(doc) && "day" in doc && "actions" in doc) return { batches: [doc] };
+  throw new Error(`${name}: expected a batch {day, report, actions}, a candidate {batches} or a session {source, moves}`);
+}
+
+async function documents(files) {
+  const docs = [];
+  for (const file of files) {
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    if (file.name.toLowerCase().endsWith(".zip")) {
+      for (const entry of await readZip(bytes, file.name)) {
+        if (entry.name.endsWith(".json")) docs.push([`${file.name}:${entry.name}`, entry.text]);
+      }
+    } else {
+      docs.push([file.name, new TextDecoder().decode(bytes)]);
+    }
+  }
+  if (!docs.length) throw new Error("no JSON document in the chosen files");
+  return docs.map(([name, text]) => [name, classify(name, parse(name, text))]);
+}
+
+/** Files -> the next session {format, source, moves}; throws a one-line error. */
+export async function importMoves(files, session, current) {
+  const docs = await documents(files);
+  const sessions = docs.filter(([, d]) => d.session);
+  if (sessions.length) {
+    // An export carries session.json: it is the whole truth (skips included).
+    if (sessions.length > 1) throw new Error("more than one session file chosen");
+    const [, { session: s }] = sessions[0];
+    return { format: 1, source: s.source, moves: s.moves };
+  }
+  const byDay = new Map();
+  for (const [name, doc] of docs) {
+    if (doc.fixture && current && doc.fixture !== current.fixture_sha256) {
+      throw new Error(`${name}: fixture_sha256 ${String(doc.fixture).slice(0, 16)}… is not this session's ${current.fixture_sha256.slice(0, 16)}…`);
+    }
+    for (const batch of doc.batches) {
+      if (!isObject(batch) || !Number.isSafeInteger(batch.day) || batch.day < 1) {
+        throw new Error(`${name}: batch.day: expected a day number from 1`);
+      }
+      if (byDay.has(batch.day)) throw new Error(`${name}: a second batch for day ${batch.day}`);
+      byDay.set(batch.day, batch);
+    }
+  }
+  const last = Math.max(...byDay.keys());
+  const moves = [];
+  for (let day = 1; day <= last; day++) moves.push(byDay.has(day) ? { batch: byDay.get(day) } : { skip: day });
+  return { format: 1, source: session.source, moves };
+}
