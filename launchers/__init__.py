@@ -1,0 +1,13 @@
+"""fundbook's paid model-worker path (host side).
+
+budget estimate -> single-use authorisation -> isolated worker (local
+subprocess or a Modal sandbox with its network blocked) -> every model call made
+by the host controller under a ledger kept outside the worker -> the evaluator
+accepts or refuses each typed proposal -> an attempt record, complete or not.
+
+Never part of `make build`. The CLI is `fundbook-launch` (launchers/cli.py).
+"""
+
+ATTEMPT_SCHEMA = "fundbook.attempt/1"
+ATTEMPT_SCHEMA_VERSION = 1  # bump when a record content field changes meaning
+TRANSCRIPT_SCHEMA = "fundbook.transcript/1"

@@ -1,0 +1,266 @@
+"""The host controller: runs the evaluator's desk, supervises the worker, makes
+every model call itself under the ledger, and keeps what happened.
+
+The worker (in a sandbox) asks for model calls, reports the tools it ran and
+proposes one artefact a day; the controller reserves each call before making
+it and settles it from the tokens returned, enforces the worker's time limit,
+its own per-call deadline and the caps, commits only what the desk accepts,
+and ends -- whatever the cause -- with an honest termination reason. It never
+raises for the attempt's own failures: they are the record.
+"""
+
+import threading
+import time
+from dataclasses import dataclass
+
+import engine
+
+from ._channel import ChannelTimeout, ProtocolError
+from ._errors import BudgetHalt, CallTimeout, SamplerError, SandboxError
+from ._staging import manifest, stage
+
+MAX_CONSECUTIVE_CALL_FAILURES = 3
+
+
+@dataclass
+class Limits:
+    worker_seconds: int = 1200      # wall time of the worker, model calls included
+    call_deadline_s: int = 120      # the controller's own bound on one model call
+    max_tokens_per_call: int = 2048
+    max_calls: int = 400
+
+
+class WorkerLimit(Exception):
+    pass
+
+
+class Interrupted(Exception):
+    def __init__(self, reason):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def call_with_deadline(fn, seconds):
+    """fn() in a daemon thread; CallTimeout if it has not returned in `seconds`."""
+    box = {}
+
+    def target():
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(max(0.0, seconds))
+    if thread.is_alive():
+        raise CallTimeout(f"no answer within the controller's deadline of {seconds:.0f} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def packet_text(packet) -> str:
+    new = [s["id"] for s in packet["sources"] if s["published_day"] == packet["day"]]
+    return (f"Checkpoint {packet['day']} of {packet['horizon']}: packet {engine.content_sha256(packet)[:12]}; "
+            f"cash {engine.format_cents(packet['cash'])}; {len(packet['assets'])} assets, {len(packet['quotes'])} quotes "
+            f"valid today, {len(packet['sources'])} sources" + (f" (new today: {', '.join(new)})" if new else ""))
+
+
+class Controller:
+    def __init__(self, instance, sampler, sandbox, ledger, limits, db_path, clock=time.monotonic):
+        self.instance = instance
+        self.sampler = sampler
+        self.sandbox = sandbox
+        self.ledger = ledger
+        self.limits = limits
+        self.history = engine.History(db_path)
+        self.clock = clock
+        self.steps = []
+        self.proposals = []
+        self.calls = 0
+        self.cache_hits = 0
+        self.invalid = 0
+        self.accepted_actions = 0
+        self.settled_days = 0
+        self.result = None
+        self.finished = False
+        self.staged = []
+        self.worker_stderr = ""
+        self._failures = 0
+
+    # -- transcript ------------------------------------------------------------------
+    def step(self, role, text, tool_calls=None, **extra):
+        self.steps.append({"index": len(self.steps), "role": role, "text": text, "tool_calls": tool_calls or [], **extra})
+
+    # -- the attempt -----------------------------------------------------------------
+    def run(self) -> dict:
+        self.history.init(self.instance, self.instance["horizon"])
+        packet = self.history.packet()
+        files = stage(packet)
+        self.staged = manifest(files)
+        self.step("evaluator", packet_text(packet), day=packet["day"])
+        worker = None
+        end = {"status": "infrastructure_interruption", "reason": "", "limit": "infrastructure", "worker_exit_code": None}
+        try:
+            worker = self.sandbox.start(files, self.limits.worker_seconds)
+            deadline = self.clock() + self.limits.worker_seconds
+            end = self._supervise(worker, deadline)
+        except SandboxError as exc:
+            end["reason"] = exc.format_message()
+        except KeyboardInterrupt:
+            end = {"status": "operator", "reason": "stopped by the operator (interrupt)", "limit": "operator",
+                   "worker_exit_code": None}
+        except Exception as exc:  # a host-side failure is still an attempt's end, recorded as such
+            end["reason"] = f"host controller error ({type(exc).__name__}: {exc})"
+        finally:
+            if worker is not None:
+                if end["worker_exit_code"] is None and end["status"] != "completed":
+                    worker.kill()
+                    end["worker_exit_code"] = worker.wait(5)
+                self.worker_stderr = worker.stderr_tail()
+                worker.close()
+        return end
+
+    def _supervise(self, worker, deadline) -> dict:
+        try:
+            while True:
+                remaining = deadline - self.clock()
+                if remaining <= 0:
+                    raise WorkerLimit()
+                try:
+                    msg = worker.channel.receive(remaining)
+                except ChannelTimeout:
+                    raise WorkerLimit()
+                if msg is None:
+                    code = worker.wait(10)
+                    if code == -1:  # Modal ended the sandbox at its timeout
+                        raise WorkerLimit()
+                    if self.finished:
+                        return {"status": "completed", "reason": "every checkpoint closed; the run is finalised",
+                                "limit": None, "worker_exit_code": code}
+                    return {"status": "worker_exit", "reason": f"the worker exited with code {code} before the last "
+                            f"checkpoint", "limit": "worker_exit_code", "worker_exit_code": code}
+                self._handle(worker, msg, deadline)
+        except WorkerLimit:
+            worker.kill(at_deadline=True)
+            code = worker.wait(10)
+            what = "no submission" if not self.proposals else f"{self.settled_days} checkpoints settled"
+            return {"status": "worker_limit", "reason": f"the worker reached its {self.limits.worker_seconds}-second "
+                    f"limit ({what})", "limit": "time", "worker_exit_code": code}
+        except BudgetHalt as exc:
+            worker.channel.send({"type": "halt", "reason": "budget"})
+            worker.kill()
+            return {"status": "budget_halt", "reason": exc.format_message(), "limit": exc.limit,
+                    "worker_exit_code": worker.wait(10)}
+        except (ProtocolError, Interrupted) as exc:
+            worker.kill()
+            return {"status": "infrastructure_interruption", "reason": str(exc), "limit": "infrastructure",
+                    "worker_exit_code": worker.wait(10)}
+
+    # -- messages --------------------------------------------------------------------
+    def _handle(self, worker, msg, deadline):
+        kind = msg["type"]
+        if kind == "sample":
+            worker.channel.send(self._sample(msg, deadline))
+        elif kind == "tool":
+            self.step("tool", "", [{"name": str(msg.get("name")), "arguments": msg.get("arguments"),
+                                    "output": msg.get("output"), "exit_code": msg.get("exit_code")}])
+        elif kind == "invalid":
+            self.invalid += 1
+            self.step("tool", "", [{"name": "validate_artefact", "arguments": {}, "output": str(msg.get("error")),
+                                    "exit_code": 1}])
+        elif kind == "submit":
+            worker.channel.send(self._submit(msg.get("batch")))
+        elif kind == "pass":
+            run, record = self.history.advance()
+            self.step("evaluator", f"Checkpoint {record['day']} closed without a batch ({msg.get('reason', '')}).",
+                      day=record["day"])
+            worker.channel.send({"type": "advanced", "packet": self._next(run)})
+        else:
+            raise ProtocolError(f"unknown message type {kind!r} from the worker")
+
+    def _sample(self, msg, deadline):
+        if self.calls >= self.limits.max_calls:
+            raise BudgetHalt(f"the attempt reached its limit of {self.limits.max_calls} model calls", limit="calls")
+        messages = msg.get("messages")
+        if not isinstance(messages, list) or not all(
+                isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+                for m in messages):
+            raise ProtocolError("sample.messages: expected a list of {role, content} strings")
+        max_tokens = min(int(msg.get("max_tokens") or self.limits.max_tokens_per_call), self.limits.max_tokens_per_call)
+        self.calls += 1
+        call = self.calls
+        prepared = self.sampler.prepare(messages, max_tokens)
+        self.ledger.reserve(call, prepared.prompt_tokens, max_tokens, free=prepared.cached)
+        seconds = min(self.limits.call_deadline_s, deadline - self.clock())
+        try:
+            completion = call_with_deadline(lambda: self.sampler.sample(prepared, seconds), seconds)
+        except (CallTimeout, SamplerError) as exc:
+            reason = "request_timeout" if isinstance(exc, CallTimeout) else "call_failed"
+            self.ledger.mark_unresolved(call, f"{reason}: {exc.format_message()}")
+            self.step("evaluator", f"Model call {call} ended without an answer ({reason}): its reservation stays "
+                      f"an unresolved liability.", call={"index": call, "outcome": reason})
+            self._failures += 1
+            if self._failures >= MAX_CONSECUTIVE_CALL_FAILURES:
+                raise Interrupted(f"{self._failures} model calls in a row ended without an answer (last: "
+                                  f"{exc.format_message()})")
+            return {"type": "call_failed", "reason": reason}
+        self._failures = 0
+        if completion.cached:
+            self.cache_hits += 1
+        charge = self.ledger.settle(call, completion.tokens_in, completion.tokens_out,
+                                    "cache hit" if completion.cached else completion.stop_reason, free=completion.cached)
+        self.step("model", completion.text, call={"index": call, "request_sha256": prepared.request_sha256,
+                                                  "tokens_in": completion.tokens_in, "tokens_out": completion.tokens_out,
+                                                  "micro_usd": charge["micro_usd"], "cached": completion.cached,
+                                                  "stop_reason": completion.stop_reason})
+        return {"type": "completion", "text": completion.text}
+
+    def _submit(self, batch):
+        proposal = {"index": len(self.proposals), "step": len(self.steps),
+                    "day": batch.get("day") if isinstance(batch, dict) else None,
+                    "batch_sha256": engine.content_sha256(batch) if _hashable(batch) else None, "batch": batch}
+        self.proposals.append(proposal)
+        try:
+            run, decisions, record = self.history.submit(batch)
+        except engine.DeskError as exc:
+            proposal.update(outcome="rejected", message=exc.message)
+            self.step("evaluator", f"Batch rejected whole: {exc.message}", day=proposal["day"])
+            return {"type": "rejected", "message": exc.message}
+        accepted = sum(1 for d in decisions if d["decision"] == "ACCEPTED")
+        self.accepted_actions += accepted
+        self.settled_days += 1
+        proposal.update(outcome="accepted", decisions=[{k: d.get(k) for k in ("action", "type", "decision", "reason")}
+                                                      for d in decisions])
+        refused = [f"{d['action']} {d['reason']}" for d in decisions if d["decision"] == "REFUSED"]
+        self.step("evaluator", f"Checkpoint {record['day']}: batch accepted; {accepted} actions accepted, "
+                  f"{len(refused)} refused" + (f" ({'; '.join(refused)})" if refused else "") +
+                  f"; closing cash {engine.format_cents(record['cash'])}.", day=record["day"])
+        return {"type": "accepted", "decisions": decisions, "packet": self._next(run)}
+
+    def _next(self, run):
+        if run.open_day is None:
+            _, self.result = self.history.finalize()
+            self.finished = True
+            r = self.result
+            score = f"{r['score']['points']}/{r['score']['denominator']}" if r.get("score") else "no score"
+            self.step("evaluator", f"Run finalised: {r['status']}, {r['verdict']}, {score}.")
+            return None
+        packet = self.history.packet()
+        self.step("evaluator", packet_text(packet), day=packet["day"])
+        return packet
+
+    def receipts(self):
+        """(receipts, head) of the desk history as it stands."""
+        run = self.history.load()[1]
+        return run.receipts, run.head
+
+
+def _hashable(obj):
+    try:
+        engine.canonical_json(obj)
+        return True
+    except (ValueError, TypeError):
+        return False
+

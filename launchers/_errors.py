@@ -1,0 +1,56 @@
+"""Expected launcher failures: one line each, with the exit code they map to.
+
+Exit codes follow the evaluator's: 0 ok; 1 refused (claim, budget, input,
+incomplete attempt); 64 usage error. 2 stays reserved for UNSCORABLE.
+"""
+
+import click
+
+EXIT_OK = 0
+EXIT_REFUSED = 1
+EXIT_USAGE = 64
+
+
+class LaunchError(click.ClickException):
+    """Base class: printed as one line, never a traceback."""
+
+    exit_code = EXIT_REFUSED
+
+    def show(self, file=None):
+        click.echo(f"error: {self.format_message()}", err=True, file=file)
+
+
+class InputError(LaunchError):
+    """A file or option value is missing, unreadable or of the wrong shape."""
+
+
+class ClaimRefused(LaunchError):
+    """The authorisation claim is missing, edited, expired, out of scope or already consumed."""
+
+
+class BudgetHalt(LaunchError):
+    """A reservation would pass the claim's cap (USD or tokens)."""
+
+    def __init__(self, message, limit):
+        super().__init__(message)
+        self.limit = limit  # "cost" or "tokens"
+
+
+class OutputExists(LaunchError):
+    """The output directory exists and is not empty."""
+
+
+class SamplerError(LaunchError):
+    """A model call failed (not a timeout)."""
+
+
+class CallTimeout(LaunchError):
+    """A model call passed the controller's per-call deadline."""
+
+
+class CacheMiss(SamplerError):
+    """A cache-only replay met a request it has no answer for."""
+
+
+class SandboxError(LaunchError):
+    """The worker's sandbox could not be created, reached or read."""

@@ -1,0 +1,69 @@
+"""The price table: integer micro-USD per million tokens, per model.
+
+A call's cost is rounded *up* to the micro-USD, over input and output together,
+so a ledger never understates what was spent and nothing is rounded away.
+"""
+
+import json
+import os
+
+from ._errors import InputError
+
+PRICES_SCHEMA = "fundbook.prices/1"
+DEFAULT_PRICES = os.path.join(os.path.dirname(__file__), "prices.json")
+MTOK = 1_000_000
+
+
+def _int(value, where):
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise InputError(f"{where}: expected a non-negative integer")
+    return value
+
+
+def load_prices(path=None) -> dict:
+    """Read and check a price table file; returns it as a dict."""
+    path = path or DEFAULT_PRICES
+    try:
+        with open(path, encoding="utf-8") as fh:
+            table = json.load(fh)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})")
+    except ValueError as exc:
+        raise InputError(f"{path}: not valid JSON ({exc})")
+    if not isinstance(table, dict) or table.get("schema") != PRICES_SCHEMA:
+        raise InputError(f"{path}: schema: expected {PRICES_SCHEMA!r}")
+    models = table.get("models")
+    if not isinstance(models, dict) or not models:
+        raise InputError(f"{path}: models: expected an object of model id -> prices")
+    for model, row in models.items():
+        where = f"{path}: models.{model}"
+        if not isinstance(row, dict):
+            raise InputError(f"{where}: expected an object")
+        _int(row.get("input_micro_usd_per_mtok"), where + ".input_micro_usd_per_mtok")
+        _int(row.get("output_micro_usd_per_mtok"), where + ".output_micro_usd_per_mtok")
+    for name, row in (table.get("sandboxes") or {}).items():
+        _int((row or {}).get("micro_usd_per_second"), f"{path}: sandboxes.{name}.micro_usd_per_second")
+    table["_path"] = path
+    return table
+
+
+def model_price(table, model) -> dict:
+    row = table["models"].get(model)
+    if row is None:
+        raise InputError(f"{table['_path']}: models.{model}: no price for this model "
+                         f"(known: {', '.join(sorted(table['models']))})")
+    return {"input_micro_usd_per_mtok": row["input_micro_usd_per_mtok"],
+            "output_micro_usd_per_mtok": row["output_micro_usd_per_mtok"]}
+
+
+def call_cost(price, tokens_in: int, tokens_out: int) -> int:
+    """Micro-USD for one call, rounded up."""
+    numerator = tokens_in * price["input_micro_usd_per_mtok"] + tokens_out * price["output_micro_usd_per_mtok"]
+    return -(-numerator // MTOK)
+
+
+def format_usd(micro_usd: int) -> str:
+    """6-decimal USD text from integer micro-USD, without floats."""
+    sign = "-" if micro_usd < 0 else ""
+    whole, frac = divmod(abs(micro_usd), MTOK)
+    return f"{sign}${whole:,}.{frac:06d}"

@@ -1,0 +1,91 @@
+"""The attempt record (fundbook.attempt/1) and its transcript.
+
+Written for every attempt, complete or not. `content` is hashed
+(content_sha256 = sha256 of its canonical JSON) and holds no wall-clock time;
+`volatile` holds the times, the host and the worker's stderr tail. Paths in
+`content` are relative to the attempt directory. Files: record.json,
+transcript.json, receipts.json (the desk's hash-chained receipts) and
+ledger.jsonl (the ledger as it was appended, line by line).
+"""
+
+import json
+import os
+
+from engine import content_sha256, pretty_json, sha256_hex
+
+from . import ATTEMPT_SCHEMA, ATTEMPT_SCHEMA_VERSION, TRANSCRIPT_SCHEMA
+from ._errors import InputError
+
+
+def transcript_doc(attempt_id, steps, summary) -> dict:
+    return {"schema": TRANSCRIPT_SCHEMA, "attempt_id": attempt_id, "steps": steps, "summary": summary}
+
+
+def summary_text(termination, result, accepted_actions, settled_days, cost) -> str:
+    if result is not None and result.get("score"):
+        graded = f"{result['status']}, {result['verdict']}, {result['score']['points']}/{result['score']['denominator']}"
+    elif result is not None:
+        graded = f"{result['status']}, {result['verdict']}, no score"
+    else:
+        graded = "no financial result (the run was not finalised)"
+    return (f"Ended {termination['status']}: {termination['reason']}. {settled_days} checkpoints settled with "
+            f"{accepted_actions} accepted actions; {graded}. {cost['calls']} model calls "
+            f"({cost['cache_hits']} from the cache), {cost['tokens_in']} tokens in, {cost['tokens_out']} out, "
+            f"{cost['micro_usd']} micro-USD charged, {cost['unresolved_micro_usd']} micro-USD unresolved.")
+
+
+def write_attempt(tmp_dir, content, volatile, transcript, receipts):
+    """Write the attempt files into tmp_dir (already holding ledger.jsonl); fills the hashes in `content`."""
+    files = {"transcript.json": pretty_json(transcript).encode("utf-8"),
+             "receipts.json": pretty_json(receipts).encode("utf-8")}
+    for name, data in files.items():
+        with open(os.path.join(tmp_dir, name), "wb") as fh:
+            fh.write(data)
+    content["transcript"] = {"path": "transcript.json", "sha256": sha256_hex(files["transcript.json"])}
+    content["outputs"] = {"receipts": {"path": "receipts.json", "sha256": sha256_hex(files["receipts.json"])}}
+    ledger_path = os.path.join(tmp_dir, "ledger.jsonl")
+    if os.path.exists(ledger_path):
+        with open(ledger_path, "rb") as fh:
+            content["outputs"]["ledger"] = {"path": "ledger.jsonl", "sha256": sha256_hex(fh.read())}
+    record = {"schema": ATTEMPT_SCHEMA, "content": content, "content_sha256": content_sha256(content),
+              "volatile": volatile}
+    with open(os.path.join(tmp_dir, "record.json"), "w", encoding="utf-8") as fh:
+        fh.write(pretty_json(record))
+    return record
+
+
+def read_record(path) -> dict:
+    """Read an attempt record, refusing a newer schema version and a content that does not hash."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            record = json.load(fh)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})")
+    except ValueError as exc:
+        raise InputError(f"{path}: not valid JSON ({exc})")
+    if not isinstance(record, dict) or record.get("schema") != ATTEMPT_SCHEMA:
+        raise InputError(f"{path}: schema: expected {ATTEMPT_SCHEMA!r}")
+    content = record.get("content")
+    version = content.get("schema_version") if isinstance(content, dict) else None
+    if not isinstance(version, int) or version > ATTEMPT_SCHEMA_VERSION:
+        raise InputError(f"{path}: content.schema_version: expected an integer <= {ATTEMPT_SCHEMA_VERSION}, got {version!r}")
+    if content_sha256(content) != record.get("content_sha256"):
+        raise InputError(f"{path}: content does not hash to content_sha256 (edited)")
+    base = os.path.dirname(os.path.abspath(path))
+    for where, ref in [("transcript", content.get("transcript"))] + [
+            (f"outputs.{k}", v) for k, v in sorted((content.get("outputs") or {}).items())]:
+        try:
+            with open(os.path.join(base, ref["path"]), "rb") as fh:
+                data = fh.read()
+        except (OSError, TypeError, KeyError):
+            raise InputError(f"{path}: content.{where}.path: file missing")
+        if sha256_hex(data) != ref["sha256"]:
+            raise InputError(f"{path}: content.{where}.sha256: {ref['path']} does not match (edited)")
+    return record
+
+
+def round_trip(record) -> bytes:
+    """The bytes a record is written as (a golden round trip re-reads and rewrites them identically)."""
+    return pretty_json(record).encode("utf-8")
+
+

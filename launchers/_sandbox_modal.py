@@ -1,0 +1,96 @@
+"""The Modal sandbox: the isolated worker for paid attempts.
+
+Sandbox.create with block_network=True and a timeout (the worker limit plus a
+little grace for staging), the staged files written through the sandbox
+filesystem API, the worker started with exec, its stdin/stdout as the
+channel, and terminate in a finally. No secret and no environment variable of
+the host is passed in. A return code of -1 means Modal ended the sandbox at its
+timeout. Only these SDK surfaces are called; the tests fake exactly them.
+"""
+
+import time
+
+from ._channel import Channel, split_lines
+from ._errors import SandboxError
+
+GRACE_S = 60
+TIMEOUT_EXIT = -1
+WORKDIR = "/work"
+
+
+def _default_modal():
+    import modal
+    return modal
+
+
+class ModalWorker:
+    def __init__(self, sandbox, process):
+        self.sandbox = sandbox
+        self.process = process
+        self.killed_at_deadline = False
+        self.channel = Channel(self._write, split_lines(iter(process.stdout)))
+
+    def _write(self, data):
+        try:
+            self.process.stdin.write(data)
+            self.process.stdin.drain()
+        except Exception:
+            pass  # the sandbox is gone; the controller sees it on the next receive
+
+    def stderr_tail(self) -> str:
+        return ""  # Modal keeps the worker's stderr in the sandbox logs
+
+    def wait(self, timeout):
+        code = self.process.poll()
+        if code is None and timeout:
+            end = time.monotonic() + timeout
+            while code is None and time.monotonic() < end:
+                time.sleep(0.2)
+                code = self.process.poll()
+        if code is not None and self.killed_at_deadline and code != TIMEOUT_EXIT:
+            return 124
+        return code
+
+    def kill(self, at_deadline=False):
+        self.killed_at_deadline = self.killed_at_deadline or at_deadline
+        self.sandbox.terminate()
+
+    def close(self):
+        try:
+            self.sandbox.terminate()
+        except Exception:
+            pass
+
+
+class ModalSandbox:
+    name = "modal"
+    network = "blocked (Modal Sandbox.create block_network=True)"
+
+    def __init__(self, app_name="fundbook-worker", python_version="3.11", cpu=1.0, memory_mib=1024, modal=None):
+        self.modal = modal or _default_modal()
+        self.app_name = app_name
+        self.python_version = python_version
+        self.cpu = cpu
+        self.memory_mib = memory_mib
+
+    def start(self, files, time_limit_s) -> ModalWorker:
+        modal = self.modal
+        try:
+            app = modal.App.lookup(self.app_name, create_if_missing=True)
+            image = modal.Image.debian_slim(python_version=self.python_version)
+            sandbox = modal.Sandbox.create(app=app, image=image, block_network=True, timeout=int(time_limit_s) + GRACE_S,
+                                           workdir=WORKDIR, cpu=self.cpu, memory=self.memory_mib)
+        except Exception as exc:
+            raise SandboxError(f"modal: cannot create the worker sandbox ({type(exc).__name__}: {exc})")
+        try:
+            for rel, data in sorted(files.items()):
+                sandbox.filesystem.write_bytes(data, f"{WORKDIR}/{rel}")
+            process = sandbox.exec("python3", "-I", "-S", f"{WORKDIR}/worker.py", workdir=WORKDIR,
+                                   timeout=int(time_limit_s) + GRACE_S, text=False)
+        except Exception as exc:
+            sandbox.terminate()
+            raise SandboxError(f"modal: cannot stage or start the worker ({type(exc).__name__}: {exc})")
+        return ModalWorker(sandbox, process)
+
+    def worker_env_keys(self):
+        return []

@@ -1,0 +1,232 @@
+"""The model worker: a standard agent loop over one desk run.
+
+Staged into the sandbox as worker.py, beside protocol.py, the calculation tools
+(desktools/) and the current packet. Each checkpoint: packet, sources and tools
+-> the model (every call is made by the host controller, which holds the keys
+and the ledger) -> a typed action-and-report artefact, schema-checked here
+(invalid output is recorded and retried within budget) -> the evaluator commits
+only accepted actions and sends back the next packet. Retained work lives in
+retained/ and sources/. Standard library only.
+"""
+
+import json
+import os
+import sys
+
+if __package__:  # a package module on the host (tests, the mock's prompt parsing)
+    from . import protocol
+else:  # staged flat in the sandbox and run isolated (-I): its own folder is not on sys.path
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import protocol
+
+MAX_STEPS_PER_DAY = 8
+MAX_INVALID_PER_DAY = 3
+MAX_CALL_FAILURES_PER_DAY = 3
+MAX_TOKENS = 2048
+TOOL_OUTPUT_LIMIT = 12000
+
+SYSTEM = """You run a structured-credit funding desk that carries client positions back to back.
+Each daily checkpoint you receive the packet (the book, quotes valid today, sources published so far).
+Fund every position you hold with quoted funding trades, cheaply, within limits, for as long as you
+hold it; keep cash above the minimum buffer; escalate before breaking a limit; and report the book
+truthfully as it will stand once today has settled.
+
+Answer with exactly one JSON object and nothing else. Either call a tool:
+  {"tool": "<name>", "arguments": {...}}
+or submit today's artefact (it must be the last thing you do today):
+  {"batch": {"day": <today>, "report": {...}, "actions": [...]}}
+
+Tools (they read only the packet):
+  project {"actions": [...]}            dry run: decisions, closing cash and the exact truthful report
+  exposure {"asset", "quote", "notional"?}  maturity gap and tail now and if funded from the quote
+  headroom {}                            counterparty capacity and what is left on each quote
+  interest {"principal", "rate_bps", "start_day", "end_day"}   ACT/360 interest (cents)
+  read_source {"id"}                     the full text of a published source
+  note {"text"}                          keep a note for later checkpoints
+
+Actions (each needs a unique string "id"; money in integer cents):
+  FUND {"asset", "quote", "notional"}      ROLL {"trade", "quote"}      REPAY {"trade"}
+  ESCALATE {"kind": "capacity"|"tenor"|"buffer", "amount", "counterparty" (for capacity), "note"?}
+  EXECUTE {"approval", "action": {"type": "FUND"|"ROLL", ...}}
+Report (all integers): cash, funding_cost_to_date, breaches [{day, code}], open_approvals [ids],
+  assets {<id>: {funded, unfunded, maturity_gap_days, tail_cent_days}} for every asset not exited.
+The `project` tool returns the report for the actions you pass it."""
+
+
+class Halt(Exception):
+    pass
+
+
+class Worker:
+    def __init__(self, root, stdin=None, stdout=None):
+        self.root = root
+        self.stdin = stdin or sys.stdin.buffer
+        self.stdout = stdout or sys.stdout.buffer
+        os.makedirs(os.path.join(root, "retained"), exist_ok=True)
+        os.makedirs(os.path.join(root, "sources"), exist_ok=True)
+        self.history = self._load("retained/history.json", [])
+
+    # -- files ---------------------------------------------------------------------
+    def _load(self, rel, default):
+        path = os.path.join(self.root, rel)
+        if not os.path.exists(path):
+            return default
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+
+    def _save(self, rel, obj):
+        path = os.path.join(self.root, rel)
+        with open(path + ".tmp", "w", encoding="utf-8") as fh:
+            json.dump(obj, fh, sort_keys=True, indent=1)
+        os.replace(path + ".tmp", path)
+
+    def keep_packet(self, packet):
+        self._save("packet.json", packet)
+        for source in packet.get("sources", []):
+            path = os.path.join(self.root, "sources", source["id"] + ".txt")
+            if not os.path.exists(path):
+                with open(path, "w", encoding="utf-8") as fh:
+                    fh.write(source["title"] + "\n\n" + source["text"] + "\n")
+
+    # -- channel -------------------------------------------------------------------
+    def send(self, obj):
+        self.stdout.write(protocol.encode(obj))
+        self.stdout.flush()
+
+    def receive(self):
+        line = self.stdin.readline()
+        if not line:
+            raise Halt("the host closed the channel")
+        msg = protocol.decode(line)
+        if msg["type"] == "halt":
+            raise Halt(msg.get("reason", "halted by the host"))
+        return msg
+
+    # -- tools ---------------------------------------------------------------------
+    def run_tool(self, name, args, packet):
+        from desktools import _tools
+        if not isinstance(args, dict):
+            raise ValueError("arguments: expected an object")
+        if name == "project":
+            return _tools.project(packet, args.get("actions"))
+        if name == "exposure":
+            return _tools.exposure(packet, args["asset"], args["quote"], args.get("notional"))
+        if name == "headroom":
+            return _tools.headroom(packet)
+        if name == "interest":
+            return _tools.interest(packet, args["principal"], args["rate_bps"], args["start_day"], args["end_day"])
+        if name == "read_source":
+            known = {s["id"] for s in packet.get("sources", [])}
+            if args.get("id") not in known:
+                raise ValueError(f"read_source: no published source {args.get('id')!r}")
+            with open(os.path.join(self.root, "sources", args["id"] + ".txt"), encoding="utf-8") as fh:
+                return {"id": args["id"], "text": fh.read()}
+        if name == "note":
+            with open(os.path.join(self.root, "retained", "notes.txt"), "a", encoding="utf-8") as fh:
+                fh.write(f"day {packet['day']}: {args.get('text', '')}\n")
+            return {"kept": True}
+        raise ValueError(f"unknown tool {name!r}")
+
+    # -- the loop ------------------------------------------------------------------
+    def checkpoint_message(self, packet):
+        notes = ""
+        path = os.path.join(self.root, "retained", "notes.txt")
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as fh:
+                notes = fh.read()[-4000:]
+        earlier = json.dumps(self.history[-5:], sort_keys=True)
+        return (f"{protocol.CHECKPOINT_MARK} day {packet['day']} of {packet['horizon']}.\n"
+                f"Your last outcomes: {earlier}\nYour notes:\n{notes or '(none)'}\n"
+                f"{protocol.PACKET_OPEN}\n{json.dumps(protocol.prompt_packet(packet), sort_keys=True)}\n"
+                f"{protocol.FENCE_CLOSE}")
+
+    def parse(self, text, day):
+        from desktools._batch import check_batch_shape
+        from desktools._errors import BatchRejected
+        body = text.strip()
+        if body.startswith("```"):
+            body = body.split("\n", 1)[1] if "\n" in body else ""
+            body = body.rsplit("```", 1)[0]
+        try:
+            obj = json.loads(body)
+        except ValueError as exc:
+            raise ValueError(f"not one JSON object ({exc})")
+        if not isinstance(obj, dict) or (("tool" in obj) == ("batch" in obj)):
+            raise ValueError("expected exactly one of 'tool' or 'batch' at the top level")
+        if "tool" in obj:
+            return obj
+        try:
+            check_batch_shape(obj["batch"])
+        except BatchRejected as exc:
+            raise ValueError(exc.message)
+        if obj["batch"]["day"] != day:
+            raise ValueError(f"batch.day: expected today, {day}")
+        return obj
+
+    def day(self, packet):
+        day = packet["day"]
+        messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": self.checkpoint_message(packet)}]
+        invalid = failures = 0
+        for _ in range(MAX_STEPS_PER_DAY):
+            self.send({"type": "sample", "messages": messages, "max_tokens": MAX_TOKENS})
+            reply = self.receive()
+            if reply["type"] == "call_failed":
+                failures += 1
+                if failures > MAX_CALL_FAILURES_PER_DAY:
+                    break
+                continue
+            text = reply["text"]
+            messages.append({"role": "assistant", "content": text})
+            try:
+                obj = self.parse(text, day)
+            except ValueError as exc:
+                invalid += 1
+                self.send({"type": "invalid", "error": str(exc)})
+                if invalid > MAX_INVALID_PER_DAY:
+                    break
+                messages.append({"role": "user", "content": f"Invalid answer: {exc}. Answer with one JSON object."})
+                continue
+            if "tool" in obj:
+                try:
+                    output, code = self.run_tool(obj["tool"], obj.get("arguments", {}), packet), 0
+                except Exception as exc:  # a tool error is the model's to read, not the worker's end
+                    output, code = {"error": f"{type(exc).__name__}: {exc}"}, 1
+                self.send({"type": "tool", "name": obj["tool"], "arguments": obj.get("arguments", {}),
+                           "output": output, "exit_code": code})
+                text_out = json.dumps(output, sort_keys=True)[:TOOL_OUTPUT_LIMIT]
+                messages.append({"role": "user", "content": f"TOOL RESULT {obj['tool']} (exit {code}): {text_out}"})
+                continue
+            self.send({"type": "submit", "batch": obj["batch"]})
+            reply = self.receive()
+            if reply["type"] == "accepted":
+                counts = {"accepted": sum(1 for d in reply["decisions"] if d["decision"] == "ACCEPTED"),
+                          "refused": [[d["action"], d["reason"]] for d in reply["decisions"] if d["decision"] == "REFUSED"]}
+                self.history.append({"day": day, **counts})
+                self._save("retained/history.json", self.history)
+                return reply["packet"]
+            messages.append({"role": "user", "content": f"The evaluator rejected the batch: {reply.get('message')}"})
+        self.send({"type": "pass", "day": day, "reason": "no valid artefact within the day's step limits"})
+        reply = self.receive()
+        self.history.append({"day": day, "batch": "missing"})
+        self._save("retained/history.json", self.history)
+        return reply["packet"]
+
+    def run(self):
+        packet = self._load("packet.json", None)
+        while packet is not None:
+            self.keep_packet(packet)
+            packet = self.day(packet)
+        return 0
+
+
+def main():
+    root = os.path.dirname(os.path.abspath(__file__))
+    try:
+        return Worker(root).run()
+    except Halt as exc:
+        print(f"worker: halted: {exc}", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""The worker <-> host controller protocol: one JSON object per line.
+
+worker -> host (stdout):
+  {"type": "sample", "messages": [{role, content}], "max_tokens": n}   ask the host for a model call
+  {"type": "tool", "name", "arguments", "output", "exit_code"}          a calculation tool the worker ran
+  {"type": "invalid", "error"}                                          the model's artefact failed the schema
+  {"type": "submit", "batch": {day, report, actions}}                   propose today's artefact
+  {"type": "pass", "day": d, "reason"}                                  no artefact for today
+host -> worker (stdin):
+  {"type": "completion", "text"} | {"type": "call_failed", "reason"} | {"type": "halt", "reason"}
+  {"type": "accepted", "decisions", "packet"} | {"type": "rejected", "message"}
+  {"type": "advanced", "packet"}          (packet is null once the last checkpoint is closed)
+Standard library only: this file is staged into the worker.
+"""
+
+import json
+
+CHECKPOINT_MARK = "CHECKPOINT"
+PACKET_OPEN = "```json packet"
+FENCE_CLOSE = "```"
+
+
+def encode(obj) -> bytes:
+    return (json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def decode(line):
+    obj = json.loads(line)
+    if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
+        raise ValueError("expected a JSON object with a string 'type'")
+    return obj
+
+
+def prompt_packet(packet) -> dict:
+    """The packet as the model sees it: everything but the raw receipts (counted instead)."""
+    shown = {k: v for k, v in packet.items() if k != "receipts"}
+    shown["receipts_count"] = len(packet.get("receipts", []))
+    return shown
+
+
+def packet_from_prompt(text):
+    """The packet embedded in a checkpoint message (used by the scripted mock model)."""
+    start = text.find(PACKET_OPEN)
+    if start < 0:
+        return None
+    body = text[start + len(PACKET_OPEN):]
+    end = body.find("\n" + FENCE_CLOSE)
+    return json.loads(body[:end] if end >= 0 else body)
