@@ -1,0 +1,155 @@
+"""Unit tests of the site builders that need no site build."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from builders.og import cards
+from builders.og.__main__ import main as og_main
+from builders.site import csp, fmt, og_paths, pages, records
+from tests.site import hostile
+from tests.site.host_records import write_host_runs
+
+RUN_IDS = ["reference-W1", "adversarial-W3-M4_fully_hedged_tail", "adversarial-W1-M7_malformed",
+           "baseline-FUND_01-seed-1-do-nothing"]
+
+
+@pytest.fixture(scope="module")
+def small_runs(tmp_path_factory):
+    runs = write_host_runs(tmp_path_factory.mktemp("runs") / "runs", RUN_IDS)
+    hostile.write(runs)
+    return runs
+
+
+@pytest.fixture
+def runs_copy(small_runs, tmp_path):
+    return Path(shutil.copytree(small_runs, tmp_path / "runs"))
+
+
+def test_money_and_scores_are_exact():
+    assert fmt.money(123456789) == "1,234,567.89"
+    assert fmt.money(-5) == "-0.05"
+    assert fmt.micro_usd(1234) == "$0.001234"
+    assert fmt.score_text({"points": 73, "denominator": 100}) == "73/100"
+    assert fmt.score_text(None) == "no score"
+
+
+def test_card_paths():
+    assert og_paths.card_for("runs/reference-W1/index.md") == "runs/reference-W1.png"
+    assert og_paths.card_for("index.md") == "pages/home.png"
+    assert og_paths.card_for("runs/index.md") == "pages/runs.png"
+    assert og_paths.card_for("contract/cli.md") == "pages/contract-cli.png"
+
+
+def test_publication_loads_and_orders_runs(small_runs):
+    pub = records.load_publication(small_runs)
+    assert [r.run_id for r in pub.runs] == sorted(RUN_IDS)
+    assert [a.attempt_id for a in pub.attempts] == [hostile.ATTEMPT_ID]
+
+
+@pytest.mark.parametrize("tamper, message", [
+    (lambda d: (d / "reference-W1.json").write_text((d / "reference-W1.json").read_text().replace("SCORED", "MALFORMED", 1)),
+     "reference-W1.json: file sha256 differs from runs/index.json entries"),
+    (lambda d: (d / "index.json").write_text(json.dumps({"schema": "fundbook.index/9"})),
+     "runs/index.json: field `schema` expected 'fundbook.index/1'"),
+    (lambda d: (d / "reference-W1.json").unlink(), "record: file runs/reference-W1.json not found"),
+    (lambda d: (d / "index.json").write_text("{not json"), "runs/index.json: expected UTF-8 JSON"),
+])
+def test_bad_records_are_refused_with_one_line(runs_copy, tamper, message):
+    tamper(runs_copy)
+    with pytest.raises(records.SiteInputError) as err:
+        records.load_publication(runs_copy)
+    assert message in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_edited_content_without_rehash_is_refused(runs_copy):
+    index = json.loads((runs_copy / "index.json").read_text())
+    path = runs_copy / "reference-W1.json"
+    record = json.loads(path.read_text())
+    record["content"]["score"]["points"] = 99
+    path.write_text(json.dumps(record))
+    index["entries"][[e["run_id"] for e in index["entries"]].index("reference-W1")]["file_sha256"] = \
+        records.file_sha256(path)
+    (runs_copy / "index.json").write_text(json.dumps(index))
+    with pytest.raises(records.SiteInputError, match="content_sha256` does not match"):
+        records.load_publication(runs_copy)
+
+
+def test_transcript_is_escaped_and_nothing_is_cut(small_runs):
+    pub = records.load_publication(small_runs)
+    text = pages.transcript_page(pages.environment(), pub, pub.attempts[0])
+    assert "<script>window" not in text and "<img src=x" not in text and "<iframe" not in text
+    assert "&lt;script&gt;window.__pwned = &#39;script&#39;;&lt;/script&gt;" in text
+    assert "&lt;/div&gt;&lt;/section&gt;" in text
+    # The 201-line tool output is folded, and its last line is still there.
+    assert "folded; open to read all of it" in text
+    assert "THE LAST LINE &lt;script&gt;" in text and "line 200: " in text
+    assert "Generated on 2026-" in text or "Generated on " in text
+    assert "mock" in text and "worker time limit" in text
+
+
+def test_unsafe_attempt_id_is_refused(runs_copy):
+    record_path = runs_copy / "attempts" / hostile.ATTEMPT_ID / "record.json"
+    record = json.loads(record_path.read_text())
+    record["content"]["attempt_id"] = "../../evil<script>"
+    from engine import content_sha256
+    record["content_sha256"] = content_sha256(record["content"])
+    record_path.write_text(json.dumps(record))
+    pub = records.load_publication(runs_copy)
+    with pytest.raises(records.SiteInputError, match="content.attempt_id: expected an id"):
+        pages.generated_pages(pub)
+
+
+def test_run_page_sections_in_reading_order(small_runs):
+    pub = records.load_publication(small_runs)
+    run = next(r for r in pub.runs if r.run_id == "adversarial-W3-M4_fully_hedged_tail")
+    text = pages.run_page(pages.environment(), pub, run)
+    order = [text.index(s) for s in ("## Status, verdict and score", "## Expected and observed", "## Days",
+                                     "## Cash and funding", "## Receipts", "## Command and trace", "## Hashes",
+                                     "## Downloads")]
+    assert order == sorted(order)
+    status, verdict, score = (text.index(s) for s in ('fb-label">Status', 'fb-label">Verdict', 'fb-label">Score'))
+    assert status < verdict < score
+    assert run.record["content_sha256"] in text and run.content["fixture_sha256"] in text
+    assert 'class="fb-verify" data-run-id="adversarial-W3-M4_fully_hedged_tail"' in text
+
+
+def test_malformed_run_page_has_no_score_and_no_chart(small_runs):
+    pub = records.load_publication(small_runs)
+    run = next(r for r in pub.runs if r.run_id == "adversarial-W1-M7_malformed")
+    text = pages.run_page(pages.environment(), pub, run)
+    assert "no score (MALFORMED)" in text and "## Cash and funding" not in text
+
+
+def test_csp_hashes_only_chrome_scripts():
+    html = ("<html><head><meta charset=\"utf-8\"><script>chrome()</script></head><body>"
+            "<article class=\"md-content__inner\"><script>injected()</script>"
+            "<script type=\"application/json\">{}</script></article><script src=\"x.js\"></script></body></html>")
+    hashes = csp.chrome_script_hashes(html)
+    assert len(hashes) == 1
+    out = csp.with_csp(html)
+    assert out.index("Content-Security-Policy") < out.index("<script>chrome()")
+    policy = csp.policy(hashes)
+    assert "http" not in policy and "'unsafe-eval'" not in policy and "'wasm-unsafe-eval'" in policy
+
+
+def test_cards_are_deterministic_pngs():
+    a = cards.card("reference-W1", ["SCORED", "QUALIFIED", "100/100"], "reference run", [5, 3, 4])
+    b = cards.card("reference-W1", ["SCORED", "QUALIFIED", "100/100"], "reference run", [5, 3, 4])
+    assert a == b and a.startswith(b"\x89PNG")
+
+
+def test_build_og_writes_every_card_or_nothing(small_runs, tmp_path):
+    out = tmp_path / "og"
+    result = CliRunner().invoke(og_main, ["--out", str(out), "--runs", str(small_runs)])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (out / "runs").iterdir()) == sorted(f"{r}.png" for r in RUN_IDS)
+    assert (out / "pages" / "home.png").is_file() and (out / "pages" / f"attempts-{hostile.ATTEMPT_ID}.png").is_file()
+    before = sorted(p.relative_to(out) for p in out.rglob("*"))
+    result = CliRunner().invoke(og_main, ["--out", str(out), "--runs", str(tmp_path / "missing")])
+    assert result.exit_code == 1 and "index.json: file not found" in result.output
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
