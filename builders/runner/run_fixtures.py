@@ -1,0 +1,134 @@
+"""Inside the pinned Pyodide: check the bundle, then execute fixtures from it.
+
+Each fixture starts from fresh module state: every `engine` module is dropped
+from sys.modules and imported again from the bundle's .pyc, so nothing one
+fixture leaves in module globals can reach the next. Every imported engine
+module must come from the zip; anything else stops the run.
+"""
+
+import hashlib
+import importlib.util
+import json
+import sys
+import time
+import zipfile
+
+ZIP = "/bundle/fundbook-engine.zip"
+MANIFEST = "manifest.json"
+
+
+class Stop(Exception):
+    """A one-line reason to stop the whole run."""
+
+
+def _sha(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def verify(bundle_label, manifest_beside, manifest_label, pyodide_version):
+    """Every zip entry against the manifest inside; that manifest against the
+    one beside; the manifest's runtime against this runtime."""
+    with zipfile.ZipFile(ZIP) as zf:
+        inner = zf.read(MANIFEST)
+        manifest = json.loads(inner)
+        listed = {f["path"]: f["sha256"] for f in manifest["files"]}
+        names = set(zf.namelist()) - {MANIFEST}
+        for name in sorted(names | set(listed)):
+            try:
+                got = _sha(zf.read(name)) if name in names else None
+            except zipfile.BadZipFile as exc:
+                raise Stop(f"{bundle_label}!{name}: unreadable entry ({exc}); sha256 expected {listed.get(name)}")
+            if got != listed.get(name):
+                raise Stop(f"{bundle_label}!{name}: sha256 expected {listed.get(name)} ({MANIFEST}), actual {got}")
+    if manifest_beside is not None:
+        manifest_beside = manifest_beside.to_bytes()
+    if manifest_beside is not None and manifest_beside != inner:
+        raise Stop(f"{manifest_label}: sha256 expected {_sha(inner)} ({bundle_label}!{MANIFEST}), "
+                   f"actual {_sha(manifest_beside)}")
+    runtime = manifest["runtime"]
+    here = {"pyodide_version": pyodide_version, "python_version": sys.version.split()[0],
+            "pyc_magic": importlib.util.MAGIC_NUMBER.hex()}
+    for key, value in here.items():
+        if runtime.get(key) != value:
+            raise Stop(f"{bundle_label}: compiled for {key} {runtime.get(key)}, this runtime has {value} (run `npm ci`)")
+    return json.dumps({"manifest_sha256": _sha(inner), "engine_version": manifest["engine_version"],
+                       "runtime": runtime, "hash_randomization": sys.flags.hash_randomization})
+
+
+def _engine():
+    """Import `engine` afresh from the bundle."""
+    for name in [n for n in sys.modules if n == "engine" or n.startswith("engine.")]:
+        del sys.modules[name]
+    if ZIP not in sys.path:
+        sys.path.insert(0, ZIP)
+    import engine
+    return engine
+
+
+def _modules():
+    out = []
+    for name in sorted(n for n in sys.modules if n == "engine" or n.startswith("engine.")):
+        origin = getattr(sys.modules[name], "__file__", None) or ""
+        if not (origin.startswith(ZIP + "/") and origin.endswith(".pyc")):
+            raise Stop(f"module {name} was loaded from {origin or 'nowhere'}, not from the bundle's bytecode")
+        out.append({"module": name, "origin": "fundbook-engine.zip/" + origin[len(ZIP) + 1:]})
+    return out
+
+
+def plan(text, label):
+    """Fixture specs from a plan file: one {"run_id", "spec", "sha256"} per line."""
+    engine = _engine()
+    specs = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+            spec, claimed = entry["spec"], entry["sha256"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise Stop(f"{label} line {number}: fixture does not parse ({exc}); sha256 expected a JSON "
+                       f"{{run_id, spec, sha256}} line, actual line sha256 {_sha(line.encode())}")
+        actual = engine.content_sha256(spec) if isinstance(spec, dict) else _sha(json.dumps(spec).encode())
+        if actual != claimed:
+            raise Stop(f"{label} line {number} ({entry.get('run_id')}): fixture sha256 expected {claimed}, actual {actual}")
+        specs.append(spec)
+    return json.dumps(specs)
+
+
+def all_specs():
+    return json.dumps(_engine().fixture_specs())
+
+
+def published_run_ids():
+    return json.dumps([spec["run_id"] for spec in _engine().fixture_specs()])
+
+
+def execute(spec_json):
+    """One fixture from fresh module state; what the record and its files need."""
+    spec = json.loads(spec_json)
+    t0 = time.perf_counter()
+    engine = _engine()
+    t1 = time.perf_counter()
+    try:
+        execution = engine.execute_fixture(spec)
+        t2 = time.perf_counter()
+        inputs = engine.fixture_input(spec)
+    except engine.InputError as exc:
+        raise Stop(f"fixture {json.dumps(spec, sort_keys=True)} does not parse: {exc}; "
+                   f"sha256 {engine.content_sha256(spec)}")
+    fields = engine.engine_fields(execution)
+    if engine.content_sha256(inputs) != execution["input_sha256"]:
+        raise Stop(f"{execution['run_id']}: input sha256 expected {execution['input_sha256']}, "
+                   f"actual {engine.content_sha256(inputs)}")
+    receipts = {"schema": "fundbook.receipts/1", "run_id": execution["run_id"],
+                "receipts_head": execution["receipts_head"], "receipts": execution["receipts"]}
+    return json.dumps({
+        "run_id": execution["run_id"], "fields": fields, "fields_sha256": engine.content_sha256(fields),
+        "candidate_sha256": execution["candidate_sha256"], "modules": _modules(),
+        "receipts_text": engine.pretty_json(receipts), "input_text": engine.pretty_json(inputs),
+        "timings_us": {"import": _us(t1 - t0), "execute_fixture": _us(t2 - t1), "rest": _us(time.perf_counter() - t2)},
+    })
+
+
+def _us(seconds):
+    return round(seconds * 1_000_000)
