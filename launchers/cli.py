@@ -26,7 +26,7 @@ class LaunchGroup(click.Group):
             rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var, standalone_mode=False, **extra)
         except click.exceptions.UsageError as exc:
             hint = exc.ctx.command_path if exc.ctx is not None else "fundbook-launch"
-            click.echo(f"error: {exc.message} (see `{hint} --help`)", err=True)
+            click.echo(f"error: {exc.format_message()} (see `{hint} --help`)", err=True)
             sys.exit(EXIT_USAGE)
         except click.exceptions.Abort:
             click.echo("error: aborted", err=True)

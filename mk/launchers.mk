@@ -1,0 +1,26 @@
+# The paid model-worker path (launchers/). Never part of `make build`: a paid
+# attempt needs `fundbook-launch authorise` and an explicit budget first.
+# `make mock-attempt` regenerates the checked-in mock attempt (sampler mock,
+# sandbox local: costs nothing) with a throwaway claim registry.
+
+BENCH_EXTRA += bench-launchers
+MOCK_ATTEMPT := runs/attempts/mock-FUND_01-seed-1
+.PHONY: launch-self-check mock-attempt bench-launchers test-launchers
+
+launch-self-check: $(STAMP)
+	$(BIN)/fundbook-launch self-check
+
+mock-attempt: $(STAMP)
+	@state=$$(mktemp -d) && \
+	FUNDBOOK_LAUNCH_STATE=$$state $(BIN)/fundbook-launch authorise --family FUND_01 --model mock \
+	  --cap-micro-usd 0 --cap-tokens 2000000 --hours 1 --out $$state/claim.json && \
+	rm -rf $(MOCK_ATTEMPT) && \
+	FUNDBOOK_LAUNCH_STATE=$$state $(BIN)/fundbook-launch execute --claim $$state/claim.json --out $(MOCK_ATTEMPT) \
+	  --family FUND_01 --seed 1 --sampler mock --sandbox local --attempt-id mock-FUND_01-seed-1; \
+	rc=$$?; rm -rf $$state; exit $$rc
+
+test-launchers: $(STAMP)
+	$(BIN)/pytest -n 2 --dist loadgroup tests/launchers
+
+bench-launchers: $(STAMP)
+	$(PYTHON) -m launchers.bench

@@ -1,0 +1,79 @@
+"""Launcher test fixtures: a private claim registry, fake adapters at the SDK seams.
+
+The paid opt-in (--run-paid, marker `paid`) is declared in tests/conftest.py.
+"""
+
+import json
+import os
+
+import pytest
+
+from launchers._attempt import execute
+from launchers._claims import authorise
+from launchers._controller import Limits
+from launchers._prices import load_prices
+from launchers._sampler_mock import MockSampler
+from launchers._sandbox_local import LocalSandbox
+
+TEST_PRICES = {
+    "schema": "fundbook.prices/1",
+    "models": {"mock": {"input_micro_usd_per_mtok": 0, "output_micro_usd_per_mtok": 0},
+               "test-model": {"input_micro_usd_per_mtok": 130000, "output_micro_usd_per_mtok": 400000}},
+    "sandboxes": {"local": {"micro_usd_per_second": 0}, "modal": {"micro_usd_per_second": 40}},
+}
+
+
+@pytest.fixture
+def state(tmp_path, monkeypatch):
+    path = tmp_path / "state"
+    monkeypatch.setenv("FUNDBOOK_LAUNCH_STATE", str(path))
+    return str(path)
+
+
+@pytest.fixture
+def prices_file(tmp_path):
+    path = tmp_path / "prices.json"
+    path.write_text(json.dumps(TEST_PRICES))
+    return str(path)
+
+
+class PricedMock(MockSampler):
+    """The scripted mock, billed like a paid model (to exercise the ledger)."""
+
+    provider = "fake"
+
+    def __init__(self, model_id="test-model", invalid_per_mille=0, delay_s=0.0, fail=None):
+        super().__init__(model_id, invalid_per_mille)
+        self.delay_s = delay_s
+        self.fail = fail
+
+    def sample(self, prepared, deadline_s):
+        if self.fail is not None:
+            raise self.fail
+        if self.delay_s:
+            import time
+            time.sleep(self.delay_s)
+        return super().sample(prepared, deadline_s)
+
+
+@pytest.fixture
+def run_attempt(tmp_path, state, prices_file):
+    """Authorise and execute one attempt; returns (record, out_dir)."""
+    counter = {"n": 0}
+
+    def go(sampler=None, sandbox=None, model="test-model", cap_micro_usd=10_000_000, cap_tokens=5_000_000,
+           limits=None, horizon=20, sampler_name="tinker", family="FUND_01", seed=1):
+        counter["n"] += 1
+        claim = str(tmp_path / f"claim-{counter['n']}.json")
+        authorise(claim, family, "public-practice", model, cap_micro_usd, cap_tokens, 1, state=state)
+        out = str(tmp_path / f"attempt-{counter['n']}")
+        record = execute(claim_path=claim, out=out, family=family, seed=seed, split="public-practice", model=model,
+                         sampler_name=sampler_name, sandbox_name="local",
+                         make_sampler=lambda m: sampler if sampler is not None else PricedMock(m),
+                         make_sandbox=lambda: sandbox if sandbox is not None else LocalSandbox(),
+                         prices=load_prices(prices_file), limits=limits or Limits(), horizon=horizon, state=state)
+        return record, out
+    return go
+
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
