@@ -143,9 +143,17 @@ export class Composer {
   }
 
   // -- the report --------------------------------------------------------------
+  reportable() {
+    return this.packet.assets.filter((a) => a.status !== "exited");
+  }
+
   renderReport() {
     const num = (name, label) => field(label, h("input", { type: "text", inputmode: "numeric", name, autocomplete: "off" }));
-    const rows = this.packet.assets.map((a) => h("tr", {}, h("th", { scope: "row" }, a.id),
+    // The report covers the assets still on the book once the day has settled:
+    // one leaving today is unticked by default (a delayed exit says otherwise).
+    const rows = this.reportable().map((a) => h("tr", {}, h("th", { scope: "row" }, a.id),
+      h("td", {}, h("input", { type: "checkbox", name: `include.${a.id}`, checked: a.exit_day > this.packet.day,
+        "aria-label": `Report ${a.id}` })),
       ...["funded", "unfunded", "maturity_gap_days", "tail_cent_days"].map((k) => h("td", {},
         h("input", { type: "text", inputmode: "numeric", name: `asset.${a.id}.${k}`, autocomplete: "off",
           "aria-label": `${a.id} ${k.replaceAll("_", " ")}` })))));
@@ -153,7 +161,7 @@ export class Composer {
       h("fieldset", {}, h("legend", {}, `Report for day ${this.packet.day} (the book once the day has settled)`),
         num("cash", "Cash (cents)"), num("funding_cost_to_date", "Funding cost to date (cents)"),
         h("div", { class: "fb-table-wrap" }, h("table", {}, h("caption", {}, "Per asset"),
-          h("thead", {}, h("tr", {}, ["asset", "funded (cents)", "unfunded (cents)", "maturity gap (days)", "tail (cent-days)"].map((t) => h("th", { scope: "col" }, t)))),
+          h("thead", {}, h("tr", {}, ["asset", "in the report", "funded (cents)", "unfunded (cents)", "maturity gap (days)", "tail (cent-days)"].map((t) => h("th", { scope: "col" }, t)))),
           h("tbody", {}, rows))),
         field("Breaches", h("input", { type: "text", name: "breaches", autocomplete: "off" }), "day:CODE, comma-separated (e.g. 4:SETTLEMENT_FAIL); empty for none"),
         field("Open approvals", h("input", { type: "text", name: "open_approvals", autocomplete: "off" }), "approval ids, comma-separated; empty for none")));
@@ -162,7 +170,8 @@ export class Composer {
   readReport() {
     const f = this.reportForm.elements;
     const assets = {};
-    for (const a of this.packet.assets) {
+    for (const a of this.reportable()) {
+      if (!f[`include.${a.id}`].checked) continue;
       assets[a.id] = {};
       for (const k of ["funded", "unfunded", "maturity_gap_days", "tail_cent_days"]) {
         assets[a.id][k] = parseInteger(f[`asset.${a.id}.${k}`].value, `Report ${a.id} ${k}`);
@@ -182,6 +191,7 @@ export class Composer {
     const f = this.reportForm.elements;
     f.cash.value = report.cash;
     f.funding_cost_to_date.value = report.funding_cost_to_date;
+    for (const a of this.reportable()) f[`include.${a.id}`].checked = Boolean(report.assets && a.id in report.assets);
     for (const [id, entry] of Object.entries(report.assets || {})) {
       for (const [k, v] of Object.entries(entry)) if (f[`asset.${id}.${k}`]) f[`asset.${id}.${k}`].value = v;
     }

@@ -335,7 +335,7 @@ function render() {
     if (current.open_day && !result) {
       parts.push(renderPacket(current.packet), renderCompose(current.packet), renderTools(current.packet, runTool, () => composer.actions));
     } else if (!result) {
-      parts.push(h("p", {}, "Every checkpoint is closed. Finalise the run to run the carry horizon and see the grade."));
+      parts.push(h("p", { class: "fb-closed" }, "Every checkpoint is closed. Finalise the run to run the carry horizon and see the grade."));
     }
     parts.push(renderDays(current.days));
   }

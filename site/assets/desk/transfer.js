@@ -21,9 +21,10 @@ function readme(session, current, name) {
     ? `fundbook desk init --episode ${session.source.episode} --db desk.sqlite`
     : `fundbook families --output families --family ${session.source.family} --seeds ${session.source.seed}\n` +
       `fundbook desk init --family-root families/${session.source.family}/seed-${session.source.seed} --db desk.sqlite`;
+  const root = session.source.episode ? "" : ` --family-root families/${session.source.family}/seed-${session.source.seed}`;
   const steps = session.moves.map((m) => m.batch
-    ? `fundbook desk submit --db desk.sqlite --input batches/day-${pad(m.batch.day)}.json`
-    : `fundbook desk advance --db desk.sqlite   # day ${m.skip}: closed without a batch`);
+    ? `fundbook desk submit --db desk.sqlite${root} --input batches/day-${pad(m.batch.day)}.json`
+    : `fundbook desk advance --db desk.sqlite${root}   # day ${m.skip}: closed without a batch`);
   return [
     `${name}: a practice-desk session exported from the browser.`,
     `Fixture sha256 ${current ? current.fixture_sha256 : "(unknown)"}; receipts head ${current ? current.head.size + ":" + current.head.hash : "(unknown)"}.`,
@@ -32,7 +33,7 @@ function readme(session, current, name) {
     "",
     init,
     ...steps,
-    "fundbook desk result --db desk.sqlite --finalize",
+    `fundbook desk result --db desk.sqlite${root} --finalize`,
     "",
   ].join("\n");
 }

@@ -1,0 +1,100 @@
+"""Browser fixtures for the practice desk and the verify button.
+
+The tests run against the built site (public/) when it is there and complete;
+otherwise against a stand-in with the same layout (builders/desk/devsite.py).
+FUNDBOOK_DESK_SITE=dev|public forces one. Chromium is Debian's, driven by
+Playwright; every request that is not to the local server is aborted and
+recorded, so no test can lean on the network.
+"""
+
+import os
+import re
+import shutil
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from builders.desk import devsite
+from builders.desk.serve import Server
+
+ROOT = Path(__file__).resolve().parents[2]
+PUBLIC = ROOT / "public"
+CHROMIUM = os.environ.get("FUNDBOOK_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+# One run of each kind for the verify tests.
+VERIFY_RUNS = ("reference-W1", "adversarial-W2-M1_stale_quote", "baseline-FUND_01-seed-1-do-nothing")
+LOAD_TIMEOUT_MS = 90_000
+
+
+def _public_complete() -> bool:
+    return all((PUBLIC / p).exists() for p in ("desk/index.html", "engine/manifest.json",
+                                                "vendor/pyodide/pyodide.mjs", "assets/desk/desk.js"))
+
+
+class Site:
+    """Where the site is served and where each run's verify box lives."""
+
+    def __init__(self, root: Path, url: str, kind: str):
+        self.root, self.url, self.kind = root, url, kind
+
+    def run_page(self, run_id: str) -> str:
+        """URL of a page holding the run's `.fb-verify` box."""
+        marker = f'data-run-id="{run_id}"'
+        for page in sorted(self.root.rglob("*.html")):
+            if marker in page.read_text(errors="replace"):
+                return self.url + page.relative_to(self.root).as_posix()
+        raise LookupError(f"no page with {marker} under {self.root}")
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory):
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)")
+    if shutil.which("node") is None and not (ROOT / "node_modules" / "pyodide").exists():
+        pytest.skip("the pinned Pyodide runtime is not installed (npm ci)")
+    choice = os.environ.get("FUNDBOOK_DESK_SITE") or ("public" if _public_complete() else "dev")
+    if choice == "public":
+        root, kind = PUBLIC, "public"
+    else:
+        root, kind = devsite.build(tmp_path_factory.mktemp("desk-site"), VERIFY_RUNS), "dev"
+    with Server(root) as url:
+        yield Site(root, url, kind)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def context(browser, site):
+    """A fresh profile (empty storage) in which every non-local request is aborted and recorded."""
+    ctx = browser.new_context(accept_downloads=True)
+    ctx.aborted = []
+    local = urlparse(site.url).netloc
+
+    def route(r):
+        if urlparse(r.request.url).netloc == local:
+            r.continue_()
+        else:
+            ctx.aborted.append(r.request.url)
+            r.abort()
+
+    ctx.route(re.compile(r".*"), route)
+    ctx.set_default_timeout(30_000)
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture
+def page(context):
+    pg = context.new_page()
+    pg.errors = []
+    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    yield pg
