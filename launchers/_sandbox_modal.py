@@ -53,7 +53,10 @@ class ModalWorker:
 
     def kill(self, at_deadline=False):
         self.killed_at_deadline = self.killed_at_deadline or at_deadline
-        self.sandbox.terminate()
+        try:
+            self.sandbox.terminate()
+        except Exception:
+            pass  # already gone (timed out or torn down): nothing left to stop
 
     def close(self):
         try:

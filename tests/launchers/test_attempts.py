@@ -1,0 +1,169 @@
+"""End to end: complete and incomplete attempts, each recorded honestly."""
+
+import json
+import os
+
+import pytest
+from click.testing import CliRunner
+
+from launchers._controller import Limits
+from launchers._errors import OutputExists, SamplerError
+from launchers._record import read_record
+from launchers._sandbox_modal import GRACE_S, ModalSandbox
+from launchers.cli import cli
+
+from .conftest import PricedMock
+from .fakes import FakeModal
+
+TRANSCRIPT_ROLES = {"model", "tool", "evaluator"}
+
+
+def _check_shapes(record, out):
+    c = record["content"]
+    assert record["schema"] == "fundbook.attempt/1" and c["schema_version"] == 1
+    for key in ("attempt_id", "label", "model", "sampling", "code", "packages", "task", "information_boundary", "claim",
+                "ledger", "termination", "proposals", "receipts_head", "result", "accepted_actions", "settled_days",
+                "cost", "transcript"):
+        assert key in c, key
+    assert set(c["termination"]) >= {"status", "reason", "limit", "worker_exit_code"}
+    assert set(c["cost"]) >= {"micro_usd", "tokens_in", "tokens_out", "unresolved_micro_usd"}
+    assert c["ledger"]["head"]["size"] == len(c["ledger"]["entries"])
+    assert read_record(os.path.join(out, "record.json")) == record  # every hash checks out
+    with open(os.path.join(out, "transcript.json")) as fh:
+        transcript = json.load(fh)
+    assert transcript["attempt_id"] == c["attempt_id"] and transcript["summary"] == c["summary"]
+    for i, step in enumerate(transcript["steps"]):
+        assert step["index"] == i and step["role"] in TRANSCRIPT_ROLES and isinstance(step["text"], str)
+        for call in step["tool_calls"]:
+            assert set(call) == {"name", "arguments", "output", "exit_code"}
+    return c, transcript
+
+
+def test_complete_priced_attempt(run_attempt):
+    record, out = run_attempt(sampler=PricedMock(invalid_per_mille=50))
+    c, transcript = _check_shapes(record, out)
+    assert c["termination"]["status"] == "completed" and c["termination"]["worker_exit_code"] == 0
+    assert c["result"]["status"] == "SCORED" and c["result"]["score"]["points"] == 100
+    assert c["settled_days"] == 20 and c["accepted_actions"] > 0
+    assert c["receipts_head"] == c["result"]["receipts_head"]
+    t = c["ledger"]["totals"]
+    assert c["cost"]["micro_usd"] == t["charged_micro_usd"] > 0 and c["cost"]["unresolved_micro_usd"] == 0
+    charges = [e for e in c["ledger"]["entries"] if e["kind"] == "charge"]
+    model_steps = [s for s in transcript["steps"] if s["role"] == "model"]
+    assert len(charges) == len(model_steps) == c["cost"]["calls"]
+    assert sum(s["call"]["micro_usd"] for s in model_steps) == c["cost"]["micro_usd"]
+    assert c["claim"]["consumed_at_step"] == 0 and c["claim"]["cap_micro_usd"] == 10_000_000
+    assert all(p["outcome"] == "accepted" for p in c["proposals"]) and len(c["proposals"]) == 20
+    assert sorted(os.listdir(out)) == ["ledger.jsonl", "receipts.json", "record.json", "transcript.json"]
+
+
+def test_worker_limit_with_no_submission(run_attempt):
+    record, out = run_attempt(sampler=PricedMock(delay_s=3), limits=Limits(worker_seconds=2, call_deadline_s=60))
+    c, _ = _check_shapes(record, out)
+    assert c["termination"]["status"] == "worker_limit" and c["termination"]["limit"] == "time"
+    assert c["termination"]["worker_exit_code"] == 124 and "no submission" in c["termination"]["reason"]
+    assert c["proposals"] == [] and c["settled_days"] == 0 and c["result"] is None
+    # the call cut off by the deadline keeps its reservation as a liability
+    assert c["cost"]["unresolved_micro_usd"] > 0 and c["cost"]["unresolved_calls"] == [1]
+    assert [e["kind"] for e in c["ledger"]["entries"]] == ["reserve", "unresolved"]
+
+
+def test_budget_halt(run_attempt):
+    record, out = run_attempt(cap_micro_usd=5000)
+    c, _ = _check_shapes(record, out)
+    assert c["termination"]["status"] == "budget_halt" and c["termination"]["limit"] == "cost"
+    t = c["ledger"]["totals"]
+    assert t["committed_micro_usd"] <= 5000 and c["result"] is None
+
+
+def test_token_cap_halt(run_attempt):
+    record, out = run_attempt(cap_tokens=20000)
+    c, _ = _check_shapes(record, out)
+    assert c["termination"]["status"] == "budget_halt" and c["termination"]["limit"] == "tokens"
+
+
+def test_provider_failures_are_an_infrastructure_interruption(run_attempt):
+    record, out = run_attempt(sampler=PricedMock(fail=SamplerError("tinker: sample failed (HTTP 503)")))
+    c, transcript = _check_shapes(record, out)
+    assert c["termination"]["status"] == "infrastructure_interruption"
+    assert c["cost"]["unresolved_calls"] == [1, 2, 3]  # not known to be unbilled: kept as liabilities
+    assert "HTTP 503" in c["termination"]["reason"]
+
+
+def test_sandbox_that_cannot_start_is_recorded(run_attempt):
+    record, out = run_attempt(sandbox=ModalSandbox(modal=FakeModal(fail_create=True)))
+    c, _ = _check_shapes(record, out)
+    assert c["termination"]["status"] == "infrastructure_interruption" and "no route to modal" in c["termination"]["reason"]
+    assert c["cost"]["calls"] == 0
+
+
+def test_modal_adapter_end_to_end_with_a_fake_modal(run_attempt):
+    fake = FakeModal()
+    record, out = run_attempt(sandbox=ModalSandbox(modal=fake), horizon=3, limits=Limits(worker_seconds=300))
+    c, _ = _check_shapes(record, out)
+    assert c["termination"]["status"] == "completed", c["termination"]
+    (sb,) = fake.sandboxes
+    assert sb.kwargs["block_network"] is True and sb.kwargs["timeout"] == 300 + GRACE_S
+    assert sb.kwargs["workdir"] == "/work" and "secrets" not in sb.kwargs and "env" not in sb.kwargs
+    assert sorted(sb.written) == sorted("/work/" + f["path"] for f in c["information_boundary"]["staged"])
+    assert sb.terminated >= 1
+    assert c["information_boundary"]["network"].startswith("blocked")
+
+
+def test_modal_timeout_return_is_a_worker_limit(run_attempt):
+    fake = FakeModal(expire_after_s=1.0)
+    record, out = run_attempt(sandbox=ModalSandbox(modal=fake), sampler=PricedMock(delay_s=0.3),
+                              limits=Limits(worker_seconds=300))
+    c, _ = _check_shapes(record, out)
+    assert c["termination"]["status"] == "worker_limit" and c["termination"]["worker_exit_code"] == -1
+    assert fake.sandboxes[0].terminated >= 1
+
+
+def test_modal_exec_failure_terminates_the_sandbox(run_attempt):
+    fake = FakeModal(fail_exec=True)
+    record, out = run_attempt(sandbox=ModalSandbox(modal=fake))
+    assert record["content"]["termination"]["status"] == "infrastructure_interruption"
+    assert fake.sandboxes[0].terminated == 1
+
+
+def test_existing_output_dir_is_refused_before_the_claim_is_consumed(tmp_path, state, run_attempt):
+    from launchers._attempt import check_out_dir
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "x").write_text("x")
+    with pytest.raises(OutputExists):
+        check_out_dir(str(tmp_path / "busy"))
+    runner = CliRunner()
+    claim = str(tmp_path / "c.json")
+    assert runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "mock", "--cap-micro-usd", "0",
+                               "--cap-tokens", "2000000", "--out", claim]).exit_code == 0
+    args = ["execute", "--claim", claim, "--family", "FUND_01", "--seed", "1", "--horizon", "2"]
+    result = runner.invoke(cli, args + ["--out", str(tmp_path / "busy")])
+    assert result.exit_code == 1 and "not empty" in result.output
+    result = runner.invoke(cli, args + ["--out", str(tmp_path / "new")])  # the claim was not spent by the refusal
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(cli, args + ["--out", str(tmp_path / "again")])
+    assert result.exit_code == 1 and "already consumed" in result.output and not os.path.exists(tmp_path / "again")
+
+
+def test_execute_cli_usage_errors_exit_64(tmp_path, state):
+    result = CliRunner().invoke(cli, ["execute", "--claim", "c.json", "--out", str(tmp_path / "o"), "--family",
+                                      "FUND_01", "--seed", "1", "--sampler", "cache"])
+    assert result.exit_code == 64 and "--cache" in result.output
+
+
+def test_cached_replay_costs_nothing(tmp_path, state, prices_file):
+    runner = CliRunner()
+    cache = str(tmp_path / "cache.sqlite")
+    for n, extra in ((1, ["--sampler", "mock", "--cache", cache]), (2, ["--sampler", "cache", "--cache", cache])):
+        claim = str(tmp_path / f"c{n}.json")
+        assert runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "mock", "--cap-micro-usd", "0",
+                                   "--cap-tokens", "2000000", "--out", claim]).exit_code == 0
+        result = runner.invoke(cli, ["execute", "--claim", claim, "--out", str(tmp_path / f"a{n}"), "--family",
+                                     "FUND_01", "--seed", "1", "--horizon", "4", "--model", "mock", "--prices",
+                                     prices_file, *extra])
+        assert result.exit_code == 0, result.output
+    first = read_record(str(tmp_path / "a1" / "record.json"))["content"]
+    replay = read_record(str(tmp_path / "a2" / "record.json"))["content"]
+    assert replay["label"] == "cached replay" and replay["cost"]["cache_hits"] == replay["cost"]["calls"] > 0
+    assert replay["cost"]["micro_usd"] == 0 and replay["ledger"]["totals"]["tokens_in"] == 0
+    assert replay["proposals"] == first["proposals"] and replay["result"] == first["result"]

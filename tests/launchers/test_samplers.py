@@ -1,0 +1,117 @@
+import json
+
+import pytest
+
+import engine
+from launchers._errors import CacheMiss, CallTimeout
+from launchers._sampler_cache import CacheSampler
+from launchers._sampler_mock import MockSampler
+from launchers._sampler_tinker import TinkerSampler
+from launchers.worker import protocol
+from launchers.worker.agent import SYSTEM
+
+from .fakes import FakeRetryConfig, FakeTinker
+
+
+def _messages(day=3, extra=""):
+    inst = engine.generate("FUND_01", 1)
+    run = engine.Run(inst)
+    while run.open_day < day:
+        run.skip()
+    packet = run.packet()
+    text = f"{protocol.CHECKPOINT_MARK} day {day}{extra}\n{protocol.PACKET_OPEN}\n" \
+           f"{json.dumps(protocol.prompt_packet(packet))}\n{protocol.FENCE_CLOSE}"
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}], packet
+
+
+def test_mock_is_deterministic_and_scripted():
+    messages, packet = _messages()
+    a = MockSampler(invalid_per_mille=0)
+    first = a.sample(a.prepare(messages, 2048), 10)
+    again = MockSampler(invalid_per_mille=0).sample(MockSampler(invalid_per_mille=0).prepare(messages, 2048), 10)
+    assert first == again
+    call = json.loads(first.text)
+    assert call["tool"] == "project" and call["arguments"]["actions"]  # day 3: A1 needs funding
+    assert first.tokens_in == a.prepare(messages, 2048).prompt_tokens and first.tokens_out > 0
+
+
+def test_mock_answers_the_project_result_with_the_truthful_batch():
+    messages, packet = _messages()
+    m = MockSampler(invalid_per_mille=0)
+    call = m.sample(m.prepare(messages, 2048), 10).text
+    actions = json.loads(call)["arguments"]["actions"]
+    output = engine.project(packet, actions)
+    messages += [{"role": "assistant", "content": call},
+                 {"role": "user", "content": "TOOL RESULT project (exit 0): " + json.dumps(output)}]
+    batch = json.loads(m.sample(m.prepare(messages, 2048), 10).text)["batch"]
+    assert batch == {"day": 3, "report": output["report"], "actions": actions}
+
+
+def test_mock_injects_about_five_percent_invalid_answers():
+    messages, _ = _messages()
+    m = MockSampler()
+    invalid = 0
+    for i in range(2000):
+        prepared = m.prepare(messages[:1] + [{"role": "user", "content": messages[1]["content"] + f" #{i}"}], 2048)
+        text = m.sample(prepared, 10).text
+        try:
+            obj = json.loads(text)
+            ok = ("tool" in obj) != ("batch" in obj) and ("batch" not in obj or "report" in obj["batch"])
+        except ValueError:
+            ok = False
+        invalid += not ok
+    assert 70 <= invalid <= 130  # 5 % of 2000 is 100
+
+
+def test_mock_truncates_at_max_tokens():
+    messages, _ = _messages()
+    m = MockSampler(invalid_per_mille=0)
+    c = m.sample(m.prepare(messages, 5), 10)
+    assert c.tokens_out == 5 and c.stop_reason == "length" and len(c.text) == 20
+
+
+def test_cache_records_then_replays_for_free(tmp_path):
+    messages, _ = _messages()
+    db = str(tmp_path / "cache.sqlite")
+    recording = CacheSampler(db, "mock", inner=MockSampler(invalid_per_mille=0))
+    p = recording.prepare(messages, 2048)
+    assert not p.cached
+    live = recording.sample(p, 10)
+    replay = CacheSampler(db, "mock", sampling={})
+    p2 = replay.prepare(messages, 2048)
+    assert p2.cached and p2.request_sha256 == p.request_sha256
+    hit = replay.sample(p2, 10)
+    assert hit.cached and hit.text == live.text and replay.hits == 1
+
+
+def test_cache_only_replay_never_calls_out_on_a_miss(tmp_path):
+    messages, _ = _messages()
+    replay = CacheSampler(str(tmp_path / "c.sqlite"), "mock")
+    with pytest.raises(CacheMiss, match="never makes a paid call"):
+        replay.sample(replay.prepare(messages, 2048), 10)
+
+
+def test_tinker_adapter_renders_bounds_and_counts():
+    fake = FakeTinker()
+    sampler = TinkerSampler("Qwen/Qwen3-8B", deadline_s=30, temperature_milli=700, seed=7, sdk=(fake, FakeRetryConfig))
+    assert fake.created == [("service",), ("sampling", "Qwen/Qwen3-8B", 30)]  # SDK retries bounded by the deadline
+    messages, _ = _messages()
+    prepared = sampler.prepare(messages, 256)
+    assert prepared.prompt_tokens == len(prepared.payload) > 100
+    completion = sampler.sample(prepared, 12)
+    prompt, n, params = fake.client.requests[0]
+    assert prompt.to_ints() == prepared.payload and n == 1
+    assert params.max_tokens == 256 and params.seed == 7 and params.temperature == 0.7
+    assert fake.client.futures[0].timeouts == [12]
+    assert completion.text == '{"tool": "headroom", "arguments": {}}'
+    assert completion.tokens_in == prepared.prompt_tokens and completion.tokens_out == len(completion.text)
+    assert sampler.sampling == {"temperature_milli": 700, "seed": 7}  # integers only in hashed content
+
+
+def test_tinker_call_past_its_deadline_is_cancelled():
+    fake = FakeTinker(delay_s=5)
+    sampler = TinkerSampler("Qwen/Qwen3-8B", deadline_s=30, sdk=(fake, FakeRetryConfig))
+    prepared = sampler.prepare(_messages()[0], 64)
+    with pytest.raises(CallTimeout):
+        sampler.sample(prepared, 0.2)
+    assert fake.client.futures[0].inner.cancelled
