@@ -18,8 +18,12 @@ def sha256_file(path) -> str:
 
 
 def rel(path, root=ROOT) -> str:
-    """Repo-relative, forward slashes: how paths appear in published records."""
-    return os.path.relpath(os.path.abspath(path), root).replace(os.sep, "/")
+    """Repo-relative, forward slashes: how paths appear in published records.
+    A path outside the repo stays absolute rather than becoming ../../..."""
+    relative = os.path.relpath(os.path.abspath(path), root)
+    if relative == ".." or relative.startswith(".." + os.sep):
+        return os.path.abspath(path).replace(os.sep, "/")
+    return relative.replace(os.sep, "/")
 
 
 def write_bytes(path, data: bytes):

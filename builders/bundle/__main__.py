@@ -4,11 +4,12 @@ import os
 
 import click
 
+from .._cli import StageGroup
 from .._files import ROOT
 from ._build import build_engine
 
 
-@click.group()
+@click.group(cls=StageGroup)
 def main():
     """Build the engine bundle under the pinned Pyodide."""
 

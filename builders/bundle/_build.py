@@ -2,7 +2,9 @@
 Pyodide (builders/runner/compile_bundle.mjs), check what comes back, write
 provenance, and swap the finished directory into place."""
 
+import base64
 import datetime
+import hashlib
 import io
 import json
 import os
@@ -55,7 +57,6 @@ def verify_bundle(directory) -> dict:
     """Check the bundle against its provenance and manifest before anything runs
     it. Returns {"bundle_sha256", "manifest_sha256", "manifest", "zip_path"}."""
     zip_bytes, manifest_bytes, provenance, paths = read_bundle(directory)
-    import hashlib
     subjects = {s["name"]: s["digest"]["sha256"] for s in provenance.get("subject", [])}
     actual = {BUNDLE: hashlib.sha256(zip_bytes).hexdigest(), MANIFEST: hashlib.sha256(manifest_bytes).hexdigest()}
     for name in (BUNDLE, MANIFEST):
@@ -76,8 +77,10 @@ def verify_bundle(directory) -> dict:
                 if got != listed.get(name):
                     raise BuildError(f"{rel(paths[BUNDLE])}!{name}: sha256 expected {listed.get(name)} "
                                      f"({MANIFEST}), actual {got}")
-    except (zipfile.BadZipFile, KeyError, ValueError) as exc:
-        raise BuildError(f"{rel(paths[BUNDLE])}: unreadable bundle ({exc})")
+    except BuildError:
+        raise
+    except Exception as exc:  # bad CRC, bad deflate stream, broken central directory
+        raise BuildError(f"{rel(paths[BUNDLE])}: unreadable bundle ({exc}); sha256 {actual[BUNDLE]}")
     return {"bundle_sha256": actual[BUNDLE], "manifest_sha256": actual[MANIFEST], "manifest": manifest,
             "zip_path": paths[BUNDLE]}
 
@@ -85,7 +88,6 @@ def verify_bundle(directory) -> dict:
 def _dependencies(sources, root, revision):
     pyodide = pinned_pyodide(root)
     algo, _, b64 = pyodide["integrity"].partition("-")
-    import base64
     deps = [
         {"uri": f"git+file:fundbook@{revision['commit']}", "digest": {"gitCommit": revision["commit"]},
          "annotations": {"dirty": revision["dirty"]}},

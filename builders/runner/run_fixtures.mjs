@@ -54,7 +54,7 @@ const call = (fn, ...a) => {
     fail(pyError(err));
   }
 };
-const facts = call(helper.verify, args.bundle, manifest && new Uint8Array(manifest), args.manifest || null, runtime.version);
+const facts = call(helper.verify, args.bundle, manifest ? new Uint8Array(manifest) : undefined, args.manifest || undefined, runtime.version);
 runtime.takeOutput();
 
 let specs = [];

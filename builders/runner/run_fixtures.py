@@ -28,16 +28,21 @@ def _sha(data):
 def verify(bundle_label, manifest_beside, manifest_label, pyodide_version):
     """Every zip entry against the manifest inside; that manifest against the
     one beside; the manifest's runtime against this runtime."""
-    with zipfile.ZipFile(ZIP) as zf:
+    try:
+        zf = zipfile.ZipFile(ZIP)
         inner = zf.read(MANIFEST)
         manifest = json.loads(inner)
+    except Exception as exc:  # any damage to the central directory or the manifest
+        raise Stop(f"{bundle_label}: unreadable bundle or manifest ({exc})")
+    with zf:
         listed = {f["path"]: f["sha256"] for f in manifest["files"]}
         names = set(zf.namelist()) - {MANIFEST}
         for name in sorted(names | set(listed)):
             try:
                 got = _sha(zf.read(name)) if name in names else None
-            except zipfile.BadZipFile as exc:
-                raise Stop(f"{bundle_label}!{name}: unreadable entry ({exc}); sha256 expected {listed.get(name)}")
+            except Exception as exc:  # bad CRC, bad deflate stream
+                raise Stop(f"{bundle_label}!{name}: sha256 expected {listed.get(name)} ({MANIFEST}), "
+                           f"actual unreadable ({exc})")
             if got != listed.get(name):
                 raise Stop(f"{bundle_label}!{name}: sha256 expected {listed.get(name)} ({MANIFEST}), actual {got}")
     if manifest_beside is not None:
@@ -55,14 +60,25 @@ def verify(bundle_label, manifest_beside, manifest_label, pyodide_version):
                        "runtime": runtime, "hash_randomization": sys.flags.hash_randomization})
 
 
+PROBE = "__fundbook_previous_fixture__"
+
+
 def _engine():
-    """Import `engine` afresh from the bundle."""
+    """Import `engine` afresh from the bundle. The modules being dropped are
+    marked first; finding a mark afterwards would mean state carried over."""
     for name in [n for n in sys.modules if n == "engine" or n.startswith("engine.")]:
+        vars(sys.modules[name])[PROBE] = True
         del sys.modules[name]
     if ZIP not in sys.path:
         sys.path.insert(0, ZIP)
     import engine
     return engine
+
+
+def _check_fresh():
+    stale = [n for n in sys.modules if (n == "engine" or n.startswith("engine.")) and PROBE in vars(sys.modules[n])]
+    if stale:
+        raise Stop(f"module {stale[0]} carried state over from the previous fixture")
 
 
 def _modules():
@@ -73,6 +89,11 @@ def _modules():
             raise Stop(f"module {name} was loaded from {origin or 'nowhere'}, not from the bundle's bytecode")
         out.append({"module": name, "origin": "fundbook-engine.zip/" + origin[len(ZIP) + 1:]})
     return out
+
+
+def _fresh():
+    _check_fresh()
+    return True
 
 
 def plan(text, label):
@@ -124,7 +145,7 @@ def execute(spec_json):
                 "receipts_head": execution["receipts_head"], "receipts": execution["receipts"]}
     return json.dumps({
         "run_id": execution["run_id"], "fields": fields, "fields_sha256": engine.content_sha256(fields),
-        "candidate_sha256": execution["candidate_sha256"], "modules": _modules(),
+        "candidate_sha256": execution["candidate_sha256"], "modules": _modules(), "fresh_modules": _fresh(),
         "receipts_text": engine.pretty_json(receipts), "input_text": engine.pretty_json(inputs),
         "timings_us": {"import": _us(t1 - t0), "execute_fixture": _us(t2 - t1), "rest": _us(time.perf_counter() - t2)},
     })

@@ -5,11 +5,12 @@ import tempfile
 
 import click
 
+from .._cli import StageGroup
 from .._files import ROOT
 from ._stage import build_runs, default_bundle_dir
 
 
-@click.group()
+@click.group(cls=StageGroup)
 def main():
     """Execute the published fixtures through the engine bundle."""
 

@@ -39,23 +39,24 @@ def run_plan(bundle, specs, plan_path, on_event=None):
     plan_sha = write_plan(specs, plan_path)
     argv = [RUNNER, "--bundle", bundle["path"], "--bundle-sha256", bundle["bundle_sha256"],
             "--manifest", bundle["manifest_path"], "--fixtures", rel(plan_path), "--fixtures-sha256", plan_sha]
-    proc = popen(node, argv)
     runtime, fixtures, done = None, [], False
-    for line in proc.stdout:
-        try:
-            event = json.loads(line)
-        except ValueError:
-            break  # the runner stopped mid-line; its exit code and stderr say why
-        if event["event"] == "runtime":
-            runtime = event
-        elif event["event"] == "fixture":
-            fixtures.append(event)
-        elif event["event"] == "done":
-            done = True
-        if on_event:
-            on_event(event)
-    stderr = proc.stderr.read()
-    code = proc.wait()
+    with popen(node, argv) as proc:
+        for line in proc.stdout:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                break  # the runner stopped mid-line; its exit code and stderr say why
+            if event["event"] == "runtime":
+                runtime = event
+            elif event["event"] == "fixture":
+                fixtures.append(event)
+            elif event["event"] == "done":
+                done = True
+            if on_event:
+                on_event(event)
+        proc.stdout.read()
+        stderr = proc.stderr.read()
+        code = proc.wait()
     if code != 0 or not done:
         raise BuildError(last_line(stderr) or f"{RUNNER} exited with {code}")
     expected = [s["run_id"] for s in specs]

@@ -1,0 +1,100 @@
+"""build-engine: the bundle's layout, bytecode, manifest and provenance."""
+
+import hashlib
+import io
+import json
+import os
+import time
+import zipfile
+
+import jsonschema
+
+from builders._provenance import without_timings
+from builders.bundle import engine_sources
+
+from .conftest import read_bytes, read_text, write_bytes, load, pyodide_test
+
+SCHEMAS = os.path.join(os.path.dirname(__file__), "..", "..", "builders", "schemas")
+
+
+def _zip(bundle_dir):
+    with open(os.path.join(bundle_dir, "fundbook-engine.zip"), "rb") as fh:
+        return fh.read()
+
+
+def test_sources_exclude_the_cli_and_caches():
+    paths = [s["path"] for s in engine_sources()]
+    assert "engine/__init__.py" in paths and "engine/episodes/W1.json" in paths
+    assert not [p for p in paths if p.startswith("engine/cli/") or "__pycache__" in p]
+    assert paths == sorted(paths)
+
+
+@pyodide_test
+def test_zip_entries_are_sorted_fixed_and_plain(bundle_dir):
+    epoch = int(os.environ["SOURCE_DATE_EPOCH"])
+    with zipfile.ZipFile(io.BytesIO(_zip(bundle_dir))) as zf:
+        infos = zf.infolist()
+        names = [i.filename for i in infos]
+        assert names == sorted(names)
+        for info in infos:
+            assert info.date_time == time.gmtime(epoch)[:6]
+            assert info.external_attr == 0o100644 << 16
+            assert info.extra == b"" and info.comment == b""
+        sources = [s["path"] for s in engine_sources()]
+        for path in sources:
+            assert path in names
+            if path.endswith(".py"):
+                assert path + "c" in names, f"{path} has no .pyc beside it"
+        assert set(names) == set(sources) | {p + "c" for p in sources if p.endswith(".py")} | {"manifest.json"}
+
+
+@pyodide_test
+def test_bytecode_is_unchecked_hash_and_from_the_pinned_runtime(bundle_dir):
+    manifest = load(os.path.join(bundle_dir, "manifest.json"))
+    magic = bytes.fromhex(manifest["runtime"]["pyc_magic"])
+    with zipfile.ZipFile(io.BytesIO(_zip(bundle_dir))) as zf:
+        for name in zf.namelist():
+            if name.endswith(".pyc"):
+                data = zf.read(name)
+                assert data[:4] == magic
+                assert int.from_bytes(data[4:8], "little") == 0b01, f"{name}: not an unchecked-hash pyc"
+    assert manifest["runtime"]["pyodide_version"] == "314.0.7"
+    assert manifest["runtime"]["python_version"].startswith("3.14.")
+    assert manifest["runtime"]["abi"] == "cpython-314-wasm32-emscripten"
+
+
+@pyodide_test
+def test_manifest_lists_every_file_and_is_inside_and_beside(bundle_dir):
+    beside = read_bytes(os.path.join(bundle_dir, "manifest.json"))
+    manifest = json.loads(beside)
+    jsonschema.validate(manifest, load(os.path.join(SCHEMAS, "manifest.schema.json")))
+    with zipfile.ZipFile(io.BytesIO(_zip(bundle_dir))) as zf:
+        assert zf.read("manifest.json") == beside
+        listed = {f["path"]: f["sha256"] for f in manifest["files"]}
+        assert set(listed) == set(zf.namelist()) - {"manifest.json"}
+        for name, digest in listed.items():
+            assert hashlib.sha256(zf.read(name)).hexdigest() == digest
+    assert manifest["format_version"] == 1 and manifest["engine_version"] == __import__("engine").ENGINE_VERSION
+
+
+@pyodide_test
+def test_provenance_is_an_slsa_v1_statement_for_the_bundle(bundle_dir):
+    doc = load(os.path.join(bundle_dir, "provenance.json"))
+    jsonschema.validate(doc, load(os.path.join(SCHEMAS, "provenance.schema.json")))
+    assert doc["_type"] == "https://in-toto.io/Statement/v1"
+    assert doc["predicateType"] == "https://slsa.dev/provenance/v1"
+    subjects = {s["name"]: s["digest"]["sha256"] for s in doc["subject"]}
+    assert subjects["fundbook-engine.zip"] == hashlib.sha256(_zip(bundle_dir)).hexdigest()
+    assert subjects["manifest.json"] == hashlib.sha256(
+        read_bytes(os.path.join(bundle_dir, "manifest.json"))).hexdigest()
+    build = doc["predicate"]["buildDefinition"]
+    assert build["internalParameters"]["slsa_build_level"] == "L1" and build["internalParameters"]["signed"] is False
+    deps = build["resolvedDependencies"]
+    assert any("gitCommit" in d["digest"] for d in deps)
+    assert any(d.get("uri") == "pkg:npm/pyodide@314.0.7" for d in deps)
+    by_name = {d.get("name"): d["digest"]["sha256"] for d in deps if "name" in d}
+    for source in engine_sources():
+        assert by_name[source["path"]] == source["sha256"]
+    timings = doc["predicate"]["runDetails"]["metadata"]
+    assert {"startedOn", "finishedOn"} <= set(timings)
+    assert "metadata" not in json.dumps(without_timings(doc)["predicate"]["runDetails"])

@@ -1,0 +1,56 @@
+"""Two builds from the same sources, in different checkouts and working
+directories, with different TZ, umask and locale: a byte-identical bundle and
+identical run content hashes."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+from builders._files import ROOT
+
+from .conftest import load, pyodide_test
+
+RUN_IDS = ["adversarial-W2-M1_stale_quote", "baseline-FUND_03-seed-2-do-nothing", "reference-W4"]
+
+
+def _checkout(target):
+    for name in ("engine", "builders"):
+        shutil.copytree(os.path.join(ROOT, name), target / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("package.json", "package-lock.json"):
+        shutil.copy(os.path.join(ROOT, name), target / name)
+    os.symlink(os.path.join(ROOT, "node_modules"), target / "node_modules")
+
+
+def _build(checkout, cwd, tz, umask, locale):
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(checkout), "TZ": tz, "LC_ALL": locale, "LANG": locale,
+           "SOURCE_DATE_EPOCH": "1788739200", "PYTHONHASHSEED": "0", "HOME": str(cwd)}
+    run_ids = " ".join(f"--run-id {r}" for r in RUN_IDS)
+    script = (f"umask {umask} && {sys.executable} -m builders.bundle build --out {checkout}/build/engine && "
+              f"{sys.executable} -m builders.runs build --bundle {checkout}/build/engine --out {checkout}/runs "
+              f"--no-parity {run_ids}")
+    proc = subprocess.run(["sh", "-c", script], cwd=cwd, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+@pyodide_test
+def test_two_builds_give_the_same_bundle_and_run_content(tmp_path):
+    a, b, elsewhere = tmp_path / "a", tmp_path / "deeper" / "b", tmp_path / "elsewhere"
+    for path in (a, b, elsewhere):
+        path.mkdir(parents=True)
+    _checkout(a)
+    _checkout(b)
+    _build(a, a, "UTC", "022", "C.UTF-8")
+    _build(b, elsewhere, "Pacific/Chatham", "077", "C")
+    for name in ("fundbook-engine.zip", "manifest.json"):
+        assert (a / "build/engine" / name).read_bytes() == (b / "build/engine" / name).read_bytes(), name
+    index_a, index_b = load(a / "runs/index.json"), load(b / "runs/index.json")
+    assert index_a["head"] == index_b["head"]
+    assert [e["content_sha256"] for e in index_a["entries"]] == [e["content_sha256"] for e in index_b["entries"]]
+    for name in ("register.parquet", "days.parquet"):
+        assert (a / "runs" / name).read_bytes() == (b / "runs" / name).read_bytes(), name
+    for run_id in RUN_IDS:  # volatile parts differ (times), content does not
+        rec_a, rec_b = load(a / f"runs/{run_id}.json"), load(b / f"runs/{run_id}.json")
+        assert rec_a["content"] == rec_b["content"]
+        assert json.dumps(rec_a["content"]).count(str(tmp_path)) == 0
