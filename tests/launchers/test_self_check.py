@@ -1,0 +1,35 @@
+import os
+import subprocess
+
+from click.testing import CliRunner
+
+from launchers import _selfcheck
+from launchers.cli import cli
+
+from .conftest import REPO
+
+
+def test_self_check_passes_as_installed():
+    """`fundbook-launch self-check`, the console script, in the test suite."""
+    proc = subprocess.run([os.path.join(REPO, ".venv", "bin", "fundbook-launch"), "self-check"],
+                          capture_output=True, text=True, timeout=60, env=dict(os.environ, FUNDBOOK_LAUNCH_STATE="/nonexistent"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "self-check: 6/6 passed" in proc.stdout
+    for name in ("reserve, charge, release", "refusal at the cap", "reused claim refused",
+                 "crash keeps the reservation as a liability"):
+        assert f"ok   {name}" in proc.stdout
+
+
+def test_self_check_fails_when_a_control_is_broken(monkeypatch):
+    real = _selfcheck.consume
+    calls = {"n": 0}
+
+    def consume_twice(*args, **kwargs):  # a registry that forgets consumption
+        calls["n"] += 1
+        if calls["n"] == 1:
+            return real(*args, **kwargs)
+        return {"sha256": "x"}
+    monkeypatch.setattr(_selfcheck, "consume", consume_twice)
+    result = CliRunner().invoke(cli, ["self-check"])
+    assert result.exit_code == 1
+    assert "FAIL reused claim refused" in result.output and "FAIL a crash does not renew the claim" in result.output
