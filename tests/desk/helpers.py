@@ -110,9 +110,14 @@ def error_text(page):
     return page.locator("#fb-desk > .fb-error").inner_text()
 
 
+def open_json(page):
+    if page.locator("details.fb-json").get_attribute("open") is None:
+        page.locator("details.fb-json > summary").click()
+
+
 def submit_json(page, batch):
     """Enter a batch through the JSON view, load it into the forms and submit."""
-    page.locator("details.fb-json > summary").click()
+    open_json(page)
     page.get_by_label("Batch JSON").fill(json.dumps(batch))
     page.get_by_role("button", name="Load JSON into the forms").click()
     submit(page)

@@ -51,21 +51,22 @@ async function refresh() {
   return true;
 }
 
-async function adopt(next, message) {
-  const before = session;
-  session = next;
+// Replace the session only if the engine can replay the new one; otherwise
+// say why and leave the current session exactly as it was.
+async function adopt(next, message, refusal = "Not changed: ") {
   fail("");
-  last = null;
-  if (await refresh()) {
-    store.save(session);
-    say(message);
-  } else {
-    session = before; // leave the old session exactly as it was
-    const error = errorLine.textContent;
-    await refresh();
-    fail(error);
+  const check = await call("state", JSON.stringify(next.source), JSON.stringify(next.moves));
+  if (!check.ok) {
+    fail(`${refusal}${check.error}`);
+    return false;
   }
+  session = next;
+  last = null;
+  await refresh();
+  store.save(session);
+  say(message);
   render();
+  return true;
 }
 
 async function submit() {
@@ -151,7 +152,8 @@ async function importFiles(fileList) {
   fail("");
   try {
     const next = await importMoves([...fileList], session, current);
-    await adopt({ ...next, finalized: false }, `Imported ${next.moves.length} day(s) from ${[...fileList].map((f) => f.name).join(", ")}.`);
+    await adopt({ ...next, finalized: false }, `Imported ${next.moves.length} day(s) from ${[...fileList].map((f) => f.name).join(", ")}.`,
+      "Import refused, nothing changed: ");
   } catch (e) {
     fail(`Import refused, nothing changed: ${e.message}`);
   }

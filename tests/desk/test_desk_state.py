@@ -1,0 +1,105 @@
+"""What must leave the session exactly as it was, and what must survive a reload."""
+
+import json
+
+import pytest
+
+import engine
+from tests.desk import helpers as d
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+
+
+def snapshot(page):
+    return {"stored": d.stored(page), "head": d.head(page), "day": d.open_day(page),
+            "cash": page.locator("section.fb-packet dl dd").first.inner_text()}
+
+
+def test_rejected_batch_refused_action_and_malformed_import_leave_the_session(page, site, tmp_path):
+    instance = engine.load_episode("W1")
+    gold = engine.gold_candidate(instance)["batches"]
+    d.open_desk(page, site)
+    d.start(page, episode="W1")
+    d.submit_json(page, gold[0])
+    d.wait_day(page, 2)
+    before = snapshot(page)
+
+    # a rejected batch (the wrong day) through the JSON view: plain error, nothing changes
+    wrong_day = json.loads(json.dumps(gold[1]))
+    d.open_json(page)
+    page.get_by_label("Batch JSON").fill(json.dumps(dict(wrong_day, day=7)))
+    page.get_by_role("button", name="Load JSON into the forms").click()
+    assert "batch.day: expected the open day 2" in d.error_text(page)
+    assert snapshot(page) == before
+    # a batch the desk rejects (an unknown trade) after the forms accept it
+    bad = json.loads(json.dumps(gold[1]))
+    bad["actions"] = [{"id": "x", "type": "REPAY", "trade": "FT999"}]
+    page.get_by_label("Batch JSON").fill(json.dumps(bad))
+    page.get_by_role("button", name="Load JSON into the forms").click()
+    d.submit(page)
+    page.wait_for_function("document.querySelector('#fb-desk > .fb-error').textContent.includes('Batch rejected')")
+    assert "FT999" in d.error_text(page)
+    assert snapshot(page) == before
+    # an incomplete report is refused by the form before it reaches the desk
+    page.locator("form.fb-report-form").get_by_label("Cash (cents)", exact=True).fill("lots")
+    d.submit(page)
+    assert "Report cash: expected a whole number" in d.error_text(page)
+    assert snapshot(page) == before
+
+    # malformed imports: not JSON, not a batch, a batch the engine rejects
+    for name, text in (("broken.json", "{not json"), ("odd.json", json.dumps({"hello": 1})),
+                       ("day-01.json", json.dumps(dict(gold[0], actions=[{"id": "a", "type": "REPAY", "trade": "FT404"}])))):
+        path = tmp_path / name
+        path.write_text(text)
+        page.evaluate("document.querySelector('#fb-desk > .fb-error').textContent = ''")
+        page.get_by_label("Import batches", exact=False).set_input_files(str(path))
+        page.wait_for_function("document.querySelector('#fb-desk > .fb-error').textContent.includes('Import refused')")
+        assert name in d.error_text(page) or "rejects" in d.error_text(page)
+        assert snapshot(page) == before
+
+    # a refused action: shown with its reason; the book is what it would be without it
+    host = engine.Run(instance)
+    host.submit(gold[0])
+    batch = json.loads(json.dumps(gold[1]))
+    packet = host.packet()
+    batch["actions"] = [{"id": "too-big", "type": "FUND", "asset": packet["assets"][0]["id"],
+                         "quote": packet["quotes"][0]["id"] if packet["quotes"] else "Q1", "notional": 10**14}]
+    decisions, _ = host.submit(batch)
+    assert decisions[0]["decision"] == "REFUSED"
+    d.submit_json(page, batch)
+    d.wait_day(page, 3)
+    row = page.locator("table.fb-decisions tbody tr").first
+    assert row.locator("[data-decision]").inner_text() == "REFUSED"
+    assert decisions[0]["reason"] in row.inner_text()
+    without = engine.Run(instance)
+    without.submit(gold[0])
+    without.submit(dict(batch, actions=[]))
+    close = [r for r in host.receipts if r["kind"] == "CLOSE"][-1]["payload"]
+    close_without = [r for r in without.receipts if r["kind"] == "CLOSE"][-1]["payload"]
+    assert close["state_hash"] == close_without["state_hash"]
+    assert d.head(page) == host.head
+    assert not page.errors
+
+
+def test_reload_keeps_the_session_and_reset_clears_it(page, site):
+    gold = engine.gold_candidate(engine.load_episode("W2"))["batches"]
+    d.open_desk(page, site)
+    d.start(page, episode="W2")
+    for batch in gold[:2]:
+        d.submit_json(page, batch)
+        d.wait_day(page, batch["day"] + 1)
+    before = d.head(page)
+    page.reload()
+    page.wait_for_selector("#fb-desk[data-ready=true]", state="attached", timeout=90_000)
+    assert d.open_day(page) == 3
+    assert d.head(page) == before
+    assert page.locator("table.fb-decisions").count() == 0  # the page shows state, not stale answers
+    assert page.locator(".fb-days tbody tr").count() == 2
+    page.get_by_role("button", name="Reset session").click()
+    d.wait_day(page, 1)
+    assert d.stored(page)["moves"] == [] and d.stored(page)["source"] == {"episode": "W2"}
+    assert d.head(page)["size"] < before["size"]
+    page.reload()
+    page.wait_for_selector("#fb-desk[data-ready=true]", state="attached", timeout=90_000)
+    assert d.open_day(page) == 1
+    assert not page.errors
