@@ -75,10 +75,11 @@ def _engine():
     return engine
 
 
-def _check_fresh():
+def _fresh():
     stale = [n for n in sys.modules if (n == "engine" or n.startswith("engine.")) and PROBE in vars(sys.modules[n])]
     if stale:
         raise Stop(f"module {stale[0]} carried state over from the previous fixture")
+    return True
 
 
 def _modules():
@@ -89,11 +90,6 @@ def _modules():
             raise Stop(f"module {name} was loaded from {origin or 'nowhere'}, not from the bundle's bytecode")
         out.append({"module": name, "origin": "fundbook-engine.zip/" + origin[len(ZIP) + 1:]})
     return out
-
-
-def _fresh():
-    _check_fresh()
-    return True
 
 
 def plan(text, label):

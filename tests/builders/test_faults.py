@@ -134,6 +134,7 @@ def test_a_fixture_argument_that_does_not_parse_is_one_line(bundle_dir):
         assert proc.stderr.count("\n") == 1 and "does not parse" in proc.stderr and "sha256" in proc.stderr
 
 
+@pyodide_test
 def test_no_node_means_no_run_and_no_fallback(bundle_dir, runs_dir, monkeypatch):
     before = snapshot(runs_dir)
     monkeypatch.setenv("FUNDBOOK_NODE", "/nonexistent/node")

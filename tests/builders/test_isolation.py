@@ -5,6 +5,7 @@ import hashlib
 import json
 import os
 import subprocess
+import sys
 
 from builders._files import ROOT
 
@@ -44,3 +45,26 @@ def test_no_module_state_leaks_between_fixtures(bundle_dir):
     for event in forward:
         assert event["fresh_modules"] is True
         assert all(m["origin"].endswith(".pyc") for m in event["modules"])
+
+
+def test_the_fresh_module_probe_catches_state_carried_over(tmp_path):
+    """The runner's own check, exercised on host CPython from the sources: a
+    module that survives from the previous fixture is named."""
+    script = f"""
+import sys
+sys.path.insert(0, {os.path.join(ROOT, 'builders', 'runner')!r})
+import run_fixtures as h
+h.ZIP = {ROOT!r}  # the sources stand in for the bundle here
+h._engine()
+assert h._fresh() is True
+survivor = sys.modules["engine._rules"]
+h._engine()
+vars(survivor)[h.PROBE] = True
+sys.modules["engine._rules"] = survivor  # as if the purge had missed it
+try:
+    h._fresh()
+except h.Stop as exc:
+    print(exc)
+"""
+    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.stdout.strip() == "module engine._rules carried state over from the previous fixture", proc.stderr
