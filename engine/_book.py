@@ -80,9 +80,20 @@ def open_trades(book, asset_id=None, counterparty=None):
     return out
 
 
-def counterparty_usage(book, counterparty, exclude=None) -> int:
-    """Outstanding funded notional with a counterparty (scheduled or live)."""
-    return sum(t["notional"] for t in open_trades(book, counterparty=counterparty) if t["id"] != exclude)
+def counterparty_usage(book, counterparty, exclude=None, start=None, end=None) -> int:
+    """Peak funded notional outstanding with a counterparty over the nights
+    [start, end) (default: from the current day on), counting live and scheduled
+    trades over the nights they cover. A roll's old and new trades never overlap,
+    so replacing a trade does not double its usage."""
+    trades = [t for t in open_trades(book, counterparty=counterparty) if t["id"] != exclude]
+    if not trades:
+        return 0
+    first = book["day"] if start is None else start
+    last = max(planned_end(book, t) for t in trades) if end is None else end
+    peak = 0
+    for night in range(first, last):
+        peak = max(peak, sum(t["notional"] for t in trades if t["start"] <= night < planned_end(book, t)))
+    return peak
 
 
 def trade_interest(book, trade, until_day: int) -> int:

@@ -30,7 +30,8 @@ def _options(book, quotes, asset, start_lo, start_hi, notional, replacing=None):
             continue
         if q["max_notional"] - book["quote_usage"].get(q["id"], 0) < notional:
             continue
-        capacity_excess = counterparty_usage(book, cp["id"], exclude=replacing) + notional - cp["capacity"]
+        end = min(start + q["tenor"], asset["exit_day"])
+        capacity_excess = counterparty_usage(book, cp["id"], replacing, start, end) + notional - cp["capacity"]
         tenor_excess = q["tenor"] - book["desk"]["max_tenor"]
         out.append({
             "quote": q,

@@ -107,16 +107,18 @@ def _title(book, quote, asset_id, notional, replacing=None):
         raise Refusal("TITLE", f"asset {asset_id}: {pledged} already pledged over that period, {notional} more exceeds the notional {asset['notional']}")
 
 
-def _capacity(book, quote, notional, waiver, replacing=None):
+def _capacity(book, quote, asset_id, notional, waiver, replacing=None):
     used = book["quote_usage"].get(quote["id"], 0)
     if used + notional > quote["max_notional"]:
         raise Refusal("CAPACITY", f"quote {quote['id']} has {quote['max_notional'] - used} left, {notional} asked")
     cp = book["counterparties"][quote["counterparty"]]
-    usage = counterparty_usage(book, cp["id"], exclude=replacing)
+    start = quote["start_day"]
+    end = min(start + quote["tenor"], book["assets"][asset_id]["exit_day"])
+    usage = counterparty_usage(book, cp["id"], exclude=replacing, start=start, end=end)
     excess = usage + notional - cp["capacity"]
     if excess > 0:
         if waiver is None or waiver["kind"] != "capacity":
-            raise Refusal("CAPACITY", f"counterparty {cp['id']}: usage {usage} + {notional} exceeds capacity {cp['capacity']}")
+            raise Refusal("CAPACITY", f"counterparty {cp['id']}: peak usage {usage} over days {start}..{end} + {notional} exceeds capacity {cp['capacity']}")
         if excess > waiver["amount"]:
             raise Refusal("AUTHORITY", f"capacity authority of {waiver['amount']} is too small for {excess} over capacity")
 
@@ -133,7 +135,7 @@ def _fund(book, market, day, body, waiver):
     quote = _quote(market, book, body["quote"], day)
     _timing(book, quote, day, waiver)
     _title(book, quote, body["asset"], body["notional"])
-    _capacity(book, quote, body["notional"], waiver)
+    _capacity(book, quote, body["asset"], body["notional"], waiver)
     trade = new_trade(book, body["asset"], quote, body["notional"], day)
     return {"trade": trade["id"], "start": trade["start"], "maturity": trade["maturity"],
             "principal": trade["principal"], "haircut_bps": trade["haircut_bps"]}
@@ -153,7 +155,7 @@ def _roll(book, market, day, body, waiver):
         raise Refusal("TIMING", f"quote {quote['id']} starts before {old['id']} does")
     _timing(book, quote, day, waiver)
     _title(book, quote, old["asset"], old["notional"], replacing=old["id"])
-    _capacity(book, quote, old["notional"], waiver, replacing=old["id"])
+    _capacity(book, quote, old["asset"], old["notional"], waiver, replacing=old["id"])
     old["ends"] = quote["start_day"]
     trade = new_trade(book, old["asset"], quote, old["notional"], day)
     trade["rolled_from"] = old["id"]

@@ -75,9 +75,10 @@ def exposure(packet, asset_id: str, quote_id: str, notional=None) -> dict:
 def headroom(packet) -> dict:
     """Counterparty capacity headroom and what is left on each valid quote."""
     book = book_from_packet(packet)
-    cps = {cid: {"capacity": cp["capacity"], "usage": counterparty_usage(book, cid),
-                 "headroom": cp["capacity"] - counterparty_usage(book, cid)}
-           for cid, cp in sorted(book["counterparties"].items())}
+    cps = {}
+    for cid, cp in sorted(book["counterparties"].items()):
+        usage = counterparty_usage(book, cid)
+        cps[cid] = {"capacity": cp["capacity"], "peak_usage": usage, "headroom": cp["capacity"] - usage}
     quotes = {q["id"]: {"max_notional": q["max_notional"], "remaining": q["max_notional"] - q["used"]}
               for q in packet["quotes"]}
     return {"counterparties": cps, "quotes": quotes}

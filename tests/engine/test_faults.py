@@ -18,7 +18,21 @@ from engine._baselines import policy_batch
 from tests.conftest import REPO
 
 TRIALS = int(os.environ.get("FUNDBOOK_FAULT_TRIALS", "24"))
-SUBMIT = [sys.executable, "-c", "from engine.cli import main; main()", "desk", "submit"]
+# The submit under test is the real CLI; the wrapper only stretches its write
+# transaction (a short pause after each receipt insert) so that kills spread
+# over the process's life also land inside the transaction.
+WRAPPER = """
+import time, engine._runtime as rt
+insert = rt._insert
+def slow_insert(conn, receipts):
+    for r in receipts:
+        insert(conn, [r])
+        time.sleep(0.03)
+rt._insert = slow_insert
+from engine.cli import main
+main()
+"""
+SUBMIT = [sys.executable, "-c", WRAPPER, "desk", "submit"]
 
 
 @pytest.mark.slow
@@ -46,7 +60,7 @@ def test_killed_submits_leave_a_verifiable_history(tmp_path):
         shutil.copy(base, db)
         proc = subprocess.Popen(SUBMIT + ["--db", str(db), "--input", str(batch)], cwd=REPO,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(duration * (trial + 0.5) / TRIALS * 1.1)
+        time.sleep(duration * (trial + 0.5) / TRIALS * 1.2)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         conn = sqlite3.connect(db)
