@@ -19,7 +19,7 @@ import engine
 from . import ATTEMPT_SCHEMA_VERSION
 from ._claims import consume
 from ._controller import Controller, Limits
-from ._errors import LaunchError, OutputExists
+from ._errors import InputError, LaunchError, OutputExists
 from ._ledger import Ledger
 from ._prices import model_price
 from ._provenance import code_revision, packages
@@ -44,17 +44,23 @@ def execute(*, claim_path, out, family, seed, split, model, sampler_name, sandbo
             prices, limits: Limits, horizon=20, attempt_id=None, state=None):
     """Run one attempt. `make_sampler(model)` / `make_sandbox()` build the adapters after the claim is consumed."""
     check_out_dir(out)
+    # inputs are checked before the claim is consumed: a refusal here spends nothing
+    try:
+        instance = engine.with_horizon(engine.generate(family, seed), horizon)
+    except ValueError as exc:
+        raise InputError(f"--family/--seed: {exc}")
+    except engine.DeskError as exc:
+        raise InputError(f"--horizon: {exc.message}")
+    price = model_price(prices, model) if sampler_name != "mock" else {"input_micro_usd_per_mtok": 0,
+                                                                      "output_micro_usd_per_mtok": 0}
     claim_doc = consume(claim_path, family, split, model, state=state)  # step 0: nothing is spent before this
     claim = claim_doc["claim"]
     started, t0 = _now(), time.monotonic()
     attempt_id = attempt_id or f"{LABELS[sampler_name].split()[0]}-{family}-seed-{seed}-{claim['id'][4:12]}"
     tmp = out + ".partial"
     os.makedirs(tmp, mode=0o700)
-    price = model_price(prices, model) if sampler_name != "mock" else {"input_micro_usd_per_mtok": 0,
-                                                                      "output_micro_usd_per_mtok": 0}
     ledger = Ledger(claim_doc["sha256"], claim["cap_micro_usd"], claim["cap_tokens"], price,
                     path=os.path.join(tmp, "ledger.jsonl"))
-    instance = engine.with_horizon(engine.generate(family, seed), horizon)
     controller = None
     sampler = sandbox = None
     try:

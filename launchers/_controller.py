@@ -95,14 +95,14 @@ class Controller:
 
     # -- the attempt -----------------------------------------------------------------
     def run(self) -> dict:
-        self.history.init(self.instance, self.instance["horizon"])
-        packet = self.history.packet()
-        files = stage(packet)
-        self.staged = manifest(files)
-        self.step("evaluator", packet_text(packet), day=packet["day"])
         worker = None
         end = {"status": "infrastructure_interruption", "reason": "", "limit": "infrastructure", "worker_exit_code": None}
         try:
+            self.history.init(self.instance, self.instance["horizon"])
+            packet = self.history.packet()
+            files = stage(packet)
+            self.staged = manifest(files)
+            self.step("evaluator", packet_text(packet), day=packet["day"])
             worker = self.sandbox.start(files, self.limits.worker_seconds)
             deadline = self.clock() + self.limits.worker_seconds
             end = self._supervise(worker, deadline)
@@ -252,8 +252,11 @@ class Controller:
         return packet
 
     def receipts(self):
-        """(receipts, head) of the desk history as it stands."""
-        run = self.history.load()[1]
+        """(receipts, head) of the desk history as it stands; nothing if it was never created."""
+        try:
+            run = self.history.load()[1]
+        except engine.DeskError:
+            return [], None
         return run.receipts, run.head
 
 

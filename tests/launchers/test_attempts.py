@@ -167,3 +167,32 @@ def test_cached_replay_costs_nothing(tmp_path, state, prices_file):
     assert replay["label"] == "cached replay" and replay["cost"]["cache_hits"] == replay["cost"]["calls"] > 0
     assert replay["cost"]["micro_usd"] == 0 and replay["ledger"]["totals"]["tokens_in"] == 0
     assert replay["proposals"] == first["proposals"] and replay["result"] == first["result"]
+
+
+def test_bad_inputs_are_refused_before_the_claim_is_consumed(tmp_path, state, prices_file):
+    runner = CliRunner()
+    claim = str(tmp_path / "c.json")
+    assert runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "unpriced", "--cap-micro-usd", "10",
+                               "--cap-tokens", "10", "--out", claim]).exit_code == 0
+    base = ["execute", "--claim", claim, "--family", "FUND_01", "--seed", "1", "--prices", prices_file,
+            "--sampler", "tinker", "--model", "unpriced"]
+    for extra, message in ((["--horizon", "99"], "--horizon: observation end day"),
+                           ([], "models.unpriced: no price for this model")):
+        result = runner.invoke(cli, base + extra + ["--out", str(tmp_path / "o")])
+        assert result.exit_code == 1 and message in result.output, result.output
+        assert not os.path.exists(tmp_path / "o") and not os.path.exists(os.path.join(state, "consumed"))
+
+
+def test_a_host_failure_after_consumption_is_still_recorded(run_attempt):
+    class Broken:
+        name, network = "local", "n/a"
+
+        def start(self, files, time_limit_s):
+            raise ValueError("disk full")
+
+        def worker_env_keys(self):
+            return []
+    record, out = run_attempt(sandbox=Broken())
+    c = record["content"]
+    assert c["termination"]["status"] == "infrastructure_interruption" and "disk full" in c["termination"]["reason"]
+    assert read_record(os.path.join(out, "record.json"))["content"]["claim"]["consumed_at_step"] == 0

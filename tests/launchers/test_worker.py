@@ -1,0 +1,62 @@
+"""The worker's agent loop, driven through the real local sandbox by a scripted model."""
+
+import json
+
+from .conftest import PricedMock
+
+
+class ToolUser(PricedMock):
+    """Keeps a note, asks for a source that does not exist, answers in a fenced block, then submits."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def answer(self, messages, request_hash):
+        self.seen.append(messages)
+        turns = sum(1 for m in messages if m["role"] == "assistant")
+        day_line = next(m["content"] for m in messages if m["role"] == "user").split("\n")[0]
+        if turns == 0:
+            return '```json\n{"tool": "note", "arguments": {"text": "seen %s"}}\n```' % day_line
+        if turns == 1:
+            return json.dumps({"tool": "read_source", "arguments": {"id": "S99"}})
+        return super().answer(messages, request_hash)
+
+
+def test_tools_notes_and_fenced_answers(run_attempt):
+    sampler = ToolUser()
+    record, out = run_attempt(sampler=sampler, horizon=4)
+    c = record["content"]
+    assert c["termination"]["status"] == "completed" and c["settled_days"] == 4
+    with open(f"{out}/transcript.json") as fh:
+        steps = json.load(fh)["steps"]
+    tools = [call for s in steps if s["role"] == "tool" for call in s["tool_calls"]]
+    assert [(t["name"], t["exit_code"]) for t in tools[:2]] == [("note", 0), ("read_source", 1)]
+    assert "no published source 'S99'" in tools[1]["output"]["error"]
+    # retained work: the day-1 note is in the worker's day-2 prompt
+    day2 = next(m for msgs in sampler.seen for m in msgs if m["content"].startswith("CHECKPOINT day 2"))
+    assert "day 1: seen CHECKPOINT day 1 of 4." in day2["content"]
+    assert "Your last outcomes: [{\"accepted\"" in day2["content"]
+
+
+class Rejected(PricedMock):
+    """Proposes a batch for the wrong day once a day, a batch the desk rejects whole, then the right one."""
+
+    def answer(self, messages, request_hash):
+        if not any(m["role"] == "assistant" for m in messages):
+            return json.dumps({"batch": {"day": 1, "report": {}, "actions": []}})  # schema-invalid: report fields
+        text = super().answer(messages, request_hash)
+        if '"batch"' in text and not any("rejected the batch" in m["content"] for m in messages):
+            batch = json.loads(text)["batch"]
+            batch["actions"] = [{"id": "x", "type": "REPAY", "trade": "NO-SUCH-TRADE"}]
+            return json.dumps({"batch": batch})
+        return text
+
+
+def test_invalid_and_rejected_artefacts_are_recorded_and_retried(run_attempt):
+    record, out = run_attempt(sampler=Rejected(), horizon=3)
+    c = record["content"]
+    assert c["termination"]["status"] == "completed" and c["invalid_artefacts"] == 3
+    outcomes = [p["outcome"] for p in c["proposals"]]
+    assert outcomes == ["rejected", "accepted"] * 3
+    assert "NO-SUCH-TRADE" in c["proposals"][0]["message"]
