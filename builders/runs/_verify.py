@@ -52,6 +52,25 @@ def _load(path):
         raise BuildError(f"{rel(path)}: unreadable ({exc})")
 
 
+def _check_files(directory, index):
+    """Each committed record file against the index, and its content against its hash."""
+    import engine
+    for entry in index["entries"]:
+        path = os.path.join(directory, f"{entry['run_id']}.json")
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            raise BuildError(f"{rel(path)}: missing (listed in the committed index)")
+        if engine.sha256_hex(data) != entry["file_sha256"]:
+            raise BuildError(f"{rel(path)}: sha256 expected {entry['file_sha256']} (committed index), "
+                             f"actual {engine.sha256_hex(data)}")
+        doc = json.loads(data)
+        if engine.content_sha256(doc["content"]) != entry["content_sha256"]:
+            raise BuildError(f"{rel(path)}: content sha256 expected {entry['content_sha256']} (committed index), "
+                             f"actual {engine.content_sha256(doc['content'])}")
+
+
 def compare(committed_dir, rebuilt_dir) -> str:
     committed = _load(os.path.join(committed_dir, "index.json"))
     rebuilt = _load(os.path.join(rebuilt_dir, "index.json"))
@@ -59,6 +78,7 @@ def compare(committed_dir, rebuilt_dir) -> str:
     broken = check_chain(committed)
     if broken:
         raise BuildError(f"{label}: the hash chain breaks at {broken}")
+    _check_files(committed_dir, committed)
     if committed["head"] == rebuilt["head"]:
         return f"verify: {rebuilt['head']['size']} records match the committed index head {committed['head']['hash']}"
     if committed["engine"] != rebuilt["engine"]:

@@ -35,8 +35,9 @@ def test_a_changed_record_is_named_with_its_first_differing_field(published, tmp
     record["content"]["verdict"] = "TAMPERED"
     record["content_sha256"] = engine.content_sha256(record["content"])
     _write(committed / f"{victim}.json", record)
+    file_sha = engine.sha256_hex((committed / f"{victim}.json").read_bytes())
     rows = [dict({k: e[k] for k in e if k not in ("prev_hash", "hash")},
-                 content_sha256=record["content_sha256"] if e["run_id"] == victim else e["content_sha256"])
+                 **({"content_sha256": record["content_sha256"], "file_sha256": file_sha} if e["run_id"] == victim else {}))
             for e in index["entries"]]
     _write(committed / "index.json", build_index(rows, index["engine"], {}, "then"))
     with pytest.raises(BuildError) as err:
@@ -62,3 +63,15 @@ def test_first_difference_walks_sorted_keys_and_lists():
     assert first_difference({"a": 1}, {"a": 1, "z": 0}) == "content.z"
     assert first_difference([1], [1, 2]) == "content (length 1 vs 2)"
     assert first_difference({"x": {"y": None}}, {"x": {"y": None}}) is None
+
+
+@pyodide_test
+def test_a_committed_record_edited_without_its_index_is_named(published, tmp_path):
+    committed = tmp_path / "runs"
+    shutil.copytree(published["dir"], committed)
+    victim = load(committed / "index.json")["entries"][2]["run_id"]
+    record = load(committed / f"{victim}.json")
+    record["volatile"]["host"] = "elsewhere"
+    _write(committed / f"{victim}.json", record)
+    with pytest.raises(BuildError, match=f"runs/{victim}.json: sha256 expected [0-9a-f]{{64}} \\(committed index\\), actual"):
+        compare(str(committed), published["dir"])
