@@ -7,6 +7,7 @@ compares. One function for both, so the two cannot drift.
 """
 
 from ._canon import content_sha256
+from ._diff import first_difference
 
 RUN_SCHEMA = "fundbook.run/1"
 RUN_SCHEMA_VERSION = 1  # bump when a content field changes meaning
@@ -40,28 +41,6 @@ def engine_fields(execution) -> dict:
     }
 
 
-def _first_difference(a, b, path="content"):
-    if type(a) is not type(b):
-        return path
-    if isinstance(a, dict):
-        for key in sorted(set(a) | set(b)):
-            if key not in a or key not in b:
-                return f"{path}.{key}"
-            sub = _first_difference(a[key], b[key], f"{path}.{key}")
-            if sub:
-                return sub
-        return None
-    if isinstance(a, list):
-        if len(a) != len(b):
-            return f"{path} (length {len(b)} vs {len(a)})"
-        for i, (x, y) in enumerate(zip(a, b)):
-            sub = _first_difference(x, y, f"{path}[{i}]")
-            if sub:
-                return sub
-        return None
-    return None if a == b else path
-
-
 def verify_record(record, execution) -> dict:
     """Compare a published run record with a fresh execution of its fixture.
 
@@ -73,7 +52,7 @@ def verify_record(record, execution) -> dict:
     computed.update(engine_fields(execution))
     computed_sha = content_sha256(computed)
     published_sha = record.get("content_sha256")
-    difference = _first_difference(computed, content)
+    difference = first_difference(computed, content, "content")
     if difference is None and content_sha256(content) != published_sha:
         difference = "content_sha256 (the published content does not hash to it)"
     return {"match": difference is None and computed_sha == published_sha,

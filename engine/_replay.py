@@ -8,33 +8,12 @@ named by sequence number, kind and field.
 """
 
 from ._candidate import reference_economics
+from ._diff import first_difference
 from ._errors import BatchRejected, DeskError, ReplayMismatch
 from ._grade import result_sha256, scored_result, unscored_result
 from ._receipts import verify_chain
 from ._run import Run
 from ._world import fixture_sha256
-
-
-def _diff(mine, theirs, path="payload"):
-    if type(mine) is not type(theirs):
-        return path
-    if isinstance(mine, dict):
-        for key in sorted(set(mine) | set(theirs)):
-            if key not in mine or key not in theirs:
-                return f"{path}.{key}"
-            sub = _diff(mine[key], theirs[key], f"{path}.{key}")
-            if sub:
-                return sub
-        return None
-    if isinstance(mine, list):
-        if len(mine) != len(theirs):
-            return f"{path} (length)"
-        for i, (a, b) in enumerate(zip(mine, theirs)):
-            sub = _diff(a, b, f"{path}[{i}]")
-            if sub:
-                return sub
-        return None
-    return None if mine == theirs else path
 
 
 def _compare(produced, stored, start):
@@ -48,7 +27,7 @@ def _compare(produced, stored, start):
             if mine[field] != theirs[field]:
                 raise ReplayMismatch(f"receipt {theirs['seq']}: {field} is {theirs[field]!r}, replay gives {mine[field]!r}",
                                      seq=theirs["seq"], field=field)
-        where = _diff(mine["payload"], theirs["payload"])
+        where = first_difference(mine["payload"], theirs["payload"], "payload")
         if where:
             raise ReplayMismatch(f"receipt {theirs['seq']} ({theirs['kind']}, day {theirs['day']}): {where} differs from replay",
                                  seq=theirs["seq"], field=where)
