@@ -76,3 +76,19 @@ def test_verify_cli():
                            os.path.join(MOCK, "record.json")], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "verified; ended completed" in proc.stdout
+
+
+def test_records_match_their_published_schemas(run_attempt):
+    import jsonschema
+    schemas = os.path.join(REPO, "launchers", "schemas")
+    with open(os.path.join(schemas, "attempt.schema.json")) as fh:
+        attempt = json.load(fh)
+    with open(os.path.join(schemas, "transcript.schema.json")) as fh:
+        transcript = json.load(fh)
+    jsonschema.Draft202012Validator.check_schema(attempt)
+    record, out = run_attempt(cap_micro_usd=5000)  # an incomplete one too (budget halt)
+    for directory in (MOCK, out):
+        with open(os.path.join(directory, "record.json")) as fh:
+            jsonschema.validate(json.load(fh), attempt, cls=jsonschema.Draft202012Validator)
+        with open(os.path.join(directory, "transcript.json")) as fh:
+            jsonschema.validate(json.load(fh), transcript, cls=jsonschema.Draft202012Validator)
