@@ -18,7 +18,7 @@ TRACE_STEPS = (
     "drop every engine module from sys.modules, import engine from the bundle (fresh module state)",
     "execution = engine.execute_fixture(spec)",
     "fields = engine.engine_fields(execution)",
-    "inputs = engine.fixture_input(spec); require content_sha256(inputs) == execution.input_sha256",
+    "inputs = engine.fixture_input(spec) (the stage requires content_sha256(inputs) == input_sha256)",
 )
 
 

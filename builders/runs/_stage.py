@@ -60,7 +60,7 @@ def _check_expectations(records):
                              f"observed {json.dumps(c['observed'], sort_keys=True)}")
 
 
-def execute(bundle_dir, specs, scratch, progress=False):
+def execute(bundle_dir, specs, scratch, progress=False, check_inputs=True):
     """Run the plan in Pyodide and assemble everything in memory.
     Returns (runtime event, {run_id: record}, {relpath: bytes}, batch argv)."""
     verified = _check_bundle(bundle_dir)
@@ -89,6 +89,10 @@ def execute(bundle_dir, specs, scratch, progress=False):
             raise BuildError(f"runs/{rid}.json: engine fields sha256 expected {event['fields_sha256']} (computed in "
                              f"Pyodide), actual {engine.content_sha256(event['fields'])} (after transport)")
         where = paths(rid)
+        if check_inputs and event["input_content_sha256"] != event["fields"]["input_sha256"]:
+            raise BuildError(f"{where['input']}: engine.fixture_input gives content sha256 "
+                             f"{event['input_content_sha256']}, the graded input has {event['fields']['input_sha256']} "
+                             f"(expected the same)")
         cmd = command(fixture_argv(bundle, event["spec"]), epoch)
         receipts_bytes = event["receipts_text"].encode("utf-8")
         input_bytes = event["input_text"].encode("utf-8")
