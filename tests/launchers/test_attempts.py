@@ -196,3 +196,16 @@ def test_a_host_failure_after_consumption_is_still_recorded(run_attempt):
     c = record["content"]
     assert c["termination"]["status"] == "infrastructure_interruption" and "disk full" in c["termination"]["reason"]
     assert read_record(os.path.join(out, "record.json"))["content"]["claim"]["consumed_at_step"] == 0
+
+
+def test_the_same_mock_attempt_twice_gives_the_same_transcript(run_attempt):
+    from launchers._sampler_mock import MockSampler
+    first, out1 = run_attempt(sampler=MockSampler("mock"), model="mock", sampler_name="mock", horizon=6)
+    second, out2 = run_attempt(sampler=MockSampler("mock"), model="mock", sampler_name="mock", horizon=6)
+    with open(f"{out1}/transcript.json") as a, open(f"{out2}/transcript.json") as b:
+        t1, t2 = json.load(a), json.load(b)
+    assert t1["attempt_id"] != t2["attempt_id"]  # named after their claims
+    assert t1["steps"] == t2["steps"] and t1["summary"] == t2["summary"]
+    for key in ("proposals", "result", "cost", "receipts_head", "termination"):
+        assert first["content"][key] == second["content"][key]
+    assert first["content"]["claim"]["id"] != second["content"]["claim"]["id"]  # two claims, each used once
