@@ -20,6 +20,7 @@ from ._errors import BudgetHalt, CallTimeout, SamplerError, SandboxError
 from ._staging import manifest, stage
 
 MAX_CONSECUTIVE_CALL_FAILURES = 3
+MIN_CALL_SECONDS = 1  # a call is not started when less than this is left of the worker's time
 
 
 @dataclass
@@ -183,6 +184,8 @@ class Controller:
     def _sample(self, msg, deadline):
         if self.calls >= self.limits.max_calls:
             raise BudgetHalt(f"the attempt reached its limit of {self.limits.max_calls} model calls", limit="calls")
+        if deadline - self.clock() < MIN_CALL_SECONDS:
+            raise WorkerLimit()  # no time left for a call to finish: do not reserve one
         messages = msg.get("messages")
         if not isinstance(messages, list) or not all(
                 isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)

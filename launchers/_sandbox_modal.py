@@ -8,7 +8,7 @@ the host is passed in. A return code of -1 means Modal ended the sandbox at its
 timeout. Only these SDK surfaces are called; the tests fake exactly them.
 """
 
-import time
+import threading
 
 from ._channel import Channel, split_lines
 from ._errors import SandboxError
@@ -41,12 +41,18 @@ class ModalWorker:
         return ""  # Modal keeps the worker's stderr in the sandbox logs
 
     def wait(self, timeout):
-        code = self.process.poll()
-        if code is None and timeout:
-            end = time.monotonic() + timeout
-            while code is None and time.monotonic() < end:
-                time.sleep(0.2)
-                code = self.process.poll()
+        """process.wait() bounded by `timeout` seconds; None if it is still running."""
+        box = {}
+
+        def target():
+            try:
+                box["code"] = self.process.wait()
+            except Exception:  # the sandbox is gone: its last known state
+                box["code"] = self.process.poll()
+        thread = threading.Thread(target=target, daemon=True)
+        thread.start()
+        thread.join(timeout)
+        code = box.get("code")
         if code is not None and self.killed_at_deadline and code != TIMEOUT_EXIT:
             return 124
         return code
