@@ -28,6 +28,25 @@ def _now():
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+class _Quiet:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, *args):
+        pass
+
+
+def _progress(total, shown):
+    """Fixtures done and the current one, on stderr (click draws it only on a terminal)."""
+    if not shown:
+        return _Quiet()
+    return click.progressbar(length=total, label="build-runs", file=sys.stderr,
+                             item_show_func=lambda rid: rid or "", show_pos=True)
+
+
 def select_specs(run_ids=None):
     specs = engine.fixture_specs()
     if not run_ids:
@@ -62,24 +81,16 @@ def _check_expectations(records):
 
 def execute(bundle_dir, specs, scratch, progress=False, check_inputs=True):
     """Run the plan in Pyodide and assemble everything in memory.
-    Returns (runtime event, {run_id: record}, {relpath: bytes}, batch argv)."""
+    Returns (runtime event, {run_id: record}, {relpath under runs/: bytes}, the verified bundle)."""
     verified = _check_bundle(bundle_dir)
     bundle = bundle_paths(bundle_dir, verified)
     epoch = verified["manifest"]["source_date_epoch"]
-    bar = click.progressbar(length=len(specs), label="build-runs", file=sys.stderr,
-                            item_show_func=lambda rid: rid or "", show_pos=True) if progress else None
+    with _progress(len(specs), progress) as bar:
+        def on_event(event):
+            if event["event"] == "fixture":
+                bar.update(1, event["run_id"])
 
-    def on_event(event):
-        if bar is not None and event["event"] == "fixture":
-            bar.update(1, event["run_id"])
-
-    try:
-        if bar is not None:
-            bar.__enter__()
         runtime, events, batch_argv = run_plan(bundle, specs, os.path.join(scratch, "fixtures.jsonl"), on_event)
-    finally:
-        if bar is not None:
-            bar.__exit__(None, None, None)
     if runtime["bundle_sha256"] != bundle["bundle_sha256"]:
         raise BuildError(f"{bundle['path']}: sha256 expected {bundle['bundle_sha256']}, runner saw {runtime['bundle_sha256']}")
     records, files = {}, {}
