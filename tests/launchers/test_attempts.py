@@ -209,3 +209,15 @@ def test_the_same_mock_attempt_twice_gives_the_same_transcript(run_attempt):
     for key in ("proposals", "result", "cost", "receipts_head", "termination"):
         assert first["content"][key] == second["content"][key]
     assert first["content"]["claim"]["id"] != second["content"]["claim"]["id"]  # two claims, each used once
+
+
+def test_the_controller_bounds_every_call_itself(run_attempt):
+    """A provider that never answers in time: each call is cut at the controller's deadline and kept as a liability."""
+    record, out = run_attempt(sampler=PricedMock(delay_s=8), limits=Limits(worker_seconds=600, call_deadline_s=1))
+    c = record["content"]
+    assert c["termination"]["status"] == "infrastructure_interruption"
+    assert "3 model calls in a row ended without an answer" in c["termination"]["reason"]
+    assert c["cost"]["unresolved_calls"] == [1, 2, 3] and c["cost"]["micro_usd"] == 0
+    notes = [e["note"] for e in c["ledger"]["entries"] if e["kind"] == "unresolved"]
+    assert len(notes) == 3 and all(n.startswith("request_timeout") for n in notes)
+    assert record["volatile"]["duration_ms"] < 20_000
