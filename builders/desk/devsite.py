@@ -1,11 +1,12 @@
-"""A minimal stand-in for the built site, for the desk's tests while the real one is not built.
+"""A minimal stand-in for the built site, for the desk's tests when public/ is not built.
 
-It has the layout the site build produces -- /vendor/pyodide/, /engine/,
-/assets/desk/, /desk/, /runs/<run-id>.json and a run page per record -- so the
-same JavaScript runs unchanged against either. The desk page is the real
-site/desk/index.md rendered by Python-Markdown; run records are made by the
-host engine through the same `engine_fields` the builders use, with a
-placeholder for what only the build knows. Nothing here is published.
+It has the layout the site build produces -- /vendor/pyodide/, /engine/ (the
+real bundle from `make build-engine`), /assets/desk/, /desk/,
+/runs/<run-id>.json and a run page per record -- so the same JavaScript runs
+unchanged against either. The desk page is the real site/desk/index.md
+rendered by Python-Markdown; run records are made by the host engine through
+the same `engine_fields` the builders use, with placeholders for what only the
+build knows (command, outputs). Nothing here is published.
 """
 
 import json
@@ -16,7 +17,6 @@ from pathlib import Path
 import markdown
 
 import engine
-from builders.desk import devbundle
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,11 +35,11 @@ def _link(src: Path, dst: Path):
     os.symlink(src, dst)
 
 
-def record_for(spec: dict, bundle_sha256: str) -> dict:
+def record_for(spec: dict, bundle: dict) -> dict:
     """A run record shaped like the builders' (fundbook.run/1), from the host engine."""
     execution = engine.execute_fixture(spec)
     content = {"schema_version": engine.RUN_SCHEMA_VERSION, **engine.engine_fields(execution),
-               "engine": {"bundle_sha256": bundle_sha256, "engine_version": engine.ENGINE_VERSION},
+               "engine": {**bundle, "engine_version": engine.ENGINE_VERSION},
                "execution_path": "host reference", "command": {"argv": ["devsite"], "env": {}}, "outputs": {}}
     return {"schema": engine.RUN_SCHEMA, "content": content, "content_sha256": engine.content_sha256(content),
             "volatile": {}}
@@ -52,17 +52,15 @@ def run_page(run_id: str) -> str:
     return PAGE.format(title=run_id, base="../../", body=body)
 
 
-def build(out: Path, run_ids=(), engine_dir: Path | None = None) -> Path:
+def build(out: Path, engine_dir: Path, run_ids=()) -> Path:
+    """Lay out the stand-in site in `out` around a built engine bundle directory."""
     out.mkdir(parents=True, exist_ok=True)
     _link(ROOT / "node_modules" / "pyodide", out / "vendor" / "pyodide")
     _link(ROOT / "site" / "assets" / "desk", out / "assets" / "desk")
-    if engine_dir is None:
-        engine_dir = out / "engine"
-        devbundle.build(engine_dir)
-    else:
-        _link(engine_dir, out / "engine")
-    manifest = json.loads((out / "engine" / "manifest.json").read_text())
-    bundle = manifest.get("bundle", {}).get("sha256") or manifest.get("bundle_sha256", "")
+    _link(engine_dir, out / "engine")
+    subjects = {s["name"]: s["digest"]["sha256"] for s in
+                json.loads((engine_dir / "provenance.json").read_text())["subject"]}
+    bundle = {"bundle_sha256": subjects["fundbook-engine.zip"], "manifest_sha256": subjects["manifest.json"]}
     text = (ROOT / "site" / "desk" / "index.md").read_text()
     body = markdown.markdown(text, extensions=["md_in_html", "attr_list"])
     (out / "desk").mkdir(exist_ok=True)

@@ -6,11 +6,14 @@
 // and only then is anything of the engine imported. A mismatch is reported
 // as a plain error and the worker refuses every call.
 import { loadPyodide } from "../../vendor/pyodide/pyodide.mjs";
+import { readZip } from "./zip.js";
 
 const ROOT = new URL("../../", import.meta.url);
 const PYODIDE_URL = new URL("vendor/pyodide/", ROOT).href;
 const ENGINE_URL = new URL("engine/", ROOT).href;
 const BUNDLE_NAME = "fundbook-engine.zip";
+const MANIFEST_NAME = "manifest.json";
+const PROVENANCE_NAME = "provenance.json";
 
 // The engine needs no package from the Pyodide distribution, so the worker
 // hands Pyodide a lock file with none instead of fetching the 120 KB one.
@@ -26,43 +29,69 @@ function hex(buffer) {
   return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-// Where the manifest states the zip's digest. The build's manifest is the
-// authority; these are the shapes it may take, and anything else is an error.
-export function bundleDigest(manifest, name = BUNDLE_NAME) {
-  const candidates = [
-    manifest?.bundle?.sha256,
-    manifest?.bundle_sha256,
-    manifest?.files?.[name]?.sha256,
-    typeof manifest?.files?.[name] === "string" ? manifest.files[name] : undefined,
-    manifest?.artifacts?.[name]?.sha256,
-  ];
-  const found = candidates.find((v) => typeof v === "string" && /^[0-9a-f]{64}$/.test(v));
-  if (!found) throw new Error(`engine/manifest.json: no sha256 for ${name} (expected bundle.sha256)`);
-  return found;
+async function sha256(bytes) {
+  return hex(await crypto.subtle.digest("SHA-256", bytes));
 }
 
-function bundleName(manifest) {
-  const path = manifest?.bundle?.path ?? manifest?.bundle?.file;
-  return typeof path === "string" && /^[\w.-]+\.zip$/.test(path) ? path : BUNDLE_NAME;
-}
-
-async function fetchOk(url, what) {
+async function fetchBytes(name) {
+  const url = ENGINE_URL + name;
   const response = await fetch(url, { cache: "no-cache" });
-  if (!response.ok) throw new Error(`${what}: HTTP ${response.status} for ${url}`);
-  return response;
+  if (!response.ok) throw new Error(`engine/${name}: HTTP ${response.status}; nothing was run`);
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+function sameBytes(a, b) {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
+}
+
+// The bundle is checked before anything in it is imported:
+// - the zip's sha256 and the manifest's are the subjects of provenance.json;
+// - every file the manifest lists is in the zip with its sha256 and size, the
+//   zip holds nothing else, and the manifest inside equals the one beside it.
+// Any difference is one plain sentence and nothing runs.
+export async function checkBundle(zipBytes, manifestBytes, provenance) {
+  const fail = (what) => {
+    throw new Error(`engine bundle ${BUNDLE_NAME}: ${what}; nothing was run`);
+  };
+  let manifest;
+  try {
+    manifest = JSON.parse(new TextDecoder().decode(manifestBytes));
+  } catch {
+    fail("manifest.json is not valid JSON");
+  }
+  const bundleSha = await sha256(zipBytes);
+  const manifestSha = await sha256(manifestBytes);
+  const subjects = Object.fromEntries((provenance?.subject || []).map((s) => [s.name, s.digest?.sha256]));
+  if (subjects[BUNDLE_NAME] !== bundleSha) fail(`sha256 ${bundleSha} does not match the manifest's provenance subject ${subjects[BUNDLE_NAME]}`);
+  if (subjects[MANIFEST_NAME] !== manifestSha) fail(`manifest.json sha256 ${manifestSha} does not match its provenance subject ${subjects[MANIFEST_NAME]}`);
+  if (!Array.isArray(manifest.files)) fail("manifest.json has no files list");
+  const entries = new Map((await readZip(zipBytes, BUNDLE_NAME)).map((e) => [e.name, e.bytes]));
+  for (const file of manifest.files) {
+    const bytes = entries.get(file.path);
+    if (!bytes) fail(`${file.path} is listed in the manifest but missing from the zip`);
+    const digest = await sha256(bytes);
+    if (digest !== file.sha256) fail(`${file.path} sha256 ${digest} does not match the manifest's ${file.sha256}`);
+    entries.delete(file.path);
+  }
+  const inner = entries.get(MANIFEST_NAME);
+  if (!inner || !sameBytes(inner, manifestBytes)) fail("the manifest inside the zip differs from the one beside it");
+  entries.delete(MANIFEST_NAME);
+  if (entries.size) fail(`${[...entries.keys()][0]} is in the zip but not in the manifest`);
+  return { manifest, bundleSha, manifestSha };
 }
 
 async function fetchBundle() {
   const t0 = now();
-  const manifest = await (await fetchOk(ENGINE_URL + "manifest.json", "engine manifest")).json();
-  const name = bundleName(manifest);
-  const expected = bundleDigest(manifest, name);
-  const bytes = new Uint8Array(await (await fetchOk(ENGINE_URL + name, "engine bundle")).arrayBuffer());
-  const actual = hex(await crypto.subtle.digest("SHA-256", bytes));
-  if (actual !== expected) {
-    throw new Error(`engine bundle ${name}: sha256 ${actual} does not match the manifest's ${expected}; nothing was run`);
+  const [zipBytes, manifestBytes, provenanceBytes] = await Promise.all(
+    [BUNDLE_NAME, MANIFEST_NAME, PROVENANCE_NAME].map(fetchBytes));
+  let provenance;
+  try {
+    provenance = JSON.parse(new TextDecoder().decode(provenanceBytes));
+  } catch {
+    throw new Error(`engine/${PROVENANCE_NAME}: not valid JSON; nothing was run`);
   }
-  return { manifest, name, bytes, sha256: actual, fetch_ms: now() - t0 };
+  const checked = await checkBundle(zipBytes, manifestBytes, provenance);
+  return { ...checked, bytes: zipBytes, fetch_ms: now() - t0 };
 }
 
 async function boot() {
@@ -71,17 +100,21 @@ async function boot() {
   const runtime = loadPyodide({ indexURL: PYODIDE_URL, lockFileContents: MINIMAL_LOCK, fullStdLib: false })
     .then((py) => ({ py, runtime_ms: now() - t0 }));
   const [{ py, runtime_ms }, bundle] = await Promise.all([runtime, fetchBundle()]);
+  const compiledFor = bundle.manifest.runtime?.pyodide_version;
+  if (compiledFor !== py.version) {
+    throw new Error(`engine bundle ${BUNDLE_NAME}: compiled for Pyodide ${compiledFor}, this runtime is ${py.version}; nothing was run`);
+  }
   const t1 = now();
-  const path = `/fundbook/${bundle.name}`;
+  const path = `/fundbook/${BUNDLE_NAME}`;
   py.FS.mkdirTree("/fundbook");
   py.FS.writeFile(path, bundle.bytes);
   py.runPython(`import sys\nsys.path.insert(0, ${JSON.stringify(path)})\nimport engine._session`);
   const session = py.pyimport("engine._session");
   const engine = py.pyimport("engine");
   const info = {
-    bundle_sha256: bundle.sha256,
-    bundle_name: bundle.name,
-    manifest: bundle.manifest,
+    bundle_sha256: bundle.bundleSha,
+    manifest_sha256: bundle.manifestSha,
+    runtime: bundle.manifest.runtime,
     engine_version: engine.ENGINE_VERSION,
     families: engine.FAMILIES.toJs(),
     episodes: engine.EPISODES.toJs(),

@@ -84,7 +84,7 @@ async function inflate(bytes) {
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
-/** Uint8Array of a zip -> [{name, text}]; throws a one-line error on anything else. */
+/** Uint8Array of a zip -> [{name, bytes, text}] (text decoded on first use); one-line errors. */
 export async function readZip(bytes, label = "zip") {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let end = -1;
@@ -116,7 +116,7 @@ export async function readZip(bytes, label = "zip") {
     if (method === 0) data = raw;
     else if (method === 8) data = await inflate(raw);
     else throw new Error(`${label}: ${name} uses an unsupported compression method ${method}`);
-    files.push({ name, text: dec.decode(data) });
+    files.push({ name, bytes: data, get text() { return dec.decode(data); } });
   }
   return files;
 }
