@@ -5,6 +5,7 @@ browser tests."""
 
 import functools
 import http.server
+import sys
 import threading
 from pathlib import Path
 
@@ -21,11 +22,19 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        # A browser that navigates away mid-download resets the connection: not an error of the site.
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            super().handle_error(request, client_address)
+
+
 def serve(directory: Path, port: int = 0) -> http.server.ThreadingHTTPServer:
     """Start a server in a daemon thread; `server.server_address[1]` is the port."""
     handler = functools.partial(Handler, directory=str(directory))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
-    server.daemon_threads = True
+    server = Server(("127.0.0.1", port), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 
@@ -36,7 +45,7 @@ def serve(directory: Path, port: int = 0) -> http.server.ThreadingHTTPServer:
 def main(directory: Path, port: int):
     """Serve the built site until interrupted."""
     handler = functools.partial(Handler, directory=str(directory))
-    with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
+    with Server(("127.0.0.1", port), handler) as server:
         click.echo(f"serving {directory} on http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)")
         try:
             server.serve_forever()

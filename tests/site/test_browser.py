@@ -1,0 +1,155 @@
+"""The built site in Debian's Chromium: register behaviour, run pages and
+charts, OG meta, zero non-local requests, and an inert hostile transcript."""
+
+import re
+import time
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.site import hostile
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("site")]
+
+
+def _visible_rows(page):
+    return page.eval_on_selector_all("table[data-fb-register] tbody tr:not([hidden])",
+                                     "rows => rows.map(r => r.dataset)")
+
+
+def test_register_has_one_row_per_indexed_run(page, server, run_index):
+    page.goto(server + "runs/")
+    rows = _visible_rows(page)
+    assert [r["runId"] for r in rows] == [e["run_id"] for e in run_index["entries"]]
+    assert page.inner_text("[data-fb-count]") == f"{len(rows)} of {len(rows)} runs"
+
+
+def test_register_sorts(page, server, run_index):
+    page.goto(server + "runs/")
+    score = page.locator("th", has_text="Score").locator("button")
+    score.click()
+    points = page.eval_on_selector_all("table[data-fb-register] tbody tr td:nth-child(6)",
+                                       "cells => cells.map(c => Number(c.dataset.sort))")
+    assert points == sorted(points) and len(points) == len(run_index["entries"])
+    score.click()
+    points = page.eval_on_selector_all("table[data-fb-register] tbody tr td:nth-child(6)",
+                                       "cells => cells.map(c => Number(c.dataset.sort))")
+    assert points == sorted(points, reverse=True)
+    page.locator("th", has_text="Run").first.locator("button").click()
+    ids = [r["runId"] for r in _visible_rows(page)]
+    assert ids == sorted(ids)
+
+
+def test_register_filters_and_searches(page, server, run_index):
+    entries = run_index["entries"]
+    page.goto(server + "runs/")
+    page.select_option("[data-fb-filter=kind]", "adversarial")
+    rows = _visible_rows(page)
+    assert rows and {r["kind"] for r in rows} == {"adversarial"}
+    assert len(rows) == sum(e["kind"] == "adversarial" for e in entries)
+    page.select_option("[data-fb-filter=status]", "MALFORMED")
+    assert {r["status"] for r in _visible_rows(page)} == {"MALFORMED"}
+    page.select_option("[data-fb-filter=kind]", "")
+    page.select_option("[data-fb-filter=status]", "")
+    page.select_option("[data-fb-filter=verdict]", "QUALIFIED")
+    assert {r["verdict"] for r in _visible_rows(page)} == {"QUALIFIED"}
+    page.select_option("[data-fb-filter=verdict]", "")
+    page.fill("[data-fb-search]", "W3-M4")
+    assert [r["runId"] for r in _visible_rows(page)] == [e["run_id"] for e in entries if "W3-M4" in e["run_id"]]
+    page.fill("[data-fb-search]", entries[0]["fixture_sha256"][:12])
+    assert entries[0]["run_id"] in [r["runId"] for r in _visible_rows(page)]
+
+
+def test_register_is_a_plain_table_without_javascript(browser, server, run_index):
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(server + "runs/")
+    assert page.locator("table[data-fb-register] tbody tr").count() == len(run_index["entries"])
+    assert not page.locator(".fb-controls").is_visible()
+    context.close()
+
+
+def _remote_recorder(context, server, remote):
+    origin = urlsplit(server).netloc
+    context.on("request", lambda r: remote.append(r.url) if urlsplit(r.url).scheme not in ("data", "blob")
+               and urlsplit(r.url).netloc != origin else None)
+
+
+def test_every_run_page_loads_cleanly_with_its_charts(browser, server, run_index):
+    """Also part of the crawl: no run page makes a non-local request."""
+    context = browser.new_context()
+    remote = []
+    _remote_recorder(context, server, remote)
+    page = context.new_page()
+    errors = []
+    page.on("console", lambda m: errors.append((page.url, m.text)) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append((page.url, str(e))))
+    started = time.monotonic()
+    for entry in run_index["entries"]:
+        page.goto(f"{server}runs/{entry['run_id']}/")
+        assert page.locator("h1").inner_text().startswith(f"Run {entry['run_id']}")
+        charts = page.locator(".fb-chart")
+        for i in range(charts.count()):
+            chart = charts.nth(i)
+            chart.locator("svg").first.wait_for(state="attached", timeout=10_000)
+            assert chart.get_attribute("data-rendered") == "true"
+        og = page.locator('meta[property="og:image"]').get_attribute("content")
+        assert og and og.endswith(f"og/runs/{entry['run_id']}.png")
+    print(f"\n{len(run_index['entries'])} run pages in {time.monotonic() - started:.1f}s")
+    context.close()
+    assert not errors, errors[:10]
+    assert not remote, remote[:10]
+
+
+def test_a_reference_run_draws_both_charts(page, server, run_index):
+    ref = next(e["run_id"] for e in run_index["entries"] if e["kind"] == "reference")
+    page.goto(f"{server}runs/{ref}/")
+    for chart in ("chart-cash", "chart-funding"):
+        page.locator(f"#{chart} svg").first.wait_for(state="attached", timeout=10_000)
+        assert page.locator(f"#{chart} svg .mark-line, #{chart} svg .mark-rect, #{chart} svg path").count() > 0
+
+
+def test_crawl_makes_no_remote_request(browser, server, built_site):
+    """Every page that is not a run page (those are crawled by the test above)."""
+    public = built_site[0]
+    pages = sorted(p.relative_to(public).as_posix() for p in public.rglob("index.html")
+                   if not (p.parent.parent.name == "runs" and p.parent.parent.parent == public))
+    pages.append("404.html")
+    context = browser.new_context()
+    remote = []
+    _remote_recorder(context, server, remote)
+    page = context.new_page()
+    for rel in pages:
+        page.goto(server + (rel[: -len("index.html")] if rel.endswith("index.html") else rel), wait_until="load")
+        for opener in page.locator("details").all()[:3]:
+            opener.evaluate("d => d.open = true")
+    context.close()
+    assert len(pages) >= 10
+    assert not remote, remote[:10]
+
+
+def test_hostile_transcript_is_inert(page, server):
+    dialogs = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    requests = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(f"{server}attempts/{hostile.ATTEMPT_ID}/")
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.__pwned") is None
+    assert not dialogs
+    article = page.locator("article")
+    text = article.inner_text()
+    for payload in ("<script>window.__pwned = 'script';</script>", "<img src=x onerror=", "**bold**",
+                    "[click me](javascript:", "THE LAST LINE <script>"):
+        assert payload in text, payload
+    assert article.locator("img, iframe, b, strong:has-text('bold')").count() == 0
+    assert article.locator("a[href^='javascript:']").count() == 0
+    assert not [u for u in requests if "evil.example" in u or u.endswith("/x")]
+
+
+def test_og_meta_on_articles(page, server):
+    for rel in ("", "run-it/", "runs/", "attempts/", "faq/"):
+        page.goto(server + rel)
+        assert page.locator('meta[property="og:image"]').count() == 1
+        assert re.search(r"og/pages/[\w-]+\.png$", page.locator('meta[property="og:image"]').get_attribute("content"))
