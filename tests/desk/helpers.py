@@ -24,10 +24,12 @@ def start(page, episode=None, family=None, seed=None):
         form.get_by_label("Source").select_option("family")
         form.get_by_label("Family").select_option(family)
         form.get_by_label("Seed").fill(str(seed))
-    before = page.locator(".fb-where").inner_text()
     form.get_by_role("button", name="Start new session").click()
-    wait_day(page, 1)
-    assert page.locator(".fb-where").inner_text() != before or before.startswith(episode or family)
+    label = f"episode {episode}" if episode else f"{family} seed {seed}"
+    page.wait_for_function("""(label) => {
+        const where = document.querySelector('.fb-where');
+        return where && where.textContent.startsWith(label + ' ') && document.querySelector('section.fb-packet[data-day="1"]');
+    }""", arg=label)
 
 
 def open_day(page):
