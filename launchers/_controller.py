@@ -9,13 +9,13 @@ and ends -- whatever the cause -- with an honest termination reason. It never
 raises for the attempt's own failures: they are the record.
 """
 
-import threading
 import time
 from dataclasses import dataclass
 
 import engine
 
 from ._channel import ChannelTimeout, ProtocolError
+from ._deadline import call_with_deadline
 from ._errors import BudgetHalt, CallTimeout, SamplerError, SandboxError
 from ._staging import manifest, stage
 
@@ -39,26 +39,6 @@ class Interrupted(Exception):
     def __init__(self, reason):
         super().__init__(reason)
         self.reason = reason
-
-
-def call_with_deadline(fn, seconds):
-    """fn() in a daemon thread; CallTimeout if it has not returned in `seconds`."""
-    box = {}
-
-    def target():
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # handed to the caller's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(max(0.0, seconds))
-    if thread.is_alive():
-        raise CallTimeout(f"no answer within the controller's deadline of {seconds:.0f} s")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
 
 
 def packet_text(packet) -> str:
@@ -198,7 +178,8 @@ class Controller:
         self.ledger.reserve(call, prepared.prompt_tokens, max_tokens, free=prepared.cached)
         seconds = min(self.limits.call_deadline_s, deadline - self.clock())
         try:
-            completion = call_with_deadline(lambda: self.sampler.sample(prepared, seconds), seconds)
+            completion = call_with_deadline(lambda: self.sampler.sample(prepared, seconds), seconds,
+                                            f"model call {call}")
         except (CallTimeout, SamplerError) as exc:
             reason = "request_timeout" if isinstance(exc, CallTimeout) else "call_failed"
             self.ledger.mark_unresolved(call, f"{reason}: {exc.format_message()}")

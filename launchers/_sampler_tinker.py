@@ -10,6 +10,7 @@ is read by the SDK from the host's environment; it never reaches the worker.
 
 import concurrent.futures
 
+from ._deadline import call_with_deadline
 from ._errors import CallTimeout, SamplerError
 from ._sampling import Completion, Prepared, request_sha256
 
@@ -30,12 +31,14 @@ class TinkerSampler:
         self.deadline_s = deadline_s
         self.sampling = {"temperature_milli": temperature_milli, "seed": seed}
         retry = RetryConfig(progress_timeout=deadline_s)
+
+        def setup():  # session setup blocks on the network inside the SDK: bounded as a whole
+            service = tinker.ServiceClient()
+            client = service.create_sampling_client(base_model=model_id, retry_config=retry).result(timeout=deadline_s)
+            return service, client, client.get_tokenizer()
         try:
-            self.service = tinker.ServiceClient()
-            self.client = self.service.create_sampling_client(base_model=model_id, retry_config=retry).result(
-                timeout=deadline_s)
-            self.tokenizer = self.client.get_tokenizer()
-        except (TimeoutError, concurrent.futures.TimeoutError):
+            self.service, self.client, self.tokenizer = call_with_deadline(setup, deadline_s, "tinker setup")
+        except (CallTimeout, TimeoutError, concurrent.futures.TimeoutError):
             raise CallTimeout(f"tinker: no sampling client for {model_id} within {deadline_s} s")
         except Exception as exc:  # the SDK's own errors: report one line, keep the type
             raise SamplerError(f"tinker: cannot create a sampling client for {model_id} ({type(exc).__name__}: {exc})")

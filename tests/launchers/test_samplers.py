@@ -115,3 +115,20 @@ def test_tinker_call_past_its_deadline_is_cancelled():
     with pytest.raises(CallTimeout):
         sampler.sample(prepared, 0.2)
     assert fake.client.futures[0].inner.cancelled
+
+
+def test_tinker_session_setup_that_blocks_is_bounded():
+    """The SDK's session setup waits on the network inside create_sampling_client, past its own timeouts."""
+    import threading
+    import time
+    fake = FakeTinker()
+    release = threading.Event()
+
+    def stuck(self, base_model, retry_config):
+        release.wait(30)
+    fake.ServiceClient.create_sampling_client = stuck
+    t0 = time.monotonic()
+    with pytest.raises(CallTimeout, match="no sampling client for Qwen/Qwen3-8B within 0.5 s"):
+        TinkerSampler("Qwen/Qwen3-8B", deadline_s=0.5, sdk=(fake, FakeRetryConfig))
+    assert time.monotonic() - t0 < 5
+    release.set()
