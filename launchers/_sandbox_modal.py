@@ -11,7 +11,8 @@ timeout. Only these SDK surfaces are called; the tests fake exactly them.
 import threading
 
 from ._channel import Channel, split_lines
-from ._errors import SandboxError
+from ._deadline import call_with_deadline
+from ._errors import CallTimeout, SandboxError
 
 GRACE_S = 60
 TIMEOUT_EXIT = -1
@@ -75,8 +76,10 @@ class ModalSandbox:
     name = "modal"
     network = "blocked (Modal Sandbox.create block_network=True)"
 
-    def __init__(self, app_name="fundbook-worker", python_version="3.11", cpu=1.0, memory_mib=1024, modal=None):
+    def __init__(self, app_name="fundbook-worker", python_version="3.11", cpu=1.0, memory_mib=1024, modal=None,
+                 setup_seconds=300):
         self.modal = modal or _default_modal()
+        self.setup_seconds = setup_seconds
         self.app_name = app_name
         self.python_version = python_version
         self.cpu = cpu
@@ -84,11 +87,17 @@ class ModalSandbox:
 
     def start(self, files, time_limit_s) -> ModalWorker:
         modal = self.modal
-        try:
+
+        def create():
             app = modal.App.lookup(self.app_name, create_if_missing=True)
             image = modal.Image.debian_slim(python_version=self.python_version)
-            sandbox = modal.Sandbox.create(app=app, image=image, block_network=True, timeout=int(time_limit_s) + GRACE_S,
-                                           workdir=WORKDIR, cpu=self.cpu, memory=self.memory_mib)
+            return modal.Sandbox.create(app=app, image=image, block_network=True, timeout=int(time_limit_s) + GRACE_S,
+                                        workdir=WORKDIR, cpu=self.cpu, memory=self.memory_mib)
+        try:
+            sandbox = call_with_deadline(create, self.setup_seconds, "modal sandbox setup")
+        except CallTimeout:
+            raise SandboxError(f"modal: no sandbox within {self.setup_seconds} s (one created late ends at its own "
+                               f"timeout of {int(time_limit_s) + GRACE_S} s)")
         except Exception as exc:
             raise SandboxError(f"modal: cannot create the worker sandbox ({type(exc).__name__}: {exc})")
         try:
