@@ -74,6 +74,12 @@ class Site:
 
 
 @pytest.fixture(scope="session")
+def bundle_dir(tmp_path_factory):
+    """The real engine bundle directory (zip, manifest, provenance) for these sources."""
+    return engine_bundle(tmp_path_factory.mktemp("desk-bundle"))
+
+
+@pytest.fixture(scope="session")
 def site(tmp_path_factory):
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)")

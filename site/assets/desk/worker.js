@@ -6,14 +6,11 @@
 // and only then is anything of the engine imported. A mismatch is reported
 // as a plain error and the worker refuses every call.
 import { loadPyodide } from "../../vendor/pyodide/pyodide.mjs";
-import { readZip } from "./zip.js";
+import { BUNDLE_NAME, checkBundle, MANIFEST_NAME, PROVENANCE_NAME } from "./bundle.js";
 
 const ROOT = new URL("../../", import.meta.url);
 const PYODIDE_URL = new URL("vendor/pyodide/", ROOT).href;
 const ENGINE_URL = new URL("engine/", ROOT).href;
-const BUNDLE_NAME = "fundbook-engine.zip";
-const MANIFEST_NAME = "manifest.json";
-const PROVENANCE_NAME = "provenance.json";
 
 // The engine needs no package from the Pyodide distribution, so the worker
 // hands Pyodide a lock file with none instead of fetching the 120 KB one.
@@ -25,59 +22,11 @@ const MINIMAL_LOCK = {
 
 const now = () => performance.now();
 
-function hex(buffer) {
-  return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-async function sha256(bytes) {
-  return hex(await crypto.subtle.digest("SHA-256", bytes));
-}
-
 async function fetchBytes(name) {
   const url = ENGINE_URL + name;
-  const response = await fetch(url, { cache: "no-cache" });
+  const response = await fetch(url);
   if (!response.ok) throw new Error(`engine/${name}: HTTP ${response.status}; nothing was run`);
   return new Uint8Array(await response.arrayBuffer());
-}
-
-function sameBytes(a, b) {
-  return a.length === b.length && a.every((v, i) => v === b[i]);
-}
-
-// The bundle is checked before anything in it is imported:
-// - the zip's sha256 and the manifest's are the subjects of provenance.json;
-// - every file the manifest lists is in the zip with its sha256 and size, the
-//   zip holds nothing else, and the manifest inside equals the one beside it.
-// Any difference is one plain sentence and nothing runs.
-export async function checkBundle(zipBytes, manifestBytes, provenance) {
-  const fail = (what) => {
-    throw new Error(`engine bundle ${BUNDLE_NAME}: ${what}; nothing was run`);
-  };
-  let manifest;
-  try {
-    manifest = JSON.parse(new TextDecoder().decode(manifestBytes));
-  } catch {
-    fail("manifest.json is not valid JSON");
-  }
-  const bundleSha = await sha256(zipBytes);
-  const manifestSha = await sha256(manifestBytes);
-  const subjects = Object.fromEntries((provenance?.subject || []).map((s) => [s.name, s.digest?.sha256]));
-  if (subjects[BUNDLE_NAME] !== bundleSha) fail(`sha256 ${bundleSha} does not match the manifest's provenance subject ${subjects[BUNDLE_NAME]}`);
-  if (subjects[MANIFEST_NAME] !== manifestSha) fail(`manifest.json sha256 ${manifestSha} does not match its provenance subject ${subjects[MANIFEST_NAME]}`);
-  if (!Array.isArray(manifest.files)) fail("manifest.json has no files list");
-  const entries = new Map((await readZip(zipBytes, BUNDLE_NAME)).map((e) => [e.name, e.bytes]));
-  for (const file of manifest.files) {
-    const bytes = entries.get(file.path);
-    if (!bytes) fail(`${file.path} is listed in the manifest but missing from the zip`);
-    const digest = await sha256(bytes);
-    if (digest !== file.sha256) fail(`${file.path} sha256 ${digest} does not match the manifest's ${file.sha256}`);
-    entries.delete(file.path);
-  }
-  const inner = entries.get(MANIFEST_NAME);
-  if (!inner || !sameBytes(inner, manifestBytes)) fail("the manifest inside the zip differs from the one beside it");
-  entries.delete(MANIFEST_NAME);
-  if (entries.size) fail(`${[...entries.keys()][0]} is in the zip but not in the manifest`);
-  return { manifest, bundleSha, manifestSha };
 }
 
 async function fetchBundle() {
