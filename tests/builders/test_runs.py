@@ -150,3 +150,20 @@ def test_a_newer_record_version_is_refused(change):
             record[key] = value
     with pytest.raises(BuildError, match="schema"):
         validate("run", record, "fixture")
+
+
+@pyodide_test
+def test_a_records_command_reproduces_it(published):
+    """command.argv, run as written from the repo root, executes exactly that
+    fixture through the bundle and gives the same engine fields."""
+    import subprocess
+    from builders._files import ROOT
+    _, records = _records(published)
+    rec = records["adversarial-W5-M4_fully_hedged_tail"]
+    proc = subprocess.run(rec["content"]["command"]["argv"], cwd=ROOT, capture_output=True, text=True, check=True,
+                          env=dict(os.environ, **rec["content"]["command"]["env"]))
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    (fixture,) = [e for e in events if e["event"] == "fixture"]
+    fields = {k: rec["content"][k] for k in engine.ENGINE_FIELDS}
+    assert fixture["fields"] == fields
+    assert fixture["fields_sha256"] == engine.content_sha256(fields)
