@@ -42,7 +42,7 @@ def on_files(files, config):
     except records.SiteInputError as exc:
         raise PluginError(str(exc)) from None
     pub.verify_js = (Path(config["docs_dir"]) / "assets" / "desk" / "verify.js").is_file()
-    _state.update(pub=pub, og=p["og"], titles={})
+    _state.update(pub=pub, og=p["og"])
     try:
         generated = pages.generated_pages(pub)
     except records.SiteInputError as exc:
@@ -59,11 +59,6 @@ def on_files(files, config):
     for what in missing:
         log.warning(f"fundbook: missing {what}")
     return files
-
-
-def on_page_context(context, page, config, nav):
-    _state["titles"][page.file.src_uri] = page.title
-    return context
 
 
 def on_post_page(output, page, config):

@@ -16,6 +16,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 
 from . import fmt
 from .charts import run_charts
+from .parquet import table_links
+from . import records
 from .records import SiteInputError
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -139,7 +141,7 @@ def register_page(env, pub) -> str:
     rows = register_rows(pub)
     filters = [(col, sorted({r[col] for r in rows})) for col in ("kind", "status", "verdict")]
     return env.get_template("register.md.j2").render(
-        runs=pub.runs, rows=rows, filters=filters, head=pub.index["head"],
+        runs=pub.runs, rows=rows, filters=filters, head=pub.index["head"], tables=table_links(pub),
         description=f"All {len(rows)} published runs with status, verdict, score and hashes.")
 
 
@@ -185,6 +187,13 @@ def _fold(output: str):
             "preview": first[:120] + ("…" if len(first) > 120 else "")}
 
 
+def _attempt_files(pub, attempt):
+    """Downloadable files of an attempt, as links relative to its transcript page."""
+    folder = pub.runs_dir / attempt.folder.split("/", 1)[1]
+    return [(p.name, f"../../{attempt.folder}/{p.name}") for p in sorted(folder.iterdir())
+            if p.is_file() and p.suffix in records.PUBLISHED_SUFFIXES]
+
+
 def transcript_page(env, pub, attempt) -> str:
     view = _attempt_view(attempt)
     transcript = attempt.transcript or {}
@@ -220,7 +229,7 @@ def transcript_page(env, pub, attempt) -> str:
         steps=steps, duration=fmt.duration(ms), status=status, status_class=str(status).lower(),
         label=view["label"], note=note, components=components, end_reason=view["reason"],
         accepted_actions=view["accepted_actions"], settled_days=view["settled_days"], cost=view["cost"],
-        summary=transcript.get("summary") or "", generated=generated,
+        summary=transcript.get("summary") or "", generated=generated, files=_attempt_files(pub, attempt),
         description=f"Transcript of model attempt {attempt.attempt_id}: {view['status']}, {view['reason']}.")
 
 

@@ -47,6 +47,15 @@ def exports(pub) -> dict:
                          "bundle_sha256": (c.get("engine") or {}).get("bundle_sha256"),
                          "content_sha256": run.record["content_sha256"],
                          "execution_path": c.get("execution_path"), "duration_ms": run.duration_ms})
-    out["runs/parquet/days.parquet"] = _bytes(pa.Table.from_pylist(all_days, schema=DAY_SCHEMA))
-    out["runs/parquet/register.parquet"] = _bytes(pa.Table.from_pylist(register, schema=REGISTER_SCHEMA))
+    # build-runs publishes runs/register.parquet and runs/days.parquet; make them only when absent.
+    if not (pub.runs_dir / "days.parquet").is_file():
+        out["runs/parquet/days.parquet"] = _bytes(pa.Table.from_pylist(all_days, schema=DAY_SCHEMA))
+    if not (pub.runs_dir / "register.parquet").is_file():
+        out["runs/parquet/register.parquet"] = _bytes(pa.Table.from_pylist(register, schema=REGISTER_SCHEMA))
     return out
+
+
+def table_links(pub) -> dict:
+    """Links (relative to runs/) of the all-runs tables: the published ones when build-runs wrote them."""
+    return {name: name if (pub.runs_dir / name).is_file() else f"parquet/{name}"
+            for name in ("register.parquet", "days.parquet")}

@@ -17,6 +17,7 @@ from engine import content_sha256
 INDEX_SCHEMA = "fundbook.index/1"
 RUN_SCHEMA = "fundbook.run/1"
 ATTEMPT_SCHEMA = "fundbook.attempt/1"
+PUBLISHED_SUFFIXES = (".json", ".jsonl", ".parquet")  # files under runs/ copied into the site
 
 
 class SiteInputError(Exception):
@@ -63,7 +64,7 @@ class Publication:
         """Published files under runs/ (relative to runs_dir) to copy into the site."""
         out = []
         for path in sorted(self.runs_dir.rglob("*")):
-            if path.is_file() and path.suffix in (".json", ".parquet") and not path.name.startswith("."):
+            if path.is_file() and path.suffix in PUBLISHED_SUFFIXES and not path.name.startswith("."):
                 out.append(path.relative_to(self.runs_dir).as_posix())
         return out
 
