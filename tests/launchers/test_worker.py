@@ -60,3 +60,17 @@ def test_invalid_and_rejected_artefacts_are_recorded_and_retried(run_attempt):
     outcomes = [p["outcome"] for p in c["proposals"]]
     assert outcomes == ["rejected", "accepted"] * 3
     assert "NO-SUCH-TRADE" in c["proposals"][0]["message"]
+
+
+class Prose(PricedMock):
+    def answer(self, messages, request_hash):
+        return "Let me think about the funding of this book."
+
+
+def test_a_day_without_a_valid_artefact_is_closed_without_a_batch(run_attempt):
+    record, out = run_attempt(sampler=Prose(), horizon=8)
+    c = record["content"]
+    assert c["termination"]["status"] == "completed" and c["settled_days"] == 0 and c["proposals"] == []
+    assert c["invalid_artefacts"] == 8 * 4 and c["cost"]["calls"] == 32  # 1 + 3 retries a day, within budget
+    assert c["result"]["status"] == "SCORED" and c["result"]["verdict"] == "NOT_QUALIFIED"
+    assert [d["batch"] for d in c["result"]["days"]] == ["missing"] * 8
