@@ -23,3 +23,8 @@ site: $(STAMP) node_modules/.installed
 preview: $(STAMP)
 	@test -d public || { echo "no public/: run make build first"; exit 1; }
 	$(PYTHON) -m builders.site.serve --dir public --port $${PORT:-8000}
+
+BENCH_EXTRA += bench-site
+.PHONY: bench-site
+bench-site: $(STAMP)
+	@$(PYTHON) -m builders.site.bench
