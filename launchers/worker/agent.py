@@ -11,6 +11,7 @@ retained/ and sources/. Standard library only.
 
 import json
 import os
+import re
 import sys
 
 if __package__:  # a package module on the host (tests, the mock's prompt parsing)
@@ -22,7 +23,6 @@ else:  # staged flat in the sandbox and run isolated (-I): its own folder is not
 MAX_STEPS_PER_DAY = 8
 MAX_INVALID_PER_DAY = 3
 MAX_CALL_FAILURES_PER_DAY = 3
-MAX_TOKENS = 2048
 TOOL_OUTPUT_LIMIT = 12000
 
 SYSTEM = """You run a structured-credit funding desk that carries client positions back to back.
@@ -51,6 +51,18 @@ Actions (each needs a unique string "id"; money in integer cents):
 Report (all integers): cash, funding_cost_to_date, breaches [{day, code}], open_approvals [ids],
   assets {<id>: {funded, unfunded, maturity_gap_days, tail_cent_days}} for every asset not exited.
 The `project` tool returns the report for the actions you pass it."""
+
+
+def extract_json(text):
+    """The JSON object in a model's answer: after any reasoning block, inside a fence if there is one."""
+    body = text.strip()
+    if "</think>" in body:
+        body = body.split("</think>", 1)[1].strip()
+    fence = re.search(r"```(?:json)?[ \t]*\n(.*?)\n?```", body, re.S)
+    if fence:
+        return fence.group(1)
+    start, end = body.find("{"), body.rfind("}")
+    return body[start:end + 1] if 0 <= start < end else body
 
 
 class Halt(Exception):
@@ -143,12 +155,8 @@ class Worker:
     def parse(self, text, day):
         from desktools._batch import check_batch_shape
         from desktools._errors import BatchRejected
-        body = text.strip()
-        if body.startswith("```"):
-            body = body.split("\n", 1)[1] if "\n" in body else ""
-            body = body.rsplit("```", 1)[0]
         try:
-            obj = json.loads(body)
+            obj = json.loads(extract_json(text))
         except ValueError as exc:
             raise ValueError(f"not one JSON object ({exc})")
         if not isinstance(obj, dict) or (("tool" in obj) == ("batch" in obj)):
@@ -168,7 +176,7 @@ class Worker:
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": self.checkpoint_message(packet)}]
         invalid = failures = 0
         for _ in range(MAX_STEPS_PER_DAY):
-            self.send({"type": "sample", "messages": messages, "max_tokens": MAX_TOKENS})
+            self.send({"type": "sample", "messages": messages})  # the host sets max_tokens
             reply = self.receive()
             if reply["type"] == "call_failed":
                 failures += 1

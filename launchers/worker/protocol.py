@@ -1,7 +1,7 @@
 """The worker <-> host controller protocol: one JSON object per line.
 
 worker -> host (stdout):
-  {"type": "sample", "messages": [{role, content}], "max_tokens": n}   ask the host for a model call
+  {"type": "sample", "messages": [{role, content}]}   ask the host for a model call (it sets max_tokens)
   {"type": "tool", "name", "arguments", "output", "exit_code"}          a calculation tool the worker ran
   {"type": "invalid", "error"}                                          the model's artefact failed the schema
   {"type": "submit", "batch": {day, report, actions}}                   propose today's artefact

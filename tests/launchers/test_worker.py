@@ -74,3 +74,12 @@ def test_a_day_without_a_valid_artefact_is_closed_without_a_batch(run_attempt):
     assert c["invalid_artefacts"] == 8 * 4 and c["cost"]["calls"] == 32  # 1 + 3 retries a day, within budget
     assert c["result"]["status"] == "SCORED" and c["result"]["verdict"] == "NOT_QUALIFIED"
     assert [d["batch"] for d in c["result"]["days"]] == ["missing"] * 8
+
+
+def test_the_artefact_is_found_in_the_ways_models_write_it():
+    from launchers.worker.agent import extract_json
+    obj = '{"tool": "headroom", "arguments": {}}'
+    for text in (obj, f"```json\n{obj}\n```", f"<think>which tool? {{no}}</think>\n{obj}",
+                 f"Here is my answer:\n```\n{obj}\n```\nDone.", f"I will call {obj} now."):
+        assert json.loads(extract_json(text)) == json.loads(obj), text
+    assert extract_json("no object here") == "no object here"
