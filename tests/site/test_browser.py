@@ -153,3 +153,17 @@ def test_og_meta_on_articles(page, server):
         page.goto(server + rel)
         assert page.locator('meta[property="og:image"]').count() == 1
         assert re.search(r"og/pages/[\w-]+\.png$", page.locator('meta[property="og:image"]').get_attribute("content"))
+
+
+def test_verify_button_works_under_the_site_csp(page, server, run_index):
+    """The desk's verify.js, bound to a run page's placeholder, runs Pyodide in a
+    worker under this site's CSP and reproduces the published content hash."""
+    errors = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    ref = next(e["run_id"] for e in run_index["entries"] if e["kind"] == "reference")
+    page.goto(f"{server}runs/{ref}/")
+    page.get_by_role("button", name="Verify this run in your browser").click()
+    result = page.locator(".fb-verify-result")
+    result.wait_for(timeout=120_000)
+    assert result.get_attribute("data-result") == "match", page.inner_text(".fb-verify")
+    assert not errors, errors
