@@ -153,3 +153,21 @@ def test_build_og_writes_every_card_or_nothing(small_runs, tmp_path):
     result = CliRunner().invoke(og_main, ["--out", str(out), "--runs", str(tmp_path / "missing")])
     assert result.exit_code == 1 and "index.json: file not found" in result.output
     assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
+
+
+def test_preview_server_types_wasm_and_binds_locally(tmp_path):
+    import urllib.request
+    from builders.site.serve import serve
+    (tmp_path / "a.wasm").write_bytes(b"\0asm")
+    (tmp_path / "b.mjs").write_text("export {}")
+    srv = serve(tmp_path)
+    try:
+        host, port = srv.server_address[:2]
+        assert host == "127.0.0.1"
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/a.wasm") as r:
+            assert r.headers["Content-Type"] == "application/wasm"
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/b.mjs") as r:
+            assert r.headers["Content-Type"] == "text/javascript"
+    finally:
+        srv.shutdown()
+        srv.server_close()
