@@ -145,8 +145,10 @@ class Controller:
         if kind == "sample":
             worker.channel.send(self._sample(msg, deadline))
         elif kind == "tool":
-            self.step("tool", "", [{"name": str(msg.get("name")), "arguments": msg.get("arguments"),
-                                    "output": msg.get("output"), "exit_code": msg.get("exit_code")}])
+            code = msg.get("exit_code")
+            self.step("tool", "", [{"name": str(msg.get("name")), "arguments": plain(msg.get("arguments")),
+                                    "output": plain(msg.get("output")),
+                                    "exit_code": code if isinstance(code, int) and not isinstance(code, bool) else None}])
         elif kind == "invalid":
             self.invalid += 1
             self.step("tool", "", [{"name": "validate_artefact", "arguments": {}, "output": str(msg.get("error")),
@@ -154,7 +156,10 @@ class Controller:
         elif kind == "submit":
             worker.channel.send(self._submit(msg.get("batch")))
         elif kind == "pass":
-            run, record = self.history.advance()
+            try:
+                run, record = self.history.advance()
+            except engine.DeskError as exc:
+                raise ProtocolError(f"the worker passed a checkpoint the desk cannot close ({exc.message})")
             self.step("evaluator", f"Checkpoint {record['day']} closed without a batch ({msg.get('reason', '')}).",
                       day=record["day"])
             worker.channel.send({"type": "advanced", "packet": self._next(run)})
@@ -202,9 +207,11 @@ class Controller:
         return {"type": "completion", "text": completion.text}
 
     def _submit(self, batch):
+        hashable = _hashable(batch)
+        day = batch.get("day") if isinstance(batch, dict) else None
         proposal = {"index": len(self.proposals), "step": len(self.steps),
-                    "day": batch.get("day") if isinstance(batch, dict) else None,
-                    "batch_sha256": engine.content_sha256(batch) if _hashable(batch) else None, "batch": batch}
+                    "day": day if isinstance(day, int) and _hashable(day) else None,
+                    "batch_sha256": engine.content_sha256(batch) if hashable else None, "batch": plain(batch)}
         self.proposals.append(proposal)
         try:
             run, decisions, record = self.history.submit(batch)
@@ -242,6 +249,17 @@ class Controller:
         except engine.DeskError:
             return [], None
         return run.receipts, run.head
+
+
+def plain(obj):
+    """What the worker sent, made safe for hashed records: floats and unsafe integers become text."""
+    if isinstance(obj, dict):
+        return {str(k): plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [plain(v) for v in obj]
+    if isinstance(obj, float) or (isinstance(obj, int) and not isinstance(obj, bool) and abs(obj) > 2**53 - 1):
+        return repr(obj)
+    return obj
 
 
 def _hashable(obj):

@@ -83,3 +83,61 @@ def test_the_artefact_is_found_in_the_ways_models_write_it():
                  f"Here is my answer:\n```\n{obj}\n```\nDone.", f"I will call {obj} now."):
         assert json.loads(extract_json(text)) == json.loads(obj), text
     assert extract_json("no object here") == "no object here"
+
+
+class Floaty(PricedMock):
+    """Writes floats where integers belong, in a tool call and in a batch."""
+
+    def answer(self, messages, request_hash):
+        turns = sum(1 for m in messages if m["role"] == "assistant")
+        if turns == 0:
+            return json.dumps({"tool": "interest", "arguments": {"principal": 1.5e9, "rate_bps": 500.0,
+                                                                  "start_day": 1, "end_day": 2}})
+        if turns == 1:
+            return json.dumps({"batch": {"day": 0.5, "report": {}, "actions": []}})
+        return super().answer(messages, request_hash)
+
+
+def test_floats_from_the_model_never_break_the_record(run_attempt):
+    record, out = run_attempt(sampler=Floaty(), horizon=2)
+    c = record["content"]
+    assert c["termination"]["status"] == "completed"
+    with open(f"{out}/transcript.json") as fh:
+        tools = [t for s in json.load(fh)["steps"] for t in s["tool_calls"]]
+    assert tools[0]["name"] == "interest" and tools[0]["arguments"]["principal"] == "1500000000.0"
+
+
+ROGUE = b"""import json, sys
+def send(obj):
+    sys.stdout.write(json.dumps(obj) + "\\n"); sys.stdout.flush()
+send({"type": "submit", "batch": {"day": 1.5, "report": {"cash": 1e300}, "actions": [], "x": 2**60}})
+reply = json.loads(sys.stdin.readline())
+send({"type": "tool", "name": "x", "arguments": {"f": 0.1}, "output": None, "exit_code": True})
+send({"type": "bogus", "echo": reply["type"]})
+sys.stdin.readline()
+"""
+
+
+class RogueSandbox:
+    """The local sandbox running a worker that breaks the protocol."""
+
+    def __init__(self):
+        from launchers._sandbox_local import LocalSandbox
+        self.inner = LocalSandbox()
+        self.name, self.network = "local", self.inner.network
+
+    def start(self, files, time_limit_s):
+        return self.inner.start(dict(files, **{"worker.py": ROGUE}), time_limit_s)
+
+    def worker_env_keys(self):
+        return self.inner.worker_env_keys()
+
+
+def test_a_worker_that_breaks_the_protocol_is_recorded_not_trusted(run_attempt):
+    record, out = run_attempt(sandbox=RogueSandbox())
+    c = record["content"]
+    assert c["termination"]["status"] == "infrastructure_interruption"
+    assert "unknown message type 'bogus'" in c["termination"]["reason"]
+    (proposal,) = c["proposals"]
+    assert proposal["outcome"] == "rejected" and proposal["batch_sha256"] is None and proposal["day"] is None
+    assert proposal["batch"]["x"] == repr(2**60) and c["settled_days"] == 0
