@@ -52,6 +52,29 @@ def run_page(run_id: str) -> str:
     return PAGE.format(title=run_id, base="../../", body=body)
 
 
+def _fresh_bundle(directory: Path) -> bool:
+    """`directory` holds a bundle of exactly the current engine sources."""
+    from builders.bundle import engine_sources
+    try:
+        manifest = json.loads((directory / "manifest.json").read_text())
+        listed = {f["path"]: f["sha256"] for f in manifest["files"] if not f["path"].endswith(".pyc")}
+        return (directory / "provenance.json").exists() and listed == {
+            f["path"]: f["sha256"] for f in engine_sources(str(ROOT))}
+    except (OSError, ValueError, KeyError):
+        return False
+
+
+def engine_bundle(tmp: Path) -> Path:
+    """build/engine when it matches the sources, else a fresh build-engine into `tmp`/engine."""
+    built = ROOT / "build" / "engine"
+    if _fresh_bundle(built):
+        return built
+    from builders.bundle import build_engine
+    os.environ.setdefault("SOURCE_DATE_EPOCH", "1788739200")
+    build_engine(str(tmp / "engine"), root=str(ROOT))
+    return tmp / "engine"
+
+
 def build(out: Path, engine_dir: Path, run_ids=()) -> Path:
     """Lay out the stand-in site in `out` around a built engine bundle directory."""
     out.mkdir(parents=True, exist_ok=True)

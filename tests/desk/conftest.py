@@ -9,7 +9,6 @@ Playwright; every request that is not to the local server is aborted and
 recorded, so no test can lean on the network.
 """
 
-import json
 import os
 import re
 import shutil
@@ -29,28 +28,6 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 # One run of each kind for the verify tests.
 VERIFY_RUNS = ("reference-W1", "adversarial-W2-M1_stale_quote", "baseline-FUND_01-seed-1-do-nothing")
 LOAD_TIMEOUT_MS = 90_000
-
-
-def _fresh_bundle(directory: Path) -> bool:
-    """build/engine holds a bundle of exactly the current engine sources."""
-    from builders.bundle import engine_sources
-    try:
-        manifest = json.loads((directory / "manifest.json").read_text())
-        listed = {f["path"]: f["sha256"] for f in manifest["files"] if not f["path"].endswith(".pyc")}
-        return (directory / "provenance.json").exists() and listed == {
-            f["path"]: f["sha256"] for f in engine_sources(str(ROOT))}
-    except (OSError, ValueError, KeyError):
-        return False
-
-
-def engine_bundle(tmp: Path) -> Path:
-    built = ROOT / "build" / "engine"
-    if _fresh_bundle(built):
-        return built
-    from builders.bundle import build_engine
-    os.environ.setdefault("SOURCE_DATE_EPOCH", "1788739200")
-    build_engine(str(tmp / "engine"), root=str(ROOT))
-    return tmp / "engine"
 
 
 def _public_complete() -> bool:
@@ -76,7 +53,7 @@ class Site:
 @pytest.fixture(scope="session")
 def bundle_dir(tmp_path_factory):
     """The real engine bundle directory (zip, manifest, provenance) for these sources."""
-    return engine_bundle(tmp_path_factory.mktemp("desk-bundle"))
+    return devsite.engine_bundle(tmp_path_factory.mktemp("desk-bundle"))
 
 
 @pytest.fixture(scope="session")
@@ -90,7 +67,7 @@ def site(tmp_path_factory):
         root, kind = PUBLIC, "public"
     else:
         tmp = tmp_path_factory.mktemp("desk-site")
-        root, kind = devsite.build(tmp / "site", engine_bundle(tmp), VERIFY_RUNS), "dev"
+        root, kind = devsite.build(tmp / "site", devsite.engine_bundle(tmp), VERIFY_RUNS), "dev"
     with Server(root) as url:
         yield Site(root, url, kind)
 

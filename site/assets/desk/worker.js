@@ -20,7 +20,21 @@ const MINIMAL_LOCK = {
   packages: {},
 };
 
+// The pinned runtime's stdlib with every module compiled by that runtime
+// (`make build-desk`): Pyodide then starts without compiling the stdlib. If
+// the site was built without it, the stock stdlib is used.
+const STDLIB_URL = new URL("./runtime/python_stdlib.zip", import.meta.url).href;
+
 const now = () => performance.now();
+
+async function stdlibOptions() {
+  try {
+    const response = await fetch(STDLIB_URL, { method: "HEAD" });
+    return response.ok ? { stdLibURL: STDLIB_URL } : {};
+  } catch {
+    return {};
+  }
+}
 
 async function fetchBytes(name) {
   const url = ENGINE_URL + name;
@@ -46,30 +60,33 @@ async function fetchBundle() {
 async function boot() {
   const t0 = now();
   // Start the runtime and the bundle together; import only after the check.
-  const runtime = loadPyodide({ indexURL: PYODIDE_URL, lockFileContents: MINIMAL_LOCK, fullStdLib: false })
+  const bundle = fetchBundle();
+  const stdlib = await stdlibOptions();
+  const runtime = loadPyodide({ indexURL: PYODIDE_URL, lockFileContents: MINIMAL_LOCK, ...stdlib })
     .then((py) => ({ py, runtime_ms: now() - t0 }));
-  const [{ py, runtime_ms }, bundle] = await Promise.all([runtime, fetchBundle()]);
-  const compiledFor = bundle.manifest.runtime?.pyodide_version;
+  const [{ py, runtime_ms }, checked] = await Promise.all([runtime, bundle]);
+  const compiledFor = checked.manifest.runtime?.pyodide_version;
   if (compiledFor !== py.version) {
     throw new Error(`engine bundle ${BUNDLE_NAME}: compiled for Pyodide ${compiledFor}, this runtime is ${py.version}; nothing was run`);
   }
   const t1 = now();
   const path = `/fundbook/${BUNDLE_NAME}`;
   py.FS.mkdirTree("/fundbook");
-  py.FS.writeFile(path, bundle.bytes);
+  py.FS.writeFile(path, checked.bytes);
   py.runPython(`import sys\nsys.path.insert(0, ${JSON.stringify(path)})\nimport engine._session`);
   const session = py.pyimport("engine._session");
   const engine = py.pyimport("engine");
   const info = {
-    bundle_sha256: bundle.bundleSha,
-    manifest_sha256: bundle.manifestSha,
-    runtime: bundle.manifest.runtime,
+    bundle_sha256: checked.bundleSha,
+    manifest_sha256: checked.manifestSha,
+    runtime: checked.manifest.runtime,
+    stdlib: stdlib.stdLibURL ? "precompiled (runtime/python_stdlib.zip)" : "stock",
     engine_version: engine.ENGINE_VERSION,
     families: engine.FAMILIES.toJs(),
     episodes: engine.EPISODES.toJs(),
     python_version: py.runPython("import sys; sys.version.split()[0]"),
     pyodide_version: py.version,
-    timings: { runtime_ms, bundle_fetch_ms: bundle.fetch_ms, import_ms: now() - t1, ready_ms: now() - t0 },
+    timings: { runtime_ms, bundle_fetch_ms: checked.fetch_ms, import_ms: now() - t1, ready_ms: now() - t0 },
   };
   return { py, session, info };
 }

@@ -1,0 +1,118 @@
+"""`make bench-desk`: the desk's load and verify times in headless Chromium, side by side.
+
+In one run, each repetition in a fresh browser profile (cold HTTP cache):
+  bare    a page that only calls loadPyodide() on the same vendored runtime, stock options;
+  desk    the practice desk from page open to the first packet shown;
+  verify  a run page's verify, timed from the click once the runtime is ready.
+Figures are printed, never asserted; the goals (desk <= 0.6x bare, verify <= 1 s) are shown beside them.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from builders.desk import devsite
+from builders.desk.serve import Server
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = os.environ.get("FUNDBOOK_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+RUN = "reference-W1"
+
+BARE = b"""<!doctype html><meta charset="utf-8"><title>bare loadPyodide</title>
+<script type="module">
+import { loadPyodide } from "../vendor/pyodide/pyodide.mjs";
+const py = await loadPyodide({ indexURL: new URL("../vendor/pyodide/", import.meta.url).href });
+py.runPython("1 + 1");
+window.bareMs = performance.now();
+</script>"""
+
+VERIFY = """async () => {
+  const client = await import(new URL("assets/desk/client.js", document.baseURI.replace(/runs\\/.*$/, "")).href);
+  await client.engineInfo();
+  const t = performance.now();
+  document.querySelector(".fb-verify button").click();
+  while (!document.querySelector(".fb-verify [data-result]")) await new Promise((r) => setTimeout(r, 2));
+  return { ms: performance.now() - t, result: document.querySelector(".fb-verify [data-result]").dataset.result };
+}"""
+
+
+def _site(tmp: Path):
+    public = ROOT / "public"
+    if (public / "desk" / "index.html").exists() and (public / "engine" / "manifest.json").exists():
+        return public, "built site (public/)"
+    return devsite.build(tmp / "site", devsite.engine_bundle(tmp), [RUN]), "stand-in site (builders/desk/devsite.py)"
+
+
+def measure(repeat: int):
+    from playwright.sync_api import sync_playwright
+    with tempfile.TemporaryDirectory() as tmp:
+        root, label = _site(Path(tmp))
+        run_page = _run_page(root)
+        with Server(root, overlay={"/__bench/bare.html": BARE}) as url, sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            rows = {"bare": [], "desk": [], "verify": [], "runtime": [], "bundle": [], "import": []}
+            results = set()
+            for _ in range(repeat):
+                for kind in ("bare", "desk", "verify"):  # interleaved, so load on the machine hits all alike
+                    ctx = browser.new_context()
+                    page = ctx.new_page()
+                    if kind == "bare":
+                        page.goto(url + "__bench/bare.html")
+                        page.wait_for_function("window.bareMs !== undefined", timeout=120_000)
+                        rows["bare"].append(page.evaluate("window.bareMs"))
+                    elif kind == "desk":
+                        page.goto(url + "desk/")
+                        page.wait_for_function("window.fbDeskTimings !== undefined", timeout=120_000)
+                        t = page.evaluate("window.fbDeskTimings")
+                        rows["desk"].append(t["first_packet_ms"])
+                        rows["runtime"].append(t["runtime_ms"])
+                        rows["bundle"].append(t["bundle_fetch_ms"])
+                        rows["import"].append(t["import_ms"])
+                    else:
+                        page.goto(url + run_page)
+                        out = page.evaluate(VERIFY)
+                        rows["verify"].append(out["ms"])
+                        results.add(out["result"])
+                    ctx.close()
+            browser.close()
+    return label, rows, results
+
+
+def _run_page(root: Path) -> str:
+    marker = f'data-run-id="{RUN}"'
+    for page in sorted(root.rglob("*.html")):
+        if marker in page.read_text(errors="replace"):
+            return page.relative_to(root).as_posix()
+    raise SystemExit(f"bench-desk: no page with {marker} under {root}")
+
+
+def fmt(values):
+    return f"{statistics.median(values):7.0f} ms  [{min(values):.0f}-{max(values):.0f}]"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="bench-desk", description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=int(os.environ.get("BENCH_REPEAT", "3")))
+    args = parser.parse_args(argv)
+    if not Path(CHROMIUM).exists():
+        print(f"bench-desk: {CHROMIUM} is not installed (apt-get install chromium)", file=sys.stderr)
+        return 1
+    label, rows, results = measure(args.repeat)
+    bare, desk, verify = (statistics.median(rows[k]) for k in ("bare", "desk", "verify"))
+    print(f"desk benchmark: headless Chromium, {label}, {args.repeat} cold runs each, median [min-max]")
+    print(f"  bare loadPyodide (stock options)     {fmt(rows['bare'])}")
+    print(f"  desk: page open to first packet      {fmt(rows['desk'])}   {desk / bare:.2f}x bare (goal <= 0.60x)")
+    print(f"    runtime ready (in the worker)      {fmt(rows['runtime'])}")
+    print(f"    bundle fetch + integrity check     {fmt(rows['bundle'])}   (in parallel with the runtime)")
+    print(f"    engine import from the zip         {fmt(rows['import'])}")
+    print(f"  verify {RUN}, runtime ready   {fmt(rows['verify'])}   (goal <= 1000 ms; result: {', '.join(sorted(results))})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

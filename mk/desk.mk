@@ -1,0 +1,29 @@
+# The practice desk and in-browser verification (site/desk, site/assets/desk, builders/desk).
+# `make bench-desk` measures in headless Chromium, side by side: a bare
+# loadPyodide page, the desk to its first packet, verify once the runtime is
+# ready (BENCH_REPEAT=3 cold runs each). `make test-desk` runs the desk's tests.
+
+BENCH_EXTRA += bench-desk
+.PHONY: bench-desk test-desk
+
+bench-desk: $(STAMP) node_modules/.installed
+	@$(PYTHON) -m builders.desk.bench
+
+test-desk: $(STAMP) node_modules/.installed
+	$(BIN)/pytest -n 2 --dist loadgroup tests/desk
+
+# The pinned runtime's stdlib, compiled by that runtime, served beside the
+# desk (site/assets/desk/runtime/, ignored by git) so Pyodide starts without
+# compiling it. Built before the site, and before the tests that load it.
+DESK_STDLIB := site/assets/desk/runtime/python_stdlib.zip
+BUILD_STAGES += build-desk
+TEST_DEPS += $(DESK_STDLIB)
+.PHONY: build-desk
+
+build-desk: $(DESK_STDLIB)
+
+$(DESK_STDLIB): builders/desk/stdlib.mjs builders/desk/stdlib_compile.py package-lock.json node_modules/.installed
+	node builders/desk/stdlib.mjs --out $@
+
+site: build-desk
+bench-desk test-desk: $(DESK_STDLIB)
