@@ -81,7 +81,9 @@ def run_page(env, pub, run) -> str:
     _check_id(run.run_id, f"{run.record_path}: content.run_id")
     receipts_path, _ = _read_output(pub.runs_dir, c.get("outputs"), "receipts")
     receipts = json.loads(receipts_path.read_text(encoding="utf-8")) if receipts_path else []
-    trace_path, _ = _read_output(pub.runs_dir, c.get("outputs"), "trace")
+    if isinstance(receipts, dict):  # fundbook.receipts/1: {schema, run_id, receipts_head, receipts}
+        receipts = receipts.get("receipts", [])
+    trace_path, trace_out = _read_output(pub.runs_dir, c.get("outputs"), "trace")
     trace = None
     if trace_path:
         trace = trace_path.read_text(encoding="utf-8")
@@ -114,7 +116,7 @@ def run_page(env, pub, run) -> str:
         r=run, c=c, root="../../", fixture_label=fmt.fixture_label(c.get("fixture")),
         duration=fmt.duration(run.duration_ms), kind_note=KIND_NOTES.get(c["kind"], ""),
         eo_keys=sorted(set(expected) | set(observed)), charts=run_charts(c), receipts=receipts,
-        trace=trace, trace_lines=(trace or "").count("\n") + 1, hashes=hashes, downloads=downloads,
+        command=c.get("command") or {}, trace_path=(trace_out or {}).get("path"), trace=trace, trace_lines=(trace or "").count("\n") + 1, hashes=hashes, downloads=downloads,
         verify_js=pub.verify_js, description=description)
 
 

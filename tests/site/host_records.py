@@ -36,7 +36,10 @@ def write_host_runs(runs_dir: Path, run_ids=None) -> Path:
         rid = spec["run_id"]
         outputs = {
             "receipts": {"path": f"runs/receipts/{rid}.json",
-                         "sha256": _write(runs_dir / "receipts" / f"{rid}.json", execution["receipts"])},
+                         "sha256": _write(runs_dir / "receipts" / f"{rid}.json",
+                                                {"schema": "fundbook.receipts/1", "run_id": rid,
+                                                 "receipts_head": execution["receipts_head"],
+                                                 "receipts": execution["receipts"]})},
             "trace": {"path": f"runs/traces/{rid}.json",
                       "sha256": _write(runs_dir / "traces" / f"{rid}.json",
                                        {"run_id": rid, "events": [{"step": "execute_fixture", "ok": True}]})},

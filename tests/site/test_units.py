@@ -116,6 +116,8 @@ def test_run_page_sections_in_reading_order(small_runs):
     assert status < verdict < score
     assert run.record["content_sha256"] in text and run.content["fixture_sha256"] in text
     assert 'class="fb-verify" data-run-id="adversarial-W3-M4_fully_hedged_tail"' in text
+    assert f"Show all {run.content['receipts_head']['size']} receipts" in text
+    assert "PYTHONHASHSEED=0 " in text and "Trace <code>runs/traces/" in text
 
 
 def test_malformed_run_page_has_no_score_and_no_chart(small_runs):
