@@ -17,6 +17,7 @@ import engine
 from ._channel import ChannelTimeout, ProtocolError
 from ._deadline import call_with_deadline
 from ._errors import BudgetHalt, CallTimeout, SamplerError, SandboxError
+from ._journal import plain
 from ._staging import manifest, stage
 
 MAX_CONSECUTIVE_CALL_FAILURES = 3
@@ -49,8 +50,9 @@ def packet_text(packet) -> str:
 
 
 class Controller:
-    def __init__(self, instance, sampler, sandbox, ledger, limits, db_path, clock=time.monotonic):
+    def __init__(self, instance, sampler, sandbox, ledger, limits, db_path, journal, clock=time.monotonic):
         self.instance = instance
+        self.journal = journal
         self.sampler = sampler
         self.sandbox = sandbox
         self.ledger = ledger
@@ -60,9 +62,6 @@ class Controller:
         self.steps = []
         self.proposals = []
         self.calls = 0
-        self.cache_hits = 0
-        self.invalid = 0
-        self.accepted_actions = 0
         self.settled_days = 0
         self.result = None
         self.finished = False
@@ -72,7 +71,9 @@ class Controller:
 
     # -- transcript ------------------------------------------------------------------
     def step(self, role, text, tool_calls=None, **extra):
-        self.steps.append({"index": len(self.steps), "role": role, "text": text, "tool_calls": tool_calls or [], **extra})
+        step = {"index": len(self.steps), "role": role, "text": text, "tool_calls": tool_calls or [], **extra}
+        self.steps.append(step)
+        self.journal.write("step", step)
 
     # -- the attempt -----------------------------------------------------------------
     def run(self) -> dict:
@@ -83,6 +84,7 @@ class Controller:
             packet = self.history.packet()
             files = stage(packet)
             self.staged = manifest(files)
+            self.journal.write("staged", self.staged)
             self.step("evaluator", packet_text(packet), day=packet["day"])
             worker = self.sandbox.start(files, self.limits.worker_seconds)
             deadline = self.clock() + self.limits.worker_seconds
@@ -101,6 +103,7 @@ class Controller:
                     end["worker_exit_code"] = worker.wait(5)
                 self.worker_stderr = worker.stderr_tail()
                 worker.close()
+        self.journal.write("end", {"termination": end, "worker_stderr": self.worker_stderr})
         return end
 
     def _supervise(self, worker, deadline) -> dict:
@@ -150,7 +153,6 @@ class Controller:
                                     "output": plain(msg.get("output")),
                                     "exit_code": code if isinstance(code, int) and not isinstance(code, bool) else None}])
         elif kind == "invalid":
-            self.invalid += 1
             self.step("tool", "", [{"name": "validate_artefact", "arguments": {}, "output": str(msg.get("error")),
                                     "exit_code": 1}])
         elif kind == "submit":
@@ -196,8 +198,6 @@ class Controller:
                                   f"{exc.format_message()})")
             return {"type": "call_failed", "reason": reason}
         self._failures = 0
-        if completion.cached:
-            self.cache_hits += 1
         charge = self.ledger.settle(call, completion.tokens_in, completion.tokens_out,
                                     "cache hit" if completion.cached else completion.stop_reason, free=completion.cached)
         self.step("model", completion.text, call={"index": call, "request_sha256": prepared.request_sha256,
@@ -217,13 +217,14 @@ class Controller:
             run, decisions, record = self.history.submit(batch)
         except engine.DeskError as exc:
             proposal.update(outcome="rejected", message=exc.message)
+            self.journal.write("proposal", proposal)
             self.step("evaluator", f"Batch rejected whole: {exc.message}", day=proposal["day"])
             return {"type": "rejected", "message": exc.message}
         accepted = sum(1 for d in decisions if d["decision"] == "ACCEPTED")
-        self.accepted_actions += accepted
         self.settled_days += 1
         proposal.update(outcome="accepted", decisions=[{k: d.get(k) for k in ("action", "type", "decision", "reason")}
                                                       for d in decisions])
+        self.journal.write("proposal", proposal)
         refused = [f"{d['action']} {d['reason']}" for d in decisions if d["decision"] == "REFUSED"]
         self.step("evaluator", f"Checkpoint {record['day']}: batch accepted; {accepted} actions accepted, "
                   f"{len(refused)} refused" + (f" ({'; '.join(refused)})" if refused else "") +
@@ -234,6 +235,7 @@ class Controller:
         if run.open_day is None:
             _, self.result = self.history.finalize()
             self.finished = True
+            self.journal.write("result", self.result)
             r = self.result
             score = f"{r['score']['points']}/{r['score']['denominator']}" if r.get("score") else "no score"
             self.step("evaluator", f"Run finalised: {r['status']}, {r['verdict']}, {score}.")
@@ -241,25 +243,6 @@ class Controller:
         packet = self.history.packet()
         self.step("evaluator", packet_text(packet), day=packet["day"])
         return packet
-
-    def receipts(self):
-        """(receipts, head) of the desk history as it stands; nothing if it was never created."""
-        try:
-            run = self.history.load()[1]
-        except engine.DeskError:
-            return [], None
-        return run.receipts, run.head
-
-
-def plain(obj):
-    """What the worker sent, made safe for hashed records: floats and unsafe integers become text."""
-    if isinstance(obj, dict):
-        return {str(k): plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [plain(v) for v in obj]
-    if isinstance(obj, float) or (isinstance(obj, int) and not isinstance(obj, bool) and abs(obj) > 2**53 - 1):
-        return repr(obj)
-    return obj
 
 
 def _hashable(obj):

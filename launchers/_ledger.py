@@ -119,8 +119,11 @@ class Ledger:
                 "head": self.head, "totals": self.totals()}
 
 
-def load_ledger(path, claim_sha256, cap_micro_usd, cap_tokens, price) -> Ledger:
-    """Rebuild a ledger from its file, verifying the chain (e.g. after a crash)."""
+def load_ledger(path, claim_sha256, cap_micro_usd, cap_tokens, price, tolerate_torn_tail=False) -> Ledger:
+    """Rebuild a ledger from its file, verifying the chain (e.g. after a crash).
+
+    `tolerate_torn_tail`: after a host crash the last line may be half-written;
+    it is dropped (its call's reservation, if any earlier line made one, stays open)."""
     ledger = Ledger(claim_sha256, cap_micro_usd, cap_tokens, price)
     try:
         with open(path, "rb") as fh:
@@ -131,6 +134,8 @@ def load_ledger(path, claim_sha256, cap_micro_usd, cap_tokens, price) -> Ledger:
         try:
             entry = json.loads(line)
         except ValueError:
+            if tolerate_torn_tail and i == len(lines) - 1:
+                break
             raise InputError(f"{path}: line {i + 1}: not JSON (a torn write?)")
         body = {k: v for k, v in entry.items() if k != "hash"}
         if body.get("seq") != i or body.get("prev_hash") != ledger.head["hash"] or content_sha256(body) != entry.get("hash"):

@@ -153,6 +153,21 @@ def execute(claim_path, out, family, seed, split, model, sampler_name, cache_pat
 
 
 @cli.command()
+@click.argument("partial", type=click.Path(file_okay=False))
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="A new (or empty) output directory.")
+def recover(partial, out):
+    """Record an attempt whose host died: assemble it from PARTIAL (its `<out>.partial` directory).
+
+    The attempt ends as an infrastructure interruption; open reservations stay
+    unresolved liabilities; the claim stays consumed."""
+    from ._attempt import recover as recover_attempt
+    record = recover_attempt(partial, out)
+    click.echo(record["content"]["summary"])
+    click.echo(f"record: {out}/record.json (content {record['content_sha256'][:12]})")
+    return 1
+
+
+@cli.command()
 @click.argument("record_path", type=click.Path(dir_okay=False))
 def verify(record_path):
     """Check an attempt record: schema version, content hash, transcript, receipts and ledger hashes."""

@@ -221,3 +221,55 @@ def test_the_controller_bounds_every_call_itself(run_attempt):
     notes = [e["note"] for e in c["ledger"]["entries"] if e["kind"] == "unresolved"]
     assert len(notes) == 3 and all(n.startswith("request_timeout") for n in notes)
     assert record["volatile"]["duration_ms"] < 20_000
+
+
+HOST = """
+import sys
+from launchers._attempt import execute
+from launchers._controller import Limits
+from launchers._prices import load_prices
+from launchers._sandbox_local import LocalSandbox
+from tests.launchers.conftest import PricedMock
+execute(claim_path=sys.argv[1], out=sys.argv[2], family="FUND_01", seed=1, split="public-practice", model="test-model",
+        sampler_name="tinker", sandbox_name="local", make_sampler=lambda m: PricedMock(m, delay_s=0.25),
+        make_sandbox=LocalSandbox, prices=load_prices(sys.argv[3]), limits=Limits(), state=sys.argv[4])
+"""
+
+
+def test_a_host_that_dies_mid_attempt_is_recovered_into_a_record(tmp_path, state, prices_file):
+    import signal
+    import subprocess
+    import sys
+    import time
+    from launchers._claims import authorise
+    from .conftest import REPO
+    claim, out = str(tmp_path / "c.json"), str(tmp_path / "attempt")
+    authorise(claim, "FUND_01", "public-practice", "test-model", 10_000_000, 5_000_000, 1, state=state)
+    host = subprocess.Popen([sys.executable, "-c", HOST, claim, out, prices_file, state], cwd=REPO)
+    journal = os.path.join(out + ".partial", "journal.jsonl")
+    end = time.monotonic() + 60
+    def model_steps():
+        if not os.path.exists(journal):
+            return 0
+        with open(journal) as fh:
+            return fh.read().count('"role": "model"')
+    while time.monotonic() < end and model_steps() < 3:  # wait for a few model steps, then pull the plug
+        time.sleep(0.05)
+    host.send_signal(signal.SIGKILL)
+    host.wait()
+    assert not os.path.exists(out) and os.path.exists(out + ".partial")
+    runner = CliRunner()
+    result = runner.invoke(cli, ["execute", "--claim", claim, "--out", str(tmp_path / "retry"), "--family", "FUND_01",
+                                 "--seed", "1", "--sampler", "tinker", "--model", "test-model", "--prices", prices_file])
+    assert result.exit_code == 1 and "already consumed" in result.output  # a crash never renews the claim
+    result = runner.invoke(cli, ["recover", out + ".partial", "--out", out])
+    assert result.exit_code == 1, result.output
+    record = read_record(os.path.join(out, "record.json"))
+    c = record["content"]
+    assert c["termination"]["status"] == "infrastructure_interruption" and "recovered" in c["termination"]["reason"]
+    assert record["volatile"]["recovered"] is True and c["result"] is None
+    assert c["cost"]["calls"] >= 3 and c["claim"]["consumed_at_step"] == 0
+    opened = {e["call"] for e in c["ledger"]["entries"] if e["kind"] == "reserve"}
+    settled = {e["call"] for e in c["ledger"]["entries"] if e["kind"] == "charge"}
+    assert c["cost"]["unresolved_calls"] == sorted(opened - settled)
+    assert sorted(os.listdir(out)) == ["ledger.jsonl", "receipts.json", "record.json", "transcript.json"]
