@@ -63,11 +63,11 @@ def measure(repeat: int):
                     page = ctx.new_page()
                     if kind == "bare":
                         page.goto(url + "__bench/bare.html")
-                        page.wait_for_function("window.bareMs !== undefined", timeout=120_000)
+                        page.wait_for_function("() => window.bareMs !== undefined", timeout=120_000)
                         rows["bare"].append(page.evaluate("window.bareMs"))
                     elif kind == "desk":
                         page.goto(url + "desk/")
-                        page.wait_for_function("window.fbDeskTimings !== undefined", timeout=120_000)
+                        page.wait_for_function("() => window.fbDeskTimings !== undefined", timeout=120_000)
                         t = page.evaluate("window.fbDeskTimings")
                         rows["desk"].append(t["first_packet_ms"])
                         rows["runtime"].append(t["runtime_ms"])

@@ -17,9 +17,12 @@ from pathlib import Path
 import markdown
 
 import engine
+from builders.site.csp import with_csp
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# The built site's Content-Security-Policy is added to every page (with_csp), so
+# the desk is tested under the same policy it is published with.
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -49,7 +52,7 @@ def run_page(run_id: str) -> str:
     body = (f"<h1>{run_id}</h1>\n<div class=\"fb-verify\" data-run-id=\"{run_id}\" "
             f"data-record-url=\"../{run_id}.json\"></div>\n"
             "<script type=\"module\" src=\"../../assets/desk/verify.js\"></script>")
-    return PAGE.format(title=run_id, base="../../", body=body)
+    return with_csp(PAGE.format(title=run_id, base="../../", body=body))
 
 
 def _fresh_bundle(directory: Path) -> bool:
@@ -87,7 +90,7 @@ def build(out: Path, engine_dir: Path, run_ids=()) -> Path:
     text = (ROOT / "site" / "desk" / "index.md").read_text()
     body = markdown.markdown(text, extensions=["md_in_html", "attr_list"])
     (out / "desk").mkdir(exist_ok=True)
-    (out / "desk" / "index.html").write_text(PAGE.format(title="Practice desk", base="../", body=body))
+    (out / "desk" / "index.html").write_text(with_csp(PAGE.format(title="Practice desk", base="../", body=body)))
     specs = {s["run_id"]: s for s in engine.fixture_specs()}
     for run_id in run_ids:
         spec = {k: v for k, v in specs[run_id].items() if k != "run_id"}

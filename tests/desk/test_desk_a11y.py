@@ -54,7 +54,7 @@ def test_desk_controls_are_labelled_and_keyboard_usable(page, site):
     assert action["asset"] in added and action["quote"] in added
     tab_until(page, "document.activeElement.textContent === 'Fill the report from the projection tool'")
     page.keyboard.press("Enter")
-    page.wait_for_function("document.querySelector('form.fb-report-form [name=cash]').value !== ''")
+    page.wait_for_function("() => document.querySelector('form.fb-report-form [name=cash]').value !== ''")
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.textContent") == "Submit batch"
     page.keyboard.press("Enter")

@@ -37,7 +37,7 @@ def test_rejected_batch_refused_action_and_malformed_import_leave_the_session(pa
     page.get_by_label("Batch JSON").fill(json.dumps(bad))
     page.get_by_role("button", name="Load JSON into the forms").click()
     d.submit(page)
-    page.wait_for_function("document.querySelector('#fb-desk > .fb-error').textContent.includes('Batch rejected')")
+    page.wait_for_function("() => document.querySelector('#fb-desk > .fb-error').textContent.includes('Batch rejected')")
     assert "FT999" in d.error_text(page)
     assert snapshot(page) == before
     # an incomplete report is refused by the form before it reaches the desk
@@ -53,7 +53,7 @@ def test_rejected_batch_refused_action_and_malformed_import_leave_the_session(pa
         path.write_text(text)
         page.evaluate("document.querySelector('#fb-desk > .fb-error').textContent = ''")
         page.get_by_label("Import batches", exact=False).set_input_files(str(path))
-        page.wait_for_function("document.querySelector('#fb-desk > .fb-error').textContent.includes('Import refused')")
+        page.wait_for_function("() => document.querySelector('#fb-desk > .fb-error').textContent.includes('Import refused')")
         assert name in d.error_text(page) or "rejects" in d.error_text(page)
         assert snapshot(page) == before
 
