@@ -63,6 +63,7 @@ class Controller:
         self.proposals = []
         self.calls = 0
         self.settled_days = 0
+        self.day = 1  # the open checkpoint
         self.result = None
         self.finished = False
         self.staged = []
@@ -71,6 +72,8 @@ class Controller:
 
     # -- transcript ------------------------------------------------------------------
     def step(self, role, text, tool_calls=None, **extra):
+        """One transcript step; `day` is the open checkpoint unless given (null once the run is closed)."""
+        extra.setdefault("day", self.day)
         step = {"index": len(self.steps), "role": role, "text": text, "tool_calls": tool_calls or [], **extra}
         self.steps.append(step)
         self.journal.write("step", step)
@@ -218,7 +221,7 @@ class Controller:
         except engine.DeskError as exc:
             proposal.update(outcome="rejected", message=exc.message)
             self.journal.write("proposal", proposal)
-            self.step("evaluator", f"Batch rejected whole: {exc.message}", day=proposal["day"])
+            self.step("evaluator", f"Batch rejected whole: {exc.message}")
             return {"type": "rejected", "message": exc.message}
         accepted = sum(1 for d in decisions if d["decision"] == "ACCEPTED")
         self.settled_days += 1
@@ -236,12 +239,14 @@ class Controller:
             _, self.result = self.history.finalize()
             self.finished = True
             self.journal.write("result", self.result)
+            self.day = None
             r = self.result
             score = f"{r['score']['points']}/{r['score']['denominator']}" if r.get("score") else "no score"
             self.step("evaluator", f"Run finalised: {r['status']}, {r['verdict']}, {score}.")
             return None
         packet = self.history.packet()
-        self.step("evaluator", packet_text(packet), day=packet["day"])
+        self.day = packet["day"]
+        self.step("evaluator", packet_text(packet))
         return packet
 
 

@@ -273,3 +273,13 @@ def test_a_host_that_dies_mid_attempt_is_recovered_into_a_record(tmp_path, state
     settled = {e["call"] for e in c["ledger"]["entries"] if e["kind"] == "charge"}
     assert c["cost"]["unresolved_calls"] == sorted(opened - settled)
     assert sorted(os.listdir(out)) == ["ledger.jsonl", "receipts.json", "record.json", "transcript.json"]
+
+
+def test_every_transcript_step_names_its_checkpoint(run_attempt):
+    record, out = run_attempt(horizon=8)
+    with open(f"{out}/transcript.json") as fh:
+        steps = json.load(fh)["steps"]
+    days = [s["day"] for s in steps]
+    assert days[0] == 1 and days[-1] is None and days[:-1] == sorted(days[:-1])
+    assert set(days[:-1]) == set(range(1, 9))
+    assert all(s["day"] == 8 for s in steps[-4:-1])  # the last day's model, tool and evaluator steps
