@@ -42,11 +42,16 @@ class Interrupted(Exception):
         self.reason = reason
 
 
+def count(n, word) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 def packet_text(packet) -> str:
     new = [s["id"] for s in packet["sources"] if s["published_day"] == packet["day"]]
     return (f"Checkpoint {packet['day']} of {packet['horizon']}: packet {engine.content_sha256(packet)[:12]}; "
-            f"cash {engine.format_cents(packet['cash'])}; {len(packet['assets'])} assets, {len(packet['quotes'])} quotes "
-            f"valid today, {len(packet['sources'])} sources" + (f" (new today: {', '.join(new)})" if new else ""))
+            f"cash {engine.format_cents(packet['cash'])}; {count(len(packet['assets']), 'asset')}, "
+            f"{count(len(packet['quotes']), 'quote')} valid today, {count(len(packet['sources']), 'source')}"
+            + (f" (new today: {', '.join(new)})" if new else ""))
 
 
 class Controller:
@@ -229,7 +234,7 @@ class Controller:
                                                       for d in decisions])
         self.journal.write("proposal", proposal)
         refused = [f"{d['action']} {d['reason']}" for d in decisions if d["decision"] == "REFUSED"]
-        self.step("evaluator", f"Checkpoint {record['day']}: batch accepted; {accepted} actions accepted, "
+        self.step("evaluator", f"Checkpoint {record['day']}: batch accepted; {count(accepted, 'action')} accepted, "
                   f"{len(refused)} refused" + (f" ({'; '.join(refused)})" if refused else "") +
                   f"; closing cash {engine.format_cents(record['cash'])}.", day=record["day"])
         return {"type": "accepted", "decisions": decisions, "packet": self._next(run)}

@@ -28,8 +28,8 @@ def summary_text(termination, result, accepted_actions, settled_days, cost) -> s
         graded = f"{result['status']}, {result['verdict']}, no score"
     else:
         graded = "no financial result (the run was not finalised)"
-    return (f"Ended {termination['status']}: {termination['reason']}. {settled_days} checkpoints settled with "
-            f"{accepted_actions} accepted actions; {graded}. {cost['calls']} model calls "
+    return (f"Ended {termination['status']}: {termination['reason']}. Accepted batches on {settled_days} "
+            f"checkpoints, {accepted_actions} accepted actions; {graded}. {cost['calls']} model calls "
             f"({cost['cache_hits']} from the cache), {cost['tokens_in']} tokens in, {cost['tokens_out']} out, "
             f"{cost['micro_usd']} micro-USD charged, {cost['unresolved_micro_usd']} micro-USD unresolved.")
 
