@@ -1,6 +1,7 @@
 """What must leave the session exactly as it was, and what must survive a reload."""
 
 import json
+import zipfile
 
 import pytest
 
@@ -102,4 +103,44 @@ def test_reload_keeps_the_session_and_reset_clears_it(page, site):
     page.reload()
     page.wait_for_selector("#fb-desk[data-ready=true]", state="attached", timeout=90_000)
     assert d.open_day(page) == 1
+    assert not page.errors
+
+
+def test_export_then_import_round_trips_and_a_candidate_file_imports(page, site, tmp_path):
+    instance = engine.load_episode("W2")
+    gold = engine.gold_candidate(instance)
+    d.open_desk(page, site)
+    d.start(page, episode="W2")
+    for batch in gold["batches"][:2]:
+        d.submit_json(page, batch)
+        d.wait_day(page, batch["day"] + 1)
+    page.get_by_role("button", name="Close the day without a batch").click()
+    d.wait_day(page, 4)
+    played = {"head": d.head(page), "moves": d.stored(page)["moves"]}
+    files = d.export(page)
+    assert json.loads(files["session.json"])["moves"][-1] == {"skip": 3}
+    assert "fundbook desk advance" in files["README.txt"]
+    archive = tmp_path / "export.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for name, text in files.items():
+            zf.writestr(f"fundbook-desk-W2/{name}", text)
+
+    page.get_by_role("button", name="Reset session").click()
+    d.wait_day(page, 1)
+    page.get_by_label("Import batches", exact=False).set_input_files(str(archive))
+    d.wait_day(page, 4)
+    assert {"head": d.head(page), "moves": d.stored(page)["moves"]} == played
+
+    # a candidate for another fixture is refused; the gold candidate for this one plays to 100/100
+    other = tmp_path / "w1.json"
+    other.write_text(json.dumps(engine.gold_candidate(engine.load_episode("W1"))))
+    page.get_by_label("Import batches", exact=False).set_input_files(str(other))
+    page.wait_for_function("() => document.querySelector('#fb-desk > .fb-error').textContent.includes('Import refused')")
+    assert "is not this session's" in d.error_text(page)
+    assert d.head(page) == played["head"]
+    mine = tmp_path / "w2.json"
+    mine.write_text(json.dumps(gold))
+    page.get_by_label("Import batches", exact=False).set_input_files(str(mine))
+    d.wait_for(page, "p.fb-closed")
+    assert d.finalize(page) == {"status": "SCORED", "verdict": "QUALIFIED", "score": "100/100"}
     assert not page.errors
