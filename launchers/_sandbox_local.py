@@ -1,7 +1,7 @@
 """The local sandbox: a subprocess in a fresh temp dir holding only the staged files.
 
-The interpreter runs isolated (`-I -S`: no site-packages, so neither the engine
-nor the launchers are importable) with a scrubbed environment (no key variable
+The interpreter runs isolated (`-I -S -B`: no site-packages, so neither the
+engine nor the launchers are importable; no bytecode written) with a scrubbed environment (no key variable
 reaches it) and its own session so the controller can kill it at the deadline.
 It is not a security boundary -- a process under the same user can read what
 that user can read -- so published paid attempts use the Modal sandbox; local
@@ -92,7 +92,7 @@ class LocalSandbox:
         root = tempfile.mkdtemp(prefix="fundbook-worker-")
         write_files(root, files)
         env = dict(WORKER_ENV, HOME=root, TMPDIR=root)
-        proc = subprocess.Popen([self.python, "-I", "-S", "worker.py"], cwd=root, env=env, stdin=subprocess.PIPE,
+        proc = subprocess.Popen([self.python, "-I", "-S", "-B", "worker.py"], cwd=root, env=env, stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         return LocalWorker(proc, root)
 

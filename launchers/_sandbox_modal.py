@@ -103,7 +103,7 @@ class ModalSandbox:
         try:
             for rel, data in sorted(files.items()):
                 sandbox.filesystem.write_bytes(data, f"{WORKDIR}/{rel}")
-            process = sandbox.exec("python3", "-I", "-S", f"{WORKDIR}/worker.py", workdir=WORKDIR,
+            process = sandbox.exec("python3", "-I", "-S", "-B", f"{WORKDIR}/worker.py", workdir=WORKDIR,
                                    timeout=int(time_limit_s) + GRACE_S, text=False)
         except Exception as exc:
             sandbox.terminate()

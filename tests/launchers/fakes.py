@@ -126,7 +126,7 @@ class FakeProcess:
 
     def __init__(self, sandbox, argv, workdir):
         self.sandbox = sandbox
-        self.proc = subprocess.Popen([sys.executable, "-I", "-S", *argv[3:]], cwd=sandbox.root,
+        self.proc = subprocess.Popen([sys.executable, "-I", "-S", "-B", *argv[3:]], cwd=sandbox.root,
                                      env={"PATH": os.defpath}, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL)
         self.stdin = FakeStdin(self.proc)
@@ -179,7 +179,7 @@ class FakeSandbox:
     def exec(self, *argv, workdir=None, timeout=None, text=True):
         if self.fail_exec:
             raise RuntimeError("exec failed")
-        assert argv[:3] == ("python3", "-I", "-S") and text is False
+        assert argv[:4] == ("python3", "-I", "-S", "-B") and text is False
         self.process = FakeProcess(self, ["python3", "-I", "-S", os.path.join(self.root, "worker.py")], workdir)
         return self.process
 

@@ -245,7 +245,10 @@ def test_a_host_that_dies_mid_attempt_is_recovered_into_a_record(tmp_path, state
     from .conftest import REPO
     claim, out = str(tmp_path / "c.json"), str(tmp_path / "attempt")
     authorise(claim, "FUND_01", "public-practice", "test-model", 10_000_000, 5_000_000, 1, state=state)
-    host = subprocess.Popen([sys.executable, "-c", HOST, claim, out, prices_file, state], cwd=REPO)
+    scratch = tmp_path / "tmp"  # the orphaned worker's folder lands here, not in the system temp dir
+    scratch.mkdir()
+    host = subprocess.Popen([sys.executable, "-c", HOST, claim, out, prices_file, state], cwd=REPO,
+                            env=dict(os.environ, TMPDIR=str(scratch)))
     journal = os.path.join(out + ".partial", "journal.jsonl")
     end = time.monotonic() + 60
     def model_steps():
