@@ -108,7 +108,7 @@ def main(argv=None):
     print(f"  bare loadPyodide (stock options)     {fmt(rows['bare'])}")
     print(f"  desk: page open to first packet      {fmt(rows['desk'])}   {desk / bare:.2f}x bare (goal <= 0.60x)")
     print(f"    runtime ready (in the worker)      {fmt(rows['runtime'])}")
-    print(f"    bundle fetch + integrity check     {fmt(rows['bundle'])}   (in parallel with the runtime)")
+    print(f"    bundle fetched and checked         {fmt(rows['bundle'])}   (in parallel with the runtime)")
     print(f"    engine import from the zip         {fmt(rows['import'])}")
     print(f"  verify {RUN}, runtime ready   {fmt(rows['verify'])}   (goal <= 1000 ms; result: {', '.join(sorted(results))})")
     return 0

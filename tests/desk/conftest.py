@@ -56,7 +56,7 @@ def bundle_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def site(tmp_path_factory):
+def site(tmp_path_factory, bundle_dir):
     missing = [what for ok, what in ((Path(CHROMIUM).exists(), f"{CHROMIUM} (apt-get install chromium)"),
                                      ((ROOT / "node_modules" / "pyodide").exists(), "the pinned Pyodide runtime (npm ci)"))
                if not ok]
@@ -67,8 +67,7 @@ def site(tmp_path_factory):
     if choice == "public":
         root, kind = PUBLIC, "public"
     else:
-        tmp = tmp_path_factory.mktemp("desk-site")
-        root, kind = devsite.build(tmp / "site", devsite.engine_bundle(tmp), VERIFY_RUNS), "dev"
+        root, kind = devsite.build(tmp_path_factory.mktemp("desk-site"), bundle_dir, VERIFY_RUNS), "dev"
     with Server(root) as url:
         yield Site(root, url, kind)
 

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+# Shares the bundle the browser tests build (one build per session, on one worker).
+pytestmark = pytest.mark.xdist_group("browser")
+
 ROOT = Path(__file__).resolve().parents[2]
 DESK = ROOT / "site" / "assets" / "desk"
 
