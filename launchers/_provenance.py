@@ -11,12 +11,14 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def code_revision() -> dict:
-    """{commit, dirty}: dirty when tracked files differ from the commit (untracked files are not counted)."""
+    """{commit, dirty}: dirty when tracked files outside runs/ differ from the commit.
+
+    runs/ is data (records being rewritten, like the attempt now being made), not code; untracked files are not counted."""
     def git(*args):
         return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, timeout=30)
     try:
         head = git("rev-parse", "HEAD")
-        status = git("status", "--porcelain", "--untracked-files=no")
+        status = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)runs")
     except (OSError, subprocess.SubprocessError):
         return {"commit": None, "dirty": None}
     if head.returncode != 0:
