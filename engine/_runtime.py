@@ -13,7 +13,8 @@ import os
 import sqlite3
 
 from ._canon import canonical_json
-from ._errors import HistoryError, InputError, RunClosed
+from ._candidate import reference_economics
+from ._errors import DeskError, HistoryError, InputError, RunClosed
 from ._grade import result_sha256
 from ._replay import final_result, replay
 from ._world import fixture_sha256, validate_instance, with_horizon
@@ -93,6 +94,12 @@ class History:
         from ._run import Run
         validate_instance(instance)
         instance = with_horizon(instance, horizon)
+        try:
+            reference_economics(instance)
+        except DeskError:
+            raise InputError(f"--observation-end-day {horizon}: the reference plan cannot carry {instance['instance_id']} "
+                             f"observed to day {horizon} without a settlement failure, so no run on it could be scored; "
+                             f"observe it longer")
         if os.path.exists(self.path) and os.path.getsize(self.path) > 0:
             raise InputError(f"{self.path}: a history already exists here (choose a new --db path)")
         run = Run(instance)

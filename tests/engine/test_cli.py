@@ -177,3 +177,12 @@ def test_bad_batches_change_nothing(runner, tmp_path, name, body, needle):
     r = run(runner, "desk", "submit", "--db", db, "--input", path)
     assert r.exit_code == 1 and needle in one_line_error(r)
     assert db.read_bytes() == before
+
+
+def test_init_refuses_a_horizon_the_reference_cannot_carry(runner, tmp_path):
+    fam = tmp_path / "f"
+    run(runner, "families", "--output", fam, "--seeds", "1", "--family", "FUND_01")
+    db = tmp_path / "short.sqlite"
+    r = run(runner, "desk", "init", "--family-root", fam / "FUND_01" / "seed-1", "--db", db, "--observation-end-day", "3")
+    assert r.exit_code == 1 and "observe it longer" in one_line_error(r)
+    assert not db.exists()
