@@ -55,8 +55,9 @@ def built_site(tmp_path_factory):
                FUNDBOOK_ENGINE_DIR=str(_engine_dir(base)), NO_MKDOCS_2_WARNING="1", SOURCE_DATE_EPOCH="1788739200")
     timings = {}
     started = time.monotonic()
-    subprocess.run([sys.executable, "-m", "builders.og", "--out", str(base / "og"), "--runs", str(runs)],
-                   cwd=REPO, env=env, check=True, capture_output=True)
+    proc = subprocess.run([sys.executable, "-m", "builders.og", "--out", str(base / "og"), "--runs", str(runs)],
+                          cwd=REPO, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     timings["build-og"] = time.monotonic() - started
     started = time.monotonic()
     proc = subprocess.run([str(Path(sys.executable).parent / "mkdocs"), "build", "--strict", "--quiet",
