@@ -19,21 +19,40 @@ from builders.site import fmt, og_paths, pages, records
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _front(text: str, key: str):
+    if not text.startswith("---"):
+        return None
+    m = re.search(rf"^{key}:\s*(.+)$", text.split("\n---", 1)[0], re.M)
+    return m.group(1).strip().strip("'\"") if m else None
+
+
 def _article_title(path: Path) -> str:
     text = path.read_text(encoding="utf-8")
-    m = re.search(r"^title:\s*(.+)$", text.split("\n---", 1)[0], re.M) if text.startswith("---") else None
-    if m:
-        return m.group(1).strip().strip("'\"")
+    title = _front(text, "title")
+    if title:
+        return title
     m = re.search(r"^#\s+(.+)$", text, re.M)
     return m.group(1).strip() if m else path.stem.replace("-", " ").capitalize()
+
+
+def _figures(pub) -> list:
+    """Publication-wide key figures for article cards."""
+    scored = [r for r in pub.runs if r.content.get("status") == "SCORED"]
+    passed = [r for r in pub.runs if r.content.get("kind") == "adversarial" and r.content.get("passed")]
+    adversarial = [r for r in pub.runs if r.content.get("kind") == "adversarial"]
+    return [f"{len(pub.runs)} runs", f"{len(scored)} scored",
+            f"{len(passed)}/{len(adversarial)} adversarial as expected", f"{len(pub.attempts)} attempts"]
 
 
 def all_cards(docs: Path, pub) -> dict:
     """{card path: png bytes}."""
     out = {}
+    figures = _figures(pub)
     for path in sorted(docs.rglob("*.md")):
         uri = path.relative_to(docs).as_posix()
-        out[og_paths.card_for(uri)] = card(_article_title(path), [], "a back-to-back funding desk evaluation")
+        blurb = _front(path.read_text(encoding="utf-8"), "description") or ""
+        out[og_paths.card_for(uri)] = card(_article_title(path), figures, "a back-to-back funding desk evaluation",
+                                           blurb=blurb)
     for uri, (title, figures) in pages.page_titles(pub).items():
         out[og_paths.card_for(uri)] = card(title, figures, "fundbook publication")
     for run in pub.runs:

@@ -31,7 +31,7 @@ def _wrap(draw, text, font, width):
     return lines
 
 
-def card(title: str, figures: list, kicker: str, series: list | None = None) -> bytes:
+def card(title: str, figures: list, kicker: str, series: list | None = None, blurb: str = "") -> bytes:
     img = Image.new("RGB", (WIDTH, HEIGHT), BG)
     draw = ImageDraw.Draw(img)
     draw.rectangle([0, 0, WIDTH, 14], fill=ACCENT)
@@ -41,6 +41,9 @@ def card(title: str, figures: list, kicker: str, series: list | None = None) -> 
     for line in _wrap(draw, title, _font(60), WIDTH - 128)[:3]:
         draw.text((64, y), line, font=_font(60), fill=FG)
         y += 74
+    for line in _wrap(draw, blurb, _font(30), WIDTH - 128)[:3]:
+        draw.text((64, y + 6), line, font=_font(30), fill=MUTED)
+        y += 40
     x, y = 64, max(y + 24, 330)
     for fig in figures:
         fig = str(fig)
