@@ -27,6 +27,10 @@ const body = h("div", { class: "fb-desk-body" });
 function say(text) {
   statusLine.textContent = text;
 }
+// Storage can be refused (private windows, quota): the desk still works, the note says what is lost.
+function persist() {
+  if (!store.save(session)) say(`${statusLine.textContent} This browser refused local storage: the session will not survive a reload (export it).`);
+}
 function fail(text) {
   errorLine.textContent = text;
 }
@@ -63,8 +67,8 @@ async function adopt(next, message, refusal = "Not changed: ") {
   session = next;
   last = null;
   await refresh();
-  store.save(session);
   say(message);
+  persist();
   render();
   return true;
 }
@@ -89,12 +93,12 @@ async function submitBatch(batch) {
     return;
   }
   session.moves.push({ batch });
-  store.save(session);
   current = answer.state;
   last = { day: batch.day, decisions: answer.decisions, receipts: answer.receipts };
   const refused = answer.decisions.filter((d) => d.decision !== "ACCEPTED").length;
   say(`Day ${batch.day} settled: ${answer.decisions.length - refused} accepted, ${refused} refused. ` +
     (current.open_day ? `Day ${current.open_day} is open.` : "Every checkpoint is closed: finalise the run."));
+  persist();
   render();
 }
 
@@ -107,10 +111,10 @@ async function skip() {
     return;
   }
   session.moves.push({ skip: day });
-  store.save(session);
   current = answer.state;
   last = { day, decisions: [], receipts: answer.receipts };
   say(`Day ${day} closed without a batch (it counts as missed).`);
+  persist();
   render();
 }
 
@@ -122,9 +126,9 @@ async function finalize() {
     return;
   }
   session.finalized = true;
-  store.save(session);
   result = answer.result;
   say(`Run finalised: ${result.status}.`);
+  persist();
   render();
 }
 

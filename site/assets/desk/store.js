@@ -15,13 +15,15 @@ export function load() {
   return { format: 1, source: { ...DEFAULT_SOURCE }, moves: [], finalized: false };
 }
 
+/** Store the session; false when the browser refuses storage (private mode, quota). */
 export function save(session) {
-  localStorage.setItem(KEY, JSON.stringify({ format: 1, source: session.source, moves: session.moves,
-    finalized: Boolean(session.finalized) }));
-}
-
-export function clear() {
-  localStorage.removeItem(KEY);
+  try {
+    localStorage.setItem(KEY, JSON.stringify({ format: 1, source: session.source, moves: session.moves,
+      finalized: Boolean(session.finalized) }));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export function sourceLabel(source) {
