@@ -1,6 +1,7 @@
 """Browser fixtures for the practice desk and the verify button.
 
-The tests run against the built site (public/) when it is there and complete;
+The tests run against the built site (public/) when it is there, complete and
+carries this checkout's desk code;
 otherwise against a stand-in with the same layout (builders/desk/devsite.py)
 around the real engine bundle: build/engine/ when it was built from these
 sources, else a fresh `build-engine` into a temporary folder.
@@ -29,9 +30,14 @@ VERIFY_RUNS = ("reference-W1", "adversarial-W2-M1_stale_quote", "baseline-FUND_0
 LOAD_TIMEOUT_MS = 90_000
 
 
-def _public_complete() -> bool:
-    return all((PUBLIC / p).exists() for p in ("desk/index.html", "engine/manifest.json",
-                                                "vendor/pyodide/pyodide.mjs", "assets/desk/desk.js"))
+def _public_current() -> bool:
+    """public/ is built and carries this checkout's desk code (not a stale copy)."""
+    if not all((PUBLIC / p).exists() for p in ("desk/index.html", "engine/manifest.json", "engine/provenance.json",
+                                                "vendor/pyodide/pyodide.mjs", "assets/desk/desk.js")):
+        return False
+    source = ROOT / "site" / "assets" / "desk"
+    return all((PUBLIC / "assets" / "desk" / f.name).is_file()
+               and (PUBLIC / "assets" / "desk" / f.name).read_bytes() == f.read_bytes() for f in source.glob("*.js"))
 
 
 class Site:
@@ -63,7 +69,7 @@ def site(tmp_path_factory, bundle_dir):
     if missing:
         # in CI the browser tests must run, never skip quietly
         (pytest.fail if os.environ.get("CI") else pytest.skip)(f"not installed: {', '.join(missing)}")
-    choice = os.environ.get("FUNDBOOK_DESK_SITE") or ("public" if _public_complete() else "dev")
+    choice = os.environ.get("FUNDBOOK_DESK_SITE") or ("public" if _public_current() else "dev")
     if choice == "public":
         root, kind = PUBLIC, "public"
     else:

@@ -108,6 +108,11 @@ def submit(page):
     page.get_by_role("button", name="Submit batch").click()
 
 
+def clear_error(page):
+    """Blank the error line, so a wait for the next error cannot match the previous one."""
+    page.evaluate("() => { document.querySelector('#fb-desk > .fb-error').textContent = ''; }")
+
+
 def error_text(page):
     return page.locator("#fb-desk > .fb-error").inner_text()
 

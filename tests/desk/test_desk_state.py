@@ -41,6 +41,17 @@ def test_rejected_batch_refused_action_and_malformed_import_leave_the_session(pa
     page.wait_for_function("() => document.querySelector('#fb-desk > .fb-error').textContent.includes('Batch rejected')")
     assert "FT999" in d.error_text(page)
     assert snapshot(page) == before
+    # the same through "Submit the JSON as it is", and JSON that does not parse
+    d.clear_error(page)
+    page.get_by_label("Batch JSON").fill(json.dumps(bad))
+    page.get_by_role("button", name="Submit the JSON as it is").click()
+    page.wait_for_function("() => document.querySelector('#fb-desk > .fb-error').textContent.includes('FT999')")
+    assert snapshot(page) == before
+    d.clear_error(page)
+    page.get_by_label("Batch JSON").fill("{\"day\": 2,")
+    page.get_by_role("button", name="Submit the JSON as it is").click()
+    page.wait_for_function("() => document.querySelector('#fb-desk > .fb-error').textContent.includes('not valid')")
+    assert snapshot(page) == before
     # an incomplete report is refused by the form before it reaches the desk
     page.locator("form.fb-report-form").get_by_label("Cash (cents)", exact=True).fill("lots")
     d.submit(page)
@@ -52,7 +63,7 @@ def test_rejected_batch_refused_action_and_malformed_import_leave_the_session(pa
                        ("day-01.json", json.dumps(dict(gold[0], actions=[{"id": "a", "type": "REPAY", "trade": "FT404"}])))):
         path = tmp_path / name
         path.write_text(text)
-        page.evaluate("document.querySelector('#fb-desk > .fb-error').textContent = ''")
+        d.clear_error(page)
         page.get_by_label("Import batches", exact=False).set_input_files(str(path))
         page.wait_for_function("() => document.querySelector('#fb-desk > .fb-error').textContent.includes('Import refused')")
         assert name in d.error_text(page) or "rejects" in d.error_text(page)
@@ -134,6 +145,7 @@ def test_export_then_import_round_trips_and_a_candidate_file_imports(page, site,
     # a candidate for another fixture is refused; the gold candidate for this one plays to 100/100
     other = tmp_path / "w1.json"
     other.write_text(json.dumps(engine.gold_candidate(engine.load_episode("W1"))))
+    d.clear_error(page)
     page.get_by_label("Import batches", exact=False).set_input_files(str(other))
     page.wait_for_function("() => document.querySelector('#fb-desk > .fb-error').textContent.includes('Import refused')")
     assert "is not this session's" in d.error_text(page)

@@ -201,7 +201,9 @@ export class Composer {
 
   // -- whole batch -------------------------------------------------------------
   batch() {
-    return { day: this.packet.day, report: this.readReport(), actions: this.actions.map((a) => structuredClone(a)) };
+    const batch = { day: this.packet.day, report: this.readReport(), actions: this.actions.map((a) => structuredClone(a)) };
+    if (this.note !== undefined) batch.note = this.note;
+    return batch;
   }
 
   /** Put a batch (from the JSON view or an import) into the forms as it is. */
@@ -210,7 +212,11 @@ export class Composer {
     if (batch.day !== this.packet.day) throw new Error(`batch.day: expected the open day ${this.packet.day}, got ${JSON.stringify(batch.day)}`);
     if (!Array.isArray(batch.actions)) throw new Error("batch.actions: expected a list");
     if (!batch.report || typeof batch.report !== "object") throw new Error("batch.report: expected an object");
+    const rows = new Set(this.reportable().map((a) => a.id));
+    const unknown = Object.keys(batch.report.assets || {}).find((id) => !rows.has(id));
+    if (unknown) throw new Error(`batch.report.assets.${unknown}: not an asset on the book today (submit the JSON as it is to let the desk judge it)`);
     this.actions = batch.actions.map((a) => structuredClone(a));
+    this.note = typeof batch.note === "string" ? batch.note : undefined;
     this.reportForm.reset();
     this.fillReport(batch.report);
     this.renderList();

@@ -278,6 +278,17 @@ function renderCompose(p) {
       fail(`JSON not loaded, the forms are unchanged: ${e instanceof SyntaxError ? "not valid JSON (" + e.message + ")" : e.message}`);
     }
   };
+  const submitRaw = async () => {
+    fail("");
+    let batch;
+    try {
+      batch = JSON.parse(jsonArea.value);
+    } catch (e) {
+      fail(`Not submitted: the JSON is not valid (${e.message})`);
+      return;
+    }
+    await submitBatch(batch);
+  };
   const fill = async () => {
     fail("");
     const answer = await runTool("project", { actions: composer.actions });
@@ -295,7 +306,8 @@ function renderCompose(p) {
       h("button", { type: "button", class: "fb-primary", onclick: submit }, "Submit batch"),
       h("button", { type: "button", onclick: skip }, "Close the day without a batch")),
     h("details", { class: "fb-json" }, h("summary", {}, "Batch as JSON (view, edit, import)"),
-      field("Batch JSON", jsonArea), h("button", { type: "button", onclick: loadJson }, "Load JSON into the forms")));
+      field("Batch JSON", jsonArea), h("button", { type: "button", onclick: loadJson }, "Load JSON into the forms"),
+      h("button", { type: "button", onclick: submitRaw }, "Submit the JSON as it is")));
   syncJson();
   return section;
 }
