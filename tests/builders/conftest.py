@@ -1,9 +1,8 @@
 """Shared fixtures for the build stages: one engine bundle and one full set of
-runs per test session, built through the real pinned Pyodide in Node.
+runs per test run (shared by the xdist workers), built through the real
+pinned Pyodide in Node. Tests that need Node are marked `pyodide`."""
 
-Every test that needs Node is in the xdist group "pyodide-builders", so the
-session fixtures are built once, on one worker."""
-
+import fcntl
 import json
 import os
 import shutil
@@ -20,20 +19,37 @@ def pyodide_test(fn):
     return pytest.mark.pyodide(pytest.mark.xdist_group(PYODIDE_GROUP)(fn))
 
 
+def _shared(tmp_path_factory, name, build):
+    """Build once per test run, even across xdist workers: the first worker
+    to take the lock builds, the others wait and reuse. (xdist_group alone is
+    not enough: with the pinned pytest/xdist the group does not keep tests on
+    one worker.)"""
+    base = tmp_path_factory.getbasetemp()
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    root = base.parent / f"shared-{run}" if run else base / "shared"
+    root.mkdir(parents=True, exist_ok=True)
+    target = root / name
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / f"{name}.done").exists():
+            shutil.rmtree(target, ignore_errors=True)
+            result = build(target)
+            (root / f"{name}.done").write_text(json.dumps(result))
+        return target, json.loads((root / f"{name}.done").read_text())
+
+
 @pytest.fixture(scope="session")
 def bundle_dir(tmp_path_factory):
     os.environ.setdefault("SOURCE_DATE_EPOCH", "1788739200")
-    out = tmp_path_factory.mktemp("bundle") / "engine"
-    build_engine(str(out))
-    return str(out)
+    target, _ = _shared(tmp_path_factory, "engine", lambda out: build_engine(str(out)))
+    return str(target)
 
 
 @pytest.fixture(scope="session")
 def published(bundle_dir, tmp_path_factory):
     """Every published fixture through the bundle, parity with host CPython on."""
-    out = tmp_path_factory.mktemp("published") / "runs"
-    summary = build_runs(bundle_dir, str(out), parity=True)
-    return {"dir": str(out), "summary": summary}
+    target, summary = _shared(tmp_path_factory, "runs", lambda out: build_runs(bundle_dir, str(out), parity=True))
+    return {"dir": str(target), "summary": summary}
 
 
 @pytest.fixture
