@@ -24,6 +24,9 @@ def main():
 @click.option("--run-id", "run_ids", multiple=True, help="Only these fixtures (default: every published one).")
 def build(bundle_dir, out, parity, run_ids):
     """Run every fixture in Pyodide from the bundle and write runs/."""
+    if run_ids and os.path.abspath(out) == os.path.join(ROOT, "runs"):
+        raise click.UsageError("--run-id builds a partial set and runs/ holds the whole publication: "
+                               "pass --out DIR as well")
     summary = build_runs(bundle_dir, out, run_ids=list(run_ids), parity=parity, progress=True)
     click.echo(f"runs: {summary['runs']} records, index head {summary['head']['hash']} "
                f"(bundle {summary['bundle_sha256'][:12]}, parity {'checked' if parity else 'off'})")

@@ -37,3 +37,9 @@ def test_a_bad_source_date_epoch_is_one_line_exit_1(tmp_path):
     proc = _run("builders.bundle", "build", "--out", str(tmp_path / "engine"), env={"SOURCE_DATE_EPOCH": "soon"})
     assert proc.returncode == 1
     assert proc.stderr.startswith("error: SOURCE_DATE_EPOCH: expected an integer") and proc.stderr.count("\n") == 1
+
+
+def test_a_partial_build_cannot_replace_the_publication():
+    proc = _run("builders.runs", "build", "--run-id", "reference-W1")
+    assert proc.returncode == 64
+    assert "pass --out DIR" in proc.stderr
