@@ -84,11 +84,10 @@ def measure(repeat: int):
 
 
 def _run_page(root: Path) -> str:
-    marker = f'data-run-id="{RUN}"'
-    for page in sorted(root.rglob("*.html")):
-        if marker in page.read_text(errors="replace"):
-            return page.relative_to(root).as_posix()
-    raise SystemExit(f"bench-desk: no page with {marker} under {root}")
+    try:
+        return devsite.verify_page(root, RUN)
+    except LookupError as exc:
+        raise SystemExit(f"bench-desk: {exc}")
 
 
 def fmt(values):

@@ -11,6 +11,7 @@ build knows (command, outputs). Nothing here is published.
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -46,6 +47,15 @@ def record_for(spec: dict, bundle: dict) -> dict:
                "execution_path": "host reference", "command": {"argv": ["devsite"], "env": {}}, "outputs": {}}
     return {"schema": engine.RUN_SCHEMA, "content": content, "content_sha256": engine.content_sha256(content),
             "volatile": {}}
+
+
+def verify_page(root: Path, run_id: str) -> str:
+    """The site-relative path of the page holding the run's verify box (not the register row)."""
+    box = re.compile(r'<div\b[^>]*\bclass="fb-verify"[^>]*\bdata-run-id="%s"' % re.escape(run_id))
+    for page in sorted(root.rglob("*.html")):
+        if box.search(page.read_text(errors="replace")):
+            return page.relative_to(root).as_posix()
+    raise LookupError(f"no page under {root} holds the verify box of {run_id}")
 
 
 def run_page(run_id: str) -> str:

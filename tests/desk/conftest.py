@@ -18,6 +18,7 @@ from urllib.parse import urlparse
 import pytest
 
 from builders.desk import devsite
+from builders.desk.devsite import verify_page
 from builders.desk.serve import Server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,11 +49,7 @@ class Site:
 
     def run_page(self, run_id: str) -> str:
         """URL of a page holding the run's `.fb-verify` box."""
-        marker = f'data-run-id="{run_id}"'
-        for page in sorted(self.root.rglob("*.html")):
-            if marker in page.read_text(errors="replace"):
-                return self.url + page.relative_to(self.root).as_posix()
-        raise LookupError(f"no page with {marker} under {self.root}")
+        return self.url + verify_page(self.root, run_id)
 
 
 @pytest.fixture(scope="session")
