@@ -114,5 +114,5 @@ def test_the_desk_page_loads_the_desk_module_and_every_import_exists():
     page = (ROOT / "site" / "desk" / "index.md").read_text()
     assert 'id="fb-desk"' in page and 'src="../assets/desk/desk.js"' in page
     for module in DESK.glob("*.js"):
-        for target in re.findall(r'from "(\./[\w.-]+\.js)"', module.read_text()):
+        for target in re.findall(r'(?:from |import\()"(\./[\w.-]+\.js)"', module.read_text()):
             assert (DESK / target).exists(), f"{module.name} imports {target}"
