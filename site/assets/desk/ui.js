@@ -374,11 +374,15 @@ async function boot() {
     fail(`The engine did not start: ${e.message}`);
     return;
   }
+  const tReady = performance.now();
   await refresh();
+  const tState = performance.now();
   render();
+  const tRender = performance.now();
   // performance.now() counts from navigation start: page open to first packet shown (painted)
   await new Promise((resolve) => requestAnimationFrame(() => resolve()));
-  window.fbDeskTimings = { ...info.timings, first_packet_ms: performance.now(), module_start_ms: t0 };
+  window.fbDeskTimings = { ...info.timings, first_packet_ms: performance.now(), module_start_ms: t0,
+    engine_ready_ms: tReady, state_call_ms: tState - tReady, render_ms: tRender - tState };
   root.setAttribute("aria-busy", "false");
   root.dataset.ready = "true";
   if (!statusLine.textContent.startsWith("Loading")) return;
