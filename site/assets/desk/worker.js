@@ -2,9 +2,10 @@
 // Pyodide with the published engine bundle on sys.path.
 //
 // Order matters for the integrity claim: the runtime and the bundle are
-// fetched in parallel, the bundle's sha256 is checked against the manifest,
-// and only then is anything of the engine imported. A mismatch is reported
-// as a plain error and the worker refuses every call.
+// fetched in parallel, the bundle is checked (bundle.js: its sha256 and the
+// manifest's against provenance.json, every file against the manifest), and
+// only then is anything of the engine imported. A mismatch is reported as a
+// plain error and the worker refuses every call.
 import { loadPyodide } from "../../vendor/pyodide/pyodide.mjs";
 import { BUNDLE_NAME, checkBundle, MANIFEST_NAME, PROVENANCE_NAME } from "./bundle.js";
 
@@ -92,6 +93,7 @@ async function boot() {
 }
 
 const booted = boot();
+booted.catch(() => {}); // reported to each caller below, not as an unhandled rejection
 
 // Calls into engine._session: each returns its JSON string unchanged.
 const CALLS = {
