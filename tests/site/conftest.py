@@ -5,8 +5,10 @@ and serve it on 127.0.0.1 for the browser tests.
 All tests that use the built site share the xdist group "site", so one worker
 builds it once."""
 
+import fcntl
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -39,10 +41,7 @@ def _engine_dir(tmp: Path) -> Path:
     return tmp / "engine"
 
 
-@pytest.fixture(scope="session")
-def built_site(tmp_path_factory):
-    """(public dir, runs dir, timings) for a strict build of the whole site."""
-    base = tmp_path_factory.mktemp("site")
+def _build(base: Path):
     runs = base / "runs"
     if (REPO / "runs" / "index.json").is_file():
         copy_runs(REPO / "runs", runs)
@@ -64,8 +63,30 @@ def built_site(tmp_path_factory):
                            "-d", str(base / "public")], cwd=REPO, env=env, capture_output=True, text=True)
     timings["mkdocs"] = time.monotonic() - started
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    (base / "timings.json").write_text(json.dumps(timings))
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory):
+    """(public dir, runs dir, timings) for a strict build of the whole site.
+
+    Built once per test session: xdist workers share the base temp folder, the
+    first to take the lock builds and the others reuse its output (the
+    xdist_group marks alone do not keep these tests on one worker)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    base = root / "fundbook-site"
+    with open(root / "fundbook-site.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (base / "timings.json").is_file():
+            if base.exists():
+                shutil.rmtree(base)  # a build that failed half way
+            base.mkdir()
+            _build(base)
+    timings = json.loads((base / "timings.json").read_text())
     print(f"\nsite build: build-og {timings['build-og']:.1f}s, mkdocs {timings['mkdocs']:.1f}s")
-    return base / "public", runs, timings
+    return base / "public", base / "runs", timings
 
 
 @pytest.fixture(scope="session")
