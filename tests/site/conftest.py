@@ -20,7 +20,7 @@ from tests.site import hostile
 from tests.site.host_records import copy_runs, write_host_runs
 
 REPO = Path(__file__).resolve().parents[2]
-CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM = Path(os.environ.get("FUNDBOOK_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -106,7 +106,7 @@ def server(built_site):
 @pytest.fixture(scope="session")
 def browser():
     if not CHROMIUM.exists():
-        message = "Chromium not found at /usr/bin/chromium: install it with `apt-get install chromium`"
+        message = f"Chromium not found at {CHROMIUM}: install it with `apt-get install chromium`"
         if os.environ.get("CI", "").lower() not in ("", "0", "false"):
             pytest.fail(message + " (CI=true: browser tests must run)")
         pytest.skip(message)
