@@ -70,8 +70,8 @@ def _check_spec(spec):
             raise InputError(f"fixture.policy: expected one of {BASELINE_POLICIES}")
 
 
-def execute_fixture(spec) -> dict:
-    """Build a fixture's input, grade it, and return the record's engine part."""
+def _build(spec):
+    """(instance, candidate, expected): the one place a fixture's input is made."""
     _check_spec(spec)
     instance = _instance(spec)
     expected = None
@@ -81,17 +81,27 @@ def execute_fixture(spec) -> dict:
         candidate, expected = mutate(spec["mutation"], instance)
     else:
         candidate = policy_candidate(instance, spec["policy"], f"scripted baseline: {spec['policy']}")
-    result, run = grade_with_run(candidate, instance)
+    return instance, candidate, expected
+
+
+def _inputs(instance, candidate, expected):
     inputs = {"instance": instance, "candidate": candidate}
     if expected is not None:
         inputs["expected"] = expected
+    return inputs
+
+
+def execute_fixture(spec) -> dict:
+    """Build a fixture's input, grade it, and return the record's engine part."""
+    instance, candidate, expected = _build(spec)
+    result, run = grade_with_run(candidate, instance)
     out = {
         "fixture": {k: spec[k] for k in sorted(spec) if k != "run_id"},
         "run_id": run_id(spec),
         "instance_id": instance["instance_id"],
         "fixture_sha256": content_sha256(instance),
         "candidate_sha256": content_sha256(candidate),
-        "input_sha256": content_sha256(inputs),
+        "input_sha256": content_sha256(_inputs(instance, candidate, expected)),
         "result": result,
         "result_sha256": content_sha256(result),
         "receipts": run.receipts if run is not None else [],
@@ -112,12 +122,6 @@ def execute_fixture(spec) -> dict:
 
 
 def fixture_input(spec) -> dict:
-    """The instance and candidate a fixture grades (for download and inspection)."""
-    _check_spec(spec)
-    instance = _instance(spec)
-    if spec["kind"] == "reference":
-        return {"instance": instance, "candidate": gold_candidate(instance)}
-    if spec["kind"] == "adversarial":
-        candidate, expected = mutate(spec["mutation"], instance)
-        return {"instance": instance, "candidate": candidate, "expected": expected}
-    return {"instance": instance, "candidate": policy_candidate(instance, spec["policy"])}
+    """The instance and candidate a fixture grades (for download and inspection);
+    its content_sha256 is the record's input_sha256."""
+    return _inputs(*_build(spec))
