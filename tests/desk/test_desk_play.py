@@ -43,10 +43,11 @@ def replay_with_cli(tmp_path, files, source):
     return r.exit_code, json.loads(r.output)
 
 
-def test_w1_gold_through_the_forms_scores_100_and_replays_with_the_cli(page, site, tmp_path):
-    gold = engine.gold_candidate(engine.load_episode("W1"))
+@pytest.mark.parametrize("episode", ["W1", "W2", "W3"])  # FUND; a ROLL; an ESCALATE and an EXECUTE
+def test_gold_through_the_forms_scores_100_and_replays_with_the_cli(page, site, tmp_path, episode):
+    gold = engine.gold_candidate(engine.load_episode(episode))
     d.open_desk(page, site)
-    d.start(page, episode="W1")
+    d.start(page, episode=episode)
     for batch in gold["batches"]:
         assert d.open_day(page) == batch["day"]
         for action in batch["actions"]:
@@ -67,12 +68,12 @@ def test_w1_gold_through_the_forms_scores_100_and_replays_with_the_cli(page, sit
 
     files = d.export(page)
     assert sorted(n for n in files if n.startswith("batches/")) == [f"batches/day-{i:02d}.json" for i in range(1, 21)]
-    code, result = replay_with_cli(tmp_path, files, {"episode": "W1"})
+    code, result = replay_with_cli(tmp_path, files, {"episode": episode})
     assert code == 0
     assert (result["status"], result["verdict"], result["score"]["points"]) == ("SCORED", "QUALIFIED", 100)
     assert f"{result['receipts_head']['size']}:{result['receipts_head']['hash']}" == browser_head
     # and the gold candidate graded by the engine agrees with both
-    graded = engine.grade_candidate(gold, engine.load_episode("W1"))
+    graded = engine.grade_candidate(gold, engine.load_episode(episode))
     assert graded["receipts_head"] == result["receipts_head"]
     assert not page.errors
 
@@ -118,4 +119,31 @@ def test_a_practice_family_session_with_refusals_and_a_missed_day_replays_identi
     assert outcome["score"] == f"{result['score']['points']}/100"
     assert page.locator("section.fb-result dd").last.inner_text() == \
         f"{result['receipts_head']['size']}:{result['receipts_head']['hash']}"
+    assert not page.errors
+
+
+def test_every_action_form_writes_the_batch_json_the_engine_takes(page, site):
+    """REPAY, ROLL, ESCALATE and EXECUTE (with a ROLL inside) as the forms write them."""
+    gold = engine.gold_candidate(engine.load_episode("W3"))["batches"]
+    d.open_desk(page, site)
+    d.start(page, episode="W3")
+    for batch in gold[:3]:
+        d.submit_json(page, batch)
+        d.wait_day(page, batch["day"] + 1)
+    wanted = [
+        {"id": "r1", "type": "REPAY", "trade": "FT001"},
+        {"id": "r2", "type": "ROLL", "trade": "FT001", "quote": "Q4"},
+        {"id": "r3", "type": "ESCALATE", "kind": "tenor", "amount": 5, "note": "longer tenor for A2"},
+        {"id": "r4", "type": "EXECUTE", "approval": "AP001", "action": {"type": "ROLL", "trade": "FT001", "quote": "Q3"}},
+    ]
+    for action in wanted:
+        d.add_action(page, action)
+    d.fill_report(page, gold[3]["report"])
+    d.open_json(page)
+    shown = json.loads(page.get_by_label("Batch JSON").input_value())
+    assert shown == {"day": 4, "actions": wanted, "report": gold[3]["report"]}
+    # removing an action by keyboard-reachable button updates the batch
+    page.get_by_role("button", name="Remove action r2").click()
+    shown = json.loads(page.get_by_label("Batch JSON").input_value())
+    assert [a["id"] for a in shown["actions"]] == ["r1", "r3", "r4"]
     assert not page.errors
