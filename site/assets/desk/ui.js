@@ -202,7 +202,7 @@ function renderSession() {
   return h("section", { class: "fb-session", "aria-labelledby": "fb-session-h" },
     h("h2", { id: "fb-session-h" }, "Session"),
     h("p", { class: "fb-where", "data-head": current ? `${current.head.size}:${current.head.hash}` : "" }, where),
-    h("p", { class: "fb-bundle" }, `Engine bundle ${info.bundle_sha256} (checked against the manifest), engine ${info.engine_version}, Python ${info.python_version} on Pyodide ${info.pyodide_version}.`),
+    h("p", { class: "fb-bundle" }, `Engine bundle ${info.bundle_sha256} (checked against the manifest), engine ${info.engine_version}, Python ${info.python_version} on Pyodide ${info.pyodide_version}, ${info.stdlib} standard library.`),
     form,
     h("div", { class: "fb-buttons" },
       h("button", { type: "button", onclick: () => adopt({ format: 1, source: session.source, moves: [], finalized: false }, "Session reset: day 1 is open.") }, "Reset session"),

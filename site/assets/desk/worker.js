@@ -81,7 +81,7 @@ async function boot() {
     bundle_sha256: checked.bundleSha,
     manifest_sha256: checked.manifestSha,
     runtime: checked.manifest.runtime,
-    stdlib: stdlib.stdLibURL ? "precompiled (runtime/python_stdlib.zip)" : "stock",
+    stdlib: stdlib.stdLibURL ? "precompiled" : "stock",
     engine_version: engine.ENGINE_VERSION,
     families: engine.FAMILIES.toJs(),
     episodes: engine.EPISODES.toJs(),
