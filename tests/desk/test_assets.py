@@ -1,6 +1,5 @@
-"""The desk's static pieces, without a browser: the bundle check in Node, and what must not drift."""
+"""The desk's static pieces, without a browser: the bundle check and batch files in Node, and what must not drift."""
 
-import io
 import json
 import re
 import shutil
@@ -116,3 +115,54 @@ def test_the_desk_page_loads_the_desk_module_and_every_import_exists():
     for module in DESK.glob("*.js"):
         for target in re.findall(r'(?:from |import\()"(\./[\w.-]+\.js)"', module.read_text()):
             assert (DESK / target).exists(), f"{module.name} imports {target}"
+
+
+IMPORT = """
+import { importMoves, exportFiles } from "%s";
+const file = (name, doc) => new File([typeof doc === "string" ? doc : JSON.stringify(doc)], name);
+const batch = (day) => ({ day, report: {}, actions: [] });
+const session = { source: { episode: "W1" }, moves: [] };
+const current = { fixture_sha256: "f".repeat(64), head: { size: 1, hash: "h" } };
+const out = {};
+const attempt = async (key, files) => {
+  try { out[key] = await importMoves(files, session, current); } catch (e) { out[key] = { error: e.message }; }
+};
+await attempt("gaps", [file("day-03.json", batch(3)), file("day-01.json", batch(1))]);
+await attempt("duplicate", [file("a.json", batch(2)), file("b.json", batch(2))]);
+await attempt("candidate", [file("c.json", { format: 1, fixture_sha256: "f".repeat(64), batches: [batch(1), batch(2)] })]);
+await attempt("foreign", [file("c.json", { format: 1, fixture_sha256: "e".repeat(64), batches: [batch(1)] })]);
+await attempt("session", [file("session.json", { format: 1, source: { family: "FUND_02", seed: 3 }, moves: [{ skip: 1 }] })]);
+await attempt("broken", [file("x.json", "{")]);
+await attempt("stranger", [file("x.json", { hello: 1 })]);
+await attempt("badday", [file("x.json", batch(0))]);
+out.export = exportFiles({ source: { family: "FUND_01", seed: 1 }, moves: [{ batch: batch(1) }, { skip: 2 }] }, current);
+console.log(JSON.stringify(out));
+"""
+
+
+def batch(day):
+    return {"day": day, "report": {}, "actions": []}
+
+
+def test_import_and_export_of_batch_files():
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    out = subprocess.run([node, "--input-type=module", "-e", IMPORT % (DESK / "transfer.js").as_uri()],
+                         capture_output=True, text=True, timeout=60, check=True)
+    got = json.loads(out.stdout)
+    # loose batch files: ordered by day, a missing day is a day closed without a batch
+    assert got["gaps"] == {"format": 1, "source": {"episode": "W1"}, "moves": [{"batch": batch(1)}, {"skip": 2}, {"batch": batch(3)}]}
+    assert got["duplicate"]["error"] == "b.json: a second batch for day 2"
+    assert got["candidate"]["moves"] == [{"batch": batch(1)}, {"batch": batch(2)}]
+    assert "is not this session's" in got["foreign"]["error"]
+    assert got["session"] == {"format": 1, "source": {"family": "FUND_02", "seed": 3}, "moves": [{"skip": 1}]}
+    assert got["broken"]["error"].startswith("x.json: not valid JSON")
+    assert got["stranger"]["error"].startswith("x.json: expected a batch {day, report, actions}")
+    assert got["badday"]["error"] == "x.json: batch.day: expected a day number from 1"
+    files = {f["name"]: f["text"] for f in got["export"]["files"]}
+    assert sorted(files) == ["fundbook-desk-FUND_01-seed-1/README.txt", "fundbook-desk-FUND_01-seed-1/batches/day-01.json",
+                             "fundbook-desk-FUND_01-seed-1/session.json"]
+    readme = files["fundbook-desk-FUND_01-seed-1/README.txt"]
+    assert "fundbook families --output families --family FUND_01 --seeds 1" in readme
+    assert "fundbook desk advance --db desk.sqlite --family-root families/FUND_01/seed-1" in readme
