@@ -4,9 +4,10 @@ It has the layout the site build produces -- /vendor/pyodide/, /engine/ (the
 real bundle from `make build-engine`), /assets/desk/, /desk/,
 /runs/<run-id>.json and a run page per record -- so the same JavaScript runs
 unchanged against either. The desk page is the real site/desk/index.md
-rendered by Python-Markdown; run records are made by the host engine through
-the same `engine_fields` the builders use, with placeholders for what only the
-build knows (command, outputs). Nothing here is published.
+rendered by Python-Markdown. Run records are the committed ones in runs/;
+where one is missing, the host engine makes it through the same
+`engine_fields` the builders use, with placeholders for what only the build
+knows (command, outputs). Nothing here is published.
 """
 
 import json
@@ -103,8 +104,12 @@ def build(out: Path, engine_dir: Path, run_ids=()) -> Path:
     (out / "desk" / "index.html").write_text(with_csp(PAGE.format(title="Practice desk", base="../", body=body)))
     specs = {s["run_id"]: s for s in engine.fixture_specs()}
     for run_id in run_ids:
-        spec = {k: v for k, v in specs[run_id].items() if k != "run_id"}
         (out / "runs" / run_id).mkdir(parents=True, exist_ok=True)
-        (out / "runs" / f"{run_id}.json").write_text(json.dumps(record_for(spec, bundle), sort_keys=True, indent=1))
+        published = ROOT / "runs" / f"{run_id}.json"
+        if published.is_file():  # the committed record, as the site publishes it
+            shutil.copyfile(published, out / "runs" / f"{run_id}.json")
+        else:
+            spec = {k: v for k, v in specs[run_id].items() if k != "run_id"}
+            (out / "runs" / f"{run_id}.json").write_text(json.dumps(record_for(spec, bundle), sort_keys=True, indent=1))
         (out / "runs" / run_id / "index.html").write_text(run_page(run_id))
     return out
