@@ -108,9 +108,13 @@ def test_vendored_runtime_and_engine_are_local(built_site):
 
 def test_parquet_exports_match_the_records(built_site, run_index):
     public = built_site[0]
-    register = pq.read_table(public / "runs" / "parquet" / "register.parquet").to_pylist()
+    html = (public / "runs" / "index.html").read_text()
+    # The register links the all-runs tables: build-runs' own when published, else the site's.
+    tables = {name: public / "runs" / re.search(rf'href="([^"]*{name})"', html).group(1)
+              for name in ("register.parquet", "days.parquet")}
+    register = pq.read_table(tables["register.parquet"]).to_pylist()
     assert [r["run_id"] for r in register] == [e["run_id"] for e in run_index["entries"]]
-    days = pq.read_table(public / "runs" / "parquet" / "days.parquet")
+    days = pq.read_table(tables["days.parquet"])
     first = run_index["entries"][0]["run_id"]
     record = json.loads((built_site[1] / f"{first}.json").read_text())
     per_run = pq.read_table(public / "runs" / "parquet" / f"{first}.parquet").to_pylist()
