@@ -166,3 +166,11 @@ def test_import_and_export_of_batch_files():
     readme = files["fundbook-desk-FUND_01-seed-1/README.txt"]
     assert "fundbook families --output families --family FUND_01 --seeds 1" in readme
     assert "fundbook desk advance --db desk.sqlite --family-root families/FUND_01/seed-1" in readme
+
+
+def test_every_desk_make_target_is_documented():
+    readme = (ROOT / "builders" / "desk" / "README.md").read_text()
+    targets = re.findall(r"^([\w-]+):", (ROOT / "mk" / "desk.mk").read_text(), re.M)
+    assert {"build-desk", "bench-desk", "test-desk"} <= set(targets)
+    for target in targets:
+        assert f"make {target}" in readme, target
