@@ -174,3 +174,12 @@ def test_every_desk_make_target_is_documented():
     assert {"build-desk", "bench-desk", "test-desk"} <= set(targets)
     for target in targets:
         assert f"make {target}" in readme, target
+
+
+def test_the_site_policy_allows_what_the_desk_needs():
+    from builders.site.csp import policy
+    directives = {d.split()[0]: d.split()[1:] for d in policy([]).split("; ")}
+    assert {"'self'", "'wasm-unsafe-eval'"} <= set(directives["script-src"])  # modules and Pyodide's wasm
+    assert "'self'" in directives["worker-src"]  # the module worker
+    assert "'self'" in directives["connect-src"]  # engine files, records, the precompiled stdlib
+    assert not any(src.startswith("http") for values in directives.values() for src in values)
