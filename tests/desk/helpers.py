@@ -131,7 +131,10 @@ def submit_json(page, batch):
 
 
 def finalize(page):
-    page.locator("section.fb-session button", has_text="Finalise the run").click()
+    button = page.locator("section.fb-session button", has_text="Finalise the run")
+    button.click()
+    if page.locator("section.fb-packet").count():  # days still open: a second press confirms
+        page.locator("section.fb-session button", has_text="Confirm: close the").click()
     page.wait_for_selector("section.fb-result", state="attached")
     return {
         "status": page.locator("[data-status]").get_attribute("data-status"),

@@ -11,6 +11,21 @@ function select(name, options, attrs = {}) {
   return h("select", { name, ...attrs }, options.map(([value, text]) => h("option", { value }, text)));
 }
 
+// A cents input whose hint shows the amount as money while it is typed.
+function centsField(label, name) {
+  const input = h("input", { type: "text", inputmode: "numeric", name, autocomplete: "off" });
+  const wrap = field(label, input, "whole cents");
+  const hint = wrap.querySelector(".fb-hint");
+  input.addEventListener("input", () => {
+    try {
+      hint.textContent = `whole cents: ${money(parseInteger(input.value, label))}`;
+    } catch {
+      hint.textContent = "whole cents";
+    }
+  });
+  return wrap;
+}
+
 function describe(action) {
   const inner = (a) => a.type === "FUND" ? `FUND ${a.asset} from ${a.quote}, ${money(a.notional)}`
     : a.type === "ROLL" ? `ROLL ${a.trade} into ${a.quote}` : a.type;
@@ -47,7 +62,7 @@ export class Composer {
   // -- the action form ---------------------------------------------------------
   fieldsFor(type, prefix = "") {
     const n = (name) => prefix + name;
-    const money_ = (name, label) => field(label, h("input", { type: "text", inputmode: "numeric", name: n(name), autocomplete: "off" }), "whole cents");
+    const money_ = (name, label) => centsField(label, n(name));
     if (type === "FUND") {
       return [field("Asset", select(n("asset"), this.assetOptions())),
         field("Quote", select(n("quote"), this.quoteOptions())),

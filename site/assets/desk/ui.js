@@ -207,9 +207,25 @@ function renderSession() {
     h("div", { class: "fb-buttons" },
       h("button", { type: "button", onclick: () => adopt({ format: 1, source: session.source, moves: [], finalized: false }, "Session reset: day 1 is open.") }, "Reset session"),
       h("button", { type: "button", onclick: exportSession, disabled: !current }, "Export batches (.zip)"),
-      h("button", { type: "button", onclick: finalize, disabled: !current || Boolean(result) },
-        current && current.open_day ? "Finalise the run (closes the remaining days unanswered)" : "Finalise the run")),
+      finalizeButton()),
     field("Import batches (.zip from an export, batch .json files, a candidate or session .json)", importInput));
+}
+
+// Finalising with days still open closes them unanswered and cannot be undone
+// (short of a reset), so that case asks for a second, explicit press.
+function finalizeButton() {
+  const open = current && current.open_day ? current.horizon - current.open_day + 1 : 0;
+  const button = h("button", { type: "button", disabled: !current || Boolean(result) }, "Finalise the run");
+  button.addEventListener("click", () => {
+    if (open && button.dataset.confirm !== "yes") {
+      button.dataset.confirm = "yes";
+      button.textContent = `Confirm: close the ${open} remaining day(s) unanswered and finalise`;
+      say(`Finalising now closes days ${current.open_day} to ${current.horizon} without batches. Press again to confirm.`);
+      return;
+    }
+    finalize();
+  });
+  return button;
 }
 
 function dl(pairs) {
