@@ -43,7 +43,8 @@ VERIFY = """async () => {
 
 def _site(tmp: Path):
     public = ROOT / "public"
-    if (public / "desk" / "index.html").exists() and (public / "engine" / "manifest.json").exists():
+    choice = os.environ.get("FUNDBOOK_DESK_SITE") or ("public" if devsite.public_is_current(public) else "dev")
+    if choice == "public":
         return public, "built site (public/)"
     return devsite.build(tmp / "site", devsite.engine_bundle(tmp), [RUN]), "stand-in site (builders/desk/devsite.py)"
 

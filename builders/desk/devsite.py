@@ -50,6 +50,17 @@ def record_for(spec: dict, bundle: dict) -> dict:
             "volatile": {}}
 
 
+def public_is_current(public: Path) -> bool:
+    """`public` is a built site carrying this checkout's desk code (not a stale copy)."""
+    needed = ("desk/index.html", "engine/manifest.json", "engine/provenance.json", "vendor/pyodide/pyodide.mjs",
+              "assets/desk/desk.js")
+    if not all((public / p).exists() for p in needed):
+        return False
+    built = public / "assets" / "desk"
+    return all((built / f.name).is_file() and (built / f.name).read_bytes() == f.read_bytes()
+               for f in (ROOT / "site" / "assets" / "desk").glob("*.js"))
+
+
 def verify_page(root: Path, run_id: str) -> str:
     """The site-relative path of the page holding the run's verify box (not the register row)."""
     box = re.compile(r'<div\b[^>]*\bclass="fb-verify"[^>]*\bdata-run-id="%s"' % re.escape(run_id))

@@ -31,16 +31,6 @@ VERIFY_RUNS = ("reference-W1", "adversarial-W2-M1_stale_quote", "baseline-FUND_0
 LOAD_TIMEOUT_MS = 90_000
 
 
-def _public_current() -> bool:
-    """public/ is built and carries this checkout's desk code (not a stale copy)."""
-    if not all((PUBLIC / p).exists() for p in ("desk/index.html", "engine/manifest.json", "engine/provenance.json",
-                                                "vendor/pyodide/pyodide.mjs", "assets/desk/desk.js")):
-        return False
-    source = ROOT / "site" / "assets" / "desk"
-    return all((PUBLIC / "assets" / "desk" / f.name).is_file()
-               and (PUBLIC / "assets" / "desk" / f.name).read_bytes() == f.read_bytes() for f in source.glob("*.js"))
-
-
 class Site:
     """Where the site is served and where each run's verify box lives."""
 
@@ -66,7 +56,7 @@ def site(tmp_path_factory, bundle_dir):
     if missing:
         # in CI the browser tests must run, never skip quietly
         (pytest.fail if os.environ.get("CI") else pytest.skip)(f"not installed: {', '.join(missing)}")
-    choice = os.environ.get("FUNDBOOK_DESK_SITE") or ("public" if _public_current() else "dev")
+    choice = os.environ.get("FUNDBOOK_DESK_SITE") or ("public" if devsite.public_is_current(PUBLIC) else "dev")
     if choice == "public":
         root, kind = PUBLIC, "public"
     else:
