@@ -26,3 +26,25 @@ def in_tmp(tmp_path, monkeypatch):
 
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+CHROMIUM = os.environ.get("FUNDBOOK_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One Playwright and one Debian Chromium per test process, shared by the site
+    and desk tests (two sync Playwright instances cannot live in one process).
+    Without Chromium: skip, naming the install command -- but fail under CI=true."""
+    if not os.path.exists(CHROMIUM):
+        message = f"Chromium not found at {CHROMIUM}: install it with `apt-get install chromium`"
+        if os.environ.get("CI", "").lower() not in ("", "0", "false"):
+            pytest.fail(message + " (CI=true: browser tests must run)")
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()

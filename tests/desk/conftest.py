@@ -65,13 +65,7 @@ def site(tmp_path_factory, bundle_dir):
         yield Site(root, url, kind)
 
 
-@pytest.fixture(scope="session")
-def browser():
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+# `browser` (one Playwright + Chromium per process) comes from tests/conftest.py.
 
 
 @pytest.fixture

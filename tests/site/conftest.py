@@ -103,18 +103,7 @@ def server(built_site):
     srv.server_close()
 
 
-@pytest.fixture(scope="session")
-def browser():
-    if not CHROMIUM.exists():
-        message = f"Chromium not found at {CHROMIUM}: install it with `apt-get install chromium`"
-        if os.environ.get("CI", "").lower() not in ("", "0", "false"):
-            pytest.fail(message + " (CI=true: browser tests must run)")
-        pytest.skip(message)
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+# `browser` (one Playwright + Chromium per process) comes from tests/conftest.py.
 
 
 @pytest.fixture
