@@ -2,7 +2,7 @@
 // and approvals the packet shows are offered), the report, and a JSON view of
 // the same batch. The engine validates everything again on submit; the form
 // only keeps people from typing ids by hand.
-import { field, h, money, parseInteger, stableJson } from "./dom.js";
+import { field, h, money, parseInteger } from "./dom.js";
 
 const ACTION_TYPES = ["FUND", "ROLL", "REPAY", "ESCALATE", "EXECUTE"];
 const AUTHORITY_KINDS = ["capacity", "tenor", "buffer"];
@@ -250,4 +250,3 @@ export class Composer {
   }
 }
 
-export { describe as describeAction, stableJson };

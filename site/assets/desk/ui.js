@@ -3,7 +3,7 @@
 // calculation; this module only shows its answers and collects the desk's
 // batches. A session is its source and its moves; each call replays them.
 import { call, engineInfo, warmUp } from "./client.js";
-import { Composer, describeAction } from "./compose.js";
+import { Composer } from "./compose.js";
 import { bps, ensureStyles, field, h, money, stableJson, table } from "./dom.js";
 import * as store from "./store.js";
 import { exportFiles, importMoves } from "./transfer.js";
@@ -411,4 +411,3 @@ if (root) {
   boot();
 }
 
-export { describeAction };
