@@ -24,8 +24,6 @@ from builders.desk.serve import Server
 ROOT = Path(__file__).resolve().parents[2]
 PUBLIC = ROOT / "public"
 CHROMIUM = os.environ.get("FUNDBOOK_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 # One run of each kind for the verify tests.
 VERIFY_RUNS = ("reference-W1", "adversarial-W2-M1_stale_quote", "baseline-FUND_01-seed-1-do-nothing")
 LOAD_TIMEOUT_MS = 90_000
