@@ -28,7 +28,7 @@ def _build(checkout, cwd, tz, umask, locale):
            "SOURCE_DATE_EPOCH": "1788739200", "PYTHONHASHSEED": "0", "HOME": str(cwd)}
     run_ids = " ".join(f"--run-id {r}" for r in RUN_IDS)
     script = (f"umask {umask} && {sys.executable} -m builders.bundle build --out {checkout}/build/engine && "
-              f"{sys.executable} -m builders.runs build --bundle {checkout}/build/engine --out {checkout}/runs "
+              f"{sys.executable} -m builders.runs build --bundle {checkout}/build/engine --out {checkout}/partial-runs "
               f"--no-parity {run_ids}")
     proc = subprocess.run(["sh", "-c", script], cwd=cwd, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
@@ -45,12 +45,12 @@ def test_two_builds_give_the_same_bundle_and_run_content(tmp_path):
     _build(b, elsewhere, "Pacific/Chatham", "077", "C")
     for name in ("fundbook-engine.zip", "manifest.json"):
         assert (a / "build/engine" / name).read_bytes() == (b / "build/engine" / name).read_bytes(), name
-    index_a, index_b = load(a / "runs/index.json"), load(b / "runs/index.json")
+    index_a, index_b = load(a / "partial-runs/index.json"), load(b / "partial-runs/index.json")
     assert index_a["head"] == index_b["head"]
     assert [e["content_sha256"] for e in index_a["entries"]] == [e["content_sha256"] for e in index_b["entries"]]
     for name in ("register.parquet", "days.parquet"):
-        assert (a / "runs" / name).read_bytes() == (b / "runs" / name).read_bytes(), name
+        assert (a / "partial-runs" / name).read_bytes() == (b / "partial-runs" / name).read_bytes(), name
     for run_id in RUN_IDS:  # volatile parts differ (times), content does not
-        rec_a, rec_b = load(a / f"runs/{run_id}.json"), load(b / f"runs/{run_id}.json")
+        rec_a, rec_b = load(a / f"partial-runs/{run_id}.json"), load(b / f"partial-runs/{run_id}.json")
         assert rec_a["content"] == rec_b["content"]
         assert json.dumps(rec_a["content"]).count(str(tmp_path)) == 0

@@ -99,7 +99,7 @@ def test_sandbox_that_cannot_start_is_recorded(run_attempt):
 
 def test_modal_adapter_end_to_end_with_a_fake_modal(run_attempt):
     fake = FakeModal()
-    record, out = run_attempt(sandbox=ModalSandbox(modal=fake), horizon=3, limits=Limits(worker_seconds=300))
+    record, out = run_attempt(sandbox=ModalSandbox(modal=fake), horizon=6, limits=Limits(worker_seconds=300))
     c, _ = _check_shapes(record, out)
     assert c["termination"]["status"] == "completed", c["termination"]
     (sb,) = fake.sandboxes
@@ -136,7 +136,7 @@ def test_existing_output_dir_is_refused_before_the_claim_is_consumed(tmp_path, s
     claim = str(tmp_path / "c.json")
     assert runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "mock", "--cap-micro-usd", "0",
                                "--cap-tokens", "2000000", "--out", claim]).exit_code == 0
-    args = ["execute", "--claim", claim, "--family", "FUND_01", "--seed", "1", "--horizon", "2"]
+    args = ["execute", "--claim", claim, "--family", "FUND_01", "--seed", "1", "--horizon", "6"]
     result = runner.invoke(cli, args + ["--out", str(tmp_path / "busy")])
     assert result.exit_code == 1 and "not empty" in result.output
     result = runner.invoke(cli, args + ["--out", str(tmp_path / "new")])  # the claim was not spent by the refusal
@@ -159,7 +159,7 @@ def test_cached_replay_costs_nothing(tmp_path, state, prices_file):
         assert runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "mock", "--cap-micro-usd", "0",
                                    "--cap-tokens", "2000000", "--out", claim]).exit_code == 0
         result = runner.invoke(cli, ["execute", "--claim", claim, "--out", str(tmp_path / f"a{n}"), "--family",
-                                     "FUND_01", "--seed", "1", "--horizon", "4", "--model", "mock", "--prices",
+                                     "FUND_01", "--seed", "1", "--horizon", "6", "--model", "mock", "--prices",
                                      prices_file, *extra])
         assert result.exit_code == 0, result.output
     first = read_record(str(tmp_path / "a1" / "record.json"))["content"]

@@ -26,7 +26,7 @@ def test_a_real_two_checkpoint_attempt(tmp_path):
         family = json.load(fh)["claim"]["scope"]["family"]
     out = str(tmp_path / "attempt")
     result = CliRunner().invoke(cli, ["execute", "--claim", claim, "--out", out, "--family", family, "--seed", "1",
-                                      "--sampler", "tinker", "--model", model, "--sandbox", "modal", "--horizon", "2",
+                                      "--sampler", "tinker", "--model", model, "--sandbox", "modal", "--horizon", "6",
                                       "--worker-seconds", "900", "--call-deadline", "120", "--max-calls", "20"])
     assert os.path.exists(os.path.join(out, "record.json")), result.output
     c = read_record(os.path.join(out, "record.json"))["content"]

@@ -25,9 +25,9 @@ class ToolUser(PricedMock):
 
 def test_tools_notes_and_fenced_answers(run_attempt):
     sampler = ToolUser()
-    record, out = run_attempt(sampler=sampler, horizon=4)
+    record, out = run_attempt(sampler=sampler, horizon=6)
     c = record["content"]
-    assert c["termination"]["status"] == "completed" and c["settled_days"] == 4
+    assert c["termination"]["status"] == "completed" and c["settled_days"] == 6
     with open(f"{out}/transcript.json") as fh:
         steps = json.load(fh)["steps"]
     tools = [call for s in steps if s["role"] == "tool" for call in s["tool_calls"]]
@@ -35,7 +35,7 @@ def test_tools_notes_and_fenced_answers(run_attempt):
     assert "no published source 'S99'" in tools[1]["output"]["error"]
     # retained work: the day-1 note is in the worker's day-2 prompt
     day2 = next(m for msgs in sampler.seen for m in msgs if m["content"].startswith("CHECKPOINT day 2"))
-    assert "day 1: seen CHECKPOINT day 1 of 4." in day2["content"]
+    assert "day 1: seen CHECKPOINT day 1 of 6." in day2["content"]
     assert "Your last outcomes: [{\"accepted\"" in day2["content"]
 
 
@@ -54,11 +54,11 @@ class Rejected(PricedMock):
 
 
 def test_invalid_and_rejected_artefacts_are_recorded_and_retried(run_attempt):
-    record, out = run_attempt(sampler=Rejected(), horizon=3)
+    record, out = run_attempt(sampler=Rejected(), horizon=6)
     c = record["content"]
-    assert c["termination"]["status"] == "completed" and c["invalid_artefacts"] == 3
+    assert c["termination"]["status"] == "completed" and c["invalid_artefacts"] == 6
     outcomes = [p["outcome"] for p in c["proposals"]]
-    assert outcomes == ["rejected", "accepted"] * 3
+    assert outcomes == ["rejected", "accepted"] * 6
     assert "NO-SUCH-TRADE" in c["proposals"][0]["message"]
 
 
@@ -99,7 +99,7 @@ class Floaty(PricedMock):
 
 
 def test_floats_from_the_model_never_break_the_record(run_attempt):
-    record, out = run_attempt(sampler=Floaty(), horizon=2)
+    record, out = run_attempt(sampler=Floaty(), horizon=6)
     c = record["content"]
     assert c["termination"]["status"] == "completed"
     with open(f"{out}/transcript.json") as fh:
