@@ -7,6 +7,7 @@ practice desk). This module is the public API; everything else is private.
 
 from ._candidate import gold_candidate, grade_candidate, grade_with_run, policy_candidate
 from ._canon import canonical_json, content_sha256, pretty_json, sha256_hex
+from ._diff import first_difference
 from ._episodes import EPISODE_TOPICS, EPISODES, load_episode
 from ._errors import (EXIT_OK, EXIT_REJECTED, EXIT_UNSCORABLE, EXIT_USAGE, BatchRejected, DeskError,
                       HistoryError, InputError, ReplayMismatch, RunClosed, Unscorable)
@@ -34,5 +35,5 @@ __all__ = [
     "gold_candidate", "policy_candidate", "grade_candidate", "grade_with_run", "exit_code_for", "score_text",
     "mutate", "observe", "replay", "execute_fixture", "fixture_input", "fixture_specs", "run_id",
     "interest", "project", "exposure", "headroom",
-    "ENGINE_FIELDS", "RUN_SCHEMA", "RUN_SCHEMA_VERSION", "engine_fields", "verify_record", "final_result",
+    "first_difference", "ENGINE_FIELDS", "RUN_SCHEMA", "RUN_SCHEMA_VERSION", "engine_fields", "verify_record", "final_result",
 ]

@@ -15,7 +15,7 @@ def first_difference(mine, theirs, path="$"):
         return None
     if isinstance(mine, list):
         if len(mine) != len(theirs):
-            return f"{path} (length {len(theirs)}, expected {len(mine)})"
+            return f"{path} (length {len(mine)} vs {len(theirs)})"
         for i, (a, b) in enumerate(zip(mine, theirs)):
             sub = first_difference(a, b, f"{path}[{i}]")
             if sub:

@@ -6,37 +6,27 @@ written); 64 usage error.
 """
 
 import json
-import sys
 
 import click
 
 from ._budget import estimate, render
 from ._claims import SPLITS, authorise as write_claim, state_dir
-from ._errors import EXIT_USAGE, InputError, LaunchError
+from engine.cli._common import FundbookGroup
+
+from ._errors import InputError, LaunchError
 from ._prices import format_usd, load_prices
 from ._record import read_record
 from ._selfcheck import run_self_check
 
 
-class LaunchGroup(click.Group):
-    """Usage errors exit 64 (never click's 2, which means UNSCORABLE here); expected failures print one line."""
+class LaunchGroup(FundbookGroup):
+    """The evaluator CLI's error handling: usage errors exit 64 (never click's 2,
+    which means UNSCORABLE here); expected failures print one line."""
 
-    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
-        try:
-            rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var, standalone_mode=False, **extra)
-        except click.exceptions.UsageError as exc:
-            hint = exc.ctx.command_path if exc.ctx is not None else "fundbook-launch"
-            click.echo(f"error: {exc.format_message()} (see `{hint} --help`)", err=True)
-            sys.exit(EXIT_USAGE)
-        except click.exceptions.Abort:
-            click.echo("error: aborted", err=True)
-            sys.exit(1)
-        except LaunchError as exc:
-            exc.show()
-            sys.exit(exc.exit_code)
-        except click.exceptions.Exit as exc:
-            sys.exit(exc.exit_code)
-        sys.exit(rv if isinstance(rv, int) else 0)
+    expected_errors = (LaunchError,)
+
+    def report(self, exc):
+        exc.show()
 
 
 @click.group(cls=LaunchGroup, context_settings={"help_option_names": ["-h", "--help"]})

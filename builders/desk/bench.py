@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from builders.desk import devsite
-from builders.desk.serve import Server
+from builders.site.serve import Serving as Server
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("FUNDBOOK_CHROMIUM", "/usr/bin/chromium")

@@ -8,7 +8,6 @@ original order, fixed timestamps, fixed permissions.
 """
 
 import importlib.util
-import io
 import sys
 import zipfile
 from importlib._bootstrap_external import _code_to_hash_pyc

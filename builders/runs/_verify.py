@@ -10,26 +10,12 @@ from .._files import rel
 from ._index import check_chain
 from ._stage import build_runs
 
+from engine import first_difference as _first_difference
+
 
 def first_difference(a, b, path="content"):
-    """The first path (sorted keys, list order) where two JSON values differ."""
-    if type(a) is not type(b):
-        return path
-    if isinstance(a, dict):
-        for key in sorted(set(a) | set(b)):
-            if key not in a or key not in b:
-                return f"{path}.{key}"
-            sub = first_difference(a[key], b[key], f"{path}.{key}")
-            if sub:
-                return sub
-        return None
-    if isinstance(a, list):
-        for i, (x, y) in enumerate(zip(a, b)):
-            sub = first_difference(x, y, f"{path}[{i}]")
-            if sub:
-                return sub
-        return None if len(a) == len(b) else f"{path} (length {len(a)} vs {len(b)})"
-    return None if a == b else path
+    """The engine's first-difference walk, rooted at a record's content."""
+    return _first_difference(a, b, path)
 
 
 def _value(doc, path):

@@ -1,7 +1,10 @@
 """`python -m builders.site.serve [--dir public] [--port 8000]`: serve the built
-site on 127.0.0.1 only, with .wasm as application/wasm (needed by Pyodide's
-streaming compile) and .mjs as JavaScript. Used by `make preview` and the
-browser tests."""
+site on 127.0.0.1 only, as a static host should serve it: .wasm as
+application/wasm (Pyodide compiles it while it streams), .mjs as JavaScript,
+long cache lifetimes on the vendored runtime and the engine bundle. The one
+static server of the project: `make preview`, the site and desk tests and the
+desk benchmark all use it. `overlay` maps extra URL paths to HTML bytes (the
+benchmark's bare page) without writing into the site."""
 
 import functools
 import http.server
@@ -12,11 +15,29 @@ from pathlib import Path
 import click
 
 TYPES = {".wasm": "application/wasm", ".mjs": "text/javascript", ".js": "text/javascript",
-         ".json": "application/json", ".zip": "application/zip", ".parquet": "application/vnd.apache.parquet"}
+         ".json": "application/json", ".zip": "application/zip", ".parquet": "application/vnd.apache.parquet",
+         ".html": "text/html; charset=utf-8", ".css": "text/css", ".svg": "image/svg+xml", ".map": "application/json"}
+LONG_CACHE = ("/vendor/", "/engine/")
 
 
 class Handler(http.server.SimpleHTTPRequestHandler):
     extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, **TYPES}
+    overlay: dict = {}
+
+    def do_GET(self):
+        body = self.overlay.get(self.path.split("?", 1)[0])
+        if body is None:
+            return super().do_GET()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def end_headers(self):
+        if self.path.startswith(LONG_CACHE):
+            self.send_header("Cache-Control", "public, max-age=31536000, immutable")
+        super().end_headers()
 
     def log_message(self, format, *args):  # quiet: tests and preview print their own lines
         pass
@@ -31,12 +52,31 @@ class Server(http.server.ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-def serve(directory: Path, port: int = 0) -> http.server.ThreadingHTTPServer:
+def _server(directory, port=0, overlay=None):
+    handler = type("SiteHandler", (Handler,), {"overlay": dict(overlay or {})})
+    return Server(("127.0.0.1", port), functools.partial(handler, directory=str(directory)))
+
+
+def serve(directory: Path, port: int = 0, overlay=None) -> http.server.ThreadingHTTPServer:
     """Start a server in a daemon thread; `server.server_address[1]` is the port."""
-    handler = functools.partial(Handler, directory=str(directory))
-    server = Server(("127.0.0.1", port), handler)
+    server = _server(directory, port, overlay)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
+
+
+class Serving:
+    """`with Serving(root) as url:` serves `root` on 127.0.0.1 at a free port."""
+
+    def __init__(self, root: Path, overlay=None):
+        self.root, self.overlay = root, overlay
+
+    def __enter__(self):
+        self.server = serve(self.root, 0, self.overlay)
+        return f"http://127.0.0.1:{self.server.server_address[1]}/"
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
 
 
 @click.command()
@@ -44,8 +84,7 @@ def serve(directory: Path, port: int = 0) -> http.server.ThreadingHTTPServer:
 @click.option("--port", type=int, default=8000, show_default=True)
 def main(directory: Path, port: int):
     """Serve the built site until interrupted."""
-    handler = functools.partial(Handler, directory=str(directory))
-    with Server(("127.0.0.1", port), handler) as server:
+    with _server(directory, port) as server:
         click.echo(f"serving {directory} on http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)")
         try:
             server.serve_forever()

@@ -6,7 +6,7 @@ import os
 import click
 
 import engine
-from engine import (EPISODES, FAMILIES, format_cents, MUTATION_NOTES, MUTATIONS, History, InputError, exit_code_for,
+from engine import (EPISODES, FAMILIES, format_cents, MUTATION_NOTES, MUTATIONS, History, exit_code_for,
                     load_episode, load_family_root)
 
 from ._common import FundbookGroup, emit_json, json_option, read_json, write_json

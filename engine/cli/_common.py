@@ -13,27 +13,31 @@ class FundbookGroup(click.Group):
     """A group whose errors are one line and whose exit codes are the desk's.
 
     click's own usage errors exit with 2, which the contract reserves for
-    UNSCORABLE; they exit with 64 (EX_USAGE) here."""
+    UNSCORABLE; they exit with 64 (EX_USAGE) here. Subclasses name the
+    expected failures they report (`expected_errors`, `report`)."""
+
+    expected_errors = (DeskError,)
+
+    def report(self, exc):
+        click.echo(f"error: {exc.message}", err=True)
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         try:
             rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var,
                               standalone_mode=False, **extra)
         except click.exceptions.UsageError as exc:
-            hint = exc.ctx.command_path if exc.ctx is not None else "fundbook"
-            click.echo(f"error: {exc.message} (see `{hint} --help`)", err=True)
+            hint = exc.ctx.command_path if exc.ctx is not None else self.name
+            click.echo(f"error: {exc.format_message()} (see `{hint} --help`)", err=True)
             sys.exit(EXIT_USAGE)
         except click.exceptions.Abort:
             click.echo("error: aborted", err=True)
             sys.exit(1)
-        except DeskError as exc:
-            click.echo(f"error: {exc.message}", err=True)
+        except self.expected_errors as exc:
+            self.report(exc)
             sys.exit(exc.exit_code)
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
-        if isinstance(rv, int):
-            sys.exit(rv)
-        sys.exit(0)
+        sys.exit(rv if isinstance(rv, int) else 0)
 
 
 def read_json(path, what):

@@ -12,7 +12,7 @@ import jsonschema
 from builders._provenance import without_timings
 from builders.bundle import engine_sources
 
-from .conftest import read_bytes, read_text, write_bytes, load, pyodide_test
+from .conftest import read_bytes, load, pyodide_test
 
 SCHEMAS = os.path.join(os.path.dirname(__file__), "..", "..", "builders", "schemas")
 

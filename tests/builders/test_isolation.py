@@ -9,7 +9,7 @@ import sys
 
 from builders._files import ROOT
 
-from .conftest import read_bytes, read_text, write_bytes, pyodide_test
+from .conftest import read_bytes, pyodide_test
 
 A = {"kind": "adversarial", "episode": "W3", "mutation": "M4_fully_hedged_tail"}
 B = {"kind": "baseline", "family": "FUND_02", "seed": 2, "policy": "shortest-cheapest"}

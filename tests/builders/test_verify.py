@@ -1,7 +1,6 @@
 """`make verify`: a rebuild that matches the committed head passes; one that
 does not names the first differing record and field."""
 
-import json
 import shutil
 
 import engine

@@ -19,7 +19,7 @@ import pytest
 
 from builders.desk import devsite
 from builders.desk.devsite import verify_page
-from builders.desk.serve import Server
+from builders.site.serve import Serving as Server
 
 ROOT = Path(__file__).resolve().parents[2]
 PUBLIC = ROOT / "public"

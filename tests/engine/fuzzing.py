@@ -2,7 +2,6 @@
 
 import copy
 import json
-import random
 
 from engine._baselines import policy_batch
 

@@ -1,7 +1,6 @@
 """Reason codes on hand-made situations (W3: two positions, a tight lender)."""
 
 import engine
-from engine._baselines import policy_batch
 from tests.engine.helpers import play
 
 

@@ -57,7 +57,6 @@ def test_every_indexed_run_has_a_row_and_a_page(built_site, run_index):
 
 
 def test_every_page_has_og_card_and_csp(html_pages, built_site):
-    public = built_site[0]
     for path, p in html_pages.items():
         if path.name == "404.html":
             continue
