@@ -45,6 +45,16 @@ def final_result(run):
     return scored_result(run, ref)
 
 
+def finalize_and_grade(run):
+    """Close the run (remaining checkpoints unanswered, then the carry horizon),
+    grade it and seal the result into the chain; returns the result with its head."""
+    run.finalize()
+    result = final_result(run)
+    run.seal(result_sha256(result))
+    result["receipts_head"] = run.head
+    return result
+
+
 def replay(instance, stored, expected_head=None) -> Run:
     """Rebuild and verify; returns the rebuilt run (state equal to the runtime's)."""
     verify_chain(stored, fixture_sha256(instance), expected_head)

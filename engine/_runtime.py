@@ -15,8 +15,7 @@ import sqlite3
 from ._canon import canonical_json
 from ._candidate import reference_economics
 from ._errors import DeskError, HistoryError, InputError, RunClosed
-from ._grade import result_sha256
-from ._replay import final_result, replay
+from ._replay import finalize_and_grade, replay
 from ._world import fixture_sha256, validate_instance, with_horizon
 
 SCHEMA_VERSION = 1  # bump when the tables change
@@ -189,22 +188,11 @@ class History:
         return run, record
 
     def finalize(self, family_instance=None):
-        def move(run):
-            run.finalize()
-            result = final_result(run)
-            run.seal(result_sha256(result))
-            result["receipts_head"] = run.head
-            return result
-        run, result = self._write(family_instance, move)
+        run, result = self._write(family_instance, finalize_and_grade)
         return run, result
 
     def result(self, family_instance=None):
         """(status, result or None, run)."""
-        conn = _connect(self.path)
-        try:
-            meta = _meta(conn, self.path)
-        finally:
-            conn.close()
         meta, run = self.load(family_instance)
         if meta["status"] == "finalized":
             return "finalized", json.loads(meta["result"]), run

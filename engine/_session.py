@@ -12,9 +12,8 @@ from ._episodes import load_episode
 from ._errors import BatchRejected, DeskError, InputError
 from ._families import generate
 from ._fixtures import execute_fixture
-from ._grade import result_sha256
 from ._records import verify_record
-from ._replay import final_result
+from ._replay import finalize_and_grade
 from ._run import Run
 from ._tools import exposure, headroom, interest, project
 from ._world import with_horizon
@@ -98,10 +97,7 @@ def desk_finalize(source_json: str, moves_json: str) -> str:
     """Close the remaining checkpoints and the carry horizon; grade."""
     def go():
         run = _rebuild(json.loads(source_json), json.loads(moves_json))
-        run.finalize()
-        result = final_result(run)
-        run.seal(result_sha256(result))
-        result["receipts_head"] = run.head
+        result = finalize_and_grade(run)
         return {"result": result, "receipts": run.receipts}
     return _call(go)
 

@@ -94,8 +94,6 @@ def validate_instance(instance, where="instance"):
             raise InputError(f"{w}.eligible_kinds: expected kinds from {ASSET_KINDS}")
         if not 1 <= q["offered_day"] <= q["valid_through"] or q["tenor"] < 1:
             raise InputError(f"{w}: expected offered_day <= valid_through and tenor >= 1")
-        if q["start_day"] + q["tenor"] > carry_end + 1 and q["start_day"] <= carry_end:
-            pass  # a maturity past the carry horizon is cut at the asset's exit
         if qid in quotes:
             raise InputError(f"{w}.id: duplicate id {qid}")
         quotes[qid] = q

@@ -10,9 +10,3 @@ def play(instance, policy="reference", days=None):
     while run.open_day is not None and (days is None or run.open_day <= days):
         run.submit(policy_batch(policy, run.packet()))
     return run
-
-
-def all_instances(seeds=range(1, 4)):
-    out = [engine.load_episode(e) for e in engine.EPISODES]
-    out += [engine.generate(f, s) for f in engine.FAMILIES for s in seeds]
-    return out
