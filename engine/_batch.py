@@ -4,13 +4,20 @@ A batch that fails any check here is *rejected* whole: nothing changes. Each
 message names the field and what was expected, for a one-line error.
 """
 
-from ._errors import BatchRejected
+from ._canon import NotCanonical, canonical_json
+from ._errors import BatchRejected, field, shown
 
 ACTION_TYPES = ("FUND", "ROLL", "REPAY", "ESCALATE", "EXECUTE")
 AUTHORITY_KINDS = ("capacity", "tenor", "buffer")
+# Limits (documented on the contract page): a batch is at most MAX_BATCH_BYTES
+# of canonical JSON, so nothing a desk sends can bloat the history or the
+# packets that carry earlier receipts.
+MAX_BATCH_BYTES = 64 * 1024  # one day's batch, note included
 MAX_ACTIONS = 50
 MAX_ID = 64
-MAX_TEXT = 2000
+MAX_TEXT = 2000          # characters in any string field, the note included
+MAX_REPORT_ASSETS = 50   # entries in report.assets (a world has at most 50 assets)
+MAX_REPORT_LIST = 200    # entries in report.breaches and report.open_approvals
 
 BATCH_KEYS = {"day", "report", "actions", "note"}
 REPORT_KEYS = {"cash", "assets", "funding_cost_to_date", "breaches", "open_approvals"}
@@ -51,7 +58,7 @@ def check_report(report, where="batch.report"):
         raise BatchRejected(f"{where}: expected an object")
     extra = sorted(set(report) - REPORT_KEYS)
     if extra:
-        raise BatchRejected(f"{where}.{extra[0]}: unknown field (expected {sorted(REPORT_KEYS)})")
+        raise BatchRejected(f"{field(where, extra[0])}: unknown field (expected {sorted(REPORT_KEYS)})")
     for key in sorted(REPORT_KEYS):
         if key not in report:
             raise BatchRejected(f"{where}.{key}: missing")
@@ -60,16 +67,24 @@ def check_report(report, where="batch.report"):
     assets = report["assets"]
     _check_type(assets, dict, where + ".assets")
     for aid in sorted(assets):
+        if len(aid) > MAX_ID:
+            raise BatchRejected(f"{where}.assets: a key longer than {MAX_ID} characters")
         entry = assets[aid]
-        _check_type(entry, dict, f"{where}.assets.{aid}")
+        _check_type(entry, dict, field(where + ".assets", aid))
         for key in sorted(entry):
             if key not in ASSET_REPORT_KEYS:
-                raise BatchRejected(f"{where}.assets.{aid}.{key}: unknown field (expected {list(ASSET_REPORT_KEYS)})")
+                raise BatchRejected(f"{field(field(where + '.assets', aid), key)}: unknown field (expected {list(ASSET_REPORT_KEYS)})")
         for key in ASSET_REPORT_KEYS:
             if key not in entry:
-                raise BatchRejected(f"{where}.assets.{aid}.{key}: missing")
-            _check_type(entry[key], int, f"{where}.assets.{aid}.{key}")
+                raise BatchRejected(f"{field(where + '.assets', aid)}.{key}: missing")
+            _check_type(entry[key], int, f"{field(where + '.assets', aid)}.{key}")
+    if len(assets) > MAX_REPORT_ASSETS:
+        raise BatchRejected(f"{where}.assets: more than {MAX_REPORT_ASSETS} entries")
     _check_type(report["breaches"], list, where + ".breaches")
+    _check_type(report["open_approvals"], list, where + ".open_approvals")
+    for key in ("breaches", "open_approvals"):
+        if len(report[key]) > MAX_REPORT_LIST:
+            raise BatchRejected(f"{where}.{key}: more than {MAX_REPORT_LIST} entries")
     for i, b in enumerate(report["breaches"]):
         w = f"{where}.breaches[{i}]"
         _check_type(b, dict, w)
@@ -77,9 +92,12 @@ def check_report(report, where="batch.report"):
             raise BatchRejected(f"{w}: expected exactly the fields day and code")
         _check_type(b["day"], int, w + ".day")
         _check_type(b["code"], str, w + ".code")
-    _check_type(report["open_approvals"], list, where + ".open_approvals")
+        if len(b["code"]) > MAX_ID:
+            raise BatchRejected(f"{w}.code: longer than {MAX_ID} characters")
     for i, a in enumerate(report["open_approvals"]):
         _check_type(a, str, f"{where}.open_approvals[{i}]")
+        if len(a) > MAX_ID:
+            raise BatchRejected(f"{where}.open_approvals[{i}]: longer than {MAX_ID} characters")
 
 
 def check_action_shape(action, where, nested=False):
@@ -87,12 +105,12 @@ def check_action_shape(action, where, nested=False):
     atype = action.get("type")
     allowed = ("FUND", "ROLL") if nested else ACTION_TYPES
     if atype not in allowed:
-        raise BatchRejected(f"{where}.type: expected one of {list(allowed)}, got {atype!r}")
+        raise BatchRejected(f"{where}.type: expected one of {list(allowed)}, got {shown(atype)}")
     fields = ACTION_FIELDS[atype]
     common = {"type"} if nested else {"type", "id"}
     for key in sorted(action):
         if key not in fields and key not in common:
-            raise BatchRejected(f"{where}.{key}: unknown field for {atype}")
+            raise BatchRejected(f"{field(where, key)}: unknown field for {atype}")
     if not nested:
         _check_type(action.get("id"), str, where + ".id")
         if not 1 <= len(action["id"]) <= MAX_ID:
@@ -125,13 +143,15 @@ def check_batch_shape(batch, where="batch"):
         raise BatchRejected(f"{where}: expected a JSON object with day, report and actions")
     extra = sorted(set(batch) - BATCH_KEYS)
     if extra:
-        raise BatchRejected(f"{where}.{extra[0]}: unknown field (expected day, report, actions, note)")
+        raise BatchRejected(f"{field(where, extra[0])}: unknown field (expected day, report, actions, note)")
     for key in ("day", "report", "actions"):
         if key not in batch:
             raise BatchRejected(f"{where}.{key}: missing")
     _check_type(batch["day"], int, where + ".day")
     if "note" in batch:
         _check_type(batch["note"], str, where + ".note")
+        if len(batch["note"]) > MAX_TEXT:
+            raise BatchRejected(f"{where}.note: longer than {MAX_TEXT} characters")
     check_report(batch["report"], where + ".report")
     actions = batch["actions"]
     _check_type(actions, list, where + ".actions")
@@ -141,5 +161,11 @@ def check_batch_shape(batch, where="batch"):
     for i, action in enumerate(actions):
         check_action_shape(action, f"{where}.actions[{i}]")
         if action["id"] in seen:
-            raise BatchRejected(f"{where}.actions[{i}].id: duplicate action id {action['id']!r}")
+            raise BatchRejected(f"{where}.actions[{i}].id: duplicate action id {shown(action['id'])}")
         seen.add(action["id"])
+    try:
+        size = len(canonical_json(batch))
+    except NotCanonical as exc:
+        raise BatchRejected(f"{where}: {exc}") from None
+    if size > MAX_BATCH_BYTES:
+        raise BatchRejected(f"{where}: {size} bytes of canonical JSON is over the {MAX_BATCH_BYTES}-byte limit")

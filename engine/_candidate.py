@@ -10,7 +10,7 @@ fixture has no valid reference is UNSCORABLE.
 
 from ._baselines import policy_batch
 from ._batch import check_batch_shape
-from ._errors import BatchRejected, DeskError, InputError
+from ._errors import BatchRejected, DeskError, InputError, field, shown
 from ._grade import economics, result_sha256, scored_result, unscored_result
 from ._run import Run
 from ._world import fixture_sha256, validate_instance
@@ -45,23 +45,30 @@ def gold_candidate(instance) -> dict:
     return policy_candidate(instance, "reference", "gold")
 
 
-def check_candidate_shape(candidate, horizon):
+def check_candidate_shape(candidate, instance):
     if not isinstance(candidate, dict):
         raise BatchRejected("candidate: expected a JSON object with fixture_sha256 and batches")
     extra = sorted(set(candidate) - CANDIDATE_KEYS)
     if extra:
-        raise BatchRejected(f"candidate.{extra[0]}: unknown field")
+        raise BatchRejected(f"{field('candidate', extra[0])}: unknown field")
     fmt = candidate.get("format")
     if fmt != CANDIDATE_FORMAT:
-        raise BatchRejected(f"candidate.format: expected {CANDIDATE_FORMAT}, got {fmt!r} (newer formats are refused)")
+        raise BatchRejected(f"candidate.format: expected {CANDIDATE_FORMAT}, got {shown(fmt)} (newer formats are refused)")
     if not isinstance(candidate.get("fixture_sha256"), str):
         raise BatchRejected("candidate.fixture_sha256: expected the sha256 of the fixture it answers")
     batches = candidate.get("batches")
     if not isinstance(batches, list):
         raise BatchRejected("candidate.batches: expected a list of daily batches")
+    horizon = instance["horizon"]
+    if len(batches) > horizon:
+        raise BatchRejected(f"candidate.batches: {len(batches)} batches for {horizon} checkpoints")
+    assets = {a["id"] for a in instance["assets"]}
     days = set()
     for i, batch in enumerate(batches):
         check_batch_shape(batch, where=f"candidate.batches[{i}]")
+        for aid in sorted(batch["report"]["assets"]):
+            if aid not in assets:
+                raise BatchRejected(f"candidate.batches[{i}].report.assets: {shown(aid)} is not an asset of this world")
         day = batch["day"]
         if not 1 <= day <= horizon:
             raise BatchRejected(f"candidate.batches[{i}].day: expected 1..{horizon}, got {day}")
@@ -93,7 +100,7 @@ def grade_with_run(candidate, instance):
     except InputError as exc:
         return unscored_result("UNSCORABLE", f"reference invalid: {exc.message}"), None
     try:
-        check_candidate_shape(candidate, instance["horizon"])
+        check_candidate_shape(candidate, instance)
     except BatchRejected as exc:
         return unscored_result("MALFORMED", exc.message, fixture), None
     if candidate["fixture_sha256"] != fixture:

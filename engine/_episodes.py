@@ -4,10 +4,10 @@ They are JSON files inside the engine package, read with pkgutil so that they
 load the same from a source tree, a wheel or the zip on Pyodide's sys.path.
 """
 
-import json
 import pkgutil
 
 from ._errors import InputError
+from ._jsonin import MAX_INSTANCE_BYTES, parse_json
 from ._world import validate_instance
 
 EPISODES = ("W1", "W2", "W3", "W4", "W5")
@@ -30,4 +30,5 @@ def episode_bytes(episode: str) -> bytes:
 
 
 def load_episode(episode: str) -> dict:
-    return validate_instance(json.loads(episode_bytes(episode).decode("utf-8")), where=f"episodes/{episode}.json")
+    where = f"episodes/{episode}.json"
+    return validate_instance(parse_json(episode_bytes(episode), where, "an episode", MAX_INSTANCE_BYTES), where=where)

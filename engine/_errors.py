@@ -52,3 +52,17 @@ class Unscorable(DeskError):
     """The reference for a candidate is missing or invalid."""
 
     exit_code = EXIT_UNSCORABLE
+
+
+def shown(value, limit: int = 48) -> str:
+    """A value from outside, quoted for a one-line message: escaped (no newline
+    or control character survives), and cut to `limit` characters."""
+    text = repr(value) if isinstance(value, str) else repr(value)[:limit * 4]
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def field(where: str, key) -> str:
+    """`where.key` for a plain key, `where[<quoted key>]` for anything else."""
+    if isinstance(key, str) and key and len(key) <= 64 and all(c.isascii() and (c.isalnum() or c in "_-") for c in key):
+        return f"{where}.{key}"
+    return f"{where}[{shown(key)}]"

@@ -44,20 +44,21 @@ def _first(gold, predicate):
 
 
 def _m1(instance, gold):
-    batch, index, action = _first(gold, lambda a: a["type"] == "FUND")
-    if batch is None:
-        raise NotApplicable("M1_stale_quote needs a FUND in the reference plan")
-    day = batch["day"]
-    stale = [q for q in instance["quotes"] if q["valid_through"] < day]
-    future = [q for q in instance["quotes"] if q["offered_day"] > day]
-    if stale:
-        quote = max(stale, key=lambda q: (q["valid_through"], q["id"]))
-    elif future:
-        quote = min(future, key=lambda q: (q["offered_day"], q["id"]))
-    else:
-        raise NotApplicable("M1_stale_quote needs a quote that is not valid on the day of a FUND")
-    action["quote"] = quote["id"]
-    return _refusal(day, action["id"], "TIMING")
+    """A FUND naming a quote the desk was shown earlier but that has expired:
+    inserted on the first day such a quote exists (a quote offered later would
+    be an unknown id, rejected with the batch, not a stale one)."""
+    for batch in gold["batches"]:
+        day = batch["day"]
+        stale = [q for q in instance["quotes"] if q["offered_day"] <= q["valid_through"] < day]
+        assets = sorted(a["id"] for a in instance["assets"] if a["announce_day"] <= day)
+        if stale and assets:
+            quote = max(stale, key=lambda q: (q["valid_through"], q["id"]))
+            asset = next(a for a in instance["assets"] if a["id"] == assets[0])
+            action = {"id": "m1-stale-quote", "type": "FUND", "asset": asset["id"], "quote": quote["id"],
+                      "notional": asset["notional"]}
+            batch["actions"].insert(0, action)
+            return _refusal(day, action["id"], "TIMING")
+    raise NotApplicable("M1_stale_quote needs a checkpoint after some quote has expired")
 
 
 def _m2(instance, gold):

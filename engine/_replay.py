@@ -13,6 +13,7 @@ from ._errors import BatchRejected, DeskError, ReplayMismatch
 from ._grade import result_sha256, scored_result, unscored_result
 from ._receipts import verify_chain
 from ._run import Run
+from ._commitment import public_salt, world_commitment
 from ._world import fixture_sha256
 
 
@@ -55,10 +56,13 @@ def finalize_and_grade(run):
     return result
 
 
-def replay(instance, stored, expected_head=None) -> Run:
-    """Rebuild and verify; returns the rebuilt run (state equal to the runtime's)."""
-    verify_chain(stored, fixture_sha256(instance), expected_head)
-    run = Run(instance)
+def replay(instance, stored, expected_head=None, salt=None) -> Run:
+    """Rebuild and verify; returns the rebuilt run (state equal to the runtime's).
+
+    `salt` is the run's world-commitment salt (None: the public salt)."""
+    fixture = fixture_sha256(instance)
+    verify_chain(stored, world_commitment(fixture, public_salt(fixture) if salt is None else salt), expected_head)
+    run = Run(instance, salt)
     pos = _compare(run.receipts, stored, 0)
     while pos < len(stored):
         before = len(run.receipts)
@@ -78,7 +82,8 @@ def replay(instance, stored, expected_head=None) -> Run:
         elif not run.finalized:
             run.finalize()
         elif r["kind"] == "FINAL":
-            run.seal(result_sha256(final_result(run)))
+            run.sealed_result = final_result(run)  # as graded before the seal: `result` compares it
+            run.seal(result_sha256(run.sealed_result))
         else:
             raise ReplayMismatch(f"receipt {r['seq']} ({r['kind']}): nothing follows the FINAL receipt", seq=r["seq"], field="kind")
         pos = _compare(run.receipts[before:], stored, pos)

@@ -8,7 +8,7 @@ reason.
 """
 
 from ._book import copy_book, counterparty_usage, new_trade, open_trades, planned_end
-from ._errors import BatchRejected
+from ._errors import BatchRejected, shown
 from ._settle import close_day
 
 REASONS = ("TIMING", "TITLE", "CAPACITY", "CASH", "AUTHORITY")
@@ -22,10 +22,10 @@ class Refusal(Exception):
 
 
 def market_from_instance(instance):
-    """What the engine checks actions against: every quote and asset of the world."""
+    """What the engine checks actions against: every quote of the world. Which
+    of them the desk may name depends on the day (see `known_quote`)."""
     return {
         "quotes": {q["id"]: q for q in instance["quotes"]},
-        "asset_ids": sorted(a["id"] for a in instance["assets"]),
         "approval_policy": instance["approval_policy"],
         "open_world": False,
     }
@@ -35,36 +35,53 @@ def quote_visible(book, quote, day) -> bool:
     return quote["offered_day"] <= day <= quote["valid_through"] and quote["id"] not in book["withdrawn_quotes"]
 
 
+def known_quote(market, quote_id, day):
+    """The quote if the desk has been shown it (offered on or before `day`), else None.
+
+    A quote offered later gets exactly the answer a quote that never exists
+    gets: the batch is rejected as naming an unknown quote. Nothing a desk sees
+    tells a future id from a made-up one."""
+    quote = market["quotes"].get(quote_id) if isinstance(quote_id, str) else None
+    if quote is None or quote["offered_day"] > day:
+        return None
+    return quote
+
+
 def check_references(batch, book, market):
-    """Unknown ids make a batch not well-formed (rejected whole)."""
+    """Ids the desk has not been shown make a batch not well-formed (rejected
+    whole, with the same message whether the id exists later or never)."""
+    day = book["day"]
+    for aid in sorted(batch["report"]["assets"]):
+        if aid not in book["assets"]:
+            raise BatchRejected(f"batch.report.assets: unknown asset {shown(aid)}")
     for i, action in enumerate(batch["actions"]):
         where = f"batch.actions[{i}]"
         body = action
         if action["type"] == "EXECUTE":
             if action["approval"] not in book["approvals"]:
-                raise BatchRejected(f"{where}.approval: unknown approval {action['approval']!r}")
+                raise BatchRejected(f"{where}.approval: unknown approval {shown(action['approval'])}")
             body = action["action"]
             where += ".action"
-        if "asset" in body and not market["open_world"] and body["asset"] not in market["asset_ids"]:
-            raise BatchRejected(f"{where}.asset: unknown asset {body['asset']!r}")
-        if "quote" in body and not market["open_world"] and body["quote"] not in market["quotes"]:
-            raise BatchRejected(f"{where}.quote: unknown quote {body['quote']!r}")
+        if "asset" in body and body["asset"] not in book["assets"]:
+            raise BatchRejected(f"{where}.asset: unknown asset {shown(body['asset'])}")
+        if "quote" in body and known_quote(market, body["quote"], day) is None:
+            raise BatchRejected(f"{where}.quote: unknown quote {shown(body['quote'])}")
         if "trade" in body and body["trade"] not in book["trades"]:
-            raise BatchRejected(f"{where}.trade: unknown funding trade {body['trade']!r}")
+            raise BatchRejected(f"{where}.trade: unknown funding trade {shown(body['trade'])}")
         if "counterparty" in body and body["counterparty"] not in book["counterparties"]:
-            raise BatchRejected(f"{where}.counterparty: unknown counterparty {body['counterparty']!r}")
+            raise BatchRejected(f"{where}.counterparty: unknown counterparty {shown(body['counterparty'])}")
 
 
 # -- shared funding checks ------------------------------------------------------
 
 def _quote(market, book, quote_id, day):
-    quote = market["quotes"].get(quote_id)
-    if quote is None:
+    quote = known_quote(market, quote_id, day)
+    if quote is None:  # only reachable through the tools' direct calls: references are checked first
         raise Refusal("TIMING", f"quote {quote_id} is not offered on day {day}")
     if not quote_visible(book, quote, day):
         if quote["id"] in book["withdrawn_quotes"]:
             raise Refusal("TIMING", f"quote {quote_id} was withdrawn")
-        raise Refusal("TIMING", f"quote {quote_id} is valid on days {quote['offered_day']}..{quote['valid_through']}, not on day {day}")
+        raise Refusal("TIMING", f"quote {quote_id} was valid on days {quote['offered_day']}..{quote['valid_through']}, not on day {day}")
     return quote
 
 
@@ -194,14 +211,20 @@ def _escalate(book, market, day, body, waiver):
         "expires": None, "consumed_day": None,
     }
     if not market["open_world"]:
-        policy = _match_policy(market, body)
-        lag = policy["lag"] if policy is not None else 1
-        if policy is not None and body["amount"] <= policy["max_amount"]:
-            response = {"day": day + lag, "status": "approved", "expires": day + lag + policy["valid_days"]}
-        else:
-            response = {"day": day + lag, "status": "denied", "expires": None}
-        book["hidden"]["responses"][apid] = response
+        book["hidden"]["responses"][apid] = approval_response(market, book["approvals"][apid])
     return {"approval": apid}
+
+
+def approval_response(market, approval) -> dict:
+    """The parent's dated answer to a request: hidden from the desk until its
+    day, and a function of the request and the world's policy alone (so the
+    runtime can rebuild it instead of trusting a stored copy)."""
+    day = approval["requested_day"]
+    policy = _match_policy(market, approval)
+    lag = policy["lag"] if policy is not None else 1
+    if policy is not None and approval["amount"] <= policy["max_amount"]:
+        return {"day": day + lag, "status": "approved", "expires": day + lag + policy["valid_days"]}
+    return {"day": day + lag, "status": "denied", "expires": None}
 
 
 def _execute(book, market, day, body, waiver):

@@ -6,20 +6,30 @@ one, `finalize` closes the remaining checkpoints and the carry horizon.
 """
 
 from ._batch import check_batch_shape
-from ._book import new_book, state_hash
+from ._book import copy_book, new_book, public_book, state_hash
+from ._commitment import check_salt, public_salt, world_commitment
 from ._errors import BatchRejected, RunClosed
 from ._packet import build_packet
 from ._receipts import extend, head
 from ._report import gold_report
-from ._rules import check_references, decide, market_from_instance
+from ._rules import approval_response, check_references, decide, market_from_instance
 from ._settle import close_day, open_day
 from ._world import fixture_sha256
 
 
+def _safe_state_hash(book):
+    try:
+        return state_hash(book)
+    except ValueError:
+        return None
+
+
 class Run:
-    def __init__(self, instance):
+    def __init__(self, instance, salt=None):
         self.instance = instance
         self.fixture_sha256 = fixture_sha256(instance)
+        self.salt = public_salt(self.fixture_sha256) if salt is None else check_salt(salt)
+        self.world_commitment = world_commitment(self.fixture_sha256, self.salt)  # the chain's genesis
         self.market = market_from_instance(instance)
         self.book = new_book(instance)
         self.receipts = []
@@ -28,11 +38,51 @@ class Run:
         self.horizon = instance["horizon"]
         self.open_day = None
         self._log = []
+        self.keep_closed_book = False  # the runtime keeps the book as of each close for its snapshot
+        self.closed_book = None
         self._open(1)
+
+    @classmethod
+    def restore(cls, instance, salt, receipts, closed_book, closed_day):
+        """The run continued from the public book as of a close, checked against
+        the chain instead of trusted: the book must hash to that day's CLOSE
+        receipt, its hidden part is rebuilt from the world, and the next day's
+        opening must reproduce the receipts stored after the CLOSE. Returns None
+        when anything does not match (the caller then replays the history)."""
+        from ._replay import _compare
+        try:
+            close = [i for i, r in enumerate(receipts) if r["kind"] == "CLOSE"][-1]
+        except IndexError:
+            return None
+        if (receipts[close]["day"] != closed_day or not isinstance(closed_book, dict)
+                or receipts[close]["payload"].get("state_hash") != _safe_state_hash(closed_book)):
+            return None
+        run = cls.__new__(cls)
+        run.instance = instance
+        run.fixture_sha256 = fixture_sha256(instance)
+        run.salt = check_salt(salt)
+        run.world_commitment = world_commitment(run.fixture_sha256, run.salt)
+        run.market = market_from_instance(instance)
+        run.book = copy_book(closed_book)
+        run.book["hidden"] = {"responses": {apid: approval_response(run.market, ap)
+                                            for apid, ap in sorted(run.book["approvals"].items())
+                                            if ap["status"] == "pending"}}
+        run.receipts = receipts[:close + 1]
+        run.days, run.finalized, run.horizon = [], False, instance["horizon"]
+        run.open_day, run._log, run.keep_closed_book, run.closed_book = None, [], True, None
+        if closed_day < run.horizon:
+            run._open(closed_day + 1)
+        try:
+            _compare(run.receipts[close + 1:], receipts, close + 1)
+        except Exception:
+            return None
+        if len(run.receipts) != len(receipts):
+            return None
+        return run
 
     # -- plumbing -------------------------------------------------------------
     def _flush(self):
-        added = extend(self.receipts, self._log, self.fixture_sha256)
+        added = extend(self.receipts, self._log, self.world_commitment)
         self._log = []
         return added
 
@@ -43,15 +93,23 @@ class Run:
 
     @property
     def head(self):
-        return head(self.receipts, self.fixture_sha256)
+        return head(self.receipts, self.world_commitment)
+
+    def _require_open_day(self, what):
+        if self.finalized:
+            raise RunClosed(f"the run is finalised: {what}")
+        if self.open_day is None:
+            raise RunClosed(f"every checkpoint (1..{self.horizon}) is closed: {what}; "
+                            f"finalise the run to grade it")
 
     def packet(self):
-        if self.finalized or self.open_day is None:
-            raise RunClosed("the run is finalised: there is no open day")
-        return build_packet(self.instance, self.book, self.open_day, self.receipts, self.fixture_sha256)
+        self._require_open_day("there is no open day, so no packet")
+        return build_packet(self.instance, self.market, self.book, self.open_day, self.receipts, self.world_commitment)
 
     def _close(self, day, batch, decisions):
         close_day(self.book, day, self._log)
+        if self.keep_closed_book:
+            self.closed_book = copy_book(public_book(self.book))
         record = None
         if day <= self.horizon:
             gold = gold_report(self.book, day)
@@ -81,8 +139,7 @@ class Run:
     # -- the desk's moves -----------------------------------------------------
     def check(self, batch):
         """Raise BatchRejected unless `batch` is well-formed for the open day."""
-        if self.finalized:
-            raise RunClosed("the run is finalised: no further batches are accepted")
+        self._require_open_day("no further batches are accepted")
         check_batch_shape(batch)
         day = batch["day"]
         if day != self.open_day:
@@ -107,8 +164,7 @@ class Run:
 
     def skip(self):
         """Close the open checkpoint with no batch."""
-        if self.finalized:
-            raise RunClosed("the run is finalised")
+        self._require_open_day("there is no open day to close")
         day = self.open_day
         record = self._close(day, None, [])
         self._advance(day)
@@ -132,6 +188,8 @@ class Run:
         self.finalized = True
 
     def seal(self, result_sha256):
-        """Write the FINAL receipt binding the graded result to the chain."""
-        self._log.append({"day": self.instance["carry_end"], "kind": "FINAL", "payload": {"result_sha256": result_sha256}})
+        """Write the FINAL receipt: it binds the graded result to the chain and
+        reveals the salt, so anyone holding the world can check the commitment."""
+        self._log.append({"day": self.instance["carry_end"], "kind": "FINAL", "payload": {
+            "result_sha256": result_sha256, "fixture_sha256": self.fixture_sha256, "salt": self.salt}})
         self._flush()

@@ -1,24 +1,41 @@
 """The desk runtime over a SQLite history.
 
 The history file holds the world (as initialised, with its observation
-horizon), the receipts and their head. Every command rebuilds the run from the
-receipts (verifying them) before it acts; `submit` writes one batch's receipts
-and the new head in one IMMEDIATE transaction, so a rejected batch, a crash or
-a kill leaves the history exactly as it was. `init` writes a new file beside
-the target and renames it into place.
+horizon and the salt of its world commitment), the receipts, their head, and
+a snapshot of the run's state after the last write. Nothing stored is trusted
+on its own:
+
+* every command checks the receipt chain link by link against the stored head
+  (and a caller's `--expect-head`), and every stored value's type and range;
+* `packet` and `submit` continue from the snapshot only when it is bound to
+  that very head, so their cost does not grow with the day; otherwise they
+  replay the whole history first;
+* `replay` and `result` always rebuild the run from the world and the
+  receipts alone, and `result` re-grades it and checks the grade against the
+  FINAL receipt and the stored result, naming any difference.
+
+`submit` writes one batch's receipts, the new head and the new snapshot in one
+IMMEDIATE transaction, so a rejected batch, a crash or a kill leaves the
+history exactly as it was. `init` writes a new file beside the target and
+renames it into place.
 """
 
 import json
 import os
+import re
 import sqlite3
 
-from ._canon import canonical_json
 from ._candidate import reference_economics
-from ._errors import DeskError, HistoryError, InputError, RunClosed
+from ._canon import canonical_json
+from ._commitment import check_salt, new_salt, world_commitment
+from ._diff import first_difference
+from ._errors import DeskError, HistoryError, InputError, ReplayMismatch, RunClosed
+from ._jsonin import MAX_INSTANCE_BYTES, MAX_PACKET_BYTES, parse_json
+from ._receipts import verify_chain
 from ._replay import finalize_and_grade, replay
 from ._world import fixture_sha256, validate_instance, with_horizon
 
-SCHEMA_VERSION = 1  # bump when the tables change
+SCHEMA_VERSION = 2  # bump when the tables or meta keys change (2: salt, snapshot)
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE receipts (
@@ -26,47 +43,117 @@ CREATE TABLE receipts (
   payload TEXT NOT NULL, prev_hash TEXT NOT NULL, hash TEXT NOT NULL
 );
 """
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_COUNT = re.compile(r"(0|[1-9][0-9]{0,8})")
+MAX_RECEIPTS = 1_000_000
 
 
-def _connect(path, must_exist=True):
-    if must_exist and not os.path.exists(path):
+def _connect(path):
+    if not os.path.isfile(path):
         raise InputError(f"{path}: no such history (run `fundbook desk init` first)")
     try:
         conn = sqlite3.connect(path, isolation_level=None, timeout=30)
-        conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.DatabaseError as exc:
+    except sqlite3.Error as exc:
         raise HistoryError(f"{path}: not a readable fundbook history ({exc})")
     return conn
 
 
-def _meta(conn, path):
-    try:
-        rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-    except sqlite3.DatabaseError as exc:
-        raise HistoryError(f"{path}: not a readable fundbook history ({exc})")
-    version = rows.get("schema_version")
-    if version is None or not version.isdigit():
-        raise HistoryError(f"{path}: meta.schema_version missing: not a fundbook history")
-    if int(version) > SCHEMA_VERSION:
-        raise HistoryError(f"{path}: meta.schema_version {version} is newer than this engine ({SCHEMA_VERSION})")
-    for key in ("instance", "fixture_sha256", "status", "head_size", "head_hash"):
-        if key not in rows:
-            raise HistoryError(f"{path}: meta.{key} missing")
-    return rows
+def _check_head(value, where):
+    if not isinstance(value, dict) or set(value) != {"size", "hash"}:
+        raise InputError(f"{where}: expected a head {{size, hash}}")
+    if type(value["size"]) is not int or not 0 <= value["size"] <= MAX_RECEIPTS:
+        raise InputError(f"{where}.size: expected a receipt count")
+    if not isinstance(value["hash"], str) or not _HEX64.fullmatch(value["hash"]):
+        raise InputError(f"{where}.hash: expected 64 lowercase hexadecimal characters")
+    return value
 
 
-def _receipts(conn, path):
-    out = []
-    try:
-        rows = conn.execute("SELECT seq, day, kind, payload, prev_hash, hash FROM receipts ORDER BY rowid").fetchall()
-    except sqlite3.DatabaseError as exc:
-        raise HistoryError(f"{path}: receipts unreadable ({exc})")
-    for seq, day, kind, payload, prev_hash, h in rows:
+class _Stored:
+    """The meta table of a history, every value checked before use."""
+
+    def __init__(self, conn, path):
+        self.path = path
         try:
-            body = json.loads(payload)
-        except ValueError:
-            raise HistoryError(f"{path}: receipt {seq}: payload is not JSON")
+            rows = conn.execute("SELECT key, value FROM meta").fetchall()
+        except sqlite3.Error as exc:
+            raise HistoryError(f"{path}: not a readable fundbook history ({exc})")
+        self.rows = {}
+        for key, value in rows:
+            if not isinstance(key, str) or not isinstance(value, str):
+                raise HistoryError(f"{path}: meta.{key if isinstance(key, str) else '?'} is not text (corrupted)")
+            self.rows[key] = value
+        version = self.rows.get("schema_version")
+        if version is None or not _COUNT.fullmatch(version):
+            raise HistoryError(f"{path}: meta.schema_version missing: not a fundbook history")
+        if int(version) > SCHEMA_VERSION:
+            raise HistoryError(f"{path}: meta.schema_version {version} is newer than this engine ({SCHEMA_VERSION})")
+        if int(version) < SCHEMA_VERSION:
+            raise HistoryError(f"{path}: meta.schema_version {version} was written by an older engine; "
+                               f"start a new history with `fundbook desk init`")
+        for key in ("instance", "fixture_sha256", "salt", "status", "head_size", "head_hash"):
+            if key not in self.rows:
+                raise HistoryError(f"{path}: meta.{key} missing")
+        self.status = self.rows["status"]
+        if self.status not in ("open", "finalized"):
+            raise HistoryError(f"{path}: meta.status: expected open or finalized, got {self.status[:20]!r}")
+        if self.status == "finalized" and "result" not in self.rows:
+            raise HistoryError(f"{path}: meta.status is finalized but meta.result is missing")
+        if not _COUNT.fullmatch(self.rows["head_size"]):
+            raise HistoryError(f"{path}: meta.head_size: expected a receipt count, got {self.rows['head_size'][:20]!r}")
+        for key in ("fixture_sha256", "head_hash", "salt"):
+            if not _HEX64.fullmatch(self.rows[key]):
+                raise HistoryError(f"{path}: meta.{key}: expected 64 lowercase hexadecimal characters")
+        self.head = {"size": int(self.rows["head_size"]), "hash": self.rows["head_hash"]}
+        self.salt = self.rows["salt"]
+        self.instance = self._json("instance", "the initialised instance", MAX_INSTANCE_BYTES)
+        try:
+            validate_instance(self.instance, where=f"{path}: meta.instance")
+        except InputError as exc:
+            raise HistoryError(exc.message)
+        if fixture_sha256(self.instance) != self.rows["fixture_sha256"]:
+            raise HistoryError(f"{path}: meta.instance does not match meta.fixture_sha256 (edited)")
+
+    def _json(self, key, what, limit):
+        try:
+            return parse_json(self.rows[key], f"{self.path}: meta.{key}", what, limit)
+        except InputError as exc:
+            raise HistoryError(exc.message)
+
+    def result(self):
+        return self._json("result", "the stored result", MAX_PACKET_BYTES)
+
+    def snapshot(self):
+        """The stored run state, or None when absent or not bound to the current head."""
+        if "snapshot" not in self.rows:
+            return None
+        try:
+            snap = parse_json(self.rows["snapshot"], "snapshot", "a run snapshot", MAX_PACKET_BYTES)
+        except InputError:
+            return None
+        if not isinstance(snap, dict) or snap.get("head") != self.head:
+            return None
+        return snap
+
+
+def _receipts(conn, path, last_only=False):
+    query = "SELECT seq, day, kind, payload, prev_hash, hash FROM receipts ORDER BY seq"
+    try:
+        rows = conn.execute(query).fetchall()
+    except sqlite3.Error as exc:
+        raise HistoryError(f"{path}: receipts unreadable ({exc})")
+    out = []
+    for row in rows:
+        seq, day, kind, payload, prev_hash, h = row
+        where = f"{path}: receipt {seq if type(seq) is int else '?'}"
+        if type(seq) is not int or type(day) is not int or not 0 <= day <= 10_000:
+            raise HistoryError(f"{where}: seq and day must be small integers (corrupted)")
+        if not all(isinstance(v, str) for v in (kind, payload, prev_hash, h)):
+            raise HistoryError(f"{where}: kind, payload and hashes must be text (corrupted)")
+        try:
+            body = parse_json(payload, where + " payload", "a receipt payload", MAX_PACKET_BYTES)
+        except InputError as exc:
+            raise HistoryError(exc.message)
         out.append({"seq": seq, "day": day, "kind": kind, "payload": body, "prev_hash": prev_hash, "hash": h})
     return out
 
@@ -82,6 +169,23 @@ def _set(conn, **values):
     conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", sorted((k, str(v)) for k, v in values.items()))
 
 
+def _snapshot(run):
+    """The public book as of the last close, bound to the head it was written
+    with (None before the first close: replaying day 1 is cheap)."""
+    if run.closed_book is None:
+        return None
+    return canonical_json({"head": run.head, "closed_day": run.closed_book["closed_day"],
+                           "book": run.closed_book}).decode("utf-8")
+
+
+def parse_head(value, where="--expect-head"):
+    """`SIZE:SHA256` -> {size, hash}; InputError otherwise."""
+    size, _, digest = str(value).partition(":")
+    if not _COUNT.fullmatch(size) or not _HEX64.fullmatch(digest):
+        raise InputError(f"{where}: expected SIZE:SHA256 (a receipt count, a colon, 64 lowercase hex digits)")
+    return {"size": int(size), "hash": digest}
+
+
 class History:
     """A desk history file; each method is one command."""
 
@@ -89,114 +193,193 @@ class History:
         self.path = str(path)
 
     # -- init ------------------------------------------------------------------
-    def init(self, instance, horizon=20):
+    def init(self, instance, horizon=20, salt=None):
+        """Create the history. `salt` (64 hex) fixes the world commitment's salt
+        (to reproduce a recorded run); by default a fresh secret one is drawn."""
         from ._run import Run
         validate_instance(instance)
         instance = with_horizon(instance, horizon)
+        salt = new_salt() if salt is None else check_salt(salt, "--salt")
+        folder = os.path.dirname(os.path.abspath(self.path))
+        if not os.path.isdir(folder):
+            raise InputError(f"{self.path}: the folder {folder} does not exist")
+        if os.path.exists(self.path) and (not os.path.isfile(self.path) or os.path.getsize(self.path) > 0):
+            raise InputError(f"{self.path}: a history (or something else) already exists here (choose a new --db path)")
         try:
             reference_economics(instance)
         except DeskError:
             raise InputError(f"--observation-end-day {horizon}: the reference plan cannot carry {instance['instance_id']} "
                              f"observed to day {horizon} without a settlement failure, so no run on it could be scored; "
                              f"observe it longer")
-        if os.path.exists(self.path) and os.path.getsize(self.path) > 0:
-            raise InputError(f"{self.path}: a history already exists here (choose a new --db path)")
-        run = Run(instance)
+        run = Run(instance, salt)
         tmp = self.path + ".init-tmp"
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        conn = sqlite3.connect(tmp, isolation_level=None)
         try:
-            conn.executescript(SCHEMA)
-            conn.execute("BEGIN")
-            _set(conn, schema_version=SCHEMA_VERSION, instance=canonical_json(instance).decode("utf-8"),
-                 fixture_sha256=run.fixture_sha256, horizon=instance["horizon"], status="open",
-                 head_size=run.head["size"], head_hash=run.head["hash"])
-            _insert(conn, run.receipts)
-            conn.execute("COMMIT")
-        finally:
-            conn.close()
-        os.replace(tmp, self.path)
+            if os.path.exists(tmp):
+                os.remove(tmp)
+            conn = sqlite3.connect(tmp, isolation_level=None)
+            try:
+                conn.executescript(SCHEMA)
+                conn.execute("BEGIN")
+                _set(conn, schema_version=SCHEMA_VERSION, instance=canonical_json(instance).decode("utf-8"),
+                     fixture_sha256=run.fixture_sha256, salt=salt, horizon=instance["horizon"], status="open",
+                     head_size=run.head["size"], head_hash=run.head["hash"])
+                _insert(conn, run.receipts)
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+            os.replace(tmp, self.path)
+        except (OSError, sqlite3.Error) as exc:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+            raise InputError(f"{self.path}: cannot write the history ({exc})")
         return run
 
     # -- loading -----------------------------------------------------------------
-    def _load(self, conn, family_instance=None):
-        meta = _meta(conn, self.path)
-        try:
-            instance = json.loads(meta["instance"])
-        except ValueError:
-            raise HistoryError(f"{self.path}: meta.instance is not JSON")
-        if fixture_sha256(instance) != meta["fixture_sha256"]:
-            raise HistoryError(f"{self.path}: meta.instance does not match meta.fixture_sha256 (edited)")
+    def _stored(self, conn, family_instance=None):
+        stored = _Stored(conn, self.path)
         if family_instance is not None:
-            expected = with_horizon(family_instance, instance["horizon"])
-            if fixture_sha256(expected) != meta["fixture_sha256"]:
+            expected = with_horizon(family_instance, stored.instance["horizon"])
+            if fixture_sha256(expected) != stored.rows["fixture_sha256"]:
                 raise InputError(f"--family-root: this family instance is not the one the history was initialised with "
-                                 f"({fixture_sha256(expected)[:12]} != {meta['fixture_sha256'][:12]})")
-        head = {"size": int(meta["head_size"]), "hash": meta["head_hash"]}
-        return meta, instance, _receipts(conn, self.path), head
+                                 f"({fixture_sha256(expected)[:12]} != {stored.rows['fixture_sha256'][:12]})")
+        return stored
+
+    def _heads(self, stored, receipts, expected_head):
+        """The chain must end at the stored head, and at the caller's head when one is given."""
+        verify_chain(receipts, world_commitment(stored.rows["fixture_sha256"], stored.salt), stored.head)
+        if expected_head is not None and expected_head != stored.head:
+            have, want = stored.head["size"], expected_head["size"]
+            how = ("truncated or rolled back" if have < want else "extended" if have > want else "rewritten")
+            raise ReplayMismatch(f"{self.path}: {how}: the history's head is {have}:{stored.head['hash'][:12]}..., "
+                                 f"not the expected {want}:{expected_head['hash'][:12]}...", field="head")
+
+    def _replayed(self, conn, family_instance=None, expected_head=None):
+        stored = self._stored(conn, family_instance)
+        receipts = _receipts(conn, self.path)
+        self._heads(stored, receipts, expected_head)
+        run = replay(stored.instance, receipts, stored.head, stored.salt)
+        if (run.receipts[-1]["kind"] == "FINAL") != (stored.status == "finalized"):
+            raise HistoryError(f"{self.path}: meta.status says {stored.status} but the receipts "
+                               f"{'end with' if stored.status == 'open' else 'have no'} a FINAL receipt")
+        if stored.status == "finalized":
+            # re-graded by replay and checked against the FINAL receipt; the stored copy must agree
+            derived = dict(run.sealed_result, receipts_head=run.head)
+            kept = stored.result()
+            where = first_difference(derived, kept, "result")
+            if where is not None:
+                raise HistoryError(f"{self.path}: the stored result differs from the result re-derived from the "
+                                   f"receipts at {where}: stored {_brief(_at(kept, where))}, "
+                                   f"re-derived {_brief(_at(derived, where))}")
+            run.result = derived
+        return stored, run
+
+    def _current(self, conn, family_instance=None, expected_head=None):
+        """The run as it stands: from the snapshot bound to the head, else by replay."""
+        from ._run import Run
+        stored = self._stored(conn, family_instance)
+        receipts = _receipts(conn, self.path)
+        self._heads(stored, receipts, expected_head)
+        snap = stored.snapshot() if stored.status == "open" else None
+        run = None
+        if snap is not None and type(snap.get("closed_day")) is int:
+            run = Run.restore(stored.instance, stored.salt, receipts, snap.get("book"), snap["closed_day"])
+        if run is None:
+            run = replay(stored.instance, receipts, stored.head, stored.salt)
+        return stored, run
 
     def load(self, family_instance=None, expected_head=None):
-        """(meta, run): the run rebuilt from the receipts and verified against the stored head."""
+        """(meta, run): the run rebuilt from the receipts alone and verified."""
         conn = _connect(self.path)
         try:
-            meta, instance, receipts, head = self._load(conn, family_instance)
+            stored, run = self._replayed(conn, family_instance, expected_head)
         finally:
             conn.close()
-        run = replay(instance, receipts, expected_head or head)
-        return meta, run
+        return stored.rows, run
 
     # -- commands ------------------------------------------------------------------
-    def packet(self, family_instance=None):
-        meta, run = self.load(family_instance)
-        return run.packet()
-
-    def _write(self, family_instance, move):
+    def packet(self, family_instance=None, expected_head=None):
         conn = _connect(self.path)
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            stored, run = self._current(conn, family_instance, expected_head)
+        finally:
+            conn.close()
+        return run.packet()
+
+    def _write(self, family_instance, move, expected_head=None, full=False):
+        conn = _connect(self.path)
+        try:
             try:
-                meta, instance, receipts, head = self._load(conn, family_instance)
-                if meta["status"] != "open":
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise HistoryError(f"{self.path}: cannot lock the history for writing ({exc})")
+            try:
+                load = self._replayed if full else self._current
+                stored, run = load(conn, family_instance, expected_head)
+                if stored.status != "open":
                     raise RunClosed("the run is finalised: no further batches are accepted")
-                run = replay(instance, receipts, head)
                 before = len(run.receipts)
+                run.keep_closed_book = True
                 outcome = move(run)
                 _insert(conn, run.receipts[before:])
-                extra = {}
+                extra = {"snapshot": _snapshot(run)}
                 if run.finalized:
                     extra = {"status": "finalized", "result": canonical_json(outcome).decode("utf-8")}
+                    conn.execute("DELETE FROM meta WHERE key = 'snapshot'")
+                elif extra["snapshot"] is None:
+                    extra = {}
                 _set(conn, head_size=run.head["size"], head_hash=run.head["hash"], **extra)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.Error as exc:
             raise HistoryError(f"{self.path}: write failed, history unchanged ({exc})")
         finally:
             conn.close()
         return run, outcome
 
-    def submit(self, batch, family_instance=None):
-        """Validate and settle one batch; returns (run, decisions)."""
-        run, (decisions, record) = self._write(family_instance, lambda r: r.submit(batch))
+    def submit(self, batch, family_instance=None, expected_head=None):
+        """Validate and settle one batch; returns (run, decisions, day record)."""
+        run, (decisions, record) = self._write(family_instance, lambda r: r.submit(batch), expected_head)
         return run, decisions, record
 
-    def advance(self, family_instance=None):
+    def advance(self, family_instance=None, expected_head=None):
         """Close the open checkpoint without a batch."""
-        run, record = self._write(family_instance, lambda r: r.skip())
+        run, record = self._write(family_instance, lambda r: r.skip(), expected_head)
         return run, record
 
-    def finalize(self, family_instance=None):
-        run, result = self._write(family_instance, finalize_and_grade)
+    def finalize(self, family_instance=None, expected_head=None):
+        """Close the run (from a full replay: grading needs every day) and grade it."""
+        run, result = self._write(family_instance, finalize_and_grade, expected_head, full=True)
         return run, result
 
-    def result(self, family_instance=None):
-        """(status, result or None, run)."""
-        meta, run = self.load(family_instance)
-        if meta["status"] == "finalized":
-            return "finalized", json.loads(meta["result"]), run
-        return "open", None, run
+    def result(self, family_instance=None, expected_head=None):
+        """(status, result or None, run). A finalised run's result is the one
+        re-derived from the receipts (see `_replayed`), never the stored copy."""
+        conn = _connect(self.path)
+        try:
+            stored, run = self._replayed(conn, family_instance, expected_head)
+        finally:
+            conn.close()
+        if stored.status != "finalized":
+            return "open", None, run
+        return "finalized", run.result, run
+
+
+def _at(value, path):
+    """The value at a first_difference path ('result.score.points', 'result.days[3].cash')."""
+    for part in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path.split(" ")[0][len("result"):]):
+        key, index = part
+        try:
+            value = value[key] if key else value[int(index)]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return value
+
+
+def _brief(value):
+    text = json.dumps(value, sort_keys=True, ensure_ascii=True)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def load_family_root(root) -> dict:
@@ -204,23 +387,23 @@ def load_family_root(root) -> dict:
     path = os.path.join(str(root), "instance.json")
     try:
         with open(path, "rb") as fh:
-            data = fh.read()
+            data = fh.read(MAX_INSTANCE_BYTES + 1)
     except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})")
-    try:
-        instance = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise InputError(f"{path}: not valid JSON ({exc})")
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})")
+    instance = parse_json(data, path, "a family instance", MAX_INSTANCE_BYTES)
     return validate_instance(instance, where=path)
 
 
 def write_family_root(root, instance):
     """Write instance.json (temp file, then rename)."""
     from ._canon import pretty_json
-    os.makedirs(str(root), exist_ok=True)
     path = os.path.join(str(root), "instance.json")
     tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(pretty_json(instance))
-    os.replace(tmp, path)
+    try:
+        os.makedirs(str(root), exist_ok=True)
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(pretty_json(instance))
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write ({exc.strerror or exc})")
     return path

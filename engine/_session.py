@@ -8,9 +8,11 @@ reload, an import or an export can never drift from what the engine says.
 
 import json
 
+from ._commitment import check_salt
 from ._episodes import load_episode
 from ._errors import BatchRejected, DeskError, InputError
 from ._families import generate
+from ._jsonin import MAX_BATCH_BYTES, MAX_PACKET_BYTES, MAX_SESSION_BYTES, parse_json
 from ._fixtures import execute_fixture
 from ._records import verify_record
 from ._replay import finalize_and_grade
@@ -25,8 +27,11 @@ def _instance(source):
     if "episode" in source:
         instance = load_episode(source["episode"])
     elif "family" in source:
+        seed = source.get("seed")
+        if type(seed) is not int or not 1 <= seed <= 2**53 - 1:
+            raise InputError("source.seed: expected a positive integer")
         try:
-            instance = generate(source["family"], source.get("seed"))
+            instance = generate(source["family"], seed)
         except ValueError as exc:
             raise InputError(f"source: {exc}")
     else:
@@ -35,7 +40,12 @@ def _instance(source):
 
 
 def _rebuild(source, moves):
-    run = Run(_instance(source))
+    """The run from a session's source and moves. A source may carry the salt
+    of its world commitment (to match a CLI history); by default it is public."""
+    salt = source.get("salt") if isinstance(source, dict) else None
+    run = Run(_instance(source), None if salt is None else check_salt(salt, "source.salt"))
+    if not isinstance(moves, list):
+        raise InputError("moves: expected a list of {batch} or {skip: day}")
     for i, move in enumerate(moves):
         if isinstance(move, dict) and "batch" in move:
             try:
@@ -49,9 +59,19 @@ def _rebuild(source, moves):
     return run
 
 
+_REQUIRED = object()
+
+
+def _session(source_json, moves_json):
+    source = parse_json(source_json, "source", "a session source", MAX_BATCH_BYTES)
+    moves = parse_json(moves_json, "moves", "a session's moves", MAX_SESSION_BYTES)
+    return source, moves
+
+
 def _state(run):
     return {"open_day": run.open_day, "horizon": run.horizon, "instance_id": run.instance["instance_id"],
-            "fixture_sha256": run.fixture_sha256, "head": run.head,
+            "fixture_sha256": run.fixture_sha256, "world_commitment": run.world_commitment, "salt": run.salt,
+            "head": run.head,
             "packet": run.packet() if run.open_day is not None else None,
             "days": run.days_public()}
 
@@ -65,17 +85,14 @@ def _call(fn):
 
 def desk_state(source_json: str, moves_json: str) -> str:
     """The session as it stands: open day, packet, per-day outcomes, receipts head."""
-    return _call(lambda: _state(_rebuild(json.loads(source_json), json.loads(moves_json))))
+    return _call(lambda: _state(_rebuild(*_session(source_json, moves_json))))
 
 
 def desk_submit(source_json: str, moves_json: str, batch_json: str) -> str:
     """Submit a batch for the open day: decisions and the new state, or the rejection."""
     def go():
-        run = _rebuild(json.loads(source_json), json.loads(moves_json))
-        try:
-            batch = json.loads(batch_json)
-        except ValueError as exc:
-            raise InputError(f"batch: not valid JSON ({exc})")
+        run = _rebuild(*_session(source_json, moves_json))
+        batch = parse_json(batch_json, "batch", "a batch {day, report, actions}", MAX_BATCH_BYTES)
         before = len(run.receipts)
         decisions, record = run.submit(batch)
         return {"decisions": decisions, "receipts": run.receipts[before:], "state": _state(run)}
@@ -84,7 +101,7 @@ def desk_submit(source_json: str, moves_json: str, batch_json: str) -> str:
 
 def desk_skip(source_json: str, moves_json: str) -> str:
     def go():
-        run = _rebuild(json.loads(source_json), json.loads(moves_json))
+        run = _rebuild(*_session(source_json, moves_json))
         if run.open_day is None:
             raise InputError("no open day: every checkpoint is closed")
         before = len(run.receipts)
@@ -96,7 +113,7 @@ def desk_skip(source_json: str, moves_json: str) -> str:
 def desk_finalize(source_json: str, moves_json: str) -> str:
     """Close the remaining checkpoints and the carry horizon; grade."""
     def go():
-        run = _rebuild(json.loads(source_json), json.loads(moves_json))
+        run = _rebuild(*_session(source_json, moves_json))
         result = finalize_and_grade(run)
         return {"result": result, "receipts": run.receipts}
     return _call(go)
@@ -105,18 +122,27 @@ def desk_finalize(source_json: str, moves_json: str) -> str:
 def desk_tool(packet_json: str, name: str, args_json: str) -> str:
     """Run a calculation tool over a packet: interest, project, exposure, headroom."""
     def go():
-        packet = json.loads(packet_json)
-        args = json.loads(args_json)
+        packet = parse_json(packet_json, "packet", "a packet", MAX_PACKET_BYTES)
+        args = parse_json(args_json, "args", "the tool's arguments", MAX_BATCH_BYTES)
+        if not isinstance(args, dict):
+            raise InputError("args: expected an object")
+
+        def arg(key, default=_REQUIRED):
+            if key not in args:
+                if default is _REQUIRED:
+                    raise InputError(f"args.{key}: missing (required by the {name} tool)")
+                return default
+            return args[key]
         if name == "interest":
-            out = interest(packet, args["principal"], args["rate_bps"], args["start_day"], args["end_day"])
+            out = interest(packet, arg("principal"), arg("rate_bps"), arg("start_day"), arg("end_day"))
         elif name == "project":
-            out = project(packet, args["actions"])
+            out = project(packet, arg("actions"))
         elif name == "exposure":
-            out = exposure(packet, args["asset"], args["quote"], args.get("notional"))
+            out = exposure(packet, arg("asset"), arg("quote"), arg("notional", None))
         elif name == "headroom":
             out = headroom(packet)
         else:
-            raise InputError(f"tool: expected interest, project, exposure or headroom, got {name!r}")
+            raise InputError(f"tool: expected interest, project, exposure or headroom, got {str(name)[:40]!r}")
         return {"output": out}
     return _call(go)
 

@@ -9,7 +9,9 @@ import engine
 from engine import (EPISODES, FAMILIES, format_cents, MUTATION_NOTES, MUTATIONS, History, exit_code_for,
                     load_episode, load_family_root)
 
-from ._common import FundbookGroup, emit_json, json_option, read_json, write_json
+from engine._jsonin import MAX_BATCH_BYTES, MAX_CANDIDATE_BYTES
+
+from ._common import FundbookGroup, emit_json, expect_head_option, json_option, parse_seeds, read_json, write_json
 from ._render import decision_line, echo_result, packet_lines
 from .tools import tools
 
@@ -41,14 +43,26 @@ family_root_option = click.option("--family-root", type=click.Path(file_okay=Fal
 @episode_option
 @family_root_option
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the candidate here (default: stdout).")
-def gold(episode, family_root, output):
-    """Emit the gold candidate (the reference plan's actions and reports for every day)."""
+@json_option
+def gold(episode, family_root, output, as_json):
+    """Emit the gold candidate (the reference plan's actions and reports for every day).
+
+    Without --output the candidate itself is printed (JSON); with --output, a
+    summary line (or, with --json, a summary object).
+    """
     candidate = engine.gold_candidate(_fixture(episode, family_root))
-    if output:
-        write_json(output, candidate)
-        click.echo(f"gold candidate for {candidate['instance_id']}: {len(candidate['batches'])} batches -> {output}")
-    else:
+    if not output:
         emit_json(candidate)
+        return 0
+    write_json(output, candidate)
+    summary = {"instance_id": candidate["instance_id"], "fixture_sha256": candidate["fixture_sha256"],
+               "batches": len(candidate["batches"]), "output": output,
+               "candidate_sha256": engine.content_sha256(candidate)}
+    if as_json:
+        emit_json(summary)
+    else:
+        click.echo(f"gold candidate for {candidate['instance_id']}: {len(candidate['batches'])} batches -> {output}")
+    return 0
 
 
 @cli.command()
@@ -62,7 +76,7 @@ def grade(candidate, episode, family_root, as_json):
     Prints the status, then the verdict with its gates, then the score out of 100.
     """
     instance = _fixture(episode, family_root)
-    result = engine.grade_candidate(read_json(candidate, "a candidate"), instance)
+    result = engine.grade_candidate(read_json(candidate, "a candidate", MAX_CANDIDATE_BYTES), instance)
     if as_json:
         emit_json(result)
     else:
@@ -106,18 +120,17 @@ def mutate(name, episode, family_root, output, list_only, as_json):
 
 @cli.command()
 @click.option("--output", "-o", required=True, type=click.Path(file_okay=False), help="Folder to write <FAMILY>/seed-<N>/instance.json into.")
-@click.option("--seeds", required=True, type=int, multiple=True, help="Seeds: `--seeds 1 2 3` (or repeat the option).")
-@click.argument("more_seeds", nargs=-1, type=int, metavar="")
+@click.option("--seeds", required=True, multiple=True,
+              help="Seeds: `--seeds 1 2 3`, ranges `--seeds 1..200` (inclusive), or repeat the option.")
+@click.argument("more_seeds", nargs=-1, metavar="")
 @click.option("--family", "families", type=click.Choice(FAMILIES), multiple=True, help="Families (default: all four).")
 @json_option
 def families(output, seeds, more_seeds, families, as_json):
     """Write practice family instances for the given seeds into a folder."""
-    seeds = tuple(seeds) + tuple(more_seeds)
+    seeds = parse_seeds(tuple(seeds) + tuple(more_seeds))
     written = []
     for family in families or FAMILIES:
         for seed in seeds:
-            if seed < 1:
-                raise click.UsageError("--seeds: expected positive integers")
             instance = engine.generate(family, seed)
             path = engine.write_family_root(os.path.join(output, family, f"seed-{seed}"), instance)
             written.append({"instance_id": instance["instance_id"], "path": path,
@@ -148,13 +161,21 @@ def _family_check(family_root):
 @episode_option
 @family_root_option
 @db_option
-@click.option("--observation-end-day", default=20, show_default=True, type=int, help="The last checkpoint (observation horizon).")
+@click.option("--observation-end-day", default=20, show_default=True, type=click.IntRange(1, 200),
+              help="The last checkpoint (observation horizon).")
+@click.option("--salt", help="The world commitment's salt, 64 hex digits (default: a fresh secret one; give the "
+                             "salt a FINAL receipt revealed to reproduce that run).")
 @json_option
-def init(episode, family_root, db, observation_end_day, as_json):
-    """Create the history and fix the observation horizon."""
-    run = History(db).init(_fixture(episode, family_root), observation_end_day)
+def init(episode, family_root, db, observation_end_day, salt, as_json):
+    """Create the history and fix the observation horizon.
+
+    The receipts start from a salted commitment to the world, so nothing a desk
+    sees before the end commits to what it has not been shown; the FINAL
+    receipt reveals the salt.
+    """
+    run = History(db).init(_fixture(episode, family_root), observation_end_day, salt)
     out = {"db": db, "instance_id": run.instance["instance_id"], "fixture_sha256": run.fixture_sha256,
-           "horizon": run.horizon, "open_day": run.open_day, "head": run.head}
+           "world_commitment": run.world_commitment, "horizon": run.horizon, "open_day": run.open_day, "head": run.head}
     if as_json:
         emit_json(out)
     else:
@@ -166,10 +187,11 @@ def init(episode, family_root, db, observation_end_day, as_json):
 @db_option
 @family_root_option
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the packet JSON here.")
+@expect_head_option
 @json_option
-def packet(db, family_root, output, as_json):
+def packet(db, family_root, output, expect_head, as_json):
     """Export the current read-only packet for the open day."""
-    pkt = History(db).packet(_family_check(family_root))
+    pkt = History(db).packet(_family_check(family_root), expect_head)
     if output:
         write_json(output, pkt)
     if as_json:
@@ -186,11 +208,15 @@ def packet(db, family_root, output, as_json):
 @db_option
 @family_root_option
 @click.option("--input", "-i", "input_path", required=True, type=click.Path(), help="The batch JSON file.")
+@expect_head_option
 @json_option
-def submit(db, family_root, input_path, as_json):
-    """Validate one batch and settle its accepted actions, atomically."""
-    batch = read_json(input_path, "a batch {day, report, actions}")
-    run, decisions, record = History(db).submit(batch, _family_check(family_root))
+def submit(db, family_root, input_path, expect_head, as_json):
+    """Validate one batch and settle its accepted actions, atomically.
+
+    A batch file is at most 64 KiB (see the contract's limits).
+    """
+    batch = read_json(input_path, "a batch {day, report, actions}", MAX_BATCH_BYTES)
+    run, decisions, record = History(db).submit(batch, _family_check(family_root), expect_head)
     out = {"day": record["day"], "decisions": decisions, "cash": record["cash"], "breaches": record["breaches"],
            "open_day": run.open_day, "head": run.head}
     if as_json:
@@ -207,10 +233,11 @@ def submit(db, family_root, input_path, as_json):
 @desk.command()
 @db_option
 @family_root_option
+@expect_head_option
 @json_option
-def advance(db, family_root, as_json):
+def advance(db, family_root, expect_head, as_json):
     """Close the open checkpoint without a batch (the day counts as missed)."""
-    run, record = History(db).advance(_family_check(family_root))
+    run, record = History(db).advance(_family_check(family_root), expect_head)
     if as_json:
         emit_json({"closed_day": record["day"], "open_day": run.open_day, "head": run.head})
     else:
@@ -218,24 +245,19 @@ def advance(db, family_root, as_json):
     return 0
 
 
-def _head_option(value):
-    if value is None:
-        return None
-    size, _, digest = value.partition(":")
-    if not size.isdigit() or len(digest) != 64:
-        raise click.UsageError("--expect-head: expected SIZE:SHA256")
-    return {"size": int(size), "hash": digest}
-
-
 @desk.command()
 @db_option
 @family_root_option
-@click.option("--expect-head", help="Also check against a published head SIZE:SHA256.")
+@expect_head_option
 @json_option
 def replay(db, family_root, expect_head, as_json):
-    """Rebuild the book from the receipts alone and verify every receipt."""
+    """Rebuild the book from the receipts alone and verify every receipt.
+
+    A finalised run is also re-graded, and its stored result must equal the
+    re-derived one.
+    """
     history = History(db)
-    meta, run = history.load(_family_check(family_root), _head_option(expect_head))
+    meta, run = history.load(_family_check(family_root), expect_head)
     from engine._book import state_hash
     out = {"verified": True, "receipts": run.head["size"], "head": run.head, "state_hash": state_hash(run.book),
            "open_day": run.open_day, "finalized": run.finalized}
@@ -244,6 +266,8 @@ def replay(db, family_root, expect_head, as_json):
     else:
         click.echo(f"replay verified: {run.head['size']} receipts, head {run.head['hash']}")
         click.echo(f"state {out['state_hash']}")
+        if run.finalized:
+            click.echo("result re-derived from the receipts: equal to the FINAL receipt and to the stored result")
     return 0
 
 
@@ -251,13 +275,19 @@ def replay(db, family_root, expect_head, as_json):
 @db_option
 @family_root_option
 @click.option("--finalize", is_flag=True, help="Close the run: remaining checkpoints unanswered, then the carry horizon.")
+@expect_head_option
 @json_option
-def result(db, family_root, finalize, as_json):
-    """Status, qualification verdict and score (--finalize closes the run)."""
+def result(db, family_root, finalize, expect_head, as_json):
+    """Status, qualification verdict and score (--finalize closes the run).
+
+    The result is re-derived from the receipts every time (replay, then
+    grading) and checked against the FINAL receipt and the stored copy; any
+    difference is an error naming the field.
+    """
     history = History(db)
-    state, res, run = history.result(_family_check(family_root))
+    state, res, run = history.result(_family_check(family_root), expect_head)
     if state == "open" and finalize:
-        run, res = history.finalize(_family_check(family_root))
+        run, res = history.finalize(_family_check(family_root), expect_head)
         state = "finalized"
     if state == "open":
         out = {"status": "OPEN", "open_day": run.open_day, "horizon": run.horizon,

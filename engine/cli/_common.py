@@ -40,23 +40,23 @@ class FundbookGroup(click.Group):
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
-def read_json(path, what):
-    """Parse a JSON file; InputError naming the file and what was expected."""
+def read_json(path, what, limit=None):
+    """Parse a JSON file from outside: bounded, strict (see engine._jsonin); an
+    InputError naming the file and what was expected on anything else."""
+    from engine._jsonin import MAX_CANDIDATE_BYTES, parse_json
+    limit = MAX_CANDIDATE_BYTES if limit is None else limit
     try:
         with open(path, "rb") as fh:
-            data = fh.read()
+            data = fh.read(limit + 1)
     except FileNotFoundError:
         raise InputError(f"{path}: no such file ({what} expected)")
     except IsADirectoryError:
         raise InputError(f"{path}: is a directory ({what} expected)")
     except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})")
-    try:
-        return json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not UTF-8 text ({what} expected)")
-    except ValueError as exc:
-        raise InputError(f"{path}: not valid JSON at line {getattr(exc, 'lineno', '?')} column {getattr(exc, 'colno', '?')} ({what} expected)")
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})")
+    if len(data) > limit:
+        raise InputError(f"{path}: larger than the {limit}-byte limit for {what}")
+    return parse_json(data, str(path), what, limit)
 
 
 def write_json(path, value):
@@ -64,6 +64,8 @@ def write_json(path, value):
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise InputError(f"{path}: the folder {directory} does not exist")
+    if os.path.isdir(path):
+        raise InputError(f"{path}: is a directory (a file path expected)")
     tmp = f"{path}.tmp-{os.getpid()}"
     try:
         with open(tmp, "w", encoding="utf-8") as fh:
@@ -72,11 +74,48 @@ def write_json(path, value):
     except OSError as exc:
         if os.path.exists(tmp):
             os.remove(tmp)
-        raise InputError(f"{path}: cannot write ({exc.strerror})")
+        raise InputError(f"{path}: cannot write ({exc.strerror or exc})")
 
 
 def emit_json(value):
     click.echo(pretty_json(value), nl=False)
 
+
+def parse_seeds(values, option="--seeds"):
+    """Seeds as integers and inclusive ranges: `1 2 3`, `1..200`, `5 10..12`."""
+    from engine._canon import MAX_SAFE_INTEGER
+    seeds = []
+    for value in values:
+        low, sep, high = str(value).partition("..")
+        try:
+            lo, hi = int(low), int(high) if sep else int(low)
+        except ValueError:
+            raise click.UsageError(f"{option}: expected positive integers or ranges like 1..200, got {value[:40]!r}")
+        if not 1 <= lo <= hi <= MAX_SAFE_INTEGER:
+            raise click.UsageError(f"{option}: expected seeds in 1..{MAX_SAFE_INTEGER} and ranges low..high, got {value[:40]!r}")
+        if hi - lo + len(seeds) >= MAX_SEEDS:
+            raise click.UsageError(f"{option}: at most {MAX_SEEDS} seeds in one call")
+        seeds.extend(range(lo, hi + 1))
+    return tuple(dict.fromkeys(seeds))
+
+
+MAX_SEEDS = 100_000
+
+
+class HeadType(click.ParamType):
+    """A receipts head SIZE:SHA256 held by the caller."""
+
+    name = "SIZE:SHA256"
+
+    def convert(self, value, param, ctx):
+        from engine._runtime import parse_head
+        try:
+            return parse_head(value, f"--{param.name.replace('_', '-')}" if param else "head")
+        except InputError as exc:
+            self.fail(exc.message.split(": ", 1)[-1], param, ctx)
+
+
+expect_head_option = click.option("--expect-head", type=HeadType(),
+                                  help="Refuse unless the history's head is exactly this SIZE:SHA256 (the head you hold).")
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print a machine-readable JSON object instead of text.")

@@ -97,8 +97,10 @@ def test_family_generator_and_desk_runtime(runner, tmp_path):
     batch_path = tmp_path / "batch.json"
     batch_path.write_text(json.dumps(batch))
     # the dry run predicts the report exactly
-    r = run(runner, "tools", "project", "--packet", packet_path, "--actions", batch_path)
+    r = run(runner, "tools", "project", "--packet", packet_path, "--actions", batch_path, "--json")
     assert r.exit_code == 0 and json.loads(r.stdout)["report"] == batch["report"]
+    r = run(runner, "tools", "project", "--packet", packet_path, "--actions", batch_path)
+    assert r.exit_code == 0 and "cash at the close" in r.stdout and "state hash at the close" in r.stdout
     for tool_args in (["headroom"], ["interest", "--principal", 100000, "--rate-bps", 450, "--start-day", 1, "--end-day", 6]):
         r = run(runner, "tools", tool_args[0], "--packet", packet_path, *tool_args[1:])
         assert r.exit_code == 0, r.output

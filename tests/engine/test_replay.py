@@ -58,7 +58,7 @@ def test_an_edit_rehashed_forward_is_caught_by_replay(finished):
     entries = [{"day": r["day"], "kind": r["kind"], "payload": r["payload"]} for r in receipts]
     entries[target]["payload"]["amount"] += 1
     forged = []
-    extend(forged, entries, run.fixture_sha256)
+    extend(forged, entries, run.world_commitment)
     err = _mismatch(instance, forged)  # a consistent chain, but not what the desk produces
     assert err.seq == target + 1 and "amount" in err.field
     err = _mismatch(instance, forged, run.head)  # and the published head no longer matches

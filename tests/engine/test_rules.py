@@ -17,11 +17,33 @@ def _decide(run, actions):
 def test_funding_checks_in_order():
     run = engine.Run(engine.load_episode("W3"))
     assert _decide(run, [
-        {"id": "stale", "type": "FUND", "asset": "A1", "quote": "Q3", "notional": 10**9},      # offered day 2
-        {"id": "unannounced", "type": "FUND", "asset": "A2", "quote": "Q1", "notional": 10**9},  # announced day 2
         {"id": "ok", "type": "FUND", "asset": "A1", "quote": "Q1", "notional": 14 * 10**8},
         {"id": "twice", "type": "FUND", "asset": "A1", "quote": "Q2", "notional": 10**8},       # already pledged
-    ]) == [("REFUSED", "TIMING"), ("REFUSED", "TITLE"), ("ACCEPTED", None), ("REFUSED", "TITLE")]
+    ]) == [("ACCEPTED", None), ("REFUSED", "TITLE")]
+    run.skip()
+    run.skip()  # day 3: Q1 and Q2 (valid through day 1) are stale, A2 is announced and settles on day 5
+    assert _decide(run, [
+        {"id": "stale", "type": "FUND", "asset": "A2", "quote": "Q1", "notional": 10**9},
+        {"id": "tight", "type": "FUND", "asset": "A2", "quote": "Q3", "notional": 10**9},        # CP1 is full
+        {"id": "other", "type": "FUND", "asset": "A2", "quote": "Q4", "notional": 10**9},        # starts day 5: ok
+    ]) == [("REFUSED", "TIMING"), ("REFUSED", "CAPACITY"), ("ACCEPTED", None)]
+
+
+def test_ids_not_yet_shown_are_answered_like_ids_that_never_exist():
+    run = engine.Run(engine.load_episode("W3"))  # day 1: A2 is announced on day 2, Q3 offered on day 2
+    report = _report(run)
+    for body, field in ((("asset", "A2"), ("quote", "Q1")), "asset"), ((("asset", "A1"), ("quote", "Q3")), "quote"):
+        messages = []
+        for fake in (None, "Z9"):
+            action = dict(body, id="x", type="FUND", notional=10**9)
+            if fake:
+                action[field] = fake
+            try:
+                run.submit({"day": 1, "report": report, "actions": [action]})
+            except engine.BatchRejected as exc:
+                messages.append(exc.message.replace(repr(action[field]), "<id>"))
+        assert len(messages) == 2 and messages[0] == messages[1], messages
+    assert run.open_day == 1 and run.head["size"] == len(run.receipts)
 
 
 def test_capacity_counts_overlap_not_rolls():
