@@ -183,6 +183,10 @@ def check_packet(packet) -> dict:
         _nullable(ap, "expires", int, f".approvals[{shown(apid)}]")
     for tid, t in trades.items():
         _nullable(t, "end_day", int, f".trades[{shown(tid)}]")
+    for i, b in enumerate(packet["breaches"]):
+        _fields(b, {"day": int, "code": str}, f".breaches[{i}]")
+    if any(not isinstance(q, str) for q in packet["withdrawn_quotes"]):
+        _bad(".withdrawn_quotes", "a list of quote ids")
     for key, value in packet["quote_usage"].items():
         if type(value) is not int or not 0 <= value <= _MAX:
             _bad(f".quote_usage[{shown(key)}]", "a non-negative integer")
