@@ -6,9 +6,7 @@ packet shows it, and the calculation tools rebuild a book from a packet.
 `hidden` holds what the desk cannot know yet (dated approval responses).
 """
 
-import copy
-
-from ._canon import content_sha256
+from ._canon import engine_sha256
 from ._units import accrual, haircut_amount
 
 
@@ -37,8 +35,22 @@ def new_book(instance) -> dict:
     }
 
 
+def _copy(value):
+    t = type(value)
+    if t is dict:
+        return {k: (v if type(v) in _ATOMS else _copy(v)) for k, v in value.items()}
+    if t is list:
+        return [v if type(v) in _ATOMS else _copy(v) for v in value]
+    return value
+
+
+_ATOMS = frozenset((int, str, bool, type(None)))
+
+
 def copy_book(book) -> dict:
-    return copy.deepcopy(book)
+    """A deep copy of JSON-shaped data (the book holds nothing else); several
+    times faster than copy.deepcopy, which the engine calls on every action."""
+    return _copy(book)
 
 
 def public_book(book) -> dict:
@@ -52,7 +64,7 @@ def state_hash(book) -> str:
     it itself (the `project` tool does), so it tells the desk nothing new.
     Replay still rebuilds the hidden part from the world and checks it through
     every later receipt."""
-    return content_sha256(public_book(book))
+    return engine_sha256(public_book(book))
 
 
 def cal_days(book, start: int, end: int) -> int:
@@ -155,10 +167,12 @@ def forward_exposure(book, asset_id, from_day: int):
     """(gap calendar days, tail cent-days) from the night of `from_day` to exit,
     given the trades agreed so far and no further action."""
     asset = book["assets"][asset_id]
+    spans = [(t["start"], planned_end(book, t), t["notional"]) for t in open_trades(book, asset_id=asset_id)]
     gap = 0
     tail = 0
     for night in range(max(asset["settle_day"], from_day), asset["exit_day"]):
-        short = asset["notional"] - min(asset["notional"], covered(book, asset_id, night))
+        cover = sum(n for start, end, n in spans if start <= night < end)
+        short = asset["notional"] - min(asset["notional"], cover)
         if short > 0:
             span = night_span(book, night)
             gap += span

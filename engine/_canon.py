@@ -7,15 +7,19 @@ members sorted by the UTF-16 code units of their names, no whitespace, strings
 escaped as ECMAScript's JSON.stringify does, UTF-8 -- and that is what this
 module writes, in CPython and in Pyodide alike.
 
-One pass over the value checks it (no floats, no integer out of range, no
-non-string key, no nesting deeper than MAX_DEPTH) and notes whether every key
-is ASCII; then the C encoder writes it with sorted keys when code-point order
-equals UTF-16 order (always for ASCII keys), and a small pure-Python encoder
-writes it otherwise. Lone surrogates are refused: they are not Unicode text.
+The C encoder writes the value with sorted keys and the text is then checked
+(no float, no integer out of range, no character above U+FFFF -- the only case
+where code-point order and UTF-16 order can differ); a value that fails a check
+goes through a slower path that names the offending place, or that writes
+UTF-16 order with a small pure-Python encoder. Lone surrogates are refused:
+they are not Unicode text. Object keys must be strings (JSON input always has
+string keys; the engine builds no others). Inputs are limited to MAX_DEPTH
+levels where they are read (`_jsonin`).
 """
 
 import hashlib
 import json
+import re
 
 MAX_SAFE_INTEGER = 2**53 - 1
 MAX_DEPTH = 64  # deeper values are refused everywhere: no input needs more
@@ -139,14 +143,31 @@ def _needs_utf16_order(value) -> bool:
     return False
 
 
+# Checks on the C encoder's compact text. A number outside a string follows ":",
+# "," or "["; the same characters inside a string only cause a false alarm,
+# which sends the value to the exact (slow) check -- never a wrong answer.
+_SUSPECT = re.compile(r"[:,\[]-?\d+[.eE]|[:,\[]-?\d{16}|[\U00010000-\U0010FFFF]")
+
+
 def canonical_text(value) -> str:
-    """The RFC 8785 text of a float-free JSON value (NotCanonical if it has none)."""
-    if _scan(value) or not _needs_utf16_order(value):
+    """The RFC 8785 text of a float-free JSON value (NotCanonical if it has none).
+
+    Fast path: the C encoder writes the value with code-point key order, and
+    one scan of the text looks for anything that needs a closer look: a float,
+    an integer of 16 digits or more (possibly outside +-(2^53-1)), or a
+    character above U+FFFF (whose keys sort differently in UTF-16). Only then
+    is the value itself walked: to name the offending place, or to write it in
+    UTF-16 order with a small pure-Python encoder."""
+    try:
         text = _dumps(value)
-    else:
-        out = []
-        _write(value, out)
-        text = "".join(out)
+    except (TypeError, ValueError, RecursionError):
+        _scan(value)  # raises NotCanonical with the path
+        raise NotCanonical("no canonical form (nested too deeply)") from None
+    if _SUSPECT.search(text) or type(value) not in (dict, list, tuple):
+        if not _scan(value) and _needs_utf16_order(value):
+            out = []
+            _write(value, out)
+            text = "".join(out)
     return text
 
 
@@ -181,6 +202,21 @@ def sha256_hex(data: bytes) -> str:
 
 def content_sha256(value) -> str:
     """sha256 of the canonical JSON of a value."""
+    return sha256_hex(canonical_json(value))
+
+
+def engine_sha256(value) -> str:
+    """sha256 of the canonical JSON of data the engine built itself.
+
+    Such data is float-free and in range by construction (every input was
+    checked where it entered: `_jsonin`, the batch and world validators), so
+    only what the C encoder cannot know is checked: text that is pure ASCII
+    (the usual case) needs no UTF-16 reordering and holds no lone surrogate;
+    anything else goes through the full `canonical_json`. The bytes hashed are
+    exactly `canonical_json(value)`'s -- a test holds the two together."""
+    text = _dumps(value)
+    if text.isascii():
+        return hashlib.sha256(text.encode("ascii")).hexdigest()
     return sha256_hex(canonical_json(value))
 
 

@@ -13,7 +13,7 @@ realised tail, T_ref the reference plan's.
 """
 
 from ._book import realized_tail, total_interest, unfunded_tail
-from ._canon import content_sha256
+from ._canon import engine_sha256
 from ._report import compare_reports
 from ._units import charge_on_cent_days
 
@@ -123,7 +123,7 @@ def unscored_result(status, message, fixture=None) -> dict:
 
 
 def result_sha256(result) -> str:
-    return content_sha256(result)
+    return engine_sha256(result)
 
 
 def exit_code_for(result) -> int:

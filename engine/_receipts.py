@@ -5,14 +5,14 @@ receipt's prev_hash is the fixture hash, so a chain is bound to its world.
 The head of a chain is `{size, hash}`: the number of receipts and the last hash.
 """
 
-from ._canon import content_sha256
+from ._canon import engine_sha256
 from ._errors import ReplayMismatch
 
 RECEIPT_KINDS = ("ASSET", "EVENT", "APPROVAL", "BATCH", "ACTION", "FLOW", "BREACH", "CLOSE", "FINAL")
 
 
 def receipt_hash(seq, day, kind, payload, prev_hash) -> str:
-    return content_sha256({"seq": seq, "day": day, "kind": kind, "payload": payload, "prev_hash": prev_hash})
+    return engine_sha256({"seq": seq, "day": day, "kind": kind, "payload": payload, "prev_hash": prev_hash})
 
 
 def extend(chain, entries, genesis):

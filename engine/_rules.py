@@ -9,7 +9,7 @@ reason.
 
 from ._book import copy_book, counterparty_usage, new_trade, open_trades, planned_end
 from ._errors import BatchRejected, shown
-from ._settle import close_day
+from ._settle import projected_close_cash
 
 REASONS = ("TIMING", "TITLE", "CAPACITY", "CASH", "AUTHORITY")
 
@@ -141,9 +141,7 @@ def _capacity(book, quote, asset_id, notional, waiver, replacing=None):
 
 
 def _projected_close_cash(book, day):
-    trial = copy_book(book)
-    close_day(trial, day, None)
-    return trial["cash"]
+    return projected_close_cash(book, day)
 
 
 # -- the actions ------------------------------------------------------------------

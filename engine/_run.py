@@ -25,7 +25,11 @@ def _safe_state_hash(book):
 
 
 class Run:
-    def __init__(self, instance, salt=None):
+    def __init__(self, instance, salt=None, receipts=True):
+        """`receipts=False` plays a scratch run (a scripted policy generating a
+        candidate, the reference plan's economics): same book and days, no
+        receipt chain, so nothing is hashed that nobody will read."""
+        self.recording = receipts
         self.instance = instance
         self.fixture_sha256 = fixture_sha256(instance)
         self.salt = public_salt(self.fixture_sha256) if salt is None else check_salt(salt)
@@ -59,6 +63,7 @@ class Run:
             return None
         run = cls.__new__(cls)
         run.instance = instance
+        run.recording = True
         run.fixture_sha256 = fixture_sha256(instance)
         run.salt = check_salt(salt)
         run.world_commitment = world_commitment(run.fixture_sha256, run.salt)
@@ -82,6 +87,9 @@ class Run:
 
     # -- plumbing -------------------------------------------------------------
     def _flush(self):
+        if not self.recording:
+            self._log = []
+            return []
         added = extend(self.receipts, self._log, self.world_commitment)
         self._log = []
         return added
@@ -126,9 +134,10 @@ class Run:
                 "report": batch["report"] if batch is not None else None,
             }
             self.days.append(record)
-        self._log.append({"day": day, "kind": "CLOSE", "payload": {
-            "batch": batch is not None, "cash": self.book["cash"], "state_hash": state_hash(self.book),
-            "phase": "checkpoint" if day <= self.horizon else "carry"}})
+        if self.recording:
+            self._log.append({"day": day, "kind": "CLOSE", "payload": {
+                "batch": batch is not None, "cash": self.book["cash"], "state_hash": state_hash(self.book),
+                "phase": "checkpoint" if day <= self.horizon else "carry"}})
         self._flush()
         return record
 

@@ -84,44 +84,70 @@ def open_day(instance, book, day, log=None):
             _log(log, day, "APPROVAL", {"approval": apid, "status": "expired", "expires": approval["expires"]})
 
 
-def close_day(book, day, log=None):
-    """Settle business day `day`'s scheduled flows and record breaches."""
+def _close_plan(book, day):
+    """The day's scheduled flows in settlement order, as (flow, ref, amount, extra)
+    entries, without changing the book: settlements, funding starts (or
+    cancellations), funding ends (or cancellations), exits."""
+    plan = []
+    held = set()
     for aid in sorted(book["assets"]):
         asset = book["assets"][aid]
         if asset["settle_day"] == day and asset["status"] == "committed":
-            book["cash"] -= asset["notional"]
-            asset["status"] = "held"
-            _log(log, day, "FLOW", {"flow": "ASSET_SETTLE", "ref": aid, "amount": -asset["notional"]})
+            plan.append(("ASSET_SETTLE", aid, -asset["notional"], None))
+            held.add(aid)
+        elif asset["status"] == "held":
+            held.add(aid)
+    started = set()
     for t in open_trades(book):
         if t["status"] == "scheduled" and t["start"] <= day:
             if planned_end(book, t) <= day:
-                t["status"] = "ended"
-                t["end_day"] = day
-                _log(log, day, "FLOW", {"flow": "FUNDING_CANCEL", "ref": t["id"], "amount": 0})
-                continue
-            t["status"] = "live"
-            book["cash"] += t["principal"]
-            _log(log, day, "FLOW", {"flow": "FUNDING_START", "ref": t["id"], "amount": t["principal"]})
+                plan.append(("FUNDING_CANCEL", t["id"], 0, None))
+            else:
+                plan.append(("FUNDING_START", t["id"], t["principal"], None))
+                started.add(t["id"])
     for t in open_trades(book):
+        if t["status"] == "scheduled" and t["start"] <= day:
+            continue  # started or cancelled above
         if t["status"] == "live" and planned_end(book, t) <= day:
             interest = trade_interest(book, t, day)
-            t["interest"] = interest
-            t["status"] = "ended"
-            t["end_day"] = day
-            book["cash"] += t["margin"] - t["principal"] - interest
-            _log(log, day, "FLOW", {"flow": "FUNDING_END", "ref": t["id"], "amount": t["margin"] - t["principal"] - interest,
-                                    "interest": interest, "margin_returned": t["margin"]})
+            plan.append(("FUNDING_END", t["id"], t["margin"] - t["principal"] - interest, interest))
         elif t["status"] == "scheduled" and planned_end(book, t) <= day:
-            t["status"] = "ended"
-            t["end_day"] = day
-            _log(log, day, "FLOW", {"flow": "FUNDING_CANCEL", "ref": t["id"], "amount": 0})
+            plan.append(("FUNDING_CANCEL", t["id"], 0, None))
     for aid in sorted(book["assets"]):
         asset = book["assets"][aid]
-        if asset["exit_day"] == day and asset["status"] == "held":
+        if asset["exit_day"] == day and aid in held:
             coupon = asset_coupon(book, asset)
-            book["cash"] += asset["notional"] + coupon
-            asset["status"] = "exited"
-            _log(log, day, "FLOW", {"flow": "ASSET_EXIT", "ref": aid, "amount": asset["notional"] + coupon, "coupon": coupon})
+            plan.append(("ASSET_EXIT", aid, asset["notional"] + coupon, coupon))
+    return plan
+
+
+def projected_close_cash(book, day) -> int:
+    """Cash after the close of `day` if nothing else is done (the book is not changed)."""
+    return book["cash"] + sum(amount for _, _, amount, _ in _close_plan(book, day))
+
+
+def close_day(book, day, log=None):
+    """Settle business day `day`'s scheduled flows and record breaches."""
+    for flow, ref, amount, extra in _close_plan(book, day):
+        book["cash"] += amount
+        payload = {"flow": flow, "ref": ref, "amount": amount}
+        if flow == "ASSET_SETTLE":
+            book["assets"][ref]["status"] = "held"
+        elif flow == "ASSET_EXIT":
+            book["assets"][ref]["status"] = "exited"
+            payload["coupon"] = extra
+        else:
+            t = book["trades"][ref]
+            if flow == "FUNDING_START":
+                t["status"] = "live"
+            else:
+                t["status"] = "ended"
+                t["end_day"] = day
+                if flow == "FUNDING_END":
+                    t["interest"] = extra
+                    payload["interest"] = extra
+                    payload["margin_returned"] = t["margin"]
+        _log(log, day, "FLOW", payload)
     if book["cash"] < 0:
         breach = {"day": day, "code": "SETTLEMENT_FAIL"}
     elif book["cash"] < book["desk"]["min_buffer"]:

@@ -8,7 +8,7 @@ receipt chain and record is bound to.
 
 import re
 
-from ._canon import MAX_SAFE_INTEGER, content_sha256
+from ._canon import MAX_SAFE_INTEGER, NotCanonical, canonical_json, content_sha256
 from ._errors import InputError
 
 INSTANCE_FORMAT = 1  # bump when a field below changes meaning
@@ -211,6 +211,10 @@ def validate_instance(instance, where="instance"):
         _int(p, "valid_days", w, 0, MAX_CARRY_END)
         if "counterparty" in p and p["counterparty"] not in cps:
             raise InputError(f"{w}.counterparty: unknown counterparty")
+    try:
+        canonical_json(instance)  # extra fields too: a world must hash canonically
+    except NotCanonical as exc:
+        raise InputError(f"{where}: {exc}") from None
     span = offsets[-1] - offsets[0]
     if sum(a["notional"] for a in assets.values()) * span > MAX_SAFE_INTEGER:
         raise InputError(f"{where}.assets: total notional over {span} calendar days is too large for exact "

@@ -10,7 +10,8 @@ def test_canonical_bytes_sorted_compact_utf8():
     assert canonical_json({"b": 1, "a": [True, None, "é"]}) == '{"a":[true,null,"é"],"b":1}'.encode("utf-8")
 
 
-@pytest.mark.parametrize("bad", [{"x": 1.5}, {"x": float("nan")}, {"x": 2**53}, {1: "k"}, {"x": {1, 2}}])
+@pytest.mark.parametrize("bad", [{"x": 1.5}, {"x": float("nan")}, {"x": 2**53}, {"x": -(2**53)}, {"x": 10**40},
+                                 {"x": [1, 2.0]}, {"x": {1, 2}}, {"x": object()}])
 def test_canonical_refuses_what_rfc8785_profile_excludes(bad):
     with pytest.raises(ValueError):
         canonical_json(bad)
@@ -85,7 +86,21 @@ def test_canonical_json_agrees_with_an_independent_rfc8785_writer(value):
     assert canonical_json(value) == _independent_jcs(value).encode("utf-8")
 
 
-@pytest.mark.parametrize("bad", [{"x": "\ud800"}, {"\udc00": 1}, json.loads("[" * 70 + "]" * 70)])
+def _deep(n):
+    value = []
+    for _ in range(n):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("bad", [{"x": "\ud800"}, {"\udc00": 1}, _deep(100_000)])
 def test_values_without_a_canonical_form(bad):
     with pytest.raises(engine._canon.NotCanonical):
         canonical_json(bad)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json)
+def test_engine_hash_is_the_canonical_hash(value):
+    """The engine's fast hash of its own (float-free, in-range) data is sha256 of the canonical bytes."""
+    assert engine._canon.engine_sha256(value) == engine.sha256_hex(canonical_json(value))
