@@ -32,9 +32,10 @@ def extend(chain, entries, genesis):
 
 
 def head(chain, genesis):
+    """{size, hash} of a chain (or of its verified tail: the size is the last seq)."""
     if not chain:
         return {"size": 0, "hash": genesis}
-    return {"size": len(chain), "hash": chain[-1]["hash"]}
+    return {"size": chain[-1]["seq"], "hash": chain[-1]["hash"]}
 
 
 def verify_chain(receipts, genesis, expected_head=None):

@@ -20,6 +20,7 @@ history exactly as it was. `init` writes a new file beside the target and
 renames it into place.
 """
 
+import hashlib
 import json
 import os
 import re
@@ -31,7 +32,7 @@ from ._commitment import check_salt, new_salt, world_commitment
 from ._diff import first_difference
 from ._errors import DeskError, HistoryError, InputError, ReplayMismatch, RunClosed
 from ._jsonin import MAX_INSTANCE_BYTES, MAX_PACKET_BYTES, parse_json
-from ._receipts import verify_chain
+from ._receipts import RECEIPT_KINDS
 from ._replay import finalize_and_grade, replay
 from ._world import fixture_sha256, validate_instance, with_horizon
 
@@ -136,26 +137,72 @@ class _Stored:
         return snap
 
 
-def _receipts(conn, path, last_only=False):
-    query = "SELECT seq, day, kind, payload, prev_hash, hash FROM receipts ORDER BY seq"
+def _rows(conn, path):
+    """Every receipt row, each column type-checked (payloads stay text)."""
     try:
-        rows = conn.execute(query).fetchall()
+        rows = conn.execute("SELECT seq, day, kind, payload, prev_hash, hash FROM receipts ORDER BY seq").fetchall()
     except sqlite3.Error as exc:
         raise HistoryError(f"{path}: receipts unreadable ({exc})")
-    out = []
-    for row in rows:
-        seq, day, kind, payload, prev_hash, h = row
+    if len(rows) > MAX_RECEIPTS:
+        raise HistoryError(f"{path}: more than {MAX_RECEIPTS} receipts")
+    for seq, day, kind, payload, prev_hash, h in rows:
         where = f"{path}: receipt {seq if type(seq) is int else '?'}"
         if type(seq) is not int or type(day) is not int or not 0 <= day <= 10_000:
             raise HistoryError(f"{where}: seq and day must be small integers (corrupted)")
-        if not all(isinstance(v, str) for v in (kind, payload, prev_hash, h)):
-            raise HistoryError(f"{where}: kind, payload and hashes must be text (corrupted)")
+        if kind not in RECEIPT_KINDS or not isinstance(payload, str):
+            raise HistoryError(f"{where}: kind must be a receipt kind and the payload text (corrupted)")
+        if not isinstance(prev_hash, str) or not isinstance(h, str) or not _HEX64.fullmatch(prev_hash) \
+                or not _HEX64.fullmatch(h):
+            raise HistoryError(f"{where}: prev_hash and hash must be 64 lowercase hexadecimal characters (corrupted)")
+    return rows
+
+
+def _parse(path, row):
+    seq, day, kind, payload, prev_hash, h = row
+    try:
+        body = parse_json(payload, f"{path}: receipt {seq} payload", "a receipt payload", MAX_PACKET_BYTES)
+    except InputError as exc:
+        raise HistoryError(exc.message)
+    return {"seq": seq, "day": day, "kind": kind, "payload": body, "prev_hash": prev_hash, "hash": h}
+
+
+def _verify_rows(path, rows, genesis, expected_head):
+    """The chain checked on the stored text, without parsing any payload.
+
+    Payloads are stored as canonical JSON, so a receipt's canonical form is
+    its columns spliced around the stored payload text; a payload that is not
+    canonical (edited, or corrupt) cannot hash right. A bad receipt is then
+    parsed, to name what is wrong with it when it is not merely edited."""
+    prev = genesis
+    for index, row in enumerate(rows):
+        seq, day, kind, payload, prev_hash, h = row
+        want = index + 1
+        if seq != want:
+            raise ReplayMismatch(f"receipt {want} is missing (found receipt {seq} after {want - 1})" if seq > want else
+                                 f"receipt at position {want} has seq {seq} (reordered or duplicated)", seq=want, field="seq")
+        if prev_hash != prev:
+            raise ReplayMismatch(f"receipt {want}: prev_hash does not link to receipt {want - 1} (reordered, dropped or edited)",
+                                 seq=want, field="prev_hash")
+        text = f'{{"day":{day},"kind":"{kind}","payload":{payload},"prev_hash":"{prev_hash}","seq":{seq}}}'
         try:
-            body = parse_json(payload, where + " payload", "a receipt payload", MAX_PACKET_BYTES)
-        except InputError as exc:
-            raise HistoryError(exc.message)
-        out.append({"seq": seq, "day": day, "kind": kind, "payload": body, "prev_hash": prev_hash, "hash": h})
-    return out
+            ok = hashlib.sha256(text.encode("utf-8")).hexdigest() == h
+        except UnicodeEncodeError:
+            ok = False
+        if not ok:
+            _parse(path, row)  # a corrupt payload names itself
+            raise ReplayMismatch(f"receipt {want} ({kind}, day {day}): hash does not match its content (edited)",
+                                 seq=want, field="hash")
+        prev = h
+    size = len(rows)
+    if size < expected_head["size"]:
+        raise ReplayMismatch(f"truncated: the head says {expected_head['size']} receipts ending {expected_head['hash'][:12]}, "
+                             f"found {size}", seq=size + 1, field="head")
+    if size > expected_head["size"]:
+        raise ReplayMismatch(f"extended: the head says {expected_head['size']} receipts, found {size}",
+                             seq=expected_head["size"] + 1, field="head")
+    if prev != expected_head["hash"]:
+        raise ReplayMismatch(f"receipt {size}: hash {prev[:12]} differs from the head {expected_head['hash'][:12]}",
+                             seq=size, field="head")
 
 
 def _insert(conn, receipts):
@@ -244,19 +291,21 @@ class History:
                                  f"({fixture_sha256(expected)[:12]} != {stored.rows['fixture_sha256'][:12]})")
         return stored
 
-    def _heads(self, stored, receipts, expected_head):
-        """The chain must end at the stored head, and at the caller's head when one is given."""
-        verify_chain(receipts, world_commitment(stored.rows["fixture_sha256"], stored.salt), stored.head)
+    def _checked(self, conn, stored, expected_head):
+        """The receipt rows, the chain checked to the stored head and to the caller's head."""
+        rows = _rows(conn, self.path)
+        _verify_rows(self.path, rows, world_commitment(stored.rows["fixture_sha256"], stored.salt), stored.head)
         if expected_head is not None and expected_head != stored.head:
             have, want = stored.head["size"], expected_head["size"]
             how = ("truncated or rolled back" if have < want else "extended" if have > want else "rewritten")
             raise ReplayMismatch(f"{self.path}: {how}: the history's head is {have}:{stored.head['hash'][:12]}..., "
                                  f"not the expected {want}:{expected_head['hash'][:12]}...", field="head")
+        return rows
 
     def _replayed(self, conn, family_instance=None, expected_head=None):
         stored = self._stored(conn, family_instance)
-        receipts = _receipts(conn, self.path)
-        self._heads(stored, receipts, expected_head)
+        rows = self._checked(conn, stored, expected_head)
+        receipts = [_parse(self.path, row) for row in rows]
         run = replay(stored.instance, receipts, stored.head, stored.salt)
         if (run.receipts[-1]["kind"] == "FINAL") != (stored.status == "finalized"):
             raise HistoryError(f"{self.path}: meta.status says {stored.status} but the receipts "
@@ -273,19 +322,26 @@ class History:
             run.result = derived
         return stored, run
 
-    def _current(self, conn, family_instance=None, expected_head=None):
-        """The run as it stands: from the snapshot bound to the head, else by replay."""
+    def _current(self, conn, family_instance=None, expected_head=None, tail=False):
+        """The run as it stands: from the snapshot bound to the head, else by replay.
+
+        The whole chain is checked either way (on the stored text: cheap).
+        `tail=True` (submit, advance) then parses only the receipts from the
+        last CLOSE on, which is all a continuation needs, so the cost barely
+        grows with the day; `packet` parses them all, since it shows them."""
         from ._run import Run
         stored = self._stored(conn, family_instance)
-        receipts = _receipts(conn, self.path)
-        self._heads(stored, receipts, expected_head)
+        rows = self._checked(conn, stored, expected_head)
         snap = stored.snapshot() if stored.status == "open" else None
-        run = None
         if snap is not None and type(snap.get("closed_day")) is int:
+            closes = [i for i, row in enumerate(rows) if row[2] == "CLOSE"]
+            start = closes[-1] if (tail and closes) else 0
+            receipts = [_parse(self.path, row) for row in rows[start:]]
             run = Run.restore(stored.instance, stored.salt, receipts, snap.get("book"), snap["closed_day"])
-        if run is None:
-            run = replay(stored.instance, receipts, stored.head, stored.salt)
-        return stored, run
+            if run is not None:
+                return stored, run
+        receipts = [_parse(self.path, row) for row in rows]
+        return stored, replay(stored.instance, receipts, stored.head, stored.salt)
 
     def load(self, family_instance=None, expected_head=None):
         """(meta, run): the run rebuilt from the receipts alone and verified."""
@@ -313,8 +369,10 @@ class History:
             except sqlite3.Error as exc:
                 raise HistoryError(f"{self.path}: cannot lock the history for writing ({exc})")
             try:
-                load = self._replayed if full else self._current
-                stored, run = load(conn, family_instance, expected_head)
+                if full:
+                    stored, run = self._replayed(conn, family_instance, expected_head)
+                else:
+                    stored, run = self._current(conn, family_instance, expected_head, tail=True)
                 if stored.status != "open":
                     raise RunClosed("the run is finalised: no further batches are accepted")
                 before = len(run.receipts)
