@@ -307,7 +307,7 @@ class History:
         rows = self._checked(conn, stored, expected_head)
         receipts = [_parse(self.path, row) for row in rows]
         run = replay(stored.instance, receipts, stored.head, stored.salt)
-        if (run.receipts[-1]["kind"] == "FINAL") != (stored.status == "finalized"):
+        if (bool(run.receipts) and run.receipts[-1]["kind"] == "FINAL") != (stored.status == "finalized"):
             raise HistoryError(f"{self.path}: meta.status says {stored.status} but the receipts "
                                f"{'end with' if stored.status == 'open' else 'have no'} a FINAL receipt")
         if stored.status == "finalized":
