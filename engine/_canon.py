@@ -214,8 +214,11 @@ def engine_sha256(value) -> str:
     (the usual case) needs no UTF-16 reordering and holds no lone surrogate;
     anything else goes through the full `canonical_json`. The bytes hashed are
     exactly `canonical_json(value)`'s -- a test holds the two together."""
-    text = _dumps(value)
-    if text.isascii():
+    try:
+        text = _dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        text = ""  # not JSON at all: canonical_json names the problem
+    if text.isascii() and text:
         return hashlib.sha256(text.encode("ascii")).hexdigest()
     return sha256_hex(canonical_json(value))
 

@@ -5,7 +5,7 @@ receipt's prev_hash is the fixture hash, so a chain is bound to its world.
 The head of a chain is `{size, hash}`: the number of receipts and the last hash.
 """
 
-from ._canon import engine_sha256
+from ._canon import NotCanonical, engine_sha256
 from ._errors import ReplayMismatch
 
 RECEIPT_KINDS = ("ASSET", "EVENT", "APPROVAL", "BATCH", "ACTION", "FLOW", "BREACH", "CLOSE", "FINAL")
@@ -39,10 +39,18 @@ def head(chain, genesis):
 
 
 def verify_chain(receipts, genesis, expected_head=None):
-    """Check sequence numbers, links and hashes; name the first bad receipt."""
+    """Check shapes, sequence numbers, links and hashes; name the first bad receipt."""
+    if not isinstance(receipts, list):
+        raise ReplayMismatch("receipts: expected a list", field="receipts")
     prev = genesis
     for index, r in enumerate(receipts):
         want_seq = index + 1
+        if (not isinstance(r, dict) or set(r) != {"seq", "day", "kind", "payload", "prev_hash", "hash"}
+                or type(r["seq"]) is not int or type(r["day"]) is not int or r["kind"] not in RECEIPT_KINDS
+                or not isinstance(r["payload"], dict) or not isinstance(r["prev_hash"], str)
+                or not isinstance(r["hash"], str)):
+            raise ReplayMismatch(f"receipt at position {want_seq}: expected {{seq, day, kind, payload, prev_hash, hash}} "
+                                 f"with a known kind", seq=want_seq, field="shape")
         if r.get("seq") != want_seq:
             if isinstance(r.get("seq"), int) and r["seq"] > want_seq:
                 raise ReplayMismatch(f"receipt {want_seq} is missing (found receipt {r['seq']} after {want_seq - 1})",
@@ -52,7 +60,11 @@ def verify_chain(receipts, genesis, expected_head=None):
         if r.get("prev_hash") != prev:
             raise ReplayMismatch(f"receipt {want_seq}: prev_hash does not link to receipt {want_seq - 1} (reordered, dropped or edited)",
                                  seq=want_seq, field="prev_hash")
-        if receipt_hash(r["seq"], r["day"], r["kind"], r["payload"], r["prev_hash"]) != r.get("hash"):
+        try:
+            recomputed = receipt_hash(r["seq"], r["day"], r["kind"], r["payload"], r["prev_hash"])
+        except NotCanonical as exc:
+            raise ReplayMismatch(f"receipt {want_seq}: {exc}", seq=want_seq, field="payload")
+        if recomputed != r.get("hash"):
             raise ReplayMismatch(f"receipt {want_seq} ({r.get('kind')}, day {r.get('day')}): hash does not match its content (edited)",
                                  seq=want_seq, field="hash")
         prev = r["hash"]
