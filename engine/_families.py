@@ -135,7 +135,7 @@ def _match_funding(w, lenders):
         _term_quotes(w, a, lenders)
 
 
-def _date(w, offset):
+def _date(offset):
     start = datetime.date.fromisoformat(calendar(CARRY_END)["start_date"])
     return (start + datetime.timedelta(days=offset)).isoformat()
 
@@ -159,7 +159,7 @@ def _fund_02(w):
     holiday_day = r.randint("holiday", 4, 12)
     w.holidays = (plain[holiday_day],)
     w.source(1, "Settlement calendar",
-             f"{_date(w, plain[holiday_day])} is a market holiday: nothing settles that day, so the night after "
+             f"{_date(plain[holiday_day])} is a market holiday: nothing settles that day, so the night after "
              f"business day {holiday_day - 1} runs {plain[holiday_day + 1] - plain[holiday_day - 1]} calendar days "
              f"(to business day {holiday_day}).")
     for i, settle in enumerate(_spread(r, "settle", 3, 1, 5)):

@@ -16,6 +16,10 @@ Fields (all integers; money in cents):
   breaches               every breach so far, as {day, code}
   open_approvals         ids of approvals pending or approved and unconsumed
 Assets listed: committed by day d and not exited by its close.
+
+A submitted report is assessed against the gold one field by field (see
+`assess_report`): credit by the size of each error relative to its base, and
+the materiality test for cash and funding.
 """
 
 from ._book import covered, forward_exposure, funding_cost_to_date, open_approval_ids
@@ -65,7 +69,7 @@ def report_fields(report):
 
 FIELD_UNITS = 100  # what an exact field earns
 MATERIALITY_BPS = 100  # an error over 1 % of its base is material
-# (at most this many bps of the base, credit); anything larger earns nothing
+# (error at most this many bps of the base, units earned); further off earns nothing
 CREDIT_BANDS = ((1, 100), (10, 75), (MATERIALITY_BPS, 25))
 MATERIAL_FIELDS = ("cash", "funded", "unfunded")  # cash and funding: a material error voids the day
 
@@ -133,12 +137,6 @@ def assess_report(gold, candidate, scale) -> dict:
         credit = 0  # the parent cannot rely on a report that misstates cash or funding
     return {"credit": credit, "units": FIELD_UNITS * len(fields), "matched": matched, "fields": len(fields),
             "mismatches": mismatches, "material": material}
-
-
-def compare_reports(gold, candidate, scale):
-    """(matched, total, mismatches) over the gold report's fields."""
-    a = assess_report(gold, candidate, scale)
-    return a["matched"], a["fields"], a["mismatches"]
 
 
 _MISSING = object()

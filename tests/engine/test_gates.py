@@ -299,3 +299,37 @@ def test_every_flow_the_parent_acts_on_is_material(key):
             base = field_base("cash", closes[r["day"]], scale)
             assert abs(amount) * 10_000 >= 5 * MATERIALITY_BPS * base, (r["seq"], amount, base)
     assert flows >= 6
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(day=st.integers(0, 19), field=st.sampled_from(("cash", "funded")), sign=st.sampled_from((1, -1)),
+       tiny=st.integers(0, 10**4), factor=st.integers(101, 10_000), data=st.data())
+def test_a_material_misstatement_scores_strictly_less_than_an_immaterial_one(day, field, sign, tiny, factor, data):
+    """Old grading counted both as one mismatched field; now the material one
+    costs the day's report and the gate, the one within 1 bp costs nothing."""
+    instance, gold, reports = _world("W3")
+    true = reports[day + 1]
+    if field == "cash":
+        base = field_base("cash", true["cash"], {"min_buffer": instance["desk"]["min_buffer"], "notionals": {}})
+        path = ("cash",)
+    else:
+        assets = sorted(true["assets"])
+        if not assets:
+            return
+        aid = data.draw(st.sampled_from(assets))
+        base = next(a["notional"] for a in instance["assets"] if a["id"] == aid)
+        path = ("assets", aid, "funded")
+    small = min(tiny, base // 10_000)               # within 1 bp
+    large = base * factor // 10_000 + 1             # over 1 %
+
+    def edit(delta):
+        def apply(batches, reports):
+            target = batches[day]["report"]
+            for key in path[:-1]:
+                target = target[key]
+            target[path[-1]] += delta
+        return apply
+    a, b = _grade("W3", edit(sign * small)), _grade("W3", edit(sign * large))
+    assert (a["verdict"], a["score"]["points"]) == ("QUALIFIED", 100)
+    assert b["verdict"] == "NOT_QUALIFIED" and "no_material_misstatement" in _failed(b)
+    assert b["score"]["points"] < a["score"]["points"]
