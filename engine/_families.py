@@ -6,15 +6,25 @@ family exercises:
 
   FUND_01  plain match funding: a protecting quote exists for every asset
   FUND_02  rolls: at settlement only short quotes exist; protecting roll
-           quotes are offered a few days before the first funding matures
-  FUND_03  capacity: the cheap protecting lender runs out of capacity, so the
-           desk must escalate and execute under approved authority; a second
-           lender's capacity is cut mid-window
-  FUND_04  shocks: a downgrade raises an asset's haircut (a margin call) and a
-           client delays an exit, opening a tail the desk must roll away
+           quotes are offered a few days before the first funding matures,
+           and one lender withdraws its roll offer before that maturity; a
+           market holiday lengthens one night
+  FUND_03  authority: the only protecting quote for the first asset is longer
+           than the desk's tenor limit, and the cheap lender runs out of
+           capacity for the second, so the desk escalates twice (tenor, then
+           capacity) and executes under each approval; a second lender's
+           capacity is cut mid-window
+  FUND_04  shocks: a downgrade raises an asset's haircut (a margin call that
+           leaves cash just above the buffer) and a client delays an exit; the
+           only funding to the new exit is a spot-start refinancing at a higher
+           haircut, which takes cash under the buffer, so the desk escalates
+           for buffer authority and executes under it
 """
 
-from ._calendar import calendar
+import copy
+import datetime
+
+from ._calendar import calendar, weekday_offsets
 from ._rng import HashRng
 from ._units import accrual, haircut_amount
 from ._world import INSTANCE_FORMAT, validate_instance
@@ -34,6 +44,7 @@ class _World:
         self.family = family
         self.seed = seed
         self.assets, self.cps, self.quotes, self.events, self.sources, self.policy = [], [], [], [], [], []
+        self.holidays = ()
 
     def source(self, day, title, text):
         sid = "S%02d" % (len(self.sources) + 1)
@@ -71,7 +82,7 @@ class _World:
         self.quotes.append(q)
         return q
 
-    def instance(self, title, max_tenor=40, buffer=2 * MILLION, extra_need=0):
+    def instance(self, title, max_tenor=40, buffer=2 * MILLION, extra_need=0, opening_cash=None):
         need = buffer + extra_need + MILLION
         for a in self.assets:
             worst = max([q["haircut_bps"] for q in self.quotes] + [a["haircut_floor_bps"]]) + 500
@@ -84,8 +95,9 @@ class _World:
             "title": title,
             "horizon": HORIZON,
             "carry_end": CARRY_END,
-            "calendar": calendar(CARRY_END),
-            "desk": {"opening_cash": need, "min_buffer": buffer, "max_tenor": max_tenor, "treasury_rate_bps": 1500},
+            "calendar": calendar(CARRY_END, holidays=self.holidays),
+            "desk": {"opening_cash": need if opening_cash is None else opening_cash, "min_buffer": buffer,
+                     "max_tenor": max_tenor, "treasury_rate_bps": 1500},
             "assets": self.assets,
             "counterparties": self.cps,
             "quotes": self.quotes,
@@ -100,21 +112,32 @@ def _spread(rng, label, count, low, high):
     return sorted(rng.randint(f"{label}{i}", low, high) for i in range(count))
 
 
-def _match_funding(w, lenders, protect=True):
-    """Quotes at each asset's settlement: one short and cheap, one protecting."""
+def _term_quotes(w, a, lenders, extra=None):
+    """Quotes at an asset's settlement: one short and cheap, two protecting (the
+    cheaper matures `extra` days after exit, drawn 0..4 unless given)."""
     r = w.rng
+    n = a["id"]
+    life = a["exit_day"] - a["settle_day"]
+    big = 25 * MILLION
+    short_cp, long_cp = r.choice(f"short{n}", lenders), r.choice(f"long{n}", lenders)
+    extra = r.randint(f"extra{n}", 0, 4) if extra is None else extra
+    w.quote(short_cp, a["announce_day"], a["settle_day"], a["settle_day"], max(1, life // 3),
+            r.step(f"srate{n}", 350, 450, 5), big, r.step(f"shc{n}", 200, 400, 50), KINDS)
+    long_q = w.quote(long_cp, a["announce_day"], a["settle_day"], a["settle_day"], life + extra,
+                     r.step(f"lrate{n}", 460, 560, 5), big, r.step(f"lhc{n}", 300, 600, 50), KINDS)
+    w.quote(short_cp, a["announce_day"], a["settle_day"], a["settle_day"], life + 6,
+            r.step(f"xrate{n}", 570, 650, 5), big, r.step(f"xhc{n}", 300, 600, 50), KINDS)
+    return long_q
+
+
+def _match_funding(w, lenders):
     for a in w.assets:
-        n = a["id"]
-        life = a["exit_day"] - a["settle_day"]
-        big = 25 * MILLION
-        short_cp, long_cp = r.choice(f"short{n}", lenders), r.choice(f"long{n}", lenders)
-        w.quote(short_cp, a["announce_day"], a["settle_day"], a["settle_day"], max(1, life // 3),
-                r.step(f"srate{n}", 350, 450, 5), big, r.step(f"shc{n}", 200, 400, 50), KINDS)
-        if protect:
-            w.quote(long_cp, a["announce_day"], a["settle_day"], a["settle_day"], life + r.randint(f"extra{n}", 0, 4),
-                    r.step(f"lrate{n}", 460, 560, 5), big, r.step(f"lhc{n}", 300, 600, 50), KINDS)
-            w.quote(short_cp, a["announce_day"], a["settle_day"], a["settle_day"], life + 6,
-                    r.step(f"xrate{n}", 570, 650, 5), big, r.step(f"xhc{n}", 300, 600, 50), KINDS)
+        _term_quotes(w, a, lenders)
+
+
+def _date(offset):
+    start = datetime.date.fromisoformat(calendar(CARRY_END)["start_date"])
+    return (start + datetime.timedelta(days=offset)).isoformat()
 
 
 def _fund_01(w):
@@ -130,8 +153,18 @@ def _fund_01(w):
 def _fund_02(w):
     r = w.rng
     lenders = [w.counterparty("Harbour Bank", 90 * MILLION, KINDS), w.counterparty("Ridge Capital", 90 * MILLION, KINDS)]
+    # a market holiday: one weekday between business days 4 and 12 is skipped,
+    # so the night before it spans 2 or 4 calendar days
+    plain = weekday_offsets(CARRY_END + 5)
+    holiday_day = r.randint("holiday", 4, 12)
+    w.holidays = (plain[holiday_day],)
+    w.source(1, "Settlement calendar",
+             f"{_date(plain[holiday_day])} is a market holiday: nothing settles that day, so the night after "
+             f"business day {holiday_day - 1} runs {plain[holiday_day + 1] - plain[holiday_day - 1]} calendar days "
+             f"(to business day {holiday_day}).")
     for i, settle in enumerate(_spread(r, "settle", 3, 1, 5)):
         w.asset(max(1, settle - 1), settle, min(CARRY_END, settle + r.randint(f"life{i}", 14, 22)))
+    withdrawn = r.choice("withdrawn", w.assets)
     for a in w.assets:
         n = a["id"]
         life = a["exit_day"] - a["settle_day"]
@@ -143,27 +176,38 @@ def _fund_02(w):
                 25 * MILLION, r.step(f"mh{n}", 300, 500, 50), KINDS)
         maturity = a["settle_day"] + first
         offered = max(a["settle_day"] + 1, maturity - 3)
+        rolls = []
         for j, lender in enumerate(lenders):
-            w.quote(lender, offered, maturity, maturity, a["exit_day"] - maturity + j * 2,
-                    r.step(f"roll{n}{j}", 450, 560, 5), 60 * MILLION, r.step(f"rh{n}{j}", 300, 700, 50), KINDS)
+            rolls.append(w.quote(lender, offered, maturity, maturity, a["exit_day"] - maturity + j * 2,
+                                 r.step(f"roll{n}{j}", 450, 560, 5), 60 * MILLION, r.step(f"rh{n}{j}", 300, 700, 50), KINDS))
         w.source(offered, f"Roll offers for {n}",
                  f"Harbour Bank and Ridge Capital quote term funding for {n} starting day {maturity}, "
                  f"the maturity of its initial funding.")
-    return w.instance("Rolls before maturity")
+        if a is withdrawn:
+            # the shorter roll offer is pulled two days after it is made: a desk
+            # that waits for the maturity day finds only the longer one
+            quote = rolls[0]
+            effective = offered + 2
+            sid = w.source(offered + 1, f"Counterparty notice: {lenders[0]['name']}",
+                           f"{lenders[0]['name']} ({lenders[0]['id']}) withdraws its roll offer {quote['id']} for {n} "
+                           f"from day {effective}.")
+            w.events.append({"id": "E1", "kind": "quote_withdrawal", "effective_day": effective, "source": sid,
+                             "quote": quote["id"]})
+    return w.instance("Rolls before maturity, a withdrawn offer and a holiday")
 
 
 def _fund_03(w):
     r = w.rng
     cheap = w.counterparty("Harbour Bank", 0, KINDS)
     dear = w.counterparty("Ridge Capital", 60 * MILLION, KINDS)
-    a1 = w.asset(1, r.randint("s1", 1, 3), r.randint("x1", 16, 24))
-    a2 = w.asset(r.randint("ann2", 2, 4), 0, 0)
-    a2["settle_day"] = a2["announce_day"] + 3
-    a2["exit_day"] = a2["settle_day"] + r.randint("life2", 10, 16)
-    w.sources[-1]["text"] = (f"The desk commits to carry {a2['id']}, a {a2['kind']} position rated {a2['rating']}, "
-                             f"notional {a2['notional']} cents, coupon {a2['coupon_bps']} bps. It settles on day "
-                             f"{a2['settle_day']} and the client takes it out on day {a2['exit_day']}. Minimum haircut "
-                             f"{a2['haircut_floor_bps']} bps.")
+    # the desk's tenor limit covers the second asset's protecting quote but not
+    # the first's, which settles late enough for a tenor approval to arrive
+    settle1, announce2 = r.randint("s1", 2, 3), r.randint("ann2", 2, 4)
+    life2 = r.randint("life2", 10, 13)
+    max_tenor = life2 + 1
+    life1 = r.randint("life1", max_tenor + 1, 20)
+    a1 = w.asset(1, settle1, settle1 + life1)
+    a2 = w.asset(announce2, announce2 + 3, announce2 + 3 + life2)
     cheap["capacity"] = a1["notional"] + r.step("cap", MILLION, 3 * MILLION, MILLION // 2)
     for a in (a1, a2):
         life = a["exit_day"] - a["settle_day"]
@@ -172,26 +216,34 @@ def _fund_03(w):
         w.quote(dear, a["announce_day"], a["settle_day"], a["settle_day"], max(2, life // 2),
                 r.step(f"d{a['id']}", 600, 700, 5), 25 * MILLION, 600, KINDS)
     w.policy.append({"kind": "capacity", "counterparty": cheap["id"], "max_amount": 30 * MILLION, "lag": 2, "valid_days": 3})
+    w.policy.append({"kind": "tenor", "max_amount": 15, "lag": 1, "valid_days": 3})
     w.source(1, "Treasury memo: limit exceptions",
-             f"Capacity exceptions for {cheap['name']} ({cheap['id']}) are reviewed within 2 business days "
-             "of a request and, if approved, stay valid for 3 business days. Buffer exceptions are never granted.")
+             f"The desk's tenor limit is {max_tenor} business days. Tenor exceptions of up to 15 days are answered "
+             f"the next business day and, if approved, stay valid for 3 business days. Capacity exceptions for "
+             f"{cheap['name']} ({cheap['id']}) are reviewed within 2 business days of a request and, if approved, "
+             "stay valid for 3 business days. Buffer exceptions are never granted.")
     cut_day = r.randint("cut", 8, 12)
     sid = w.source(cut_day - 2, f"Counterparty notice: {dear['name']}",
                    f"{dear['name']} ({dear['id']}) reduces its funding capacity to 10,000,000.00 from day {cut_day}.")
     w.events.append({"id": "E1", "kind": "capacity_cut", "effective_day": cut_day, "source": sid,
                      "counterparty": dear["id"], "capacity": 10 * MILLION})
-    return w.instance("Capacity exhausted: escalate, then execute")
+    return w.instance("Tenor and capacity exhausted: escalate, then execute", max_tenor=max_tenor)
+
+
+BUFFER = 2 * MILLION
 
 
 def _fund_04(w):
     r = w.rng
     lenders = [w.counterparty("Harbour Bank", 90 * MILLION, KINDS), w.counterparty("Ridge Capital", 90 * MILLION, KINDS)]
-    w.asset(1, 1, r.randint("x1", 14, 18), kind="CLO")
-    w.asset(1, r.randint("s2", 2, 4), r.randint("x2", 12, 15))
+    w.asset(1, 1, r.randint("x1", 16, 18), kind="CLO")
+    w.asset(1, r.randint("s2", 2, 4), r.randint("x2", 12, 14))
     w.asset(r.randint("a3", 2, 5), 6, r.randint("x3", 18, 24))
-    _match_funding(w, lenders)
-    shocked, delayed = w.assets[0], w.assets[1]
-    shock_day = r.randint("shock", 6, 9)
+    shocked, delayed, third = w.assets
+    _term_quotes(w, shocked, lenders)
+    current = _term_quotes(w, delayed, lenders, extra=0)  # matures at the old exit
+    _term_quotes(w, third, lenders)
+    shock_day = r.randint("shock", 6, 7)
     floor = shocked["haircut_floor_bps"] + r.step("jump", 500, 1000, 100)
     sid = w.source(shock_day - 2, f"Credit memo: {shocked['id']} downgraded",
                    f"{shocked['id']} is downgraded; from day {shock_day} every lender applies a haircut of at least "
@@ -199,17 +251,53 @@ def _fund_04(w):
     w.events.append({"id": "E1", "kind": "haircut_change", "effective_day": shock_day, "source": sid,
                      "asset": shocked["id"], "haircut_floor_bps": floor})
     old_exit = delayed["exit_day"]
-    new_exit = min(CARRY_END, old_exit + r.randint("delay", 4, 8))
+    new_exit = old_exit + r.randint("delay", 4, 8)
     effective = old_exit - r.randint("notice", 2, 4)
     sid = w.source(effective - 1, f"Client notice: {delayed['id']} exit delayed",
                    f"The client will take {delayed['id']} out on day {new_exit} instead of day {old_exit}, "
                    f"effective day {effective}.")
     w.events.append({"id": "E2", "kind": "exit_delay", "effective_day": effective, "source": sid,
                      "asset": delayed["id"], "exit_day": new_exit})
-    for j, lender in enumerate(lenders):
-        w.quote(lender, effective, old_exit, old_exit, new_exit - old_exit + j, r.step(f"ext{j}", 480, 600, 5),
-                25 * MILLION, 500, KINDS)
-    return w.instance("Haircut shock and exit delay", extra_need=haircut_amount(shocked["notional"], floor))
+    # the current lender will not extend; the other refinances to the new exit,
+    # starting the day the desk agrees, at a stricter haircut
+    other = next(cp for cp in lenders if cp["id"] != current["counterparty"])
+    held = max(current["haircut_bps"], delayed["haircut_floor_bps"])
+    haircut, rate = r.step("rfhc", held + 200, held + 400, 50), r.step("rfrate", 480, 600, 5)
+    for day in range(effective, old_exit):
+        w.quote(other, day, day, day, new_exit - day, rate, 25 * MILLION, haircut, KINDS)
+    w.source(effective, f"Refinancing offer for {delayed['id']}",
+             f"{other['name']} ({other['id']}) offers to fund {delayed['id']} to its new exit on day {new_exit}, starting "
+             f"the day the desk agrees, on any day from {effective} to {old_exit - 1}, at a {haircut} bps haircut; "
+             f"the current lender will not extend.")
+    w.policy.append({"kind": "buffer", "max_amount": BUFFER, "lag": 1, "valid_days": 3})
+    w.source(1, "Treasury memo: buffer exceptions",
+             "A buffer exception lets one funding action take the desk's cash under its minimum buffer by at most "
+             "the amount approved (never under zero). Requests of up to the whole buffer are answered the next "
+             "business day and, if approved, stay valid for 3 business days.")
+    title = "Haircut shock, exit delay and a refinancing under buffer authority"
+    roomy = w.instance(title, buffer=BUFFER, extra_need=haircut_amount(shocked["notional"], floor))
+    tight = copy.deepcopy(roomy)
+    tight["desk"]["opening_cash"] = _tight_cash(roomy, effective)
+    return validate_instance(tight, where=tight["instance_id"])
+
+
+def _tight_cash(roomy, refinance_day):
+    """Opening cash that leaves the reference plan's cash, on the quiet days
+    between the margin call and the refinancing, at the buffer plus half of
+    what the refinancing costs that day: the refinancing then goes under the
+    buffer by about half its cost, but never under zero."""
+    from ._baselines import policy_batch  # the reference plan, which reads only packets
+    from ._run import Run
+
+    run = Run(roomy)
+    closes = {}
+    while run.open_day is not None and run.open_day <= refinance_day:
+        _, record = run.submit(policy_batch("reference", run.packet()))
+        closes[record["day"]] = record["cash"]
+    quiet, cost = closes[refinance_day - 1], closes[refinance_day - 1] - closes[refinance_day]
+    if not 0 < cost < BUFFER or min(closes[d] for d in closes if d < refinance_day) != quiet:
+        raise ValueError(f"{roomy['instance_id']}: the refinancing does not fit the buffer scenario")
+    return roomy["desk"]["opening_cash"] - (quiet - (BUFFER + cost // 2))
 
 
 _BUILDERS = {"FUND_01": _fund_01, "FUND_02": _fund_02, "FUND_03": _fund_03, "FUND_04": _fund_04}

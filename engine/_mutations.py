@@ -1,4 +1,4 @@
-"""Mutations M1..M8: constructed adverse candidates with a stated expected
+"""Mutations M1..M11: constructed adverse candidates with a stated expected
 outcome. They test the grader, not a model. A mutation passes when the observed
 outcome equals the expected one, field for field.
 """
@@ -8,12 +8,14 @@ import copy
 from ._canon import sha256_hex
 from ._candidate import gold_candidate
 from ._errors import InputError
+from ._report import MATERIALITY_BPS, error_within, field_base
 from ._rules import decide, market_from_instance
 from ._run import Run
 
 MUTATIONS = (
     "M1_stale_quote", "M2_double_pledge", "M3_cash_overdraw", "M4_fully_hedged_tail",
     "M5_unapproved_capacity", "M6_authority_reuse", "M7_malformed", "M8_missing_reference",
+    "M9_understated_tail", "M10_omitted_exposure", "M11_cash_misstatement",
 )
 MUTATION_NOTES = {
     "M1_stale_quote": "a FUND names a quote that is not valid that day: refused TIMING",
@@ -24,7 +26,11 @@ MUTATION_NOTES = {
     "M6_authority_reuse": "an EXECUTE reuses consumed authority: refused AUTHORITY",
     "M7_malformed": "the candidate is not well-formed: MALFORMED, no score",
     "M8_missing_reference": "the candidate answers a fixture with no reference: UNSCORABLE, no score",
+    "M9_understated_tail": "one report halves a non-zero tail (gap kept): NOT_QUALIFIED",
+    "M10_omitted_exposure": "one report leaves out a position that has a tail: NOT_QUALIFIED",
+    "M11_cash_misstatement": "one report overstates cash by 1,400,000.00: NOT_QUALIFIED",
 }
+MISSTATEMENT = 140_000_000  # cents: 1,400,000.00
 
 
 class NotApplicable(InputError):
@@ -104,15 +110,64 @@ def _m4(instance, gold):
     return {"status": "SCORED", "verdict": "NOT_QUALIFIED", "failed_gates": ["no_false_full_protection"]}
 
 
-def _execute(gold, kind):
-    batch, index, action = _first(gold, lambda a: a["type"] == "EXECUTE")
+def _first_tail(instance, gold, kind):
+    """(batch, asset id, gold entry) of the first reported position with a tail."""
+    run = Run(instance)
+    for batch in gold["batches"]:
+        _, record = run.submit(copy.deepcopy(batch))
+        for aid, entry in sorted(record["gold_report"]["assets"].items()):
+            if entry["tail_cent_days"] > 1 and aid in batch["report"]["assets"]:
+                return batch, aid, entry
+    raise NotApplicable(f"{kind} needs a checkpoint where the book has a tail")
+
+
+def _failed(gate):
+    return {"status": "SCORED", "verdict": "NOT_QUALIFIED", "failed_gates": [gate]}
+
+
+def _m9(instance, gold):
+    # not zero, so only a gate that compares sizes catches it
+    batch, aid, entry = _first_tail(instance, gold, "M9_understated_tail")
+    batch["report"]["assets"][aid]["tail_cent_days"] = entry["tail_cent_days"] // 2
+    return _failed("no_false_full_protection")
+
+
+def _m10(instance, gold):
+    batch, aid, _ = _first_tail(instance, gold, "M10_omitted_exposure")
+    del batch["report"]["assets"][aid]
+    return _failed("no_false_full_protection")
+
+
+def _m11(instance, gold):
+    # the first checkpoint on which 1,400,000.00 is a material error
+    run = Run(instance)
+    for batch in gold["batches"]:
+        _, record = run.submit(copy.deepcopy(batch))
+        cash = record["gold_report"]["cash"]
+        base = field_base("cash", cash, {"min_buffer": instance["desk"]["min_buffer"], "notionals": {}})
+        if not error_within(MISSTATEMENT, base, MATERIALITY_BPS):
+            batch["report"]["cash"] = cash + MISSTATEMENT
+            return _failed("no_material_misstatement")
+    raise NotApplicable("M11_cash_misstatement needs a checkpoint on which 1,400,000.00 is material")
+
+
+def _execute(gold, kind, instance=None, authority=None):
+    """The first EXECUTE of the reference plan (under `authority` if given)."""
+    kinds = {}
+    if authority is not None:
+        run = Run(instance)
+        for batch in gold["batches"]:
+            run.submit(copy.deepcopy(batch))
+        kinds = {apid: ap["kind"] for apid, ap in run.book["approvals"].items()}
+    batch, index, action = _first(gold, lambda a: a["type"] == "EXECUTE" and (
+        authority is None or kinds.get(a["approval"]) == authority))
     if batch is None:
         raise NotApplicable(f"{kind} needs an approved execution in the reference plan")
     return batch, index, action
 
 
 def _m5(instance, gold):
-    batch, index, action = _execute(gold, "M5_unapproved_capacity")
+    batch, index, action = _execute(gold, "M5_unapproved_capacity", instance, "capacity")
     plain = dict(action["action"], id=action["id"])
     batch["actions"][index] = plain
     return _refusal(batch["day"], plain["id"], "CAPACITY")
@@ -137,7 +192,8 @@ def _m8(instance, gold):
 
 
 _BUILD = {"M1_stale_quote": _m1, "M2_double_pledge": _m2, "M3_cash_overdraw": _m3, "M4_fully_hedged_tail": _m4,
-          "M5_unapproved_capacity": _m5, "M6_authority_reuse": _m6, "M7_malformed": _m7, "M8_missing_reference": _m8}
+          "M5_unapproved_capacity": _m5, "M6_authority_reuse": _m6, "M7_malformed": _m7, "M8_missing_reference": _m8,
+          "M9_understated_tail": _m9, "M10_omitted_exposure": _m10, "M11_cash_misstatement": _m11}
 
 
 def mutate(name, instance, gold=None):

@@ -5,16 +5,24 @@ funding. Unfunded: FUND the full notional from the cheapest quote that starts
 that night and protects to exit. Funded but maturing before exit: ROLL into the
 cheapest protecting quote that starts by the maturity. When the only protecting
 quotes are over a counterparty's capacity or the desk's tenor limit, it
-ESCALATEs for the exact excess and EXECUTEs once approved. With no protecting
-quote at all it funds from the longest available quote and rolls later. Its
-reports come from the projection tool, so they are exactly what a truthful desk
-could compute. It is deterministic and never reads the world.
+ESCALATEs for the exact excess and EXECUTEs once approved. When the funding it
+chose would be refused CASH only because of the buffer (a dry run on the same
+rules), it ESCALATEs for buffer authority -- the shortfall under the buffer,
+plus a week of the replaced trade's interest for the days the request may
+wait -- and EXECUTEs under it once approved. With no protecting quote at all
+it funds from the longest available quote and rolls later. Its reports come
+from the projection tool, so they are exactly what a truthful desk could
+compute. It is deterministic and never reads the world.
 """
 
-from ._book import counterparty_usage, new_trade, open_trades, planned_end
-from ._packet import book_from_packet
-from ._rules import quote_visible
+from ._book import copy_book, counterparty_usage, new_trade, open_trades, planned_end
+from ._packet import book_from_packet, market_from_packet
+from ._rules import decide, quote_visible
+from ._settle import close_day
 from ._tools import project
+from ._units import accrual
+
+BUFFER_WAIT_DAYS = 7  # calendar days of interest a buffer request allows for
 
 
 def _options(book, quotes, asset, start_lo, start_hi, notional, replacing=None):
@@ -65,7 +73,7 @@ def _open_request(book, kind, counterparty, requested):
         for ap in book["approvals"].values())
 
 
-def _plan_asset(book, day, quotes, asset, actions, next_id, requested, used_approvals):
+def _plan_asset(book, market, day, quotes, asset, actions, next_id, requested, used_approvals):
     first = max(asset["settle_day"], day)
     if first >= asset["exit_day"]:
         return
@@ -91,7 +99,12 @@ def _plan_asset(book, day, quotes, asset, actions, next_id, requested, used_appr
     clean = [o for o in protecting if o["capacity_excess"] == 0 and o["tenor_excess"] == 0]
     choice = _cheapest(clean, prefer)
     if choice is not None:
-        actions.append(dict(body, id=next_id(), quote=choice["quote"]["id"]))
+        planned = dict(body, quote=choice["quote"]["id"])
+        shortfall = _buffer_shortfall(book, market, day, planned)
+        if shortfall == 0:
+            actions.append(dict(planned, id=next_id()))
+        elif shortfall is not None:
+            _under_buffer(book, day, planned, shortfall, actions, next_id, requested, used_approvals)
         return
     blocked = [o for o in protecting if (o["capacity_excess"] > 0) != (o["tenor_excess"] > 0)]
     choice = _cheapest(blocked, prefer)
@@ -114,9 +127,44 @@ def _plan_asset(book, day, quotes, asset, actions, next_id, requested, used_appr
             actions.append(dict(body, id=next_id(), quote=best["quote"]["id"]))
 
 
+def _buffer_shortfall(book, market, day, body):
+    """0 if the action passes every check; the cents it would take today's
+    projected close under the buffer if CASH refuses it because of the buffer
+    alone; None if anything else refuses it."""
+    probe = dict(body, id="probe")
+    if decide(copy_book(book), market, day, probe)["decision"] == "ACCEPTED":
+        return 0
+    relaxed = copy_book(book)
+    relaxed["desk"] = dict(relaxed["desk"], min_buffer=0)
+    if decide(relaxed, market, day, probe)["decision"] != "ACCEPTED":
+        return None
+    close_day(relaxed, day, None)
+    return book["desk"]["min_buffer"] - relaxed["cash"]
+
+
+def _under_buffer(book, day, body, shortfall, actions, next_id, requested, used_approvals):
+    """EXECUTE under approved buffer authority, or ask for it."""
+    approval = _authority(book, day, "buffer", None, shortfall, used_approvals)
+    if approval is not None:
+        used_approvals.add(approval)
+        actions.append({"id": next_id(), "type": "EXECUTE", "approval": approval, "action": body})
+        return
+    if _open_request(book, "buffer", None, requested):
+        return
+    cushion = 0
+    if body["type"] == "ROLL":
+        old = book["trades"][body["trade"]]
+        cushion = accrual(old["principal"], old["rate_bps"], BUFFER_WAIT_DAYS)
+    requested.add(("buffer", None))
+    target = body.get("asset") or book["trades"][body["trade"]]["asset"]
+    actions.append({"id": next_id(), "type": "ESCALATE", "kind": "buffer", "amount": shortfall + cushion,
+                    "note": f"{target}: {body['type']} from {body['quote']} goes {shortfall} under the buffer"})
+
+
 def reference_actions(packet):
     """The reference policy's actions for the packet's day."""
     book = book_from_packet(packet)
+    market = market_from_packet(packet)
     day = packet["day"]
     quotes = sorted(packet["quotes"], key=lambda q: q["id"])
     quotes = [q for q in quotes if quote_visible(book, q, day)]
@@ -133,7 +181,7 @@ def reference_actions(packet):
         if asset["status"] == "exited":
             continue
         before = len(actions)
-        _plan_asset(book, day, quotes, asset, actions, next_id, requested, used_approvals)
+        _plan_asset(book, market, day, quotes, asset, actions, next_id, requested, used_approvals)
         if len(actions) > before and actions[-1]["type"] in ("FUND", "ROLL", "EXECUTE"):
             # later assets must see this one's capacity and quote use
             _apply_scratch(book, packet, actions[-1])

@@ -16,6 +16,10 @@ Fields (all integers; money in cents):
   breaches               every breach so far, as {day, code}
   open_approvals         ids of approvals pending or approved and unconsumed
 Assets listed: committed by day d and not exited by its close.
+
+A submitted report is assessed against the gold one field by field (see
+`assess_report`): credit by the size of each error relative to its base, and
+the materiality test for cash and funding.
 """
 
 from ._book import covered, forward_exposure, funding_cost_to_date, open_approval_ids
@@ -54,18 +58,85 @@ def report_fields(report):
     return out
 
 
-def compare_reports(gold, candidate):
-    """(matched, total, mismatches) over the gold report's fields."""
-    matched = 0
-    mismatches = []
+# -- accuracy and materiality ---------------------------------------------------
+#
+# A field's error is measured against its base, in basis points: cash against
+# the true cash but never less than the desk's minimum buffer (the scale at
+# which the parent reads the cash line), an asset's funded and unfunded notional
+# against the asset's notional (the two are parts of it, and the true unfunded
+# is often zero), every other number against its true value (at least 1). Every
+# comparison is an exact integer one: |error| x 10,000 against bps x base.
+
+FIELD_UNITS = 100  # what an exact field earns
+MATERIALITY_BPS = 100  # an error over 1 % of its base is material
+# (error at most this many bps of the base, units earned); further off earns nothing
+CREDIT_BANDS = ((1, 100), (10, 75), (MATERIALITY_BPS, 25))
+MATERIAL_FIELDS = ("cash", "funded", "unfunded")  # cash and funding: a material error voids the day
+
+
+def field_base(name, true_value, scale):
+    """The amount a field's error is measured against (scale: min_buffer, notionals);
+    None for the list fields, which are right or wrong."""
+    if not isinstance(true_value, int):
+        return None
+    if name == "cash":
+        return max(abs(true_value), scale["min_buffer"], 1)
+    parts = name.split(".")
+    if parts[0] == "assets" and parts[2] in ("funded", "unfunded"):
+        return max(scale["notionals"].get(parts[1], 0), abs(true_value), 1)
+    return max(abs(true_value), 1)
+
+
+def error_within(error, base, bps) -> bool:
+    """|error| is at most `bps` basis points of `base` (exact, integers only)."""
+    return abs(error) * 10_000 <= bps * base
+
+
+def field_credit(true_value, got, base) -> int:
+    """Units a reported value earns: all for exact, less as the error grows."""
+    if got is _MISSING:
+        return 0
+    if got == true_value:
+        return FIELD_UNITS
+    if not isinstance(got, int) or isinstance(got, bool) or not isinstance(true_value, int):
+        return 0  # lists (breaches, approvals) are right or wrong
+    for bps, credit in CREDIT_BANDS:
+        if error_within(got - true_value, base, bps):
+            return credit
+    return 0
+
+
+def is_material_field(name) -> bool:
+    return name.split(".")[-1] in MATERIAL_FIELDS
+
+
+def assess_report(gold, candidate, scale) -> dict:
+    """How far a reported day can be relied on, field by field.
+
+    credit: units earned (FIELD_UNITS per gold field; zero for the whole day
+    when cash or funding is materially misstated); matched: fields within
+    tolerance (1 bp); material: the materially misstated cash/funding fields.
+    """
     fields = report_fields(gold)
+    credit = matched = 0
+    mismatches, material = [], []
     for name, value in fields:
         got = _lookup(candidate, name) if candidate is not None else _MISSING
-        if got == value and got is not _MISSING:
+        base = field_base(name, value, scale)
+        earned = field_credit(value, got, base)
+        credit += earned
+        if earned == FIELD_UNITS:
             matched += 1
         else:
             mismatches.append(name)
-    return matched, len(fields), mismatches
+        if (is_material_field(name) and isinstance(got, int) and not isinstance(got, bool)
+                and not error_within(got - value, base, MATERIALITY_BPS)):
+            material.append({"field": name, "reported": got, "true": value,
+                             "error_bps": abs(got - value) * 10_000 // base})
+    if material:
+        credit = 0  # the parent cannot rely on a report that misstates cash or funding
+    return {"credit": credit, "units": FIELD_UNITS * len(fields), "matched": matched, "fields": len(fields),
+            "mismatches": mismatches, "material": material}
 
 
 _MISSING = object()

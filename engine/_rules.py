@@ -3,8 +3,11 @@
 A well-formed batch is processed in order; every action is ACCEPTED or REFUSED
 with exactly one reason code, and an accepted action changes the book the next
 action sees. The checks run in the order of the contract table: TIMING, TITLE,
-CAPACITY, CASH (and AUTHORITY first for EXECUTE); the first failure is the
-reason.
+CAPACITY, CASH; the first failure is the reason. An EXECUTE checks its approval
+first (AUTHORITY), then the action's own checks, where the authority waives one
+limit: an excess over the limit larger than the authority's amount is refused
+AUTHORITY at that limit's check (tenor at TIMING, capacity at CAPACITY, buffer
+at CASH).
 """
 
 from ._book import copy_book, counterparty_usage, new_trade, open_trades, planned_end
@@ -158,12 +161,13 @@ def _fund(book, market, day, body, waiver):
 
 def _roll(book, market, day, body, waiver):
     old = book["trades"][body["trade"]]
-    if old["status"] == "ended":
-        raise Refusal("TITLE", f"funding trade {old['id']} has ended")
-    quote = _quote(market, book, body["quote"], day)
+    # TIMING comes first, as in the contract: a trade that has ended (matured,
+    # repaid, rolled or at its asset's exit) always ended before today, so a
+    # roll of it is refused TIMING, never TITLE.
     end = planned_end(book, old)
-    if day > end:
+    if day > end or old["status"] == "ended":
         raise Refusal("TIMING", f"trade {old['id']} ended on day {end}; a roll must be at or before maturity")
+    quote = _quote(market, book, body["quote"], day)
     if quote["start_day"] > end:
         raise Refusal("TIMING", f"quote {quote['id']} starts on day {quote['start_day']}, after {old['id']} ends on day {end}")
     if quote["start_day"] <= old["start"]:
@@ -246,17 +250,34 @@ def _execute(book, market, day, body, waiver):
 HANDLERS = {"FUND": _fund, "ROLL": _roll, "REPAY": _repay, "ESCALATE": _escalate, "EXECUTE": _execute}
 
 
+def _cash(book, trial, day, action):
+    """CASH, the last check: an action that lowers today's projected close may
+    not take it under the buffer, nor ever under zero. Buffer authority (an
+    EXECUTE under an approved `buffer` approval) lets the action go under the
+    buffer by at most the approval's amount, in cents."""
+    before = _projected_close_cash(book, day)
+    after = _projected_close_cash(trial, day)
+    if after >= before:
+        return  # bringing cash in, or leaving it be, is never refused for cash
+    buffer = book["desk"]["min_buffer"]
+    if after < 0:
+        raise Refusal("CASH", f"projected cash at the close of day {day} would be {after}, under zero")
+    if after >= buffer:
+        return
+    grant = book["approvals"][action["approval"]] if action["type"] == "EXECUTE" else None
+    if grant is None or grant["kind"] != "buffer":
+        raise Refusal("CASH", f"projected cash at the close of day {day} would be {after}, under the buffer {buffer}")
+    shortfall = buffer - after
+    if shortfall > grant["amount"]:
+        raise Refusal("AUTHORITY", f"buffer authority of {grant['amount']} is too small for {shortfall} under the buffer")
+
+
 def decide(book, market, day, action) -> dict:
     """Accept or refuse one well-formed action; an accepted one changes `book` in place."""
     trial = copy_book(book)
     try:
         effects = HANDLERS[action["type"]](trial, market, day, action, None)
-        waiver_buffer = action["type"] == "EXECUTE" and book["approvals"][action["approval"]]["kind"] == "buffer"
-        before = _projected_close_cash(book, day)
-        after = _projected_close_cash(trial, day)
-        floor = 0 if waiver_buffer else book["desk"]["min_buffer"]
-        if after < before and after < floor:
-            raise Refusal("CASH", f"projected cash at the close of day {day} would be {after}, under the {'zero floor' if waiver_buffer else 'buffer ' + str(floor)}")
+        _cash(book, trial, day, action)
     except Refusal as refusal:
         return {"action": action["id"], "type": action["type"], "decision": "REFUSED",
                 "reason": refusal.code, "message": refusal.message}

@@ -5,7 +5,7 @@ import pytest
 import engine
 from engine._mutations import NotApplicable
 
-INSTANCES = [("episode", e) for e in engine.EPISODES] + [(f, s) for f in engine.FAMILIES for s in range(1, 21)]
+INSTANCES = [("episode", e) for e in engine.EPISODES] + [(f, s) for f in engine.FAMILIES for s in range(1, 31)]
 
 
 def _instance(key):
@@ -40,7 +40,7 @@ def test_every_mutation_gives_its_expected_outcome(key):
     assert applied >= 5
 
 
-def test_w3_has_all_eight_mutations_and_m4_fails_only_its_gate():
+def test_w3_has_every_mutation_and_m4_fails_only_its_gate():
     instance = engine.load_episode("W3")
     gold = engine.gold_candidate(instance)
     for name in engine.MUTATIONS:
