@@ -2,7 +2,7 @@
 // server. The engine (the published bundle, in a Web Worker) does every
 // calculation; this module only shows its answers and collects the desk's
 // batches. A session is its source and its moves; each call replays them.
-import { call, engineInfo, warmUp } from "./client.js";
+import { call, engineInfo, onProgress, warmUp } from "./client.js";
 import { Composer } from "./compose.js";
 import { bps, ensureStyles, field, h, money, stableJson, table } from "./dom.js";
 import * as store from "./store.js";
@@ -202,7 +202,7 @@ function renderSession() {
   return h("section", { class: "fb-session", "aria-labelledby": "fb-session-h" },
     h("h2", { id: "fb-session-h" }, "Session"),
     h("p", { class: "fb-where", "data-head": current ? `${current.head.size}:${current.head.hash}` : "" }, where),
-    h("p", { class: "fb-bundle" }, `Engine bundle ${info.bundle_sha256} (checked against the manifest), engine ${info.engine_version}, Python ${info.python_version} on Pyodide ${info.pyodide_version}, ${info.stdlib} standard library.`),
+    h("p", { class: "fb-bundle" }, `Engine bundle ${info.bundle_sha256} (checked against the manifest), engine ${info.engine_version}, Python ${info.python_version} on Pyodide ${info.pyodide_version} (the desk's subset of the standard library).`),
     form,
     h("div", { class: "fb-buttons" },
       h("button", { type: "button", onclick: () => adopt({ format: 1, source: session.source, moves: [], finalized: false }, "Session reset: day 1 is open.") }, "Reset session"),
@@ -378,10 +378,37 @@ function render() {
   if (focusDay) (document.getElementById(result ? "fb-result-h" : "fb-day-h") || statusLine).focus();
 }
 
+// Start-up in stages, each ticked off as it completes (the first two run side by side).
+const STAGES = [
+  ["bundle", "Engine bundle fetched and checked against its manifest"],
+  ["runtime", "Python runtime (Pyodide) started"],
+  ["import", "Engine imported from the bundle"],
+  ["session", "Session replayed: today's packet"],
+];
+
+function renderStages() {
+  const bar = h("progress", { max: STAGES.length, value: 0, "aria-label": "Engine start-up" });
+  const items = new Map(STAGES.map(([key, text]) => [key, h("li", { "data-stage": key }, text)]));
+  const box = h("div", { class: "fb-stages" }, bar, h("ol", {}, [...items.values()]));
+  let done = 0;
+  const mark = (stage, ms) => {
+    const item = items.get(stage);
+    if (!item || item.dataset.done) return;
+    item.dataset.done = "true";
+    item.append(` (${(ms / 1000).toFixed(1)} s)`);
+    done += 1;
+    bar.value = done;
+    say(`Loading the engine: ${done} of ${STAGES.length} steps done (${STAGES.find(([k]) => k === stage)[1].toLowerCase()}).`);
+  };
+  return { box, mark };
+}
+
 async function boot() {
-  root.replaceChildren(statusLine, errorLine, body);
+  const stages = renderStages();
+  root.replaceChildren(statusLine, errorLine, stages.box, body);
   root.setAttribute("aria-busy", "true");
   say("Loading the engine: Pyodide and the engine bundle, checked against its manifest…");
+  onProgress(({ stage, ms }) => stages.mark(stage, ms));
   try {
     info = await engineInfo();
   } catch (e) {
@@ -395,12 +422,14 @@ async function boot() {
   const tState = performance.now();
   render();
   const tRender = performance.now();
+  stages.mark("session", tRender - t0);
   // performance.now() counts from navigation start: page open to first packet shown (painted)
   await new Promise((resolve) => requestAnimationFrame(() => resolve()));
   window.fbDeskTimings = { ...info.timings, first_packet_ms: performance.now(), module_start_ms: t0,
     engine_ready_ms: tReady, state_call_ms: tState - tReady, render_ms: tRender - tState };
   root.setAttribute("aria-busy", "false");
   root.dataset.ready = "true";
+  stages.box.hidden = true;
   if (!statusLine.textContent.startsWith("Loading")) return;
   say(current ? (result ? "Run finalised." : `${store.sourceLabel(session.source)}: day ${current.open_day} is open.`) : "");
 }
