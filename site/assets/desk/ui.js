@@ -3,8 +3,9 @@
 // calculation; this module only shows its answers and collects the desk's
 // batches. A session is its source and its moves; each call replays them.
 import { call, engineInfo, onProgress, warmUp } from "./client.js";
-import { Composer } from "./compose.js";
+import { authorityAmount, Composer } from "./compose.js";
 import { bps, ensureStyles, field, h, money, stableJson, table } from "./dom.js";
+import { basis, expected, moneyText } from "./readable.js";
 import * as store from "./store.js";
 import { exportFiles, importMoves } from "./transfer.js";
 import { renderTools } from "./tools.js";
@@ -234,7 +235,7 @@ function dl(pairs) {
 
 function receiptSummary(r) {
   const p = r.payload || {};
-  if (r.kind === "ACTION") return `${p.type} ${p.decision}${p.reason ? " " + p.reason : ""}: ${p.message ?? ""}`;
+  if (r.kind === "ACTION") return `${p.type} ${p.decision}${p.reason ? " " + p.reason : ""}${p.message ? ": " + moneyText(p.message) : ""}`;
   if (r.kind === "CLOSE") return `close (${p.phase}), cash ${money(p.cash)}`;
   if (r.kind === "BATCH") return `batch for day ${p.batch?.day}, ${p.batch?.actions?.length ?? 0} action(s)`;
   return JSON.stringify(p).slice(0, 160);
@@ -262,7 +263,7 @@ function renderPacket(p) {
     table("Limits and usage", ["counterparty", "name", "capacity", "usage", "headroom", "eligible"],
       p.counterparties.map((c) => [c.id, c.name, money(c.capacity), money(c.usage), money(c.headroom), c.eligible_kinds.join(", ")])),
     table("Approvals", ["id", "kind", "amount", "counterparty", "requested", "status", "resolved", "expires"],
-      p.approvals.map((a) => [a.id, a.kind, money(a.amount), a.counterparty ?? "", `day ${a.requested_day}`, a.status, a.resolved_day ? `day ${a.resolved_day}` : "", a.expires ? `day ${a.expires}` : ""])),
+      p.approvals.map((a) => [a.id, a.kind, authorityAmount(a.kind, a.amount), a.counterparty ?? "", `day ${a.requested_day}`, a.status, a.resolved_day ? `day ${a.resolved_day}` : "", a.expires ? `day ${a.expires}` : ""])),
     table("Breaches", ["day", "code"], p.breaches.map((b) => [String(b.day), b.code])),
     h("h3", {}, `Sources (${p.sources.length})`),
     p.sources.length ? p.sources.map((s) => h("details", { class: "fb-source" },
@@ -311,8 +312,7 @@ function renderCompose(p) {
     if (!answer.ok) return fail(`Projection: ${answer.error}`);
     composer.fillReport(answer.output.report);
     syncJson();
-    const notAccepted = answer.output.decisions.filter((d) => d.decision !== "ACCEPTED");
-    say(`Report filled from the projection tool.${notAccepted.length ? " It expects " + notAccepted.map((d) => `${d.action} ${d.decision} ${d.reason ?? ""}`).join(", ") + "." : " Every action would be accepted."}`);
+    say(`Report filled from the projection tool. ${expected(answer.output.decisions)}`);
   };
   const section = h("section", { class: "fb-compose", "aria-labelledby": "fb-compose-h" },
     h("h2", { id: "fb-compose-h" }, `Today's batch (day ${p.day})`),
@@ -333,7 +333,7 @@ function renderLast() {
   return h("section", { class: "fb-last", "aria-labelledby": "fb-last-h" },
     h("h2", { id: "fb-last-h" }, `Day ${last.day}: what the desk decided`),
     table("Decisions", ["action", "type", "decision", "reason", "message"],
-      last.decisions.map((d) => [d.action, d.type, h("span", { class: d.decision === "ACCEPTED" ? "fb-ok" : "fb-bad", "data-decision": d.decision }, d.decision), d.reason ?? "", d.message ?? ""]),
+      last.decisions.map((d) => [d.action, d.type, h("span", { class: d.decision === "ACCEPTED" ? "fb-ok" : "fb-bad", "data-decision": d.decision }, d.decision), d.reason ?? "", moneyText(d.message ?? "")]),
       { class: "fb-decisions" }),
     h("details", {}, h("summary", {}, `New receipts (${last.receipts.length})`), receiptsTable("Receipts written", last.receipts)));
 }
@@ -355,8 +355,9 @@ function renderResult(r) {
     r.verdict ? h("p", { class: "fb-result-verdict" }, "Verdict: ", h("strong", { "data-verdict": r.verdict }, r.verdict)) : null,
     (r.gates || []).length ? h("ul", { class: "fb-gates" }, r.gates.map((g) => h("li", {}, `${g.passed ? "✓" : "✗"} ${g.gate}: ${g.detail}`))) : null,
     score ? h("p", { class: "fb-result-score" }, "Score: ", h("strong", { "data-score": `${score.points}/${score.denominator}` }, `${score.points}/${score.denominator}`)) : h("p", {}, "No score."),
-    score ? table("Score components", ["component", "points", "max"],
-      Object.entries(score.components).map(([k, c]) => [k.replaceAll("_", " "), String(c.points), String(c.max)])) : null,
+    score ? table("Score components", ["component", "points", "max", "basis"],
+      Object.entries(score.components).map(([k, c]) => [k.replaceAll("_", " "), String(c.points), String(c.max), basis(c)])) : null,
+    score ? h("p", { class: "fb-hint" }, "Costs are money; tails are in money-days (an amount unfunded times the days it stays unfunded; records keep cent-days, 100 times the number shown).") : null,
     dl([["Receipts head", `${r.receipts_head.size}:${r.receipts_head.hash}`]]));
 }
 
