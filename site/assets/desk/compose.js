@@ -285,7 +285,7 @@ export class Composer {
     this.reportForm = this.renderReport();
     const root = h("div", { class: "fb-composer" },
       this.renderActionForm(),
-      h("h4", {}, "Actions in this batch"), this.list, this.listNote,
+      h("h3", {}, "Actions in this batch"), this.list, this.listNote,
       this.reportForm);
     this.renderList();
     return root;

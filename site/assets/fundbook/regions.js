@@ -26,8 +26,9 @@
   function mark() {
     var article = document.querySelector("article");
     if (!article) return;
-    Array.prototype.forEach.call(article.querySelectorAll(SCROLLERS), function (el) {
-      var scrolls = el.scrollWidth > el.clientWidth + 1;
+    // innermost first: a wrapper around a region that scrolls is not a second region
+    Array.prototype.slice.call(article.querySelectorAll(SCROLLERS)).reverse().forEach(function (el) {
+      var scrolls = el.scrollWidth > el.clientWidth + 1 && !el.querySelector("[data-fb-region]");
       var ours = el.hasAttribute("data-fb-region");
       if (scrolls && !ours && !el.hasAttribute("tabindex")) {
         el.setAttribute("data-fb-region", "");
