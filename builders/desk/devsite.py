@@ -109,7 +109,7 @@ def build(out: Path, engine_dir: Path, run_ids=()) -> Path:
     subjects = {s["name"]: s["digest"]["sha256"] for s in
                 json.loads((engine_dir / "provenance.json").read_text())["subject"]}
     bundle = {"bundle_sha256": subjects["fundbook-engine.zip"], "manifest_sha256": subjects["manifest.json"]}
-    text = (ROOT / "site" / "desk" / "index.md").read_text()
+    text = re.sub(r"\A---\n.*?\n---\n", "", (ROOT / "site" / "desk" / "index.md").read_text(), flags=re.S)  # front matter
     body = markdown.markdown(text, extensions=["md_in_html", "attr_list"])
     (out / "desk").mkdir(exist_ok=True)
     (out / "desk" / "index.html").write_text(with_csp(PAGE.format(title="Practice desk", base="../", body=body)))
