@@ -144,13 +144,16 @@ def test_answers_read_as_money_and_no_reason_is_left_empty():
                       {"action": "d01-a2", "decision": "REFUSED", "reason": "CAPACITY", "message": "quote Q1 has 0 left, 100 asked"},
                       {"action": "d01-a3", "decision": "ACCEPTED", "reason": None, "message": "accepted"}]],
         ["expected", [{"action": "a", "decision": "ACCEPTED", "reason": None}]],
+        ["expected", [], "batch.actions[0].trade: unknown funding trade 'FT404'"],
     ])
     assert [g["ok"] for g in got] == [
         "64,088.06", "540,000,000.00 money-days", "4.50%", "12", "284",
         "all in cost 64,088.06; reference all in cost 64,088.06; treasury charge 0.00",
         "It expects d01-a1 REJECTED (actions[0].trade: unknown funding trade 'FT404'); "
         "d01-a2 REFUSED CAPACITY (quote Q1 has 0.00 left, 1.00 asked).",
-        "Every action would be accepted."]
+        "Every action would be accepted.",
+        "The desk would reject this whole batch (nothing in it would count): "
+        "batch.actions[0].trade: unknown funding trade 'FT404'."]
     assert "REJECTED ." not in got[6]["ok"]
 
 

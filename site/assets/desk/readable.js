@@ -58,9 +58,11 @@ export function basis(component) {
     .map((k) => `${label(k)} ${readable(k, component[k])}`).join("; ");
 }
 
-// What a dry run expects of today's actions, each with its reason and message
-// (a rejected action has no reason code: its message says why).
-export function expected(decisions) {
+// What a dry run expects of today's actions, each with its reason and message.
+// When the engine would reject the whole batch (an id the desk has not been
+// shown, a bad shape), the projection says so with the engine's own message.
+export function expected(decisions, rejected) {
+  if (rejected) return `The desk would reject this whole batch (nothing in it would count): ${moneyText(rejected)}.`;
   const notAccepted = decisions.filter((d) => d.decision !== "ACCEPTED");
   if (!notAccepted.length) return decisions.length ? "Every action would be accepted." : "No actions: the report is the book as it stands.";
   return "It expects " + notAccepted.map((d) => [d.action ?? "(an action without an id)", d.decision, d.reason]

@@ -312,7 +312,7 @@ function renderCompose(p) {
     if (!answer.ok) return fail(`Projection: ${answer.error}`);
     composer.fillReport(answer.output.report);
     syncJson();
-    say(`Report filled from the projection tool. ${expected(answer.output.decisions)}`);
+    say(`Report filled from the projection tool. ${expected(answer.output.decisions, answer.output.rejected)}`);
   };
   const section = h("section", { class: "fb-compose", "aria-labelledby": "fb-compose-h" },
     h("h2", { id: "fb-compose-h" }, `Today's batch (day ${p.day})`),
