@@ -1,0 +1,93 @@
+"""The launcher's use of the desk: a salted history, rebuilding one from its
+receipts (to continue an interrupted attempt) and what the receipts say.
+
+The receipts are the truth about an attempt: how many checkpoints were
+settled with a batch and how many actions were accepted are counted from them,
+never from the controller's memory. The world commitment's salt (when the
+engine has one) is generated here, kept host-side while the attempt runs and
+written into the record when it ends, so a cached replay or a continuation
+can rebuild the same chain. Every salt-dependent engine call goes through
+`_salt_kwargs`: one place to adapt when the engine's signature changes.
+"""
+
+import inspect
+import secrets
+
+import engine
+
+from ._errors import InputError
+
+
+def _takes_salt(fn) -> bool:
+    try:
+        return "salt" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _salt_kwargs(fn, salt):
+    if _takes_salt(fn):
+        return {"salt": salt}
+    if salt is not None:
+        raise InputError("the recorded world salt cannot be used: this engine has no salted world commitment")
+    return {}
+
+
+def new_salt():
+    """A fresh salt when the engine commits to its world with one, else None."""
+    return secrets.token_hex(16) if _takes_salt(engine.History.init) else None
+
+
+def init_history(history, instance, horizon, salt):
+    return history.init(instance, horizon, **_salt_kwargs(history.init, salt))
+
+
+def replay(instance, receipts, head, salt):
+    return engine.replay(instance, receipts, head, **_salt_kwargs(engine.replay, salt))
+
+
+def rebuild(history, instance, horizon, salt, receipts, head):
+    """Re-apply a settled history through the desk runtime (batches submitted, skipped checkpoints advanced)
+    into a new history file; refuses unless it reaches the recorded head. Returns the run."""
+    init_history(history, instance, horizon, salt)
+    for r in receipts:
+        if r["kind"] == "BATCH":
+            history.submit(r["payload"]["batch"])
+        elif r["kind"] == "CLOSE" and r["payload"].get("phase") == "checkpoint" and not r["payload"].get("batch"):
+            history.advance()
+        elif r["kind"] == "FINAL":
+            raise InputError("the attempt's run is finalised: there is nothing to continue")
+    run = history.load()[1]
+    if run.head != head:
+        raise InputError(f"rebuilding the settled history reached {run.head['hash'][:12]} at size {run.head['size']}, "
+                         f"the record says {head['hash'][:12]} at size {head['size']}")
+    return run
+
+
+def counts(receipts) -> dict:
+    """What the receipts say was settled: checkpoints with a batch, actions accepted and refused, the batches."""
+    batches = [r for r in receipts if r["kind"] == "BATCH"]
+    actions = [r for r in receipts if r["kind"] == "ACTION"]
+    return {"settled_days": len(batches),
+            "accepted_actions": sum(1 for r in actions if r["payload"].get("decision") == "ACCEPTED"),
+            "refused_actions": sum(1 for r in actions if r["payload"].get("decision") != "ACCEPTED"),
+            "batches": [(r["day"], engine.content_sha256(r["payload"]["batch"])) for r in batches],
+            "skipped_days": [r["day"] for r in receipts if r["kind"] == "CLOSE"
+                             and r["payload"].get("phase") == "checkpoint" and not r["payload"].get("batch")],
+            "finalised": any(r["kind"] == "FINAL" for r in receipts)}
+
+
+def decisions_after(receipts, batch_index):
+    """The ACTION decisions that follow the `batch_index`-th BATCH receipt (for a proposal the journal never answered)."""
+    seen, out = -1, []
+    for r in receipts:
+        if r["kind"] == "BATCH":
+            seen += 1
+            if seen > batch_index:
+                break
+            continue
+        if seen == batch_index and r["kind"] == "ACTION":
+            p = r["payload"]
+            out.append({"action": p["action"].get("id"), "type": p.get("type"), "decision": p.get("decision"),
+                        "reason": p.get("reason")})
+    return out
