@@ -136,18 +136,22 @@ def execute(*, claim_path, out, family, seed, split, model, sampler_name, sandbo
     tmp = _make_partial(out)
     lock = AttemptLock(tmp).acquire()
     resumed = None
-    try:
+    history = engine.History(os.path.join(tmp, "desk.sqlite"))
+    try:  # the desk history is made before the claim is spent: an unscorable horizon costs nothing
         if resume is not None:
             rc = resume["record"]["content"]
-            _desk.rebuild(engine.History(os.path.join(tmp, "desk.sqlite")), instance, instance["horizon"],
-                          rc.get("salt"), resume["receipts"], rc["receipts_head"])
-            resumed = {"retained": (resume["retained"] or {}).get("files") or {}}
             salt = rc.get("salt")
+            _desk.rebuild(history, instance, instance["horizon"], salt, resume["receipts"], rc["receipts_head"])
+            resumed = {"retained": (resume["retained"] or {}).get("files") or {}}
         else:
             salt = replay["record"]["content"].get("salt") if replay is not None else _desk.new_salt()
-    except BaseException:
+            _desk.init_history(history, instance, instance["horizon"], salt)
+    except BaseException as exc:
         lock.release()
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, engine.DeskError):
+            raise InputError(f"--horizon {instance['horizon']}: {exc.message}" if resume is None else
+                             f"--resume-from {resume_from}: {exc.message}")
         raise
 
     guard = Guard()
@@ -189,7 +193,7 @@ def execute(*, claim_path, out, family, seed, split, model, sampler_name, sandbo
             journal.write("adapters", {"provider": sampler.provider, "sampling": sampler.sampling,
                                        "network": sandbox.network, "worker_env_keys": sandbox.worker_env_keys()})
             Controller(instance, sampler, sandbox, ledger, limits, os.path.join(tmp, "desk.sqlite"), journal,
-                       salt=salt, resumed=resumed).run()
+                       retained=(resumed or {}).get("retained")).run()
         except BaseException as exc:  # whatever ended it before the controller did: the record says so
             journal.write("end", {"termination": _end_for(exc), "worker_stderr": ""})
         finally:

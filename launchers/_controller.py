@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import engine
 
-from . import _desk
 from ._channel import ChannelTimeout, ProtocolError
 from ._deadline import call_with_deadline
 from ._errors import BudgetHalt, CacheMiss, CallTimeout, SamplerError, SandboxError
@@ -60,12 +59,12 @@ def packet_text(packet) -> str:
 
 
 class Controller:
-    def __init__(self, instance, sampler, sandbox, ledger, limits, db_path, journal, clock=time.monotonic, salt=None,
-                 resumed=None):
-        """`resumed`: {"retained": {path: text}} when the desk history at db_path is a rebuilt, settled one."""
+    def __init__(self, instance, sampler, sandbox, ledger, limits, db_path, journal, clock=time.monotonic,
+                 retained=None):
+        """`db_path`: an initialised desk history (new, or a settled one rebuilt to continue an attempt, then
+        `retained` is the worker's retained work to stage with the open checkpoint's packet)."""
         self.instance = instance
-        self.salt = salt
-        self.resumed = resumed
+        self.staged_retained = retained or {}
         self.day_calls = {}
         self.journal = journal
         self.sampler = sampler
@@ -101,12 +100,10 @@ class Controller:
         started = None
         end = {"status": "infrastructure_interruption", "reason": "", "limit": "infrastructure", "worker_exit_code": None}
         try:
-            if self.resumed is None:
-                _desk.init_history(self.history, self.instance, self.instance["horizon"], self.salt)
             packet = self.history.packet()
             self.day = packet["day"]
             files = stage(packet)
-            for rel, text in sorted(((self.resumed or {}).get("retained") or {}).items()):
+            for rel, text in sorted(self.staged_retained.items()):
                 files[rel] = text.encode("utf-8")  # the retained work of the interrupted part
             files = dict(sorted(files.items()))
             self.staged = manifest(files)

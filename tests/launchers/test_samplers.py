@@ -3,8 +3,8 @@ import json
 import pytest
 
 import engine
-from launchers._errors import CacheMiss, CallTimeout
-from launchers._sampler_cache import CacheSampler
+from launchers._errors import CacheMiss, CallTimeout, InputError
+from launchers._sampler_cache import CacheSampler, open_store
 from launchers._sampler_mock import MockSampler
 from launchers._sampler_tinker import TinkerSampler
 from launchers.worker import protocol
@@ -86,9 +86,12 @@ def test_cache_records_then_replays_for_free(tmp_path):
 
 def test_cache_only_replay_never_calls_out_on_a_miss(tmp_path):
     messages, _ = _messages()
+    with pytest.raises(InputError, match="no such file"):  # a replay reads a recording, it never makes one
+        CacheSampler(str(tmp_path / "c.sqlite"), "mock")
+    open_store(str(tmp_path / "c.sqlite"))
     replay = CacheSampler(str(tmp_path / "c.sqlite"), "mock")
-    with pytest.raises(CacheMiss, match="never makes a paid call"):
-        replay.sample(replay.prepare(messages, 2048), 10)
+    with pytest.raises(CacheMiss, match="never makes a paid call"):  # at prepare: before anything is reserved
+        replay.prepare(messages, 2048)
 
 
 def test_tinker_adapter_renders_bounds_and_counts():
