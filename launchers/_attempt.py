@@ -432,5 +432,21 @@ def finish(tmp, out, recovered=False, lock=None):
     return record
 
 
-def command_line():
-    return [os.path.basename(sys.argv[0])] + sys.argv[1:]
+def command_line(ctx=None):
+    """The command as given (options the operator set, in the command's order), from click's parsed context."""
+    import click
+    ctx = ctx or click.get_current_context()
+    out = [ctx.find_root().info_name or "fundbook-launch", *ctx.command_path.split()[1:]]
+    for param in ctx.command.params:
+        source = ctx.get_parameter_source(param.name)
+        if source is None or source.name not in ("COMMANDLINE", "ENVIRONMENT"):
+            continue
+        value = ctx.params.get(param.name)
+        if isinstance(param, click.Option) and param.is_flag:
+            out += [param.opts[0]] if value else []
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                out += [param.opts[0], str(item)] if isinstance(param, click.Option) else [str(item)]
+        elif value is not None:
+            out += [param.opts[0], str(value)] if isinstance(param, click.Option) else [str(value)]
+    return out

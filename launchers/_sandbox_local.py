@@ -37,7 +37,8 @@ class LocalWorker:
         self.root = root
         self.killed_at_deadline = False
         self._stderr = []
-        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        self._drainer = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._drainer.start()
         self.channel = Channel(self._write, split_lines(iter(lambda: proc.stdout.readline(), b"")))
 
     def _drain_stderr(self):
@@ -53,6 +54,7 @@ class LocalWorker:
             pass  # the worker is gone; the controller sees it on the next receive
 
     def stderr_tail(self) -> str:
+        self._drainer.join(2)  # the stream ends with the worker: let the last lines in
         return "".join(self._stderr)[-2000:]
 
     def wait(self, timeout):

@@ -45,7 +45,8 @@ class ModalWorker:
         self.process = process
         self.killed_at_deadline = False
         self._stderr = []
-        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        self._drainer = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._drainer.start()
         self.channel = Channel(self._write, split_lines(iter(process.stdout)))
 
     def _drain_stderr(self):
@@ -64,6 +65,7 @@ class ModalWorker:
             pass  # the sandbox is gone; the controller sees it on the next receive
 
     def stderr_tail(self) -> str:
+        self._drainer.join(2)  # the stream ends with the worker: let the last lines in
         return "".join(self._stderr)[-2000:]
 
     def wait(self, timeout):
