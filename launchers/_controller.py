@@ -19,7 +19,7 @@ from ._channel import ChannelTimeout, ProtocolError
 from ._deadline import call_with_deadline
 from ._errors import BudgetHalt, CacheMiss, CallTimeout, SamplerError, SandboxError
 from ._journal import plain
-from ._signals import Stopped, stop_reason
+from ._signals import Stopped, critical, stop_reason
 from ._staging import manifest, stage
 from .worker import protocol
 
@@ -218,7 +218,10 @@ class Controller:
         elif kind == "pass":
             self.journal.write("pass", {"day": self.day, "reason": str(msg.get("reason", ""))[:200]})  # write-ahead
             try:
-                run, record = self.history.advance()
+                with critical():
+                    run, record = self.history.advance()
+            except engine.HistoryError:
+                raise
             except engine.DeskError as exc:
                 raise ProtocolError(f"the worker passed a checkpoint the desk cannot close ({exc.message})")
             self.step("evaluator", f"Checkpoint {record['day']} closed without a batch ({msg.get('reason', '')}).",
@@ -296,18 +299,25 @@ class Controller:
                     "batch_sha256": engine.content_sha256(batch) if hashable else None, "batch": plain(batch)}
         self.proposals.append(proposal)
         self.journal.write("submit", proposal)  # write-ahead: the journal knows of a batch before the desk does
-        try:
-            run, decisions, record = self.history.submit(batch)
-        except engine.DeskError as exc:
-            proposal.update(outcome="rejected", message=exc.message)
-            self.journal.write("proposal", proposal)
-            self.step("evaluator", f"Batch rejected whole: {exc.message}")
-            return {"type": "rejected", "message": exc.message}
+        with critical():  # the desk's commit and the journal of its answer: a stop lands before or after both
+            try:
+                run, decisions, record = self.history.submit(batch)
+            except engine.HistoryError:
+                raise  # the history itself failed: not the worker's batch, the attempt's end
+            except engine.DeskError as exc:
+                proposal.update(outcome="rejected", message=exc.message)
+                self.journal.write("proposal", proposal)
+                rejected = exc.message
+            else:
+                rejected = None
+                proposal.update(outcome="accepted", decisions=[
+                    {k: d.get(k) for k in ("action", "type", "decision", "reason")} for d in decisions])
+                self.journal.write("proposal", proposal)
+        if rejected is not None:
+            self.step("evaluator", f"Batch rejected whole: {rejected}")
+            return {"type": "rejected", "message": rejected}
         accepted = sum(1 for d in decisions if d["decision"] == "ACCEPTED")
         self.settled_days += 1
-        proposal.update(outcome="accepted", decisions=[{k: d.get(k) for k in ("action", "type", "decision", "reason")}
-                                                      for d in decisions])
-        self.journal.write("proposal", proposal)
         refused = [f"{d['action']} {d['reason']}" for d in decisions if d["decision"] == "REFUSED"]
         self.step("evaluator", f"Checkpoint {record['day']}: batch accepted; {count(accepted, 'action')} accepted, "
                   f"{len(refused)} refused" + (f" ({'; '.join(refused)})" if refused else "") +
@@ -316,9 +326,10 @@ class Controller:
 
     def _next(self, run):
         if run.open_day is None:
-            _, self.result = self.history.finalize()
+            with critical():
+                _, self.result = self.history.finalize()
+                self.journal.write("result", self.result)
             self.finished = True
-            self.journal.write("result", self.result)
             self.day = None
             r = self.result
             score = f"{r['score']['points']}/{r['score']['denominator']}" if r.get("score") else "no score"

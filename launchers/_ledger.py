@@ -20,6 +20,7 @@ from engine import canonical_json, content_sha256
 
 from ._errors import BudgetHalt, InputError
 from ._prices import call_cost, format_usd
+from ._signals import critical
 
 LEDGER_SCHEMA = "fundbook.ledger/2"
 KINDS = ("reserve", "charge", "release", "unresolved")
@@ -58,12 +59,13 @@ class Ledger:
                 "tokens_in": tokens_in, "tokens_out": tokens_out, "cached_tokens_in": cached_in, "note": note,
                 "prev_hash": self.head["hash"]}
         entry = dict(body, hash=content_sha256(body))
-        if self.path is not None:
-            with open(self.path, "ab") as fh:
-                fh.write(canonical_json(entry) + b"\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-        self.entries.append(entry)
+        with critical():
+            if self.path is not None:
+                with open(self.path, "ab") as fh:
+                    fh.write(canonical_json(entry) + b"\n")
+                    fh.flush()
+                    os.fsync(fh.fileno())
+            self.entries.append(entry)
         return entry
 
     # -- totals ------------------------------------------------------------------

@@ -24,6 +24,7 @@ from engine import canonical_json, content_sha256
 
 from ._errors import BudgetHalt, ClaimRefused, InputError
 from ._prices import format_usd
+from ._signals import critical
 
 SCHEMA = "fundbook.project-ledger/1"
 LEDGER_NAME = "project-ledger.jsonl"
@@ -85,11 +86,12 @@ class ProjectLedger:
     def _append(self, body):
         body = dict(body, seq=len(self.entries), prev_hash=self.head["hash"])
         entry = dict(body, hash=content_sha256(body))
-        with open(self.path, "ab") as fh:
-            fh.write(canonical_json(entry) + b"\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        self.entries.append(entry)
+        with critical():
+            with open(self.path, "ab") as fh:
+                fh.write(canonical_json(entry) + b"\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            self.entries.append(entry)
         return entry
 
     # -- reading -----------------------------------------------------------------

@@ -12,6 +12,7 @@ import signal
 import threading
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+ACTIVE = []  # the Guard of the attempt running in this process, if any
 
 
 class Stopped(BaseException):
@@ -49,9 +50,11 @@ class Guard:
         if threading.current_thread() is threading.main_thread():
             for sig in SIGNALS:
                 self._old[sig] = signal.signal(sig, self._handler)
+        ACTIVE.append(self)
         return self
 
     def __exit__(self, *exc):
+        ACTIVE.remove(self)
         for sig, old in self._old.items():
             signal.signal(sig, old)
         self._old = {}
@@ -69,3 +72,11 @@ class Guard:
             name, self.pending = self.pending, None
             self._tripped = True
             raise Stopped(name)
+
+
+def critical():
+    """Hold signals while an append-only file and its memory are updated together (a ledger entry, a journal line):
+    a stop lands before or after, never between."""
+    if ACTIVE and threading.current_thread() is threading.main_thread():
+        return ACTIVE[-1].deferred()
+    return contextlib.nullcontext()

@@ -23,6 +23,12 @@ TEST_PRICES = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _private_project(tmp_path, monkeypatch):
+    """No test writes to the checkout's project ledger (runs/attempts/)."""
+    monkeypatch.setenv("FUNDBOOK_LAUNCH_PROJECT", str(tmp_path / "project"))
+
+
 @pytest.fixture
 def state(tmp_path, monkeypatch):
     """A private claim registry, and a private project (project ledger, freeze) beside it."""

@@ -122,8 +122,10 @@ def _host(tmp_path, state, prices_file, mode):
               cap_sandbox_micro_usd=10**6)
     scratch = tmp_path / "tmp"
     scratch.mkdir()
+    log = open(tmp_path / "host.log", "w")  # noqa: SIM115 -- closed by the subprocess's end
     proc = subprocess.Popen([sys.executable, "-c", HOST, mode, claim, out, prices_file, state], cwd=REPO,
-                            env=dict(os.environ, TMPDIR=str(scratch)))
+                            env=dict(os.environ, TMPDIR=str(scratch)), stderr=log)
+    log.close()
     return proc, claim, out
 
 
@@ -144,7 +146,7 @@ def test_a_signal_after_consumption_still_leaves_a_record(tmp_path, state, proje
     proc, claim, out = _host(tmp_path, state, prices_file, "slow")
     _wait_for_model_steps(out, 3, proc)
     proc.send_signal(getattr(signal, sig))
-    assert proc.wait(60) == 0  # the host ends on its own, after writing the record
+    assert proc.wait(60) == 0, (tmp_path / "host.log").read_text()  # the host ends on its own, record written
     record = verify_attempt(os.path.join(out, "record.json"))["record"]
     c = record["content"]
     assert c["termination"] == {"status": "operator", "reason": f"stopped by the operator ({sig})",
@@ -249,3 +251,19 @@ def test_the_project_ledger_refuses_an_edit(tmp_path, state, project):
     result = runner.invoke(cli, ["execute", "--claim", claim2, "--family", "FUND_01", "--seed", "1", "--out",
                                  str(tmp_path / "b")])
     assert result.exit_code == 1 and "hash chain is broken" in result.output and len(_consumed(state)) == 1
+
+
+@pytest.mark.parametrize("delay_s, sig", [(0.6, "SIGTERM"), (1.1, "SIGINT"), (1.7, "SIGHUP"), (2.4, "SIGTERM")])
+def test_a_stop_at_any_moment_never_leaves_a_record_that_contradicts_its_receipts(tmp_path, state, prices_file,
+                                                                                  delay_s, sig):
+    """Wherever the signal lands -- mid-commit, mid-journal, mid-ledger -- either nothing was spent or the record
+    verifies against its receipts and ledger (a stop is held while the desk commits and journals its answer)."""
+    proc, claim, out = _host(tmp_path, state, prices_file, "fast")
+    time.sleep(delay_s)
+    proc.send_signal(getattr(signal, sig))
+    proc.wait(60)
+    if not _consumed(state):
+        assert not os.path.exists(out) and not os.path.exists(out + ".partial")
+        return
+    c = verify_attempt(os.path.join(out, "record.json"))["record"]["content"]
+    assert c["termination"]["status"] in ("operator", "completed")
