@@ -274,8 +274,13 @@ def recover(partial, out, project=None):
     if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
         raise OutputExists(f"{out}: exists and is not empty")
     lock = AttemptLock(partial).acquire()
-    events = read_journal(os.path.join(partial, "journal.jsonl"))
+    journal_path = os.path.join(partial, "journal.jsonl")
+    events = read_journal(journal_path)
     registered = _last(events, "project")
+    left = _sandbox_info(events)
+    if events[0][2].get("sandbox") == "modal" and left.get("app_created") and not left.get("app_stopped"):
+        from ._sandbox_modal import stop_leftovers  # leave no app behind that the launcher created
+        Journal(journal_path).write("sandbox", stop_leftovers(left))
     record = finish(partial, out, recovered=True, lock=lock)
     folder = project or (registered or {}).get("dir")
     if folder and registered is not None:
@@ -286,6 +291,17 @@ def recover(partial, out, project=None):
 def _last(events, kind):
     found = [body for k, _, body in events if k == kind]
     return found[-1] if found else None
+
+
+def _sandbox_info(events):
+    """The latest word on the sandbox: its start, the end of the attempt, or a later clean-up by `recover`."""
+    info = {}
+    for kind, _, body in events:
+        if kind == "sandbox":
+            info = body
+        elif kind == "end" and body.get("sandbox"):
+            info = body["sandbox"]
+    return info
 
 
 def _desk_state(tmp, salt):
@@ -386,7 +402,7 @@ def assemble(tmp, recovered=False):
             "worker_env_keys": adapters.get("worker_env_keys", []),
             "never_staged": ["engine/" + m for m in NEVER_STAGED],
             "model_calls": "made by the host controller; the worker holds no keys and sees no ledger"},
-        "sandbox": (end_event or {}).get("sandbox") or _last(events, "sandbox") or {},
+        "sandbox": _sandbox_info(events),
         "service": (end_event or {}).get("service"),
         "claim": claim, "project": _project_ref(_last(events, "project")),
         "limits": limits,

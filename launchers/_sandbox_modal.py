@@ -193,3 +193,26 @@ class ModalSandbox:
 
     def worker_env_keys(self):
         return []
+
+
+def stop_leftovers(info, modal=None) -> dict:
+    """After a host died: terminate the recorded sandbox and stop the app this launcher created (best effort)."""
+    out = dict(info)
+    if not info.get("app_created") or info.get("app_stopped"):
+        return out
+    try:
+        modal = modal or _default_modal()
+    except ImportError:
+        return out
+    if info.get("sandbox_id"):
+        try:
+            modal.Sandbox.from_id(info["sandbox_id"]).terminate()
+        except Exception:
+            pass  # already gone
+    if info.get("app_id"):
+        try:
+            modal.App.lookup(info["app_id"]).stop()
+            out["app_stopped"] = True
+        except Exception:
+            pass
+    return out

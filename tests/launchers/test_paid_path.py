@@ -276,3 +276,30 @@ def test_one_proxy_header_alone_is_refused_before_consumption(paid, tmp_path, mo
     assert paid["freeze"]().exit_code == 0
     result = paid["execute"](paid["claim"](), str(tmp_path / "a"))
     assert result.exit_code == 1 and "TINKER_MODAL_KEY: set both" in result.output and paid["consumed"]() == []
+
+
+def test_recover_stops_the_app_a_dead_host_left_behind(run_attempt, monkeypatch, tmp_path):
+    """The host died before its clean-up: `recover` terminates the recorded sandbox and stops the app it created."""
+    from launchers._errors import LaunchError
+    fake = FakeModal()
+    monkeypatch.setattr(_sandbox_modal, "_default_modal", lambda: fake)
+    monkeypatch.setattr(_sandbox_modal.ModalSandbox, "shutdown", lambda self, wait_for_late=True: None)
+    monkeypatch.setattr(_sandbox_modal.ModalSandbox, "terminate", lambda self, sandbox: None)
+
+    def died(tmp, out, recovered=False, lock=None):
+        lock.release()
+        raise LaunchError("the host died")
+    monkeypatch.setattr(_attempt, "finish", died)
+    with pytest.raises(LaunchError):
+        run_attempt(sandbox=_sandbox_modal.ModalSandbox(modal=fake), horizon=6)
+    monkeypatch.undo()
+    monkeypatch.setenv("FUNDBOOK_LAUNCH_PROJECT", str(tmp_path / "project"))  # undo() took the fixtures' too
+    monkeypatch.setattr(_sandbox_modal, "_default_modal", lambda: fake)
+    (app,), (sb,) = fake.apps, fake.sandboxes
+    assert app.stopped == 0
+    partial = next(str(p) for p in tmp_path.iterdir() if p.name.endswith(".partial"))
+    result = CliRunner().invoke(cli, ["recover", partial, "--out", str(tmp_path / "recovered")])
+    assert result.exit_code == 1, result.output
+    c = read_record(str(tmp_path / "recovered" / "record.json"))["content"]
+    assert app.stopped == 1 and sb.terminated >= 1
+    assert c["sandbox"]["app_stopped"] is True and c["sandbox"]["app_id"] == app.app_id
