@@ -133,29 +133,32 @@ def execute(*, claim_path, out, family, seed, split, model, sampler_name, sandbo
     project_ledger = ProjectLedger(project_dir(project))
     project_ledger.check_claim(claim, caps)
 
-    tmp = _make_partial(out)
-    lock = AttemptLock(tmp).acquire()
-    resumed = None
-    history = engine.History(os.path.join(tmp, "desk.sqlite"))
-    try:  # the desk history is made before the claim is spent: an unscorable horizon costs nothing
-        if resume is not None:
-            rc = resume["record"]["content"]
-            salt = rc.get("salt")
-            _desk.rebuild(history, instance, instance["horizon"], salt, resume["receipts"], rc["receipts_head"])
-            resumed = {"retained": (resume["retained"] or {}).get("files") or {}}
-        else:
-            salt = replay["record"]["content"].get("salt") if replay is not None else _desk.new_salt()
-            _desk.init_history(history, instance, instance["horizon"], salt)
-    except BaseException as exc:
-        lock.release()
-        shutil.rmtree(tmp, ignore_errors=True)
-        if isinstance(exc, engine.DeskError):
-            raise InputError(f"--horizon {instance['horizon']}: {exc.message}" if resume is None else
-                             f"--resume-from {resume_from}: {exc.message}")
-        raise
-
-    guard = Guard()
+    guard = Guard()  # from here a stop is an exception: the folder is removed before, recorded after, consumption
     with guard:
+        tmp, lock = _make_partial(out), None
+        try:
+            lock = AttemptLock(tmp).acquire()
+            resumed = None
+            history = engine.History(os.path.join(tmp, "desk.sqlite"))
+            # the desk history is made before the claim is spent: an unscorable horizon costs nothing
+            if resume is not None:
+                rc = resume["record"]["content"]
+                salt = rc.get("salt")
+                _desk.rebuild(history, instance, instance["horizon"], salt, resume["receipts"], rc["receipts_head"])
+                resumed = {"retained": (resume["retained"] or {}).get("files") or {}}
+            else:
+                salt = replay["record"]["content"].get("salt") if replay is not None else _desk.new_salt()
+                _desk.init_history(history, instance, instance["horizon"], salt)
+        except BaseException as exc:
+            if lock is not None:
+                lock.release()
+            shutil.rmtree(tmp, ignore_errors=True)
+            if isinstance(exc, engine.DeskError):
+                raise InputError(f"--horizon {instance['horizon']}: {exc.message}" if resume is None else
+                                 f"--resume-from {resume_from}: {exc.message}")
+            if isinstance(exc, (Stopped, KeyboardInterrupt)):
+                raise LaunchError(f"{stop_reason(exc)} before the claim was spent: nothing was consumed")
+            raise
         consumed, stop = False, None
         try:
             with guard.deferred():

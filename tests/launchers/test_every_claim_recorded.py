@@ -267,3 +267,19 @@ def test_a_stop_at_any_moment_never_leaves_a_record_that_contradicts_its_receipt
         return
     c = verify_attempt(os.path.join(out, "record.json"))["record"]["content"]
     assert c["termination"]["status"] in ("operator", "completed")
+
+
+def test_a_stop_before_the_claim_is_spent_leaves_nothing(tmp_path, state, monkeypatch):
+    from launchers import _desk
+    from launchers._signals import Stopped
+
+    def stopped(*args):
+        raise Stopped("SIGTERM")
+    monkeypatch.setattr(_desk, "init_history", stopped)
+    runner = CliRunner()
+    claim = str(tmp_path / "c.json")
+    _authorise(runner, claim)
+    result = runner.invoke(cli, ["execute", "--claim", claim, "--family", "FUND_01", "--seed", "1",
+                                 "--out", str(tmp_path / "a")])
+    assert result.exit_code == 1 and "(SIGTERM) before the claim was spent: nothing was consumed" in result.output
+    assert _consumed(state) == [] and not os.path.exists(tmp_path / "a.partial") and not os.path.exists(tmp_path / "a")
