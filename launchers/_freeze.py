@@ -131,7 +131,7 @@ def deviate(freeze_path, field, effective, reason, now=None) -> dict:
     if field in NOT_COMPARED[:1] or field == "content_sha256":
         raise InputError(f"--field {field}: derived from other fields; deviate those instead")
     original = lookup(doc["content"], field)
-    if isinstance(original, dict):
+    if isinstance(original, dict) and not field.startswith("prices."):  # a price row changes as a whole
         raise InputError(f"--field {field}: name a single value (e.g. {field}.{sorted(original)[0]})")
     if effective == original:
         raise InputError(f"--effective: equals the frozen value of {field}: nothing deviates")

@@ -303,3 +303,21 @@ def test_recover_stops_the_app_a_dead_host_left_behind(run_attempt, monkeypatch,
     c = read_record(str(tmp_path / "recovered" / "record.json"))["content"]
     assert app.stopped == 1 and sb.terminated >= 1
     assert c["sandbox"]["app_stopped"] is True and c["sandbox"]["app_id"] == app.app_id
+
+
+def test_a_price_change_is_a_deviation_too(paid, tmp_path, prices_file):
+    from .conftest import TEST_PRICES
+    assert paid["freeze"]().exit_code == 0
+    dearer = dict(TEST_PRICES, models=dict(TEST_PRICES["models"], **{"test-model": {
+        "input_micro_usd_per_mtok": 150000, "output_micro_usd_per_mtok": 400000}}))
+    path = tmp_path / "dearer.json"
+    path.write_text(json.dumps(dearer))
+    claim = paid["claim"]()
+    result = paid["execute"](claim, str(tmp_path / "a"), "--prices", str(path))
+    assert result.exit_code == 1 and "prices.models.test-model: frozen" in result.output and paid["consumed"]() == []
+    row = {"input_micro_usd_per_mtok": 150000, "output_micro_usd_per_mtok": 400000,
+           "cached_input_micro_usd_per_mtok": 150000}
+    result = paid["runner"].invoke(cli, ["deviate", "--field", "prices.models.test-model", "--effective", json.dumps(row),
+                                         "--reason", "tinker raised its prefill price"])
+    assert result.exit_code == 0, result.output
+    assert paid["execute"](claim, str(tmp_path / "b"), "--prices", str(path)).exit_code == 0
