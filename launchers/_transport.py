@@ -20,7 +20,7 @@ import os
 import secrets
 
 import engine
-from engine import content_sha256, pretty_json
+from engine import pretty_json
 
 from ._errors import BudgetHalt, InputError, SandboxError
 from ._prices import format_usd, sandbox_rate
@@ -219,7 +219,3 @@ def stop(record_path, modal=None) -> dict:
     doc["stopped"] = dict(outcome, at=_now())
     write(record_path, doc)
     return doc["stopped"]
-
-
-def record_sha256(doc) -> str:
-    return content_sha256(doc)
