@@ -94,3 +94,13 @@ def run_attempt(tmp_path, state, prices_file):
 
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def schema_valid(out):
+    """Validate an attempt folder's record and transcript against the published schemas."""
+    import jsonschema
+    for name, schema in (("record.json", "attempt.schema.json"), ("transcript.json", "transcript.schema.json")):
+        with open(os.path.join(REPO, "launchers", "schemas", schema)) as fh:
+            spec = json.load(fh)
+        with open(os.path.join(out, name)) as fh:
+            jsonschema.validate(json.load(fh), spec, cls=jsonschema.Draft202012Validator)

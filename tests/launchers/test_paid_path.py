@@ -17,7 +17,7 @@ from launchers._verify import verify_attempt
 from launchers.cli import cli
 from launchers.worker.agent import SYSTEM
 
-from .conftest import REPO
+from .conftest import REPO, schema_valid
 from .fakes import FakeModal, FakeRetryConfig, FakeTinker, mock_answer
 
 CLEAN = {"commit": "c" * 40, "dirty": False, "trees": {"engine": "e" * 40, "launchers": "l" * 40}}
@@ -114,6 +114,7 @@ def test_a_paid_attempt_end_to_end(paid, tmp_path, project):
     assert paid["fakes"]["tinker"].closed == [("success", "every checkpoint closed; the run is finalised")]
     assert c["service"] == {"base_url": None, "proxy_auth": False, "session_closed": True}
     verify_attempt(os.path.join(out, "record.json"))
+    schema_valid(out)
     result = paid["runner"].invoke(cli, ["ledger", "--attempts", str(tmp_path)])
     assert result.exit_code == 0 and "1 claims (0 open)" in result.output, result.output
     assert "reconciled with 1 attempt records: ok" in result.output

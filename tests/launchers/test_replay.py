@@ -20,6 +20,7 @@ from launchers._sampler_tinker import TinkerSampler
 from launchers._sandbox_local import LocalSandbox
 from launchers.cli import cli
 
+from .conftest import schema_valid
 from .fakes import FakeRetryConfig, FakeTinker, mock_answer
 
 
@@ -64,6 +65,7 @@ def test_a_tinker_recording_replays_at_zero_cost_with_the_same_head(tmp_path, re
     result, out = _replay(tmp_path, recording)
     assert result.exit_code == 0, result.output
     first, replay = recording["record"]["content"], read_record(os.path.join(out, "record.json"))["content"]
+    schema_valid(out)
     assert replay["label"] == "cached replay" and replay["model"] == {"id": "test-model", "provider": "cache"}
     assert replay["cost"]["calls"] == first["cost"]["calls"] == replay["cost"]["cache_hits"] > 0  # 100 % hits
     assert replay["cost"]["micro_usd"] == 0 and replay["ledger"]["totals"]["committed_micro_usd"] == 0

@@ -16,6 +16,7 @@ from launchers._sampler_mock import MockSampler
 from launchers._verify import verify_attempt
 from launchers.cli import cli
 
+from .conftest import schema_valid
 from .fakes import FakeModal
 from .test_isolation import FORBIDDEN_CODE, FORBIDDEN_DATA_KEYS
 
@@ -45,6 +46,7 @@ def test_an_interrupted_attempt_is_continued_with_a_new_claim(run_attempt, tmp_p
     result = runner.invoke(cli, ["execute", "--claim", claim, "--out", out2, "--resume-from", out1])
     assert result.exit_code == 0, result.output
     record = verify_attempt(os.path.join(out2, "record.json"))["record"]
+    schema_valid(out2)
     c2 = record["content"]
     assert c2["termination"]["status"] == "completed" and c2["result"]["score"]["points"] == 100
     assert c2["resumed_from"] == {"attempt_id": c1["attempt_id"], "content_sha256": first["content_sha256"],

@@ -203,3 +203,60 @@ def test_a_sampling_client_that_never_comes_still_closes_the_session():
         TinkerSampler("Qwen/Qwen3-8B", deadline_s=0.5, sdk=(fake, FakeRetryConfig))
     release.set()
     assert [status for status, _ in fake.closed] == ["errored"]
+
+
+class HolderSeam:
+    """The tinker SDK's own network seam (its tests patch InternalClientHolder the same way): records what the real
+    ServiceClient hands it and the requests the real client code posts through it."""
+
+    def __init__(self, **kwargs):
+        import asyncio
+        self.kwargs = kwargs
+        self.posts = []
+        self._session_id = "sess-1"
+        self.loop = asyncio.new_event_loop()
+
+    def get_session_id(self):
+        return self._session_id
+
+    def aclient(self, pool):
+        import contextlib
+        seam = self
+
+        class Client:
+            async def post(self, path, body, cast_to):
+                seam.posts.append((path, body))
+
+        return contextlib.nullcontext(Client())
+
+    async def execute_with_retries(self, fn):
+        return await fn()
+
+    def run_coroutine_threadsafe(self, coro):
+        import concurrent.futures
+        future = concurrent.futures.Future()
+        future.set_result(self.loop.run_until_complete(coro))
+        return future
+
+    async def aclose(self):
+        self.closed = True
+
+
+def test_the_real_service_client_gets_the_hosted_settings_and_finishes_its_session(monkeypatch):
+    """The real tinker.ServiceClient, only its network holder replaced: the base URL and the proxy headers reach the
+    holder (no argument silently ignored: warnings are errors here), and close() posts the session's finish."""
+    import tinker
+    from tinker.lib.public_interfaces import service_client as module
+    from launchers._sampler_tinker import service_kwargs
+    holders = []
+    monkeypatch.setattr(module, "InternalClientHolder", lambda **kw: holders.append(HolderSeam(**kw)) or holders[-1])
+    env = {"TINKER_BASE_URL": "https://a--tinker.modal.run", "TINKER_MODAL_KEY": "wk-1", "TINKER_MODAL_SECRET": "ws-2"}
+    service = tinker.ServiceClient(**service_kwargs(env))
+    holder = service.holder  # created lazily, as the sampling client's creation would
+    assert holder.kwargs["base_url"] == "https://a--tinker.modal.run"
+    assert holder.kwargs["default_headers_overrides"] == {"Modal-Key": "wk-1", "Modal-Secret": "ws-2"}
+    assert service.close("interrupted", "stopped by the operator (SIGTERM)").result(timeout=5) is None
+    assert holder.posts == [("/api/v1/sessions/sess-1/finish", {"reason": {"type": "interrupted"},
+                                                                "detail": "stopped by the operator (SIGTERM)"})]
+    assert holder.closed is True
+    holder.loop.close()
