@@ -26,7 +26,7 @@ import engine
 from . import ATTEMPT_SCHEMA_VERSION, _desk, _freeze
 from ._claims import check as check_claim
 from ._claims import consume
-from ._controller import Controller, Limits
+from ._controller import Controller, Limits, close_status
 from ._errors import (BudgetHalt, FreezeRefused, InputError, LaunchError, OutputExists, SandboxError,
                       UsageRefused)
 from ._journal import Journal, now_iso, parse_iso, read_journal
@@ -181,6 +181,7 @@ def execute(*, claim_path, out, family, seed, split, model, sampler_name, sandbo
                 raise LaunchError(f"{claim_path}: the claim is consumed but the attempt's journal could not be written "
                                   f"in {tmp}; nothing was spent")
             stop = sys.exc_info()[1]  # a signal held while the start was journaled: the attempt ends at once
+        sampler = None
         try:
             if stop is not None:
                 raise stop
@@ -198,7 +199,12 @@ def execute(*, claim_path, out, family, seed, split, model, sampler_name, sandbo
             Controller(instance, sampler, sandbox, ledger, limits, os.path.join(tmp, "desk.sqlite"), journal,
                        retained=(resumed or {}).get("retained")).run()
         except BaseException as exc:  # whatever ended it before the controller did: the record says so
-            journal.write("end", {"termination": _end_for(exc), "worker_stderr": ""})
+            end = _end_for(exc)
+            service = None
+            if sampler is not None and hasattr(sampler, "close"):  # a session opened for nothing is still finished
+                sampler.close(close_status(end["status"]), end["reason"][:200])
+                service = sampler.service_info() if hasattr(sampler, "service_info") else None
+            journal.write("end", {"termination": end, "worker_stderr": "", "service": service})
         finally:
             with guard.deferred(swallow=True):
                 record = finish(tmp, out, lock=lock)

@@ -322,3 +322,20 @@ def test_a_price_change_is_a_deviation_too(paid, tmp_path, prices_file):
                                          "--reason", "tinker raised its prefill price"])
     assert result.exit_code == 0, result.output
     assert paid["execute"](claim, str(tmp_path / "b"), "--prices", str(path)).exit_code == 0
+
+
+def test_a_session_opened_for_an_attempt_that_never_starts_is_closed(paid, tmp_path, monkeypatch):
+    def no_sandbox():
+        raise RuntimeError("modal is down")
+    monkeypatch.setattr("launchers._adapters.make_sandbox_factory", lambda name: _with_config(no_sandbox))
+    assert paid["freeze"]().exit_code == 0
+    out = str(tmp_path / "a")
+    assert paid["execute"](paid["claim"](), out).exit_code == 1
+    c = read_record(os.path.join(out, "record.json"))["content"]
+    assert "modal is down" in c["termination"]["reason"] and c["service"]["session_closed"] is True
+    assert [status for status, _ in paid["fakes"]["tinker"].closed] == ["errored"]
+
+
+def _with_config(build):
+    build.config = _sandbox_modal.modal_config()
+    return build
