@@ -210,11 +210,9 @@ class HolderSeam:
     ServiceClient hands it and the requests the real client code posts through it."""
 
     def __init__(self, **kwargs):
-        import asyncio
         self.kwargs = kwargs
         self.posts = []
         self._session_id = "sess-1"
-        self.loop = asyncio.new_event_loop()
 
     def get_session_id(self):
         return self._session_id
@@ -233,10 +231,11 @@ class HolderSeam:
         return await fn()
 
     def run_coroutine_threadsafe(self, coro):
+        """The SDK runs its coroutines on a loop thread of its own: so does the seam (never the caller's loop)."""
+        import asyncio
         import concurrent.futures
-        future = concurrent.futures.Future()
-        future.set_result(self.loop.run_until_complete(coro))
-        return future
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            return pool.submit(asyncio.run, coro)
 
     async def aclose(self):
         self.closed = True
@@ -259,4 +258,3 @@ def test_the_real_service_client_gets_the_hosted_settings_and_finishes_its_sessi
     assert holder.posts == [("/api/v1/sessions/sess-1/finish", {"reason": {"type": "interrupted"},
                                                                 "detail": "stopped by the operator (SIGTERM)"})]
     assert holder.closed is True
-    holder.loop.close()
