@@ -388,7 +388,8 @@ class History:
                 _set(conn, head_size=run.head["size"], head_hash=run.head["hash"], **extra)
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # never after a COMMIT: that batch is settled
+                    conn.execute("ROLLBACK")
                 raise
         except sqlite3.Error as exc:
             raise HistoryError(f"{self.path}: write failed, history unchanged ({exc})")

@@ -176,8 +176,10 @@ def attempts_page(env, pub) -> str:
         view["href"] = f"{attempt.attempt_id}/" if attempt.transcript is not None else None
         rows.append(view)
     rows.sort(key=lambda r: (r["started"], r["attempt_id"]), reverse=True)
+    from . import freeze  # the paid study's freeze, deviations and spend (launchers' files in runs/attempts/)
     return env.get_template("attempts.md.j2").render(
-        rows=rows, description=f"{len(rows)} retained model attempts, failed ones included.")
+        rows=rows, description=f"{len(rows)} retained model attempts, failed ones included.") + \
+        freeze.section(env, pub.runs_dir)
 
 
 def _fold(output: str):
