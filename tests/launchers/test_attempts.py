@@ -162,7 +162,9 @@ def test_execute_cli_usage_errors_exit_64(tmp_path, state):
 def test_cached_replay_costs_nothing(tmp_path, state, prices_file):
     runner = CliRunner()
     cache = str(tmp_path / "cache.sqlite")
-    for n, extra in ((1, ["--sampler", "mock", "--cache", cache]), (2, ["--sampler", "cache", "--cache", cache])):
+    # the replay names the recorded attempt: its world salt is needed to show the worker the same packets
+    for n, extra in ((1, ["--sampler", "mock", "--cache", cache]),
+                     (2, ["--sampler", "cache", "--cache", cache, "--replay-of", str(tmp_path / "a1")])):
         claim = str(tmp_path / f"c{n}.json")
         assert runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "mock", "--cap-micro-usd", "0",
                                    "--cap-tokens", "2000000", "--out", claim]).exit_code == 0
@@ -203,8 +205,10 @@ def test_a_host_failure_after_consumption_is_still_recorded(run_attempt):
     assert read_record(os.path.join(out, "record.json"))["content"]["claim"]["consumed_at_step"] == 0
 
 
-def test_the_same_mock_attempt_twice_gives_the_same_transcript(run_attempt):
+def test_the_same_mock_attempt_twice_gives_the_same_transcript(run_attempt, monkeypatch):
+    from launchers import _desk
     from launchers._sampler_mock import MockSampler
+    monkeypatch.setattr(_desk, "new_salt", lambda: "5e" * 32)  # the same secret salt: the same packets
     first, out1 = run_attempt(sampler=MockSampler("mock"), model="mock", sampler_name="mock", horizon=6)
     second, out2 = run_attempt(sampler=MockSampler("mock"), model="mock", sampler_name="mock", horizon=6)
     with open(f"{out1}/transcript.json") as a, open(f"{out2}/transcript.json") as b:

@@ -63,7 +63,9 @@ def test_the_checked_in_mock_attempt():
     with open(os.path.join(MOCK, "receipts.json")) as fh:
         receipts = json.load(fh)
     instance = engine.with_horizon(engine.generate("FUND_01", 1), 20)
-    run = engine.replay(instance, receipts, c["receipts_head"])
+    final = receipts[-1]["payload"]  # the FINAL receipt reveals the salt: anyone can check the commitment
+    assert final["salt"] == c["salt"] and final["fixture_sha256"] == engine.fixture_sha256(instance)
+    run = engine.replay(instance, receipts, c["receipts_head"], final["salt"])
     assert run.head == c["receipts_head"] == c["result"]["receipts_head"]
     # the ledger file is the ledger in the record, line by line
     with open(os.path.join(MOCK, "ledger.jsonl"), "rb") as fh:

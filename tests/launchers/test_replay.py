@@ -98,7 +98,9 @@ def test_the_recorded_settings_are_checked_on_every_hit(recording):
     from launchers.worker import protocol
     from launchers.worker.agent import SYSTEM
     import engine
-    packet = engine.Run(engine.with_horizon(engine.generate("FUND_01", 1), 6)).packet()
+    with open(os.path.join(recording["out"], "record.json")) as fh:
+        salt = json.load(fh)["content"]["salt"]  # the recording's world salt: the packets it showed
+    packet = engine.Run(engine.with_horizon(engine.generate("FUND_01", 1), 6), salt).packet()
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": (
         f"{protocol.CHECKPOINT_MARK} day 1 of 6.\nYour last outcomes: []\nYour notes:\n(none)\n{protocol.PACKET_OPEN}\n"
         f"{json.dumps(protocol.prompt_packet(packet), sort_keys=True)}\n{protocol.FENCE_CLOSE}")}]
