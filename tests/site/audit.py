@@ -29,7 +29,8 @@ AUDIT = r"""() => {
     + "article img, article style, body style, article link, body link, "
     + "article svg:not(.fb-chart svg):not(.fb-chart svg *)";
   for (const el of document.querySelectorAll(elements)) say("element", el);
-  const shipped = /(^|\/)(assets\/javascripts\/bundle\.[0-9a-f]+\.min\.js|assets\/fundbook\/(charts|register)\.js|assets\/desk\/verify\.js|vendor\/vega\/vega(-lite|-embed)?\.min\.js)$/;
+  // the site's own script files: the theme's bundle, the project's assets, the vendored libraries
+  const shipped = /^(\.\.\/|\/)*(assets\/javascripts\/bundle\.[0-9a-f]+\.min\.js|assets\/(fundbook|desk)\/[\w-]+\.m?js|vendor\/vega\/vega(-lite|-embed)?\.min\.js)$/;
   const theme = /^(__md_scope=new URL\(|var palette=__md_get|var target=document\.getElementById\(location\.hash)/;
   for (const el of document.querySelectorAll("script")) {
     if ((el.getAttribute("type") || "").toLowerCase() === "application/json") continue;
