@@ -12,7 +12,7 @@ as the character itself.
 Characters a reader cannot see (bidi overrides, zero-width and other format
 or control characters, lone surrogates) are shown by their code point,
 "⟨U+202E⟩", so that text cannot pretend to be something else on the page.
-The in-browser verify applies the same rule (site/assets/fundbook/checks.js
+The in-browser verify applies the same rule (site/assets/desk/checks.js
 `visible`) before comparing what a page shows with the record.
 """
 

@@ -9,7 +9,7 @@ segments: "content/days/3/cash") and data-fb-format (absent for "text").
 The value is looked up by that path here, so the mark and the text cannot
 disagree on the page that is built; verify then checks that they still agree
 with the re-executed record in the reader's browser
-(site/assets/fundbook/checks.js figureProblems).
+(site/assets/desk/checks.js figureProblems).
 """
 
 from urllib.parse import quote

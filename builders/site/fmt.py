@@ -35,7 +35,7 @@ def score_text(score) -> str:
 
 
 def duration(ms) -> str:
-    if ms is None:
+    if not isinstance(ms, int) or isinstance(ms, bool):
         return "—"
     if ms < 1000:
         return f"{ms} ms"
@@ -105,7 +105,7 @@ def _command(c):
     return " ".join(parts)
 
 
-# How a figure reads on a page, by format. site/assets/fundbook/checks.js
+# How a figure reads on a page, by format. site/assets/desk/checks.js
 # FORMATS must give the same text for the same value: verify compares them.
 FORMATS = {
     "text": _text,

@@ -52,12 +52,13 @@ def on_files(files, config):
         pub = records.load_publication(p["runs"])
         pub.verify_js = (Path(config["docs_dir"]) / "assets" / "desk" / "verify.js").is_file()
         generated = pages.generated_pages(pub)
+        tables = parquet.exports(pub)
     except records.SiteInputError as exc:
         raise PluginError(str(exc)) from None
     _state.update(pub=pub, og=p["og"], descriptions={})
     for uri, text in generated.items():
         files.append(File.generated(config, uri, content=text))
-    for uri, data in parquet.exports(pub).items():
+    for uri, data in tables.items():
         files.append(File.generated(config, uri, content=data))
     for rel in pub.extra_files():
         files.append(File.generated(config, f"runs/{rel}", abs_src_path=str(pub.runs_dir / rel)))

@@ -131,7 +131,9 @@ def register_rows(pub):
         score = c.get("score")
         ms = run.duration_ms
         if ms is None:
-            ms = ((pub.index.get("volatile") or {}).get("durations_ms") or {}).get(run.run_id)
+            volatile = pub.index.get("volatile") if isinstance(pub.index.get("volatile"), dict) else {}
+            durations = volatile.get("durations_ms") if isinstance(volatile.get("durations_ms"), dict) else {}
+            ms = durations.get(run.run_id) if isinstance(durations.get(run.run_id), int) else None
         verdict = c.get("verdict")
         rows.append({
             "run_id": run.run_id, "href": f"{run.run_id}/", "kind": c.get("kind"), "status": c.get("status"),

@@ -42,7 +42,10 @@ class Run:
 
     @property
     def duration_ms(self):
-        return self.record.get("volatile", {}).get("duration_ms")
+        """The volatile execution time when it is a whole number of milliseconds, else None."""
+        volatile = self.record.get("volatile")
+        ms = volatile.get("duration_ms") if isinstance(volatile, dict) else None
+        return ms if isinstance(ms, int) and not isinstance(ms, bool) else None
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""site/assets/fundbook/checks.js, run by Node, against the Python it mirrors:
+"""site/assets/desk/checks.js, run by Node, against the Python it mirrors:
 the index chain (builders/runs/_index.py), canonical JSON (engine._canon), and
 the text of every figure format (builders/site/fmt.py figure_text, then
 escape.visible). Verify compares a page with a record through these, so the
@@ -19,7 +19,7 @@ from builders.runs._index import check_chain
 from builders.site import escape, fmt
 
 REPO = Path(__file__).resolve().parents[2]
-CHECKS = REPO / "site" / "assets" / "fundbook" / "checks.js"
+CHECKS = REPO / "site" / "assets" / "desk" / "checks.js"
 SCRIPT = """
 import * as checks from "%s";
 let data = "";

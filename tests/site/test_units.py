@@ -1,5 +1,6 @@
 """Unit tests of the site builders that need no site build."""
 
+import html
 import json
 import shutil
 from pathlib import Path
@@ -9,7 +10,7 @@ from click.testing import CliRunner
 
 from builders.og import cards
 from builders.og.__main__ import main as og_main
-from builders.site import csp, fmt, og_paths, pages, records
+from builders.site import escape, fmt, og_paths, pages, records
 from tests.site import hostile
 from tests.site.host_records import write_host_runs
 
@@ -223,3 +224,29 @@ def test_preview_server_types_wasm_and_binds_locally(tmp_path):
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def test_a_volatile_field_of_the_wrong_type_shows_a_dash(runs_copy):
+    path = runs_copy / "reference-W1.json"
+    record = json.loads(path.read_text())
+    record["volatile"]["duration_ms"] = "12 ms <script>"
+    path.write_text(json.dumps(record))
+    index = json.loads((runs_copy / "index.json").read_text())
+    for entry in index["entries"]:
+        if entry["run_id"] == "reference-W1":
+            entry["file_sha256"] = records.file_sha256(path)
+    (runs_copy / "index.json").write_text(json.dumps(hostile.reseal_index(index)))
+    pub = records.load_publication(runs_copy)
+    run = next(r for r in pub.runs if r.run_id == "reference-W1")
+    assert run.duration_ms is None
+    assert "(—)" in pages.run_page(pages.environment(), pub, run)
+    from builders.site import parquet
+    assert parquet.exports(pub)  # the Parquet register takes the dash as null
+
+
+def test_escape_leaves_nothing_markup_can_use():
+    for payload in hostile.PAYLOADS:
+        out = str(escape.escape(payload))
+        assert not set(out) & set("<>\"'`*[]{}|!\\\n\r"), payload
+        assert html.unescape(out) == escape.visible(payload)
+    assert escape.finalize(None) == "" and escape.escape(escape.escape("<")) == "&#60;"

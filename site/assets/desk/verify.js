@@ -15,7 +15,7 @@
 // run page too, and then checks the register's own figures.
 import { call, engineInfo } from "./client.js";
 import { ensureStyles } from "./dom.js";
-import * as checks from "../fundbook/checks.js";
+import * as checks from "./checks.js";
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
