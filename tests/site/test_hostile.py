@@ -103,7 +103,8 @@ def _pages(public: Path):
 
 
 FIGURES = """() => [...document.querySelectorAll('[data-fb-path]')].map((e) =>
-    [e.dataset.fbPath, e.dataset.fbFormat || 'text', e.textContent, e.dataset.fbRun || null])"""
+    [e.dataset.fbPath, e.dataset.fbFormat || 'text', e.textContent,
+     e.dataset.fbRun || e.closest('[data-run-id]')?.dataset.runId || null])"""
 
 
 @pytest.mark.browser
@@ -128,6 +129,11 @@ def test_no_payload_runs_and_every_text_shows_literally(browser, hostile_server,
         assert not out["violations"], (rel, out["violations"][:5])
         assert len(out["descriptions"]) == 1, (rel, out["descriptions"])
         article = page.locator("article").first.text_content() if rel != "404.html" else ""
+        if rel == "runs/":  # every row's figures, hostile runs and all
+            for attr, format, shown, run in page.evaluate(FIGURES):
+                if run is not None:
+                    assert shown == _expected_figures(hostile_pub, run)(attr, format), (run, attr)
+                    checked += 1
         if rel.startswith("runs/hostile-p"):
             i = int(rel[len("runs/hostile-p"):-1])
             payload = escape.visible(hostile.hashable(hostile.PAYLOADS[i]))
