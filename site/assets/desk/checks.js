@@ -21,6 +21,7 @@ function hex(buffer) {
 
 /** sha256 of bytes (Uint8Array or ArrayBuffer) or of a string's UTF-8, as hex. */
 export async function sha256hex(data) {
+  if (!globalThis.crypto?.subtle) throw new Error("this page has no Web Crypto SHA-256 (it needs https or localhost)");
   const bytes = typeof data === "string" ? encoder.encode(data) : data;
   return hex(await crypto.subtle.digest("SHA-256", bytes));
 }
