@@ -120,7 +120,7 @@ def _check_content(record, label, schema):
     try:
         computed = content_sha256(content)
     except (ValueError, UnicodeEncodeError) as exc:  # a float, a huge integer or a lone surrogate
-        reason = "a lone surrogate is not UTF-8" if isinstance(exc, UnicodeEncodeError) else str(exc)
+        reason = str(exc)
         raise SiteInputError(f"{label}: field `content` is not canonical JSON ({reason})") from None
     if computed != claimed:
         raise SiteInputError(f"{label}: field `content_sha256` does not match sha256(canonical_json(content))")
