@@ -12,6 +12,7 @@ import json
 import sys
 import time
 import zipfile
+import zipimport
 
 ZIP = "/bundle/fundbook-engine.zip"
 MANIFEST = "manifest.json"
@@ -28,6 +29,7 @@ def _sha(data):
 def verify(bundle_label, manifest_beside, manifest_label, pyodide_version):
     """Every zip entry against the manifest inside; that manifest against the
     one beside; the manifest's runtime against this runtime."""
+    _forget_bundle()
     try:
         zf = zipfile.ZipFile(ZIP)
         inner = zf.read(MANIFEST)
@@ -58,6 +60,15 @@ def verify(bundle_label, manifest_beside, manifest_label, pyodide_version):
             raise Stop(f"{bundle_label}: compiled for {key} {runtime.get(key)}, this runtime has {value} (run `npm ci`)")
     return json.dumps({"manifest_sha256": _sha(inner), "engine_version": manifest["engine_version"],
                        "runtime": runtime, "hash_randomization": sys.flags.hash_randomization})
+
+
+def _forget_bundle():
+    """A session may run a second bundle at the same path: drop the engine
+    modules and every cached view of the old zip first."""
+    for name in [n for n in sys.modules if n == "engine" or n.startswith("engine.")]:
+        del sys.modules[name]
+    sys.path_importer_cache.pop(ZIP, None)
+    getattr(zipimport, "_zip_directory_cache", {}).pop(ZIP, None)
 
 
 PROBE = "__fundbook_previous_fixture__"
