@@ -97,7 +97,7 @@ class PyodideSession:
         if self.proc is None:
             return
         try:
-            self.proc.stdin.close()
+            self.proc.stdin.close()  # end of requests: the runner exits
         except OSError:
             pass
         code = self.proc.wait()
@@ -108,8 +108,11 @@ class PyodideSession:
             raise BuildError(message or f"{RUNNER} exited with {code}")
 
     def _cleanup(self):
-        if self.proc and self.proc.stdout:
-            self.proc.stdout.close()
+        for stream in (self.proc.stdin, self.proc.stdout) if self.proc else ():
+            try:
+                stream.close()
+            except OSError:  # a broken pipe to a runner that already stopped
+                pass
         if self._stderr:
             self._stderr.close()
         self.proc = None

@@ -131,7 +131,7 @@ def build_engine(out, root=ROOT, session=None, timings=None) -> dict:
     try:
         config = json.dumps({"sources": sources, "source_date_epoch": epoch}, sort_keys=True)
         with own_session(session, root) as runtime:
-            facts, _ = runtime.request("compile", config=config, out=stage)
+            facts, _ = runtime.request("compile", config=config, out=stage, root=os.path.abspath(root))
             load_ms, node = runtime.ready["load_ms"], runtime.ready["node_version"]
             entry = "builders/runner/session.mjs"
         zip_sha = sha256_file(os.path.join(stage, BUNDLE))

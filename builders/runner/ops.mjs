@@ -12,8 +12,8 @@ const pyError = (err) => String(err.message || err).trim().split("\n").pop().rep
 
 // build-engine: copy the engine sources into the runtime, compile them there,
 // write the bundle and its manifest into `out`.
-// config: {"sources": [{"path", "sha256"}], "source_date_epoch": N} (paths repo-relative).
-export function compileBundle(runtime, configText, out) {
+// config: {"sources": [{"path", "sha256"}], "source_date_epoch": N} (paths relative to `root`).
+export function compileBundle(runtime, configText, out, root = ".") {
   const { py } = runtime;
   const config = JSON.parse(configText);
   const helper = loadHelper(py, "./compile_bundle.py", "compile_bundle");
@@ -21,7 +21,7 @@ export function compileBundle(runtime, configText, out) {
   for (const item of config.sources) {
     const path = `/build/src/${item.path}`;
     py.FS.mkdirTree(dirname(path));
-    py.FS.writeFile(path, readBytes(item.path, "an engine source"));
+    py.FS.writeFile(path, readBytes(join(root, item.path), "an engine source"));
   }
   py.FS.mkdirTree("/build/out");
   const t0 = performance.now();

@@ -4,7 +4,7 @@
 //
 //   node builders/runner/session.mjs      (requests on stdin, events on stdout)
 //
-// Request, one JSON line:  {"op": "compile", "config": "<json text>", "out": DIR}
+// Request, one JSON line:  {"op": "compile", "config": "<json text>", "out": DIR, "root": DIR}
 //                          {"op": "run", "bundle", "bundle_sha256", "manifest", "plan", "plan_sha256", "plan_label"}
 //                          {"op": "stdlib", "out": FILE}
 // Events, one JSON line each: {"event": "ready", ...} once; per request the
@@ -24,7 +24,7 @@ emit({
 });
 
 const ops = {
-  compile: (req) => compileBundle(runtime, req.config, req.out),
+  compile: (req) => compileBundle(runtime, req.config, req.out, req.root),
   run: (req) => runFixtures(runtime, {
     bundle: req.bundle, bundleSha256: req.bundle_sha256, manifest: req.manifest,
     plan: { text: req.plan, sha256: req.plan_sha256, label: req.plan_label || "fixture plan" },

@@ -101,13 +101,13 @@ def execute(bundle_dir, specs, progress=False, check_inputs=True, session=None):
             raise BuildError(f"runs/{rid}.json: engine fields sha256 expected {event['fields_sha256']} (computed in "
                              f"Pyodide), actual {engine.content_sha256(event['fields'])} (after transport)")
         where = paths(rid)
-        if check_inputs and event["input_content_sha256"] != event["fields"]["input_sha256"]:
-            raise BuildError(f"{where['input']}: engine.fixture_input gives content sha256 "
-                             f"{event['input_content_sha256']}, the graded input has {event['fields']['input_sha256']} "
-                             f"(expected the same)")
         cmd = command(fixture_argv(bundle, event["spec"]), epoch)
         receipts_bytes = event["receipts_text"].encode("utf-8")
         input_bytes = event["input_text"].encode("utf-8")
+        input_sha = engine.content_sha256(json.loads(input_bytes))
+        if check_inputs and input_sha != event["fields"]["input_sha256"]:
+            raise BuildError(f"{where['input']}: the input file (engine.fixture_input) has content sha256 "
+                             f"{input_sha}, the graded input has {event['fields']['input_sha256']} (expected the same)")
         trace_doc = trace(event, bundle, runtime, cmd)
         trace_bytes = file_bytes(trace_doc)
         validate("trace", trace_doc, where["trace"])

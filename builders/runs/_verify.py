@@ -180,7 +180,7 @@ def _expected_files(rebuilt_index, rebuilt_dir):
     return expected
 
 
-def _check_index(committed, rebuilt, anchor, report, label):
+def _check_index(committed, rebuilt, anchor, report, label, committed_dir):
     ok = True
     if committed.get("schema") != INDEX_SCHEMA:
         report.add("index", f"{label}: schema: published {committed.get('schema')!r}, expected {INDEX_SCHEMA!r}")
@@ -202,7 +202,7 @@ def _check_index(committed, rebuilt, anchor, report, label):
         ok = False
     if anchor and committed.get("head", {}).get("hash") != anchor["head"]:
         report.add("index", f"{label}: head {committed.get('head', {}).get('hash')} is not the published head "
-                            f"{anchor['head']} ({anchor['source']})")
+                            f"{anchor['head']} ({anchor['source']}){_changed_entry(committed, anchor, committed_dir)}")
         ok = False
     old = {e.get("run_id"): e for e in committed.get("entries", [])}
     new = {e["run_id"]: e for e in rebuilt["entries"]}
@@ -221,6 +221,30 @@ def _check_index(committed, rebuilt, anchor, report, label):
                     ok = False
                     break
     return ok
+
+
+def _changed_entry(committed, anchor, committed_dir) -> str:
+    """Against the published index (when the anchor has it): the first entry
+    that changed, and for a changed file, the first changed field in it."""
+    published = anchor.get("index")
+    if not published:
+        return ""
+    before = {e.get("run_id"): e for e in published.get("entries", [])}
+    for entry in committed.get("entries", []):
+        rid = entry.get("run_id")
+        old = before.get(rid)
+        if old is None:
+            return f"; first changed entry: {rid} (not in the published index)"
+        for key in ("content_sha256", "file_sha256", "kind", "fixture_id", "fixture_sha256", "record"):
+            if old.get(key) != entry.get(key):
+                if key == "file_sha256":
+                    try:
+                        data = _read(os.path.join(committed_dir, f"{rid}.json"))
+                    except OSError:
+                        data = b""
+                    return f"; first changed entry: runs/{rid}.json file_sha256 (volatile part){_volatile_named(rid, data, anchor)}"
+                return f"; first changed entry: runs/{rid}.json {key}"
+    return ""
 
 
 def _volatile_named(rid, data, anchor):
@@ -335,7 +359,7 @@ def published_anchor(committed_dir, expect_head=None, root=ROOT):
     (with HEAD's record files, to name a changed volatile field) when
     committed_dir is this checkout's runs/. None when there is neither."""
     if expect_head:
-        return {"head": expect_head, "source": "--expect-head", "files": {}}
+        return {"head": expect_head, "source": "--expect-head", "index": None, "files": {}}
     if os.path.abspath(committed_dir) != os.path.join(root, "runs"):
         return None
 
@@ -350,7 +374,8 @@ def published_anchor(committed_dir, expect_head=None, root=ROOT):
     if index is None:
         return None
     try:
-        head = json.loads(index)["head"]["hash"]
+        index = json.loads(index)
+        head = index["head"]["hash"]
     except (ValueError, KeyError, TypeError):
         return None
 
@@ -360,7 +385,7 @@ def published_anchor(committed_dir, expect_head=None, root=ROOT):
                 self[key] = show(key)
             return dict.get(self, key, default)
 
-    return {"head": head, "source": "git HEAD:runs/index.json", "files": _Lazy()}
+    return {"head": head, "source": "git HEAD:runs/index.json", "index": index, "files": _Lazy()}
 
 
 def compare(committed_dir, rebuilt_dir, anchor=None) -> Report:
@@ -375,7 +400,7 @@ def compare(committed_dir, rebuilt_dir, anchor=None) -> Report:
     if committed is None:
         return report
     before = len(report.items)
-    _check_index(committed, rebuilt, anchor, report, label)
+    _check_index(committed, rebuilt, anchor, report, label, committed_dir)
     new = {e["run_id"]: e for e in rebuilt["entries"]}
     for entry in committed.get("entries", []):
         if entry.get("run_id") in new:
