@@ -12,10 +12,10 @@ import engine
 
 from .._errors import BuildError
 from .._files import ROOT, rel, write_bytes
-from .._provenance import build_part
 from ..bundle import MANIFEST, PROVENANCE, verify_bundle
 from . import _publish
 from ._index import build_index
+from ._keep import keep_committed_volatile, provenance_bytes
 from ._parity import check_parity
 from ._parquet import write_exports
 from ._pyodide import bundle_paths, fixture_argv, run_plan
@@ -129,49 +129,6 @@ def execute(bundle_dir, specs, progress=False, check_inputs=True, session=None):
     return runtime, records, files, verified
 
 
-def _committed_record(out, rid):
-    """The record already in `out`, if it is a valid record file; else None."""
-    path = os.path.join(out, f"{rid}.json")
-    try:
-        with open(path, "rb") as fh:
-            doc = json.loads(fh.read())
-        validate("run", doc, rel(path))
-    except (OSError, ValueError, BuildError):
-        return None
-    return doc
-
-
-def keep_committed_volatile(records, out) -> list:
-    """A record whose content is unchanged keeps the volatile part already
-    published in `out` (when and where the build that first produced this
-    content ran), so that rebuilding an unchanged publication rewrites nothing.
-    Returns the run ids that kept theirs."""
-    kept = []
-    for rid, rec in records.items():
-        old = _committed_record(out, rid)
-        if old and old["content"] == rec["content"] and old["content_sha256"] == rec["content_sha256"]:
-            rec["volatile"] = old["volatile"]
-            kept.append(rid)
-    return kept
-
-
-def _provenance_bytes(bundle_dir, out, volatile) -> bytes:
-    """runs/engine/provenance.json: the bundle's, or the one already published
-    when it describes the same build (its run details are the first build's)."""
-    with open(os.path.join(bundle_dir, PROVENANCE), "rb") as fh:
-        fresh = fh.read()
-    if volatile == "keep":
-        try:
-            with open(os.path.join(out, "engine", PROVENANCE), "rb") as fh:
-                committed = fh.read()
-            validate("provenance", json.loads(committed), "runs/engine/provenance.json")
-            if build_part(json.loads(committed)) == build_part(json.loads(fresh)):
-                return committed
-        except (OSError, ValueError, BuildError):
-            pass
-    return fresh
-
-
 def build_runs(bundle_dir, out, run_ids=None, parity=True, host_executor=None, progress=False, session=None,
                volatile="keep", timings=None) -> dict:
     """The stage. runs/ (or `out`) is replaced only after every check passed.
@@ -211,7 +168,7 @@ def build_runs(bundle_dir, out, run_ids=None, parity=True, host_executor=None, p
             _publish.put(staged, f"schemas/{name}", data)
         with open(os.path.join(bundle_dir, MANIFEST), "rb") as fh:
             _publish.put(staged, f"engine/{MANIFEST}", fh.read())
-        _publish.put(staged, f"engine/{PROVENANCE}", _provenance_bytes(bundle_dir, out, volatile))
+        _publish.put(staged, f"engine/{PROVENANCE}", provenance_bytes(bundle_dir, out, volatile))
         engine_ids = {"bundle_sha256": verified["bundle_sha256"], "manifest_sha256": verified["manifest_sha256"]}
         index = build_index(rows, engine_ids, {rid: r["volatile"]["duration_ms"] for rid, r in records.items()})
         validate("index", index, "runs/index.json")
