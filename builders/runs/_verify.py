@@ -180,8 +180,11 @@ def _expected_files(rebuilt_index, rebuilt_dir):
     return expected
 
 
-def _check_index(committed, rebuilt, anchor, report, label, committed_dir):
-    ok = True
+def _well_formed(committed, report, label) -> bool:
+    """The index's schema id and shape; the other checks read it."""
+    if not isinstance(committed, dict):
+        report.add("index", f"{label}: not an index (expected a JSON object)")
+        return False
     if committed.get("schema") != INDEX_SCHEMA:
         report.add("index", f"{label}: schema: published {committed.get('schema')!r}, expected {INDEX_SCHEMA!r}")
         return False
@@ -189,7 +192,12 @@ def _check_index(committed, rebuilt, anchor, report, label, committed_dir):
         validate("index", committed, label)
     except BuildError as exc:
         report.add("index", exc.format_message())
-        ok = False
+        return False
+    return True
+
+
+def _check_index(committed, rebuilt, anchor, report, label, committed_dir):
+    ok = True
     where = first_difference(committed.get("engine"), rebuilt["engine"], "engine")
     if where:
         report.add("content", f"{label}: {where}: published {value_at(committed.get('engine'), where, 'engine')}, "
@@ -400,6 +408,8 @@ def compare(committed_dir, rebuilt_dir, anchor=None) -> Report:
     if committed is None:
         return report
     before = len(report.items)
+    if not _well_formed(committed, report, label):
+        return report  # everything below reads the index
     _check_index(committed, rebuilt, anchor, report, label, committed_dir)
     new = {e["run_id"]: e for e in rebuilt["entries"]}
     for entry in committed.get("entries", []):

@@ -224,3 +224,11 @@ def test_first_difference_walks_sorted_keys_and_lists():
     assert first_difference({"a": 1}, {"a": 1, "z": 0}) == "content.z"
     assert first_difference([1], [1, 2]) == "content (length 1 vs 2)"
     assert first_difference({"x": {"y": None}}, {"x": {"y": None}}) is None
+
+
+@pyodide_test
+@pytest.mark.parametrize("index", ["[]\n", '{"schema": "fundbook.index/2"}\n', '{"schema": "fundbook.index/1"}\n'])
+def test_a_malformed_index_is_one_line_not_a_traceback(committed, published, index):
+    (committed / "index.json").write_text(index)
+    report = compare(str(committed), published["dir"])
+    assert report.items[0][0] == "index" and report.items[0][1].startswith("runs/index.json: ")
