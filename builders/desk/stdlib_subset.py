@@ -8,7 +8,7 @@ pinned Pyodide: start-up, the engine, every desk call and tool, the error
 paths, verify), less the OPTIONAL modules below, which are imported only under
 `try: ... except ImportError` for features the desk never uses.
 
-`make build-desk` (stdlib_subset.mjs) selects the listed sources from the
+`make build-desk` (stdlib_build.mjs, in the build's one runtime) selects the listed sources from the
 runtime's own stdlib zip with `select_sources` and compiles them with that
 runtime (stdlib_compile.py), without docstrings or column ranges. This module
 is plain standard library so that it runs inside Pyodide as well as on the

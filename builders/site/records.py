@@ -16,7 +16,7 @@ from pathlib import Path
 from builders.runs._index import check_chain
 from engine import content_sha256
 
-INDEX_SCHEMA = "fundbook.index/1"
+INDEX_SCHEMA = "fundbook.index/2"
 RUN_SCHEMA = "fundbook.run/1"
 ATTEMPT_SCHEMA = "fundbook.attempt/1"
 PUBLISHED_SUFFIXES = (".json", ".jsonl", ".parquet")  # files under runs/ copied into the site

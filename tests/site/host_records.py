@@ -63,7 +63,7 @@ def write_host_runs(runs_dir: Path, run_ids=None) -> Path:
         prev = entry["hash"]
         entries.append(entry)
         durations[rid] = 21
-    index = {"schema": "fundbook.index/1", "head": {"size": len(entries), "hash": prev},
+    index = {"schema": "fundbook.index/2", "head": {"size": len(entries), "hash": prev},
              "engine": {"bundle_sha256": FAKE_ENGINE["bundle_sha256"],
                         "manifest_sha256": FAKE_ENGINE["manifest_sha256"]},
              "entries": entries, "volatile": {"durations_ms": durations, "built": "2026-11-29T09:00:00Z"}}

@@ -55,7 +55,7 @@ def test_publication_loads_and_orders_runs(small_runs):
     (lambda d: (d / "reference-W1.json").write_text((d / "reference-W1.json").read_text().replace("SCORED", "MALFORMED", 1)),
      "reference-W1.json: file sha256 differs from runs/index.json entries"),
     (lambda d: (d / "index.json").write_text(json.dumps({"schema": "fundbook.index/9"})),
-     "runs/index.json: field `schema` expected 'fundbook.index/1'"),
+     "runs/index.json: field `schema` expected 'fundbook.index/2'"),
     (lambda d: (d / "reference-W1.json").unlink(), "record: file runs/reference-W1.json not found"),
     (lambda d: (d / "index.json").write_text("{not json"), "runs/index.json: expected UTF-8 JSON"),
 ])

@@ -9,7 +9,6 @@
 // must give exactly the text builders/site/fmt.py `figure_text` renders for
 // the same value and format.
 
-export const GENESIS = "0".repeat(64);
 // The execution path of every published run record (builders/runs/_records.py PYODIDE_PATH).
 export const COMPILED_PATH = "compiled bundle in Pyodide";
 
@@ -55,8 +54,14 @@ export async function contentSha256(value) {
 
 // ---- the run index chain: mirrors builders/runs/_index.py, keep the two in step ----
 
-// Fields an entry's hash does not cover (builders/runs/_index.py UNCHAINED).
-export const UNCHAINED = ["hash", "file_sha256"];
+// fundbook.index/2: the chain starts from a genesis over the index's schema and
+// engine block, and an entry's hash covers every field but `hash` itself,
+// file_sha256 included (builders/runs/_index.py).
+export const UNCHAINED = ["hash"];
+
+export async function genesis(index) {
+  return contentSha256({ schema: index?.schema, engine: index?.engine });
+}
 
 export async function entryHash(entry) {
   const covered = Object.fromEntries(Object.entries(entry).filter(([k]) => !UNCHAINED.includes(k)));
@@ -67,7 +72,7 @@ export async function entryHash(entry) {
 export async function checkChain(index) {
   const entries = Array.isArray(index?.entries) ? index.entries : null;
   if (!entries) return { ok: false, at: "entries", detail: "the index has no entries list" };
-  let prev = GENESIS;
+  let prev = await genesis(index);
   for (const [i, entry] of entries.entries()) {
     if (entry.prev_hash !== prev) {
       return { ok: false, at: `entries[${i}].prev_hash`, published: entry.prev_hash, computed: prev,
