@@ -77,8 +77,12 @@ def overview_charts(pub) -> list:
 
 def status_view(pub) -> dict:
     """The Limitations page's status: its date, the runtime of the runs, the attempts."""
-    built = ((pub.index.get("volatile") or {}).get("built") if isinstance(pub.index.get("volatile"), dict) else None)
-    dates = [built[:10]] if isinstance(built, str) and built[:4].isdigit() else []
+    dates = []
+    for run in pub.runs:  # when each published run was executed (its volatile part)
+        finished = (run.record.get("volatile") or {}).get("finished") \
+            if isinstance(run.record.get("volatile"), dict) else None
+        if isinstance(finished, str) and finished[:4].isdigit():
+            dates.append(finished[:10])
     for attempt in pub.attempts:
         started = (attempt.record.get("volatile") or {}).get("started") \
             if isinstance(attempt.record.get("volatile"), dict) else None

@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import engine
-from builders.runs._index import entry_hash
+from builders.runs._index import entry_hash, genesis
 
 FAKE_ENGINE = {"bundle_sha256": "0" * 64, "manifest_sha256": "1" * 64, "engine_version": engine.ENGINE_VERSION,
                "pyodide_version": "314.0.7", "python_version": "3.14.0"}
@@ -29,7 +29,8 @@ def _write(path: Path, obj) -> str:
 
 def write_host_runs(runs_dir: Path, run_ids=None) -> Path:
     entries, durations = [], {}
-    prev = "0" * 64
+    prev = genesis("fundbook.index/2", {"bundle_sha256": FAKE_ENGINE["bundle_sha256"],
+                                        "manifest_sha256": FAKE_ENGINE["manifest_sha256"]})
     for spec in engine.fixture_specs():
         if run_ids and spec["run_id"] not in run_ids:
             continue

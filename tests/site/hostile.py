@@ -28,7 +28,7 @@ import shutil
 from pathlib import Path
 
 import engine
-from builders.runs._index import entry_hash
+from builders.runs._index import entry_hash, genesis
 
 SENTINEL = "__pwned"
 PAYLOADS = [
@@ -151,7 +151,7 @@ def _hostile_attempt(src: Path, dst: Path, i: int, payload: str):
 
 def reseal_index(index: dict) -> dict:
     """Re-chain every entry and the head (what a forger who rewrites the index does)."""
-    prev = "0" * 64
+    prev = genesis(index.get("schema"), index.get("engine"))
     for entry in index["entries"]:
         entry["prev_hash"] = prev
         entry["hash"] = entry_hash(entry)

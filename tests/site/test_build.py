@@ -164,7 +164,8 @@ def test_home_page_opens_with_the_overview_chart(built_site):
 def test_limitations_is_dated_and_states_runtime_and_attempts_from_the_records(built_site, run_index):
     html = (built_site[0] / "limitations" / "index.html").read_text()
     runs = built_site[1]
-    dates = [run_index["volatile"]["built"][:10]]
+    dates = [json.loads((runs / e["record"].split("/", 1)[1]).read_text())["volatile"]["finished"][:10]
+             for e in run_index["entries"]]
     attempts = sorted(p for p in (runs / "attempts").iterdir() if p.is_dir())
     dates += [json.loads((p / "record.json").read_text())["volatile"]["started"][:10] for p in attempts]
     assert f"<strong>Status as of {max(dates)}</strong>" in html
