@@ -80,13 +80,18 @@ def reference_economics(instance) -> dict:
     return economics(run)
 
 
-def grade_candidate(candidate, instance) -> dict:
+def grade_candidate(candidate, instance, reference=None) -> dict:
     """Grade a candidate against a fixture: a result with status, verdict and score."""
-    return grade_with_run(candidate, instance)[0]
+    return grade_with_run(candidate, instance, reference)[0]
 
 
-def grade_with_run(candidate, instance):
-    """(result, run): the run is None when the candidate was never played."""
+def grade_with_run(candidate, instance, reference=None):
+    """(result, run): the run is None when the candidate was never played.
+
+    `reference` is `reference_economics(instance)` computed by the caller, so a
+    sweep grading many candidates of one world plays the reference plan once;
+    None computes it here. An invalid reference (DeskError) is UNSCORABLE
+    either way."""
     try:
         validate_instance(instance)
         fixture = fixture_sha256(instance)
@@ -100,7 +105,7 @@ def grade_with_run(candidate, instance):
         return unscored_result("UNSCORABLE", f"no reference for fixture {candidate['fixture_sha256'][:16]}: "
                                f"this evaluator holds {instance['instance_id']} ({fixture[:16]})", fixture), None
     try:
-        ref = reference_economics(instance)
+        ref = reference_economics(instance) if reference is None else reference
     except DeskError as exc:
         return unscored_result("UNSCORABLE", exc.message, fixture), None
     run = Run(instance)
