@@ -52,9 +52,9 @@ def modal_projection(items, micros_per_item) -> dict:
             "billed_container_us": billed_us, "wall_us": wall_us, "compute_micro_usd": micro_usd}
 
 
-def projection(items, per_arm, workers=2) -> dict:
-    micros = sum(a["micros_per_item"] for a in per_arm.values())
-    inference = sum(a["micro_usd_per_item"] for a in per_arm.values()) * items
+def projection(items, micros, micro_usd_per_item=0, workers=2) -> dict:
+    """A sweep of `items` worlds at `micros` CPU µs per world (all arms) and the arms' inference cost."""
+    inference = micro_usd_per_item * items
     return {"items": items, "cpu_us": items * micros,
             "local": {"workers": workers, "wall_us": _ceil_div(items * micros, workers),
                       "note": "ideal speed-up; `make bench-experiments` measures the real 2-worker ratio"},
@@ -77,34 +77,52 @@ def pilot_rows(plan, n) -> list:
     return items_mod.manifest_rows(items_mod.practice_items(fams, seeds), items_mod.PRACTICE)[:n]
 
 
+def _timed(task):
+    """(prepared task, CPU µs, wall µs) of producing and grading one task in this process."""
+    c0, w0 = time.process_time(), time.perf_counter()
+    prepared = executors.host_prepare(task)
+    work.run_task(prepared["graded"])
+    return prepared, round((time.process_time() - c0) * 1_000_000), round((time.perf_counter() - w0) * 1_000_000)
+
+
 def run_pilot(out, plan, full_rows, arm_list, evaluator_id, n, date=None) -> dict:
+    """Each arm alone on every pilot world (its share of the reference plan included), then all arms
+    together per world (the reference played once): CPU time of this process, so a busy machine does
+    not inflate the figures; wall time is kept beside it."""
     rows = pilot_rows(plan, n)
-    totals = {a["name"]: {"micros": 0, "tokens_in": 0, "tokens_out": 0, "micro_usd": 0} for a in arm_list}
+    totals = {a["name"]: {"cpu": 0, "wall": 0, "tokens_in": 0, "tokens_out": 0, "micro_usd": 0} for a in arm_list}
+    world_cpu = world_wall = 0
     for row in rows:
+        base = {"row": row, "item": items_mod.item_of(row), "fixture_sha256": row["fixture_sha256"]}
         for arm in arm_list:
-            t0 = time.perf_counter()
-            task = {"row": row, "item": items_mod.item_of(row), "fixture_sha256": row["fixture_sha256"], "arms": [arm]}
-            prepared = executors.host_prepare(task)
-            work.run_task(prepared["graded"])
+            prepared, cpu, wall = _timed(dict(base, arms=[arm]))
             t = totals[arm["name"]]
-            t["micros"] += round((time.perf_counter() - t0) * 1_000_000)
+            t["cpu"] += cpu
+            t["wall"] += wall
             usage = (prepared["inputs"].get(arm["name"]) or {}).get("usage") or {}
             for key in ("tokens_in", "tokens_out", "micro_usd"):
                 t[key] += usage.get(key, 0)
-    per_arm = {name: {"micros_per_item": _ceil_div(t["micros"], len(rows)),
-                      "tokens_in_per_item": _ceil_div(t["tokens_in"], len(rows)),
-                      "tokens_out_per_item": _ceil_div(t["tokens_out"], len(rows)),
-                      "micro_usd_per_item": _ceil_div(t["micro_usd"], len(rows))} for name, t in totals.items()}
-    doc = {
+        _, cpu, wall = _timed(dict(base, arms=arm_list))
+        world_cpu += cpu
+        world_wall += wall
+    k = len(rows)
+    per_arm = {name: {"micros_per_item": _ceil_div(t["cpu"], k), "wall_micros_per_item": _ceil_div(t["wall"], k),
+                      "tokens_in_per_item": _ceil_div(t["tokens_in"], k),
+                      "tokens_out_per_item": _ceil_div(t["tokens_out"], k),
+                      "micro_usd_per_item": _ceil_div(t["micro_usd"], k)} for name, t in totals.items()}
+    per_world = {"micros": _ceil_div(world_cpu, k), "wall_micros": _ceil_div(world_wall, k)}
+    return {
         "schema": FEASIBILITY_SCHEMA,
         "date": date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
         "plan": {"evaluator_id": evaluator_id, "items": plan, "item_count": len(full_rows),
                  "arms": [a["name"] for a in arm_list]},
-        "pilot": {"items": len(rows), "split": "practice", "seeds": format_seeds(sorted({r["seed"] for r in rows})),
-                  "families": plan["families"], "measured_on": "this host, one process, one core"},
+        "pilot": {"items": k, "split": "practice", "seeds": format_seeds(sorted({r["seed"] for r in rows})),
+                  "families": plan["families"], "measured_on": "this host, one process, CPU time (wall time beside)"},
         "per_arm": per_arm,
-        "projection": projection(len(full_rows), per_arm),
-        "projection_100k": projection(100_000, per_arm),
+        "per_world_all_arms": per_world,
+        "projection": projection(len(full_rows), per_world["micros"],
+                                 sum(a["micro_usd_per_item"] for a in per_arm.values())),
+        "projection_100k": projection(100_000, per_world["micros"],
+                                      sum(a["micro_usd_per_item"] for a in per_arm.values())),
         "assumptions": assumptions(),
     }
-    return doc
