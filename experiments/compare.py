@@ -205,8 +205,9 @@ def run_compare(directory, sweep_dir, secret=None) -> dict:
     decision_bytes = pretty(decision)
     write_atomic(os.path.join(directory, "decision.json"), decision_bytes)
     files.append(_entry(directory, "decision", os.path.join(directory, "decision.json"), decision_bytes))
+    from builders._files import rel
     evidence = {"schema": EVIDENCE_SCHEMA, "comparison": spec["name"], "files": files,
-                "verify": f"fundbook compare {directory} --verify"}
+                "verify": f"fundbook compare {rel(directory)} --verify"}
     write_atomic(os.path.join(directory, "evidence.json"), pretty(evidence))
     return decision
 
