@@ -67,7 +67,7 @@ def assumptions() -> dict:
             "modal_cpu_cores_per_container": executors.MODAL_CPU, "modal_memory_mib": executors.MODAL_MEMORY_MIB,
             "modal_containers": MODAL_CONTAINERS, "modal_chunk_items": MODAL_CHUNK_ITEMS,
             "modal_cold_start_seconds": MODAL_COLD_START_S, "modal_image_build_seconds": MODAL_IMAGE_BUILD_S,
-            "per_core_speed": "a Modal core is assumed as fast as the pilot's host core (to confirm with a Modal pilot)",
+            "per_core_speed": "A Modal core is assumed as fast as the pilot's host core (to confirm with a pilot on Modal)",
             "prices_source": "modal.com/pricing as transcribed 2026-06; model prices from launchers/prices.json"}
 
 
@@ -117,7 +117,7 @@ def run_pilot(out, plan, full_rows, arm_list, evaluator_id, n, date=None) -> dic
         "plan": {"evaluator_id": evaluator_id, "items": plan, "item_count": len(full_rows),
                  "arms": [a["name"] for a in arm_list]},
         "pilot": {"items": k, "split": "practice", "seeds": format_seeds(sorted({r["seed"] for r in rows})),
-                  "families": plan["families"], "measured_on": "this host, one process, CPU time (wall time beside)"},
+                  "families": plan["families"], "measured_on": "on this host, one process, CPU time with wall time beside it"},
         "per_arm": per_arm,
         "per_world_all_arms": per_world,
         "projection": projection(len(full_rows), per_world["micros"],

@@ -14,7 +14,7 @@ from pathlib import Path
 from markupsafe import Markup
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from . import fmt
+from . import comparisons, fmt
 from .charts import run_charts
 from .parquet import table_links
 from . import records
@@ -244,6 +244,7 @@ def generated_pages(pub) -> dict:
     for attempt in pub.attempts:
         if attempt.transcript is not None:
             pages[f"attempts/{attempt.attempt_id}/index.md"] = transcript_page(env, pub, attempt)
+    pages.update(comparisons.generated_pages(env, pub))
     return pages
 
 
@@ -256,4 +257,5 @@ def page_titles(pub) -> dict:
             view = _attempt_view(attempt)
             titles[f"attempts/{attempt.attempt_id}/index.md"] = (
                 f"Transcript {attempt.attempt_id}", [view["status"], view["reason"], view["score"]])
+    titles.update(comparisons.page_titles(pub))
     return titles
