@@ -50,8 +50,7 @@ def _json(data, label):
 def freeze(directory, date=None) -> dict:
     spec_path = os.path.join(directory, "spec.json")
     spec_bytes = _read(spec_path, "a comparison spec")
-    doc = freeze_doc(spec_bytes, date)
-    check_frozen(spec_bytes, doc, directory)  # validates the spec itself
+    doc = freeze_doc(spec_bytes, date, spec_path)
     path = os.path.join(directory, "freeze.json")
     if os.path.exists(path):
         old, _ = read_doc(path, "the freeze record")

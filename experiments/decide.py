@@ -135,8 +135,16 @@ def spec_sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def freeze_doc(spec_bytes, date=None) -> dict:
-    spec = json.loads(spec_bytes)
+def parse_spec(spec_bytes, where="spec.json") -> dict:
+    try:
+        spec = json.loads(spec_bytes)
+    except (ValueError, UnicodeDecodeError):
+        raise ExperimentError(f"{where}: not valid JSON (a comparison spec expected)")
+    return check_spec(spec, where)
+
+
+def freeze_doc(spec_bytes, date=None, where="spec.json") -> dict:
+    spec = parse_spec(spec_bytes, where)
     return {"schema": FREEZE_SCHEMA, "name": spec["name"], "spec_sha256": spec_sha256(spec_bytes),
             "spec_content_sha256": hashlib.sha256(canonical_json(spec)).hexdigest(),
             "frozen_on": date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
@@ -152,11 +160,7 @@ def check_frozen(spec_bytes, freeze, where) -> dict:
         raise ExperimentError(f"{where}/spec.json: changed after freezing (sha256 {got}, frozen "
                               f"{freeze.get('spec_sha256')} on {freeze.get('frozen_on')}): a changed spec is a new spec "
                               f"-- freeze it under a new name and record the change as a deviation")
-    try:
-        spec = json.loads(spec_bytes)
-    except ValueError:
-        raise ExperimentError(f"{where}/spec.json: not valid JSON")
-    return check_spec(spec, f"{where}/spec.json")
+    return parse_spec(spec_bytes, f"{where}/spec.json")
 
 
 # -- the statistic -------------------------------------------------------------------
