@@ -47,3 +47,20 @@ def format_seeds(seeds) -> str:
             start = s
         prev = s
     return ",".join(parts)
+
+
+def seed_param():
+    """A click parameter type: each value is a seed list (`1..200`, `1,5,9`); bad text is a usage error."""
+    import click
+
+    class Seeds(click.ParamType):
+        name = "SEEDS"
+
+        def convert(self, value, param, ctx):
+            if isinstance(value, list):
+                return value
+            try:
+                return parse_seeds(value, f"--{param.name}" if param is not None and param.name else "--seeds")
+            except ExperimentError as exc:
+                self.fail(exc.message.split(": ", 1)[-1], param, ctx)
+    return Seeds()

@@ -12,6 +12,7 @@ from engine import (EPISODES, FAMILIES, format_cents, MUTATION_NOTES, MUTATIONS,
 from ._common import FundbookGroup, emit_json, json_option, read_json, write_json
 from ._render import decision_line, echo_result, packet_lines
 from .tools import tools
+from experiments.seeds import seed_param
 
 
 @click.group(cls=FundbookGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -106,18 +107,17 @@ def mutate(name, episode, family_root, output, list_only, as_json):
 
 @cli.command()
 @click.option("--output", "-o", required=True, type=click.Path(file_okay=False), help="Folder to write <FAMILY>/seed-<N>/instance.json into.")
-@click.option("--seeds", required=True, type=int, multiple=True, help="Seeds: `--seeds 1 2 3` (or repeat the option).")
-@click.argument("more_seeds", nargs=-1, type=int, metavar="")
+@click.option("--seeds", required=True, type=seed_param(), multiple=True,
+              help="Seeds: `--seeds 1 2 3`, `--seeds 1..200` or `--seeds 1,5,9` (or repeat the option).")
+@click.argument("more_seeds", nargs=-1, type=seed_param(), metavar="")
 @click.option("--family", "families", type=click.Choice(FAMILIES), multiple=True, help="Families (default: all four).")
 @json_option
 def families(output, seeds, more_seeds, families, as_json):
     """Write practice family instances for the given seeds into a folder."""
-    seeds = tuple(seeds) + tuple(more_seeds)
+    seeds = sorted({s for group in tuple(seeds) + tuple(more_seeds) for s in group})
     written = []
     for family in families or FAMILIES:
         for seed in seeds:
-            if seed < 1:
-                raise click.UsageError("--seeds: expected positive integers")
             instance = engine.generate(family, seed)
             path = engine.write_family_root(os.path.join(output, family, f"seed-{seed}"), instance)
             written.append({"instance_id": instance["instance_id"], "path": path,

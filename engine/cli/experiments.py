@@ -7,6 +7,7 @@ import os
 import click
 
 from engine import FAMILIES
+from experiments.seeds import seed_param
 
 from . import cli
 from ._common import emit_json, json_option
@@ -14,7 +15,6 @@ from ._common import emit_json, json_option
 
 def _plan_and_rows(out, families, seed_args, episodes, is_heldout, secret_file):
     from experiments import heldout
-    from experiments.seeds import parse_seed_args
     from experiments.sweep import heldout_plan, plan_rows, practice_plan, read_doc
     families = list(families or FAMILIES)
     if is_heldout:
@@ -28,7 +28,8 @@ def _plan_and_rows(out, families, seed_args, episodes, is_heldout, secret_file):
         return plan, plan_rows(plan, secret, commitment), commitment
     if not seed_args:
         raise click.UsageError("give --seeds (practice worlds, e.g. `--seeds 1..200`) or --heldout")
-    plan = practice_plan(families, parse_seed_args(seed_args), ("W1", "W2", "W3", "W4", "W5") if episodes else ())
+    seeds = sorted({s for group in seed_args for s in group})
+    plan = practice_plan(families, seeds, ("W1", "W2", "W3", "W4", "W5") if episodes else ())
     return plan, plan_rows(plan), None
 
 
@@ -39,7 +40,8 @@ def _plan_and_rows(out, families, seed_args, episodes, is_heldout, secret_file):
               help="An arm: baseline:<policy>, gold, mutation:<name>, mutations, files:<dir>, attempts:<dir>, "
                    "mock-worker; NAME=SPEC names it. Repeat for several.")
 @click.option("--family", "families", type=click.Choice(FAMILIES), multiple=True, help="Families (default: all four).")
-@click.option("--seeds", "seed_args", multiple=True, help="Practice seeds: `1..200`, `1,5,9`, `1..10,20..30`.")
+@click.option("--seeds", "seed_args", multiple=True, type=seed_param(),
+              help="Practice seeds: `1..200`, `1,5,9`, `1..10,20..30`.")
 @click.option("--episodes", is_flag=True, help="Add the hand-authored episodes W1..W5 (practice split).")
 @click.option("--heldout", "is_heldout", is_flag=True,
               help="The held-out split committed in OUT/commitment.json (needs --secret-file).")

@@ -161,7 +161,9 @@ def test_cli_usage_and_input_errors(tmp_path):
     code, out, err = invoke("sweep", "--out", tmp_path / "s", "--arm", "gold")
     assert code == 64 and "give --seeds" in err
     code, out, err = invoke("sweep", "--out", tmp_path / "s", "--arm", "gold", "--seeds", "9..1")
-    assert code == 1 and "first <= last" in one_line_error(err)
+    assert code == 64 and "first <= last" in one_line_error(err)
+    code, out, err = invoke("families", "--output", tmp_path / "f", "--seeds", "1..3", "--family", "FUND_04")
+    assert code == 0 and [line.split()[0] for line in out.splitlines()] == [f"FUND_04/seed-{i}" for i in (1, 2, 3)]
     code, out, err = invoke("sweep", "--out", tmp_path / "s", "--arm", "gold", "--seeds", "1", "--bundle", tmp_path)
     assert code == 1 and "engine bundle" in one_line_error(err)
     code, out, err = invoke("compare", tmp_path)
