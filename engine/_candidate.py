@@ -29,7 +29,9 @@ def play_policy(instance, policy="reference") -> Run:
     return run
 
 
-def policy_candidate(instance, policy="reference", label=None) -> dict:
+def played_candidate(instance, policy="reference", label=None):
+    """(candidate, run): a scripted policy's candidate and the run it was played in
+    (every checkpoint submitted, not finalised)."""
     run = Run(instance)
     batches = []
     while run.open_day is not None:
@@ -37,7 +39,11 @@ def policy_candidate(instance, policy="reference", label=None) -> dict:
         run.submit(batch)
         batches.append(batch)
     return {"format": CANDIDATE_FORMAT, "fixture_sha256": run.fixture_sha256, "instance_id": instance["instance_id"],
-            "label": label or policy, "batches": batches}
+            "label": label or policy, "batches": batches}, run
+
+
+def policy_candidate(instance, policy="reference", label=None) -> dict:
+    return played_candidate(instance, policy, label)[0]
 
 
 def gold_candidate(instance) -> dict:
@@ -70,9 +76,11 @@ def check_candidate_shape(candidate, horizon):
         days.add(day)
 
 
-def reference_economics(instance) -> dict:
-    """Cost and tail of the reference plan; UNSCORABLE if the reference is invalid."""
-    run = play_policy(instance, "reference")
+def reference_economics(instance, run=None) -> dict:
+    """Cost and tail of the reference plan; UNSCORABLE if the reference is invalid.
+    `run` is the reference plan already played and finalised (a sweep plays it once
+    for both the gold candidate and these economics); None plays it here."""
+    run = play_policy(instance, "reference") if run is None else run
     refused = [d for day in run.days for d in day["decisions"] if d["decision"] != "ACCEPTED"]
     fails = [b for b in run.book["breaches"] if b["code"] == "SETTLEMENT_FAIL"]
     if refused or fails:

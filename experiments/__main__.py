@@ -60,11 +60,10 @@ def verify():
 
 
 @main.command()
-@click.option("--seconds", default=20.0, show_default=True, help="Measuring time per configuration.")
-def bench(seconds):
+def bench():
     """Graded items per minute at 1 and 2 workers (baseline arms, reference once per item)."""
     from .bench import main as run
-    run(seconds)
+    run()
 
 
 if __name__ == "__main__":

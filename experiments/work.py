@@ -16,7 +16,7 @@ was not measured because the run was not scored). Nothing here is a float.
 import time
 
 import engine
-from engine._candidate import reference_economics
+from engine._candidate import played_candidate, reference_economics
 from engine._grade import GATES
 
 WORK_FORMAT = 1  # bump when a metric below changes meaning
@@ -82,24 +82,29 @@ def _missing_result():
 
 
 class _Reference:
-    """The reference plan of one world, played at most once (economics and gold)."""
+    """The reference plan of one world, played once: the gold candidate and,
+    from the same finished run, the reference economics every arm is graded against."""
 
     def __init__(self, instance):
         self.instance = instance
-        self._economics = self._gold = None
+        self._gold = self._economics = None
         self.error = None
 
-    def economics(self):
-        if self._economics is None and self.error is None:
+    def _play(self):
+        if self._gold is None:
+            self._gold, run = played_candidate(self.instance, "reference", "gold")
+            run.finalize()
             try:
-                self._economics = reference_economics(self.instance)
+                self._economics = reference_economics(self.instance, run)
             except engine.DeskError as exc:
                 self.error = exc
+
+    def economics(self):
+        self._play()
         return self._economics
 
     def gold(self):
-        if self._gold is None:
-            self._gold = engine.gold_candidate(self.instance)
+        self._play()
         return self._gold
 
 

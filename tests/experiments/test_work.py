@@ -87,3 +87,14 @@ def test_json_entry_point_round_trips():
     import json
     text = work.run_task_json(json.dumps({"item": ITEM, "arms": [{"name": "g", "kind": "gold"}]}))
     assert json.loads(text)["values"] == [["g", 0, "expected_met", 1]]
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.sampled_from(engine.FAMILIES), st.integers(1, 10**9))
+def test_one_play_of_the_reference_gives_the_gold_candidate_and_the_economics(family, seed):
+    from engine._candidate import played_candidate
+    instance = engine.generate(family, seed)
+    gold, run = played_candidate(instance, "reference", "gold")
+    assert gold == engine.gold_candidate(instance)
+    run.finalize()
+    assert reference_economics(instance, run) == reference_economics(instance)
