@@ -22,7 +22,7 @@ import os
 
 import engine
 from engine._candidate import CANDIDATE_FORMAT
-from engine._grade import GATES, RESULT_FORMAT
+from engine._grade import RESULT_FORMAT
 
 from . import work
 from .errors import ExperimentError
@@ -70,7 +70,7 @@ def provenance(bundle, items_sha256, items_count) -> dict:
         "version": PROVENANCE_VERSION,
         "engine": {"bundle_sha256": bundle["bundle_sha256"], "manifest_sha256": bundle["manifest_sha256"],
                    "engine_version": bundle["manifest"]["engine_version"]},
-        "grader": {"result_format": RESULT_FORMAT, "candidate_format": CANDIDATE_FORMAT, "gates": list(GATES),
+        "grader": {"result_format": RESULT_FORMAT, "candidate_format": CANDIDATE_FORMAT, "gates": list(work.GATES),
                    "mutations": list(engine.MUTATIONS)},
         "metrics": {"work_format": work.WORK_FORMAT, "definitions": work.METRICS, "code_sha256": work_sha256()},
         "items": {"manifest_sha256": items_sha256, "count": items_count},
