@@ -54,6 +54,8 @@ def run_local(tasks, workers, on_result, progress=True, chunk_items=CHUNK_ITEMS)
     """The local process pool (`workers` processes; 1 runs in this process)."""
     if workers < 1:
         raise ExperimentError("--workers: expected at least 1")
+    if not tasks:
+        return
     bar = _progress(len(tasks), f"sweep ({workers} worker{'s' if workers > 1 else ''})", progress)
     try:
         if workers == 1:
@@ -80,8 +82,8 @@ def _default_modal():
 
 
 def _ignore(path):
-    parts = path.parts
-    return "__pycache__" in parts or path.suffix == ".pyc" or "cli" in parts and "engine" in parts
+    """What the image leaves out of the two packages: caches (the episodes' JSON stays in)."""
+    return "__pycache__" in path.parts or path.suffix == ".pyc"
 
 
 def modal_function(modal):
@@ -104,6 +106,8 @@ def remote_map(app, function, chunks):
 def run_modal(tasks, on_result, expected_sources, progress=True, chunk_items=CHUNK_ITEMS * 20, modal=None):
     """Fan the tasks out with Modal. Host arms are produced here first; every
     container's engine sources must hash to the bundle manifest's digests."""
+    if not tasks:
+        return
     modal = modal or _default_modal()
     ready, kept = [], {}
     for task in tasks:

@@ -180,7 +180,7 @@ def build(runs_dir=None, bundle_dir=None, check_dir=None, recompute=False, progr
     return checks
 
 
-def verify(runs_dir=None, bundle_dir=None, log=print) -> list:
+def verify(runs_dir=None, bundle_dir=None, log=print, progress=True) -> list:
     """Recompute every shipped sweep in a scratch copy; the observation bytes must equal the committed ones."""
     runs_dir = runs_dir or os.path.join(ROOT, "runs")
     bundle_dir = bundle_dir or os.path.join(ROOT, "build", "engine")
@@ -200,7 +200,7 @@ def verify(runs_dir=None, bundle_dir=None, log=print) -> list:
             arm_list = parse_arms(d["arms"])
             run_sweep(dst, plan, rows, arm_list, bundle_dir, workers=WORKERS,
                       comparisons=[os.path.join(scratch, c) for c in d["comparisons"]], commitment=commitment,
-                      require_pilot=False, sample_size=0)
+                      require_pilot=False, sample_size=0, progress=progress)
             for name in ("items.jsonl", obs.JSONL, obs.PARQUET):
                 with open(os.path.join(src, name), "rb") as a, open(os.path.join(dst, name), "rb") as b:
                     mine, theirs = a.read(), b.read()
