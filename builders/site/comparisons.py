@@ -65,6 +65,8 @@ def load(runs_dir: Path) -> dict:
             if _sha(path) != entry["sha256"]:
                 raise SiteInputError(f"{label}: sha256 differs from {rel}/evidence.json ({entry['name']})")
             files.append(dict(entry, href=label))
+        files.append({"name": f"{folder.name}/evidence.json", "kind": "evidence list", "href": f"{rel}/evidence.json",
+                      "sha256": _sha(folder / "evidence.json")})
         decision = _json(folder / "decision.json", f"{rel}/decision.json")
         by_kind = {f["kind"]: f for f in files}
         sweep = _json((folder / by_kind["sweep_manifest"]["path"]), by_kind["sweep_manifest"]["href"])
@@ -120,6 +122,16 @@ def _scale_rows(feasibility):
     micros = feasibility["per_world_all_arms"]["micros"]
     usd = sum(a["micro_usd_per_item"] for a in feasibility["per_arm"].values())
     return [projection(n, micros, usd) for n in SCALE_ITEMS]
+
+
+def modal_nano_usd(micros, feasibility) -> int:
+    """Modal compute for `micros` of one container's time at the pilot's recorded prices:
+    integer nano-USD, rounded up (cores and MiB as the pilot recorded them)."""
+    a = feasibility["assumptions"]
+    cores_milli = round(a["modal_cpu_cores_per_container"] * 1000)
+    num = micros * (cores_milli * 1024 * a["modal_nano_usd_per_core_second"]
+                    + a["modal_memory_mib"] * 1000 * a["modal_nano_usd_per_gib_second"])
+    return -(-num // (1_000_000 * 1000 * 1024))
 
 
 def _provenance_rows(sweep):
@@ -198,6 +210,7 @@ def index_page(env, loaded) -> str:
 
 def generated_pages(env, pub) -> dict:
     env.globals.setdefault("micro_usd", fmt.micro_usd)
+    env.globals.setdefault("modal_nano_usd", modal_nano_usd)
     loaded = load(pub.runs_dir)
     pages = {"comparisons/index.md": index_page(env, loaded), SCALE_URI: scale_page(env, loaded)}
     for c in loaded["comparisons"]:
