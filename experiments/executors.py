@@ -117,7 +117,7 @@ def run_modal(tasks, on_result, expected_sources, progress=True, chunk_items=CHU
     app, function = modal_function(modal)
     bar = _progress(len(ready), "sweep (modal)", progress)
     try:
-        for out in remote_map(app, function, chunks_of(ready, chunk_items)):
+        for out in _remote_results(app, function, chunks_of(ready, chunk_items)):
             if out.get("sources") != expected_sources:
                 diff = sorted(set(out.get("sources") or {}) ^ set(expected_sources)) or sorted(
                     p for p in expected_sources if out["sources"].get(p) != expected_sources[p])
@@ -129,6 +129,21 @@ def run_modal(tasks, on_result, expected_sources, progress=True, chunk_items=CHU
     finally:
         if bar:
             bar.render_finish()
+
+
+def _remote_results(app, function, chunks):
+    """remote_map, with Modal's own failures (no token, a lost container, a timeout) as one line;
+    the chunks already received stay in the partial file, so a re-run resumes."""
+    results = remote_map(app, function, chunks)
+    while True:
+        try:
+            out = next(results)
+        except StopIteration:
+            return
+        except Exception as exc:  # the SDK's error types vary by version and cause
+            raise ExperimentError(f"modal: the sweep stopped ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no message'}); "
+                                  f"finished items are kept: run the same command again to resume")
+        yield out
 
 
 def host_prepare(task) -> dict:

@@ -176,3 +176,21 @@ def test_unreadable_candidate_files_are_graded_malformed(tmp_path):
 def test_arm_errors(arms, needle):
     with pytest.raises(ExperimentError, match=needle):
         parse_arms(arms)
+
+
+@pyodide_test
+def test_a_modal_failure_is_one_line_and_the_sweep_resumes(tmp_path, bundle_dir, monkeypatch):
+
+    def failing(app, function, chunks):
+        yield function.local(chunks[0][:3])
+        raise ConnectionError("lost the container\nmore detail")
+    monkeypatch.setattr(executors, "remote_map", failing)
+    with pytest.raises(ExperimentError) as err:
+        sweep(tmp_path / "m", bundle_dir, executor="modal")
+    assert err.value.message.startswith("modal: the sweep stopped (ConnectionError: lost the container)")
+    assert len((tmp_path / "m" / obs.PARTIAL).read_text().splitlines()) == 3
+    seen = []
+    real = executors.host_run
+    monkeypatch.setattr(executors, "host_run", lambda task: seen.append(task["row"]["item_id"]) or real(task))
+    sweep(tmp_path / "m", bundle_dir)  # resumed locally: only the three items Modal never returned
+    assert len(seen) == 3
