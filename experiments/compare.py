@@ -16,10 +16,11 @@ import os
 
 import engine
 
-from . import heldout, items as items_mod, observations as obs
+from . import heldout, items as items_mod, observations as obs, work
 from .decide import check_frozen, decide, freeze_doc
 from .errors import ExperimentError
 from .evaluator import evaluator_id
+from .seeds import parse_seeds
 from .sweep import normal_plan, pretty, read_doc, write_atomic
 
 DECISION_SCHEMA = "fundbook.decision/1"
@@ -109,7 +110,16 @@ def compute_decision(blobs, label="evidence") -> dict:
     manifest = [_json(raw, f"{label}: items.jsonl") for raw in need("items").splitlines()]
     if normal_plan(spec["items"]) != normal_plan(sweep["items"]):
         raise ExperimentError(f"{label}: the spec's items differ from the sweep's")
+    ids = [r.get("item_id") for r in manifest]
+    if len(set(ids)) != len(ids):
+        raise ExperimentError(f"{label}: items.jsonl lists an item twice")
     heldout_info = None
+    if spec["items"]["split"] == "practice":
+        plan = spec["items"]
+        want = [work.item_id(i) for i in items_mod.practice_items(plan["families"], parse_seeds(plan["seeds"]),
+                                                                   plan.get("episodes", ()))]
+        if ids != want:
+            raise ExperimentError(f"{label}: items.jsonl does not list the spec's practice worlds in sweep order")
     if spec["items"]["split"] == "heldout":
         commitment = heldout.check_commitment_doc(_json(need("commitment"), f"{label}: commitment"), f"{label}: commitment")
         if commitment["sha256"] != spec["items"]["commitment_sha256"]:
