@@ -20,7 +20,7 @@ import time
 import engine
 
 from . import arms as arms_mod
-from . import executors, heldout, items as items_mod, observations as obs, pyodide
+from . import executors, heldout, items as items_mod, observations as obs, pyodide, work
 from .errors import ExperimentError
 from .evaluator import HOST_PATH, check_sources, evaluator_id, load_bundle, provenance
 from .seeds import format_seeds, parse_seeds
@@ -190,13 +190,16 @@ def run_sweep(out, plan, rows, arm_list, bundle_dir, *, workers=1, executor="loc
             if got.get("usage"):
                 usage.setdefault(name, {})[result["item_id"]] = got["usage"]
 
-    if executor == "local":
-        executors.run_local(tasks, workers, on_result, progress)
-    elif executor == "modal":
-        listed = {f["path"]: f["sha256"] for f in fixed["bundle"]["manifest"]["files"] if not f["path"].endswith(".pyc")}
-        executors.run_modal(tasks, on_result, listed, progress, modal=modal)
-    else:
-        raise ExperimentError(f"--executor: expected local or modal, got {executor!r}")
+    try:
+        if executor == "local":
+            executors.run_local(tasks, workers, on_result, progress)
+        elif executor == "modal":
+            listed = {f["path"]: f["sha256"] for f in fixed["bundle"]["manifest"]["files"] if not f["path"].endswith(".pyc")}
+            executors.run_modal(tasks, on_result, listed, progress, modal=modal)
+        else:
+            raise ExperimentError(f"--executor: expected local or modal, got {executor!r}")
+    except work.WorkError as exc:
+        raise ExperimentError(f"sweep stopped: {exc}; finished items are kept in {obs.PARTIAL}")
     compute_s = time.perf_counter() - t0
     ordered = []
     for row in rows:

@@ -165,7 +165,13 @@ def run_task(task) -> dict:
     values, micros = [], {}
     for arm in task["arms"]:
         t0 = time.perf_counter()
-        for metric, value in _arm_values(arm, instance, ref):
+        try:
+            measured = _arm_values(arm, instance, ref)
+        except WorkError:
+            raise
+        except Exception as exc:  # an engine defect, never a candidate's failure (those are rows): stop, naming it
+            raise WorkError(f"item {iid}, arm {arm.get('name')}: the engine raised {type(exc).__name__}: {exc}")
+        for metric, value in measured:
             values.append([arm["name"], REPLICATE_SEED, metric, value])
         micros[arm["name"]] = round((time.perf_counter() - t0) * 1_000_000)
     return {"item_id": iid, "fixture_sha256": fixture, "values": values, "micros": micros}

@@ -194,3 +194,14 @@ def test_a_modal_failure_is_one_line_and_the_sweep_resumes(tmp_path, bundle_dir,
     monkeypatch.setattr(executors, "host_run", lambda task: seen.append(task["row"]["item_id"]) or real(task))
     sweep(tmp_path / "m", bundle_dir)  # resumed locally: only the three items Modal never returned
     assert len(seen) == 3
+
+
+@pyodide_test
+def test_an_engine_exception_stops_the_sweep_naming_item_and_arm(tmp_path, bundle_dir, monkeypatch):
+    def broken(name, instance, gold=None):
+        raise KeyError("quotes")
+    monkeypatch.setattr(engine, "mutate", broken)
+    with pytest.raises(ExperimentError) as err:
+        sweep(tmp_path / "s", bundle_dir, arms=["mutation:M1_stale_quote"])
+    assert err.value.message.startswith("sweep stopped: item FUND_01/seed-1, arm M1_stale_quote: the engine raised "
+                                        "KeyError: 'quotes'")
