@@ -29,7 +29,9 @@ def play_policy(instance, policy="reference") -> Run:
     return run
 
 
-def policy_candidate(instance, policy="reference", label=None) -> dict:
+def played_candidate(instance, policy="reference", label=None):
+    """(candidate, run): a scripted policy's candidate and the (scratch, receipt-less)
+    run it was played in (every checkpoint submitted, not finalised)."""
     run = Run(instance, receipts=False)
     batches = []
     while run.open_day is not None:
@@ -37,7 +39,11 @@ def policy_candidate(instance, policy="reference", label=None) -> dict:
         run.submit(batch)
         batches.append(batch)
     return {"format": CANDIDATE_FORMAT, "fixture_sha256": run.fixture_sha256, "instance_id": instance["instance_id"],
-            "label": label or policy, "batches": batches}
+            "label": label or policy, "batches": batches}, run
+
+
+def policy_candidate(instance, policy="reference", label=None) -> dict:
+    return played_candidate(instance, policy, label)[0]
 
 
 def gold_candidate(instance) -> dict:
@@ -77,9 +83,11 @@ def check_candidate_shape(candidate, instance):
         days.add(day)
 
 
-def reference_economics(instance) -> dict:
-    """Cost and tail of the reference plan; UNSCORABLE if the reference is invalid."""
-    run = play_policy(instance, "reference")
+def reference_economics(instance, run=None) -> dict:
+    """Cost and tail of the reference plan; UNSCORABLE if the reference is invalid.
+    `run` is the reference plan already played and finalised (a sweep plays it once
+    for both the gold candidate and these economics); None plays it here."""
+    run = play_policy(instance, "reference") if run is None else run
     refused = [d for day in run.days for d in day["decisions"] if d["decision"] != "ACCEPTED"]
     fails = [b for b in run.book["breaches"] if b["code"] == "SETTLEMENT_FAIL"]
     if refused or fails:
@@ -87,13 +95,18 @@ def reference_economics(instance) -> dict:
     return economics(run)
 
 
-def grade_candidate(candidate, instance) -> dict:
+def grade_candidate(candidate, instance, reference=None) -> dict:
     """Grade a candidate against a fixture: a result with status, verdict and score."""
-    return grade_with_run(candidate, instance)[0]
+    return grade_with_run(candidate, instance, reference)[0]
 
 
-def grade_with_run(candidate, instance):
-    """(result, run): the run is None when the candidate was never played."""
+def grade_with_run(candidate, instance, reference=None):
+    """(result, run): the run is None when the candidate was never played.
+
+    `reference` is `reference_economics(instance)` computed by the caller, so a
+    sweep grading many candidates of one world plays the reference plan once;
+    None computes it here. An invalid reference (DeskError) is UNSCORABLE
+    either way."""
     try:
         validate_instance(instance)
         fixture = fixture_sha256(instance)
@@ -107,7 +120,7 @@ def grade_with_run(candidate, instance):
         return unscored_result("UNSCORABLE", f"no reference for fixture {candidate['fixture_sha256'][:16]}: "
                                f"this evaluator holds {instance['instance_id']} ({fixture[:16]})", fixture), None
     try:
-        ref = reference_economics(instance)
+        ref = reference_economics(instance) if reference is None else reference
     except DeskError as exc:
         return unscored_result("UNSCORABLE", exc.message, fixture), None
     run = Run(instance)

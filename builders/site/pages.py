@@ -13,7 +13,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from . import escape, fmt, records, scale
+from . import comparisons, escape, fmt, records, scale
 from .charts import run_charts
 from .figures import Figures
 from .parquet import table_links
@@ -270,6 +270,7 @@ def generated_pages(pub) -> dict:
     for attempt in pub.attempts:
         if attempt.transcript is not None:
             pages[f"attempts/{attempt.attempt_id}/index.md"] = transcript_page(env, pub, attempt)
+    pages.update(comparisons.generated_pages(env, pub))
     return pages
 
 
@@ -282,4 +283,5 @@ def page_titles(pub) -> dict:
             view = _attempt_view(attempt)
             titles[f"attempts/{attempt.attempt_id}/index.md"] = (
                 f"Transcript {attempt.attempt_id}", [str(view["status"]), str(view["reason"]), view["score"]])
+    titles.update(comparisons.page_titles(pub))
     return titles

@@ -11,9 +11,10 @@ from engine import (EPISODES, FAMILIES, format_cents, MUTATION_NOTES, MUTATIONS,
 
 from engine._jsonin import MAX_BATCH_BYTES, MAX_CANDIDATE_BYTES
 
-from ._common import FundbookGroup, emit_json, expect_head_option, json_option, parse_seeds, read_json, write_json
+from ._common import FundbookGroup, emit_json, expect_head_option, json_option, read_json, write_json
 from ._render import decision_line, echo_result, packet_lines
 from .tools import tools
+from experiments.seeds import seed_param
 
 
 @click.group(cls=FundbookGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -120,14 +121,14 @@ def mutate(name, episode, family_root, output, list_only, as_json):
 
 @cli.command()
 @click.option("--output", "-o", required=True, type=click.Path(file_okay=False), help="Folder to write <FAMILY>/seed-<N>/instance.json into.")
-@click.option("--seeds", required=True, multiple=True,
-              help="Seeds: `--seeds 1 2 3`, ranges `--seeds 1..200` (inclusive), or repeat the option.")
-@click.argument("more_seeds", nargs=-1, metavar="")
+@click.option("--seeds", required=True, type=seed_param(), multiple=True,
+              help="Seeds: `--seeds 1 2 3`, `--seeds 1..200` or `--seeds 1,5,9` (or repeat the option).")
+@click.argument("more_seeds", nargs=-1, type=seed_param(), metavar="")
 @click.option("--family", "families", type=click.Choice(FAMILIES), multiple=True, help="Families (default: all four).")
 @json_option
 def families(output, seeds, more_seeds, families, as_json):
     """Write practice family instances for the given seeds into a folder."""
-    seeds = parse_seeds(tuple(seeds) + tuple(more_seeds))
+    seeds = sorted({s for group in tuple(seeds) + tuple(more_seeds) for s in group})
     written = []
     for family in families or FAMILIES:
         for seed in seeds:
@@ -310,3 +311,4 @@ cli.add_command(tools)
 
 def main():
     cli(prog_name="fundbook")
+from . import experiments  # noqa: E402,F401  (registers sweep, compare and heldout)

@@ -81,27 +81,6 @@ def emit_json(value):
     click.echo(pretty_json(value), nl=False)
 
 
-def parse_seeds(values, option="--seeds"):
-    """Seeds as integers and inclusive ranges: `1 2 3`, `1..200`, `5 10..12`."""
-    from engine._canon import MAX_SAFE_INTEGER
-    seeds = []
-    for value in values:
-        low, sep, high = str(value).partition("..")
-        try:
-            lo, hi = int(low), int(high) if sep else int(low)
-        except ValueError:
-            raise click.UsageError(f"{option}: expected positive integers or ranges like 1..200, got {value[:40]!r}")
-        if not 1 <= lo <= hi <= MAX_SAFE_INTEGER:
-            raise click.UsageError(f"{option}: expected seeds in 1..{MAX_SAFE_INTEGER} and ranges low..high, got {value[:40]!r}")
-        if hi - lo + len(seeds) >= MAX_SEEDS:
-            raise click.UsageError(f"{option}: at most {MAX_SEEDS} seeds in one call")
-        seeds.extend(range(lo, hi + 1))
-    return tuple(dict.fromkeys(seeds))
-
-
-MAX_SEEDS = 100_000
-
-
 class HeadType(click.ParamType):
     """A receipts head SIZE:SHA256 held by the caller."""
 

@@ -1,0 +1,237 @@
+"""The Comparisons section, rendered from runs/comparisons and runs/certificates.
+
+One page per frozen comparison -- the decision first (verdict, confidence,
+estimate and bound against the margin), then the bound as n grows, the
+per-family breakdown, the split, the evaluator and execution path, the
+feasibility pilot, deviations and the evidence with its hashes -- plus the
+grader certificate, the scale page (cost and time to 100,000 items) and an
+overview. What this build re-checked comes from build/experiments/checks.json
+(FUNDBOOK_EXPERIMENTS_DIR redirects it); without it the pages say so.
+
+Every evidence file is hashed before a page shows anything it backs; a
+mismatch is a SiteInputError naming the file. Numbers are the decision's own
+decimal strings; floats appear only in the chart data.
+"""
+
+import hashlib
+import json
+import os
+import posixpath
+from pathlib import Path
+
+import altair as alt
+
+from . import fmt
+from .records import SiteInputError
+
+ROOT = Path(__file__).resolve().parents[2]
+CERTIFICATE_URI = "comparisons/grader-certificate/index.md"
+SCALE_URI = "comparisons/scale/index.md"
+SCALE_ITEMS = (1_000, 10_000, 100_000)
+
+
+def checks_dir() -> Path:
+    return Path(os.environ.get("FUNDBOOK_EXPERIMENTS_DIR") or ROOT / "build" / "experiments")
+
+
+def _json(path: Path, label: str):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SiteInputError(f"{label}: file not found") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise SiteInputError(f"{label}: expected UTF-8 JSON ({exc})") from None
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def load(runs_dir: Path) -> dict:
+    """{"comparisons": [...], "certificate": ..., "checks": ...}, every evidence file checked."""
+    out = {"comparisons": [], "certificate": None, "checks": None, "sweeps": {}}
+    base = runs_dir / "comparisons"
+    for folder in sorted(p for p in base.iterdir() if p.is_dir()) if base.is_dir() else []:
+        if not (folder / "decision.json").is_file():
+            continue
+        rel = f"runs/comparisons/{folder.name}"
+        evidence = _json(folder / "evidence.json", f"{rel}/evidence.json")
+        files = []
+        for entry in evidence.get("files") or []:
+            path = (folder / entry["path"]).resolve()
+            label = posixpath.normpath(f"{rel}/{entry['path']}")
+            if not path.is_file():
+                raise SiteInputError(f"{label}: file not found (listed in {rel}/evidence.json)")
+            if _sha(path) != entry["sha256"]:
+                raise SiteInputError(f"{label}: sha256 differs from {rel}/evidence.json ({entry['name']})")
+            files.append(dict(entry, href=label))
+        files.append({"name": f"{folder.name}/evidence.json", "kind": "evidence list", "href": f"{rel}/evidence.json",
+                      "sha256": _sha(folder / "evidence.json")})
+        decision = _json(folder / "decision.json", f"{rel}/decision.json")
+        by_kind = {f["kind"]: f for f in files}
+        sweep = _json((folder / by_kind["sweep_manifest"]["path"]), by_kind["sweep_manifest"]["href"])
+        feasibility = None
+        if "feasibility" in by_kind:
+            feasibility = _json(folder / by_kind["feasibility"]["path"], by_kind["feasibility"]["href"])
+        out["comparisons"].append({"slug": folder.name, "decision": decision, "files": files, "sweep": sweep,
+                                   "feasibility": feasibility, "verify": evidence.get("verify")})
+    cert = runs_dir / "certificates" / "grader" / "certificate.json"
+    if cert.is_file():
+        doc = _json(cert, "runs/certificates/grader/certificate.json")
+        files = [{"name": "certificates/grader/certificate.json", "kind": "certificate",
+                  "href": "runs/certificates/grader/certificate.json", "sha256": _sha(cert)}]
+        for name, sha in sorted(doc["files"].items()):
+            path = cert.parent / name
+            if not path.is_file() or _sha(path) != sha:
+                raise SiteInputError(f"runs/certificates/grader/{name}: missing or sha256 differs from certificate.json")
+            files.append({"name": f"certificates/grader/{name}", "kind": name.split(".")[0],
+                          "href": f"runs/certificates/grader/{name}", "sha256": sha})
+        sweep_path = cert.parent / "sweep.json"
+        files.append({"name": "certificates/grader/sweep.json", "kind": "sweep_manifest",
+                      "href": "runs/certificates/grader/sweep.json", "sha256": _sha(sweep_path)})
+        out["certificate"] = {"doc": doc, "files": files}
+    checks = checks_dir() / "checks.json"
+    if checks.is_file():
+        out["checks"] = _json(checks, str(checks))
+    return out
+
+
+# -- the chart ------------------------------------------------------------------------
+
+def bound_chart(decision) -> dict:
+    """The estimate and its two-sided band (lower and upper bounds) as n grows, against the margin."""
+    margin = float(decision["margin"])
+    rows = [{"n": p["n"], "estimate": float(p["estimate"]), "lower": float(p["lower"]), "upper": float(p["upper"])}
+            for p in decision["series"]]
+    base = alt.Chart(alt.Data(values=rows)).encode(x=alt.X("n:Q", title="Worlds (n, in sweep order)"))
+    band = base.mark_area(opacity=0.25).encode(
+        y=alt.Y("lower:Q", title=f"Paired difference in {decision['metric']} (metric units)"), y2="upper:Q",
+        tooltip=[alt.Tooltip("n:Q"), alt.Tooltip("lower:Q", format=".3f"), alt.Tooltip("upper:Q", format=".3f")])
+    line = base.mark_line().encode(y="estimate:Q", tooltip=[alt.Tooltip("n:Q"), alt.Tooltip("estimate:Q", format=".3f")])
+    lower = base.mark_line(strokeDash=[4, 3]).encode(y="lower:Q")
+    rule = alt.Chart(alt.Data(values=[{"margin": margin}])).mark_rule(color="#b00020").encode(y="margin:Q")
+    chart = alt.layer(band, line, lower, rule).properties(
+        width="container", height=260, title="Estimate, lower and upper bound as n grows (red: the margin)")
+    return chart.to_dict()
+
+
+# -- views ----------------------------------------------------------------------------
+
+def _scale_rows(feasibility):
+    from experiments.feasibility import projection
+    micros = feasibility["per_world_all_arms"]["micros"]
+    usd = sum(a["micro_usd_per_item"] for a in feasibility["per_arm"].values())
+    return [projection(n, micros, usd) for n in SCALE_ITEMS]
+
+
+def modal_nano_usd(micros, feasibility) -> int:
+    """Modal compute for `micros` of one container's time at the pilot's recorded prices:
+    integer nano-USD, rounded up (cores and MiB as the pilot recorded them)."""
+    a = feasibility["assumptions"]
+    cores_milli = round(a["modal_cpu_cores_per_container"] * 1000)
+    num = micros * (cores_milli * 1024 * a["modal_nano_usd_per_core_second"]
+                    + a["modal_memory_mib"] * 1000 * a["modal_nano_usd_per_gib_second"])
+    return -(-num // (1_000_000 * 1000 * 1024))
+
+
+def _provenance_rows(sweep):
+    p = sweep["provenance"]
+    return [("engine bundle sha256", p["engine"]["bundle_sha256"]),
+            ("bundle manifest sha256", p["engine"]["manifest_sha256"]),
+            ("engine version", p["engine"]["engine_version"]),
+            ("result / candidate format", f"{p['grader']['result_format']} / {p['grader']['candidate_format']}"),
+            ("gates", ", ".join(p["grader"]["gates"])),
+            ("mutations", ", ".join(p["grader"]["mutations"])),
+            ("metric definitions", f"version {p['metrics']['work_format']}: " + ", ".join(
+                sorted(k for k in p["metrics"]["definitions"] if k != "gate")) + ", gate:<name>"),
+            ("metric code sha256 (experiments/work.py)", p["metrics"]["code_sha256"]),
+            ("items manifest sha256", f"{p['items']['manifest_sha256']} ({p['items']['count']} items)")]
+
+
+def _build_check(checks, sweep_dir, evaluator_id):
+    if not checks:
+        return None
+    entry = (checks.get("sweeps") or {}).get(sweep_dir)
+    if not entry or entry.get("evaluator_id") != evaluator_id:
+        return None
+    recheck = checks["recheck"]
+    return {"reused": entry["reused"], "built": checks["built"], "seed": recheck["seed"],
+            "sampled": len(recheck["per_sweep"].get(sweep_dir, {}).get("items", [])),
+            "pyodide_version": recheck["pyodide_version"], "sources": entry["source_check"]}
+
+
+def _sweep_dir(sweep_href):
+    # runs/comparisons/heldout-baselines/sweep.json -> comparisons/heldout-baselines
+    return "/".join(sweep_href.split("/")[1:-1])
+
+
+def comparison_page(env, loaded, c) -> str:
+    d = c["decision"]
+    sweep_file = next(f for f in c["files"] if f["kind"] == "sweep_manifest")
+    check = _build_check(loaded["checks"], _sweep_dir(sweep_file["href"]), d["evaluator_id"])
+    return env.get_template("comparison.md.j2").render(
+        c=c, d=d, sweep=c["sweep"], feas=c["feasibility"], check=check, root="../../",
+        provenance=_provenance_rows(c["sweep"]), chart=bound_chart(d), fraction=_fraction(d),
+        description=f"{d['comparison']}: {d['verdict']} ({d['confidence']} confidence), estimate "
+                    f"{d['estimate']['decimal']} {d['metric']}, lower bound {d['lower_bound']} against margin {d['margin']}")
+
+
+def _fraction(d):
+    """The score estimate as a fraction of the 100-point scale (display only)."""
+    if d["metric"] != "score":
+        return None
+    from decimal import Decimal
+    return str((Decimal(d["estimate"]["decimal"]) / 100).normalize())
+
+
+def certificate_page(env, loaded) -> str:
+    cert = loaded["certificate"]
+    doc = cert["doc"]
+    check = _build_check(loaded["checks"], "certificates/grader", doc["evaluator_id"])
+    arms = list(doc["per_family"][0]["arms"]) if doc["per_family"] else []
+    return env.get_template("comparison_certificate.md.j2").render(
+        cert=doc, files=cert["files"], arms=arms, check=check, root="../../",
+        description=f"Grader certificate: {'passed' if doc['passed'] else 'FAILED'}, {doc['met']} of {doc['checked']} "
+                    f"expectations met on {doc['worlds']} worlds")
+
+
+def scale_page(env, loaded) -> str:
+    feas = next((c["feasibility"] for c in loaded["comparisons"] if c["feasibility"]), None)
+    return env.get_template("comparison_scale.md.j2").render(
+        feas=feas, rows=_scale_rows(feas) if feas else [],
+        description="How the time and cost of a sweep grow to 100,000 items, locally and on Modal.")
+
+
+def index_page(env, loaded) -> str:
+    return env.get_template("comparison_index.md.j2").render(
+        comparisons=loaded["comparisons"], cert=(loaded["certificate"] or {}).get("doc"), checks=loaded["checks"],
+        description=f"{len(loaded['comparisons'])} frozen comparisons and the grader certificate.")
+
+
+def generated_pages(env, pub) -> dict:
+    env.globals.setdefault("micro_usd", fmt.micro_usd)
+    env.globals.setdefault("modal_nano_usd", modal_nano_usd)
+    loaded = load(pub.runs_dir)
+    pages = {"comparisons/index.md": index_page(env, loaded), SCALE_URI: scale_page(env, loaded)}
+    for c in loaded["comparisons"]:
+        pages[f"comparisons/{c['slug']}/index.md"] = comparison_page(env, loaded, c)
+    if loaded["certificate"]:
+        pages[CERTIFICATE_URI] = certificate_page(env, loaded)
+    return pages
+
+
+def page_titles(pub) -> dict:
+    loaded = load(pub.runs_dir)
+    titles = {"comparisons/index.md": ("Comparisons", [f"{len(loaded['comparisons'])} frozen comparisons"]),
+              SCALE_URI: ("Sweeps at scale", ["to 100,000 items", "local pool and Modal"])}
+    for c in loaded["comparisons"]:
+        d = c["decision"]
+        titles[f"comparisons/{c['slug']}/index.md"] = (
+            d["comparison"], [d["verdict"], f"{d['confidence']} confidence", f"estimate {d['estimate']['decimal']}",
+                              f"n {d['n']}"])
+    if loaded["certificate"]:
+        doc = loaded["certificate"]["doc"]
+        titles[CERTIFICATE_URI] = ("Grader certificate", ["passed" if doc["passed"] else "FAILED",
+                                                          f"{doc['met']}/{doc['checked']} expectations",
+                                                          f"{doc['worlds']} worlds"])
+    return titles

@@ -1,0 +1,128 @@
+"""The feasibility pilot: measure before the full sweep, publish, then continue.
+
+`fundbook sweep ... --pilot N` runs N practice worlds of the sweep's families
+(never a held-out one) through every arm in this process, one core, and
+records per arm: seconds per item (integer microseconds), model tokens and
+USD per item (the mock worker's tokens are real counts at a price of 0).
+From those it projects the full sweep: CPU time, wall time on the local pool
+and on Modal, and Modal's compute cost. Projections, observed usage and
+budgets are kept apart; a held-out sweep refuses to start without this file.
+
+Every number is an integer: microseconds, micro-USD, tokens. The Modal price
+and container assumptions are written into the file next to the projection.
+"""
+
+import datetime
+import os
+import time
+
+from . import executors, items as items_mod, work
+from .seeds import format_seeds
+
+FEASIBILITY_SCHEMA = "fundbook.feasibility/1"
+# Modal's list prices (modal.com/pricing, as transcribed 2026-06; check before a paid sweep):
+# CPU $0.0000131 per physical core-second, memory $0.00000222 per GiB-second.
+MODAL_NANO_USD_PER_CORE_S = 13_100
+MODAL_NANO_USD_PER_GIB_S = 2_220
+MODAL_CONTAINERS = 100          # concurrent containers assumed (a workspace limit, not a promise)
+MODAL_CHUNK_ITEMS = executors.CHUNK_ITEMS * 20
+MODAL_COLD_START_S = 15         # per container: image pull and interpreter start (assumed, not measured here)
+MODAL_IMAGE_BUILD_S = 60        # once per image change (assumed)
+
+
+def _ceil_div(a, b):
+    return -(-a // b)
+
+
+def modal_projection(items, micros_per_item) -> dict:
+    """Modal: chunks of items over warm containers, each cold-started once.
+    Billed core time = compute + cold starts; cost rounded up to the micro-USD."""
+    chunks = _ceil_div(items, MODAL_CHUNK_ITEMS)
+    containers = min(MODAL_CONTAINERS, chunks)
+    waves = _ceil_div(chunks, containers) if containers else 0
+    cold_us = MODAL_COLD_START_S * 1_000_000
+    compute_us = items * micros_per_item
+    billed_us = compute_us + containers * cold_us
+    wall_us = MODAL_IMAGE_BUILD_S * 1_000_000 + cold_us + waves * min(MODAL_CHUNK_ITEMS, items) * micros_per_item
+    cores_x1000 = int(executors.MODAL_CPU * 1000)
+    gib_x1024 = executors.MODAL_MEMORY_MIB  # MiB = GiB x 1024
+    nano_x = billed_us * (cores_x1000 * 1024 * MODAL_NANO_USD_PER_CORE_S + gib_x1024 * 1000 * MODAL_NANO_USD_PER_GIB_S)
+    micro_usd = _ceil_div(nano_x, 1_000_000 * 1000 * 1024 * 1000)
+    return {"items": items, "chunks": chunks, "containers": containers, "waves": waves,
+            "billed_container_us": billed_us, "wall_us": wall_us, "compute_micro_usd": micro_usd}
+
+
+def projection(items, micros, micro_usd_per_item=0, workers=2) -> dict:
+    """A sweep of `items` worlds at `micros` CPU µs per world (all arms) and the arms' inference cost."""
+    inference = micro_usd_per_item * items
+    return {"items": items, "cpu_us": items * micros,
+            "local": {"workers": workers, "wall_us": _ceil_div(items * micros, workers),
+                      "note": "ideal speed-up; `make bench-experiments` measures the real 2-worker ratio"},
+            "modal": modal_projection(items, micros), "inference_micro_usd": inference}
+
+
+def assumptions() -> dict:
+    return {"modal_nano_usd_per_core_second": MODAL_NANO_USD_PER_CORE_S,
+            "modal_nano_usd_per_gib_second": MODAL_NANO_USD_PER_GIB_S,
+            "modal_cpu_cores_per_container": executors.MODAL_CPU, "modal_memory_mib": executors.MODAL_MEMORY_MIB,
+            "modal_containers": MODAL_CONTAINERS, "modal_chunk_items": MODAL_CHUNK_ITEMS,
+            "modal_cold_start_seconds": MODAL_COLD_START_S, "modal_image_build_seconds": MODAL_IMAGE_BUILD_S,
+            "per_core_speed": "A Modal core is assumed as fast as the pilot's host core (to confirm with a pilot on Modal)",
+            "prices_source": "modal.com/pricing as transcribed 2026-06; model prices from launchers/prices.json"}
+
+
+def pilot_rows(plan, n) -> list:
+    fams = plan["families"]
+    seeds = list(range(1, _ceil_div(n, len(fams)) + 1))
+    return items_mod.manifest_rows(items_mod.practice_items(fams, seeds), items_mod.PRACTICE)[:n]
+
+
+def _timed(task):
+    """(prepared task, CPU µs, wall µs) of producing and grading one task in this process."""
+    c0, w0 = time.process_time(), time.perf_counter()
+    prepared = executors.host_prepare(task)
+    work.run_task(prepared["graded"])
+    return prepared, round((time.process_time() - c0) * 1_000_000), round((time.perf_counter() - w0) * 1_000_000)
+
+
+def run_pilot(out, plan, full_rows, arm_list, evaluator_id, n, date=None) -> dict:
+    """Each arm alone on every pilot world (its share of the reference plan included), then all arms
+    together per world (the reference played once): CPU time of this process, so a busy machine does
+    not inflate the figures; wall time is kept beside it."""
+    rows = pilot_rows(plan, n)
+    totals = {a["name"]: {"cpu": 0, "wall": 0, "tokens_in": 0, "tokens_out": 0, "micro_usd": 0} for a in arm_list}
+    world_cpu = world_wall = 0
+    for row in rows:
+        base = {"row": row, "item": items_mod.item_of(row), "fixture_sha256": row["fixture_sha256"]}
+        for arm in arm_list:
+            prepared, cpu, wall = _timed(dict(base, arms=[arm]))
+            t = totals[arm["name"]]
+            t["cpu"] += cpu
+            t["wall"] += wall
+            usage = (prepared["inputs"].get(arm["name"]) or {}).get("usage") or {}
+            for key in ("tokens_in", "tokens_out", "micro_usd"):
+                t[key] += usage.get(key, 0)
+        _, cpu, wall = _timed(dict(base, arms=arm_list))
+        world_cpu += cpu
+        world_wall += wall
+    k = len(rows)
+    per_arm = {name: {"micros_per_item": _ceil_div(t["cpu"], k), "wall_micros_per_item": _ceil_div(t["wall"], k),
+                      "tokens_in_per_item": _ceil_div(t["tokens_in"], k),
+                      "tokens_out_per_item": _ceil_div(t["tokens_out"], k),
+                      "micro_usd_per_item": _ceil_div(t["micro_usd"], k)} for name, t in totals.items()}
+    per_world = {"micros": _ceil_div(world_cpu, k), "wall_micros": _ceil_div(world_wall, k)}
+    return {
+        "schema": FEASIBILITY_SCHEMA,
+        "date": date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+        "plan": {"evaluator_id": evaluator_id, "items": plan, "item_count": len(full_rows),
+                 "arms": [a["name"] for a in arm_list]},
+        "pilot": {"items": k, "split": "practice", "seeds": format_seeds(sorted({r["seed"] for r in rows})),
+                  "families": plan["families"], "measured_on": "on this host, one process, CPU time with wall time beside it"},
+        "per_arm": per_arm,
+        "per_world_all_arms": per_world,
+        "projection": projection(len(full_rows), per_world["micros"],
+                                 sum(a["micro_usd_per_item"] for a in per_arm.values())),
+        "projection_100k": projection(100_000, per_world["micros"],
+                                      sum(a["micro_usd_per_item"] for a in per_arm.values())),
+        "assumptions": assumptions(),
+    }

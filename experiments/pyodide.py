@@ -1,0 +1,93 @@
+"""The sampled re-execution through the engine bundle in the pinned Pyodide.
+
+A sweep computes its rows on host CPython. A seeded sample of its items is run
+again, task for task (the same arms, the same host-produced candidates),
+through experiments/runner/sample.mjs: the bundle is checked like the fixture
+runner checks it, the engine is imported from the bundle's bytecode (every
+engine module must come from the zip), and experiments/work.py measures the
+same metrics. The values must be identical, row for row.
+"""
+
+import hashlib
+import json
+import os
+import tempfile
+
+import engine
+
+from .errors import ExperimentError
+
+RUNNER = "experiments/runner/sample.mjs"
+
+
+def select_sample(item_ids, size, seed) -> list:
+    """`size` items, ordered by sha256 of the JSON [seed, item_id]: recorded, reproducible, not hand-picked."""
+    def key(iid):
+        return hashlib.sha256(json.dumps([seed, iid], separators=(",", ":")).encode()).hexdigest()
+    return sorted(sorted(item_ids, key=key)[:size], key=list(item_ids).index)
+
+
+def default_seed(evaluator_id) -> int:
+    return int(evaluator_id[:12], 16)
+
+
+def run_in_pyodide(bundle, tasks) -> dict:
+    """Run `tasks` in one Pyodide runtime. Returns {"runtime": event, "results": [result]}."""
+    from builders._errors import BuildError
+    from builders._files import ROOT
+    from builders._node import last_line, node_executable, popen
+    try:
+        node = node_executable()
+    except BuildError as exc:
+        raise ExperimentError(f"Pyodide re-execution: {exc.format_message()}")
+    data = b"".join(json.dumps(t, sort_keys=True, separators=(",", ":")).encode() + b"\n" for t in tasks)
+    with tempfile.TemporaryDirectory(prefix="fundbook-sample-") as tmp:
+        path = os.path.join(tmp, "tasks.jsonl")
+        with open(path, "wb") as fh:
+            fh.write(data)
+        argv = [RUNNER, "--bundle", os.path.abspath(bundle["zip_path"]), "--bundle-sha256", bundle["bundle_sha256"],
+                "--manifest", os.path.abspath(os.path.join(bundle["dir"], "manifest.json")),
+                "--tasks", path, "--tasks-sha256", hashlib.sha256(data).hexdigest()]
+        runtime, results, done = None, [], None
+        with popen(node, argv, ROOT) as proc:
+            for raw in proc.stdout:
+                try:
+                    event = json.loads(raw)
+                except ValueError:
+                    break
+                if event["event"] == "runtime":
+                    runtime = event
+                elif event["event"] == "task":
+                    results.append(event["result"])
+                elif event["event"] == "done":
+                    done = event
+            proc.stdout.read()
+            stderr = proc.stderr.read()
+            code = proc.wait()
+    if code != 0 or done is None:
+        raise ExperimentError(f"Pyodide re-execution: {last_line(stderr) or f'{RUNNER} exited with {code}'}")
+    if runtime.get("bundle_sha256") != bundle["bundle_sha256"]:
+        raise ExperimentError("Pyodide re-execution: the runner loaded a different bundle")
+    return {"runtime": runtime, "results": results}
+
+
+def compare(host_values, pyodide_results) -> None:
+    """host_values: {item_id: [values]}; ExperimentError naming the first differing row."""
+    for result in pyodide_results:
+        iid = result["item_id"]
+        mine = host_values.get(iid)
+        if mine != result["values"]:
+            mine = mine or []
+            for i in range(max(len(mine), len(result["values"]))):
+                a = mine[i] if i < len(mine) else None
+                b = result["values"][i] if i < len(result["values"]) else None
+                if a != b:
+                    raise ExperimentError(f"Pyodide re-execution: item {iid} differs from host CPython at row {i}: "
+                                          f"host {json.dumps(a)}, bundle in Pyodide {json.dumps(b)}")
+
+
+def summary(runtime, item_ids, seed, size) -> dict:
+    return {"seed": seed, "size": size, "item_ids": item_ids, "identical": True,
+            "pyodide_version": runtime["pyodide_version"], "bundle_sha256": runtime["bundle_sha256"],
+            "manifest_sha256": runtime.get("manifest_sha256"),
+            "sample_sha256": engine.content_sha256({"seed": seed, "item_ids": item_ids})}

@@ -1,0 +1,66 @@
+"""Seed lists on the command line: `1..200`, `1,5,9`, `1..10,20..30` or
+plain integers, all positive and JSON-safe (below 2^53)."""
+
+from .errors import ExperimentError
+
+MAX_SEED = 2**53 - 1
+MAX_SEEDS = 1_000_000  # a typo like 1..1e15 is refused, not enumerated
+
+
+def parse_seeds(text, where="--seeds") -> list:
+    """Sorted unique seeds from one argument; ExperimentError naming the part."""
+    seeds = set()
+    for part in str(text).replace(" ", ",").split(","):
+        if not part:
+            continue
+        low, sep, high = part.partition("..")
+        try:
+            a = int(low)
+            b = int(high) if sep else a
+        except ValueError:
+            raise ExperimentError(f"{where}: {part!r} is not a seed or a range like 1..200")
+        if a < 1 or b > MAX_SEED or a > b:
+            raise ExperimentError(f"{where}: {part!r}: expected 1 <= first <= last <= 2^53-1")
+        if b - a + 1 + len(seeds) > MAX_SEEDS:
+            raise ExperimentError(f"{where}: more than {MAX_SEEDS} seeds")
+        seeds.update(range(a, b + 1))
+    if not seeds:
+        raise ExperimentError(f"{where}: no seeds given")
+    return sorted(seeds)
+
+
+def parse_seed_args(values, where="--seeds") -> list:
+    out = set()
+    for value in values:
+        out.update(parse_seeds(value, where))
+    return sorted(out)
+
+
+def format_seeds(seeds) -> str:
+    """The shortest range text for a sorted seed list: `1..200` or `1..3,7`."""
+    parts, start, prev = [], None, None
+    for s in list(seeds) + [None]:
+        if start is not None and (s is None or s != prev + 1):
+            parts.append(str(start) if start == prev else f"{start}..{prev}")
+            start = None
+        if s is not None and start is None:
+            start = s
+        prev = s
+    return ",".join(parts)
+
+
+def seed_param():
+    """A click parameter type: each value is a seed list (`1..200`, `1,5,9`); bad text is a usage error."""
+    import click
+
+    class Seeds(click.ParamType):
+        name = "SEEDS"
+
+        def convert(self, value, param, ctx):
+            if isinstance(value, list):
+                return value
+            try:
+                return parse_seeds(value, f"--{param.name}" if param is not None and param.name else "--seeds")
+            except ExperimentError as exc:
+                self.fail(exc.message.split(": ", 1)[-1], param, ctx)
+    return Seeds()

@@ -1,0 +1,60 @@
+"""The committed comparisons and certificate: they verify from their evidence,
+the held-out list opens its commitment, the certificate recomputes from its
+rows, and they are this commit's evaluator's (else `make experiments-recompute`)."""
+
+import json
+import os
+
+from experiments import compare as cmp, heldout, observations as obs, shipped
+from experiments.certificate import certificate
+from tests.conftest import REPO
+
+from .conftest import pyodide_test
+
+RUNS = os.path.join(REPO, "runs")
+
+
+def load(*parts):
+    with open(os.path.join(RUNS, *parts), encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def test_every_shipped_comparison_recomputes_from_its_evidence():
+    for c in shipped.COMPARISONS:
+        decision = cmp.verify(os.path.join(RUNS, c))
+        assert decision["n"] >= 1000 and decision["items"]["split"] == "heldout"
+        assert decision["heldout"]["revealed"] is True and decision["execution"]["pyodide_sample"]["identical"]
+
+
+def test_the_heldout_list_opens_its_commitment_and_is_the_items_manifest():
+    commitment = load(shipped.HELDOUT_SWEEP, "commitment.json")
+    pairs = heldout.check_reveal(load(shipped.HELDOUT_SWEEP, "reveal.json"), commitment, "reveal.json")
+    with open(os.path.join(RUNS, shipped.HELDOUT_SWEEP, "items.jsonl"), encoding="utf-8") as fh:
+        manifest = [json.loads(x) for x in fh]
+    assert [[r["family"], r["seed"]] for r in manifest] == pairs and len(pairs) == 1000
+    assert all(s >= 2**32 for _, s in pairs) and all(r["split"] == "heldout" for r in manifest)
+
+
+def test_the_certificate_recomputes_from_its_rows_and_passes():
+    out = os.path.join(RUNS, shipped.CERT_SWEEP)
+    sweep = load(shipped.CERT_SWEEP, "sweep.json")
+    rows = obs.read_jsonl(os.path.join(out, obs.JSONL))
+    with open(os.path.join(out, "items.jsonl"), encoding="utf-8") as fh:
+        manifest = [json.loads(x) for x in fh]
+    again = certificate("grader", sweep, rows, manifest, shipped.MIN_WORLDS_PER_FAMILY)
+    assert again == load(shipped.CERT_SWEEP, "certificate.json")
+    assert again["passed"] and all(f["worlds"] >= 1000 for f in again["per_family"])
+    assert {r["evaluator_id"] for r in rows} == {sweep["evaluator_id"]}
+    assert sorted(sweep["provenance"]["grader"]["mutations"]) == sorted(
+        a["name"] for a in sweep["arms"] if a["kind"] == "mutation")
+
+
+@pyodide_test
+def test_the_committed_rows_are_this_commit_s_evaluator_s(bundle_dir):
+    stale = "runs/comparisons or runs/certificates is stale: run `make experiments-recompute` and commit them"
+    for definition in shipped.sweeps():
+        plan, rows, commitment = shipped.plan_of(RUNS, definition)
+        from experiments.arms import parse_arms
+        from experiments.sweep import prepare
+        fixed = prepare(None, plan, rows, parse_arms(definition["arms"]), bundle_dir)
+        assert load(definition["dir"], "sweep.json")["evaluator_id"] == fixed["evaluator_id"], stale
