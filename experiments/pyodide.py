@@ -31,39 +31,55 @@ def default_seed(evaluator_id) -> int:
     return int(evaluator_id[:12], 16)
 
 
-def run_in_pyodide(bundle, tasks) -> dict:
-    """Run `tasks` in one Pyodide runtime. Returns {"runtime": event, "results": [result]}."""
+def run_in_pyodide(bundle, tasks, session=None) -> dict:
+    """Run `tasks` in one Pyodide runtime: the build's shared one when a
+    builders._session.PyodideSession is given (`make build` loads Pyodide
+    once), else a runtime of its own (experiments/runner/sample.mjs).
+    Returns {"runtime": event, "results": [result]}."""
     from builders._errors import BuildError
     from builders._files import ROOT
     from builders._node import last_line, node_executable, popen
-    try:
-        node = node_executable()
-    except BuildError as exc:
-        raise ExperimentError(f"Pyodide re-execution: {exc.format_message()}")
     data = b"".join(json.dumps(t, sort_keys=True, separators=(",", ":")).encode() + b"\n" for t in tasks)
     with tempfile.TemporaryDirectory(prefix="fundbook-sample-") as tmp:
         path = os.path.join(tmp, "tasks.jsonl")
         with open(path, "wb") as fh:
             fh.write(data)
-        argv = [RUNNER, "--bundle", os.path.abspath(bundle["zip_path"]), "--bundle-sha256", bundle["bundle_sha256"],
-                "--manifest", os.path.abspath(os.path.join(bundle["dir"], "manifest.json")),
-                "--tasks", path, "--tasks-sha256", hashlib.sha256(data).hexdigest()]
+        args = {"bundle": os.path.abspath(bundle["zip_path"]), "bundle_sha256": bundle["bundle_sha256"],
+                "manifest": os.path.abspath(os.path.join(bundle["dir"], "manifest.json")),
+                "tasks": path, "tasks_sha256": hashlib.sha256(data).hexdigest()}
         runtime, results, done = None, [], None
-        with popen(node, argv, ROOT) as proc:
-            for raw in proc.stdout:
-                try:
-                    event = json.loads(raw)
-                except ValueError:
-                    break
-                if event["event"] == "runtime":
-                    runtime = event
-                elif event["event"] == "task":
-                    results.append(event["result"])
-                elif event["event"] == "done":
-                    done = event
-            proc.stdout.read()
-            stderr = proc.stderr.read()
-            code = proc.wait()
+
+        def take(event):
+            nonlocal runtime, done
+            if event["event"] == "runtime":
+                runtime = event
+            elif event["event"] == "task":
+                results.append(event["result"])
+            elif event["event"] == "done":
+                done = event
+        if session is not None:
+            try:
+                session.request("sample", on_event=take, **args)
+            except BuildError as exc:
+                raise ExperimentError(f"Pyodide re-execution: {exc.format_message()}")
+            code, stderr = 0, ""
+        else:
+            try:
+                node = node_executable()
+            except BuildError as exc:
+                raise ExperimentError(f"Pyodide re-execution: {exc.format_message()}")
+            argv = [RUNNER] + [x for key in ("bundle", "bundle_sha256", "manifest", "tasks", "tasks_sha256")
+                               for x in ("--" + key.replace("_", "-"), args[key])]
+            with popen(node, argv, ROOT) as proc:
+                for raw in proc.stdout:
+                    try:
+                        event = json.loads(raw)
+                    except ValueError:
+                        break
+                    take(event)
+                proc.stdout.read()
+                stderr = proc.stderr.read()
+                code = proc.wait()
     if code != 0 or done is None:
         raise ExperimentError(f"Pyodide re-execution: {last_line(stderr) or f'{RUNNER} exited with {code}'}")
     if runtime.get("bundle_sha256") != bundle["bundle_sha256"]:

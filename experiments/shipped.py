@@ -120,7 +120,7 @@ def run_definition(runs_dir, definition, bundle_dir, recompute=False, progress=T
             "sweep": sweep_doc, "reused": reused}
 
 
-def recheck(runs, bundle, seed, size=RECHECK_ITEMS) -> dict:
+def recheck(runs, bundle, seed, size=RECHECK_ITEMS, session=None) -> dict:
     """A fresh sample of every sweep on host CPython and in Pyodide, against the committed values."""
     tasks, expected, report = [], {}, {}
     for r in runs:
@@ -138,7 +138,7 @@ def recheck(runs, bundle, seed, size=RECHECK_ITEMS) -> dict:
             tasks.append(prepared["graded"])
             expected[iid] = want
         report[r["definition"]["dir"]] = {"items": ids, "host_identical": True}
-    out = pyodide.run_in_pyodide(bundle, tasks)
+    out = pyodide.run_in_pyodide(bundle, tasks, session)
     pyodide.compare(expected, out["results"])
     for entry in report.values():
         entry["pyodide_identical"] = True
@@ -146,13 +146,14 @@ def recheck(runs, bundle, seed, size=RECHECK_ITEMS) -> dict:
             "bundle_sha256": out["runtime"]["bundle_sha256"], "tasks": len(tasks)}
 
 
-def build(runs_dir=None, bundle_dir=None, check_dir=None, recompute=False, progress=True, seed=None, log=print):
+def build(runs_dir=None, bundle_dir=None, check_dir=None, recompute=False, progress=True, seed=None, log=print,
+          session=None):
     runs_dir = runs_dir or os.path.join(ROOT, "runs")
     bundle_dir = bundle_dir or os.path.join(ROOT, "build", "engine")
     check_dir = check_dir or os.path.join(ROOT, "build", "experiments")
     runs = [run_definition(runs_dir, d, bundle_dir, recompute, progress, log) for d in sweeps()]
     seed = seed if seed is not None else int(os.environ.get("FUNDBOOK_RECHECK_SEED") or secrets.randbits(48))
-    checked = recheck(runs, runs[0]["fixed"]["bundle"], seed)
+    checked = recheck(runs, runs[0]["fixed"]["bundle"], seed, session=session)
     decisions = {}
     for c in COMPARISONS:
         directory = os.path.join(runs_dir, c)

@@ -1,8 +1,9 @@
 # The engine bundle and the published runs (builders/bundle, builders/runs).
 # `make build` runs build-pyodide: ONE pinned Pyodide runtime (Node) compiles
 # engine/ into build/engine/, executes every fixture through that bundle (with
-# a host-CPython parity check) into runs/, and compiles the desk's stdlib
-# (skipped when current). runs/ is rewritten only when every check passed, and
+# a host-CPython parity check) into runs/, compiles the desk's stdlib
+# (skipped when current) and re-checks the shipped experiments' sample
+# (mk/experiments.mk). runs/ is rewritten only when every check passed, and
 # a record whose content did not change keeps its published volatile part, so
 # an unchanged publication is rewritten byte for byte. Measured times go to
 # build/timings/. node_modules/.installed (npm ci) is defined in mk/site.mk;
@@ -15,7 +16,7 @@ RUNS_BUILD = $(PYTHON) -m builders.runs build --compile-engine --bundle build/en
 .PHONY: build-pyodide build-engine build-runs publish-runs verify bench-runs test-builders
 
 build-pyodide: $(STAMP) node_modules/.installed
-	$(RUNS_BUILD) --stdlib $(DESK_STDLIB)
+	$(RUNS_BUILD) --stdlib $(DESK_STDLIB) --experiments
 
 # The stages alone (each loads the runtime once).
 build-engine: $(STAMP) node_modules/.installed

@@ -1,5 +1,7 @@
 # The experiment layer (experiments/): the shipped comparisons and the grader
-# certificate. `make build` runs build-experiments after build-runs: it reuses
+# certificate. `make build` builds them inside build-pyodide (mk/builders.mk),
+# in the build's one Pyodide runtime; `make build-experiments` alone does the
+# same with a runtime of its own. Either way it reuses
 # the committed rows of runs/comparisons and runs/certificates when their
 # evaluator id is this checkout's (else recomputes them), re-checks a fresh
 # random sample on host CPython and through the bundle in Pyodide, decides,
@@ -8,7 +10,6 @@
 # runs/comparisons and runs/certificates afterwards); `make verify-experiments`
 # recomputes into a scratch folder and compares the bytes.
 
-BUILD_STAGES += build-experiments
 BENCH_EXTRA += bench-experiments
 .PHONY: build-experiments experiments-recompute verify-experiments bench-experiments test-experiments
 

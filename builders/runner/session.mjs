@@ -1,12 +1,15 @@
 // One pinned Pyodide runtime for a whole build: `make build` compiles the
-// engine, executes every fixture and compiles the desk's stdlib in it, so the
-// runtime is loaded once (builders/_session.py drives it).
+// engine, executes every fixture, compiles the desk's stdlib and re-checks the
+// experiments' sample in it, so the runtime is loaded once
+// (builders/_session.py drives it).
 //
 //   node builders/runner/session.mjs      (requests on stdin, events on stdout)
 //
 // Request, one JSON line:  {"op": "compile", "config": "<json text>", "out": DIR, "root": DIR}
 //                          {"op": "run", "bundle", "bundle_sha256", "manifest", "plan", "plan_sha256", "plan_label"}
 //                          {"op": "stdlib", "out": FILE}
+//                          {"op": "sample", "bundle", "bundle_sha256", "manifest", "tasks", "tasks_sha256"}
+//                          (the experiments' sampled re-execution, experiments/runner/ops.mjs)
 // Events, one JSON line each: {"event": "ready", ...} once; per request the
 // op's own events, then {"event": "end", "op", ...facts}. End of stdin ends the
 // session. Any error: one line on stderr, exit 1 (the build stops).
@@ -15,6 +18,7 @@ import { createInterface } from "node:readline";
 import { compileStdlib } from "../desk/stdlib_build.mjs";
 import { EXIT_USAGE, fail, startPyodide } from "./_pyodide.mjs";
 import { compileBundle, runFixtures } from "./ops.mjs";
+import { runSample } from "../../experiments/runner/ops.mjs";
 
 const emit = (event) => process.stdout.write(JSON.stringify(event) + "\n");
 const runtime = await startPyodide();
@@ -30,6 +34,9 @@ const ops = {
     plan: { text: req.plan, sha256: req.plan_sha256, label: req.plan_label || "fixture plan" },
   }, emit),
   stdlib: (req) => compileStdlib(runtime, req.out),
+  sample: (req) => runSample(runtime, {
+    bundle: req.bundle, bundleSha256: req.bundle_sha256, manifest: req.manifest, tasks: req.tasks, tasksSha256: req.tasks_sha256,
+  }, emit),
 };
 
 for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
@@ -41,7 +48,7 @@ for await (const line of createInterface({ input: process.stdin, crlfDelay: Infi
     fail(`session request does not parse (${err.message})`, EXIT_USAGE);
   }
   const op = ops[req.op];
-  if (!op) fail(`session request: unknown op ${JSON.stringify(req.op)} (expected compile, run or stdlib)`, EXIT_USAGE);
+  if (!op) fail(`session request: unknown op ${JSON.stringify(req.op)} (expected compile, run, stdlib or sample)`, EXIT_USAGE);
   const t0 = performance.now();
   const facts = op(req);
   emit({ event: "end", op: req.op, ms: Math.round(performance.now() - t0), ...facts });

@@ -8,6 +8,7 @@ import time
 import click
 
 from .._cli import StageGroup
+from .._errors import BuildError
 from .._files import ROOT, rel, write_bytes
 from .._session import PyodideSession
 from ._stage import build_runs, default_bundle_dir
@@ -27,6 +28,9 @@ def main():
               help="Compile the bundle into --bundle first, in the same Pyodide runtime.")
 @click.option("--stdlib", "stdlib_out", default=None,
               help="Also compile the desk's stdlib into this file, in the same runtime (skipped when current).")
+@click.option("--experiments", "with_experiments", is_flag=True,
+              help="Then build the shipped comparisons and certificate (experiments/), re-checking their sample "
+                   "in the same runtime.")
 @click.option("--out", default=os.path.join(ROOT, "runs"), show_default="runs", help="Where to publish the records.")
 @click.option("--volatile", type=click.Choice(["keep", "fresh"]), default="keep", show_default=True,
               help="keep: a record whose content is unchanged keeps its published volatile part (times, host), "
@@ -36,7 +40,7 @@ def main():
 @click.option("--run-id", "run_ids", multiple=True, help="Only these fixtures (default: every published one).")
 @click.option("--timings", "timings_dir", default=TIMINGS, show_default="build/timings",
               help="Directory for this build's measured times (engine.json, runs.json, build.json).")
-def build(bundle_dir, compile_engine, stdlib_out, out, volatile, parity, run_ids, timings_dir):
+def build(bundle_dir, compile_engine, stdlib_out, with_experiments, out, volatile, parity, run_ids, timings_dir):
     """Run every fixture in Pyodide from the bundle and write runs/."""
     if run_ids and os.path.abspath(out) == os.path.join(ROOT, "runs"):
         raise click.UsageError("--run-id builds a partial set and runs/ holds the whole publication: "
@@ -64,6 +68,19 @@ def build(bundle_dir, compile_engine, stdlib_out, out, volatile, parity, run_ids
             stages["build-desk"] = round((time.perf_counter() - t2) * 1000)
             click.echo("desk stdlib: " + ("current, not recompiled" if facts["skipped"] else
                                           f"{facts['compiled']} modules compiled in {facts['compile_ms']} ms"))
+        if with_experiments:
+            from experiments import shipped
+            from experiments.errors import ExperimentError
+            t3 = time.perf_counter()
+            try:
+                checks = shipped.build(runs_dir=out, bundle_dir=bundle_dir, session=session,
+                                       log=lambda text: click.echo(text))
+            except ExperimentError as exc:
+                raise BuildError(exc.message) from None
+            stages["build-experiments"] = round((time.perf_counter() - t3) * 1000)
+            click.echo(f"experiments: {len(checks['comparisons'])} comparisons decided and verified, certificate "
+                       f"{'passed' if checks['certificate']['passed'] else 'FAILED'} ({checks['certificate']['met']} of "
+                       f"{checks['certificate']['checked']}); sample re-checked on host and in Pyodide")
         load_ms = session.ready["load_ms"]
     total = round((time.perf_counter() - t0) * 1000)
     write_bytes(os.path.join(timings_dir, "build.json"),

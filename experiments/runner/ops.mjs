@@ -1,0 +1,46 @@
+// The sampled re-execution as a function of an already started runtime, so
+// that `make build` runs it in the one Pyodide runtime the build loads
+// (builders/runner/session.mjs, op "sample") and sample.mjs stays a thin
+// wrapper that starts a runtime of its own.
+//
+// Loads the engine bundle, checks it like the fixture runner does, imports the
+// engine from the bundle's bytecode, then runs sweep tasks through
+// experiments/work.py. Events: {"event": "runtime"}, one {"event": "task"}
+// per task, {"event": "done"}.
+// args: {bundle, bundleSha256, manifest, tasks, tasksSha256} (paths and hex digests)
+import { fail, loadHelper, readBytes, sha256 } from "../../builders/runner/_pyodide.mjs";
+
+const pyError = (err) => String(err.message || err).trim().split("\n").pop().replace(/^[A-Za-z_.]*(Stop|Error): /, "");
+
+export function runSample(runtime, args, emit) {
+  const zip = readBytes(args.bundle, "the engine bundle");
+  if (sha256(zip) !== args.bundleSha256) fail(`${args.bundle}: sha256 expected ${args.bundleSha256}, actual ${sha256(zip)}`);
+  const manifest = readBytes(args.manifest, "the bundle manifest");
+  const tasks = readBytes(args.tasks, "the sampled tasks");
+  if (sha256(tasks) !== args.tasksSha256) fail(`${args.tasks}: sha256 expected ${args.tasksSha256}, actual ${sha256(tasks)}`);
+  const { py } = runtime;
+  py.FS.mkdirTree("/bundle");
+  py.FS.writeFile("/bundle/fundbook-engine.zip", zip);
+  const call = (fn, ...a) => {
+    try {
+      return fn(...a);
+    } catch (err) {
+      fail(pyError(err));
+    }
+  };
+  const fixtures = loadHelper(py, "./run_fixtures.py", "run_fixtures");
+  const facts = JSON.parse(call(fixtures.verify, args.bundle, new Uint8Array(manifest), args.manifest, runtime.version));
+  call(fixtures._engine);  // the engine, imported from the bundle's bytecode
+  const work = call(() => loadHelper(py, "../../experiments/work.py", "fundbook_work"));
+  emit({ event: "runtime", pyodide_version: runtime.version, load_ms: Math.round(runtime.loadMs), node_version: process.version,
+         bundle_sha256: args.bundleSha256, ...facts });
+  let index = 0;
+  for (const line of tasks.toString("utf8").split("\n")) {
+    if (!line.trim()) continue;
+    const result = JSON.parse(call(work.run_task_json, line));
+    emit({ event: "task", index: index++, result });
+  }
+  const modules = call(fixtures._modules);  // stops unless every engine module came from the bundle
+  emit({ event: "done", tasks: index, engine_modules: modules.length });
+  return { tasks: index };
+}
