@@ -10,6 +10,7 @@ surrogates. Anything it returns has a canonical form (see `_canon`).
 """
 
 import json
+import os
 import re
 
 from ._batch import MAX_BATCH_BYTES  # noqa: F401  (re-exported: every byte limit is listed here)
@@ -54,6 +55,29 @@ def _depth_ok(text: str) -> bool:
         else:
             depth -= 1
     return True
+
+
+def read_limited(path, max_bytes: int) -> bytes:
+    """At most `max_bytes + 1` bytes of a file (OSError if it cannot be read).
+
+    Opened without blocking, then read blocking: a FIFO that no program
+    writes to reads as empty instead of hanging the command forever, while a
+    pipe with a writer (`--input <(...)`) is still read to its end."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags)
+    try:
+        if flags != os.O_RDONLY:
+            os.set_blocking(fd, True)
+        chunks, size = [], 0
+        while size <= max_bytes:
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def parse_json(data, where: str, what: str, max_bytes: int):

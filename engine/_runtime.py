@@ -31,7 +31,7 @@ from ._canon import canonical_json
 from ._commitment import check_salt, new_salt, world_commitment
 from ._diff import first_difference
 from ._errors import DeskError, HistoryError, InputError, ReplayMismatch, RunClosed
-from ._jsonin import MAX_INSTANCE_BYTES, MAX_PACKET_BYTES, parse_json
+from ._jsonin import MAX_INSTANCE_BYTES, MAX_PACKET_BYTES, parse_json, read_limited
 from ._receipts import RECEIPT_KINDS
 from ._replay import finalize_and_grade, replay
 from ._world import fixture_sha256, validate_instance, with_horizon
@@ -444,8 +444,7 @@ def load_family_root(root) -> dict:
     """The instance in a family root written by the family generator."""
     path = os.path.join(str(root), "instance.json")
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_INSTANCE_BYTES + 1)
+        data = read_limited(path, MAX_INSTANCE_BYTES)
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})")
     instance = parse_json(data, path, "a family instance", MAX_INSTANCE_BYTES)

@@ -43,11 +43,10 @@ class FundbookGroup(click.Group):
 def read_json(path, what, limit=None):
     """Parse a JSON file from outside: bounded, strict (see engine._jsonin); an
     InputError naming the file and what was expected on anything else."""
-    from engine._jsonin import MAX_CANDIDATE_BYTES, parse_json
+    from engine._jsonin import MAX_CANDIDATE_BYTES, parse_json, read_limited
     limit = MAX_CANDIDATE_BYTES if limit is None else limit
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(limit + 1)
+        data = read_limited(path, limit)
     except FileNotFoundError:
         raise InputError(f"{path}: no such file ({what} expected)")
     except IsADirectoryError:

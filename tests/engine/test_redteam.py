@@ -1,0 +1,87 @@
+"""Red team: hostile files, forged histories, hostile sessions and packets.
+
+Every case here printed a traceback, hung, exited with the wrong code, printed
+more than one line, or silently accepted what the contract refuses, before
+the fix named in its test's docstring.
+"""
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+import engine
+from engine._baselines import policy_batch
+from engine.cli import cli
+from tests.conftest import REPO
+
+SALT = "7e" * 32
+
+
+def invoke(*args):
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    return result
+
+
+def one_line(result, code=1):
+    err = result.stderr.strip()
+    assert result.exit_code == code, (result.exit_code, result.output)
+    assert err.startswith("error: ") and "\n" not in err and "Traceback" not in err, err
+    return err
+
+
+def fundbook(*args, timeout=60, env=None, cwd=None):
+    """The real command line in a subprocess (what a user runs)."""
+    return subprocess.run([sys.executable, "-c", "from engine.cli import main; main()", *[str(a) for a in args]],
+                          capture_output=True, timeout=timeout, cwd=cwd or REPO,
+                          env=dict(os.environ, PYTHONPATH=REPO, **(env or {})))
+
+
+@pytest.fixture
+def history(tmp_path):
+    db = tmp_path / "h.sqlite"
+    h = engine.History(db)
+    h.init(engine.load_episode("W3"), salt=SALT)
+    for _ in range(3):
+        h.submit(policy_batch("reference", h.packet()))
+    return db
+
+
+# -- files that are not regular files -------------------------------------------------
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_with_no_writer_is_an_input_error_not_a_hang(tmp_path, history):
+    """A FIFO given as a batch, candidate, packet or family instance blocked
+    `open` forever; now it reads as what it holds (nothing: not valid JSON)."""
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    root = tmp_path / "root"
+    root.mkdir()
+    os.mkfifo(root / "instance.json")
+    before = history.read_bytes()
+    for args in (("grade", fifo, "--episode", "W1"), ("desk", "submit", "--db", history, "--input", fifo),
+                 ("tools", "headroom", "--packet", fifo), ("gold", "--family-root", root)):
+        r = fundbook(*args, timeout=30)
+        err = r.stderr.decode().strip()
+        assert r.returncode == 1 and err.startswith("error: ") and "\n" not in err, (args, err)
+        assert "not valid JSON" in err
+    assert history.read_bytes() == before
+
+
+def test_a_pipe_with_a_writer_is_still_read(tmp_path):
+    """Process substitution (`grade <(...)`, a /dev/fd path) keeps working: the pipe is read to its end."""
+    gold = json.dumps(engine.gold_candidate(engine.load_episode("W1"))).encode()
+    read_end, write_end = os.pipe()
+    child = subprocess.Popen([sys.executable, "-c", "from engine.cli import main; main()", "grade",
+                              f"/dev/fd/{read_end}", "--episode", "W1"], pass_fds=(read_end,), cwd=REPO,
+                             env=dict(os.environ, PYTHONPATH=REPO), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    os.close(read_end)
+    with os.fdopen(write_end, "wb") as pipe:
+        pipe.write(gold)
+    out, err = child.communicate(timeout=120)
+    assert child.returncode == 0 and b"100/100" in out, err
