@@ -85,3 +85,29 @@ def test_a_pipe_with_a_writer_is_still_read(tmp_path):
         pipe.write(gold)
     out, err = child.communicate(timeout=120)
     assert child.returncode == 0 and b"100/100" in out, err
+
+
+# -- duplicate names ----------------------------------------------------------------
+
+def test_duplicate_names_in_a_json_object_are_refused_everywhere(tmp_path, history):
+    """`{"day": 99, ..., "day": 4}` was read as day 4 (the last name wins in
+    Python and in JSON.parse, the first in other parsers): a file meaning two
+    things to two readers. RFC 8785 and I-JSON forbid it; now it is refused."""
+    batch = policy_batch("reference", engine.History(history).packet())
+    text = json.dumps(batch)
+    path = tmp_path / "dup.json"
+    path.write_text('{"day": 99, ' + text[1:])
+    before = history.read_bytes()
+    err = one_line(invoke("desk", "submit", "--db", history, "--input", path))
+    assert "duplicate name 'day'" in err and "dup.json" in err
+    assert history.read_bytes() == before
+    nested = text.replace('"report": {', '"report": {"cash": 1, ', 1)
+    path.write_text(nested)
+    assert "duplicate name 'cash'" in one_line(invoke("desk", "submit", "--db", history, "--input", path))
+    assert "duplicate name 'cash'" in one_line(invoke("tools", "project", "--packet", path, "--actions", path))
+    gold = json.dumps(engine.gold_candidate(engine.load_episode("W1")))
+    path.write_text('{"label": "x", ' + gold[1:])
+    assert "duplicate name 'label'" in one_line(invoke("grade", path, "--episode", "W1"))
+    from engine._session import desk_submit
+    out = json.loads(desk_submit('{"episode": "W1"}', "[]", '{"day": 1, "day": 1, "report": {}, "actions": []}'))
+    assert not out["ok"] and "duplicate name 'day'" in out["error"]
