@@ -100,6 +100,8 @@ def read_limited(path, max_bytes: int) -> bytes:
 
 def parse_json(data, where: str, what: str, max_bytes: int):
     """Parse untrusted JSON (bytes or str) into a canonical-safe value; InputError on anything else."""
+    if not isinstance(data, (str, bytes, bytearray, memoryview)):  # e.g. a browser's `undefined`
+        raise InputError(f"{where}: expected JSON text, got {type(data).__name__} ({what} expected)")
     if isinstance(data, str):
         size = len(data.encode("utf-8", "surrogatepass"))
         text = data

@@ -111,3 +111,35 @@ def test_duplicate_names_in_a_json_object_are_refused_everywhere(tmp_path, histo
     from engine._session import desk_submit
     out = json.loads(desk_submit('{"episode": "W1"}', "[]", '{"day": 1, "day": 1, "report": {}, "actions": []}'))
     assert not out["ok"] and "duplicate name 'day'" in out["error"]
+
+
+# -- the practice desk's session API ---------------------------------------------------
+
+@pytest.mark.parametrize("args", [
+    ('{"family": [], "seed": 1}', "[]"),
+    ('{"family": {"a": 1}, "seed": 1}', "[]"),
+    (None, "[]"),
+    ('{"episode": "W1"}', None),
+    (5, 5),
+])
+def test_session_calls_never_raise(args):
+    """A family that is not a string raised TypeError (unhashable) out of every
+    session call, and so did a source or moves that is not JSON text (a
+    browser's `undefined`); now each is an error object."""
+    from engine import _session
+    for call in (_session.desk_state, _session.desk_skip, _session.desk_finalize):
+        out = json.loads(call(*args))
+        assert out["ok"] is False and out["exit_code"] == 1 and "\n" not in out["error"]
+    out = json.loads(_session.desk_submit('{"episode": "W1"}', "[]", None))
+    assert out["ok"] is False and out["error"].startswith("batch: expected JSON text")
+    out = json.loads(_session.desk_tool(None, "headroom", "{}"))
+    assert out["ok"] is False and out["error"].startswith("packet: expected JSON text")
+
+
+def test_a_session_skip_names_its_day_as_an_integer():
+    """`{"skip": true}` closed day 1 (True == 1 in Python); a skip names the open day."""
+    from engine._session import desk_state
+    out = json.loads(desk_state('{"episode": "W1"}', '[{"skip": true}]'))
+    assert out["ok"] is False and "moves[0]" in out["error"]
+    out = json.loads(desk_state('{"episode": "W1"}', '[{"skip": 1}]'))
+    assert out["ok"] is True and out["open_day"] == 2
