@@ -131,8 +131,9 @@ def _fields(obj, spec, where):
 
 
 def _nullable(obj, key, kind, where):
+    """A field that is present, and null or of its kind (the engine reads it)."""
     value = obj.get(key)
-    if value is not None and (type(value) is not kind or (kind is int and not -_MAX <= value <= _MAX)):
+    if key not in obj or value is not None and (type(value) is not kind or (kind is int and not -_MAX <= value <= _MAX)):
         _bad(f"{where}.{key}", f"null or a {kind.__name__}")
 
 

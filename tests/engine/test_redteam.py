@@ -143,3 +143,58 @@ def test_a_session_skip_names_its_day_as_an_integer():
     assert out["ok"] is False and "moves[0]" in out["error"]
     out = json.loads(desk_state('{"episode": "W1"}', '[{"skip": 1}]'))
     assert out["ok"] is True and out["open_day"] == 2
+
+
+# -- the tools over hand-made packets ------------------------------------------------------
+
+def _packet_w3(day=None):
+    run = engine.Run(engine.load_episode("W3"))
+    while day is not None and run.open_day < day:
+        run.submit(policy_batch("reference", run.packet()))
+    return run.packet()
+
+
+def test_tool_results_beyond_the_exact_integer_range_are_input_errors(tmp_path):
+    """A hand-made packet spanning 20,000 calendar days, or holding a trade of
+    2^53-1 cents at 2^53-1 bps, made `interest` and `project` compute amounts
+    beyond +-(2^53-1): the text printed them, and --json crashed with a
+    NotCanonical traceback. Now the tool refuses the packet in one line."""
+    wide = dict(_packet_w3(), calendar=[-10_000, 0, 9_999, 10_000], assets=[], trades=[], quotes=[], expired_quotes=[])
+    (tmp_path / "wide.json").write_text(json.dumps(wide))
+    for extra in ((), ("--json",)):
+        err = one_line(invoke("tools", "interest", "--packet", tmp_path / "wide.json", "--principal", 10**14,
+                              "--rate-bps", 100_000, "--start-day", 0, "--end-day", 3, *extra))
+        assert "interest" in err and "+-(2^53-1)" in err
+    packet = _packet_w3()
+    asset = dict(packet["assets"][0], settle_day=0, exit_day=3, status="held", notional=2**53 - 1)
+    trade = {"id": "FT001", "asset": asset["id"], "quote": "Q01", "counterparty": packet["counterparties"][0]["id"],
+             "notional": 2**53 - 1, "haircut_bps": 0, "principal": 2**53 - 1, "rate_bps": 2**53 - 1, "start": 0,
+             "maturity": 2, "ends": 2, "status": "live", "margin": 0, "end_day": None, "interest": 0, "agreed_day": 0}
+    huge = dict(packet, calendar=[-10_000, 0, 9_999, 10_000], day=1, assets=[asset], trades=[trade], quotes=[],
+                expired_quotes=[])
+    (tmp_path / "huge.json").write_text(json.dumps(huge))
+    (tmp_path / "none.json").write_text("[]")
+    for extra in ((), ("--json",)):
+        err = one_line(invoke("tools", "project", "--packet", tmp_path / "huge.json", "--actions", tmp_path / "none.json", *extra))
+        assert "project" in err and "+-(2^53-1)" in err
+    from engine._session import desk_tool
+    out = json.loads(desk_tool(json.dumps(huge), "project", '{"actions": []}'))
+    assert out["ok"] is False and "+-(2^53-1)" in out["error"]
+
+
+def test_a_packet_approval_without_its_expiry_is_an_input_error():
+    """An approval (or trade) whose nullable field was left out passed the
+    packet check and raised KeyError when an EXECUTE named it."""
+    packet = _packet_w3(4)
+    approved = [a for a in packet["approvals"] if a["status"] == "approved"]
+    assert approved, "W3 has an approved capacity authority on day 4"
+    ap = approved[0]
+    bad = dict(packet, approvals=[{k: v for k, v in a.items() if k != "expires"} for a in packet["approvals"]])
+    quote = packet["quotes"][0]["id"]
+    action = {"id": "x", "type": "EXECUTE", "approval": ap["id"],
+              "action": {"type": "FUND", "asset": packet["assets"][-1]["id"], "quote": quote, "notional": 100}}
+    with pytest.raises(engine.InputError, match=r"packet.approvals\['AP001'\].expires: expected null or"):
+        engine.project(bad, [action])
+    bad = dict(packet, trades=[{k: v for k, v in t.items() if k != "end_day"} for t in packet["trades"]])
+    with pytest.raises(engine.InputError, match=r"packet.trades\['FT001'\].end_day: expected null or"):
+        engine.headroom(bad)
