@@ -322,13 +322,20 @@ class History:
             run.result = derived
         return stored, run
 
-    def _current(self, conn, family_instance=None, expected_head=None, tail=False):
-        """The run as it stands: from the snapshot bound to the head, else by replay.
+    def _current(self, conn, act, family_instance=None, expected_head=None, tail=False):
+        """(stored, run, act(stored, run)) for the run as it stands: continued
+        from the snapshot bound to the head, else rebuilt by replay.
 
         The whole chain is checked either way (on the stored text: cheap).
         `tail=True` (submit, advance) then parses only the receipts from the
         last CLOSE on, which is all a continuation needs, so the cost barely
-        grows with the day; `packet` parses them all, since it shows them."""
+        grows with the day; `packet` parses them all, since it shows them.
+
+        The snapshot is a cache, not a record: its book need only hash to the
+        last CLOSE receipt, which a forger who re-hashes the chain can make
+        any book do. So if acting on the continued run fails in any way but
+        the desk's own expected errors (a malformed book), it is dropped and
+        the history is replayed from its receipts, which names the forgery."""
         from ._run import Run
         stored = self._stored(conn, family_instance)
         rows = self._checked(conn, stored, expected_head)
@@ -337,11 +344,17 @@ class History:
             closes = [i for i, row in enumerate(rows) if row[2] == "CLOSE"]
             start = closes[-1] if (tail and closes) else 0
             receipts = [_parse(self.path, row) for row in rows[start:]]
-            run = Run.restore(stored.instance, stored.salt, receipts, snap.get("book"), snap["closed_day"])
-            if run is not None:
-                return stored, run
+            try:
+                run = Run.restore(stored.instance, stored.salt, receipts, snap.get("book"), snap["closed_day"])
+                if run is not None:
+                    return stored, run, act(stored, run)
+            except DeskError:
+                raise
+            except Exception:  # noqa: BLE001 -- a snapshot that does not work is not used
+                pass
         receipts = [_parse(self.path, row) for row in rows]
-        return stored, replay(stored.instance, receipts, stored.head, stored.salt)
+        run = replay(stored.instance, receipts, stored.head, stored.salt)
+        return stored, run, act(stored, run)
 
     def load(self, family_instance=None, expected_head=None):
         """(meta, run): the run rebuilt from the receipts alone and verified."""
@@ -356,10 +369,10 @@ class History:
     def packet(self, family_instance=None, expected_head=None):
         conn = _connect(self.path)
         try:
-            stored, run = self._current(conn, family_instance, expected_head)
+            stored, run, packet = self._current(conn, lambda stored, run: run.packet(), family_instance, expected_head)
         finally:
             conn.close()
-        return run.packet()
+        return packet
 
     def _write(self, family_instance, move, expected_head=None, full=False):
         conn = _connect(self.path)
@@ -368,16 +381,18 @@ class History:
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
                 raise HistoryError(f"{self.path}: cannot lock the history for writing ({exc})")
-            try:
-                if full:
-                    stored, run = self._replayed(conn, family_instance, expected_head)
-                else:
-                    stored, run = self._current(conn, family_instance, expected_head, tail=True)
+            def act(stored, run):
                 if stored.status != "open":
                     raise RunClosed("the run is finalised: no further batches are accepted")
                 before = len(run.receipts)
                 run.keep_closed_book = True
-                outcome = move(run)
+                return before, move(run)
+            try:
+                if full:
+                    stored, run = self._replayed(conn, family_instance, expected_head)
+                    before, outcome = act(stored, run)
+                else:
+                    stored, run, (before, outcome) = self._current(conn, act, family_instance, expected_head, tail=True)
                 _insert(conn, run.receipts[before:])
                 extra = {"snapshot": _snapshot(run)}
                 if run.finalized:

@@ -198,3 +198,115 @@ def test_a_packet_approval_without_its_expiry_is_an_input_error():
     bad = dict(packet, trades=[{k: v for k, v in t.items() if k != "end_day"} for t in packet["trades"]])
     with pytest.raises(engine.InputError, match=r"packet.trades\['FT001'\].end_day: expected null or"):
         engine.headroom(bad)
+
+
+# -- forged histories, re-hashed end to end -----------------------------------------------
+
+def _rehash(db, edit):
+    """Rewrite a history's receipts with `edit(entries)` and re-hash the chain and head:
+    what a forger who holds the file (and so its salt) can do."""
+    from engine._commitment import world_commitment
+    from engine._receipts import extend
+    conn = sqlite3.connect(db)
+    rows = conn.execute("SELECT day, kind, payload FROM receipts ORDER BY seq").fetchall()
+    entries = edit([{"day": d, "kind": k, "payload": json.loads(p)} for d, k, p in rows])
+    chain = []
+    extend(chain, entries, world_commitment(engine.fixture_sha256(engine.load_episode("W3")), SALT))
+    conn.execute("DELETE FROM receipts")
+    conn.executemany("INSERT INTO receipts VALUES (?, ?, ?, ?, ?, ?)", [
+        (r["seq"], r["day"], r["kind"], engine.canonical_json(r["payload"]).decode(), r["prev_hash"], r["hash"])
+        for r in chain])
+    conn.executemany("UPDATE meta SET value = ? WHERE key = ?", [(chain[-1]["hash"], "head_hash"),
+                                                                (str(len(chain)), "head_size")])
+    conn.commit()
+    conn.close()
+    return {"size": len(chain), "hash": chain[-1]["hash"]}
+
+
+def _every_command(db, tmp_path):
+    batch = tmp_path / "b.json"
+    batch.write_text(json.dumps({"day": 4, "report": {"cash": 0, "assets": {}, "funding_cost_to_date": 0, "breaches": [],
+                                                      "open_approvals": []}, "actions": []}))
+    before = db.read_bytes()
+    errors = []
+    for args in (("desk", "packet", "--db", db), ("desk", "replay", "--db", db), ("desk", "result", "--db", db),
+                 ("desk", "submit", "--db", db, "--input", batch), ("desk", "advance", "--db", db),
+                 ("desk", "result", "--db", db, "--finalize")):
+        errors.append(one_line(invoke(*args)))
+    assert db.read_bytes() == before
+    return errors
+
+
+def test_a_batch_receipt_without_its_batch_is_a_replay_error(history, tmp_path):
+    """A BATCH receipt whose payload lost its `batch` (chain re-hashed) raised KeyError in every command."""
+    def edit(entries):
+        next(e for e in entries if e["kind"] == "BATCH")["payload"] = {"note": "forged"}
+        return entries
+    _rehash(history, edit)
+    for err in _every_command(history, tmp_path):
+        assert "receipt 2 (BATCH, day 1): payload.batch: missing" in err, err
+
+
+def _real_snapshot(db):
+    conn = sqlite3.connect(db)
+    value = conn.execute("SELECT value FROM meta WHERE key = 'snapshot'").fetchone()[0]
+    conn.close()
+    return json.loads(value)["book"]
+
+
+@pytest.mark.parametrize("name", ["empty", "approvals-list", "approval-fields", "asset-int", "short-calendar",
+                                  "trade-fields", "assets-missing"])
+def test_a_forged_snapshot_bound_to_a_forged_close_falls_back_to_replay(history, tmp_path, name):
+    """The snapshot is checked against the last CLOSE receipt's state hash; a
+    forger who rewrites that hash (re-hashing the chain) can make any book
+    pass. A malformed one raised KeyError/TypeError/IndexError in `packet`,
+    `submit` and `advance`; now a snapshot that does not work is not used: the
+    history is replayed from the receipts, which names the forged CLOSE."""
+    from engine._book import public_book
+    from engine._canon import content_sha256
+    real = _real_snapshot(history)
+    book = {
+        "empty": {},
+        "approvals-list": dict(real, approvals=[]),
+        "approval-fields": dict(real, approvals={"AP001": {"status": "pending"}}),
+        "asset-int": dict(real, assets={"A1": 5}),
+        "short-calendar": dict(real, calendar=[0]),
+        "trade-fields": dict(real, trades={"FT001": {"status": "live"}}),
+        "assets-missing": {k: v for k, v in real.items() if k != "assets"},
+    }[name]
+    digest = content_sha256(public_book(book))
+
+    def edit(entries):
+        [e for e in entries if e["kind"] == "CLOSE"][-1]["payload"]["state_hash"] = digest
+        return entries
+    head = _rehash(history, edit)
+    conn = sqlite3.connect(history)
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'snapshot'",
+                 (engine.canonical_json({"head": head, "closed_day": 3, "book": book}).decode(),))
+    conn.commit()
+    conn.close()
+    for err in _every_command(history, tmp_path):
+        assert "(CLOSE, day 3): payload.state_hash differs from replay" in err, err
+
+
+def test_a_well_formed_forged_snapshot_is_caught_by_replay_and_result(history, tmp_path):
+    """The contract's limit, held: a forged book that works (more cash) is
+    continued from by `packet` (its cost stays flat), but `replay` and `result`
+    rebuild the run from the receipts and name the forged CLOSE receipt."""
+    from engine._book import public_book
+    from engine._canon import content_sha256
+    book = dict(_real_snapshot(history))
+    book["cash"] += 10**12
+
+    def edit(entries):
+        [e for e in entries if e["kind"] == "CLOSE"][-1]["payload"]["state_hash"] = content_sha256(public_book(book))
+        return entries
+    head = _rehash(history, edit)
+    conn = sqlite3.connect(history)
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'snapshot'",
+                 (engine.canonical_json({"head": head, "closed_day": 3, "book": book}).decode(),))
+    conn.commit()
+    conn.close()
+    assert engine.History(history).packet()["cash"] == book["cash"]
+    for cmd in ("replay", "result"):
+        assert "(CLOSE, day 3): payload.state_hash differs from replay" in one_line(invoke("desk", cmd, "--db", history))
