@@ -25,6 +25,7 @@ import json
 import os
 import re
 import sqlite3
+import tempfile
 
 from ._candidate import reference_economics
 from ._canon import canonical_json
@@ -259,10 +260,12 @@ class History:
                              f"observed to day {horizon} without a settlement failure, so no run on it could be scored; "
                              f"observe it longer")
         run = Run(instance, salt)
-        tmp = self.path + ".init-tmp"
+        tmp = None
         try:
-            if os.path.exists(tmp):
-                os.remove(tmp)
+            # a file of its own (never a fixed name another init may be using),
+            # linked into place only if nothing has appeared there meanwhile
+            fd, tmp = tempfile.mkstemp(prefix=os.path.basename(self.path) + ".", suffix=".init-tmp", dir=folder)
+            os.close(fd)
             conn = sqlite3.connect(tmp, isolation_level=None)
             try:
                 conn.executescript(SCHEMA)
@@ -274,12 +277,31 @@ class History:
                 conn.execute("COMMIT")
             finally:
                 conn.close()
-            os.replace(tmp, self.path)
+            self._publish(tmp)
         except (OSError, sqlite3.Error) as exc:
-            if os.path.exists(tmp):
-                os.remove(tmp)
             raise InputError(f"{self.path}: cannot write the history ({exc})")
+        finally:
+            if tmp is not None and os.path.lexists(tmp):
+                try:
+                    os.remove(tmp)
+                except OSError:
+                    pass
         return run
+
+    def _publish(self, tmp):
+        """Put a finished history file in place without ever replacing one."""
+        if os.path.isfile(self.path) and os.path.getsize(self.path) == 0:
+            os.replace(tmp, self.path)  # an empty file stands in for a new history
+            return
+        try:
+            os.link(tmp, self.path)  # fails if a history appeared since the check above
+        except FileExistsError:
+            raise InputError(f"{self.path}: a history (or something else) already exists here "
+                             f"(choose a new --db path)") from None
+        except OSError:
+            if os.path.lexists(self.path):  # a filesystem without hard links: replace, as before
+                raise
+            os.replace(tmp, self.path)
 
     # -- loading -----------------------------------------------------------------
     def _stored(self, conn, family_instance=None):

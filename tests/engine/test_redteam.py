@@ -310,3 +310,32 @@ def test_a_well_formed_forged_snapshot_is_caught_by_replay_and_result(history, t
     assert engine.History(history).packet()["cash"] == book["cash"]
     for cmd in ("replay", "result"):
         assert "(CLOSE, day 3): payload.state_hash differs from replay" in one_line(invoke("desk", cmd, "--db", history))
+
+
+# -- init ----------------------------------------------------------------------------------
+
+def test_init_uses_its_own_temporary_file(tmp_path):
+    """`init` built the history in the fixed `<db>.init-tmp`: a directory of
+    that name gave a traceback (IsADirectoryError), and two inits at once
+    removed each other's file (every one of them failed)."""
+    db = tmp_path / "h.sqlite"
+    (tmp_path / "h.sqlite.init-tmp").mkdir()
+    r = invoke("desk", "init", "--episode", "W1", "--db", db)
+    assert r.exit_code == 0, r.output
+    engine.History(db).load()
+
+
+def test_concurrent_inits_make_one_history_and_clobber_nothing(tmp_path):
+    db = tmp_path / "h.sqlite"
+    procs = [subprocess.Popen([sys.executable, "-c", "from engine.cli import main; main()", "desk", "init",
+                               "--episode", "W1", "--db", str(db)], cwd=REPO, env=dict(os.environ, PYTHONPATH=REPO),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(4)]
+    results = [(p.wait(timeout=120), p.stderr.read().decode().strip()) for p in procs]
+    for p in procs:
+        p.stdout.close()
+        p.stderr.close()
+    assert sorted(code for code, _ in results) == [0, 1, 1, 1], results
+    for code, err in results:
+        assert code == 0 or (err.startswith("error: ") and "\n" not in err and "already exists" in err), err
+    engine.History(db).load()
+    assert sorted(os.listdir(tmp_path)) == ["h.sqlite"]
