@@ -339,3 +339,24 @@ def test_concurrent_inits_make_one_history_and_clobber_nothing(tmp_path):
         assert code == 0 or (err.startswith("error: ") and "\n" not in err and "already exists" in err), err
     engine.History(db).load()
     assert sorted(os.listdir(tmp_path)) == ["h.sqlite"]
+
+
+# -- a full disk ---------------------------------------------------------------------------
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_FSIZE as a full disk")
+def test_a_full_disk_names_the_write_error_and_changes_nothing(history, tmp_path):
+    """With no room to write (RLIMIT_FSIZE, SIGXFSZ ignored: the writes fail as
+    on a full disk), submit said `cannot rollback - no transaction is active`
+    -- the failed ROLLBACK hid the real error. The history is unchanged."""
+    batch = tmp_path / "b.json"
+    batch.write_text(json.dumps(policy_batch("reference", engine.History(history).packet())))
+    before = history.read_bytes()
+    code = ("import resource, signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
+            "resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0)); from engine.cli import main; main()")
+    for args in (("desk", "submit", "--db", history, "--input", batch), ("desk", "advance", "--db", history)):
+        r = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, cwd=REPO,
+                           env=dict(os.environ, PYTHONPATH=REPO), timeout=120)
+        err = r.stderr.decode().strip()
+        assert r.returncode == 1 and err.startswith("error: ") and "\n" not in err, err
+        assert "write failed, history unchanged" in err and "cannot rollback" not in err, err
+        assert history.read_bytes() == before
