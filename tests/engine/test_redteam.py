@@ -360,3 +360,31 @@ def test_a_full_disk_names_the_write_error_and_changes_nothing(history, tmp_path
         assert r.returncode == 1 and err.startswith("error: ") and "\n" not in err, err
         assert "write failed, history unchanged" in err and "cannot rollback" not in err, err
         assert history.read_bytes() == before
+
+
+# -- candidates ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,edit,needle", [
+    ("format-true", lambda g: dict(g, format=True), "candidate.format: expected 1"),
+    ("fixture-not-hex", lambda g: dict(g, fixture_sha256="zz\nSCORED 100/100"), "candidate.fixture_sha256: expected 64"),
+    ("fixture-upper", lambda g: dict(g, fixture_sha256=g["fixture_sha256"].upper()), "candidate.fixture_sha256: expected 64"),
+    ("label-list", lambda g: dict(g, label=[1, 2]), "candidate.label: expected a string"),
+    ("label-huge", lambda g: dict(g, label="x" * 3_000_000), "candidate.label: longer than 2000"),
+    ("instance-id-int", lambda g: dict(g, instance_id=5), "candidate.instance_id: expected a string"),
+])
+def test_candidate_header_fields_are_checked(tmp_path, name, edit, needle):
+    """`format: true` passed as format 1 (True == 1), a fixture_sha256 that is
+    no sha256 was UNSCORABLE (exit 2, reserved for a missing reference, and its
+    text echoed into the output), and label and instance_id could be anything
+    of any size. Now each is MALFORMED, exit 1."""
+    gold = engine.gold_candidate(engine.load_episode("W1"))
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(edit(gold)))
+    r = invoke("grade", path, "--episode", "W1", "--json")
+    out = json.loads(r.stdout)
+    assert r.exit_code == 1 and out["status"] == "MALFORMED" and out["error"].startswith(needle), out
+    r = invoke("grade", path, "--episode", "W1")
+    assert r.exit_code == 1 and "SCORED" not in r.stdout.replace("status   MALFORMED", "")
+    # a well-formed hash of another fixture is still UNSCORABLE
+    path.write_text(json.dumps(dict(gold, fixture_sha256="ab" * 32)))
+    assert invoke("grade", path, "--episode", "W1").exit_code == 2
