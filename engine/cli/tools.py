@@ -11,6 +11,7 @@ from engine import format_cents
 from engine._jsonin import MAX_ACTIONS_BYTES, MAX_PACKET_BYTES
 
 from ._common import emit_json, json_option, read_json
+from ._render import plain
 
 
 @click.group()
@@ -54,8 +55,8 @@ def _project_lines(o):
     if o["rejected"]:
         lines.append(f"  the desk would REJECT this batch: {o['rejected']}")
     for d in o["decisions"]:
-        lines.append(f"  {d['decision']:<8} {d['type']:<8} {d['action']}"
-                     + ("" if d["decision"] == "ACCEPTED" else f"  {d['reason']}: {d['message']}"))
+        lines.append(f"  {d['decision']:<8} {d['type']:<8} {plain(d['action'])}"
+                     + ("" if d["decision"] == "ACCEPTED" else f"  {d['reason']}: {plain(d['message'])}"))
     lines.append(f"  cash at the close {format_cents(o['cash'])}")
     r = o["report"]
     lines.append(f"  report: cash {format_cents(r['cash'])}, funding cost to date {format_cents(r['funding_cost_to_date'])}, "

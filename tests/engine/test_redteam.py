@@ -388,3 +388,25 @@ def test_candidate_header_fields_are_checked(tmp_path, name, edit, needle):
     # a well-formed hash of another fixture is still UNSCORABLE
     path.write_text(json.dumps(dict(gold, fixture_sha256="ab" * 32)))
     assert invoke("grade", path, "--episode", "W1").exit_code == 2
+
+
+# -- text output ---------------------------------------------------------------------------
+
+def test_ids_a_desk_chooses_cannot_forge_lines_of_text_output(history, tmp_path):
+    """An action id may hold any character; `desk submit` and `tools project`
+    printed it raw, so `a1\\nsettled: cash 999,999,999.99` printed a line the
+    engine never wrote (and U+202E reversed the rest of the line on screen).
+    Now such characters are printed escaped."""
+    h = engine.History(history)
+    packet = h.packet()
+    batch = policy_batch("reference", packet)
+    forged = "a1\nsettled: cash 999,999,999.99\u202e"
+    batch["actions"] = [{"id": forged, "type": "ESCALATE", "kind": "tenor", "amount": 1}] + batch["actions"]
+    (tmp_path / "b.json").write_text(json.dumps(batch))
+    (tmp_path / "p.json").write_text(json.dumps(packet))
+    for args in (("tools", "project", "--packet", tmp_path / "p.json", "--actions", tmp_path / "b.json"),
+                 ("desk", "submit", "--db", history, "--input", tmp_path / "b.json")):
+        r = invoke(*args)
+        assert r.exit_code == 0, r.output
+        assert "\u202e" not in r.stdout and not any(line.startswith("settled: cash 999") for line in r.stdout.splitlines())
+        assert "a1\\nsettled: cash 999,999,999.99\\u202e" in r.stdout
