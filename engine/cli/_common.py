@@ -8,9 +8,14 @@ import click
 
 from engine import EXIT_USAGE, DeskError, InputError, pretty_json
 
+from ._render import plain
+
 
 class FundbookGroup(click.Group):
     """A group whose errors are one line and whose exit codes are the desk's.
+
+    One line whatever the message quotes: a path or value from the command
+    line is printed with its unprintable characters (a newline) escaped.
 
     click's own usage errors exit with 2, which the contract reserves for
     UNSCORABLE; they exit with 64 (EX_USAGE) here. Subclasses name the
@@ -19,7 +24,7 @@ class FundbookGroup(click.Group):
     expected_errors = (DeskError,)
 
     def report(self, exc):
-        click.echo(f"error: {exc.message}", err=True)
+        click.echo(f"error: {plain(exc.message)}", err=True)
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         try:
@@ -27,7 +32,7 @@ class FundbookGroup(click.Group):
                               standalone_mode=False, **extra)
         except click.exceptions.UsageError as exc:
             hint = exc.ctx.command_path if exc.ctx is not None else self.name
-            click.echo(f"error: {exc.format_message()} (see `{hint} --help`)", err=True)
+            click.echo(f"error: {plain(exc.format_message())} (see `{hint} --help`)", err=True)
             sys.exit(EXIT_USAGE)
         except click.exceptions.Abort:
             click.echo("error: aborted", err=True)

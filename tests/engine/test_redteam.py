@@ -410,3 +410,13 @@ def test_ids_a_desk_chooses_cannot_forge_lines_of_text_output(history, tmp_path)
         assert r.exit_code == 0, r.output
         assert "\u202e" not in r.stdout and not any(line.startswith("settled: cash 999") for line in r.stdout.splitlines())
         assert "a1\\nsettled: cash 999,999,999.99\\u202e" in r.stdout
+
+
+def test_errors_stay_on_one_line_whatever_a_path_holds(tmp_path):
+    """A path with a newline (or U+202E) in it was printed raw inside the
+    error: a two-line error. Paths are named escaped."""
+    odd = tmp_path / "a\nb\u202e.json"
+    r = invoke("grade", odd, "--episode", "W1")
+    assert "a\\nb\\u202e.json: no such file" in one_line(r)
+    assert "no such history" in one_line(invoke("desk", "packet", "--db", odd))
+    assert "does not exist" in one_line(invoke("desk", "init", "--episode", "W1", "--db", tmp_path / "x\ny" / "h.sqlite"))
