@@ -31,8 +31,11 @@ class FundbookGroup(click.Group):
             rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var,
                               standalone_mode=False, **extra)
         except click.exceptions.UsageError as exc:
-            hint = exc.ctx.command_path if exc.ctx is not None else self.name
-            click.echo(f"error: {plain(exc.format_message())} (see `{hint} --help`)", err=True)
+            hint = exc.ctx.command_path if exc.ctx is not None else (prog_name or self.name)
+            message = exc.format_message()
+            if isinstance(exc, getattr(click.exceptions, "NoArgsIsHelpError", ())):
+                message = "missing a command"  # (click's message is the whole help)
+            click.echo(f"error: {plain(message)} (see `{hint} --help`)", err=True)
             sys.exit(EXIT_USAGE)
         except click.exceptions.Abort:
             click.echo("error: aborted", err=True)

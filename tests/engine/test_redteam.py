@@ -420,3 +420,16 @@ def test_errors_stay_on_one_line_whatever_a_path_holds(tmp_path):
     assert "a\\nb\\u202e.json: no such file" in one_line(r)
     assert "no such history" in one_line(invoke("desk", "packet", "--db", odd))
     assert "does not exist" in one_line(invoke("desk", "init", "--episode", "W1", "--db", tmp_path / "x\ny" / "h.sqlite"))
+
+
+@pytest.mark.parametrize("args,hint,needle", [
+    ((), "fundbook", "missing a command"), (("desk",), "fundbook desk", "missing a command"),
+    (("tools",), "fundbook tools", "missing a command"), (("desk", "packet", "--db"), "fundbook", "requires an argument")])
+def test_usage_errors_are_one_line(args, hint, needle):
+    """`fundbook`, `fundbook desk` and `fundbook tools` with no command printed
+    the whole help to stderr as a 20-line "error:"; an option missing its value
+    pointed at `cli --help` (no such program)."""
+    r = fundbook(*args)
+    err = r.stderr.decode().strip()
+    assert r.returncode == 64 and err.startswith("error: ") and "\n" not in err, err
+    assert err.endswith(f"(see `{hint} --help`)") and needle in err and "\\n" not in err and len(err) < 200, err
