@@ -27,6 +27,7 @@ class FundbookGroup(click.Group):
         click.echo(f"error: {plain(exc.message)}", err=True)
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        _utf8_output()
         try:
             rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var,
                               standalone_mode=False, **extra)
@@ -46,6 +47,19 @@ class FundbookGroup(click.Group):
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _utf8_output():
+    """Print UTF-8 whatever the locale: output bytes never depend on it, and a
+    character the locale cannot encode (a desk's note in a later packet) is
+    never an encoding error."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if encoding != "utf8" and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(encoding="utf-8")
+            except (ValueError, OSError):  # a stream that cannot change (already written to): leave it
+                pass
 
 
 def read_json(path, what, limit=None):

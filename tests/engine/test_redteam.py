@@ -433,3 +433,23 @@ def test_usage_errors_are_one_line(args, hint, needle):
     err = r.stderr.decode().strip()
     assert r.returncode == 64 and err.startswith("error: ") and "\n" not in err, err
     assert err.endswith(f"(see `{hint} --help`)") and needle in err and "\\n" not in err and len(err) < 200, err
+
+
+def test_output_bytes_do_not_depend_on_the_locale(history, tmp_path):
+    """A batch note (or id) with characters outside Latin-1 is shown in later
+    packets; under a Latin-1 locale (PYTHONIOENCODING=latin-1) printing it was
+    a UnicodeEncodeError traceback. Output is UTF-8 whatever the locale, byte
+    for byte the same."""
+    batch = policy_batch("reference", engine.History(history).packet())
+    batch["note"] = "hedged \U0001F600 \u202e done"
+    engine.History(history).submit(batch)
+    outputs = []
+    for env in ({"PYTHONIOENCODING": "utf-8"}, {"PYTHONIOENCODING": "latin-1"}, {"PYTHONIOENCODING": "ascii"},
+                {"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}):
+        r = fundbook("desk", "packet", "--db", history, "--json", env=env)
+        assert r.returncode == 0 and not r.stderr, r.stderr.decode()
+        outputs.append(r.stdout)
+        r = fundbook("grade", tmp_path / "\U0001F600.json", "--episode", "W1", env=env)
+        err = r.stderr.decode("utf-8").strip()
+        assert r.returncode == 1 and err.startswith("error: ") and "\n" not in err and "no such file" in err, err
+    assert len(set(outputs)) == 1 and "\U0001F600".encode() in outputs[0]
