@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import sys
 
 import click
@@ -102,16 +103,39 @@ def emit_json(value):
     click.echo(pretty_json(value), nl=False)
 
 
+_DIGITS = re.compile(r"-?[0-9]{1,30}")
+
+
+class Integer(click.ParamType):
+    """An integer in ASCII digits, optionally within [low, high].
+
+    Python's int() also reads '٣' (any Unicode digit), '1_000', ' 7 ' and
+    '+3', none of which any fundbook document means; they are usage errors."""
+
+    name = "integer"
+
+    def __init__(self, low=None, high=None):
+        self.low, self.high = low, high
+
+    def convert(self, value, param, ctx):
+        if type(value) is not int:
+            if not _DIGITS.fullmatch(str(value)):
+                self.fail(f"expected an integer in ASCII digits, got {str(value)[:40]!r}", param, ctx)
+            value = int(value)
+        if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
+            self.fail(f"expected an integer in {self.low}..{self.high}, got {value}", param, ctx)
+        return value
+
+
 def parse_seeds(values, option="--seeds"):
     """Seeds as integers and inclusive ranges: `1 2 3`, `1..200`, `5 10..12`."""
     from engine._canon import MAX_SAFE_INTEGER
     seeds = []
     for value in values:
         low, sep, high = str(value).partition("..")
-        try:
-            lo, hi = int(low), int(high) if sep else int(low)
-        except ValueError:
+        if not _DIGITS.fullmatch(low) or (sep and not _DIGITS.fullmatch(high)):
             raise click.UsageError(f"{option}: expected positive integers or ranges like 1..200, got {value[:40]!r}")
+        lo, hi = int(low), int(high) if sep else int(low)
         if not 1 <= lo <= hi <= MAX_SAFE_INTEGER:
             raise click.UsageError(f"{option}: expected seeds in 1..{MAX_SAFE_INTEGER} and ranges low..high, got {value[:40]!r}")
         if hi - lo + len(seeds) >= MAX_SEEDS:

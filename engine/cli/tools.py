@@ -10,7 +10,7 @@ import engine
 from engine import format_cents
 from engine._jsonin import MAX_ACTIONS_BYTES, MAX_PACKET_BYTES
 
-from ._common import emit_json, json_option, read_json
+from ._common import Integer, emit_json, json_option, read_json
 from ._render import plain
 
 
@@ -37,10 +37,10 @@ def _out(value, as_json, lines):
 
 @tools.command()
 @packet_option
-@click.option("--principal", required=True, type=int, help="Cents.")
-@click.option("--rate-bps", required=True, type=int)
-@click.option("--start-day", required=True, type=int)
-@click.option("--end-day", required=True, type=int)
+@click.option("--principal", required=True, type=Integer(), help="Cents.")
+@click.option("--rate-bps", required=True, type=Integer())
+@click.option("--start-day", required=True, type=Integer())
+@click.option("--end-day", required=True, type=Integer())
 @json_option
 def interest(packet_path, principal, rate_bps, start_day, end_day, as_json):
     """ACT/360 interest on a principal between two business days."""
@@ -86,7 +86,7 @@ def project(packet_path, actions_path, as_json):
 @packet_option
 @click.option("--asset", required=True)
 @click.option("--quote", required=True)
-@click.option("--notional", type=int, help="Cents (default: the asset's notional).")
+@click.option("--notional", type=Integer(), help="Cents (default: the asset's notional).")
 @json_option
 def exposure(packet_path, asset, quote, notional, as_json):
     """Maturity gap and tail of an asset now, and if funded from a quote."""

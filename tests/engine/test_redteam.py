@@ -453,3 +453,19 @@ def test_output_bytes_do_not_depend_on_the_locale(history, tmp_path):
         err = r.stderr.decode("utf-8").strip()
         assert r.returncode == 1 and err.startswith("error: ") and "\n" not in err and "no such file" in err, err
     assert len(set(outputs)) == 1 and "\U0001F600".encode() in outputs[0]
+
+
+@pytest.mark.parametrize("value", ["\u0663", "1_0", " 7", "+3", "\uff13", "0x10"])
+def test_command_line_integers_are_ascii_digits(tmp_path, value):
+    """Python's int() reads '٣' (Arabic-Indic three), '1_0', ' 7' and '+3':
+    `--seeds ٣` wrote seed 3 and `--principal 1_0` meant 10. Integers on the
+    command line are ASCII digits (with a leading minus where negative makes sense)."""
+    packet = tmp_path / "p.json"
+    packet.write_text(json.dumps(_packet_w3()))
+    for args in (("families", "--output", tmp_path / "f", "--seeds", value),
+                 ("desk", "init", "--episode", "W1", "--db", tmp_path / "h.sqlite", "--observation-end-day", value),
+                 ("tools", "interest", "--packet", packet, "--principal", value, "--rate-bps", 1, "--start-day", 1,
+                  "--end-day", 2),
+                 ("tools", "exposure", "--packet", packet, "--asset", "A1", "--quote", "Q01", "--notional", value)):
+        one_line(invoke(*args), code=64)
+    assert not (tmp_path / "f").exists() and not (tmp_path / "h.sqlite").exists()
