@@ -50,14 +50,44 @@ _COUNT = re.compile(r"(0|[1-9][0-9]{0,8})")
 MAX_RECEIPTS = 1_000_000
 
 
+def _schema_objects(sql):
+    """{(type, name): normalised SQL} of a schema: what `init` creates, exactly."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.executescript(sql)
+        return _objects(conn)
+    finally:
+        conn.close()
+
+
+def _objects(conn):
+    return {(kind, name): " ".join((text or "").split())
+            for kind, name, text in conn.execute("SELECT type, name, sql FROM sqlite_master")}
+
+
+_SCHEMA_OBJECTS = _schema_objects(SCHEMA)
+
+
 def _connect(path):
+    """An open history whose schema is exactly the runtime's two tables: a
+    trigger or a view would run inside the runtime's own transactions (one
+    that deletes each receipt as it is written made `submit` succeed while
+    writing nothing), so anything else is refused before any use."""
     if not os.path.isfile(path):
         raise InputError(f"{path}: no such history (run `fundbook desk init` first)")
     try:
         conn = sqlite3.connect(path, isolation_level=None, timeout=30)
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        objects = _objects(conn)
     except sqlite3.Error as exc:
         raise HistoryError(f"{path}: not a readable fundbook history ({exc})")
+    if objects != _SCHEMA_OBJECTS:
+        conn.close()
+        odd = sorted(set(objects.items()) ^ set(_SCHEMA_OBJECTS.items()))
+        what = f"{odd[0][0][0]} {odd[0][0][1]!r}" if odd else "?"
+        if not objects:
+            raise HistoryError(f"{path}: not a fundbook history (no tables: an empty database)")
+        raise HistoryError(f"{path}: the schema is not a fundbook history's (unexpected or changed {what}; "
+                           f"tampered, or written by another program)")
     return conn
 
 

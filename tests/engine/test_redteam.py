@@ -469,3 +469,46 @@ def test_command_line_integers_are_ascii_digits(tmp_path, value):
                  ("tools", "exposure", "--packet", packet, "--asset", "A1", "--quote", "Q01", "--notional", value)):
         one_line(invoke(*args), code=64)
     assert not (tmp_path / "f").exists() and not (tmp_path / "h.sqlite").exists()
+
+
+# -- the schema of a history -------------------------------------------------------------
+
+@pytest.mark.parametrize("name,sql", [
+    ("trigger", "CREATE TRIGGER t AFTER INSERT ON receipts BEGIN DELETE FROM receipts WHERE seq = NEW.seq; END"),
+    ("meta-trigger", "CREATE TRIGGER t AFTER UPDATE ON meta BEGIN UPDATE meta SET value = 'x' WHERE key = 'nothing'; END"),
+    ("view", "ALTER TABLE receipts RENAME TO r2; CREATE VIEW receipts AS SELECT * FROM r2; "
+             "CREATE TRIGGER t INSTEAD OF INSERT ON receipts BEGIN SELECT 1; END"),
+    ("extra-column", "ALTER TABLE receipts ADD COLUMN extra TEXT"),
+    ("no-primary-key", "CREATE TABLE r3 (seq INTEGER, day INTEGER, kind TEXT, payload TEXT, prev_hash TEXT, hash TEXT); "
+                       "INSERT INTO r3 SELECT * FROM receipts; DROP TABLE receipts; ALTER TABLE r3 RENAME TO receipts"),
+])
+def test_a_history_with_a_changed_schema_is_refused(history, tmp_path, name, sql):
+    """A trigger in the history ran inside the runtime's own transaction: with
+    one that deletes each receipt as it is inserted, `submit` printed the
+    day's decisions and exit 0 while writing nothing (the next command found
+    the history truncated); a view with an INSTEAD OF trigger did the same.
+    The schema is now checked: exactly the runtime's two tables."""
+    conn = sqlite3.connect(history)
+    conn.executescript(sql)
+    conn.commit()
+    conn.close()
+    (tmp_path / "b.json").write_text(json.dumps(policy_batch("reference", _packet_at(history))))
+    before = history.read_bytes()
+    for args in (("desk", "submit", "--db", history, "--input", tmp_path / "b.json"), ("desk", "packet", "--db", history),
+                 ("desk", "replay", "--db", history), ("desk", "advance", "--db", history)):
+        assert "schema" in one_line(invoke(*args))
+    assert history.read_bytes() == before
+
+
+def _packet_at(db):
+    """The packet of a history, read without the runtime (its checks are what is under test)."""
+    conn = sqlite3.connect(db)
+    rows = conn.execute("SELECT day, kind, payload FROM r2 ORDER BY seq" if conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE name = 'r2'").fetchone() else
+        "SELECT day, kind, payload FROM receipts ORDER BY seq").fetchall()
+    conn.close()
+    run = engine.Run(engine.load_episode("W3"), SALT)
+    for day, kind, payload in rows:
+        if kind == "BATCH":
+            run.submit(json.loads(payload)["batch"])
+    return run.packet()
