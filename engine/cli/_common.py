@@ -88,6 +88,8 @@ def write_json(path, value):
         raise InputError(f"{path}: the folder {directory} does not exist")
     if os.path.isdir(path):
         raise InputError(f"{path}: is a directory (a file path expected)")
+    if _is_sqlite(path):  # `--output` naming the history by mistake would lose the run
+        raise InputError(f"{path}: is an SQLite database (a desk history?); refusing to overwrite it with JSON")
     tmp = f"{path}.tmp-{os.getpid()}"
     try:
         with open(tmp, "w", encoding="utf-8") as fh:
@@ -97,6 +99,16 @@ def write_json(path, value):
         if os.path.exists(tmp):
             os.remove(tmp)
         raise InputError(f"{path}: cannot write ({exc.strerror or exc})")
+
+
+def _is_sqlite(path):
+    if not os.path.isfile(path):  # (never open a FIFO or device just to look)
+        return False
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
 
 
 def emit_json(value):

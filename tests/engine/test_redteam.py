@@ -512,3 +512,17 @@ def _packet_at(db):
         if kind == "BATCH":
             run.submit(json.loads(payload)["batch"])
     return run.packet()
+
+
+def test_an_output_path_never_overwrites_a_history(history, tmp_path):
+    """`desk packet --db h.sqlite --output h.sqlite` (or `gold -o` onto a
+    history, through a symlink too) replaced the history with JSON: the run
+    was lost. Writing JSON over an SQLite file is refused."""
+    before = history.read_bytes()
+    link = tmp_path / "link.json"
+    link.symlink_to(history)
+    for args in (("desk", "packet", "--db", history, "--output", history), ("gold", "--episode", "W3", "-o", link),
+                 ("mutate", "M1_stale_quote", "--episode", "W3", "-o", history)):
+        assert "is an SQLite database" in one_line(invoke(*args))
+    assert history.read_bytes() == before
+    engine.History(history).load()
