@@ -82,7 +82,11 @@ def read_json(path, what, limit=None):
 
 
 def write_json(path, value):
-    """Write pretty, stable JSON: a temp file beside the target, then rename."""
+    """Write pretty, stable JSON: a temp file beside the target, then rename.
+
+    A target that exists and is not a regular file (/dev/null, /dev/stdout, a
+    FIFO) is written in place: renaming over it would replace the device or
+    link itself, for every program on the machine."""
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise InputError(f"{path}: the folder {directory} does not exist")
@@ -90,10 +94,18 @@ def write_json(path, value):
         raise InputError(f"{path}: is a directory (a file path expected)")
     if _is_sqlite(path):  # `--output` naming the history by mistake would lose the run
         raise InputError(f"{path}: is an SQLite database (a desk history?); refusing to overwrite it with JSON")
+    text = pretty_json(value)
+    if os.path.exists(path) and not os.path.isfile(path):
+        try:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise InputError(f"{path}: cannot write ({exc.strerror or exc})")
+        return
     tmp = f"{path}.tmp-{os.getpid()}"
     try:
         with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(pretty_json(value))
+            fh.write(text)
         os.replace(tmp, path)
     except OSError as exc:
         if os.path.exists(tmp):

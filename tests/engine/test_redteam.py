@@ -526,3 +526,21 @@ def test_an_output_path_never_overwrites_a_history(history, tmp_path):
         assert "is an SQLite database" in one_line(invoke(*args))
     assert history.read_bytes() == before
     engine.History(history).load()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_an_output_that_is_not_a_regular_file_is_written_in_place(tmp_path):
+    """`--output` wrote a temporary file beside the target and renamed it over
+    the target -- for `-o /dev/null` or `-o /dev/stdout` (as root) that
+    replaces the device node or link for every program on the machine, and a
+    FIFO was replaced by a plain file its reader never saw. A target that
+    exists and is not a regular file is now written in place; the FIFO here
+    stands in for the devices."""
+    fifo = tmp_path / "out.json"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    r = fundbook("gold", "--episode", "W1", "-o", fifo, timeout=60)
+    out, _ = reader.communicate(timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out)["instance_id"] == "W1"
+    assert os.path.exists(fifo) and not os.path.isfile(fifo) and sorted(os.listdir(tmp_path)) == ["out.json"]
