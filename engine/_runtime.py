@@ -145,6 +145,9 @@ class _Stored:
             raise HistoryError(exc.message)
         if fixture_sha256(self.instance) != self.rows["fixture_sha256"]:
             raise HistoryError(f"{path}: meta.instance does not match meta.fixture_sha256 (edited)")
+        if self.rows.get("horizon") != str(self.instance["horizon"]):
+            raise HistoryError(f"{path}: meta.horizon does not match the initialised instance's horizon "
+                               f"{self.instance['horizon']} (edited)")
 
     def _json(self, key, what, limit):
         try:

@@ -544,3 +544,15 @@ def test_an_output_that_is_not_a_regular_file_is_written_in_place(tmp_path):
     assert r.returncode == 0, r.stderr
     assert json.loads(out)["instance_id"] == "W1"
     assert os.path.exists(fifo) and not os.path.isfile(fifo) and sorted(os.listdir(tmp_path)) == ["out.json"]
+
+
+@pytest.mark.parametrize("value", ["5", "x", ""])
+def test_an_edited_horizon_row_is_named(history, tmp_path, value):
+    """meta.horizon was written and never read: editing it to 5 changed
+    nothing and nothing said so. It must agree with the initialised instance."""
+    conn = sqlite3.connect(history)
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'horizon'", (value,))
+    conn.commit()
+    conn.close()
+    for err in _every_command(history, tmp_path):
+        assert "meta.horizon" in err, err
