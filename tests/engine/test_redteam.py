@@ -556,3 +556,24 @@ def test_an_edited_horizon_row_is_named(history, tmp_path, value):
     conn.close()
     for err in _every_command(history, tmp_path):
         assert "meta.horizon" in err, err
+
+
+# -- family instances ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,edit,needle", [
+    ("policy-counterparty-list", lambda i: i["approval_policy"][0].update(counterparty=["CP1"]),
+     "approval_policy[0].counterparty: expected"),
+    ("duplicate-source", lambda i: i["sources"].append(dict(i["sources"][0], published_day=1)),
+     "sources[4].id: duplicate id"),
+    ("duplicate-event", lambda i: i["events"].append(dict(i["events"][0])), "events[1].id: duplicate id"),
+])
+def test_instance_ids_and_references_are_checked(tmp_path, name, edit, needle):
+    """An approval policy's counterparty that was a list raised TypeError
+    (unhashable) in validation; two sources (or events) could share an id, so
+    an event's disclosing source was whichever came last."""
+    instance = engine.generate("FUND_03", 1)
+    edit(instance)
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "instance.json").write_text(json.dumps(instance))
+    assert needle in one_line(invoke("gold", "--family-root", root))
