@@ -295,7 +295,8 @@ def result(db, family_root, finalize, expect_head, as_json):
         if as_json:
             emit_json(out)
         else:
-            click.echo(f"status   OPEN (day {run.open_day} of {run.horizon} open)")
+            click.echo(f"status   OPEN (day {run.open_day} of {run.horizon} open)" if run.open_day is not None else
+                       f"status   OPEN (every checkpoint (1..{run.horizon}) is closed; not finalised)")
             click.echo("score    none until the run is finalised (`fundbook desk result --finalize`)")
         return 1
     if as_json:

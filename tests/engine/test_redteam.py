@@ -577,3 +577,14 @@ def test_instance_ids_and_references_are_checked(tmp_path, name, edit, needle):
     root.mkdir()
     (root / "instance.json").write_text(json.dumps(instance))
     assert needle in one_line(invoke("gold", "--family-root", root))
+
+
+def test_result_between_the_last_close_and_finalising_says_so(tmp_path):
+    """`desk result` after the last checkpoint closed printed `OPEN (day None of 3 open)`."""
+    db = tmp_path / "h.sqlite"
+    h = engine.History(db)
+    h.init(engine.load_episode("W1"), 3)
+    for _ in range(3):
+        h.submit(policy_batch("reference", h.packet()))
+    r = invoke("desk", "result", "--db", db)
+    assert r.exit_code == 1 and "None" not in r.stdout and "every checkpoint (1..3) is closed" in r.stdout, r.stdout
