@@ -7,7 +7,7 @@ same one the practice desk and model workers get.
 import click
 
 import engine
-from engine import format_cents
+from engine import InputError, format_cents
 from engine._jsonin import MAX_ACTIONS_BYTES, MAX_PACKET_BYTES
 
 from ._common import Integer, emit_json, json_option, read_json
@@ -78,7 +78,9 @@ def project(packet_path, actions_path, as_json):
     """Dry run: what would be accepted and why not, the closing cash and the exact report."""
     actions = read_json(actions_path, "a list of actions or a batch", MAX_ACTIONS_BYTES)
     if isinstance(actions, dict):
-        actions = actions.get("actions", [])
+        if "actions" not in actions:  # (a candidate or a packet is not an empty batch)
+            raise InputError(f"{actions_path}: expected a list of actions or a batch with its actions")
+        actions = actions["actions"]
     return _out(engine.project(_packet(packet_path), actions), as_json, _project_lines)
 
 

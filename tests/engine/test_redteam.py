@@ -588,3 +588,12 @@ def test_result_between_the_last_close_and_finalising_says_so(tmp_path):
         h.submit(policy_batch("reference", h.packet()))
     r = invoke("desk", "result", "--db", db)
     assert r.exit_code == 1 and "None" not in r.stdout and "every checkpoint (1..3) is closed" in r.stdout, r.stdout
+
+
+def test_project_needs_actions_or_a_batch(tmp_path):
+    """`tools project --actions` given an object without `actions` (a
+    candidate, a packet) projected an empty batch and exit 0, as if it were one."""
+    (tmp_path / "p.json").write_text(json.dumps(_packet_w3()))
+    (tmp_path / "c.json").write_text(json.dumps(engine.gold_candidate(engine.load_episode("W1"))))
+    err = one_line(invoke("tools", "project", "--packet", tmp_path / "p.json", "--actions", tmp_path / "c.json"))
+    assert "c.json: expected a list of actions or a batch with its actions" in err
