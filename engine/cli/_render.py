@@ -47,7 +47,7 @@ def decision_line(d):
 
 
 def packet_lines(packet):
-    lines = [f"{packet['instance_id']}  day {packet['day']} of {packet['horizon']}  cash {format_cents(packet['cash'])} "
+    lines = [f"{packet['family']}  day {packet['day']} of {packet['horizon']}  cash {format_cents(packet['cash'])} "
              f"(buffer {format_cents(packet['desk']['min_buffer'])})"]
     for a in packet["assets"]:
         lines.append(f"  asset {a['id']:<4} {a['kind']:<4} {format_cents(a['notional']):>16}  {a['status']:<9} settles d{a['settle_day']} exits d{a['exit_day']}")

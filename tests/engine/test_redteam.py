@@ -597,3 +597,34 @@ def test_project_needs_actions_or_a_batch(tmp_path):
     (tmp_path / "c.json").write_text(json.dumps(engine.gold_candidate(engine.load_episode("W1"))))
     err = one_line(invoke("tools", "project", "--packet", tmp_path / "p.json", "--actions", tmp_path / "c.json"))
     assert "c.json: expected a list of actions or a batch with its actions" in err
+
+
+# -- the information boundary ------------------------------------------------------------
+
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+@pytest.mark.parametrize("family", engine.FAMILIES)
+def test_no_packet_names_its_seed(family):
+    """Every packet carried `instance_id: "FUND_02/seed-N"`. The generator is
+    public (it ships in the engine bundle), so a desk holding a packet of a
+    held-out seed could run `engine.generate("FUND_02", N)` and read every
+    future quote, event and approval answer: the whole world, from one field.
+    No packet names the seed now (the family stays: the task names it)."""
+    seed = 5301
+    run = engine.Run(engine.generate(family, seed))
+    while run.open_day is not None:
+        packet = run.packet()
+        leaks = [s for s in _strings(packet) if f"seed-{seed}" in s or f"seed {seed}" in s]
+        assert not leaks and "instance_id" not in packet, (run.open_day, leaks[:3])
+        assert packet["family"] == family
+        run.submit(policy_batch("reference", packet))
