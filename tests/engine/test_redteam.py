@@ -628,3 +628,31 @@ def test_no_packet_names_its_seed(family):
         assert not leaks and "instance_id" not in packet, (run.open_day, leaks[:3])
         assert packet["family"] == family
         run.submit(policy_batch("reference", packet))
+
+
+def _number(ident):
+    return int("".join(c for c in ident if c.isdigit()))
+
+
+@pytest.mark.parametrize("family", engine.FAMILIES)
+def test_ids_shown_so_far_leave_no_gap(family):
+    """Ids numbered in the order a world was written left gaps in what a desk
+    had been shown: in FUND_02 the id of the next asset's roll-offers source
+    told which asset's roll offer would be withdrawn, days before the notice
+    (45 of 200 unseen seeds, never wrong); in FUND_01 an asset id shown ahead
+    of a missing one told that a position was still to be announced. Positions
+    and sources are now numbered in the order they are disclosed, so on every
+    day the ids shown are the first ones: a prefix tells nothing. (Quotes too,
+    except FUND_02's roll offers, two per position in every world: a gap there
+    is the family's published structure, not a draw.)"""
+    for seed in range(5401, 5431):
+        run = engine.Run(engine.generate(family, seed))
+        while run.open_day is not None:
+            packet = run.packet()
+            kinds = {"assets": packet["assets"], "sources": packet["sources"]}
+            if family != "FUND_02":
+                kinds["quotes"] = packet["quotes"] + packet["expired_quotes"]
+            for kind, items in kinds.items():
+                shown = sorted(_number(x["id"]) for x in items)
+                assert shown == list(range(1, len(shown) + 1)), (seed, run.open_day, kind, shown)
+            run.submit(policy_batch("reference", packet))
