@@ -76,7 +76,8 @@ def _connect(path):
     if not os.path.isfile(path):
         raise InputError(f"{path}: no such history (run `fundbook desk init` first)")
     try:
-        conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+        # (an absolute path: a file named ':memory:' is that file, not a new in-memory database)
+        conn = sqlite3.connect(os.path.abspath(path), isolation_level=None, timeout=30)
         objects = _objects(conn)
     except sqlite3.Error as exc:
         raise HistoryError(f"{path}: not a readable fundbook history ({exc})")

@@ -656,3 +656,12 @@ def test_ids_shown_so_far_leave_no_gap(family):
                 shown = sorted(_number(x["id"]) for x in items)
                 assert shown == list(range(1, len(shown) + 1)), (seed, run.open_day, kind, shown)
             run.submit(policy_batch("reference", packet))
+
+
+def test_a_history_named_like_an_sqlite_special_name_is_that_file(tmp_path, monkeypatch):
+    """`--db :memory:` made a file named ':memory:', and every later command
+    opened an empty in-memory database instead ("not a fundbook history")."""
+    monkeypatch.chdir(tmp_path)
+    assert invoke("desk", "init", "--episode", "W1", "--db", ":memory:").exit_code == 0
+    r = invoke("desk", "packet", "--db", ":memory:", "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["day"] == 1, r.output
