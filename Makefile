@@ -8,7 +8,11 @@ BIN := $(VENV)/bin
 PYTHON := $(BIN)/python
 STAMP := $(VENV)/.installed
 export PYTHONHASHSEED := 0
-export SOURCE_DATE_EPOCH ?= 1788739200
+# The bundle's one zip timestamp: a pinned build input like the Pyodide version,
+# so an ambient SOURCE_DATE_EPOCH is ignored (`make build` must reproduce the
+# committed bundle). `make verify SOURCE_DATE_EPOCH=N` overrides it on purpose,
+# and verify then names it as the build input that differs.
+export SOURCE_DATE_EPOCH := 1788739200
 
 .PHONY: help venv test build bench fuzz clean
 .DEFAULT_GOAL := help
@@ -16,6 +20,7 @@ export SOURCE_DATE_EPOCH ?= 1788739200
 help:
 	@echo "make build   build the reference publication (engine bundle, runs, images, site)"
 	@echo "make test    run the whole test suite (unit, property, integration, browser)"
+	@echo "make verify  rebuild from this checkout and check every published byte of runs/"
 	@echo "make bench   print the benchmark figures"
 	@echo "make fuzz    10,000 fuzzed batches against the desk runtime"
 

@@ -11,7 +11,7 @@ from ._errors import EXIT_BUILD
 EXIT_USAGE = 64
 
 
-class StageGroup(click.Group):
+class _StageMain:
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         try:
             super().main(args=args, prog_name=prog_name, complete_var=complete_var, standalone_mode=False, **extra)
@@ -27,3 +27,11 @@ class StageGroup(click.Group):
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
         sys.exit(0)
+
+
+class StageGroup(_StageMain, click.Group):
+    pass
+
+
+class StageCommand(_StageMain, click.Command):
+    pass

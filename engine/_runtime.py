@@ -459,10 +459,11 @@ class History:
                 _set(conn, head_size=run.head["size"], head_hash=run.head["hash"], **extra)
                 conn.execute("COMMIT")
             except BaseException:
-                try:
-                    conn.execute("ROLLBACK")
-                except sqlite3.Error:
-                    pass  # SQLite already rolled back (a full disk, an I/O error): report the cause, not this
+                if conn.in_transaction:  # never after a COMMIT: that batch is settled
+                    try:
+                        conn.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        pass  # SQLite already rolled back (a full disk, an I/O error): report the cause, not this
                 raise
         except sqlite3.Error as exc:
             raise HistoryError(f"{self.path}: write failed, history unchanged ({exc})")

@@ -150,10 +150,17 @@ def desk_tool(packet_json: str, name: str, args_json: str) -> str:
 
 
 def verify_run(record_json: str) -> str:
-    """Re-execute a published record's fixture and compare with the record."""
+    """Re-execute a published record's fixture and compare with the record:
+    per engine field, the published and the computed value where they differ,
+    plus the computed fields and receipts (see _records.verify_record)."""
     def go():
-        record = json.loads(record_json)
-        fixture = record["content"]["fixture"]
-        execution = execute_fixture(fixture)
+        try:
+            record = json.loads(record_json)
+        except ValueError as exc:
+            raise InputError(f"record: not valid JSON ({exc})")
+        content = record.get("content") if isinstance(record, dict) else None
+        if not isinstance(content, dict) or not isinstance(content.get("fixture"), dict):
+            raise InputError("record: field `content.fixture` missing (expected the fixture spec)")
+        execution = execute_fixture(content["fixture"])
         return verify_record(record, execution)
     return _call(go)

@@ -1,36 +1,54 @@
 """`execute` and `recover`: one attempt, from claim consumption to the retained record.
 
-Order matters: the output directory is checked first, then the inputs (refusing
-costs nothing), then the claim is consumed (step 0) before any adapter is built,
-so a crash at any later point leaves the claim consumed and the allowance not
-renewed. The attempt lives in `<out>.partial/` while it runs: the ledger, the
-journal and the desk history are appended there as things happen. The record
-is assembled from those files -- by `execute` when the controller returns, or
-by `recover` when the host died mid-attempt -- and the directory is renamed to
-`<out>`.
+Order matters. Everything that can be refused or can fail is done first, and
+costs nothing: the options (a paid sampler never runs in the local sandbox),
+the output folder (created, with the attempt's lock), the world, the prices,
+the code (a paid attempt needs a clean tree and the published engine), the
+freeze, the claim (checked, not spent), the project ledger (a claim it has
+seen is refused; the project caps), the settled history being continued, the
+decision cache. Then the claim is consumed (step 0), with the journal's start
+and the project ledger's claim entry in the same signal-free block. From there
+on every exit -- a normal end, any exception, SIGTERM, SIGHUP, Ctrl-C --
+leaves an end in the journal and a record assembled from the partial folder's
+files (the journal, the ledger, the desk history), whose counts come from the
+receipts. The folder is `<out>.partial/` while the attempt runs and is renamed
+to `<out>` when the record is written; `recover` does the same for a host that
+died, once the attempt's lock is free.
 """
 
 import os
 import platform
 import shutil
+import sys
 
 import engine
 
-from . import ATTEMPT_SCHEMA_VERSION
+from . import ATTEMPT_SCHEMA_VERSION, _desk, _freeze
+from ._claims import check as check_claim
 from ._claims import consume
-from ._controller import Controller, Limits
-from ._errors import InputError, LaunchError, OutputExists
+from ._controller import Controller, Limits, close_status
+from ._errors import (BudgetHalt, FreezeRefused, InputError, LaunchError, OutputExists, SandboxError,
+                      UsageRefused)
 from ._journal import Journal, now_iso, parse_iso, read_journal
 from ._ledger import Ledger, load_ledger
-from ._prices import model_price
-from ._provenance import code_revision, packages
+from ._lock import AttemptLock
+from ._prices import model_price, sandbox_rate, table_sha256
+from ._project import ProjectLedger, project_dir
+from ._provenance import code_revision, engine_identity, packages
 from ._record import summary_text, transcript_doc, write_attempt
-from ._staging import NEVER_STAGED
+from ._signals import Guard, Stopped, stop_reason
+from ._staging import NEVER_STAGED, worker_identity
+from ._verify import verify_attempt
 
-LABELS = {"mock": "mock", "cache": "cached replay", "tinker": "model"}
-FREE = {"input_micro_usd_per_mtok": 0, "output_micro_usd_per_mtok": 0}
+LABELS = {"mock": "mock", "cache": "cached replay"}  # anything else: "model"
+FREE_SAMPLERS = ("mock", "cache")
+FREE = {"input_micro_usd_per_mtok": 0, "output_micro_usd_per_mtok": 0, "cached_input_micro_usd_per_mtok": 0}
 RECOVERED_END = {"status": "infrastructure_interruption", "limit": "infrastructure", "worker_exit_code": None,
                  "reason": "the host controller stopped mid-attempt; the record was recovered from its partial directory"}
+
+
+def label_of(sampler_name):
+    return LABELS.get(sampler_name, "model")
 
 
 def check_out_dir(out):
@@ -40,60 +58,243 @@ def check_out_dir(out):
         raise OutputExists(f"{out}.partial: an unfinished attempt is in the way (`fundbook-launch recover` it)")
 
 
-def execute(*, claim_path, out, family, seed, split, model, sampler_name, sandbox_name, make_sampler, make_sandbox,
-            prices, limits: Limits, horizon=20, attempt_id=None, state=None):
-    """Run one attempt. `make_sampler(model)` / `make_sandbox()` build the adapters after the claim is consumed."""
-    check_out_dir(out)
-    try:
-        instance = engine.with_horizon(engine.generate(family, seed), horizon)
-    except ValueError as exc:
-        raise InputError(f"--family/--seed: {exc}")
-    except engine.DeskError as exc:
-        raise InputError(f"--horizon: {exc.message}")
-    price = FREE if sampler_name == "mock" else model_price(prices, model)
-    claim_doc = consume(claim_path, family, split, model, state=state)  # step 0: nothing is spent before this
-    claim = claim_doc["claim"]
-    attempt_id = attempt_id or f"{LABELS[sampler_name].split()[0]}-{family}-seed-{seed}-{claim['id'][4:12]}"
+def _make_partial(out):
     tmp = out + ".partial"
-    os.makedirs(tmp, mode=0o700)
-    journal = Journal(os.path.join(tmp, "journal.jsonl"))
-    journal.write("start", {
-        "attempt_id": attempt_id, "label": LABELS[sampler_name], "sampler": sampler_name, "sandbox": sandbox_name,
-        "model": model, "price": price, "limits": vars(limits),
+    try:
+        os.makedirs(tmp, mode=0o700)
+    except OSError as exc:
+        raise InputError(f"--out {out}: cannot create the attempt's folder ({exc.strerror or exc})")
+    return tmp
+
+
+def load_source(path, what):
+    """A recorded attempt to continue or replay: its record fully verified (hashes and receipts)."""
+    record_path = os.path.join(path, "record.json") if os.path.isdir(path) else path
+    found = verify_attempt(record_path)
+    found["path"] = record_path
+    c = found["record"]["content"]
+    if what == "resume":
+        if c["termination"]["status"] == "completed" or c["result"] is not None or (
+                found["run"] is not None and found["run"].finalized):
+            raise InputError(f"--resume-from {path}: the attempt completed: there is nothing to continue")
+        if found["run"] is None:
+            raise InputError(f"--resume-from {path}: the attempt has no settled history to continue from")
+    elif c.get("resumed_from"):
+        raise InputError(f"--replay-of {path}: a continuation is replayed from the attempt it continues")
+    return found
+
+
+def execute(*, claim_path, out, family, seed, split, model, sampler_name, sandbox_name, make_sampler, make_sandbox,
+            prices, limits: Limits, horizon=20, attempt_id=None, state=None, paid=False, freeze_path=None,
+            project=None, command_line=None, resume_from=None, replay_of=None, sampling=None, sandbox_config=None):
+    """Run one attempt. `make_sampler(model)` / `make_sandbox()` build the adapters after the claim is consumed.
+
+    `paid`: a sampler that spends money (needs the modal sandbox, a clean tree, the published engine and a
+    matching freeze). `resume_from`: an interrupted attempt's folder to continue. `replay_of`: the record a
+    cached replay reproduces."""
+    if paid and sandbox_name == "local":
+        raise UsageRefused("--sandbox local: a paid sampler runs only in the modal sandbox (local is for mock and "
+                           "cache: it is not an isolation boundary)")
+    check_out_dir(out)
+    resume = load_source(resume_from, "resume") if resume_from else None
+    replay = load_source(replay_of, "replay") if replay_of else None
+    if resume is not None:
+        instance = resume["instance"]
+    else:
+        try:
+            instance = engine.with_horizon(engine.generate(family, seed), horizon)
+        except ValueError as exc:
+            raise InputError(f"--family/--seed: {exc}")
+        except engine.DeskError as exc:
+            raise InputError(f"--horizon: {exc.message}")
+    price = FREE if sampler_name in FREE_SAMPLERS else model_price(prices, model)
+    rate = sandbox_rate(prices, sandbox_name)
+    sandbox_config = sandbox_config or {"name": sandbox_name}
+    config = {"sampler": sampler_name, "sandbox": sandbox_config, "sampling": sampling or {},
+              "limits": vars(limits), "horizon": instance["horizon"]}
+    code, engine_id = code_revision(), engine_identity()
+    if paid and code["dirty"] is not False:
+        raise FreezeRefused("the working tree has uncommitted changes outside runs/ (or is not a git checkout): a paid "
+                            "attempt runs committed code only")
+    if paid and not engine_id["sources_match"]:
+        raise FreezeRefused(f"the engine is not the published bundle's ({engine_id['mismatch']}): attempts are judged "
+                            f"by the published engine")
+    claim_doc = check_claim(claim_path, family, split, model, state=state)
+    claim = claim_doc["claim"]
+    need = (limits.worker_seconds + sandbox_config.get("grace_s", 0)) * rate
+    if paid and claim.get("cap_sandbox_micro_usd", 0) < need:
+        raise BudgetHalt(f"{claim_path}: the claim's sandbox cap of {claim.get('cap_sandbox_micro_usd', 0)} micro-USD "
+                         f"cannot cover the worker's {limits.worker_seconds} s at {rate} micro-USD/s", limit="sandbox")
+    freeze = caps = None
+    if paid or freeze_path:
+        freeze, caps = _check_freeze(freeze_path or os.path.join(project_dir(project), "freeze.json"), paid, config,
+                                     model, price, sampler_name, sandbox_config, rate, instance, family, seed, split,
+                                     claim)
+    project_ledger = ProjectLedger(project_dir(project))
+    project_ledger.check_claim(claim, caps)
+
+    guard = Guard()  # from here a stop is an exception: the folder is removed before, recorded after, consumption
+    with guard:
+        tmp, lock = _make_partial(out), None
+        try:
+            lock = AttemptLock(tmp).acquire()
+            resumed = None
+            history = engine.History(os.path.join(tmp, "desk.sqlite"))
+            # the desk history is made before the claim is spent: an unscorable horizon costs nothing
+            if resume is not None:
+                rc = resume["record"]["content"]
+                salt = rc.get("salt")
+                _desk.rebuild(history, instance, instance["horizon"], salt, resume["receipts"], rc["receipts_head"])
+                resumed = {"retained": (resume["retained"] or {}).get("files") or {}}
+            else:
+                salt = replay["record"]["content"].get("salt") if replay is not None else _desk.new_salt()
+                _desk.init_history(history, instance, instance["horizon"], salt)
+        except BaseException as exc:
+            if lock is not None:
+                lock.release()
+            shutil.rmtree(tmp, ignore_errors=True)
+            if isinstance(exc, engine.DeskError):
+                raise InputError(f"--horizon {instance['horizon']}: {exc.message}" if resume is None else
+                                 f"--resume-from {resume_from}: {exc.message}")
+            if isinstance(exc, (Stopped, KeyboardInterrupt)):
+                raise LaunchError(f"{stop_reason(exc)} before the claim was spent: nothing was consumed")
+            raise
+        consumed, stop = False, None
+        try:
+            with guard.deferred():
+                claim_doc = consume(claim_path, family, split, model, state=state)  # step 0: nothing spent before
+                consumed = True
+                claim = claim_doc["claim"]
+                attempt_id = attempt_id or f"{label_of(sampler_name).split()[0]}-{family}-seed-{seed}-{claim['id'][4:12]}"
+                journal = Journal(os.path.join(tmp, "journal.jsonl"))
+                journal.write("start", _start_body(
+                    attempt_id, sampler_name, sandbox_name, model, price, rate, limits, config, instance, family, seed,
+                    split, claim_doc, code, engine_id, freeze, command_line, project_ledger, resume, replay, salt,
+                    prices))
+        except BaseException:
+            if not consumed:
+                lock.release()
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise
+            if not os.path.exists(os.path.join(tmp, "journal.jsonl")):
+                lock.release()
+                raise LaunchError(f"{claim_path}: the claim is consumed but the attempt's journal could not be written "
+                                  f"in {tmp}; nothing was spent")
+            stop = sys.exc_info()[1]  # a signal held while the start was journaled: the attempt ends at once
+        sampler = None
+        try:
+            if stop is not None:
+                raise stop
+            with guard.deferred():
+                entry = project_ledger.open_claim(claim_doc, attempt_id, caps)
+                journal.write("project", {"dir": os.path.abspath(project_ledger.dir), "seq": entry["seq"],
+                                          "hash": entry["hash"]})
+            ledger = Ledger(claim_doc["sha256"], claim["cap_micro_usd"], claim["cap_tokens"], price,
+                            path=os.path.join(tmp, "ledger.jsonl"),
+                            cap_sandbox_micro_usd=claim.get("cap_sandbox_micro_usd", 0), sandbox_rate=rate)
+            sampler = make_sampler(model)
+            sandbox = make_sandbox()
+            journal.write("adapters", {"provider": sampler.provider, "sampling": sampler.sampling,
+                                       "network": sandbox.network, "worker_env_keys": sandbox.worker_env_keys()})
+            Controller(instance, sampler, sandbox, ledger, limits, os.path.join(tmp, "desk.sqlite"), journal,
+                       retained=(resumed or {}).get("retained")).run()
+        except BaseException as exc:  # whatever ended it before the controller did: the record says so
+            end = _end_for(exc)
+            service = None
+            if sampler is not None and hasattr(sampler, "close"):  # a session opened for nothing is still finished
+                sampler.close(close_status(end["status"]), end["reason"][:200])
+                service = sampler.service_info() if hasattr(sampler, "service_info") else None
+            journal.write("end", {"termination": end, "worker_stderr": "", "service": service})
+        finally:
+            with guard.deferred(swallow=True):
+                record = finish(tmp, out, lock=lock)
+                if project_ledger.claim_entry(claim["id"]) is not None:
+                    project_ledger.settle(record)
+    return record
+
+
+def _check_freeze(path, paid, config, model, price, sampler_name, sandbox_config, rate, instance, family, seed, split,
+                  claim):
+    if not os.path.exists(path):
+        if paid:
+            raise FreezeRefused(f"{path}: no freeze: a paid attempt runs only against a freeze (`fundbook-launch "
+                                f"freeze` first)")
+        raise InputError(f"--freeze {path}: no such file")
+    doc, entries = _freeze.load(path)
+    current = _freeze.content(
+        config=config, models=[model], provider=sampler_name,
+        prices={"models": {model: price}, "sandbox": {"name": sandbox_config["name"], "micro_usd_per_second": rate}},
+        families=[family], split=split, seeds=[seed],
+        caps={"claim_micro_usd": claim["cap_micro_usd"], "claim_tokens": claim["cap_tokens"],
+              "claim_sandbox_micro_usd": claim.get("cap_sandbox_micro_usd", 0)},
+        intervention_policy=doc["content"].get("intervention_policy"))
+    used = _freeze.check(doc, entries, current, path)
+    caps = {"project_micro_usd": _freeze.effective(doc, entries, "caps.project_micro_usd"),
+            "project_sandbox_micro_usd": _freeze.effective(doc, entries, "caps.project_sandbox_micro_usd")}
+    return {"sha256": doc["content_sha256"], "frozen_at": doc["frozen_at"], "deviations": used}, caps
+
+
+def _start_body(attempt_id, sampler_name, sandbox_name, model, price, rate, limits, config, instance, family, seed,
+                split, claim_doc, code, engine_id, freeze, command_line, project_ledger, resume, replay, salt, prices):
+    claim = claim_doc["claim"]
+    body = {
+        "attempt_id": attempt_id, "label": label_of(sampler_name), "sampler": sampler_name, "sandbox": sandbox_name,
+        "model": model, "price": price, "sandbox_rate": rate, "limits": vars(limits), "config": config,
+        "prices_table_sha256": table_sha256(prices),
         "task": {"version": engine.ENGINE_VERSION, "family": family, "seed": seed, "split": split,
                  "instance_id": instance["instance_id"], "fixture_sha256": engine.fixture_sha256(instance),
                  "horizon": instance["horizon"]},
         "claim": {"id": claim["id"], "scope": claim["scope"], "cap_micro_usd": claim["cap_micro_usd"],
-                  "cap_tokens": claim["cap_tokens"], "sha256": claim_doc["sha256"], "consumed_at_step": 0},
-        "claim_expires": claim["expires"], "code": code_revision(), "packages": packages(),
-        "host": f"{platform.system()} {platform.machine()} python {platform.python_version()}"})
-    ledger = Ledger(claim_doc["sha256"], claim["cap_micro_usd"], claim["cap_tokens"], price,
-                    path=os.path.join(tmp, "ledger.jsonl"))
-    sampler = sandbox = None
-    try:
-        sampler = make_sampler(model)
-        sandbox = make_sandbox()
-    except LaunchError as exc:
-        journal.write("end", {"termination": {"status": "infrastructure_interruption", "limit": "infrastructure",
-                                              "reason": f"adapter setup failed: {exc.format_message()}",
-                                              "worker_exit_code": None}})
-    except KeyboardInterrupt:
-        journal.write("end", {"termination": {"status": "operator", "reason": "stopped by the operator (interrupt)",
-                                              "limit": "operator", "worker_exit_code": None}})
-    if sampler is not None and sandbox is not None:
-        journal.write("adapters", {"provider": sampler.provider, "sampling": sampler.sampling,
-                                   "network": sandbox.network, "worker_env_keys": sandbox.worker_env_keys()})
-        Controller(instance, sampler, sandbox, ledger, limits, os.path.join(tmp, "desk.sqlite"), journal).run()
-    return finish(tmp, out)
+                  "cap_tokens": claim["cap_tokens"], "cap_sandbox_micro_usd": claim.get("cap_sandbox_micro_usd", 0),
+                  "sha256": claim_doc["sha256"], "consumed_at_step": 0, "consumption": claim_doc["consumption"]},
+        "claim_expires": claim["expires"], "code": code, "packages": packages(),
+        "engine": {k: engine_id[k] for k in ("bundle_sha256", "manifest_sha256", "sources_match")},
+        **worker_identity(), "freeze": freeze, "command_line": list(command_line or []),
+        "salt": salt, "resumed_from": None, "replay_of": None,
+        "host": f"{platform.system()} {platform.machine()} python {platform.python_version()}"}
+    if resume is not None:
+        c = resume["record"]["content"]
+        body["resumed_from"] = {"attempt_id": c["attempt_id"], "content_sha256": resume["record"]["content_sha256"],
+                                "receipts_head": c["receipts_head"], "settled_days": c["settled_days"]}
+    if replay is not None:
+        c = replay["record"]["content"]
+        body["replay_of"] = {"attempt_id": c["attempt_id"], "content_sha256": replay["record"]["content_sha256"],
+                             "receipts_head": c["receipts_head"]}
+    return body
 
 
-def recover(partial, out):
-    """Assemble the record of an attempt whose host died, from its partial directory."""
+def _end_for(exc):
+    if isinstance(exc, (KeyboardInterrupt, Stopped)):
+        return {"status": "operator", "reason": stop_reason(exc), "limit": "operator", "worker_exit_code": None}
+    if isinstance(exc, BudgetHalt):
+        return {"status": "budget_halt", "reason": exc.format_message(), "limit": exc.limit, "worker_exit_code": None}
+    what = exc.format_message() if isinstance(exc, LaunchError) else f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, SandboxError):
+        return {"status": "infrastructure_interruption", "reason": what, "limit": "infrastructure",
+                "worker_exit_code": None}
+    return {"status": "infrastructure_interruption", "reason": f"the attempt failed on the host: {what}",
+            "limit": "infrastructure", "worker_exit_code": None}
+
+
+def recover(partial, out, project=None):
+    """Assemble the record of an attempt whose host died, from its partial directory (refused while it is live)."""
     if not os.path.isdir(partial) or not os.path.exists(os.path.join(partial, "journal.jsonl")):
         raise InputError(f"{partial}: not an unfinished attempt (no journal.jsonl)")
     if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
         raise OutputExists(f"{out}: exists and is not empty")
-    return finish(partial, out, recovered=True)
+    lock = AttemptLock(partial).acquire()
+    journal_path = os.path.join(partial, "journal.jsonl")
+    events = read_journal(journal_path)
+    registered = _last(events, "project")
+    left = _sandbox_info(events)
+    if events[0][2].get("sandbox") == "modal" and left.get("app_created") and not left.get("app_stopped"):
+        from ._sandbox_modal import stop_leftovers  # leave no app behind that the launcher created
+        Journal(journal_path).write("sandbox", stop_leftovers(left))
+    record = finish(partial, out, recovered=True, lock=lock)
+    folder = project or (registered or {}).get("dir")
+    if folder and registered is not None:
+        ProjectLedger(folder).settle(record)  # reconciled after every attempt, recovered ones included
+    return record
 
 
 def _last(events, kind):
@@ -101,15 +302,52 @@ def _last(events, kind):
     return found[-1] if found else None
 
 
-def _desk(tmp):
+def _sandbox_info(events):
+    """The latest word on the sandbox: its start, the end of the attempt, or a later clean-up by `recover`."""
+    info = {}
+    for kind, _, body in events:
+        if kind == "sandbox":
+            info = body
+        elif kind == "end" and body.get("sandbox"):
+            info = body["sandbox"]
+    return info
+
+
+def _desk_state(tmp, salt):
+    """(receipts, head, result) from the desk history; the result when the run was finalised."""
     path = os.path.join(tmp, "desk.sqlite")
     if not os.path.exists(path):
-        return [], None
+        return [], None, None
     try:
-        run = engine.History(path).load()[1]
+        status, result, run = engine.History(path).result()
     except engine.DeskError:
-        return [], None
-    return run.receipts, run.head
+        return [], None, None
+    return run.receipts, run.head, result if status == "finalized" else None
+
+
+def _proposals(events, receipts, offset):
+    """The proposals as journaled, each answered from the journal or -- for one the host died on before journaling
+    the desk's answer (it writes ahead) -- from the receipts."""
+    answered = {body["index"]: body for k, _, body in events if k == "proposal"}
+    batches = [r for r in receipts if r["kind"] == "BATCH"][offset:]
+    out, committed = [], 0
+    for k, _, intent in events:
+        if k != "submit":
+            continue
+        p = answered.get(intent["index"])
+        if p is None:
+            p = dict(intent)
+            if committed < len(batches) and engine.content_sha256(batches[committed]["payload"]["batch"]) == \
+                    intent.get("batch_sha256"):
+                p.update(outcome="accepted", decisions=_desk.decisions_after(receipts, offset + committed),
+                         reconciled="from the receipts (the host stopped before journaling the desk's answer)")
+            else:
+                p.update(outcome="not_committed",
+                         message="the host stopped before the desk answered; the receipts hold no such batch")
+        if p.get("outcome") == "accepted":
+            committed += 1
+        out.append(p)
+    return out
 
 
 def assemble(tmp, recovered=False):
@@ -120,59 +358,120 @@ def assemble(tmp, recovered=False):
     end_event = _last(events, "end")
     end = end_event["termination"] if end_event else dict(RECOVERED_END)
     steps = [body for k, _, body in events if k == "step"]
-    proposals = [body for k, _, body in events if k == "proposal"]
-    result = _last(events, "result")
+    retained = _last(events, "retained")
     claim = start["claim"]
     ledger_path = os.path.join(tmp, "ledger.jsonl")
+    caps = dict(cap_sandbox_micro_usd=claim["cap_sandbox_micro_usd"], sandbox_rate=start["sandbox_rate"])
     if os.path.exists(ledger_path):
         ledger = load_ledger(ledger_path, claim["sha256"], claim["cap_micro_usd"], claim["cap_tokens"], start["price"],
-                             tolerate_torn_tail=recovered)
+                             tolerate_torn_tail=recovered, **caps)
     else:
-        ledger = Ledger(claim["sha256"], claim["cap_micro_usd"], claim["cap_tokens"], start["price"])
-    receipts, head = _desk(tmp)
+        ledger = Ledger(claim["sha256"], claim["cap_micro_usd"], claim["cap_tokens"], start["price"], **caps)
+    receipts, head, desk_result = _desk_state(tmp, start["salt"])
+    offset = (start.get("resumed_from") or {}).get("settled_days", 0)
+    proposals = _proposals(events, receipts, offset)
+    result = _last(events, "result") or desk_result
+    if result is not None and end["status"] != "completed":
+        # the run was finalised and graded before the attempt was cut short: the receipts say so
+        end = dict(end, reason=end["reason"] + " (after the run was finalised)")
+    counted = _desk.counts(receipts)
     totals = ledger.totals()
-    accepted = [p for p in proposals if p.get("outcome") == "accepted"]
     cost = {"micro_usd": totals["charged_micro_usd"], "tokens_in": totals["tokens_in"], "tokens_out": totals["tokens_out"],
+            "prompt_cache_hit_tokens": totals["cached_tokens_in"],
             "unresolved_micro_usd": totals["unresolved_micro_usd"], "unresolved_calls": totals["unresolved_calls"],
-            "calls": len({e["call"] for e in ledger.entries}),
-            "cache_hits": sum(1 for e in ledger.entries if e["kind"] == "charge" and e["note"] == "cache hit")}
-    accepted_actions = sum(1 for p in accepted for d in p.get("decisions", []) if d.get("decision") == "ACCEPTED")
-    summary = summary_text(end, result, accepted_actions, len(accepted), cost)
+            "calls": len({e["call"] for e in ledger.entries if e["account"] == "inference"}),
+            "cache_hits": sum(1 for e in ledger.entries if e["kind"] == "charge" and e["note"] == "cache hit"),
+            "sandbox_micro_usd": totals["sandbox_charged_micro_usd"],
+            "sandbox_unresolved_micro_usd": totals["sandbox_unresolved_micro_usd"]}
+    if result is None and end["status"] == "completed":
+        end = dict(RECOVERED_END, reason="the worker ended but the run was never finalised")
+    summary = summary_text(end, result, counted["accepted_actions"], counted["settled_days"], cost)
     limits = start["limits"]
+    end_sampling = (end_event or {}).get("sampling")
+    sampling = end_sampling if end_sampling is not None else adapters.get("sampling")
+    receipts_head = result["receipts_head"] if result else head
+    replay_of = start.get("replay_of")
+    if replay_of is not None:
+        replay_of = dict(replay_of, head_matches=receipts_head == replay_of["receipts_head"])
     content = {
         "schema_version": ATTEMPT_SCHEMA_VERSION, "attempt_id": start["attempt_id"], "kind": "model-attempt",
         "label": start["label"], "execution_path": "model worker",
         "model": {"id": start["model"], "provider": adapters.get("provider", start["sampler"])},
-        "sampling": dict(adapters.get("sampling") or {}, max_tokens_per_call=limits["max_tokens_per_call"]),
-        "code": start["code"], "packages": start["packages"], "task": start["task"],
+        "sampling": dict(sampling or {}, max_tokens_per_call=limits["max_tokens_per_call"]),
+        "config": start["config"], "config_hash": engine.content_sha256(start["config"]),
+        "code": start["code"], "packages": start["packages"], "engine": start["engine"],
+        "prompt": start["prompt"], "output_schema": start["output_schema"], "worker": start["worker"],
+        "prices": {"model": start["price"], "sandbox": {"name": start["sandbox"],
+                                                        "micro_usd_per_second": start["sandbox_rate"]},
+                   "table_sha256": start["prices_table_sha256"]},
+        "command_line": start["command_line"], "freeze": start["freeze"],
+        "task": start["task"], "salt": start["salt"],
         "information_boundary": {
             "sandbox": start["sandbox"], "network": adapters.get("network"), "staged": _last(events, "staged") or [],
             "worker_env_keys": adapters.get("worker_env_keys", []),
             "never_staged": ["engine/" + m for m in NEVER_STAGED],
             "model_calls": "made by the host controller; the worker holds no keys and sees no ledger"},
-        "claim": claim, "limits": limits,
+        "sandbox": _sandbox_info(events),
+        "service": (end_event or {}).get("service"),
+        "claim": claim, "project": _project_ref(_last(events, "project")),
+        "limits": limits,
         "ledger": {"entries": ledger.entries, "head": ledger.head, "totals": totals},
         "termination": end, "proposals": proposals,
         "invalid_artefacts": sum(1 for s in steps for t in s["tool_calls"] if t["name"] == "validate_artefact"),
-        "receipts_head": result["receipts_head"] if result else head,
-        "result": result, "accepted_actions": accepted_actions, "settled_days": len(accepted), "cost": cost,
-        "summary": summary,
+        "receipts_head": receipts_head, "result": result,
+        "accepted_actions": counted["accepted_actions"], "settled_days": counted["settled_days"],
+        "cost": cost, "resumed_from": start.get("resumed_from"), "replay_of": replay_of, "summary": summary,
     }
     started, finished = events[0][1], events[-1][1]
     volatile = {"started": started, "finished": finished if not recovered else now_iso(),
                 "duration_ms": int((parse_iso(finished) - parse_iso(started)).total_seconds() * 1000),
                 "host": start["host"], "claim_expires": start["claim_expires"],
-                "worker_stderr_tail": (end_event or {}).get("worker_stderr", ""), "recovered": recovered}
-    return write_attempt(tmp, content, volatile, transcript_doc(start["attempt_id"], steps, summary), receipts)
+                "worker_stderr_tail": (end_event or {}).get("worker_stderr", ""), "recovered": recovered,
+                "sandbox_seconds": (end_event or {}).get("sandbox_seconds")}
+    return write_attempt(tmp, content, volatile, transcript_doc(start["attempt_id"], steps, summary), receipts,
+                         retained=retained)
 
 
-def finish(tmp, out, recovered=False):
-    record = assemble(tmp, recovered)
+def _project_ref(entry):
+    """The project ledger entry that opened this attempt's claim (its folder is the operator's, not recorded)."""
+    return None if entry is None else {"seq": entry["seq"], "hash": entry["hash"]}
+
+
+def finish(tmp, out, recovered=False, lock=None):
+    try:
+        record = assemble(tmp, recovered)
+    except Exception as exc:
+        if lock is not None:
+            lock.release()
+        raise LaunchError(f"{tmp}: the record could not be assembled ({type(exc).__name__}: {exc}); the attempt's "
+                          f"files stay there for `fundbook-launch recover`")
     for name in ("desk.sqlite", "journal.jsonl"):  # their content is in the record, transcript and receipts
         path = os.path.join(tmp, name)
         if os.path.exists(path):
             os.remove(path)
+    if lock is not None:
+        lock.release(remove=True)
     if os.path.isdir(out):
         os.rmdir(out)  # checked empty
     shutil.move(tmp, out)
     return record
+
+
+def command_line(ctx=None):
+    """The command as given (options the operator set, in the command's order), from click's parsed context."""
+    import click
+    ctx = ctx or click.get_current_context()
+    out = [ctx.find_root().info_name or "fundbook-launch", *ctx.command_path.split()[1:]]
+    for param in ctx.command.params:
+        source = ctx.get_parameter_source(param.name)
+        if source is None or source.name not in ("COMMANDLINE", "ENVIRONMENT"):
+            continue
+        value = ctx.params.get(param.name)
+        if isinstance(param, click.Option) and param.is_flag:
+            out += [param.opts[0]] if value else []
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                out += [param.opts[0], str(item)] if isinstance(param, click.Option) else [str(item)]
+        elif value is not None:
+            out += [param.opts[0], str(value)] if isinstance(param, click.Option) else [str(value)]
+    return out

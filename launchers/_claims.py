@@ -1,12 +1,14 @@
 """Single-use authorisation claims.
 
 `authorise` writes a claim -- id, scope (family, split, model), caps in integer
-micro-USD and tokens, expiry -- to a claim file and registers its sha256 under
-the launcher's state directory. `consume` is the first thing `execute` does: it
-checks the file against the registry (an edited cap is refused), the scope and
-the expiry, then creates `consumed/<id>.json` with O_EXCL. Whatever happens
+micro-USD (inference and, separately, sandbox compute) and tokens, expiry -- to
+a claim file and registers its sha256 under the launcher's state directory.
+`check` reads and checks a claim without spending it (an edited cap, the scope,
+the expiry); `consume` checks again and creates `consumed/<id>.json` with
+O_EXCL, binding the consumption to a fresh nonce and its time. Whatever happens
 after that -- success, crash, timeout -- the claim stays consumed: no retry and
-no renewed allowance on the same claim.
+no renewed allowance on the same claim. (The project ledger, `_project.py`,
+also refuses a claim it has seen, so deleting the marker does not renew it.)
 """
 
 import datetime
@@ -49,19 +51,21 @@ def _write_new(path, data: bytes):
         os.close(fd)
 
 
-def authorise(out_path, family, split, model, cap_micro_usd, cap_tokens, hours, state=None, now=None) -> dict:
+def authorise(out_path, family, split, model, cap_micro_usd, cap_tokens, hours, state=None, now=None,
+              cap_sandbox_micro_usd=0) -> dict:
     """Write a new claim file and register it; returns the claim document."""
     if family not in FAMILIES:
         raise InputError(f"--family: expected one of {list(FAMILIES)}, got {family!r}")
     if split not in SPLITS:
         raise InputError(f"--split: expected one of {list(SPLITS)}, got {split!r}")
-    if cap_micro_usd < 0 or cap_tokens <= 0 or hours <= 0:
-        raise InputError("--cap-micro-usd >= 0, --cap-tokens > 0 and --hours > 0 are required")
+    if cap_micro_usd < 0 or cap_sandbox_micro_usd < 0 or cap_tokens <= 0 or hours <= 0:
+        raise InputError("--cap-micro-usd >= 0, --cap-sandbox-micro-usd >= 0, --cap-tokens > 0 and --hours > 0 "
+                         "are required")
     if os.path.exists(out_path):
         raise InputError(f"{out_path}: already exists (a claim file is never overwritten)")
     now = now or datetime.datetime.now(datetime.timezone.utc)
     claim = {"id": "clm-" + secrets.token_hex(8), "scope": {"family": family, "split": split, "model": model},
-             "cap_micro_usd": cap_micro_usd, "cap_tokens": cap_tokens,
+             "cap_micro_usd": cap_micro_usd, "cap_tokens": cap_tokens, "cap_sandbox_micro_usd": cap_sandbox_micro_usd,
              "issued": _iso(now), "expires": _iso(now + datetime.timedelta(hours=hours))}
     doc = {"schema": CLAIM_SCHEMA, "claim": claim, "sha256": content_sha256(claim)}
     root = state_dir(state)
@@ -89,8 +93,8 @@ def read_claim(path) -> dict:
     return doc
 
 
-def consume(path, family, split, model, state=None, now=None) -> dict:
-    """Check a claim and consume it, once. Returns the claim document."""
+def check(path, family, split, model, state=None, now=None) -> dict:
+    """Check a claim without consuming it (the refusals cost nothing). Returns the claim document."""
     doc = read_claim(path)
     claim = doc["claim"]
     root = state_dir(state)
@@ -109,10 +113,25 @@ def consume(path, family, split, model, state=None, now=None) -> dict:
     now = now or datetime.datetime.now(datetime.timezone.utc)
     if now >= _parse_iso(claim.get("expires"), f"{path}: claim.expires"):
         raise ClaimRefused(f"{path}: claim {claim['id']} expired at {claim['expires']}")
-    os.makedirs(os.path.join(root, "consumed"), mode=0o700, exist_ok=True)
-    marker = os.path.join(root, "consumed", claim["id"] + ".json")
-    try:
-        _write_new(marker, canonical_json({"id": claim["id"], "sha256": doc["sha256"], "consumed": _iso(now)}))
-    except FileExistsError:
+    if os.path.exists(_marker(root, claim["id"])):
         raise ClaimRefused(f"{path}: claim {claim['id']} is already consumed (a consumed claim is not permission to retry)")
     return doc
+
+
+def _marker(root, claim_id):
+    return os.path.join(root, "consumed", claim_id + ".json")
+
+
+def consume(path, family, split, model, state=None, now=None) -> dict:
+    """Check a claim and consume it, once. Returns the claim document with its `consumption` (nonce, time)."""
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    doc = check(path, family, split, model, state=state, now=now)
+    claim = doc["claim"]
+    root = state_dir(state)
+    os.makedirs(os.path.join(root, "consumed"), mode=0o700, exist_ok=True)
+    consumption = {"nonce": secrets.token_hex(16), "consumed_at": _iso(now)}
+    try:
+        _write_new(_marker(root, claim["id"]), canonical_json({"id": claim["id"], "sha256": doc["sha256"], **consumption}))
+    except FileExistsError:
+        raise ClaimRefused(f"{path}: claim {claim['id']} is already consumed (a consumed claim is not permission to retry)")
+    return dict(doc, consumption=consumption)

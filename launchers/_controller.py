@@ -9,6 +9,7 @@ and ends -- whatever the cause -- with an honest termination reason. It never
 raises for the attempt's own failures: they are the record.
 """
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -16,9 +17,11 @@ import engine
 
 from ._channel import ChannelTimeout, ProtocolError
 from ._deadline import call_with_deadline
-from ._errors import BudgetHalt, CallTimeout, SamplerError, SandboxError
+from ._errors import BudgetHalt, CacheMiss, CallTimeout, SamplerError, SandboxError
 from ._journal import plain
+from ._signals import Stopped, critical, stop_reason
 from ._staging import manifest, stage
+from .worker import protocol
 
 MAX_CONSECUTIVE_CALL_FAILURES = 3
 MIN_CALL_SECONDS = 1  # a call is not started when less than this is left of the worker's time
@@ -37,9 +40,10 @@ class WorkerLimit(Exception):
 
 
 class Interrupted(Exception):
-    def __init__(self, reason):
+    def __init__(self, reason, limit="infrastructure"):
         super().__init__(reason)
         self.reason = reason
+        self.limit = limit
 
 
 def count(n, word) -> str:
@@ -55,8 +59,13 @@ def packet_text(packet) -> str:
 
 
 class Controller:
-    def __init__(self, instance, sampler, sandbox, ledger, limits, db_path, journal, clock=time.monotonic):
+    def __init__(self, instance, sampler, sandbox, ledger, limits, db_path, journal, clock=time.monotonic,
+                 retained=None):
+        """`db_path`: an initialised desk history (new, or a settled one rebuilt to continue an attempt, then
+        `retained` is the worker's retained work to stage with the open checkpoint's packet)."""
         self.instance = instance
+        self.staged_retained = retained or {}
+        self.day_calls = {}
         self.journal = journal
         self.sampler = sampler
         self.sandbox = sandbox
@@ -73,6 +82,8 @@ class Controller:
         self.finished = False
         self.staged = []
         self.worker_stderr = ""
+        self.retained = None
+        self.sandbox_seconds = None
         self._failures = 0
 
     # -- transcript ------------------------------------------------------------------
@@ -86,33 +97,66 @@ class Controller:
     # -- the attempt -----------------------------------------------------------------
     def run(self) -> dict:
         worker = None
+        started = None
         end = {"status": "infrastructure_interruption", "reason": "", "limit": "infrastructure", "worker_exit_code": None}
         try:
-            self.history.init(self.instance, self.instance["horizon"])
             packet = self.history.packet()
+            self.day = packet["day"]
             files = stage(packet)
+            for rel, text in sorted(self.staged_retained.items()):
+                files[rel] = text.encode("utf-8")  # the retained work of the interrupted part
+            files = dict(sorted(files.items()))
             self.staged = manifest(files)
             self.journal.write("staged", self.staged)
             self.step("evaluator", packet_text(packet), day=packet["day"])
+            self.ledger.reserve_sandbox(self.limits.worker_seconds + self.sandbox.grace_s)
+            started = self.clock()
             worker = self.sandbox.start(files, self.limits.worker_seconds)
+            self.journal.write("sandbox", dict(self.sandbox.info))
             deadline = self.clock() + self.limits.worker_seconds
             end = self._supervise(worker, deadline)
         except SandboxError as exc:
             end["reason"] = exc.format_message()
-        except KeyboardInterrupt:
-            end = {"status": "operator", "reason": "stopped by the operator (interrupt)", "limit": "operator",
-                   "worker_exit_code": None}
+        except BudgetHalt as exc:  # the sandbox's compute does not fit its cap: nothing started
+            end = {"status": "budget_halt", "reason": exc.format_message(), "limit": exc.limit, "worker_exit_code": None}
+        except (KeyboardInterrupt, Stopped) as exc:
+            end = {"status": "operator", "reason": stop_reason(exc), "limit": "operator", "worker_exit_code": None}
         except Exception as exc:  # a host-side failure is still an attempt's end, recorded as such
             end["reason"] = f"host controller error ({type(exc).__name__}: {exc})"
         finally:
+            problems = []  # cleanup never hides the end: a failing step is added to the reason
             if worker is not None:
-                if end["worker_exit_code"] is None and end["status"] != "completed":
-                    worker.kill()
-                    end["worker_exit_code"] = worker.wait(5)
-                self.worker_stderr = worker.stderr_tail()
-                worker.close()
-        self.journal.write("end", {"termination": end, "worker_stderr": self.worker_stderr})
+                def stop_worker():
+                    if end["worker_exit_code"] is None and end["status"] != "completed":
+                        worker.kill()
+                        end["worker_exit_code"] = worker.wait(5)
+                    self.worker_stderr = worker.stderr_tail()
+                    worker.close()
+                _quietly(stop_worker, "stopping the worker", problems)
+            _quietly(self.sandbox.shutdown, "shutting the sandbox down", problems)
+            _quietly(lambda: self._settle_sandbox(started), "settling the sandbox's compute", problems)
+            if hasattr(self.sampler, "close"):
+                _quietly(lambda: self.sampler.close(close_status(end["status"]), end["reason"][:200]),
+                         "closing the provider session", problems)
+            if problems:
+                end["reason"] = (end["reason"] + "; " if end["reason"] else "") + "; ".join(problems)
+        info = getattr(self.sampler, "service_info", None)
+        self.journal.write("end", {"termination": end, "worker_stderr": self.worker_stderr,
+                                   "sampling": getattr(self.sampler, "sampling", None),
+                                   "sandbox": dict(self.sandbox.info), "service": info() if info else None,
+                                   "sandbox_seconds": self.sandbox_seconds})
         return end
+
+    def _settle_sandbox(self, started):
+        """Charge the sandbox's compute: the whole seconds it ran; a sandbox that may exist unseen stays a liability."""
+        if not self.ledger.has_open_sandbox():
+            return
+        if started is None:  # stopped between the reservation and the start: unknown, kept as a liability
+            self.ledger.mark_unresolved(0, "the sandbox's start was interrupted: its compute is unknown",
+                                        account="sandbox")
+            return
+        self.sandbox_seconds = math.ceil(self.clock() - started)
+        self.ledger.settle_sandbox(self.sandbox_seconds)
 
     def _supervise(self, worker, deadline) -> dict:
         try:
@@ -145,9 +189,13 @@ class Controller:
             worker.kill()
             return {"status": "budget_halt", "reason": exc.format_message(), "limit": exc.limit,
                     "worker_exit_code": worker.wait(10)}
-        except (ProtocolError, Interrupted) as exc:
+        except ProtocolError as exc:
             worker.kill()
             return {"status": "infrastructure_interruption", "reason": str(exc), "limit": "infrastructure",
+                    "worker_exit_code": worker.wait(10)}
+        except Interrupted as exc:
+            worker.kill()
+            return {"status": "infrastructure_interruption", "reason": exc.reason, "limit": exc.limit,
                     "worker_exit_code": worker.wait(10)}
 
     # -- messages --------------------------------------------------------------------
@@ -165,9 +213,15 @@ class Controller:
                                     "exit_code": 1}])
         elif kind == "submit":
             worker.channel.send(self._submit(msg.get("batch")))
+        elif kind == "retained":
+            self._retained(msg)
         elif kind == "pass":
+            self.journal.write("pass", {"day": self.day, "reason": str(msg.get("reason", ""))[:200]})  # write-ahead
             try:
-                run, record = self.history.advance()
+                with critical():
+                    run, record = self.history.advance()
+            except engine.HistoryError:
+                raise
             except engine.DeskError as exc:
                 raise ProtocolError(f"the worker passed a checkpoint the desk cannot close ({exc.message})")
             self.step("evaluator", f"Checkpoint {record['day']} closed without a batch ({msg.get('reason', '')}).",
@@ -176,9 +230,26 @@ class Controller:
         else:
             raise ProtocolError(f"unknown message type {kind!r} from the worker")
 
+    def _retained(self, msg):
+        files = msg.get("files")
+        if not isinstance(files, dict) or not all(k in protocol.RETAINED_FILES and isinstance(v, str)
+                                                  for k, v in files.items()):
+            raise ProtocolError(f"retained.files: expected text for some of {list(protocol.RETAINED_FILES)}")
+        size = sum(len(v.encode("utf-8")) for v in files.values())
+        if size > protocol.RETAINED_LIMIT:
+            raise ProtocolError(f"retained work of {size} bytes (limit {protocol.RETAINED_LIMIT})")
+        day = msg.get("day")
+        self.retained = {"day": day if isinstance(day, int) and not isinstance(day, bool) else None,
+                         "files": dict(sorted(files.items()))}
+        self.journal.write("retained", self.retained)
+
     def _sample(self, msg, deadline):
         if self.calls >= self.limits.max_calls:
             raise BudgetHalt(f"the attempt reached its limit of {self.limits.max_calls} model calls", limit="calls")
+        used = self.day_calls.get(self.day, 0)
+        if used >= protocol.MAX_CALLS_PER_CHECKPOINT:
+            raise BudgetHalt(f"the worker asked for model call {used + 1} on checkpoint {self.day}; the controller "
+                             f"allows {protocol.MAX_CALLS_PER_CHECKPOINT} (the bound `budget` reserves)", limit="calls")
         if deadline - self.clock() < MIN_CALL_SECONDS:
             raise WorkerLimit()  # no time left for a call to finish: do not reserve one
         messages = msg.get("messages")
@@ -187,9 +258,13 @@ class Controller:
                 for m in messages):
             raise ProtocolError("sample.messages: expected a list of {role, content} strings")
         max_tokens = min(int(msg.get("max_tokens") or self.limits.max_tokens_per_call), self.limits.max_tokens_per_call)
+        try:
+            prepared = self.sampler.prepare(messages, max_tokens)
+        except CacheMiss as exc:  # a cache-only replay: an error, never a reservation
+            raise Interrupted(f"cache miss: {exc.format_message()}", limit="cache_miss")
         self.calls += 1
+        self.day_calls[self.day] = used + 1
         call = self.calls
-        prepared = self.sampler.prepare(messages, max_tokens)
         self.ledger.reserve(call, prepared.prompt_tokens, max_tokens, free=prepared.cached)
         seconds = min(self.limits.call_deadline_s, deadline - self.clock())
         try:
@@ -207,9 +282,11 @@ class Controller:
             return {"type": "call_failed", "reason": reason}
         self._failures = 0
         charge = self.ledger.settle(call, completion.tokens_in, completion.tokens_out,
-                                    "cache hit" if completion.cached else completion.stop_reason, free=completion.cached)
+                                    "cache hit" if completion.cached else completion.stop_reason, free=completion.cached,
+                                    cached_in=completion.cache_hit_tokens)
         self.step("model", completion.text, call={"index": call, "request_sha256": prepared.request_sha256,
                                                   "tokens_in": completion.tokens_in, "tokens_out": completion.tokens_out,
+                                                  "prompt_cache_hit_tokens": charge["cached_tokens_in"],
                                                   "micro_usd": charge["micro_usd"], "cached": completion.cached,
                                                   "stop_reason": completion.stop_reason})
         return {"type": "completion", "text": completion.text}
@@ -221,18 +298,26 @@ class Controller:
                     "day": day if isinstance(day, int) and _hashable(day) else None,
                     "batch_sha256": engine.content_sha256(batch) if hashable else None, "batch": plain(batch)}
         self.proposals.append(proposal)
-        try:
-            run, decisions, record = self.history.submit(batch)
-        except engine.DeskError as exc:
-            proposal.update(outcome="rejected", message=exc.message)
-            self.journal.write("proposal", proposal)
-            self.step("evaluator", f"Batch rejected whole: {exc.message}")
-            return {"type": "rejected", "message": exc.message}
+        self.journal.write("submit", proposal)  # write-ahead: the journal knows of a batch before the desk does
+        with critical():  # the desk's commit and the journal of its answer: a stop lands before or after both
+            try:
+                run, decisions, record = self.history.submit(batch)
+            except engine.HistoryError:
+                raise  # the history itself failed: not the worker's batch, the attempt's end
+            except engine.DeskError as exc:
+                proposal.update(outcome="rejected", message=exc.message)
+                self.journal.write("proposal", proposal)
+                rejected = exc.message
+            else:
+                rejected = None
+                proposal.update(outcome="accepted", decisions=[
+                    {k: d.get(k) for k in ("action", "type", "decision", "reason")} for d in decisions])
+                self.journal.write("proposal", proposal)
+        if rejected is not None:
+            self.step("evaluator", f"Batch rejected whole: {rejected}")
+            return {"type": "rejected", "message": rejected}
         accepted = sum(1 for d in decisions if d["decision"] == "ACCEPTED")
         self.settled_days += 1
-        proposal.update(outcome="accepted", decisions=[{k: d.get(k) for k in ("action", "type", "decision", "reason")}
-                                                      for d in decisions])
-        self.journal.write("proposal", proposal)
         refused = [f"{d['action']} {d['reason']}" for d in decisions if d["decision"] == "REFUSED"]
         self.step("evaluator", f"Checkpoint {record['day']}: batch accepted; {count(accepted, 'action')} accepted, "
                   f"{len(refused)} refused" + (f" ({'; '.join(refused)})" if refused else "") +
@@ -241,9 +326,10 @@ class Controller:
 
     def _next(self, run):
         if run.open_day is None:
-            _, self.result = self.history.finalize()
+            with critical():
+                _, self.result = self.history.finalize()
+                self.journal.write("result", self.result)
             self.finished = True
-            self.journal.write("result", self.result)
             self.day = None
             r = self.result
             score = f"{r['score']['points']}/{r['score']['denominator']}" if r.get("score") else "no score"
@@ -253,6 +339,18 @@ class Controller:
         self.day = packet["day"]
         self.step("evaluator", packet_text(packet))
         return packet
+
+
+def _quietly(fn, what, problems):
+    try:
+        fn()
+    except Exception as exc:
+        problems.append(f"{what} failed ({type(exc).__name__}: {exc})")
+
+
+def close_status(status) -> str:
+    """The provider session's finish reason for an attempt's termination status."""
+    return {"completed": "success", "operator": "interrupted"}.get(status, "errored")
 
 
 def _hashable(obj):

@@ -54,3 +54,17 @@ class CacheMiss(SamplerError):
 
 class SandboxError(LaunchError):
     """The worker's sandbox could not be created, reached or read."""
+
+
+class UsageRefused(LaunchError):
+    """A combination of options the paid path never allows (e.g. a paid sampler in the local sandbox)."""
+
+    exit_code = EXIT_USAGE
+
+
+class FreezeRefused(LaunchError):
+    """A paid attempt without a freeze, or one that differs from it without a recorded deviation."""
+
+
+class AttemptLive(LaunchError):
+    """Another process holds the attempt's lock: it is still running."""

@@ -14,6 +14,7 @@ import json
 import os
 
 from ._errors import InputError
+from ._signals import critical
 
 
 def now_iso():
@@ -41,7 +42,7 @@ class Journal:
 
     def write(self, kind, body):
         line = json.dumps({"kind": kind, "at": now_iso(), "body": plain(body)}, sort_keys=True, ensure_ascii=False)
-        with open(self.path, "a", encoding="utf-8") as fh:
+        with critical(), open(self.path, "a", encoding="utf-8") as fh:
             fh.write(line + "\n")
             fh.flush()
             os.fsync(fh.fileno())

@@ -1,12 +1,16 @@
-"""The budget ledger, kept by the host controller outside the worker.
+"""The budget ledger of one attempt, kept by the host controller outside the worker.
 
-Every model call is reserved before it is made (its prompt tokens plus its
-max_tokens, priced), then settled from the tokens the provider returns: a
-`charge` for what was used and a `release` of the rest. A call that never
-settles -- cancelled, timed out, or the host died -- keeps its reservation as an
-unresolved liability, forever counted against the cap. Entries are appended to
-a file as they happen (flushed and fsynced) and hash-chained, so a crash leaves
-an honest ledger and an edit is visible.
+Two accounts with separate caps: `inference` (model calls: micro-USD and
+tokens) and `sandbox` (the worker's compute, priced per second). Every model
+call is reserved before it is made (its prompt tokens plus its max_tokens,
+priced at the full input rate), then settled from the tokens the provider
+returns: a `charge` for what was used and a `release` of the rest. The
+sandbox's whole time limit is reserved before it starts and settled from the
+time it ran. A reservation that never settles -- a call cancelled or timed
+out, a host that died -- stays an unresolved liability, forever counted
+against its cap. Entries are appended to a file as they happen (flushed and
+fsynced) and hash-chained, so a crash leaves an honest ledger and an edit is
+visible.
 """
 
 import json
@@ -16,9 +20,12 @@ from engine import canonical_json, content_sha256
 
 from ._errors import BudgetHalt, InputError
 from ._prices import call_cost, format_usd
+from ._signals import critical
 
-LEDGER_SCHEMA = "fundbook.ledger/1"
+LEDGER_SCHEMA = "fundbook.ledger/2"
 KINDS = ("reserve", "charge", "release", "unresolved")
+ACCOUNTS = ("inference", "sandbox")
+SANDBOX_CALL = 0  # the sandbox account's single "call"
 
 
 def genesis(claim_sha256: str) -> str:
@@ -27,16 +34,19 @@ def genesis(claim_sha256: str) -> str:
 
 
 class Ledger:
-    """Reserve / charge / release in integer micro-USD and tokens."""
+    """Reserve / charge / release in integer micro-USD and tokens, per account."""
 
-    def __init__(self, claim_sha256, cap_micro_usd, cap_tokens, price, path=None):
+    def __init__(self, claim_sha256, cap_micro_usd, cap_tokens, price, path=None, cap_sandbox_micro_usd=0,
+                 sandbox_rate=0):
         self.claim_sha256 = claim_sha256
         self.cap_micro_usd = cap_micro_usd
         self.cap_tokens = cap_tokens
+        self.cap_sandbox_micro_usd = cap_sandbox_micro_usd
         self.price = price
+        self.sandbox_rate = sandbox_rate
         self.path = path
         self.entries = []
-        self._open = {}  # call -> its reservation entry, until settled
+        self._open = {}  # (account, call) -> its reservation entry, until settled
 
     # -- chain -------------------------------------------------------------------
     @property
@@ -44,40 +54,52 @@ class Ledger:
         last = self.entries[-1]["hash"] if self.entries else genesis(self.claim_sha256)
         return {"size": len(self.entries), "hash": last}
 
-    def _append(self, kind, call, micro_usd, tokens_in, tokens_out, note=""):
-        body = {"seq": len(self.entries), "kind": kind, "call": call, "micro_usd": micro_usd,
-                "tokens_in": tokens_in, "tokens_out": tokens_out, "note": note, "prev_hash": self.head["hash"]}
+    def _append(self, kind, account, call, micro_usd, tokens_in=0, tokens_out=0, note="", cached_in=0):
+        body = {"seq": len(self.entries), "kind": kind, "account": account, "call": call, "micro_usd": micro_usd,
+                "tokens_in": tokens_in, "tokens_out": tokens_out, "cached_tokens_in": cached_in, "note": note,
+                "prev_hash": self.head["hash"]}
         entry = dict(body, hash=content_sha256(body))
-        if self.path is not None:
-            with open(self.path, "ab") as fh:
-                fh.write(canonical_json(entry) + b"\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-        self.entries.append(entry)
+        with critical():
+            if self.path is not None:
+                with open(self.path, "ab") as fh:
+                    fh.write(canonical_json(entry) + b"\n")
+                    fh.flush()
+                    os.fsync(fh.fileno())
+            self.entries.append(entry)
         return entry
 
     # -- totals ------------------------------------------------------------------
-    def totals(self) -> dict:
-        charged = sum(e["micro_usd"] for e in self.entries if e["kind"] == "charge")
-        tokens_in = sum(e["tokens_in"] for e in self.entries if e["kind"] == "charge")
-        tokens_out = sum(e["tokens_out"] for e in self.entries if e["kind"] == "charge")
-        open_usd = sum(e["micro_usd"] for e in self._open.values())
-        open_tokens = sum(e["tokens_in"] + e["tokens_out"] for e in self._open.values())
-        return {"charged_micro_usd": charged, "tokens_in": tokens_in, "tokens_out": tokens_out,
-                "unresolved_micro_usd": open_usd, "unresolved_tokens": open_tokens,
-                "unresolved_calls": sorted(self._open),
-                "committed_micro_usd": charged + open_usd, "committed_tokens": tokens_in + tokens_out + open_tokens}
+    def _sum(self, account, kind, field):
+        return sum(e[field] for e in self.entries if e["account"] == account and e["kind"] == kind)
 
-    # -- moves ---------------------------------------------------------------------
+    def totals(self) -> dict:
+        charged = self._sum("inference", "charge", "micro_usd")
+        tokens_in = self._sum("inference", "charge", "tokens_in")
+        tokens_out = self._sum("inference", "charge", "tokens_out")
+        opened = [e for (account, _), e in self._open.items() if account == "inference"]
+        open_usd = sum(e["micro_usd"] for e in opened)
+        open_tokens = sum(e["tokens_in"] + e["tokens_out"] for e in opened)
+        sandbox_charged = self._sum("sandbox", "charge", "micro_usd")
+        sandbox_open = sum(e["micro_usd"] for (account, _), e in self._open.items() if account == "sandbox")
+        return {"charged_micro_usd": charged, "tokens_in": tokens_in, "tokens_out": tokens_out,
+                "cached_tokens_in": self._sum("inference", "charge", "cached_tokens_in"),
+                "unresolved_micro_usd": open_usd, "unresolved_tokens": open_tokens,
+                "unresolved_calls": sorted(call for (account, call) in self._open if account == "inference"),
+                "committed_micro_usd": charged + open_usd, "committed_tokens": tokens_in + tokens_out + open_tokens,
+                "sandbox_charged_micro_usd": sandbox_charged, "sandbox_unresolved_micro_usd": sandbox_open,
+                "sandbox_committed_micro_usd": sandbox_charged + sandbox_open}
+
+    # -- inference -------------------------------------------------------------------
     def reserve(self, call, tokens_in, max_tokens, free=False):
         """Reserve a call's worst case, or raise BudgetHalt (nothing written).
 
         `free`: a cache hit, which spends neither money nor provider tokens."""
-        if call in self._open or any(e["call"] == call for e in self.entries):
+        if ("inference", call) in self._open or any(e["account"] == "inference" and e["call"] == call
+                                                     for e in self.entries):
             raise InputError(f"ledger: call {call} was already reserved")
         if free:
-            entry = self._append("reserve", call, 0, 0, 0, "cache hit")
-            self._open[call] = entry
+            entry = self._append("reserve", "inference", call, 0, note="cache hit")
+            self._open[("inference", call)] = entry
             return entry
         cost = call_cost(self.price, tokens_in, max_tokens)
         t = self.totals()
@@ -88,43 +110,67 @@ class Ledger:
         if t["committed_tokens"] + tokens_in + max_tokens > self.cap_tokens:
             raise BudgetHalt(f"call {call}: reserving {tokens_in + max_tokens} tokens would pass the cap of "
                              f"{self.cap_tokens} ({t['committed_tokens']} already committed)", limit="tokens")
-        entry = self._append("reserve", call, cost, tokens_in, max_tokens)
-        self._open[call] = entry
+        entry = self._append("reserve", "inference", call, cost, tokens_in, max_tokens)
+        self._open[("inference", call)] = entry
         return entry
 
-    def settle(self, call, tokens_in, tokens_out, note="", free=False):
+    def settle(self, call, tokens_in, tokens_out, note="", free=False, cached_in=0):
         """Charge the call's actual usage and release the rest of its reservation."""
-        reservation = self._open.pop(call, None)
+        reservation = self._open.pop(("inference", call), None)
         if reservation is None:
             raise InputError(f"ledger: call {call} has no open reservation")
         if free:
-            tokens_in = tokens_out = 0
-        cost = call_cost(self.price, tokens_in, tokens_out)
-        charge = self._append("charge", call, cost, tokens_in, tokens_out, note)
-        self._append("release", call, max(0, reservation["micro_usd"] - cost),
+            tokens_in = tokens_out = cached_in = 0
+        cached_in = max(0, min(cached_in, tokens_in))
+        cost = call_cost(self.price, tokens_in, tokens_out, cached_in)
+        charge = self._append("charge", "inference", call, cost, tokens_in, tokens_out, note, cached_in)
+        self._append("release", "inference", call, max(0, reservation["micro_usd"] - cost),
                      max(0, reservation["tokens_in"] - tokens_in), max(0, reservation["tokens_out"] - tokens_out))
         return charge
 
-    def mark_unresolved(self, call, reason):
-        """A call that will not settle here: its reservation stays a liability."""
-        reservation = self._open.get(call)
+    def mark_unresolved(self, call, reason, account="inference"):
+        """A reservation that will not settle here: it stays a liability."""
+        reservation = self._open.get((account, call))
         if reservation is None:
             raise InputError(f"ledger: call {call} has no open reservation")
-        return self._append("unresolved", call, reservation["micro_usd"], reservation["tokens_in"],
+        return self._append("unresolved", account, call, reservation["micro_usd"], reservation["tokens_in"],
                             reservation["tokens_out"], reason)
 
-    def summary(self) -> dict:
-        return {"schema": LEDGER_SCHEMA, "claim_sha256": self.claim_sha256, "cap_micro_usd": self.cap_micro_usd,
-                "cap_tokens": self.cap_tokens, "price": dict(self.price), "entries": list(self.entries),
-                "head": self.head, "totals": self.totals()}
+    # -- sandbox compute -----------------------------------------------------------
+    def reserve_sandbox(self, seconds):
+        """Reserve the sandbox's whole time limit at its rate, or raise BudgetHalt (limit "sandbox")."""
+        cost = seconds * self.sandbox_rate
+        committed = self.totals()["sandbox_committed_micro_usd"]
+        if committed + cost > self.cap_sandbox_micro_usd:
+            raise BudgetHalt(f"the sandbox: reserving {seconds} s at {self.sandbox_rate} micro-USD/s "
+                             f"({format_usd(cost)}) would pass the sandbox cap of "
+                             f"{format_usd(self.cap_sandbox_micro_usd)}", limit="sandbox")
+        entry = self._append("reserve", "sandbox", SANDBOX_CALL, cost, note=f"{seconds} s limit")
+        self._open[("sandbox", SANDBOX_CALL)] = entry
+        return entry
+
+    def settle_sandbox(self, seconds):
+        """Charge the time the sandbox ran (whole seconds, rounded up by the caller), release the rest."""
+        reservation = self._open.pop(("sandbox", SANDBOX_CALL), None)
+        if reservation is None:
+            return None
+        cost = min(reservation["micro_usd"], seconds * self.sandbox_rate)
+        charge = self._append("charge", "sandbox", SANDBOX_CALL, cost, note="sandbox compute")
+        self._append("release", "sandbox", SANDBOX_CALL, reservation["micro_usd"] - cost)
+        return charge
+
+    def has_open_sandbox(self):
+        return ("sandbox", SANDBOX_CALL) in self._open
 
 
-def load_ledger(path, claim_sha256, cap_micro_usd, cap_tokens, price, tolerate_torn_tail=False) -> Ledger:
+def load_ledger(path, claim_sha256, cap_micro_usd, cap_tokens, price, tolerate_torn_tail=False,
+                cap_sandbox_micro_usd=0, sandbox_rate=0) -> Ledger:
     """Rebuild a ledger from its file, verifying the chain (e.g. after a crash).
 
     `tolerate_torn_tail`: after a host crash the last line may be half-written;
-    it is dropped (its call's reservation, if any earlier line made one, stays open)."""
-    ledger = Ledger(claim_sha256, cap_micro_usd, cap_tokens, price)
+    it is dropped (its reservation, if any earlier line made one, stays open)."""
+    ledger = Ledger(claim_sha256, cap_micro_usd, cap_tokens, price, cap_sandbox_micro_usd=cap_sandbox_micro_usd,
+                    sandbox_rate=sandbox_rate)
     try:
         with open(path, "rb") as fh:
             lines = fh.read().splitlines()
@@ -137,15 +183,16 @@ def load_ledger(path, claim_sha256, cap_micro_usd, cap_tokens, price, tolerate_t
             if tolerate_torn_tail and i == len(lines) - 1:
                 break
             raise InputError(f"{path}: line {i + 1}: not JSON (a torn write?)")
-        body = {k: v for k, v in entry.items() if k != "hash"}
+        body = {k: v for k, v in entry.items() if k != "hash"} if isinstance(entry, dict) else {}
         if body.get("seq") != i or body.get("prev_hash") != ledger.head["hash"] or content_sha256(body) != entry.get("hash"):
             raise InputError(f"{path}: line {i + 1}: the hash chain is broken (edited, dropped or reordered)")
-        if entry["kind"] not in KINDS:
-            raise InputError(f"{path}: line {i + 1}: kind: expected one of {list(KINDS)}")
+        if entry.get("kind") not in KINDS or entry.get("account") not in ACCOUNTS:
+            raise InputError(f"{path}: line {i + 1}: kind/account: expected one of {list(KINDS)} / {list(ACCOUNTS)}")
         ledger.entries.append(entry)
+        key = (entry["account"], entry["call"])
         if entry["kind"] == "reserve":
-            ledger._open[entry["call"]] = entry
+            ledger._open[key] = entry
         elif entry["kind"] == "charge":
-            ledger._open.pop(entry["call"], None)
+            ledger._open.pop(key, None)
     ledger.path = path
     return ledger

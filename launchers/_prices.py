@@ -2,6 +2,9 @@
 
 A call's cost is rounded *up* to the micro-USD, over input and output together,
 so a ledger never understates what was spent and nothing is rounded away.
+Prompt tokens the provider served from its prefix cache are charged at
+`cached_input_micro_usd_per_mtok` when the table gives one, else at the full
+input price. Sandbox compute is priced per second, apart from inference.
 """
 
 import json
@@ -41,6 +44,8 @@ def load_prices(path=None) -> dict:
             raise InputError(f"{where}: expected an object")
         _int(row.get("input_micro_usd_per_mtok"), where + ".input_micro_usd_per_mtok")
         _int(row.get("output_micro_usd_per_mtok"), where + ".output_micro_usd_per_mtok")
+        if "cached_input_micro_usd_per_mtok" in row:
+            _int(row["cached_input_micro_usd_per_mtok"], where + ".cached_input_micro_usd_per_mtok")
     for name, row in (table.get("sandboxes") or {}).items():
         _int((row or {}).get("micro_usd_per_second"), f"{path}: sandboxes.{name}.micro_usd_per_second")
     table["_path"] = path
@@ -53,12 +58,31 @@ def model_price(table, model) -> dict:
         raise InputError(f"{table['_path']}: models.{model}: no price for this model "
                          f"(known: {', '.join(sorted(table['models']))})")
     return {"input_micro_usd_per_mtok": row["input_micro_usd_per_mtok"],
-            "output_micro_usd_per_mtok": row["output_micro_usd_per_mtok"]}
+            "output_micro_usd_per_mtok": row["output_micro_usd_per_mtok"],
+            "cached_input_micro_usd_per_mtok": row.get("cached_input_micro_usd_per_mtok",
+                                                       row["input_micro_usd_per_mtok"])}
 
 
-def call_cost(price, tokens_in: int, tokens_out: int) -> int:
-    """Micro-USD for one call, rounded up."""
-    numerator = tokens_in * price["input_micro_usd_per_mtok"] + tokens_out * price["output_micro_usd_per_mtok"]
+def sandbox_rate(table, name):
+    """Integer micro-USD per second of the named sandbox; refused when the table has no row for it."""
+    row = (table.get("sandboxes") or {}).get(name)
+    if row is None:
+        raise InputError(f"{table['_path']}: sandboxes.{name}: no price for this sandbox (its compute is capped "
+                         f"separately and must be priced)")
+    return row["micro_usd_per_second"]
+
+
+def table_sha256(table) -> str:
+    from engine import content_sha256
+    return content_sha256({k: v for k, v in table.items() if k != "_path"})
+
+
+def call_cost(price, tokens_in: int, tokens_out: int, cached_in: int = 0) -> int:
+    """Micro-USD for one call, rounded up; `cached_in` of the prompt tokens were prefix-cache hits."""
+    cached_in = max(0, min(cached_in, tokens_in))
+    cached_rate = price.get("cached_input_micro_usd_per_mtok", price["input_micro_usd_per_mtok"])
+    numerator = ((tokens_in - cached_in) * price["input_micro_usd_per_mtok"] + cached_in * cached_rate
+                 + tokens_out * price["output_micro_usd_per_mtok"])
     return -(-numerator // MTOK)
 
 

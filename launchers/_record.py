@@ -4,8 +4,10 @@ Written for every attempt, complete or not. `content` is hashed
 (content_sha256 = sha256 of its canonical JSON) and holds no wall-clock time;
 `volatile` holds the times, the host and the worker's stderr tail. Paths in
 `content` are relative to the attempt directory. Files: record.json,
-transcript.json, receipts.json (the desk's hash-chained receipts) and
-ledger.jsonl (the ledger as it was appended, line by line).
+transcript.json, receipts.json (the desk's hash-chained receipts),
+ledger.jsonl (the ledger as it was appended, line by line) and, when the
+worker kept any, retained.json (its retained work after the last settled
+checkpoint: what a continuation starts from).
 """
 
 import json
@@ -31,26 +33,33 @@ def summary_text(termination, result, accepted_actions, settled_days, cost) -> s
     return (f"Ended {termination['status']}: {termination['reason']}. Accepted batches on {settled_days} "
             f"checkpoints, {accepted_actions} accepted actions; {graded}. {cost['calls']} model calls "
             f"({cost['cache_hits']} from the cache), {cost['tokens_in']} tokens in, {cost['tokens_out']} out, "
-            f"{cost['micro_usd']} micro-USD charged, {cost['unresolved_micro_usd']} micro-USD unresolved.")
+            f"{cost['micro_usd']} micro-USD charged, {cost['unresolved_micro_usd']} micro-USD unresolved; sandbox "
+            f"{cost['sandbox_micro_usd']} micro-USD.")
 
 
-def write_attempt(tmp_dir, content, volatile, transcript, receipts):
+def write_attempt(tmp_dir, content, volatile, transcript, receipts, retained=None):
     """Write the attempt files into tmp_dir (already holding ledger.jsonl); fills the hashes in `content`."""
     files = {"transcript.json": pretty_json(transcript).encode("utf-8"),
              "receipts.json": pretty_json(receipts).encode("utf-8")}
+    if retained is not None:
+        files["retained.json"] = pretty_json(retained).encode("utf-8")
     for name, data in files.items():
         with open(os.path.join(tmp_dir, name), "wb") as fh:
             fh.write(data)
     content["transcript"] = {"path": "transcript.json", "sha256": sha256_hex(files["transcript.json"])}
     content["outputs"] = {"receipts": {"path": "receipts.json", "sha256": sha256_hex(files["receipts.json"])}}
+    if retained is not None:
+        content["outputs"]["retained"] = {"path": "retained.json", "sha256": sha256_hex(files["retained.json"])}
     ledger_path = os.path.join(tmp_dir, "ledger.jsonl")
     if os.path.exists(ledger_path):
         with open(ledger_path, "rb") as fh:
             content["outputs"]["ledger"] = {"path": "ledger.jsonl", "sha256": sha256_hex(fh.read())}
     record = {"schema": ATTEMPT_SCHEMA, "content": content, "content_sha256": content_sha256(content),
               "volatile": volatile}
-    with open(os.path.join(tmp_dir, "record.json"), "w", encoding="utf-8") as fh:
+    path = os.path.join(tmp_dir, "record.json")
+    with open(path + ".tmp", "w", encoding="utf-8") as fh:
         fh.write(pretty_json(record))
+    os.replace(path + ".tmp", path)
     return record
 
 

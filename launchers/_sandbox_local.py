@@ -4,8 +4,9 @@ The interpreter runs isolated (`-I -S -B`: no site-packages, so neither the
 engine nor the launchers are importable; no bytecode written) with a scrubbed environment (no key variable
 reaches it) and its own session so the controller can kill it at the deadline.
 It is not a security boundary -- a process under the same user can read what
-that user can read -- so published paid attempts use the Modal sandbox; local
-is for the mock attempt and the tests.
+that user can read (the host's environment through /proc, the checkout, the
+claim registry) -- so a paid sampler refuses it: local is for the mock, cached
+replays and the tests.
 """
 
 import os
@@ -36,7 +37,8 @@ class LocalWorker:
         self.root = root
         self.killed_at_deadline = False
         self._stderr = []
-        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        self._drainer = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._drainer.start()
         self.channel = Channel(self._write, split_lines(iter(lambda: proc.stdout.readline(), b"")))
 
     def _drain_stderr(self):
@@ -52,6 +54,7 @@ class LocalWorker:
             pass  # the worker is gone; the controller sees it on the next receive
 
     def stderr_tail(self) -> str:
+        self._drainer.join(2)  # the stream ends with the worker: let the last lines in
         return "".join(self._stderr)[-2000:]
 
     def wait(self, timeout):
@@ -84,9 +87,17 @@ class LocalWorker:
 class LocalSandbox:
     name = "local"
     network = "not blocked (a local subprocess under the host user; not an isolation boundary)"
+    grace_s = 0
 
     def __init__(self, python=None):
         self.python = python or sys.executable
+        self.info = {}
+
+    def config(self) -> dict:
+        return {"name": self.name}
+
+    def shutdown(self):
+        pass
 
     def start(self, files, time_limit_s) -> LocalWorker:
         root = tempfile.mkdtemp(prefix="fundbook-worker-")

@@ -1,16 +1,18 @@
-"""`self-check`: the budget controls, exercised deterministically, no cloud, no model.
+"""`self-check`: the controls that guard paid calls, exercised deterministically, no cloud, no model.
 
-Each check runs against a fresh state directory and ledger file in a temp dir,
-with a fixed clock and a fixed price, and reports what it saw. A failing check
-means the controls that guard paid calls are broken: exit 1.
+Each check runs against a fresh state directory, project and ledger file in a
+temp dir, with a fixed clock and a fixed price, and reports what it saw. A
+failing check means a control is broken: exit 1.
 """
 
 import datetime
 import os
 import tempfile
 
+import engine
+
 from ._claims import authorise, consume
-from ._errors import BudgetHalt, ClaimRefused
+from ._errors import AttemptLive, BudgetHalt, CacheMiss, ClaimRefused, FreezeRefused, UsageRefused
 from ._ledger import Ledger, load_ledger
 
 PRICE = {"input_micro_usd_per_mtok": 130000, "output_micro_usd_per_mtok": 400000}
@@ -82,4 +84,87 @@ def run_self_check() -> list:
         except ClaimRefused:
             renewed = False
         out.append(_check("a crash does not renew the claim", not renewed, "the consumed claim stays consumed"))
+        out += _new_controls(root, state, claim_path, doc)
     return out
+
+
+def _refused(fn, kind):
+    try:
+        fn()
+    except kind as exc:
+        return exc
+    return None
+
+
+def _new_controls(root, state, claim_path, doc):
+    from . import _attempt, _freeze
+    from ._budget import estimate
+    from ._lock import AttemptLock
+    from ._prices import load_prices
+    from ._project import ProjectLedger
+    from ._sampler_cache import CacheSampler, open_store
+    from .worker import protocol
+    out = []
+
+    project = ProjectLedger(os.path.join(root, "project"))
+    project.open_claim(dict(doc, consumption={"nonce": "0" * 32, "consumed_at": "2026-11-29T09:00:00Z"}), "check", None)
+    os.remove(os.path.join(state, "consumed", doc["claim"]["id"] + ".json"))  # same-user tampering
+    seen = _refused(lambda: project.check_claim(doc["claim"], None), ClaimRefused)
+    out.append(_check("a deleted consumed marker does not renew the claim", seen is not None,
+                      seen.format_message() if seen else "the project ledger accepted the claim again"))
+
+    local = _refused(lambda: _attempt.execute(
+        claim_path=claim_path, out=os.path.join(root, "paid"), family="FUND_01", seed=1, split="public-practice",
+        model="Qwen/Qwen3-8B", sampler_name="tinker", sandbox_name="local", make_sampler=None, make_sandbox=None,
+        prices=None, limits=None, paid=True), UsageRefused)
+    out.append(_check("a paid sampler refuses the local sandbox", local is not None and local.exit_code == 64
+                      and not os.path.exists(os.path.join(root, "paid.partial")),
+                      local.format_message() if local else "the local sandbox was accepted"))
+
+    frozen = {"content": {"config": {"limits": {"max_tokens_per_call": 2048}}, "models": ["m"], "seeds": [1, 2]}}
+    changed = {"config": {"limits": {"max_tokens_per_call": 4096}}, "models": ["m"], "seeds": [1]}
+    mismatch = _refused(lambda: _freeze.check(frozen, [], changed, "freeze.json"), FreezeRefused)
+    entry = {"date": "2026-11-29T09:00:00Z", "field": "config.limits.max_tokens_per_call", "original": 2048,
+             "effective": 4096, "reason": "answers were cut"}
+    used = _freeze.check(frozen, [entry], changed, "freeze.json")
+    out.append(_check("a change after the freeze needs a dated deviation",
+                      mismatch is not None and "max_tokens_per_call" in mismatch.format_message() and used == [entry],
+                      mismatch.format_message() if mismatch else "an unfrozen change was accepted"))
+
+    split = Ledger(doc["sha256"], 10**9, 10**9, PRICE, cap_sandbox_micro_usd=1000, sandbox_rate=40)
+    over = _refused(lambda: split.reserve_sandbox(1200), BudgetHalt)
+    split.reserve(1, 6000, 2000)
+    out.append(_check("sandbox compute is capped apart from inference", over is not None and over.limit == "sandbox"
+                      and split.totals()["committed_micro_usd"] == 1580,
+                      over.format_message() if over else "the sandbox reservation passed its cap"))
+
+    store = os.path.join(root, "cache.sqlite")
+    open_store(store)  # an empty recording
+    replay = CacheSampler(store, "m")
+    miss = _refused(lambda: replay.prepare([{"role": "user", "content": "x"}], 16), CacheMiss)
+    out.append(_check("a cache-only replay miss is an error, never debt", miss is not None,
+                      miss.format_message() if miss else "a miss was prepared for a paid call"))
+
+    est = estimate(dict(load_prices(), _path="prices.json"), "Qwen/Qwen3-8B", 1, 20, 3, 6000, 600, 2048)
+    out.append(_check("the budget's worst case is the worker's call limit",
+                      est["worst_case_calls"] == 20 * protocol.MAX_CALLS_PER_CHECKPOINT,
+                      f"{est['worst_case_calls']} calls for 20 checkpoints"))
+
+    from engine._baselines import policy_batch
+    run = engine.Run(engine.generate("FUND_01", 1))
+    batch = policy_batch("reference", run.packet())
+    run.submit(batch)  # the desk committed the batch; the host died before journaling its answer
+    intent = {"index": 0, "day": 1, "batch_sha256": engine.content_sha256(batch), "batch": batch}
+    (reconciled,) = _attempt._proposals([("submit", "", intent)], run.receipts, 0)
+    out.append(_check("a committed batch missing from the journal is reconciled from the receipts",
+                      reconciled["outcome"] == "accepted", f"outcome {reconciled['outcome']}"))
+
+    folder = os.path.join(root, "live.partial")
+    os.makedirs(folder)
+    held = AttemptLock(folder).acquire()
+    live = _refused(lambda: AttemptLock(folder).acquire(), AttemptLive)
+    held.release()
+    out.append(_check("recover refuses a live attempt", live is not None,
+                      live.format_message() if live else "a second holder took the attempt's lock"))
+    return out
+

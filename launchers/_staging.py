@@ -65,3 +65,17 @@ def manifest(files) -> list:
     """The information boundary as recorded: each staged path with its sha256."""
     return [{"path": rel, "sha256": engine.sha256_hex(data), "bytes": len(data)} for rel, data in sorted(files.items())]
 
+
+
+def worker_identity() -> dict:
+    """The prompt, the output schema and the worker's code, by sha256 (for the freeze and every record)."""
+    from .worker import agent, protocol
+    code = {"worker.py": _read(os.path.join(WORKER_DIR, "agent.py")),
+            "protocol.py": _read(os.path.join(WORKER_DIR, "protocol.py")), "desktools/__init__.py": DESKTOOLS_INIT}
+    for name in TOOL_MODULES:
+        code[f"desktools/{name}.py"] = _read(os.path.join(ENGINE_DIR, name + ".py"))
+    schema = {rel: engine.sha256_hex(code[rel]) for rel in ("desktools/_batch.py", "protocol.py")}
+    return {"prompt": {"version": agent.PROMPT_VERSION, "sha256": engine.sha256_hex(agent.SYSTEM.encode("utf-8"))},
+            "output_schema": {"sha256": engine.content_sha256(schema)},
+            "worker": {"sha256": engine.content_sha256(manifest(code)),
+                       "max_calls_per_checkpoint": protocol.MAX_CALLS_PER_CHECKPOINT}}

@@ -24,7 +24,7 @@ def mock_attempt(root, n):
     record = execute(claim_path=claim, out=os.path.join(root, f"attempt-{n}"), family="FUND_01", seed=1,
                      split="public-practice", model="mock", sampler_name="mock", sandbox_name="local",
                      make_sampler=make_sampler_factory("mock", None, 120), make_sandbox=make_sandbox_factory("local"),
-                     prices=load_prices(), limits=Limits(), state=state)
+                     prices=load_prices(), limits=Limits(), state=state, project=os.path.join(root, f"project-{n}"))
     return time.perf_counter() - t0, record["content"]["cost"]["calls"]
 
 

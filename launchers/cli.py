@@ -1,11 +1,12 @@
 """fundbook-launch: the paid model-worker path.
 
 Exit codes: 0 ok (an attempt that completed); 1 refused (claim, budget, input,
-output directory) or an attempt that ended incomplete (its record is still
-written); 64 usage error.
+freeze, output directory) or an attempt that ended incomplete (its record is
+still written); 64 usage error (including a paid sampler in the local sandbox).
 """
 
 import json
+import os
 
 import click
 
@@ -15,7 +16,6 @@ from engine.cli._common import FundbookGroup
 
 from ._errors import InputError, LaunchError
 from ._prices import format_usd, load_prices
-from ._record import read_record
 from ._selfcheck import run_self_check
 
 
@@ -31,10 +31,10 @@ class LaunchGroup(FundbookGroup):
 
 @click.group(cls=LaunchGroup, context_settings={"help_option_names": ["-h", "--help"]})
 def cli():
-    """fundbook-launch: budget, authorise and execute a model attempt on the desk.
+    """fundbook-launch: budget, authorise, freeze and execute a model attempt on the desk.
 
-    Paid calls need a single-use claim from `authorise` and a budget; every
-    attempt, complete or not, leaves a fundbook.attempt/1 record.
+    Paid calls need a single-use claim from `authorise`, a budget and a freeze;
+    every attempt, complete or not, leaves a fundbook.attempt/1 record.
     """
 
 
@@ -42,6 +42,16 @@ prices_option = click.option("--prices", type=click.Path(dir_okay=False), defaul
                              help="Price table file (default: launchers/prices.json).")
 state_option = click.option("--state", type=click.Path(file_okay=False), default=None,
                             help="Claim registry directory (default: $FUNDBOOK_LAUNCH_STATE or ~/.fundbook-launch).")
+project_option = click.option("--project", type=click.Path(file_okay=False), default=None,
+                              help="Project directory: project ledger, freeze, deviations (default: "
+                                   "$FUNDBOOK_LAUNCH_PROJECT or runs/attempts/).")
+PAID_SAMPLERS = ("tinker",)
+
+
+def _positive(**values):
+    for name, value in values.items():
+        if value is not None and value <= 0:
+            raise InputError(f"--{name.replace('_', '-')}: expected a positive integer")
 
 
 @cli.command()
@@ -49,18 +59,20 @@ state_option = click.option("--state", type=click.Path(file_okay=False), default
 @prices_option
 @click.option("--attempts", type=int, default=1, show_default=True)
 @click.option("--checkpoints", type=int, default=20, show_default=True)
-@click.option("--calls-per-checkpoint", type=int, default=3, show_default=True)
-@click.option("--tokens-in", type=int, required=True, help="Assumed prompt tokens per call.")
+@click.option("--calls-per-checkpoint", type=int, default=3, show_default=True,
+              help="Expected calls a checkpoint (the worst case uses the worker's limit).")
+@click.option("--tokens-in", type=int, required=True, help="Assumed opening prompt tokens of a checkpoint.")
 @click.option("--tokens-out", type=int, required=True, help="Assumed output tokens per call.")
 @click.option("--max-tokens", type=int, default=2048, show_default=True, help="The per-call cap the ledger reserves.")
+@click.option("--max-calls", type=int, default=None, help="The attempt's call limit (execute --max-calls).")
 @click.option("--worker-seconds", type=int, default=0, show_default=True)
 @click.option("--sandbox", type=click.Choice(["local", "modal"]), default="modal", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
-def budget(model, prices, attempts, checkpoints, calls_per_checkpoint, tokens_in, tokens_out, max_tokens,
+def budget(model, prices, attempts, checkpoints, calls_per_checkpoint, tokens_in, tokens_out, max_tokens, max_calls,
            worker_seconds, sandbox, as_json):
     """Calls and USD for a planned attempt, before anything is spent."""
     est = estimate(load_prices(prices), model, attempts, checkpoints, calls_per_checkpoint, tokens_in, tokens_out,
-                   max_tokens, worker_seconds, sandbox)
+                   max_tokens, worker_seconds, sandbox, max_calls)
     click.echo(json.dumps(est, sort_keys=True, indent=1) if as_json else render(est))
 
 
@@ -68,23 +80,27 @@ def budget(model, prices, attempts, checkpoints, calls_per_checkpoint, tokens_in
 @click.option("--family", required=True)
 @click.option("--split", type=click.Choice(SPLITS), default="public-practice", show_default=True)
 @click.option("--model", required=True)
-@click.option("--cap-micro-usd", type=int, required=True, help="The USD cap in integer micro-USD (1 USD = 1000000).")
+@click.option("--cap-micro-usd", type=int, required=True, help="The inference cap in integer micro-USD (1 USD = 1000000).")
 @click.option("--cap-tokens", type=int, required=True, help="The token cap (input + output).")
+@click.option("--cap-sandbox-micro-usd", type=int, default=0, show_default=True,
+              help="The sandbox compute cap in integer micro-USD (separate from inference).")
 @click.option("--hours", type=int, default=24, show_default=True, help="Hours until the claim expires.")
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="The claim file to write (new).")
 @state_option
-def authorise(family, split, model, cap_micro_usd, cap_tokens, hours, out_path, state):
+def authorise(family, split, model, cap_micro_usd, cap_tokens, cap_sandbox_micro_usd, hours, out_path, state):
     """Write a single-use authorisation claim (scope, caps, expiry)."""
-    doc = write_claim(out_path, family, split, model, cap_micro_usd, cap_tokens, hours, state=state)
+    doc = write_claim(out_path, family, split, model, cap_micro_usd, cap_tokens, hours, state=state,
+                      cap_sandbox_micro_usd=cap_sandbox_micro_usd)
     c = doc["claim"]
     click.echo(f"claim {c['id']}: {c['scope']['family']}/{c['scope']['split']} on {c['scope']['model']}, cap "
-               f"{format_usd(c['cap_micro_usd'])} and {c['cap_tokens']:,} tokens, expires {c['expires']} -> {out_path}")
+               f"{format_usd(c['cap_micro_usd'])} and {c['cap_tokens']:,} tokens, sandbox "
+               f"{format_usd(c['cap_sandbox_micro_usd'])}, expires {c['expires']} -> {out_path}")
     click.echo(f"registered in {state_dir(state)}; it can be consumed once.")
 
 
 @cli.command("self-check")
 def self_check():
-    """Exercise the budget controls deterministically (no cloud, no model)."""
+    """Exercise the controls that guard paid calls, deterministically (no cloud, no model)."""
     results = run_self_check()
     for r in results:
         click.echo(f"{'ok  ' if r['passed'] else 'FAIL'} {r['check']}: {r['detail']}")
@@ -93,65 +109,202 @@ def self_check():
     return 1 if failed else 0
 
 
+run_options = [
+    click.option("--sandbox", "sandbox_name", type=click.Choice(["local", "modal"]), default=None,
+                 help="Default: modal for a paid sampler, local for mock and cache."),
+    click.option("--worker-seconds", type=int, default=1200, show_default=True),
+    click.option("--call-deadline", type=int, default=120, show_default=True, help="Seconds the controller waits for one call."),
+    click.option("--max-tokens", type=int, default=2048, show_default=True, help="Per-call output cap."),
+    click.option("--max-calls", type=int, default=400, show_default=True),
+    click.option("--horizon", type=int, default=20, show_default=True),
+    click.option("--temperature-milli", type=int, default=700, show_default=True, help="Sampling temperature x 1000."),
+    click.option("--sampling-seed", type=int, default=0, show_default=True),
+]
+
+
+def with_run_options(fn):
+    for option in reversed(run_options):
+        fn = option(fn)
+    return fn
+
+
+@cli.command()
+@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="The freeze file to write "
+              "(default place: <project>/freeze.json).")
+@click.option("--model", "models", required=True, multiple=True, help="A model id the study runs (repeatable).")
+@click.option("--sampler", "sampler_name", type=click.Choice(PAID_SAMPLERS), default="tinker", show_default=True)
+@click.option("--family", "families", required=True, multiple=True, help="A family the study runs (repeatable).")
+@click.option("--seed", "seeds", type=int, required=True, multiple=True, help="A seed the study runs (repeatable).")
+@click.option("--split", type=click.Choice(SPLITS), default="public-practice", show_default=True)
+@click.option("--cap-micro-usd", type=int, required=True, help="Per-claim inference cap.")
+@click.option("--cap-tokens", type=int, required=True, help="Per-claim token cap.")
+@click.option("--cap-sandbox-micro-usd", type=int, required=True, help="Per-claim sandbox compute cap.")
+@click.option("--project-cap-micro-usd", type=int, required=True, help="Project-wide inference cap.")
+@click.option("--project-cap-sandbox-micro-usd", type=int, required=True, help="Project-wide sandbox compute cap.")
+@click.option("--intervention-policy", required=True, help="What the operator may do once attempts run.")
+@with_run_options
+@prices_option
+def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd, cap_tokens, cap_sandbox_micro_usd,
+           project_cap_micro_usd, project_cap_sandbox_micro_usd, intervention_policy, sandbox_name, worker_seconds,
+           call_deadline, max_tokens, max_calls, horizon, temperature_milli, sampling_seed, prices):
+    """Write freeze.json before the first paid call: code, prompt, schema, engine, config, models, prices, caps."""
+    from . import _freeze
+    from ._controller import Limits
+    from ._prices import model_price, sandbox_rate
+    from ._sandbox_modal import modal_config
+    _positive(worker_seconds=worker_seconds, call_deadline=call_deadline, max_tokens=max_tokens, max_calls=max_calls,
+              horizon=horizon)
+    if sandbox_name == "local":
+        raise click.UsageError("--sandbox local: a paid study runs in the modal sandbox")
+    import engine
+    for family in families:
+        if family not in engine.FAMILIES:
+            raise InputError(f"--family: expected one of {list(engine.FAMILIES)}, got {family!r}")
+    for name, value in (("cap-micro-usd", cap_micro_usd), ("cap-tokens", cap_tokens),
+                        ("cap-sandbox-micro-usd", cap_sandbox_micro_usd), ("project-cap-micro-usd", project_cap_micro_usd),
+                        ("project-cap-sandbox-micro-usd", project_cap_sandbox_micro_usd)):
+        if value < 0:
+            raise InputError(f"--{name}: expected a non-negative integer")
+    table = load_prices(prices)
+    limits = Limits(worker_seconds, call_deadline, max_tokens, max_calls)
+    config = {"sampler": sampler_name, "sandbox": modal_config(),
+              "sampling": {"temperature_milli": temperature_milli, "seed": sampling_seed},
+              "limits": vars(limits), "horizon": horizon}
+    body = _freeze.content(
+        config=config, models=list(models), provider=sampler_name,
+        prices={"models": {m: model_price(table, m) for m in models},
+                "sandbox": {"name": "modal", "micro_usd_per_second": sandbox_rate(table, "modal")}},
+        families=list(families), split=split, seeds=list(seeds),
+        caps={"claim_micro_usd": cap_micro_usd, "claim_tokens": cap_tokens,
+              "claim_sandbox_micro_usd": cap_sandbox_micro_usd, "project_micro_usd": project_cap_micro_usd,
+              "project_sandbox_micro_usd": project_cap_sandbox_micro_usd},
+        intervention_policy=intervention_policy)
+    doc = _freeze.write_freeze(out_path, body)
+    click.echo(f"freeze {doc['content_sha256'][:12]} ({doc['frozen_at']}): {', '.join(models)} on "
+               f"{', '.join(sorted(families))} seeds {', '.join(str(s) for s in sorted(seeds))}, config "
+               f"{body['config_hash'][:12]} -> {out_path}")
+
+
+@cli.command()
+@click.option("--freeze", "freeze_path", type=click.Path(dir_okay=False), default=None,
+              help="The freeze (default: <project>/freeze.json).")
+@project_option
+@click.option("--field", required=True, help="The frozen field that changes, dotted (e.g. config.limits.max_tokens_per_call).")
+@click.option("--effective", required=True, help="The value in force from now on (JSON; plain text is a string).")
+@click.option("--reason", required=True, help="Why it changed.")
+def deviate(freeze_path, project, field, effective, reason):
+    """Record a dated deviation from the freeze (field, original, effective, reason)."""
+    from . import _freeze
+    from ._project import project_dir
+    try:
+        value = json.loads(effective)
+    except ValueError:
+        value = effective
+    path = freeze_path or os.path.join(project_dir(project), "freeze.json")
+    entry = _freeze.deviate(path, field, value, reason)
+    click.echo(f"deviation {entry['date']}: {field} {json.dumps(entry['original'])} -> {json.dumps(entry['effective'])} "
+               f"({entry['reason']}) -> {_freeze.deviations_path(path)}")
+
+
 @cli.command()
 @click.option("--claim", "claim_path", required=True, type=click.Path(dir_okay=False), help="The claim file.")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="A new (or empty) output directory.")
-@click.option("--family", required=True)
-@click.option("--seed", type=int, required=True)
+@click.option("--family", default=None, help="Required unless --resume-from or --replay-of names the task.")
+@click.option("--seed", type=int, default=None)
 @click.option("--split", type=click.Choice(SPLITS), default="public-practice", show_default=True)
 @click.option("--model", default=None, help="Model id (default: mock for --sampler mock).")
 @click.option("--sampler", "sampler_name", type=click.Choice(["mock", "cache", "tinker"]), default="mock",
               show_default=True)
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None,
               help="Decision cache (SQLite): required for --sampler cache; records tinker/mock answers otherwise.")
-@click.option("--sandbox", "sandbox_name", type=click.Choice(["local", "modal"]), default="local", show_default=True)
-@click.option("--worker-seconds", type=int, default=1200, show_default=True)
-@click.option("--call-deadline", type=int, default=120, show_default=True, help="Seconds the controller waits for one call.")
-@click.option("--max-tokens", type=int, default=2048, show_default=True, help="Per-call output cap.")
-@click.option("--max-calls", type=int, default=400, show_default=True)
-@click.option("--horizon", type=int, default=20, show_default=True)
+@with_run_options
 @click.option("--attempt-id", default=None, help="Default: <label>-<family>-seed-<seed>-<claim id>.")
+@click.option("--freeze", "freeze_path", type=click.Path(dir_okay=False), default=None,
+              help="The freeze a paid attempt must match (default: <project>/freeze.json).")
+@click.option("--resume-from", type=click.Path(), default=None,
+              help="Continue an interrupted attempt (its folder) from its settled history, with this new claim.")
+@click.option("--replay-of", type=click.Path(), default=None,
+              help="With --sampler cache: the recorded attempt to reproduce (its salt, settings and receipts head).")
 @prices_option
 @state_option
+@project_option
 def execute(claim_path, out, family, seed, split, model, sampler_name, cache_path, sandbox_name, worker_seconds,
-            call_deadline, max_tokens, max_calls, horizon, attempt_id, prices, state):
+            call_deadline, max_tokens, max_calls, horizon, temperature_milli, sampling_seed, attempt_id, freeze_path,
+            resume_from, replay_of, prices, state, project):
     """Run one attempt: the paid path, not a dry run. Consumes the claim first."""
     from ._adapters import make_sampler_factory, make_sandbox_factory
-    from ._attempt import execute as run_attempt
+    from ._attempt import command_line, execute as run_attempt, load_source
     from ._controller import Limits
 
+    paid = sampler_name in PAID_SAMPLERS
+    sandbox_name = sandbox_name or ("modal" if paid else "local")
+    if paid and sandbox_name == "local":
+        raise click.UsageError("--sandbox local: a paid sampler runs only in the modal sandbox (local is for mock "
+                               "and cache: it is not an isolation boundary)")
     if sampler_name == "cache" and not cache_path:
         raise click.UsageError("--sampler cache needs --cache PATH")
+    if replay_of and sampler_name != "cache":
+        raise click.UsageError("--replay-of needs --sampler cache (a replay makes no provider call)")
+    if replay_of and resume_from:
+        raise click.UsageError("--replay-of and --resume-from: one or the other")
+    replay_sampling = None
+    source = resume_from or replay_of
+    if source:  # the task, the model and the settings come from the recorded attempt
+        c = load_source(source, "resume" if resume_from else "replay")["record"]["content"]
+        for name, given, recorded in (("family", family, c["task"]["family"]), ("seed", seed, c["task"]["seed"]),
+                                      ("model", model, c["model"]["id"])):
+            if given is not None and given != recorded:
+                raise click.UsageError(f"--{name} {given}: the recorded attempt has {recorded}")
+        family, seed, model, horizon = c["task"]["family"], c["task"]["seed"], c["model"]["id"], c["task"]["horizon"]
+        if replay_of:
+            lim = c["limits"]
+            worker_seconds, call_deadline = lim["worker_seconds"], lim["call_deadline_s"]
+            max_tokens, max_calls = lim["max_tokens_per_call"], lim["max_calls"]
+            replay_sampling = {k: v for k, v in c["sampling"].items() if k != "max_tokens_per_call"}
+    if family is None or seed is None:
+        raise click.UsageError("--family and --seed are required (unless --resume-from or --replay-of names them)")
     model = model or ("mock" if sampler_name == "mock" else None)
     if model is None:
         raise click.UsageError("--model is required for --sampler tinker and cache")
-    for name, value in (("worker-seconds", worker_seconds), ("call-deadline", call_deadline),
-                        ("max-tokens", max_tokens), ("max-calls", max_calls)):
-        if value <= 0:
-            raise InputError(f"--{name}: expected a positive integer")
+    _positive(worker_seconds=worker_seconds, call_deadline=call_deadline, max_tokens=max_tokens, max_calls=max_calls)
     table = load_prices(prices)
     limits = Limits(worker_seconds, call_deadline, max_tokens, max_calls)
+    make_sampler = make_sampler_factory(sampler_name, cache_path, call_deadline, temperature_milli, sampling_seed,
+                                        replay_sampling)
+    make_sandbox = make_sandbox_factory(sandbox_name)
     record = run_attempt(claim_path=claim_path, out=out, family=family, seed=seed, split=split, model=model,
-                         sampler_name=sampler_name, sandbox_name=sandbox_name,
-                         make_sampler=make_sampler_factory(sampler_name, cache_path, call_deadline),
-                         make_sandbox=make_sandbox_factory(sandbox_name), prices=table, limits=limits,
-                         horizon=horizon, attempt_id=attempt_id, state=state)
+                         sampler_name=sampler_name, sandbox_name=sandbox_name, make_sampler=make_sampler,
+                         make_sandbox=make_sandbox, prices=table, limits=limits, horizon=horizon,
+                         attempt_id=attempt_id, state=state, paid=paid, freeze_path=freeze_path, project=project,
+                         command_line=command_line(), resume_from=resume_from, replay_of=replay_of,
+                         sampling=make_sampler.sampling, sandbox_config=make_sandbox.config)
     content = record["content"]
     click.echo(content["summary"])
     click.echo(f"record: {out}/record.json (content {record['content_sha256'][:12]})")
+    replayed = content.get("replay_of")
+    if replayed is not None:
+        cost = content["cost"]
+        click.echo(f"replay of {replayed['attempt_id']}: {cost['cache_hits']}/{cost['calls']} calls from the cache, "
+                   f"{cost['micro_usd']} micro-USD; receipts head "
+                   f"{'matches' if replayed['head_matches'] else 'DIFFERS from'} the recorded one")
+        if not replayed["head_matches"]:
+            return 1
     return 0 if content["termination"]["status"] == "completed" else 1
 
 
 @cli.command()
 @click.argument("partial", type=click.Path(file_okay=False))
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="A new (or empty) output directory.")
-def recover(partial, out):
+@project_option
+def recover(partial, out, project):
     """Record an attempt whose host died: assemble it from PARTIAL (its `<out>.partial` directory).
 
-    The attempt ends as an infrastructure interruption; open reservations stay
-    unresolved liabilities; the claim stays consumed."""
+    Refused while the attempt is live (its lock is held). The attempt ends as an
+    infrastructure interruption; the counts come from the receipts; open
+    reservations stay unresolved liabilities; the claim stays consumed; the
+    project ledger is settled."""
     from ._attempt import recover as recover_attempt
-    record = recover_attempt(partial, out)
+    record = recover_attempt(partial, out, project)
     click.echo(record["content"]["summary"])
     click.echo(f"record: {out}/record.json (content {record['content_sha256'][:12]})")
     return 1
@@ -160,10 +313,150 @@ def recover(partial, out):
 @cli.command()
 @click.argument("record_path", type=click.Path(dir_okay=False))
 def verify(record_path):
-    """Check an attempt record: schema version, content hash, transcript, receipts and ledger hashes."""
-    record = read_record(record_path)
-    c = record["content"]
-    click.echo(f"{c['attempt_id']}: content {record['content_sha256'][:12]} verified; ended {c['termination']['status']}")
+    """Check an attempt record: its hashes, and that it tells what its receipts and ledger hold."""
+    from ._verify import verify_attempt
+    c = verify_attempt(record_path)["record"]["content"]
+    click.echo(f"{c['attempt_id']}: content verified and reconciled with {c['receipts_head']['size'] if c['receipts_head'] else 0} "
+               f"receipts and {len(c['ledger']['entries'])} ledger entries; ended {c['termination']['status']}")
+
+
+@cli.command()
+@project_option
+@click.option("--attempts", "attempts_dir", type=click.Path(file_okay=False), default=None,
+              help="Where the attempt folders are (default: the project directory).")
+def ledger(project, attempts_dir):
+    """The project ledger: claims, spend against the project caps, reconciled with the attempt records."""
+    from . import _freeze
+    from ._export import records_in
+    from ._project import ProjectLedger, project_dir, reconcile
+    folder = project_dir(project)
+    book = ProjectLedger(folder)
+    records = [r for r, _ in records_in(attempts_dir or folder)]
+    t = book.totals()
+    caps = None
+    if os.path.exists(os.path.join(folder, "freeze.json")):
+        doc, entries = _freeze.load(os.path.join(folder, "freeze.json"))
+        caps = (_freeze.effective(doc, entries, "caps.project_micro_usd"),
+                _freeze.effective(doc, entries, "caps.project_sandbox_micro_usd"))
+    click.echo(f"{book.path}: {t['claims']} claims ({len(t['open_claims'])} open), head {book.head['hash'][:12]}")
+    click.echo(f"inference  charged {format_usd(t['charged_micro_usd'])}, unresolved "
+               f"{format_usd(t['unresolved_micro_usd'])}, reserved {format_usd(t['reserved_micro_usd'])}"
+               + (f" of the project cap {format_usd(caps[0])}" if caps else " (no freeze: no project cap)"))
+    click.echo(f"sandbox    charged {format_usd(t['sandbox_charged_micro_usd'])}, unresolved "
+               f"{format_usd(t['sandbox_unresolved_micro_usd'])}, reserved {format_usd(t['sandbox_reserved_micro_usd'])}"
+               + (f" of the project cap {format_usd(caps[1])}" if caps else ""))
+    paid = [r for r in records if r["content"]["label"] == "model" or book.claim_entry(r["content"]["claim"]["id"])]
+    problems = reconcile(book, paid)
+    for problem in problems:
+        click.echo(f"MISMATCH {problem}")
+    click.echo(f"reconciled with {len(paid)} attempt records: {'ok' if not problems else f'{len(problems)} problems'}")
+    return 1 if problems else 0
+
+
+@cli.command()
+@click.option("--attempts", "attempts_dir", type=click.Path(file_okay=False), default="runs/attempts",
+              show_default=True)
+@click.option("--out-dir", type=click.Path(file_okay=False), default="runs", show_default=True)
+def export(attempts_dir, out_dir):
+    """Write attempts.parquet and calls.parquet (verified records only) beside the runs' tables."""
+    from ._export import write_tables
+    for name, (path, rows) in sorted(write_tables(attempts_dir, out_dir).items()):
+        click.echo(f"{path}: {rows} rows")
+
+
+# -- the sandbox transport ---------------------------------------------------------------
+@cli.group()
+def sandbox():
+    """The worker's Modal sandbox, without inference: build, launch, status, exec-worker, checkpoint, resume, stop."""
+
+
+record_option = click.option("--record", "record_path", required=True, type=click.Path(dir_okay=False),
+                             help="The transport record (fundbook.sandbox/1).")
+
+
+@sandbox.command("build")
+@click.option("--python", "python_version", default="3.11", show_default=True)
+def sandbox_build(python_version):
+    """Build the worker image (debian slim with Python; nothing else is installed)."""
+    from . import _transport
+    out = _transport.build_image(python_version=python_version)
+    click.echo(f"image {out['image_id']} (python {out['python_version']})")
+
+
+@sandbox.command("launch")
+@record_option
+@click.option("--family", required=True)
+@click.option("--seed", type=int, required=True)
+@click.option("--horizon", type=int, default=20, show_default=True)
+@click.option("--timeout", "timeout_s", type=int, default=1200, show_default=True, help="The sandbox's lifetime (s).")
+@click.option("--cap-micro-usd", type=int, required=True, help="The compute cap for this sandbox.")
+@prices_option
+def sandbox_launch(record_path, family, seed, horizon, timeout_s, cap_micro_usd, prices):
+    """Create a network-blocked sandbox holding the worker and the first packet (no model, no claim)."""
+    from . import _transport
+    _positive(timeout=timeout_s)
+    doc = _transport.launch(record_path, family, seed, horizon, timeout_s, cap_micro_usd, load_prices(prices))
+    click.echo(f"sandbox {doc['sandbox_id']} in app {doc['app_name']} ({doc['app_id']}), up to "
+               f"{format_usd(doc['max_micro_usd'])} -> {record_path}")
+
+
+@sandbox.command("status")
+@record_option
+def sandbox_status(record_path):
+    """Whether the sandbox runs, or its exit code."""
+    from . import _transport
+    s = _transport.status(record_path)
+    state = "running" if s["running"] else f"exited {s['exit_code']}"
+    click.echo(f"sandbox {s['sandbox_id']}: {state}; {s['checkpoints']} checkpoints"
+               + (f"; stopped {s['stopped']['at']}" if s["stopped"] else ""))
+
+
+@sandbox.command("exec-worker", context_settings={"ignore_unknown_options": True})
+@record_option
+@click.option("--timeout", "timeout_s", type=int, default=600, show_default=True)
+@click.argument("argv", nargs=-1, type=click.UNPROCESSED)
+def sandbox_exec(record_path, timeout_s, argv):
+    """Run a command in the sandbox (after --) and print its output; exit 0 only if it exited 0."""
+    from . import _transport
+    out, err, code = _transport.exec_worker(record_path, list(argv), timeout_s)
+    if out:
+        click.echo(out, nl=not out.endswith("\n"))
+    if err:
+        click.echo(err, err=True, nl=not err.endswith("\n"))
+    click.echo(f"exit {code}", err=True)
+    return 0 if code == 0 else 1
+
+
+@sandbox.command("checkpoint")
+@record_option
+def sandbox_checkpoint(record_path):
+    """Snapshot the sandbox's filesystem (retained work included) into an image."""
+    from . import _transport
+    entry = _transport.checkpoint(record_path)
+    click.echo(f"checkpoint image {entry['image_id']} at {entry['at']}")
+
+
+@sandbox.command("resume")
+@record_option
+@click.option("--new-record", required=True, type=click.Path(dir_okay=False), help="The new transport record.")
+@click.option("--timeout", "timeout_s", type=int, default=1200, show_default=True)
+@click.option("--cap-micro-usd", type=int, required=True, help="The compute cap for the new sandbox.")
+@prices_option
+def sandbox_resume(record_path, new_record, timeout_s, cap_micro_usd, prices):
+    """Start a new sandbox from the last checkpoint; write a new record linked to the old one."""
+    from . import _transport
+    _positive(timeout=timeout_s)
+    doc = _transport.resume(record_path, new_record, timeout_s, cap_micro_usd, load_prices(prices))
+    click.echo(f"sandbox {doc['sandbox_id']} from {doc['resumed_from']['image_id']} -> {new_record}")
+
+
+@sandbox.command("stop")
+@record_option
+def sandbox_stop(record_path):
+    """Terminate the sandbox and stop the app the launcher created."""
+    from . import _transport
+    out = _transport.stop(record_path)
+    click.echo(f"sandbox terminated: {out['sandbox_terminated']}; app stopped: {out['app_stopped']}")
 
 
 def main():

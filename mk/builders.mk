@@ -1,28 +1,41 @@
 # The engine bundle and the published runs (builders/bundle, builders/runs).
-# `make build-engine` compiles engine/ under the pinned Pyodide (npm ci) into
-# build/engine/; `make build-runs` executes every fixture through that bundle
-# and rewrites runs/ (records, traces, receipts, inputs, index, Parquet,
-# schemas) only when every check passed, host-CPython parity included.
-# node_modules/.installed (npm ci) is defined in mk/site.mk.
+# `make build` runs build-pyodide: ONE pinned Pyodide runtime (Node) compiles
+# engine/ into build/engine/, executes every fixture through that bundle (with
+# a host-CPython parity check) into runs/, and compiles the desk's stdlib
+# (skipped when current). runs/ is rewritten only when every check passed, and
+# a record whose content did not change keeps its published volatile part, so
+# an unchanged publication is rewritten byte for byte. Measured times go to
+# build/timings/. node_modules/.installed (npm ci) is defined in mk/site.mk;
+# DESK_STDLIB in mk/desk.mk.
 
-BUILD_STAGES += build-engine build-runs
+BUILD_STAGES += build-pyodide
 TEST_DEPS += node_modules/.installed
 BENCH_EXTRA += bench-runs
-.PHONY: build-engine build-runs verify bench-runs test-builders
+RUNS_BUILD = $(PYTHON) -m builders.runs build --compile-engine --bundle build/engine --out runs
+.PHONY: build-pyodide build-engine build-runs publish-runs verify bench-runs test-builders
 
+build-pyodide: $(STAMP) node_modules/.installed
+	$(RUNS_BUILD) --stdlib $(DESK_STDLIB)
+
+# The stages alone (each loads the runtime once).
 build-engine: $(STAMP) node_modules/.installed
 	$(PYTHON) -m builders.bundle build --out build/engine
 
-build-runs: build-engine
-	$(PYTHON) -m builders.runs build --bundle build/engine --out runs
+build-runs: $(STAMP) node_modules/.installed
+	$(RUNS_BUILD)
 
-# Rebuild bundle and runs from this checkout and compare with the committed
-# runs/index.json head; prints the first differing record and field.
-verify: build-engine
-	$(PYTHON) -m builders.runs verify --bundle build/engine --committed runs
+# Rewrite every committed record with this build's volatile part (times,
+# host): the explicit way to republish; commit the result as "runs: ...".
+publish-runs: $(STAMP) node_modules/.installed
+	$(RUNS_BUILD) --volatile fresh
 
-bench-runs: build-engine
-	@$(PYTHON) -m builders.runs bench --bundle build/engine
+# Rebuild bundle and runs from this checkout in a scratch directory and check
+# every published byte of runs/ (EXPECT_HEAD=<hex> holds the index to that published head).
+verify: $(STAMP) node_modules/.installed
+	$(PYTHON) -m builders.runs verify --committed runs $(if $(EXPECT_HEAD),--expect-head $(EXPECT_HEAD))
+
+bench-runs: $(STAMP) node_modules/.installed
+	@$(PYTHON) -m builders.runs bench $(if $(BENCH_PASSES),--passes $(BENCH_PASSES))
 
 test-builders: $(STAMP) node_modules/.installed
 	$(BIN)/pytest -n 2 --dist loadgroup tests/builders

@@ -12,18 +12,30 @@ bench-desk: $(STAMP) node_modules/.installed
 test-desk: $(STAMP) node_modules/.installed
 	$(BIN)/pytest -n 2 --dist loadgroup tests/desk
 
-# The pinned runtime's stdlib, compiled by that runtime, served beside the
-# desk (site/assets/desk/runtime/, ignored by git) so Pyodide starts without
-# compiling it. Built before the site, and before the tests that load it.
+# The desk's standard library: only the modules the engine and the desk load
+# (builders/desk/stdlib_modules.txt, from an import trace), compiled by the
+# pinned runtime, served beside the desk (site/assets/desk/runtime/, ignored
+# by git) so Pyodide starts without compiling it and without fetching the
+# whole stdlib. Built before the site, and before the tests that load it.
+# `make build` compiles it in the runtime build-pyodide already loaded (and
+# skips it when its inputs and output are unchanged); alone, build-desk loads
+# the runtime for it. `make stdlib-trace` re-traces the desk's imports and
+# rewrites the list.
 DESK_STDLIB := site/assets/desk/runtime/python_stdlib.zip
+DESK_STDLIB_DEPS := builders/desk/stdlib.mjs builders/desk/stdlib_build.mjs builders/desk/stdlib_compile.py \
+  builders/desk/stdlib_subset.py builders/desk/stdlib_modules.txt \
+  builders/desk/stdlib_stage.py builders/runner/_pyodide.mjs package-lock.json node_modules/.installed
 BUILD_STAGES += build-desk
 TEST_DEPS += $(DESK_STDLIB)
-.PHONY: build-desk
+.PHONY: build-desk stdlib-trace
 
 build-desk: $(DESK_STDLIB)
 
-$(DESK_STDLIB): builders/desk/stdlib.mjs builders/desk/stdlib_compile.py package-lock.json node_modules/.installed
-	node builders/desk/stdlib.mjs --out $@
+$(DESK_STDLIB): $(DESK_STDLIB_DEPS) $(STAMP)
+	$(PYTHON) -m builders.desk.stdlib_stage --out $@
+
+stdlib-trace: $(STAMP) node_modules/.installed
+	$(PYTHON) -m builders.desk.stdlib_subset trace --write
 
 site: build-desk
 bench-desk test-desk: $(DESK_STDLIB)

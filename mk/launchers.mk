@@ -1,7 +1,8 @@
 # The paid model-worker path (launchers/). Never part of `make build`: a paid
-# attempt needs `fundbook-launch authorise` and an explicit budget first.
+# attempt needs `fundbook-launch authorise`, an explicit budget and a freeze first.
 # `make mock-attempt` regenerates the checked-in mock attempt (sampler mock,
-# sandbox local: costs nothing) with a throwaway claim registry.
+# sandbox local: costs nothing) with a throwaway claim registry and project
+# ledger, then the attempts' Parquet tables beside the runs' tables.
 
 BENCH_EXTRA += bench-launchers
 MOCK_ATTEMPT := runs/attempts/mock-FUND_01-seed-1
@@ -15,8 +16,10 @@ mock-attempt: $(STAMP)
 	FUNDBOOK_LAUNCH_STATE=$$state $(BIN)/fundbook-launch authorise --family FUND_01 --model mock \
 	  --cap-micro-usd 0 --cap-tokens 2000000 --hours 1 --out $$state/claim.json && \
 	rm -rf $(MOCK_ATTEMPT) && \
-	FUNDBOOK_LAUNCH_STATE=$$state $(BIN)/fundbook-launch execute --claim $$state/claim.json --out $(MOCK_ATTEMPT) \
-	  --family FUND_01 --seed 1 --sampler mock --sandbox local --attempt-id mock-FUND_01-seed-1; \
+	FUNDBOOK_LAUNCH_STATE=$$state FUNDBOOK_LAUNCH_PROJECT=$$state/project $(BIN)/fundbook-launch execute \
+	  --claim $$state/claim.json --out $(MOCK_ATTEMPT) \
+	  --family FUND_01 --seed 1 --sampler mock --sandbox local --attempt-id mock-FUND_01-seed-1 && \
+	$(BIN)/fundbook-launch export --attempts runs/attempts --out-dir runs; \
 	rc=$$?; rm -rf $$state; exit $$rc
 
 test-launchers: $(STAMP)

@@ -15,16 +15,22 @@ import zipfile
 
 from .._errors import BuildError
 from .._files import ROOT, rel, replace_dir, sha256_file, staging_dir, write_bytes
-from .._node import node_executable, node_version, pinned_pyodide, run
-from .._provenance import code_revision, statement
+from .._node import node_executable, pinned_pyodide
+from .._provenance import file_dependency, statement
+from .._session import own_session
 from ._sources import engine_sources
 
 BUNDLE = "fundbook-engine.zip"
 MANIFEST = "manifest.json"
 PROVENANCE = "provenance.json"
-COMPILER = ("builders/runner/compile_bundle.mjs", "builders/runner/compile_bundle.py",
-            "builders/runner/_pyodide.mjs")
-BUILD_TYPE = "urn:fundbook:build-engine:v1"
+# The code every compile runs, whichever command started the runtime (that
+# entry point is a builder dependency, in the run details).
+COMPILER = ("builders/runner/_pyodide.mjs", "builders/runner/ops.mjs", "builders/runner/compile_bundle.py")
+BUILD_TYPE = "urn:fundbook:build-engine:v2"  # v2: sources named by sha256 and git blob id, no commit
+BUILDER_ID = "urn:fundbook:builder:make-build-engine"
+SOURCE_IDENTITY = ("no commit hash (a provenance committed with the code cannot name its own commit): every "
+                   "source is named by path, sha256 and git blob id; `git ls-tree -r <commit> engine` shows "
+                   "whether a commit holds exactly these sources")
 
 
 def _now():
@@ -85,35 +91,49 @@ def verify_bundle(directory) -> dict:
             "zip_path": paths[BUNDLE]}
 
 
-def _dependencies(sources, root, revision):
+def _dependencies(sources, root):
+    """The build's inputs: the pinned runtime by its package URL, then every
+    repository file the compile reads, by name, sha256 and git blob id."""
     pyodide = pinned_pyodide(root)
     algo, _, b64 = pyodide["integrity"].partition("-")
-    deps = [
-        {"uri": f"git+file:fundbook@{revision['commit']}", "digest": {"gitCommit": revision["commit"]},
-         "annotations": {"dirty": revision["dirty"]}},
-        {"uri": f"pkg:npm/pyodide@{pyodide['version']}", "digest": {algo: base64.b64decode(b64).hex()},
-         "annotations": {"resolved": pyodide["resolved"], "lock": "package-lock.json"}},
-    ]
+    deps = [{"uri": f"pkg:npm/pyodide@{pyodide['version']}", "digest": {algo: base64.b64decode(b64).hex()},
+             "annotations": {"pinned_by": "package-lock.json (npm ci)"}}]
     for path in COMPILER + ("package-lock.json",):
-        deps.append({"name": path, "digest": {"sha256": sha256_file(os.path.join(root, path))}})
-    deps.extend({"name": s["path"], "digest": {"sha256": s["sha256"]}} for s in sources)
+        with open(os.path.join(root, path), "rb") as fh:
+            deps.append(file_dependency(path, fh.read()))
+    for source in sources:
+        with open(os.path.join(root, source["path"]), "rb") as fh:
+            data = fh.read()
+        dep = file_dependency(source["path"], data)
+        if dep["digest"]["sha256"] != source["sha256"]:
+            raise BuildError(f"{source['path']}: sha256 expected {source['sha256']} (listed for the bundle), "
+                             f"actual {dep['digest']['sha256']} (changed during the build)")
+        deps.append(dep)
     return deps
 
 
-def build_engine(out, root=ROOT) -> dict:
-    """Build the bundle into `out` (replaced only when complete)."""
+def _write_timings(path, facts):
+    if path:
+        write_bytes(path, (json.dumps(facts, sort_keys=True, indent=2) + "\n").encode())
+
+
+def build_engine(out, root=ROOT, session=None, timings=None) -> dict:
+    """Build the bundle into `out` (replaced only when complete). With a
+    PyodideSession the compile runs in that runtime, else in one of its own.
+    `timings`: a file for this build's measured times (never in `out`, which
+    the site publishes)."""
     started = _now()
-    node = node_executable(root)
+    t_start = time.perf_counter()
+    node_executable(root)
     epoch = source_date_epoch()
     sources = engine_sources(root)
     stage = staging_dir(out)
     try:
-        config = {"sources": sources, "source_date_epoch": epoch}
-        config_path = os.path.join(stage, "config.json")
-        write_bytes(config_path, json.dumps(config, sort_keys=True).encode())
-        t0 = time.perf_counter()
-        facts = json.loads(run(node, [COMPILER[0], "--config", config_path, "--out", stage], root))
-        os.remove(config_path)
+        config = json.dumps({"sources": sources, "source_date_epoch": epoch}, sort_keys=True)
+        with own_session(session, root) as runtime:
+            facts, _ = runtime.request("compile", config=config, out=stage, root=os.path.abspath(root))
+            load_ms, node = runtime.ready["load_ms"], runtime.ready["node_version"]
+            entry = "builders/runner/session.mjs"
         zip_sha = sha256_file(os.path.join(stage, BUNDLE))
         manifest_sha = sha256_file(os.path.join(stage, MANIFEST))
         if (zip_sha, manifest_sha) != (facts["bundle_sha256"], facts["manifest_sha256"]):
@@ -121,7 +141,8 @@ def build_engine(out, root=ROOT) -> dict:
                              f"(written by the runtime), actual {zip_sha}")
         with open(os.path.join(stage, MANIFEST), encoding="utf-8") as fh:
             manifest = json.load(fh)
-        revision = code_revision(root, ["engine", "builders/runner", "package-lock.json"])
+        with open(os.path.join(root, entry), "rb") as fh:
+            entry_dep = file_dependency(entry, fh.read())
         doc = statement(
             subjects=[(BUNDLE, zip_sha), (MANIFEST, manifest_sha)],
             build_type=BUILD_TYPE,
@@ -129,14 +150,12 @@ def build_engine(out, root=ROOT) -> dict:
                       "sources": "engine/**/*.py and engine/episodes/*.json, excluding engine/cli/",
                       "runtime": {"pyodide_version": facts["pyodide_version"], **manifest["runtime"]}},
             internal={"PYTHONHASHSEED": "0", "slsa_build_level": "L1", "signed": False,
-                      "compiler": "py_compile inside the pinned Pyodide (pyodide-build is not used)"},
-            dependencies=_dependencies(sources, root, revision),
-            builder={"id": "urn:fundbook:builder:make-build-engine",
-                     "version": {"node": node_version(node), "host_python": platform.python_version()}},
-            metadata={"invocationId": f"build-engine@{revision['commit']}", "startedOn": started,
-                      "finishedOn": _now(), "pyodide_load_ms": facts["load_ms"],
-                      "compile_ms": facts["compile_ms"],
-                      "total_ms": round((time.perf_counter() - t0) * 1000)},
+                      "compiler": "py_compile inside the pinned Pyodide (pyodide-build is not used)",
+                      "source_identity": SOURCE_IDENTITY},
+            dependencies=_dependencies(sources, root),
+            builder={"id": BUILDER_ID, "version": {"node": node, "host_python": platform.python_version()},
+                     "builderDependencies": [entry_dep]},
+            metadata={"startedOn": started, "finishedOn": _now()},
         )
         write_bytes(os.path.join(stage, PROVENANCE),
                     (json.dumps(doc, sort_keys=True, indent=2) + "\n").encode())
@@ -145,5 +164,8 @@ def build_engine(out, root=ROOT) -> dict:
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
-    return {"bundle_sha256": zip_sha, "manifest_sha256": manifest_sha, "files": len(manifest["files"]),
-            "load_ms": facts["load_ms"], "compile_ms": facts["compile_ms"]}
+    result = {"bundle_sha256": zip_sha, "manifest_sha256": manifest_sha, "files": len(manifest["files"]),
+              "load_ms": load_ms, "compile_ms": facts["compile_ms"], "shared_runtime": session is not None,
+              "total_ms": round((time.perf_counter() - t_start) * 1000)}
+    _write_timings(timings, {"stage": "build-engine", "started": started, **result})
+    return result

@@ -109,11 +109,20 @@ def build(out: Path, engine_dir: Path, run_ids=()) -> Path:
     subjects = {s["name"]: s["digest"]["sha256"] for s in
                 json.loads((engine_dir / "provenance.json").read_text())["subject"]}
     bundle = {"bundle_sha256": subjects["fundbook-engine.zip"], "manifest_sha256": subjects["manifest.json"]}
-    text = (ROOT / "site" / "desk" / "index.md").read_text()
+    text = re.sub(r"\A---\n.*?\n---\n", "", (ROOT / "site" / "desk" / "index.md").read_text(), flags=re.S)  # front matter
     body = markdown.markdown(text, extensions=["md_in_html", "attr_list"])
     (out / "desk").mkdir(exist_ok=True)
     (out / "desk" / "index.html").write_text(with_csp(PAGE.format(title="Practice desk", base="../", body=body)))
     specs = {s["run_id"]: s for s in engine.fixture_specs()}
+    published_pages = _published_run_pages(run_ids)
+    if published_pages:  # verify checks the record against the index, so the index comes too
+        from builders.site.vendor import VEGA
+        _link(ROOT / "site" / "assets" / "fundbook", out / "assets" / "fundbook")  # the run pages' charts
+        for src, name in VEGA:
+            if (ROOT / "node_modules" / src).is_file():
+                _link(ROOT / "node_modules" / src, out / "vendor" / "vega" / name)
+        (out / "runs").mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ROOT / "runs" / "index.json", out / "runs" / "index.json")
     for run_id in run_ids:
         (out / "runs" / run_id).mkdir(parents=True, exist_ok=True)
         published = ROOT / "runs" / f"{run_id}.json"
@@ -122,5 +131,23 @@ def build(out: Path, engine_dir: Path, run_ids=()) -> Path:
         else:
             spec = {k: v for k, v in specs[run_id].items() if k != "run_id"}
             (out / "runs" / f"{run_id}.json").write_text(json.dumps(record_for(spec, bundle), sort_keys=True, indent=1))
-        (out / "runs" / run_id / "index.html").write_text(run_page(run_id))
+        (out / "runs" / run_id / "index.html").write_text(published_pages.get(run_id) or run_page(run_id))
+    return out
+
+
+def _published_run_pages(run_ids) -> dict:
+    """{run id: the site's own run page}, rendered from the committed runs/ (verify checks every
+    figure a run page shows, so a stand-in page without them cannot match); {} without runs/."""
+    from builders.site import pages, records
+    try:
+        pub = records.load_publication(ROOT / "runs")
+    except records.SiteInputError:
+        return {}
+    pub.verify_js = True
+    env, out = pages.environment(), {}
+    for run in pub.runs:
+        if run.run_id in run_ids:
+            text = pages.run_page(env, pub, run).split("\n---\n", 1)[1]  # without the front matter
+            body = markdown.markdown(text, extensions=["md_in_html", "attr_list", "tables"])
+            out[run.run_id] = with_csp(PAGE.format(title=run.run_id, base="../../", body=body))
     return out

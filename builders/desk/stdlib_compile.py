@@ -24,7 +24,8 @@ def build(source_path: str, out_path: str) -> dict:
             name = info.filename
             if name.endswith(".py"):
                 try:
-                    code = compile(data, f"{STDLIB_ZIP}/{name}", "exec", dont_inherit=True)
+                    # optimize=2: no docstrings or asserts in the stdlib's own code (-OO, for this zip only)
+                    code = compile(data, f"{STDLIB_ZIP}/{name}", "exec", dont_inherit=True, optimize=2)
                 except SyntaxError:  # test data that is not meant to compile: keep it as it is
                     pass
                 else:

@@ -31,7 +31,15 @@ def _wrap(draw, text, font, width):
     return lines
 
 
+def _line(text, limit=80) -> str:
+    """One line of at most `limit` characters: record text may hold line breaks (Pillow refuses
+    to measure them) or run very long."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def card(title: str, figures: list, kicker: str, series: list | None = None, blurb: str = "") -> bytes:
+    kicker, figures = _line(kicker), [_line(f, 40) for f in figures]
     img = Image.new("RGB", (WIDTH, HEIGHT), BG)
     draw = ImageDraw.Draw(img)
     draw.rectangle([0, 0, WIDTH, 14], fill=ACCENT)

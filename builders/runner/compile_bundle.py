@@ -12,6 +12,7 @@ import importlib.util
 import json
 import os
 import py_compile
+import shutil
 import sys
 import sysconfig
 import time
@@ -58,6 +59,11 @@ def _zip_bytes(entries, epoch):
             zf.writestr(info, entries[name], compresslevel=9)
     with open(path, "rb") as fh:
         return fh.read()
+
+
+def reset():
+    """Forget an earlier compile in this runtime (one session may build twice)."""
+    shutil.rmtree("/build", ignore_errors=True)
 
 
 def build(config_json, pyodide_version):

@@ -2,9 +2,13 @@
 the pinned Pyodide and publish the records (runs/), with a host-CPython parity
 check beside it.
 
-    python -m builders.runs build [--bundle build/engine] [--out runs] [--no-parity] [--run-id ID ...]
-    python -m builders.runs verify      (rebuild and compare with the committed index head)
-    python -m builders.runs bench       (Pyodide vs host CPython per fixture)
+    python -m builders.runs build [--compile-engine] [--bundle build/engine] [--stdlib FILE] [--out runs]
+                                  [--volatile keep|fresh] [--no-parity] [--run-id ID ...]
+    python -m builders.runs verify [--expect-head HEX]   (rebuild; check every published byte of runs/)
+    python -m builders.runs bench [--passes N]           (Pyodide vs host CPython per fixture)
+
+With --compile-engine and --stdlib the bundle, the runs and the desk's stdlib
+come out of one Pyodide runtime (builders/_session.py).
 """
 
 from ._stage import build_runs, execute, select_specs

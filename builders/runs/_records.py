@@ -14,8 +14,9 @@ TRACE_SCHEMA = "fundbook.trace/1"         # bump the suffix when a trace field c
 PYODIDE_PATH = "compiled bundle in Pyodide"
 TRACE_STEPS = (
     "check the bundle: every entry against manifest.json inside it, that manifest against the one beside it",
-    "put fundbook-engine.zip on sys.path (zipimport, unchecked-hash .pyc)",
-    "drop every engine module from sys.modules, import engine from the bundle (fresh module state)",
+    "read every unchecked-hash .pyc of the bundle once (checked above) into code objects; serve engine.* only from them",
+    "drop every engine module from sys.modules, import engine from the bundle's bytecode (fresh module state: "
+    "every module body executed again)",
     "execution = engine.execute_fixture(spec)",
     "fields = engine.engine_fields(execution)",
     "inputs = engine.fixture_input(spec) (the stage requires content_sha256(inputs) == input_sha256)",

@@ -11,10 +11,11 @@ import click
 import engine
 
 from .._errors import BuildError
-from .._files import ROOT, rel
+from .._files import ROOT, rel, write_bytes
 from ..bundle import MANIFEST, PROVENANCE, verify_bundle
 from . import _publish
 from ._index import build_index
+from ._keep import keep_committed_volatile, provenance_bytes
 from ._parity import check_parity
 from ._parquet import write_exports
 from ._pyodide import bundle_paths, fixture_argv, run_plan
@@ -79,7 +80,7 @@ def _check_expectations(records):
                              f"observed {json.dumps(c['observed'], sort_keys=True)}")
 
 
-def execute(bundle_dir, specs, scratch, progress=False, check_inputs=True):
+def execute(bundle_dir, specs, progress=False, check_inputs=True, session=None):
     """Run the plan in Pyodide and assemble everything in memory.
     Returns (runtime event, {run_id: record}, {relpath under runs/: bytes}, the verified bundle)."""
     verified = _check_bundle(bundle_dir)
@@ -90,9 +91,9 @@ def execute(bundle_dir, specs, scratch, progress=False, check_inputs=True):
             if event["event"] == "fixture":
                 bar.update(1, event["run_id"])
 
-        runtime, events, batch_argv = run_plan(bundle, specs, os.path.join(scratch, "fixtures.jsonl"), on_event)
+        runtime, events, batch = run_plan(bundle, specs, on_event, session=session)
     if runtime["bundle_sha256"] != bundle["bundle_sha256"]:
-        raise BuildError(f"{bundle['path']}: sha256 expected {bundle['bundle_sha256']}, runner saw {runtime['bundle_sha256']}")
+        raise BuildError(f"{bundle['file']}: sha256 expected {bundle['bundle_sha256']}, runner saw {runtime['bundle_sha256']}")
     records, files = {}, {}
     for event in events:
         rid = event["run_id"]
@@ -100,13 +101,13 @@ def execute(bundle_dir, specs, scratch, progress=False, check_inputs=True):
             raise BuildError(f"runs/{rid}.json: engine fields sha256 expected {event['fields_sha256']} (computed in "
                              f"Pyodide), actual {engine.content_sha256(event['fields'])} (after transport)")
         where = paths(rid)
-        if check_inputs and event["input_content_sha256"] != event["fields"]["input_sha256"]:
-            raise BuildError(f"{where['input']}: engine.fixture_input gives content sha256 "
-                             f"{event['input_content_sha256']}, the graded input has {event['fields']['input_sha256']} "
-                             f"(expected the same)")
         cmd = command(fixture_argv(bundle, event["spec"]), epoch)
         receipts_bytes = event["receipts_text"].encode("utf-8")
         input_bytes = event["input_text"].encode("utf-8")
+        input_sha = engine.content_sha256(json.loads(input_bytes))
+        if check_inputs and input_sha != event["fields"]["input_sha256"]:
+            raise BuildError(f"{where['input']}: the input file (engine.fixture_input) has content sha256 "
+                             f"{input_sha}, the graded input has {event['fields']['input_sha256']} (expected the same)")
         trace_doc = trace(event, bundle, runtime, cmd)
         trace_bytes = file_bytes(trace_doc)
         validate("trace", trace_doc, where["trace"])
@@ -118,8 +119,7 @@ def execute(bundle_dir, specs, scratch, progress=False, check_inputs=True):
                  "execution_path": PYODIDE_PATH, "command": cmd, "outputs": outputs}
         volatile = {"started": event["started"], "finished": event["finished"], "duration_ms": event["duration_ms"],
                     "host": f"{runtime['host']}, node {runtime['node_version']}",
-                    "batch": {"argv": batch_argv, "index": event["index"], "size": len(events),
-                              "pyodide_load_ms": runtime["load_ms"]},
+                    "batch": dict(batch, index=event["index"], size=len(events)),
                     "timings_us": event["timings_us"]}
         rec = record(content(event["fields"], build), volatile)
         validate("run", rec, where["record"])
@@ -129,12 +129,21 @@ def execute(bundle_dir, specs, scratch, progress=False, check_inputs=True):
     return runtime, records, files, verified
 
 
-def build_runs(bundle_dir, out, run_ids=None, parity=True, host_executor=None, progress=False) -> dict:
-    """The stage. runs/ (or `out`) is replaced only after every check passed."""
+def build_runs(bundle_dir, out, run_ids=None, parity=True, host_executor=None, progress=False, session=None,
+               volatile="keep", timings=None) -> dict:
+    """The stage. runs/ (or `out`) is replaced only after every check passed.
+
+    volatile="keep" (make build, make build-runs): records whose content did
+    not change keep the volatile part already in `out`, so an unchanged
+    publication is rewritten byte for byte; "fresh" (make publish-runs): every
+    record gets this build's. Measured times always go to `timings`."""
+    if volatile not in ("keep", "fresh"):
+        raise BuildError(f"volatile: expected keep or fresh, got {volatile!r}")
+    started = _now()
     specs = select_specs(run_ids)
     staged = _publish.stage(out)
     try:
-        runtime, records, files, verified = execute(bundle_dir, specs, staged, progress)
+        runtime, records, files, verified = execute(bundle_dir, specs, progress, session=session)
         if not run_ids and runtime.get("published_run_ids") not in (None, [s["run_id"] for s in specs]):
             raise BuildError("fixtures: the bundle publishes a different fixture list than the sources "
                              f"({len(runtime['published_run_ids'])} vs {len(specs)}); rebuild the bundle")
@@ -143,7 +152,8 @@ def build_runs(bundle_dir, out, run_ids=None, parity=True, host_executor=None, p
         if parity:
             kwargs = {"executor": host_executor} if host_executor else {}
             host_us = check_parity(records, specs, **kwargs)
-        os.remove(os.path.join(staged, "fixtures.jsonl"))
+        measured = {rid: {k: r["volatile"][k] for k in ("duration_ms", "timings_us")} for rid, r in records.items()}
+        kept = keep_committed_volatile(records, out) if volatile == "keep" else []
         rows = []
         for rid, rec in sorted(records.items()):
             data = file_bytes(rec)
@@ -156,11 +166,11 @@ def build_runs(bundle_dir, out, run_ids=None, parity=True, host_executor=None, p
             _publish.put(staged, relpath, data)
         for name, data in schema_files().items():
             _publish.put(staged, f"schemas/{name}", data)
-        for name in (MANIFEST, PROVENANCE):
-            with open(os.path.join(bundle_dir, name), "rb") as fh:
-                _publish.put(staged, f"engine/{name}", fh.read())
+        with open(os.path.join(bundle_dir, MANIFEST), "rb") as fh:
+            _publish.put(staged, f"engine/{MANIFEST}", fh.read())
+        _publish.put(staged, f"engine/{PROVENANCE}", provenance_bytes(bundle_dir, out, volatile))
         engine_ids = {"bundle_sha256": verified["bundle_sha256"], "manifest_sha256": verified["manifest_sha256"]}
-        index = build_index(rows, engine_ids, {rid: r["volatile"]["duration_ms"] for rid, r in records.items()}, _now())
+        index = build_index(rows, engine_ids, {rid: r["volatile"]["duration_ms"] for rid, r in records.items()})
         validate("index", index, "runs/index.json")
         ordered = [records[rid] for rid in sorted(records)]
         write_exports(ordered, os.path.join(staged, "register.parquet"), os.path.join(staged, "days.parquet"))
@@ -169,9 +179,15 @@ def build_runs(bundle_dir, out, run_ids=None, parity=True, host_executor=None, p
     except BaseException:
         _publish.discard(staged)
         raise
-    return {"runs": len(records), "head": index["head"], "bundle_sha256": verified["bundle_sha256"],
-            "load_ms": runtime["load_ms"], "parity": parity,
-            "pyodide_us": {rid: r["volatile"]["timings_us"] for rid, r in records.items()}, "host_us": host_us}
+    summary = {"runs": len(records), "head": index["head"], "bundle_sha256": verified["bundle_sha256"],
+               "load_ms": runtime["load_ms"], "parity": parity, "kept_volatile": len(kept),
+               "shared_runtime": session is not None,
+               "pyodide_us": {rid: m["timings_us"] for rid, m in measured.items()}, "host_us": host_us}
+    if timings:
+        write_bytes(timings, (json.dumps({"stage": "build-runs", "started": started, "finished": _now(),
+                                          "volatile": volatile, "fixtures": measured, **summary},
+                                         sort_keys=True, indent=2) + "\n").encode())
+    return summary
 
 
 def default_bundle_dir():

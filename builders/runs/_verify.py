@@ -1,28 +1,56 @@
-"""`make verify`: rebuild the runs from the bundle and compare with the
-committed runs/index.json head; on a difference, name the first differing
-record and field."""
+"""`make verify`: rebuild the bundle and the runs from this checkout in a
+scratch directory (one Pyodide runtime) and check every published byte of
+runs/ against the rebuild:
 
+- build inputs: the published provenance's build definition against this
+  checkout's (names a differing source, compiler script, Pyodide version or
+  SOURCE_DATE_EPOCH, and whether the source has an uncommitted change);
+- runs/engine/: manifest.json byte for byte; provenance.json's build part
+  exactly (its run details are one build's: volatile);
+- index.json: schema, engine block, the chain from its genesis, the head (and
+  that head against the published one: --expect-head, or git's HEAD), every
+  entry field against the rebuild, durations against the records;
+- every record: content field by field against the rebuild (content
+  differences), its bytes against the file_sha256 the chain fixes (volatile
+  differences), canonical form, schema;
+- receipts/, traces/, inputs/, the Parquet exports, schemas/: byte for byte;
+- no file that no index entry or record lists. runs/attempts/ (model attempts,
+  written by the launchers, not by the build) is out of scope: each attempt is
+  checked by `fundbook-launch verify`.
+
+Each difference is one line naming the file, the field and both values, and
+whether it is content, volatile or a build input; the first is the error.
+"""
+
+import contextlib
 import json
 import os
+import re
+import subprocess
+
+import engine
 
 from .._errors import BuildError
-from .._files import rel
-from ._index import check_chain
-from ._stage import build_runs
+from .._files import ROOT, rel
+from .._provenance import build_part
+from .._session import PyodideSession
+from ._index import INDEX_SCHEMA, check_chain, genesis
+from ._schemas import validate
 
-from engine import first_difference as _first_difference
+OUT_OF_SCOPE = ("attempts",)
+LIMIT = 20  # differences listed before "and N more"
 
 
 def first_difference(a, b, path="content"):
-    """The engine's first-difference walk, rooted at a record's content."""
-    return _first_difference(a, b, path)
+    """The engine's first-difference walk, rooted at `path`."""
+    return engine.first_difference(a, b, path)
 
 
-def _value(doc, path):
-    import re
+def value_at(doc, path, root="content"):
+    """The JSON at a first_difference path (short), or "(absent)"."""
     node = doc
-    for part in re.findall(r"\.([^.\[\s]+)|\[(\d+)\]", path.split(" ")[0][len("content"):]):
-        key, idx = part
+    tail = path.split(" ")[0][len(root):]
+    for key, idx in re.findall(r"\.([^.\[\s]+)|\[(\d+)\]", tail):
         try:
             node = node[int(idx)] if idx else node[key]
         except (KeyError, IndexError, TypeError):
@@ -30,68 +58,429 @@ def _value(doc, path):
     return json.dumps(node, sort_keys=True)[:120]
 
 
-def _load(path):
+class Report:
+    """Differences in the order found; each is (kind, line)."""
+
+    def __init__(self):
+        self.items = []
+        self.checked = []
+
+    def add(self, kind, line):
+        self.items.append((kind, line))
+
+    def ok(self, line):
+        self.checked.append(line)
+
+    def text(self):
+        lines = [f"ok      {line}" for line in self.checked]
+        lines += [f"{kind:<8}{line}" for kind, line in self.items[:LIMIT]]
+        if len(self.items) > LIMIT:
+            lines.append(f"... and {len(self.items) - LIMIT} more differences")
+        return "\n".join(lines)
+
+
+def _read(path):
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def _load(path, report=None, kind="file"):
     try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
+        return json.loads(_read(path))
     except (OSError, ValueError) as exc:
-        raise BuildError(f"{rel(path)}: unreadable ({exc})")
+        if report is None:
+            raise BuildError(f"{rel(path)}: unreadable ({exc})")
+        report.add(kind, f"{rel(path)}: unreadable ({exc})")
+        return None
 
 
-def _check_files(directory, index):
-    """Each committed record file against the index, and its content against its hash."""
-    import engine
-    for entry in index["entries"]:
-        path = os.path.join(directory, f"{entry['run_id']}.json")
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError:
-            raise BuildError(f"{rel(path)}: missing (listed in the committed index)")
-        if engine.sha256_hex(data) != entry["file_sha256"]:
-            raise BuildError(f"{rel(path)}: sha256 expected {entry['file_sha256']} (committed index), "
-                             f"actual {engine.sha256_hex(data)}")
-        doc = json.loads(data)
-        if engine.content_sha256(doc["content"]) != entry["content_sha256"]:
-            raise BuildError(f"{rel(path)}: content sha256 expected {entry['content_sha256']} (committed index), "
-                             f"actual {engine.content_sha256(doc['content'])}")
+# -- build inputs ---------------------------------------------------------------------------------
+
+def _git_state(path, root=ROOT) -> str:
+    """How a repository file stands against git's HEAD, for a one-line hint."""
+    try:
+        out = subprocess.run(["git", "status", "--porcelain", "--", path], cwd=root, capture_output=True,
+                             text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    return " (uncommitted change in this checkout)" if out.strip() else " (as committed here: the published runs are older)"
 
 
-def compare(committed_dir, rebuilt_dir) -> str:
-    committed = _load(os.path.join(committed_dir, "index.json"))
-    rebuilt = _load(os.path.join(rebuilt_dir, "index.json"))
-    label = rel(os.path.join(committed_dir, "index.json"))
+def _deps(doc):
+    deps = ((doc.get("buildDefinition") or {}).get("resolvedDependencies")) or []
+    return {d.get("name") or d.get("uri"): d.get("digest") for d in deps}
+
+
+def _hint(key, published, here):
+    if key.endswith("source_date_epoch"):
+        return (f" (SOURCE_DATE_EPOCH: this build used {here}, the published bundle {published}; "
+                f"the Makefile pins {published})")
+    if "pyodide_version" in key or "python_version" in key or "pyc_magic" in key:
+        return " (a different Pyodide runtime in node_modules: run `npm ci`)"
+    return ""
+
+
+def compare_inputs(published_doc, rebuilt_doc, report, label="runs/engine/provenance.json"):
+    """The published build definition against this checkout's: name each input that differs."""
+    a, b = build_part(published_doc), build_part(rebuilt_doc)
+    if a == b:
+        n = sum(1 for name in _deps(a) if str(name).startswith("engine/"))
+        ext = a["buildDefinition"]["externalParameters"]
+        report.ok(f"build inputs: the published build's ({n} engine sources, pyodide "
+                  f"{ext['runtime']['pyodide_version']}, SOURCE_DATE_EPOCH {ext['source_date_epoch']})")
+        return True
+    before = len(report.items)
+    old, new = _deps(a), _deps(b)
+    for name in sorted(set(old) | set(new), key=str):
+        if old.get(name) != new.get(name):
+            if name not in new:
+                report.add("input", f"{label}: build input {name}: published {old[name]}, absent from this checkout")
+            elif name not in old:
+                report.add("input", f"{label}: build input {name}: not in the published build, "
+                                    f"here {new[name]}{_git_state(name) if '/' in str(name) else ''}")
+            else:
+                report.add("input", f"{label}: build input {name}: published sha256 {old[name].get('sha256', old[name])}, "
+                                    f"this checkout {new[name].get('sha256', new[name])}"
+                                    f"{_git_state(name) if '/' in str(name) else ''}")
+    for key in ("externalParameters", "internalParameters", "buildType"):
+        pa = (a["buildDefinition"] or {}).get(key)
+        pb = (b["buildDefinition"] or {}).get(key)
+        where = first_difference(pa, pb, f"buildDefinition.{key}")
+        if where:
+            report.add("input", f"{label}: {where}: published {value_at(pa, where, f'buildDefinition.{key}')}, "
+                                f"this build {value_at(pb, where, f'buildDefinition.{key}')}"
+                                f"{_hint(where, value_at(pa, where, f'buildDefinition.{key}'), value_at(pb, where, f'buildDefinition.{key}'))}")
+    for key in ("_type", "predicateType", "builder.id", "subject"):
+        if a[key] != b[key] and not (key == "subject" and len(report.items) > before):
+            report.add("input", f"{label}: {key}: published {json.dumps(a[key])[:120]}, this build "
+                                f"{json.dumps(b[key])[:120]} (same inputs, different output)")
+    return False
+
+
+# -- the publication --------------------------------------------------------------------------------
+
+def _published_files(directory):
+    out = set()
+    for dirpath, dirnames, files in os.walk(directory):
+        relative = os.path.relpath(dirpath, directory)
+        if relative == ".":
+            dirnames[:] = [d for d in dirnames if d not in OUT_OF_SCOPE]
+        for name in files:
+            out.add(os.path.normpath(os.path.join(relative, name)).replace(os.sep, "/"))
+    return out
+
+
+def _expected_files(rebuilt_index, rebuilt_dir):
+    expected = {"index.json", "register.parquet", "days.parquet", "engine/manifest.json", "engine/provenance.json"}
+    expected |= {f"schemas/{n}" for n in os.listdir(os.path.join(rebuilt_dir, "schemas"))}
+    for entry in rebuilt_index["entries"]:
+        expected.add(entry["record"][len("runs/"):])
+        record = _load(os.path.join(rebuilt_dir, entry["record"][len("runs/"):]))
+        expected |= {out["path"][len("runs/"):] for out in record["content"]["outputs"].values()}
+    return expected
+
+
+def _well_formed(committed, report, label) -> bool:
+    """The index's schema id and shape; the other checks read it."""
+    if not isinstance(committed, dict):
+        report.add("index", f"{label}: not an index (expected a JSON object)")
+        return False
+    if committed.get("schema") != INDEX_SCHEMA:
+        report.add("index", f"{label}: schema: published {committed.get('schema')!r}, expected {INDEX_SCHEMA!r}")
+        return False
+    try:
+        validate("index", committed, label)
+    except BuildError as exc:
+        report.add("index", exc.format_message())
+        return False
+    return True
+
+
+def _check_index(committed, rebuilt, anchor, report, label, committed_dir):
+    ok = True
+    where = first_difference(committed.get("engine"), rebuilt["engine"], "engine")
+    if where:
+        report.add("content", f"{label}: {where}: published {value_at(committed.get('engine'), where, 'engine')}, "
+                              f"rebuilt {value_at(rebuilt['engine'], where, 'engine')}")
+        ok = False
     broken = check_chain(committed)
     if broken:
-        raise BuildError(f"{label}: the hash chain breaks at {broken}")
-    _check_files(committed_dir, committed)
-    if committed["head"] == rebuilt["head"]:
-        return f"verify: {rebuilt['head']['size']} records match the committed index head {committed['head']['hash']}"
-    if committed["engine"] != rebuilt["engine"]:
-        prefix = (f"engine bundle sha256 expected {committed['engine']['bundle_sha256']} (committed), "
-                  f"actual {rebuilt['engine']['bundle_sha256']} (rebuilt); ")
-    else:
-        prefix = ""
-    old = {e["run_id"]: e for e in committed["entries"]}
+        report.add("index", f"{label}: the hash chain breaks at {broken} (genesis {genesis(INDEX_SCHEMA, committed.get('engine'))[:12]}...; "
+                            f"entry.hash = sha256(canonical entry without hash))")
+        ok = False
+    if anchor and committed.get("head", {}).get("hash") != anchor["head"]:
+        report.add("index", f"{label}: head {committed.get('head', {}).get('hash')} is not the published head "
+                            f"{anchor['head']} ({anchor['source']}){_changed_entry(committed, anchor, committed_dir)}")
+        ok = False
+    old = {e.get("run_id"): e for e in committed.get("entries", [])}
     new = {e["run_id"]: e for e in rebuilt["entries"]}
-    for rid in sorted(set(old) | set(new)):
-        if rid not in old or rid not in new:
-            where = "committed" if rid in old else "rebuilt"
-            raise BuildError(f"{prefix}runs/{rid}.json: only in the {where} index "
-                             f"(head expected {committed['head']['hash']}, actual {rebuilt['head']['hash']})")
-        if old[rid]["content_sha256"] != new[rid]["content_sha256"]:
-            a = _load(os.path.join(committed_dir, f"{rid}.json"))["content"]
-            b = _load(os.path.join(rebuilt_dir, f"{rid}.json"))["content"]
-            field = first_difference(a, b) or "content (same fields, different hash)"
-            raise BuildError(f"{prefix}runs/{rid}.json: first difference at {field}: committed {_value(a, field)}, "
-                             f"rebuilt {_value(b, field)} (content_sha256 expected {old[rid]['content_sha256']}, "
-                             f"actual {new[rid]['content_sha256']})")
-    raise BuildError(f"{prefix}{label}: head expected {committed['head']['hash']}, actual {rebuilt['head']['hash']} "
-                     f"(entries agree; the index itself differs)")
+    for rid in sorted(set(old) | set(new), key=str):
+        if rid not in new:
+            report.add("content", f"{label}: entry {rid}: only in the published index (the sources publish no such fixture)")
+        elif rid not in old:
+            report.add("content", f"{label}: entry {rid}: missing (the sources publish it)")
+        else:
+            for key in sorted(set(old[rid]) | set(new[rid])):
+                if key in ("file_sha256", "prev_hash", "hash"):
+                    continue
+                if old[rid].get(key) != new[rid].get(key):
+                    report.add("content", f"{label}: entries[{rid}].{key}: published {json.dumps(old[rid].get(key))}, "
+                                          f"rebuilt {json.dumps(new[rid].get(key))}")
+                    ok = False
+                    break
+    return ok
 
 
-def verify_runs(bundle_dir, committed_dir, scratch_out) -> str:
+def _changed_entry(committed, anchor, committed_dir) -> str:
+    """Against the published index (when the anchor has it): the first entry
+    that changed, and for a changed file, the first changed field in it."""
+    published = anchor.get("index")
+    if not published:
+        return ""
+    before = {e.get("run_id"): e for e in published.get("entries", [])}
+    for entry in committed.get("entries", []):
+        rid = entry.get("run_id")
+        old = before.get(rid)
+        if old is None:
+            return f"; first changed entry: {rid} (not in the published index)"
+        for key in ("content_sha256", "file_sha256", "kind", "fixture_id", "fixture_sha256", "record"):
+            if old.get(key) != entry.get(key):
+                if key == "file_sha256":
+                    try:
+                        data = _read(os.path.join(committed_dir, f"{rid}.json"))
+                    except OSError:
+                        data = b""
+                    return f"; first changed entry: runs/{rid}.json file_sha256 (volatile part){_volatile_named(rid, data, anchor)}"
+                return f"; first changed entry: runs/{rid}.json {key}"
+    return ""
+
+
+def _volatile_named(rid, data, anchor):
+    """For a record whose volatile part changed: the first differing field
+    against the published copy, when git holds one."""
+    original = (anchor or {}).get("files", {}).get(f"{rid}.json") if anchor else None
+    if original is None:
+        return ""
+    try:
+        a, b = json.loads(original)["volatile"], json.loads(data)["volatile"]
+    except (ValueError, KeyError, TypeError):
+        return ""
+    where = first_difference(a, b, "volatile")
+    return f"; first at {where}: published {value_at(a, where, 'volatile')}, here {value_at(b, where, 'volatile')}" if where else ""
+
+
+def _check_record(committed_dir, rebuilt_dir, entry, rebuilt_entry, anchor, report):
+    rid = entry["run_id"]
+    path = os.path.join(committed_dir, f"{rid}.json")
+    label = f"runs/{rid}.json"
+    try:
+        data = _read(path)
+    except OSError:
+        report.add("missing", f"{label}: missing (listed in the index)")
+        return
+    try:
+        doc = json.loads(data)
+    except ValueError as exc:
+        report.add("file", f"{label}: not JSON ({exc})")
+        return
+    rebuilt = _load(os.path.join(rebuilt_dir, f"{rid}.json"))
+    content = doc.get("content") if isinstance(doc, dict) else None
+    where = first_difference(content, rebuilt["content"], "content")
+    if where:
+        report.add("content", f"{label}: {where}: published {value_at(content, where)}, rebuilt "
+                              f"{value_at(rebuilt['content'], where)} (content_sha256 published "
+                              f"{entry.get('content_sha256')}, rebuilt {rebuilt_entry['content_sha256']})")
+        return
+    if doc.get("content_sha256") != rebuilt["content_sha256"] or doc.get("schema") != rebuilt["schema"]:
+        key = "schema" if doc.get("schema") != rebuilt["schema"] else "content_sha256"
+        report.add("content", f"{label}: {key}: published {json.dumps(doc.get(key))}, rebuilt {json.dumps(rebuilt[key])}")
+        return
+    digest = engine.sha256_hex(data)
+    if digest != entry.get("file_sha256"):
+        report.add("volatile", f"{label}: content matches the rebuild, but the file's sha256 {digest} is not the "
+                               f"{entry.get('file_sha256')} the index chain fixes: its volatile part changed"
+                               f"{_volatile_named(rid, data, anchor)}")
+        return
+    if engine.pretty_json(doc).encode() != data:
+        report.add("volatile", f"{label}: not in the published form (engine.pretty_json), though its hash is chained")
+        return
+    try:
+        validate("run", doc, label)
+    except BuildError as exc:
+        report.add("volatile", exc.format_message())
+
+
+def _check_bytes(committed_dir, rebuilt_dir, relpath, report, kind="content"):
+    """A file the build writes deterministically: byte for byte."""
+    label = f"runs/{relpath}"
+    try:
+        mine = _read(os.path.join(committed_dir, relpath))
+    except OSError:
+        report.add("missing", f"{label}: missing (the build writes it)")
+        return False
+    theirs = _read(os.path.join(rebuilt_dir, relpath))
+    if mine == theirs:
+        return True
+    detail = ""
+    if relpath.endswith(".json"):
+        try:
+            a, b = json.loads(mine), json.loads(theirs)
+            where = first_difference(a, b, "$")
+            detail = f": {where}: published {value_at(a, where, '$')}, rebuilt {value_at(b, where, '$')}" if where \
+                else ": same JSON, different bytes"
+        except ValueError:
+            detail = ": not JSON"
+    elif relpath.endswith(".parquet"):
+        detail = _parquet_detail(os.path.join(committed_dir, relpath), os.path.join(rebuilt_dir, relpath))
+    report.add(kind, f"{label}: sha256 published {engine.sha256_hex(mine)}, rebuilt {engine.sha256_hex(theirs)}{detail}")
+    return False
+
+
+def _parquet_detail(mine, theirs):
+    import pyarrow.parquet as pq
+    try:
+        a, b = pq.ParquetFile(mine), pq.ParquetFile(theirs)
+    except Exception as exc:  # a damaged file: its reader's message says how
+        return f" (unreadable: {exc})"
+    if a.metadata.created_by != b.metadata.created_by:
+        return f" (writer: published {a.metadata.created_by!r}, this build {b.metadata.created_by!r}: a different pyarrow)"
+    ra, rb = a.read().to_pylist(), b.read().to_pylist()
+    where = first_difference(ra, rb, "rows")
+    return f": {where}" if where else " (same rows, different encoding)"
+
+
+def _check_provenance(committed_dir, rebuilt_dir, report):
+    label = "runs/engine/provenance.json"
+    doc = _load(os.path.join(committed_dir, "engine", "provenance.json"), report)
+    if doc is None:
+        return
+    rebuilt = _load(os.path.join(rebuilt_dir, "engine", "provenance.json"))
+    try:
+        validate("provenance", doc, label)
+    except BuildError as exc:
+        report.add("file", exc.format_message())
+    compare_inputs(doc, rebuilt, report, label)
+
+
+def published_anchor(committed_dir, expect_head=None, root=ROOT):
+    """The head runs/ must hold: --expect-head, or git's HEAD:runs/index.json
+    (with HEAD's record files, to name a changed volatile field) when
+    committed_dir is this checkout's runs/. None when there is neither."""
+    if expect_head:
+        return {"head": expect_head, "source": "--expect-head", "index": None, "files": {}}
+    if os.path.abspath(committed_dir) != os.path.join(root, "runs"):
+        return None
+
+    def show(path):
+        proc = subprocess.run(["git", "show", f"HEAD:runs/{path}"], cwd=root, capture_output=True)
+        return proc.stdout if proc.returncode == 0 else None
+
+    try:
+        index = show("index.json")
+    except OSError:
+        return None
+    if index is None:
+        return None
+    try:
+        index = json.loads(index)
+        head = index["head"]["hash"]
+    except (ValueError, KeyError, TypeError):
+        return None
+
+    class _Lazy(dict):
+        def get(self, key, default=None):
+            if key not in self:
+                self[key] = show(key)
+            return dict.get(self, key, default)
+
+    return {"head": head, "source": "git HEAD:runs/index.json", "index": index, "files": _Lazy()}
+
+
+def compare(committed_dir, rebuilt_dir, anchor=None) -> Report:
+    """Every published byte of committed_dir against the rebuild in rebuilt_dir."""
+    report = Report()
+    label = "runs/index.json"
+    committed = _load(os.path.join(committed_dir, "index.json"), report, "missing")
+    rebuilt = _load(os.path.join(rebuilt_dir, "index.json"))
+    _check_provenance(committed_dir, rebuilt_dir, report)
+    if _check_bytes(committed_dir, rebuilt_dir, "engine/manifest.json", report):
+        report.ok("runs/engine/manifest.json: byte for byte")
+    if committed is None:
+        return report
+    before = len(report.items)
+    if not _well_formed(committed, report, label):
+        return report  # everything below reads the index
+    _check_index(committed, rebuilt, anchor, report, label, committed_dir)
+    new = {e["run_id"]: e for e in rebuilt["entries"]}
+    for entry in committed.get("entries", []):
+        if entry.get("run_id") in new:
+            _check_record(committed_dir, rebuilt_dir, entry, new[entry["run_id"]], anchor, report)
+    durations = {}
+    for entry in committed.get("entries", []):
+        try:
+            durations[entry["run_id"]] = _load(os.path.join(committed_dir, f"{entry['run_id']}.json"))["volatile"]["duration_ms"]
+        except (BuildError, KeyError, TypeError):
+            pass
+    if (committed.get("volatile") or {}).get("durations_ms") != dict(sorted(durations.items())):
+        report.add("volatile", f"{label}: volatile.durations_ms is not each record's volatile.duration_ms")
+    if len(report.items) == before:
+        anchored = f", the published head ({anchor['source']})" if anchor else ""
+        report.ok(f"{label}: schema, engine block, {len(committed['entries'])} entries and records, chain from genesis "
+                  f"to head {committed['head']['hash']}{anchored}")
+    expected = _expected_files(rebuilt, rebuilt_dir)
+    present = _published_files(committed_dir)
+    before = len(report.items)
+    for relpath in sorted(expected - {"index.json", "engine/manifest.json", "engine/provenance.json"}):
+        if relpath.endswith(".json") and "/" not in relpath:
+            continue  # records: checked above
+        _check_bytes(committed_dir, rebuilt_dir, relpath, report)
+    for relpath in sorted(present - expected):
+        report.add("unlisted", f"runs/{relpath}: not part of the publication (no index entry or record lists it)")
+    if len(report.items) == before:
+        report.ok(f"runs/: {len(expected)} files, each listed and byte for byte; nothing unlisted "
+                  f"(runs/attempts/ is out of scope: `fundbook-launch verify`)")
+    return report
+
+
+def verify_runs(committed_dir, scratch, expect_head=None, session=None) -> str:
+    """Rebuild into `scratch` (one runtime) and compare; VerifyFailed on any difference."""
+    from ..bundle import build_engine
+    from ._stage import build_runs
     if not os.path.isfile(os.path.join(committed_dir, "index.json")):
-        raise BuildError(f"{rel(os.path.join(committed_dir, 'index.json'))}: missing (run `make build-runs` and commit runs/)")
-    build_runs(bundle_dir, scratch_out, parity=True, progress=False)
-    return compare(committed_dir, scratch_out)
+        raise BuildError(f"{rel(os.path.join(committed_dir, 'index.json'))}: missing "
+                         f"(run `make build-runs` and commit runs/)")
+    engine_dir, runs_dir = os.path.join(scratch, "engine"), os.path.join(scratch, "runs")
+    with contextlib.nullcontext(session) if session else PyodideSession() as runtime:
+        build_engine(engine_dir, session=runtime)
+        try:
+            build_runs(engine_dir, runs_dir, parity=True, session=runtime, volatile="fresh")
+        except BuildError as exc:  # the rebuild itself stopped: say which input moved, if one did
+            inputs = Report()
+            published = os.path.join(committed_dir, "engine", "provenance.json")
+            if os.path.isfile(published) and _load(published, inputs) is not None:
+                compare_inputs(_load(published), _load(os.path.join(engine_dir, "provenance.json")), inputs)
+            why = f" [build input: {inputs.items[0][1]}]" if inputs.items else ""
+            raise BuildError(f"{exc.format_message()}{why}") from None
+    report = compare(committed_dir, runs_dir, published_anchor(committed_dir, expect_head))
+    if report.items:
+        kind, first = report.items[0]
+        counts = {}
+        for k, _ in report.items:
+            counts[k] = counts.get(k, 0) + 1
+        summary = ", ".join(f"{n} {k}" for k, n in counts.items())
+        raise VerifyFailed(f"{first} [{kind}; in all: {summary}]", report.text())
+    return report.text() + f"\nverify: runs/ is exactly what this checkout builds ({len(report.checked)} checks)"
+
+
+class VerifyFailed(BuildError):
+    """A failed verify: the first difference is the error line; the whole
+    report goes to stdout first."""
+
+    def __init__(self, message, report_text):
+        super().__init__(message)
+        self.report_text = report_text
+
+    def show(self, file=None):
+        import click
+        click.echo(self.report_text)
+        super().show(file)

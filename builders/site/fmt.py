@@ -1,5 +1,6 @@
 """Small display helpers shared by the page templates and the OG cards."""
 
+import json
 import re
 import shlex
 
@@ -34,7 +35,7 @@ def score_text(score) -> str:
 
 
 def duration(ms) -> str:
-    if ms is None:
+    if not isinstance(ms, int) or isinstance(ms, bool):
         return "—"
     if ms < 1000:
         return f"{ms} ms"
@@ -42,15 +43,108 @@ def duration(ms) -> str:
 
 
 def shell(argv) -> str:
-    return " ".join(shlex.quote(str(a)) for a in argv or [])
+    return " ".join(shlex.quote(a if isinstance(a, str) else _text(a)) for a in argv or [])
 
 
-def fixture_label(fixture: dict) -> str:
-    """W3 · M4_fully_hedged_tail, FUND_01 seed 2 · do-nothing, or W1."""
-    if not fixture:
+def fixture_label(fixture) -> str:
+    """W3 · M4_fully_hedged_tail, FUND_01 seed 2 · do-nothing, or W1 (checks.js `fixtureLabel`)."""
+    if not isinstance(fixture, dict) or not fixture:
         return "—"
     if "episode" in fixture:
-        return " · ".join(x for x in (fixture["episode"], fixture.get("mutation")) if x)
+        return " · ".join(_text(x) for x in (fixture["episode"], fixture.get("mutation")) if x)
     if "family" in fixture:
-        return f"{fixture['family']} seed {fixture.get('seed')} · {fixture.get('policy', '')}".rstrip(" ·")
-    return ", ".join(f"{k}={v}" for k, v in sorted(fixture.items()) if k != "kind")
+        return (f"{_text(fixture['family'])} seed {_text(fixture.get('seed'))} · "
+                f"{_text(fixture.get('policy', ''))}").rstrip(" ·")
+    return ", ".join(f"{k}={_text(v)}" for k, v in sorted(fixture.items()) if k != "kind")
+
+
+def compact(obj) -> str:
+    """JSON for reading: sorted keys, ", " and ": " separators (checks.js `compact`)."""
+    return json.dumps(obj, sort_keys=True, separators=(", ", ": "), ensure_ascii=False)
+
+
+def _text(value) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    return compact(value)
+
+
+def _score(v):
+    return f"{_text(v.get('points'))}/{_text(v.get('denominator'))}" if isinstance(v, dict) else "no score"
+
+
+def _points(v):
+    return f"{_text(v.get('points'))}/{_text(v.get('max'))}" if isinstance(v, dict) else _text(v)
+
+
+def _decision(x):
+    x = x if isinstance(x, dict) else {}
+    reason = f" ({_text(x['reason'])})" if x.get("reason") else ""
+    return f"{_text(x.get('action'))} {_text(x.get('type'))} {_text(x.get('decision'))}{reason}"
+
+
+def _report(d):
+    d = d if isinstance(d, dict) else {}
+    return f"{_text(d.get('report_matched'))}/{_text(d.get('report_fields'))}"
+
+
+def _command(c):
+    """The allow-listed environment then the quoted argv, as a shell line (checks.js `command`)."""
+    c = c if isinstance(c, dict) else {}
+    env = c.get("env") if isinstance(c.get("env"), dict) else {}
+    argv = c.get("argv") if isinstance(c.get("argv"), list) else []
+    parts = [f"{k}={_text(v)}" for k, v in sorted(env.items())]
+    if argv:
+        parts.append(shell(argv))
+    return " ".join(parts)
+
+
+# How a figure reads on a page, by format. site/assets/desk/checks.js
+# FORMATS must give the same text for the same value: verify compares them.
+FORMATS = {
+    "text": _text,
+    "money": lambda v: money(v) if isinstance(v, int) and not isinstance(v, bool) or v is None else _text(v),
+    # a tail in cent-days read as money-days (cents / 100 x days)
+    "money_days": lambda v: money(v) + " money-days" if isinstance(v, int) and not isinstance(v, bool) else _text(v),
+    "short": lambda v: v[:12] if isinstance(v, str) and v else "—",
+    "score": _score,
+    "points": _points,
+    "verdict": lambda v: "no verdict" if v is None else _text(v),
+    "passed": lambda v: "passed" if v is True else "did not pass",
+    "json": compact,
+    "list": lambda v: ", ".join(_text(x) for x in v) if isinstance(v, list) and v else "none",
+    "report": _report,
+    "decision": _decision,
+    "fixture": lambda v: fixture_label(v),
+    "count": lambda v: str(len(v) if isinstance(v, list) else 0),
+    "command": _command,
+}
+
+
+def figure_text(value, format: str) -> str:
+    return FORMATS[format](value)
+
+
+def _expectation(e) -> str:
+    """An adversarial or reference fixture's expected (or observed) outcome in words (checks.js `expectation`)."""
+    if not isinstance(e, dict) or not e:
+        return "—"
+    parts = []
+    for key in sorted(e):
+        v = e[key]
+        if key == "refusal" and isinstance(v, dict):
+            parts.append(f"refuses {_text(v.get('action'))} on day {_text(v.get('day'))} ({_text(v.get('reason'))})")
+        elif key == "failed_gates" and isinstance(v, list):
+            parts.append("fails " + ", ".join(_text(x) for x in v))
+        else:
+            parts.append(f"{key} {_text(v)}")
+    return "; ".join(parts)
+
+
+FORMATS["expectation"] = _expectation

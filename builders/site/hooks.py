@@ -3,9 +3,14 @@ generated content comes from.
 
 on_files adds the generated pages (register, run pages, attempts, transcripts),
 the Parquet exports, the published records and the vendored runtime assets as
-in-memory or copied files; nothing is written into docs_dir. on_post_page adds
-the CSP meta and the Open Graph tags. Paths can be redirected for tests with
-FUNDBOOK_RUNS_DIR, FUNDBOOK_OG_DIR, FUNDBOOK_ENGINE_DIR, FUNDBOOK_NODE_MODULES.
+in-memory or copied files; nothing is written into docs_dir. on_page_markdown
+fills the sections of written pages that are generated from the records (the
+home page's overview chart, the Limitations page's status). on_page_context
+escapes the page description, which the theme writes into an attribute as it
+is. on_post_page and on_post_template add the CSP meta (404.html included) and
+the Open Graph tags; on_post_build writes the header policy `_headers`.
+Paths can be redirected for tests with FUNDBOOK_RUNS_DIR, FUNDBOOK_OG_DIR,
+FUNDBOOK_ENGINE_DIR, FUNDBOOK_NODE_MODULES.
 """
 
 import html
@@ -21,7 +26,7 @@ if str(ROOT) not in sys.path:  # mkdocs runs from .venv/bin; the builders live i
 from mkdocs.exceptions import PluginError  # noqa: E402
 from mkdocs.structure.files import File  # noqa: E402
 
-from builders.site import csp, og_paths, pages, parquet, records, vendor  # noqa: E402
+from builders.site import csp, escape, og_paths, overview, pages, parquet, records, vendor  # noqa: E402
 
 log = logging.getLogger("mkdocs.plugins.fundbook")
 _state = {}
@@ -35,21 +40,25 @@ def paths() -> dict:
             "node_modules": Path(env("FUNDBOOK_NODE_MODULES") or ROOT / "node_modules")}
 
 
+def on_config(config):
+    _state.clear()
+    _state["scripts"] = csp.ThemeScripts(config)
+    return config
+
+
 def on_files(files, config):
     p = paths()
     try:
         pub = records.load_publication(p["runs"])
-    except records.SiteInputError as exc:
-        raise PluginError(str(exc)) from None
-    pub.verify_js = (Path(config["docs_dir"]) / "assets" / "desk" / "verify.js").is_file()
-    _state.update(pub=pub, og=p["og"])
-    try:
+        pub.verify_js = (Path(config["docs_dir"]) / "assets" / "desk" / "verify.js").is_file()
         generated = pages.generated_pages(pub)
+        tables = parquet.exports(pub)
     except records.SiteInputError as exc:
         raise PluginError(str(exc)) from None
+    _state.update(pub=pub, og=p["og"], descriptions={})
     for uri, text in generated.items():
         files.append(File.generated(config, uri, content=text))
-    for uri, data in parquet.exports(pub).items():
+    for uri, data in tables.items():
         files.append(File.generated(config, uri, content=data))
     for rel in pub.extra_files():
         files.append(File.generated(config, f"runs/{rel}", abs_src_path=str(pub.runs_dir / rel)))
@@ -61,6 +70,30 @@ def on_files(files, config):
     return files
 
 
+def on_page_markdown(markdown, page, config, files):
+    if "env" not in _state:
+        _state["env"] = pages.environment()
+    try:
+        return overview.fill(markdown, page.file.src_uri, _state["pub"], _state["env"], "../" * page.url.count("/"))
+    except records.SiteInputError as exc:
+        raise PluginError(str(exc)) from None
+
+
+def on_page_context(context, page, config, nav):
+    # The theme writes page.meta.description (and a meta title) into the page
+    # unescaped; generated pages set them from records. Escape them here, once,
+    # and keep the plain text for the Open Graph tags.
+    description = page.meta.get("description")
+    if isinstance(description, str):
+        _state["descriptions"][page.file.src_uri] = escape.plain(description)
+        page.meta["description"] = html.escape(escape.plain(description), quote=True)
+    title = page.meta.get("title")
+    if isinstance(title, str) and any(c in title for c in "<>&\"'"):
+        raise PluginError(f"{page.file.src_uri}: front matter `title` must not contain <, >, &, \" or ' "
+                          f"(the theme writes it into the page as it is)")
+    return context
+
+
 def on_post_page(output, page, config):
     card = og_paths.card_for(page.file.src_uri)
     if not (_state["og"] / card).is_file():
@@ -69,8 +102,9 @@ def on_post_page(output, page, config):
     image = "../" * depth + "og/" + card
     if config.get("site_url"):
         image = config["site_url"].rstrip("/") + "/og/" + card
-    title = html.escape(f"{page.title} · {config['site_name']}", quote=True)
-    desc = html.escape(page.meta.get("description") or config.get("site_description") or "", quote=True)
+    title = html.escape(escape.plain(f"{page.title} · {config['site_name']}"), quote=True)
+    plain = _state["descriptions"].get(page.file.src_uri) or config.get("site_description") or ""
+    desc = html.escape(plain, quote=True)
     meta = (f'<meta property="og:type" content="website">\n'
             f'<meta property="og:title" content="{title}">\n'
             f'<meta property="og:description" content="{desc}">\n'
@@ -78,4 +112,15 @@ def on_post_page(output, page, config):
             f'<meta property="og:image:width" content="1200">\n<meta property="og:image:height" content="630">\n'
             f'<meta name="twitter:card" content="summary_large_image">\n')
     output = output.replace("</head>", meta + "</head>", 1)
-    return csp.with_csp(output)
+    return csp.with_csp(output, _state["scripts"].hashes(csp.page_base_url(page.url)))
+
+
+def on_post_template(output_content, template_name, config):
+    if template_name.endswith(".html"):  # 404.html: served at any depth, with absolute links
+        return csp.with_csp(output_content, _state["scripts"].hashes(csp.error_base_url(config)))
+    return output_content
+
+
+def on_post_build(config):
+    (Path(config["site_dir"]) / csp.HEADERS_FILE).write_text(csp.headers_file(_state["scripts"].all_hashes()),
+                                                               encoding="utf-8")

@@ -1,23 +1,22 @@
 """Generated pages: the run register, one page per run, the attempts record and
 one transcript page per attempt, rendered from runs/ with Jinja2 templates.
 
-Every value reaches the page through an autoescaping environment, inside raw
-HTML blocks that Markdown leaves alone: text written by a model (or anyone
-else) is shown as text, never interpreted as HTML or Markdown.
+Every `{{ }}` goes through escape.finalize (HTML specials, Markdown and line
+breaks as character references, invisible characters by code point), inside
+raw HTML blocks that Markdown leaves alone: text written by a model (or anyone
+else) is shown as text, never interpreted as HTML or Markdown. Figures a
+reader relies on are rendered by figures.Figures, so that verify can check them.
 """
 
-import datetime
 import json
-import os
 from pathlib import Path
 
-from markupsafe import Markup
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from . import fmt
+from . import escape, fmt, records, scale
 from .charts import run_charts
+from .figures import Figures
 from .parquet import table_links
-from . import records
 from .records import SiteInputError
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -27,27 +26,17 @@ FOLD_CHARS = 3000
 
 def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True,
-                      default_for_string=True), undefined=StrictUndefined, keep_trailing_newline=True)
-    env.globals.update(money=fmt.money, short=fmt.short, shell=fmt.shell, compact=compact, spec_json=spec_json)
+                      default_for_string=True), undefined=StrictUndefined, keep_trailing_newline=True,
+                      finalize=escape.finalize)
+    env.globals.update(money=fmt.money, short=fmt.short, compact=fmt.compact, json_island=escape.json_island,
+                       article=article)
+    env.tests["list"] = lambda value: isinstance(value, list)
     return env
 
 
-def compact(obj) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(", ", ": "), ensure_ascii=False)
-
-
-def spec_json(spec) -> str:
-    # A <script type="application/json"> data island is raw text to the HTML
-    # parser (entities are not decoded), so it is marked safe; "<", ">" and "&"
-    # are JSON-escaped instead so that no "</script>" can end it early.
-    text = json.dumps(spec, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return Markup(text)
-
-
-def build_date() -> str:
-    epoch = int(os.environ.get("SOURCE_DATE_EPOCH", "0") or 0)
-    return datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc).strftime("%Y-%m-%d")
+def article(word) -> str:
+    """"An" before a vowel sound as written ("an adversarial"), else "A"."""
+    return "An" if str(word)[:1].lower() in "aeiou" and str(word)[:1] else "A"
 
 
 def _check_id(value, label):
@@ -63,109 +52,133 @@ KIND_NOTES = {
     "baseline": "A scripted policy on a practice family, run to give the score scale a meaning. It is not a model.",
     "model-attempt": "Proposals written by a model worker and judged by the evaluator.",
 }
+# What the "Expected and observed" section says a fixture with an expected outcome is for.
+EXPECTATION_NOTES = {
+    "reference": "The reference fixture states the outcome its gold candidate must reach: it checks that the "
+                 "engine grades its own plan in full, not that any model can.",
+    "adversarial": "This fixture is a constructed adverse candidate: it tests the grader, not a model.",
+}
 
 
 def _read_output(runs_dir: Path, outputs, key):
-    out = (outputs or {}).get(key)
+    out = (outputs or {}).get(key) if isinstance(outputs, dict) else None
     if not out:
         return None, None
-    rel = out["path"]
-    path = runs_dir / (rel.split("/", 1)[1] if rel.startswith("runs/") else rel)
+    label = f"outputs.{key}.path"
+    if not isinstance(out, dict):
+        raise SiteInputError(f"{label}: expected {{path, sha256}}")
+    path = records.resolve_published(runs_dir, out.get("path"), label)
     if not path.is_file():
-        raise SiteInputError(f"{rel}: file not found (named by the record's outputs.{key})")
+        raise SiteInputError(f"{out['path']}: file not found (named by the record's {label})")
     return path, out
+
+
+def _receipts(runs_dir, content):
+    path, _ = _read_output(runs_dir, content.get("outputs"), "receipts")
+    if not path:
+        return []
+    receipts = records.load_json(path, f"receipts of {content.get('run_id')}")
+    if isinstance(receipts, dict):  # fundbook.receipts/1: {schema, run_id, receipts_head, receipts}
+        receipts = receipts.get("receipts", [])
+    return receipts if isinstance(receipts, list) else []
+
+
+def run_roots(run, pub, receipts=None) -> dict:
+    """What a run's figures are read from: checks.js builds the same roots from the re-executed record."""
+    return {"content": run.content, "record": run.record, "entry": run.entry, "index": pub.index,
+            "receipts": receipts if receipts is not None else []}
 
 
 def run_page(env, pub, run) -> str:
     c = run.content
     _check_id(run.run_id, f"{run.record_path}: content.run_id")
-    receipts_path, _ = _read_output(pub.runs_dir, c.get("outputs"), "receipts")
-    receipts = json.loads(receipts_path.read_text(encoding="utf-8")) if receipts_path else []
-    if isinstance(receipts, dict):  # fundbook.receipts/1: {schema, run_id, receipts_head, receipts}
-        receipts = receipts.get("receipts", [])
+    receipts = _receipts(pub.runs_dir, c)
     trace_path, trace_out = _read_output(pub.runs_dir, c.get("outputs"), "trace")
     trace = None
     if trace_path:
-        trace = trace_path.read_text(encoding="utf-8")
+        trace = trace_path.read_text(encoding="utf-8", errors="replace")
         try:
             trace = json.dumps(json.loads(trace), indent=2, ensure_ascii=False, sort_keys=True)
-        except json.JSONDecodeError:
+        except ValueError:
             pass
-    eng = c.get("engine") or {}
-    hashes = [("record content_sha256", run.record["content_sha256"]),
-              ("record file sha256", run.entry.get("file_sha256")),
-              ("index entry hash", run.entry.get("hash")),
-              ("fixture sha256", c.get("fixture_sha256")),
-              ("input sha256", c.get("input_sha256")),
-              ("result sha256", c.get("result_sha256")),
-              ("receipts head", f"{c['receipts_head']['hash']} (size {c['receipts_head']['size']})"),
-              ("engine bundle sha256", eng.get("bundle_sha256")),
-              ("engine manifest sha256", eng.get("manifest_sha256")),
-              ("engine version", eng.get("engine_version")),
-              ("Pyodide / Python", f"{eng.get('pyodide_version')} / {eng.get('python_version')}")]
-    for key, out in sorted((c.get("outputs") or {}).items()):
-        hashes.append((f"{key} file sha256", out.get("sha256")))
-    downloads = [("Run record (JSON)", run.record_path, run.entry.get("file_sha256"))]
-    for key, out in sorted((c.get("outputs") or {}).items()):
-        downloads.append((f"{key.capitalize()} (JSON)", out["path"], out.get("sha256")))
+    outputs = c.get("outputs") if isinstance(c.get("outputs"), dict) else {}
+    downloads = [("Run record (JSON)", run.record_path, ["entry", "file_sha256"])]
+    for key, out in sorted(outputs.items()):
+        if isinstance(out, dict) and out.get("path"):
+            records.resolve_published(pub.runs_dir, out["path"], f"outputs.{key}.path")
+            downloads.append((f"{key.capitalize()} (JSON)", out["path"], ["content", "outputs", key, "sha256"]))
     downloads.append(("Per-day outcomes (Parquet)", f"runs/parquet/{run.run_id}.parquet", None))
-    expected, observed = c.get("expected") or {}, c.get("observed") or {}
-    description = (f"{c['kind']} run {run.run_id}: {c['status']}, {c.get('verdict') or 'no verdict'}, "
+    expected, observed = c.get("expected"), c.get("observed")
+    eo_keys = sorted(set(expected if isinstance(expected, dict) else {})
+                     | set(observed if isinstance(observed, dict) else {}))
+    description = (f"{c.get('kind')} run {run.run_id}: {c.get('status')}, {c.get('verdict') or 'no verdict'}, "
                    f"{fmt.score_text(c.get('score'))}")
     return env.get_template("run.md.j2").render(
-        r=run, c=c, root="../../", fixture_label=fmt.fixture_label(c.get("fixture")),
-        duration=fmt.duration(run.duration_ms), kind_note=KIND_NOTES.get(c["kind"], ""),
-        eo_keys=sorted(set(expected) | set(observed)), charts=run_charts(c), receipts=receipts,
-        command=c.get("command") or {}, trace_path=(trace_out or {}).get("path"), trace=trace, trace_lines=(trace or "").count("\n") + 1, hashes=hashes, downloads=downloads,
-        verify_js=pub.verify_js, description=description)
+        r=run, c=c, root="../../", fig=Figures(run_roots(run, pub, receipts)),
+        duration=fmt.duration(run.duration_ms), kind_note=KIND_NOTES.get(c.get("kind"), ""),
+        expectation_note=EXPECTATION_NOTES.get(c.get("kind"), "This fixture states an expected outcome."),
+        eo_keys=eo_keys, charts=run_charts(c), receipts=receipts, outputs=outputs,
+        trace_path=(trace_out or {}).get("path"), trace=trace, trace_lines=(trace or "").count("\n") + 1,
+        downloads=downloads, verify_js=pub.verify_js, description=description)
 
 
 def register_rows(pub):
+    worlds = scale.world_scores(pub.runs)
+    by_id = {run.run_id: run for run in pub.runs}
     rows = []
     for run in pub.runs:
         c = run.content
         score = c.get("score")
         ms = run.duration_ms
         if ms is None:
-            ms = ((pub.index.get("volatile") or {}).get("durations_ms") or {}).get(run.run_id)
+            volatile = pub.index.get("volatile") if isinstance(pub.index.get("volatile"), dict) else {}
+            durations = volatile.get("durations_ms") if isinstance(volatile.get("durations_ms"), dict) else {}
+            ms = durations.get(run.run_id) if isinstance(durations.get(run.run_id), int) else None
+        verdict = c.get("verdict")
         rows.append({
-            "run_id": run.run_id, "href": f"{run.run_id}/", "kind": c["kind"],
-            "fixture": fmt.fixture_label(c.get("fixture")), "status": c["status"],
-            "verdict": c.get("verdict") or "none", "score": fmt.score_text(score),
-            "points": score["points"] if score else -1, "fixture_sha256": c.get("fixture_sha256"),
-            "bundle_sha256": (c.get("engine") or {}).get("bundle_sha256"),
-            "execution_path": c.get("execution_path"), "duration": fmt.duration(ms),
-            "duration_sort": ms if ms is not None else -1})
+            "run_id": run.run_id, "href": f"{run.run_id}/", "kind": c.get("kind"), "status": c.get("status"),
+            "verdict": verdict if verdict is not None else "none",
+            "points": score["points"] if isinstance(score, dict) and isinstance(score.get("points"), int) else -1,
+            "fixture_sha256": c.get("fixture_sha256"), "bundle_sha256": (c.get("engine") or {}).get("bundle_sha256"),
+            "duration": fmt.duration(ms), "duration_sort": ms if ms is not None else -1,
+            "has_expected": c.get("expected") is not None,
+            # the scale's scores are figures of the other runs: verify checks them against those runs
+            "scale": {policy: Figures(run_roots(by_id[rid], pub), run_id=rid)
+                      for policy, rid in (worlds.get(scale.world_key(c)) or {}).items()},
+            "fig": Figures(run_roots(run, pub))})
     return rows
 
 
 def register_page(env, pub) -> str:
     rows = register_rows(pub)
-    filters = [(col, sorted({r[col] for r in rows})) for col in ("kind", "status", "verdict")]
+    filters = [(col, sorted({str(r[col]) for r in rows})) for col in ("kind", "status", "verdict")]
     return env.get_template("register.md.j2").render(
-        runs=pub.runs, rows=rows, filters=filters, head=pub.index["head"], tables=table_links(pub),
-        description=f"All {len(rows)} published runs with status, verdict, score and hashes.")
+        runs=pub.runs, rows=rows, filters=filters, tables=table_links(pub), scale_policies=scale.POLICIES,
+        head_fig=Figures({"index": pub.index}), description=f"All {len(rows)} published runs with status, "
+                                                            f"verdict, score and hashes.")
 
 
 def _attempt_view(attempt):
     c = attempt.content
     _check_id(attempt.attempt_id, f"{attempt.folder}/record.json: content.attempt_id")
-    term = c.get("termination") or {}
-    cost = c.get("cost") or {}
-    result = c.get("result") or {}
+    term = c.get("termination") if isinstance(c.get("termination"), dict) else {}
+    cost = c.get("cost") if isinstance(c.get("cost"), dict) else {}
+    result = c.get("result") if isinstance(c.get("result"), dict) else {}
     score = result.get("score")
-    cost_text = fmt.micro_usd(cost.get("micro_usd"))
-    if cost.get("unresolved_micro_usd"):
+    cost_text = fmt.micro_usd(cost.get("micro_usd")) if isinstance(cost.get("micro_usd"), int) else "—"
+    if isinstance(cost.get("unresolved_micro_usd"), int) and cost["unresolved_micro_usd"]:
         cost_text += f" + {fmt.micro_usd(cost['unresolved_micro_usd'])} unresolved"
-    model = c.get("model") or {}
-    started = (attempt.record.get("volatile") or {}).get("started") or ""
+    model = c.get("model") if isinstance(c.get("model"), dict) else {}
+    volatile = attempt.record.get("volatile") if isinstance(attempt.record.get("volatile"), dict) else {}
+    started = volatile.get("started") if isinstance(volatile.get("started"), str) else ""
     return {
         "attempt_id": attempt.attempt_id, "label": c.get("label"),
         "model": f"{model.get('provider', '?')}:{model.get('id', '?')}",
         "status": term.get("status", "unknown"), "reason": term.get("reason") or term.get("limit") or "—",
         "accepted_actions": c.get("accepted_actions", 0), "settled_days": c.get("settled_days", 0),
-        "score": fmt.score_text(score), "cost": cost_text, "date": started[:10] or "undated",
-        "started": started, "result": result, "term": term, "volatile": attempt.record.get("volatile") or {},
+        "score": fmt.score_text(score) if isinstance(score, dict) else "no score", "cost": cost_text,
+        "date": started[:10] or "undated", "started": started, "result": result, "term": term,
+        "volatile": volatile,
     }
 
 
@@ -176,11 +189,13 @@ def attempts_page(env, pub) -> str:
         view["href"] = f"{attempt.attempt_id}/" if attempt.transcript is not None else None
         rows.append(view)
     rows.sort(key=lambda r: (r["started"], r["attempt_id"]), reverse=True)
+    from . import freeze  # the paid study's freeze, deviations and spend (launchers' files in runs/attempts/)
     return env.get_template("attempts.md.j2").render(
-        rows=rows, description=f"{len(rows)} retained model attempts, failed ones included.")
+        rows=rows, description=f"{len(rows)} retained model attempts, failed ones included.") + \
+        freeze.section(env, pub.runs_dir)
 
 
-def _fold(output: str):
+def _fold(output):
     text = output if isinstance(output, str) else json.dumps(output, indent=2, ensure_ascii=False)
     lines = text.count("\n") + 1
     folded = lines > FOLD_LINES or len(text) > FOLD_CHARS
@@ -193,45 +208,56 @@ def _attempt_files(pub, attempt):
     """Downloadable files of an attempt, as links relative to its transcript page."""
     folder = pub.runs_dir / attempt.folder.split("/", 1)[1]
     return [(p.name, f"../../{attempt.folder}/{p.name}") for p in sorted(folder.iterdir())
-            if p.is_file() and p.suffix in records.PUBLISHED_SUFFIXES]
+            if p.is_file() and p.suffix in records.PUBLISHED_SUFFIXES and fmt.SAFE_ID.match(p.name)]
+
+
+def _text_of(value) -> str:
+    return value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
 
 
 def transcript_page(env, pub, attempt) -> str:
     view = _attempt_view(attempt)
-    transcript = attempt.transcript or {}
+    transcript = attempt.transcript if isinstance(attempt.transcript, dict) else {}
     steps = []
-    for i, step in enumerate(transcript.get("steps") or []):
-        role = str(step.get("role", "?"))
+    raw_steps = transcript.get("steps") if isinstance(transcript.get("steps"), list) else []
+    for i, step in enumerate(raw_steps):
+        step = step if isinstance(step, dict) else {"text": _text_of(step)}
+        role = _text_of(step.get("role", "?"))
         calls = []
-        for call in step.get("tool_calls") or []:
+        for call in step.get("tool_calls") if isinstance(step.get("tool_calls"), list) else []:
+            call = call if isinstance(call, dict) else {"output": call}
             args = call.get("arguments")
-            calls.append({"name": str(call.get("name", "?")), "exit_code": call.get("exit_code"),
-                          "arguments": args if isinstance(args, str) else json.dumps(args, indent=2,
-                                                                                     ensure_ascii=False),
+            calls.append({"name": _text_of(call.get("name", "?")), "exit_code": call.get("exit_code"),
+                          "arguments": _text_of(args),
                           **_fold(call.get("output") if call.get("output") is not None else "")})
         steps.append({"index": step.get("index", i), "role": role,
                       "role_class": role if role in ("model", "tool", "evaluator") else "other",
-                      "text": step.get("text") or "", "tool_calls": calls})
+                      "text": _text_of(step.get("text") or ""), "tool_calls": calls})
     result = view["result"]
     components = []
-    for name, comp in sorted(((result.get("score") or {}).get("components") or {}).items()):
-        components.append((name, f"{comp.get('points')}/{comp.get('max')}" if isinstance(comp, dict) else comp))
+    score = result.get("score") if isinstance(result.get("score"), dict) else {}
+    comps = score.get("components") if isinstance(score.get("components"), dict) else {}
+    for name, comp in sorted(comps.items()):
+        components.append((name, fmt.figure_text(comp, "points")))
     ms = view["volatile"].get("duration_ms")
     c = attempt.content
     rec_sha = fmt.short(attempt.record["content_sha256"])
-    tr_sha = fmt.short((c.get("transcript") or {}).get("sha256"))
-    generated = (f"Generated on {build_date()} (SOURCE_DATE_EPOCH) by builders/site/pages.py from "
-                 f"{attempt.folder}/record.json (content sha256 {rec_sha}…) and "
-                 f"{attempt.folder}/transcript.json (sha256 {tr_sha}…). Every step is shown in full; "
-                 f"model-written text is escaped and shown as plain text.")
+    tr_sha = fmt.short((c.get("transcript") or {}).get("sha256") if isinstance(c.get("transcript"), dict) else None)
+    # The attempt's own start time dates it; the build's fixed SOURCE_DATE_EPOCH is no date of anything.
+    when = (f"for the attempt started on {view['date']} (UTC, from the record's volatile.started)"
+            if view["started"] else "for an attempt whose record carries no start time")
+    generated = (f"Rendered by builders/site/pages.py from {attempt.folder}/record.json (content sha256 "
+                 f"{rec_sha}…) and {attempt.folder}/transcript.json (sha256 {tr_sha}…), {when}. Every step is "
+                 f"shown in full; model-written text is escaped and shown as plain text.")
     note = c.get("note") or transcript.get("note") or view["term"].get("note")
     status = result.get("status") or view["status"]
     return env.get_template("transcript.md.j2").render(
-        a=attempt, model=view["model"], score=fmt.score_text(result.get("score")) if result.get("score") else None,
-        steps=steps, duration=fmt.duration(ms), status=status, status_class=str(status).lower(),
-        label=view["label"], note=note, components=components, end_reason=view["reason"],
-        accepted_actions=view["accepted_actions"], settled_days=view["settled_days"], cost=view["cost"],
-        summary=transcript.get("summary") or "", generated=generated, files=_attempt_files(pub, attempt),
+        a=attempt, model=view["model"], score=view["score"] if result.get("score") else None,
+        steps=steps, duration=fmt.duration(ms if isinstance(ms, int) else None), status=status,
+        status_class=str(status).lower(), label=view["label"], note=note, components=components,
+        end_reason=view["reason"], accepted_actions=view["accepted_actions"], settled_days=view["settled_days"],
+        cost=view["cost"], summary=_text_of(transcript.get("summary") or ""), generated=generated,
+        files=_attempt_files(pub, attempt),
         description=f"Transcript of model attempt {attempt.attempt_id}: {view['status']}, {view['reason']}.")
 
 
@@ -255,5 +281,5 @@ def page_titles(pub) -> dict:
         if attempt.transcript is not None:
             view = _attempt_view(attempt)
             titles[f"attempts/{attempt.attempt_id}/index.md"] = (
-                f"Transcript {attempt.attempt_id}", [view["status"], view["reason"], view["score"]])
+                f"Transcript {attempt.attempt_id}", [str(view["status"]), str(view["reason"]), view["score"]])
     return titles

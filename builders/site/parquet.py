@@ -9,6 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import fmt
+from .records import SiteInputError
 
 DAY_SCHEMA = pa.schema([("run_id", pa.string()), ("day", pa.int64()), ("batch", pa.string()),
                         ("accepted", pa.int64()), ("refused", pa.int64()), ("cash_cents", pa.int64()),
@@ -34,7 +35,14 @@ def _day_rows(run):
 
 
 def exports(pub) -> dict:
-    """{site path: parquet bytes}."""
+    """{site path: parquet bytes}; a record field of the wrong type is a one-line SiteInputError."""
+    try:
+        return _exports(pub)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, AttributeError, KeyError) as exc:
+        raise SiteInputError(f"{pub.runs_dir.name}/: a record does not fit the Parquet export ({(str(exc).splitlines() or [type(exc).__name__])[0]})") from None
+
+
+def _exports(pub) -> dict:
     out, all_days, register = {}, [], []
     for run in pub.runs:
         rows = _day_rows(run)

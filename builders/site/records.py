@@ -9,15 +9,20 @@ messages naming the file, the field and what was expected.
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from builders.runs._index import check_chain
 from engine import content_sha256
 
-INDEX_SCHEMA = "fundbook.index/1"
+INDEX_SCHEMA = "fundbook.index/2"
 RUN_SCHEMA = "fundbook.run/1"
 ATTEMPT_SCHEMA = "fundbook.attempt/1"
 PUBLISHED_SUFFIXES = (".json", ".jsonl", ".parquet")  # files under runs/ copied into the site
+# A published file's name as records give it: runs/ then plain path segments (no "..", no scheme).
+PUBLISHED_PATH = re.compile(r"^runs(/[A-Za-z0-9][A-Za-z0-9._-]{0,127})+$")
+RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
 class SiteInputError(Exception):
@@ -37,7 +42,10 @@ class Run:
 
     @property
     def duration_ms(self):
-        return self.record.get("volatile", {}).get("duration_ms")
+        """The volatile execution time when it is a whole number of milliseconds, else None."""
+        volatile = self.record.get("volatile")
+        ms = volatile.get("duration_ms") if isinstance(volatile, dict) else None
+        return ms if isinstance(ms, int) and not isinstance(ms, bool) else None
 
 
 @dataclass
@@ -73,13 +81,25 @@ def file_sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _load_json(path: Path, label: str):
+def load_json(path: Path, label: str):
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise SiteInputError(f"{label}: file not found") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise SiteInputError(f"{label}: expected UTF-8 JSON ({exc})") from None
+    except RecursionError:
+        raise SiteInputError(f"{label}: expected JSON nested less deeply") from None
+
+
+
+
+def resolve_published(runs_dir: Path, rel, label: str) -> Path:
+    """The file a record names ("runs/receipts/x.json"), which must lie inside runs_dir."""
+    if not isinstance(rel, str) or not PUBLISHED_PATH.match(rel) or "/../" in f"{rel}/" or "/./" in f"{rel}/":
+        raise SiteInputError(f"{label}: expected a path runs/<name>[/<name>...] of letters, digits, '.', '_' "
+                             f"or '-', got {rel!r}")
+    return runs_dir / rel.split("/", 1)[1]
 
 
 def _require(obj, key, label, kind=None):
@@ -91,18 +111,27 @@ def _require(obj, key, label, kind=None):
 
 
 def _check_content(record, label, schema):
+    if not isinstance(record, dict):
+        raise SiteInputError(f"{label}: expected a JSON object")
     if record.get("schema") != schema:
         raise SiteInputError(f"{label}: field `schema` expected {schema!r}, got {record.get('schema')!r}")
     content = _require(record, "content", label, dict)
     claimed = _require(record, "content_sha256", label, str)
-    if content_sha256(content) != claimed:
+    try:
+        computed = content_sha256(content)
+    except (ValueError, UnicodeEncodeError) as exc:  # a float, a huge integer or a lone surrogate
+        reason = str(exc)
+        raise SiteInputError(f"{label}: field `content` is not canonical JSON ({reason})") from None
+    if computed != claimed:
         raise SiteInputError(f"{label}: field `content_sha256` does not match sha256(canonical_json(content))")
     return content
 
 
 def load_runs(runs_dir: Path) -> tuple[dict, list]:
     label = f"{runs_dir.name}/index.json"
-    index = _load_json(runs_dir / "index.json", label)
+    index = load_json(runs_dir / "index.json", label)
+    if not isinstance(index, dict):
+        raise SiteInputError(f"{label}: expected a JSON object")
     if index.get("schema") != INDEX_SCHEMA:
         raise SiteInputError(f"{label}: field `schema` expected {INDEX_SCHEMA!r}, got {index.get('schema')!r}")
     entries = _require(index, "entries", label, list)
@@ -110,24 +139,32 @@ def load_runs(runs_dir: Path) -> tuple[dict, list]:
     for i, entry in enumerate(entries):
         where = f"{label}: entries[{i}]"
         run_id = _require(entry, "run_id", where, str)
+        if not RUN_ID.match(run_id):
+            raise SiteInputError(f"{where}.run_id: expected an id of letters, digits, '.', '_' or '-', got {run_id!r}")
         rel = _require(entry, "record", where, str)
         # The index names records repo-relative (runs/<id>.json); resolve inside runs_dir.
-        name = rel.split("/", 1)[1] if rel.startswith("runs/") else rel
-        path = runs_dir / name
+        path = resolve_published(runs_dir, rel, f"{where}.record")
+        name = rel.split("/", 1)[1]
         if not path.is_file():
             raise SiteInputError(f"{where}.record: file {rel} not found")
         if file_sha256(path) != entry.get("file_sha256"):
             raise SiteInputError(f"{rel}: file sha256 differs from {label} entries[{i}].file_sha256")
-        record = _load_json(path, rel)
+        record = load_json(path, rel)
         content = _check_content(record, rel, RUN_SCHEMA)
         if record["content_sha256"] != entry.get("content_sha256"):
             raise SiteInputError(f"{rel}: field `content_sha256` differs from {label} entries[{i}]")
         if content.get("run_id") != run_id:
             raise SiteInputError(f"{rel}: field `content.run_id` expected {run_id!r}")
         runs.append(Run(run_id=run_id, entry=entry, record=record, record_path=f"runs/{name}"))
-    head = index.get("head", {})
+    head = index.get("head") if isinstance(index.get("head"), dict) else {}
     if head.get("size") != len(entries) or (entries and head.get("hash") != entries[-1].get("hash")):
         raise SiteInputError(f"{label}: field `head` expected the size and hash of the last entry")
+    try:
+        broken = check_chain(index)  # builders/runs/_index.py: the formula build-runs chains with
+    except (KeyError, TypeError, ValueError, UnicodeEncodeError):
+        broken = "an entry without the chained fields"
+    if broken is not None:
+        raise SiteInputError(f"{label}: the hash chain breaks at {broken}")
     return index, runs
 
 
@@ -138,13 +175,16 @@ def load_attempts(runs_dir: Path) -> list:
         return attempts
     for folder in sorted(p for p in root.iterdir() if p.is_dir()):
         rel = f"runs/attempts/{folder.name}"
-        record = _load_json(folder / "record.json", f"{rel}/record.json")
+        if not RUN_ID.match(folder.name):
+            raise SiteInputError(f"{rel}: expected a folder name of letters, digits, '.', '_' or '-'")
+        record = load_json(folder / "record.json", f"{rel}/record.json")
         content = _check_content(record, f"{rel}/record.json", ATTEMPT_SCHEMA)
         attempt_id = _require(content, "attempt_id", f"{rel}/record.json: content", str)
         transcript = None
         if (folder / "transcript.json").is_file():
-            transcript = _load_json(folder / "transcript.json", f"{rel}/transcript.json")
-            claimed = (content.get("transcript") or {}).get("sha256")
+            transcript = load_json(folder / "transcript.json", f"{rel}/transcript.json")
+            named = content.get("transcript")
+            claimed = named.get("sha256") if isinstance(named, dict) else None
             if claimed and claimed != file_sha256(folder / "transcript.json"):
                 raise SiteInputError(f"{rel}/transcript.json: sha256 differs from record content.transcript.sha256")
         attempts.append(Attempt(attempt_id=attempt_id, record=record, transcript=transcript, folder=rel))

@@ -1,9 +1,11 @@
 """`python -m builders.site.serve [--dir public] [--port 8000]`: serve the built
 site on 127.0.0.1 only, as a static host should serve it: .wasm as
 application/wasm (Pyodide compiles it while it streams), .mjs as JavaScript,
-long cache lifetimes on the vendored runtime and the engine bundle. The one
-static server of the project: `make preview`, the site and desk tests and the
-desk benchmark all use it. `overlay` maps extra URL paths to HTML bytes (the
+long cache lifetimes on the vendored runtime and the engine bundle, and the
+headers the build wrote to `_headers` (the Content-Security-Policy with
+`frame-ancestors 'none'`, nosniff) on every response. The one static server
+of the project: `make preview`, the site and desk tests and the desk
+benchmark all use it. `overlay` maps extra URL paths to HTML bytes (the
 benchmark's bare page) without writing into the site."""
 
 import functools
@@ -14,6 +16,8 @@ from pathlib import Path
 
 import click
 
+from builders.site.csp import HEADERS_FILE, read_headers
+
 TYPES = {".wasm": "application/wasm", ".mjs": "text/javascript", ".js": "text/javascript",
          ".json": "application/json", ".zip": "application/zip", ".parquet": "application/vnd.apache.parquet",
          ".html": "text/html; charset=utf-8", ".css": "text/css", ".svg": "image/svg+xml", ".map": "application/json"}
@@ -23,11 +27,13 @@ LONG_CACHE = ("/vendor/", "/engine/")
 class Handler(http.server.SimpleHTTPRequestHandler):
     extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, **TYPES}
     overlay: dict = {}
+    site_headers: list = []
 
     def do_GET(self):
         body = self.overlay.get(self.path.split("?", 1)[0])
         if body is None:
             return super().do_GET()
+        self.in_overlay = True  # not a page of the site: its policy does not apply
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
@@ -35,6 +41,8 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         self.wfile.write(body)
 
     def end_headers(self):
+        for name, value in ([] if getattr(self, "in_overlay", False) else self.site_headers):
+            self.send_header(name, value)
         if self.path.startswith(LONG_CACHE):
             self.send_header("Cache-Control", "public, max-age=31536000, immutable")
         super().end_headers()
@@ -53,7 +61,9 @@ class Server(http.server.ThreadingHTTPServer):
 
 
 def _server(directory, port=0, overlay=None):
-    handler = type("SiteHandler", (Handler,), {"overlay": dict(overlay or {})})
+    headers = Path(directory) / HEADERS_FILE
+    site_headers = read_headers(headers.read_text(encoding="utf-8")) if headers.is_file() else []
+    handler = type("SiteHandler", (Handler,), {"overlay": dict(overlay or {}), "site_headers": site_headers})
     return Server(("127.0.0.1", port), functools.partial(handler, directory=str(directory)))
 
 

@@ -20,10 +20,11 @@ else:  # staged flat in the sandbox and run isolated (-I): its own folder is not
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import protocol
 
-MAX_STEPS_PER_DAY = 8
+PROMPT_VERSION = "1"  # bump with any change to SYSTEM or to the checkpoint message
+MAX_STEPS_PER_DAY = protocol.MAX_CALLS_PER_CHECKPOINT
 MAX_INVALID_PER_DAY = 3
 MAX_CALL_FAILURES_PER_DAY = 3
-TOOL_OUTPUT_LIMIT = 12000
+TOOL_OUTPUT_LIMIT = protocol.TOOL_OUTPUT_LIMIT
 
 SYSTEM = """You run a structured-credit funding desk that carries client positions back to back.
 Each daily checkpoint you receive the packet (the book, quotes valid today, sources published so far).
@@ -134,8 +135,13 @@ class Worker:
             with open(os.path.join(self.root, "sources", args["id"] + ".txt"), encoding="utf-8") as fh:
                 return {"id": args["id"], "text": fh.read()}
         if name == "note":
-            with open(os.path.join(self.root, "retained", "notes.txt"), "a", encoding="utf-8") as fh:
-                fh.write(f"day {packet['day']}: {args.get('text', '')}\n")
+            path = os.path.join(self.root, "retained", "notes.txt")
+            line = f"day {packet['day']}: {args.get('text', '')}\n"
+            held = os.path.getsize(path) if os.path.exists(path) else 0
+            if held + len(line.encode("utf-8")) > protocol.NOTES_LIMIT:
+                raise ValueError(f"note: the notes are full ({protocol.NOTES_LIMIT} bytes kept)")
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(line)
             return {"kept": True}
         raise ValueError(f"unknown tool {name!r}")
 
@@ -170,6 +176,16 @@ class Worker:
         if obj["batch"]["day"] != day:
             raise ValueError(f"batch.day: expected today, {day}")
         return obj
+
+    def send_retained(self, day):
+        """The retained work, so the host can continue the attempt elsewhere after an interruption."""
+        files = {}
+        for rel in protocol.RETAINED_FILES:
+            path = os.path.join(self.root, *rel.split("/"))
+            if os.path.exists(path):
+                with open(path, encoding="utf-8") as fh:
+                    files[rel] = fh.read()
+        self.send({"type": "retained", "day": day, "files": files})
 
     def day(self, packet):
         day = packet["day"]
@@ -211,12 +227,14 @@ class Worker:
                           "refused": [[d["action"], d["reason"]] for d in reply["decisions"] if d["decision"] == "REFUSED"]}
                 self.history.append({"day": day, **counts})
                 self._save("retained/history.json", self.history)
+                self.send_retained(day)
                 return reply["packet"]
             messages.append({"role": "user", "content": f"The evaluator rejected the batch: {reply.get('message')}"})
         self.send({"type": "pass", "day": day, "reason": "no valid artefact within the day's step limits"})
         reply = self.receive()
         self.history.append({"day": day, "batch": "missing"})
         self._save("retained/history.json", self.history)
+        self.send_retained(day)
         return reply["packet"]
 
     def run(self):

@@ -6,6 +6,7 @@ worker -> host (stdout):
   {"type": "invalid", "error"}                                          the model's artefact failed the schema
   {"type": "submit", "batch": {day, report, actions}}                   propose today's artefact
   {"type": "pass", "day": d, "reason"}                                  no artefact for today
+  {"type": "retained", "day": d, "files": {path: text}}                 the retained work, after each checkpoint
 host -> worker (stdin):
   {"type": "completion", "text"} | {"type": "call_failed", "reason"} | {"type": "halt", "reason"}
   {"type": "accepted", "decisions", "packet"} | {"type": "rejected", "message"}
@@ -14,6 +15,14 @@ Standard library only: this file is staged into the worker.
 """
 
 import json
+
+# The worker's limits. The host controller enforces MAX_CALLS_PER_CHECKPOINT too, and
+# `fundbook-launch budget` derives its worst case from these numbers.
+MAX_CALLS_PER_CHECKPOINT = 8       # model calls the worker may ask for on one checkpoint
+TOOL_OUTPUT_LIMIT = 12000          # characters of a tool result that go back into the prompt
+NOTES_LIMIT = 16000                # bytes of retained notes
+RETAINED_LIMIT = 65536             # bytes of retained work sent to the host after a checkpoint
+RETAINED_FILES = ("retained/history.json", "retained/notes.txt")
 
 CHECKPOINT_MARK = "CHECKPOINT"
 PACKET_OPEN = "```json packet"

@@ -9,7 +9,6 @@ import zipfile
 
 import jsonschema
 
-from builders._provenance import without_timings
 from builders.bundle import engine_sources
 
 from .conftest import read_bytes, load, pyodide_test
@@ -89,12 +88,66 @@ def test_provenance_is_an_slsa_v1_statement_for_the_bundle(bundle_dir):
         read_bytes(os.path.join(bundle_dir, "manifest.json"))).hexdigest()
     build = doc["predicate"]["buildDefinition"]
     assert build["internalParameters"]["slsa_build_level"] == "L1" and build["internalParameters"]["signed"] is False
-    deps = build["resolvedDependencies"]
-    assert any("gitCommit" in d["digest"] for d in deps)
-    assert any(d.get("uri") == "pkg:npm/pyodide@314.0.7" for d in deps)
-    by_name = {d.get("name"): d["digest"]["sha256"] for d in deps if "name" in d}
+    assert set(doc["predicate"]["runDetails"]["metadata"]) == {"startedOn", "finishedOn"}
+
+
+def _strict_slsa_parse(doc):
+    """The in-toto project's own protobuf bindings, unknown fields refused."""
+    from google.protobuf import json_format
+    from in_toto_attestation.predicates.provenance.v1 import provenance_pb2
+    from in_toto_attestation.v1 import statement_pb2
+    from in_toto_attestation.v1.resource_descriptor import ResourceDescriptor
+    from in_toto_attestation.v1.statement import Statement
+
+    envelope = {k: v for k, v in doc.items() if k != "predicate"}
+    statement = json_format.ParseDict(dict(envelope, predicate={}), statement_pb2.Statement())
+    statement.predicate.update(doc["predicate"])
+    Statement.copy_from_pb(statement).validate()
+    provenance = json_format.ParseDict(doc["predicate"], provenance_pb2.Provenance(), ignore_unknown_fields=False)
+    assert provenance.build_definition.build_type and provenance.run_details.builder.id
+    for rd in list(provenance.build_definition.resolved_dependencies) + list(provenance.run_details.builder.builder_dependencies):
+        ResourceDescriptor.copy_from_pb(rd).validate()
+    return provenance
+
+
+@pyodide_test
+def test_provenance_passes_a_strict_slsa_v1_parse(bundle_dir):
+    provenance = _strict_slsa_parse(load(os.path.join(bundle_dir, "provenance.json")))
+    assert provenance.run_details.metadata.started_on.seconds > 0
+
+
+def test_the_old_provenance_fails_the_strict_parse():
+    """What the issue reported: timings inside runDetails.metadata."""
+    import pytest
+    from google.protobuf.json_format import ParseError
+    doc = {"_type": "https://in-toto.io/Statement/v1", "subject": [{"name": "a", "digest": {"sha256": "00"}}],
+           "predicateType": "https://slsa.dev/provenance/v1",
+           "predicate": {"buildDefinition": {"buildType": "urn:x", "externalParameters": {}},
+                         "runDetails": {"builder": {"id": "urn:y"}, "metadata": {"compile_ms": 128}}}}
+    with pytest.raises(ParseError, match="compile_ms"):
+        _strict_slsa_parse(doc)
+    schema = load(os.path.join(SCHEMAS, "provenance.schema.json"))
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(dict(doc, subject=doc["subject"] * 2), schema)
+
+
+@pyodide_test
+def test_provenance_names_every_input_without_a_commit(bundle_dir):
+    """Dependencies by package URL where one exists (the runtime); every repo
+    file by name, sha256 and the blob id git gives it; no commit or dirty flag
+    (a committed provenance cannot name its own commit)."""
+    import subprocess
+    from builders._files import ROOT
+    doc = load(os.path.join(bundle_dir, "provenance.json"))
+    deps = doc["predicate"]["buildDefinition"]["resolvedDependencies"]
+    assert deps[0]["uri"] == "pkg:npm/pyodide@314.0.7" and set(deps[0]["digest"]) == {"sha512"}
+    text = json.dumps(doc)
+    assert "gitCommit" not in text and "dirty" not in text
+    by_name = {d["name"]: d["digest"] for d in deps[1:]}
     for source in engine_sources():
-        assert by_name[source["path"]] == source["sha256"]
-    timings = doc["predicate"]["runDetails"]["metadata"]
-    assert {"startedOn", "finishedOn"} <= set(timings)
-    assert "metadata" not in json.dumps(without_timings(doc)["predicate"]["runDetails"])
+        assert by_name[source["path"]]["sha256"] == source["sha256"]
+    for path in ("builders/runner/ops.mjs", "builders/runner/compile_bundle.py", "package-lock.json",
+                 "engine/__init__.py"):
+        blob = subprocess.run(["git", "hash-object", path], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        assert by_name[path]["gitBlob"] == blob

@@ -14,7 +14,7 @@ from builders._errors import BuildError
 from builders._files import ROOT
 from builders.runs import _pyodide, build_runs
 
-from .conftest import read_bytes, read_text, write_bytes, pyodide_test, snapshot
+from .conftest import read_bytes, read_text, write_bytes, pyodide_test, snapshot  # noqa: F401
 
 SUBSET = ["reference-W1", "adversarial-W3-M4_fully_hedged_tail"]
 
@@ -105,21 +105,18 @@ def test_the_runner_refuses_a_manifest_beside_the_bundle_that_differs(bundle_cop
 @pyodide_test
 def test_a_fixture_that_does_not_parse_stops_the_stage(bundle_dir, runs_dir, monkeypatch):
     before = snapshot(runs_dir)
-    real = _pyodide.write_plan
+    real = _pyodide.plan_text
 
-    def broken_plan(specs, path):
-        real(specs, path)
-        lines = read_text(path).splitlines()
+    def broken_plan(specs):
+        lines = real(specs).splitlines()
         lines[1] = lines[1].replace('"kind":', '"kind": "nonsense", "was":')  # claimed sha no longer matches
-        data = ("\n".join(lines) + "\n").encode()
-        write_bytes(path, data)
-        return hashlib.sha256(data).hexdigest()
+        return "\n".join(lines) + "\n"
 
-    monkeypatch.setattr(_pyodide, "write_plan", broken_plan)
+    monkeypatch.setattr(_pyodide, "plan_text", broken_plan)
     with pytest.raises(BuildError) as err:
         build_runs(bundle_dir, str(runs_dir), run_ids=SUBSET)
     message = err.value.format_message()
-    assert "fixtures.jsonl line 2" in message and "sha256 expected" in message and "actual" in message
+    assert message.startswith("fixture plan line 2 (") and "sha256 expected" in message and "actual" in message
     _untouched(runs_dir, before)
 
 

@@ -153,17 +153,37 @@ def test_a_newer_record_version_is_refused(change):
 
 
 @pyodide_test
-def test_a_records_command_reproduces_it(published):
+def test_a_records_command_reproduces_it(published, bundle_dir):
     """command.argv, run as written from the repo root, executes exactly that
-    fixture through the bundle and gives the same engine fields."""
+    fixture through the bundle and gives the same engine fields. The argv names
+    the bundle where `make build-engine` writes it (build/engine/); this test's
+    bundle lives elsewhere, so that one path is swapped, and the --bundle-sha256
+    in the argv still pins the bytes."""
     import subprocess
     from builders._files import ROOT
     _, records = _records(published)
     rec = records["adversarial-W5-M4_fully_hedged_tail"]
-    proc = subprocess.run(rec["content"]["command"]["argv"], cwd=ROOT, capture_output=True, text=True, check=True,
+    argv = list(rec["content"]["command"]["argv"])
+    assert argv[argv.index("--bundle") + 1] == "build/engine/fundbook-engine.zip"
+    assert argv[argv.index("--manifest") + 1] == "build/engine/manifest.json"
+    argv[argv.index("--bundle") + 1] = os.path.join(bundle_dir, "fundbook-engine.zip")
+    argv[argv.index("--manifest") + 1] = os.path.join(bundle_dir, "manifest.json")
+    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=True,
                           env=dict(os.environ, **rec["content"]["command"]["env"]))
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     (fixture,) = [e for e in events if e["event"] == "fixture"]
     fields = {k: rec["content"][k] for k in engine.ENGINE_FIELDS}
     assert fixture["fields"] == fields
     assert fixture["fields_sha256"] == engine.content_sha256(fields)
+
+
+@pyodide_test
+def test_no_record_names_a_temporary_path(published):
+    """Command provenance is normalised: no staging or scratch directory in any
+    record, trace or the index, volatile parts included."""
+    for dirpath, _dirs, files in os.walk(published["dir"]):
+        for name in files:
+            if name.endswith(".json"):
+                with open(os.path.join(dirpath, name), encoding="utf-8") as fh:
+                    text = fh.read()
+                assert "staging" not in text and "/tmp" not in text and "pytest-" not in text, name

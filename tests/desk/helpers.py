@@ -4,6 +4,7 @@ import io
 import json
 import zipfile
 
+from builders.site.fmt import money
 from tests.desk.conftest import LOAD_TIMEOUT_MS
 
 DESK = "#fb-desk"
@@ -73,7 +74,7 @@ def _fill_fields(form, action, nested=False):
     if t == "FUND":
         form.get_by_label("Asset", exact=True).select_option(action["asset"])
         form.get_by_label("Quote", exact=True).select_option(action["quote"])
-        form.get_by_label("Notional (cents)", exact=True).fill(str(action["notional"]))
+        form.get_by_label("Notional", exact=True).fill(money(action["notional"]))  # typed as money
     elif t == "ROLL":
         form.get_by_label("Funding trade", exact=True).select_option(action["trade"])
         form.get_by_label("New quote", exact=True).select_option(action["quote"])
@@ -81,7 +82,10 @@ def _fill_fields(form, action, nested=False):
         form.get_by_label("Funding trade", exact=True).select_option(action["trade"])
     elif t == "ESCALATE":
         form.get_by_label("Authority kind", exact=True).select_option(action["kind"])
-        form.get_by_label("Amount (cents)", exact=True).fill(str(action["amount"]))
+        if action["kind"] == "tenor":
+            form.get_by_label("Amount (days)", exact=True).fill(str(action["amount"]))
+        else:
+            form.get_by_label("Amount", exact=True).fill(money(action["amount"]))
         form.get_by_label("Counterparty", exact=True).select_option(action.get("counterparty", ""))
         form.get_by_label("Note", exact=True).fill(action.get("note", ""))
     else:
@@ -90,16 +94,22 @@ def _fill_fields(form, action, nested=False):
         _fill_fields(form, action["action"], nested=True)
 
 
+REPORT_LABELS = {"funded": "funded", "unfunded": "unfunded", "maturity_gap_days": "maturity gap (days)",
+                 "tail_cent_days": "tail (money-days)"}
+
+
 def fill_report(page, report):
+    """Type a report as a person would: money (and money-days) formatted, days as whole numbers."""
     form = page.locator("form.fb-report-form")
-    form.get_by_label("Cash (cents)", exact=True).fill(str(report["cash"]))
-    form.get_by_label("Funding cost to date (cents)", exact=True).fill(str(report["funding_cost_to_date"]))
+    form.get_by_label("Cash", exact=True).fill(money(report["cash"]))
+    form.get_by_label("Funding cost to date", exact=True).fill(money(report["funding_cost_to_date"]))
     for box in form.locator("input[type=checkbox]").all():
         asset = box.get_attribute("name").split(".", 1)[1]
         box.set_checked(asset in report["assets"])
     for asset, entry in report["assets"].items():
         for key, value in entry.items():
-            form.get_by_label(f"{asset} {key.replace('_', ' ')}", exact=True).fill(str(value))
+            text = str(value) if key == "maturity_gap_days" else money(value)
+            form.get_by_label(f"{asset} {REPORT_LABELS[key]}", exact=True).fill(text)
     form.get_by_label("Breaches", exact=True).fill(", ".join(f"{b['day']}:{b['code']}" for b in report["breaches"]))
     form.get_by_label("Open approvals", exact=True).fill(", ".join(report["open_approvals"]))
 

@@ -3,6 +3,7 @@
 import pytest
 
 import engine
+from builders.site.fmt import money
 from tests.desk import helpers as d
 from tests.desk.conftest import VERIFY_RUNS
 
@@ -47,7 +48,7 @@ def test_desk_controls_are_labelled_and_keyboard_usable(page, site):
     page.keyboard.press("Tab")  # quote
     page.keyboard.type(action["quote"])
     page.keyboard.press("Tab")
-    page.keyboard.type(str(action["notional"]))
+    page.keyboard.type(money(action["notional"]))  # typed as money
     page.keyboard.press("Enter")  # submits the add-action form
     page.wait_for_selector("ol.fb-actions li", state="attached")
     added = page.locator("ol.fb-actions li").inner_text()

@@ -23,11 +23,24 @@ TEST_PRICES = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _private_project(tmp_path, monkeypatch):
+    """No test writes to the checkout's project ledger (runs/attempts/)."""
+    monkeypatch.setenv("FUNDBOOK_LAUNCH_PROJECT", str(tmp_path / "project"))
+
+
 @pytest.fixture
 def state(tmp_path, monkeypatch):
+    """A private claim registry, and a private project (project ledger, freeze) beside it."""
     path = tmp_path / "state"
     monkeypatch.setenv("FUNDBOOK_LAUNCH_STATE", str(path))
+    monkeypatch.setenv("FUNDBOOK_LAUNCH_PROJECT", str(tmp_path / "project"))
     return str(path)
+
+
+@pytest.fixture
+def project(state, tmp_path):
+    return str(tmp_path / "project")
 
 
 @pytest.fixture
@@ -62,18 +75,32 @@ def run_attempt(tmp_path, state, prices_file):
     counter = {"n": 0}
 
     def go(sampler=None, sandbox=None, model="test-model", cap_micro_usd=10_000_000, cap_tokens=5_000_000,
-           limits=None, horizon=20, sampler_name="tinker", family="FUND_01", seed=1):
+           limits=None, horizon=20, sampler_name="fake", family="FUND_01", seed=1, cap_sandbox_micro_usd=10**9,
+           **kw):
+        """A priced fake sampler (sampler_name "fake": billed, but not a paid provider) in the local sandbox."""
         counter["n"] += 1
         claim = str(tmp_path / f"claim-{counter['n']}.json")
-        authorise(claim, family, "public-practice", model, cap_micro_usd, cap_tokens, 1, state=state)
+        authorise(claim, family, "public-practice", model, cap_micro_usd, cap_tokens, 1, state=state,
+                  cap_sandbox_micro_usd=cap_sandbox_micro_usd)
         out = str(tmp_path / f"attempt-{counter['n']}")
+        the_sandbox = sandbox if sandbox is not None else LocalSandbox()
         record = execute(claim_path=claim, out=out, family=family, seed=seed, split="public-practice", model=model,
-                         sampler_name=sampler_name, sandbox_name="local",
+                         sampler_name=sampler_name, sandbox_name=getattr(the_sandbox, "name", "local"),
                          make_sampler=lambda m: sampler if sampler is not None else PricedMock(m),
-                         make_sandbox=lambda: sandbox if sandbox is not None else LocalSandbox(),
-                         prices=load_prices(prices_file), limits=limits or Limits(), horizon=horizon, state=state)
+                         make_sandbox=lambda: the_sandbox, prices=load_prices(prices_file), limits=limits or Limits(),
+                         horizon=horizon, state=state, **kw)
         return record, out
     return go
 
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def schema_valid(out):
+    """Validate an attempt folder's record and transcript against the published schemas."""
+    import jsonschema
+    for name, schema in (("record.json", "attempt.schema.json"), ("transcript.json", "transcript.schema.json")):
+        with open(os.path.join(REPO, "launchers", "schemas", schema)) as fh:
+            spec = json.load(fh)
+        with open(os.path.join(out, name)) as fh:
+            jsonschema.validate(json.load(fh), spec, cls=jsonschema.Draft202012Validator)

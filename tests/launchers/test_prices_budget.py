@@ -25,19 +25,51 @@ def test_format_usd_is_exact():
 
 def test_shipped_price_table_loads_and_mock_is_free():
     table = load_prices()
-    assert model_price(table, "mock") == {"input_micro_usd_per_mtok": 0, "output_micro_usd_per_mtok": 0}
+    assert model_price(table, "mock") == {"input_micro_usd_per_mtok": 0, "output_micro_usd_per_mtok": 0,
+                                          "cached_input_micro_usd_per_mtok": 0}
     assert model_price(table, "Qwen/Qwen3-8B")["input_micro_usd_per_mtok"] > 0
+
+
+def _worst_day(tokens_in, max_tokens):
+    """The worker's 8 calls on one checkpoint, each prompt grown by an answer at max_tokens and a tool result at
+    its 12,000-character limit (+64 for its prefix, +2 x 16 template tokens): (micro-USD, tokens)."""
+    growth = max_tokens + 12_064 + 32
+    calls = [(tokens_in + k * growth, max_tokens) for k in range(8)]
+    return sum(call_cost(PRICE, i, o) for i, o in calls), sum(i + o for i, o in calls)
 
 
 def test_estimate_counts_calls_and_worst_case(prices_file):
     est = estimate(load_prices(prices_file), "test-model", attempts=2, checkpoints=20, calls_per_checkpoint=3,
                    tokens_in=6000, tokens_out=500, max_tokens=2000, worker_seconds=1200, sandbox="modal")
-    assert est["calls"] == 120
+    assert est["calls"] == 120 and est["worst_case_calls"] == 2 * 20 * 8  # the worker may make 8 calls a checkpoint
     assert est["tokens_in"] == 720_000 and est["tokens_out"] == 60_000
-    assert est["sandbox_micro_usd"] == 40 * 1200 * 2
-    assert est["expected_micro_usd"] == 120 * 980 + 96_000
-    assert est["worst_case_micro_usd"] == 120 * 1580 + 96_000
-    assert est["worst_case_tokens"] == 120 * 8000
+    assert est["sandbox_micro_usd"] == 40 * (1200 + 60) * 2  # the time limit plus Modal's setup grace, apart
+    assert est["expected_micro_usd"] == 120 * 980
+    usd, tokens = _worst_day(6000, 2000)
+    assert (usd, tokens) == (63_952, 458_688)  # 1580 + 3413 + 5245 + 7078 + 8910 + 10743 + 12575 + 14408
+    assert est["worst_case_micro_usd"] == 2 * 20 * usd and est["worst_case_tokens"] == 2 * 20 * tokens
+
+
+def test_the_worst_case_is_the_ledgers_bound(run_attempt):
+    """A worker that uses every call it may make on every checkpoint: the ledger reserves no more than `budget`'s
+    worst case with the same opening prompt, and the controller refuses a ninth call."""
+    from launchers._budget import step_growth
+    from launchers._controller import Limits
+    from launchers.worker import protocol
+
+    from .conftest import PricedMock
+
+    class Greedy(PricedMock):
+        def answer(self, messages, request_hash):
+            return '{"tool": "headroom", "arguments": {}}'  # a tool every time: all 8 calls, never a batch
+
+    record, out = run_attempt(sampler=Greedy(), horizon=6, limits=Limits(max_tokens_per_call=64))
+    c = record["content"]
+    reserves = [e for e in c["ledger"]["entries"] if e["kind"] == "reserve" and e["account"] == "inference"]
+    assert len(reserves) == 6 * protocol.MAX_CALLS_PER_CHECKPOINT and c["termination"]["status"] == "completed"
+    opening = min(e["tokens_in"] for e in reserves)
+    for e in reserves:
+        assert e["tokens_in"] <= opening + (protocol.MAX_CALLS_PER_CHECKPOINT - 1) * step_growth(64)
 
 
 @pytest.mark.parametrize("body, message", [
@@ -64,11 +96,30 @@ def test_budget_cli_text_and_json(prices_file):
     result = runner.invoke(cli, ["budget", "--model", "test-model", "--prices", prices_file, "--tokens-in", "6000",
                                  "--tokens-out", "500", "--max-tokens", "2000", "--sandbox", "local"])
     assert result.exit_code == 0, result.output
-    assert "calls               60" in result.output and "$0.058800" in result.output
+    assert "calls expected      60" in result.output and "$0.058800" in result.output
+    assert "worst case calls    160" in result.output
     result = runner.invoke(cli, ["budget", "--model", "test-model", "--prices", prices_file, "--tokens-in", "6000",
                                  "--tokens-out", "500", "--json"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["worst_case_micro_usd"] == 60 * call_cost(PRICE, 6000, 2048)
+    est = json.loads(result.output)
+    assert est["worst_case_micro_usd"] == 20 * _worst_day(6000, 2048)[0] and est["sandbox"] == "modal"
+    result = runner.invoke(cli, ["budget", "--model", "test-model", "--prices", prices_file, "--tokens-in", "6000",
+                                 "--tokens-out", "500", "--max-calls", "10", "--json"])
+    assert json.loads(result.output)["worst_case_calls"] == 10  # the attempt's own call limit bounds it too
+
+
+def test_an_unpriced_sandbox_is_refused(tmp_path):
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({"schema": "fundbook.prices/1", "models": {
+        "m": {"input_micro_usd_per_mtok": 1, "output_micro_usd_per_mtok": 1}}}))
+    with pytest.raises(InputError, match="sandboxes.modal: no price"):
+        estimate(load_prices(str(path)), "m", 1, 20, 3, 10, 10, 100, sandbox="modal")
+
+
+def test_prompt_cache_hits_are_charged_at_the_cached_rate():
+    price = dict(PRICE, cached_input_micro_usd_per_mtok=13000)
+    assert call_cost(price, 6000, 500, cached_in=4000) == -(-(2000 * 130000 + 4000 * 13000 + 500 * 400000) // 10**6)
+    assert call_cost(PRICE, 6000, 500, cached_in=4000) == call_cost(PRICE, 6000, 500)  # no cached rate: full price
 
 
 def test_budget_usage_error_exits_64(prices_file):

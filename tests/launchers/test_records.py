@@ -32,10 +32,10 @@ def test_golden_round_trip():
 
 def test_a_newer_schema_version_is_refused(copy):
     record = json.loads((copy / "record.json").read_text())
-    record["content"]["schema_version"] = 2
+    record["content"]["schema_version"] = 3
     record["content_sha256"] = engine.content_sha256(record["content"])
     (copy / "record.json").write_text(json.dumps(record))
-    with pytest.raises(InputError, match="schema_version: expected an integer <= 1, got 2"):
+    with pytest.raises(InputError, match="schema_version: expected an integer <= 2, got 3"):
         read_record(str(copy / "record.json"))
 
 
@@ -63,7 +63,9 @@ def test_the_checked_in_mock_attempt():
     with open(os.path.join(MOCK, "receipts.json")) as fh:
         receipts = json.load(fh)
     instance = engine.with_horizon(engine.generate("FUND_01", 1), 20)
-    run = engine.replay(instance, receipts, c["receipts_head"])
+    final = receipts[-1]["payload"]  # the FINAL receipt reveals the salt: anyone can check the commitment
+    assert final["salt"] == c["salt"] and final["fixture_sha256"] == engine.fixture_sha256(instance)
+    run = engine.replay(instance, receipts, c["receipts_head"], final["salt"])
     assert run.head == c["receipts_head"] == c["result"]["receipts_head"]
     # the ledger file is the ledger in the record, line by line
     with open(os.path.join(MOCK, "ledger.jsonl"), "rb") as fh:
@@ -75,7 +77,7 @@ def test_verify_cli():
     proc = subprocess.run([os.path.join(REPO, ".venv", "bin", "fundbook-launch"), "verify",
                            os.path.join(MOCK, "record.json")], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert "verified; ended completed" in proc.stdout
+    assert "content verified and reconciled with 75 receipts" in proc.stdout and "ended completed" in proc.stdout
 
 
 def test_records_match_their_published_schemas(run_attempt):

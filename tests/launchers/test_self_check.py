@@ -14,9 +14,14 @@ def test_self_check_passes_as_installed():
     proc = subprocess.run([os.path.join(REPO, ".venv", "bin", "fundbook-launch"), "self-check"],
                           capture_output=True, text=True, timeout=60, env=dict(os.environ, FUNDBOOK_LAUNCH_STATE="/nonexistent"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "self-check: 6/6 passed" in proc.stdout
+    assert "self-check: 14/14 passed" in proc.stdout
     for name in ("reserve, charge, release", "refusal at the cap", "reused claim refused",
-                 "crash keeps the reservation as a liability"):
+                 "crash keeps the reservation as a liability", "a deleted consumed marker does not renew the claim",
+                 "a paid sampler refuses the local sandbox", "a change after the freeze needs a dated deviation",
+                 "sandbox compute is capped apart from inference", "a cache-only replay miss is an error, never debt",
+                 "the budget's worst case is the worker's call limit",
+                 "a committed batch missing from the journal is reconciled from the receipts",
+                 "recover refuses a live attempt"):
         assert f"ok   {name}" in proc.stdout
 
 

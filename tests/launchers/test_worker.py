@@ -2,6 +2,8 @@
 
 import json
 
+from launchers._sandbox_local import LocalSandbox
+
 from .conftest import PricedMock
 
 
@@ -118,19 +120,11 @@ sys.stdin.readline()
 """
 
 
-class RogueSandbox:
+class RogueSandbox(LocalSandbox):
     """The local sandbox running a worker that breaks the protocol."""
 
-    def __init__(self):
-        from launchers._sandbox_local import LocalSandbox
-        self.inner = LocalSandbox()
-        self.name, self.network = "local", self.inner.network
-
     def start(self, files, time_limit_s):
-        return self.inner.start(dict(files, **{"worker.py": ROGUE}), time_limit_s)
-
-    def worker_env_keys(self):
-        return self.inner.worker_env_keys()
+        return super().start(dict(files, **{"worker.py": ROGUE}), time_limit_s)
 
 
 def test_a_worker_that_breaks_the_protocol_is_recorded_not_trusted(run_attempt):

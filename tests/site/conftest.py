@@ -1,6 +1,7 @@
 """Build the site once per session from the committed runs/ (or, before they
 exist, host-engine records labelled as such) plus the hostile test attempt,
-and serve it on 127.0.0.1 for the browser tests.
+and serve it on 127.0.0.1 for the browser tests; and, as a second site, the
+hostile publication (a payload in every string field of every record kind).
 
 All tests that use the built site share the xdist group "site", so one worker
 builds it once."""
@@ -41,8 +42,7 @@ def _engine_dir(tmp: Path) -> Path:
     return tmp / "engine"
 
 
-def _build(base: Path):
-    runs = base / "runs"
+def _main_runs(runs: Path):
     if (REPO / "runs" / "index.json").is_file():
         copy_runs(REPO / "runs", runs)
     else:
@@ -50,6 +50,19 @@ def _build(base: Path):
         if (REPO / "runs" / "attempts").is_dir():  # attempts can land before the published runs
             copy_runs(REPO / "runs" / "attempts", runs / "attempts")
     hostile.write(runs)
+
+
+def _hostile_runs(runs: Path):
+    """The hostile publication: a payload in every string field of every record kind."""
+    src = REPO / "runs"
+    if not (src / "index.json").is_file():
+        src = write_host_runs(runs.parent / "host-runs")
+    hostile.publication(src, runs)
+
+
+def _build(base: Path, make_runs):
+    runs = base / "runs"
+    make_runs(runs)
     env = dict(os.environ, FUNDBOOK_RUNS_DIR=str(runs), FUNDBOOK_OG_DIR=str(base / "og"),
                FUNDBOOK_ENGINE_DIR=str(_engine_dir(base)), NO_MKDOCS_2_WARNING="1", SOURCE_DATE_EPOCH="1788739200")
     timings = {}
@@ -66,27 +79,46 @@ def _build(base: Path):
     (base / "timings.json").write_text(json.dumps(timings))
 
 
-@pytest.fixture(scope="session")
-def built_site(tmp_path_factory):
-    """(public dir, runs dir, timings) for a strict build of the whole site.
-
-    Built once per test session: xdist workers share the base temp folder, the
-    first to take the lock builds and the others reuse its output (the
-    xdist_group marks alone do not keep these tests on one worker)."""
+def _shared_build(tmp_path_factory, name, make_runs):
+    """(public dir, runs dir, timings), built once per test session: xdist workers
+    share the base temp folder, the first to take the lock builds and the others
+    reuse its output (the xdist_group marks alone do not keep these tests on one
+    worker)."""
     root = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         root = root.parent
-    base = root / "fundbook-site"
-    with open(root / "fundbook-site.lock", "w") as lock:
+    base = root / name
+    with open(root / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (base / "timings.json").is_file():
             if base.exists():
                 shutil.rmtree(base)  # a build that failed half way
             base.mkdir()
-            _build(base)
+            _build(base, make_runs)
     timings = json.loads((base / "timings.json").read_text())
-    print(f"\nsite build: build-og {timings['build-og']:.1f}s, mkdocs {timings['mkdocs']:.1f}s")
+    print(f"\n{name} build: build-og {timings['build-og']:.1f}s, mkdocs {timings['mkdocs']:.1f}s")
     return base / "public", base / "runs", timings
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory):
+    """The whole site, strictly built from the published runs (plus one hostile attempt)."""
+    return _shared_build(tmp_path_factory, "fundbook-site", _main_runs)
+
+
+@pytest.fixture(scope="session")
+def hostile_site(tmp_path_factory):
+    """The hostile publication (tests/site/hostile.py), strictly built."""
+    return _shared_build(tmp_path_factory, "fundbook-hostile-site", _hostile_runs)
+
+
+@pytest.fixture(scope="session")
+def hostile_server(hostile_site):
+    from builders.site.serve import serve
+    srv = serve(hostile_site[0])
+    yield f"http://127.0.0.1:{srv.server_address[1]}/"
+    srv.shutdown()
+    srv.server_close()
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import engine
+from builders.runs._index import entry_hash
 
 FAKE_ENGINE = {"bundle_sha256": "0" * 64, "manifest_sha256": "1" * 64, "engine_version": engine.ENGINE_VERSION,
                "pyodide_version": "314.0.7", "python_version": "3.14.0"}
@@ -58,11 +59,11 @@ def write_host_runs(runs_dir: Path, run_ids=None) -> Path:
         entry = {"run_id": rid, "kind": spec["kind"], "fixture_id": execution["instance_id"],
                  "fixture_sha256": execution["fixture_sha256"], "record": f"runs/{rid}.json",
                  "content_sha256": record["content_sha256"], "file_sha256": file_sha, "prev_hash": prev}
-        entry["hash"] = engine.content_sha256(entry)
+        entry["hash"] = entry_hash(entry)  # the formula build-runs chains with
         prev = entry["hash"]
         entries.append(entry)
         durations[rid] = 21
-    index = {"schema": "fundbook.index/1", "head": {"size": len(entries), "hash": prev},
+    index = {"schema": "fundbook.index/2", "head": {"size": len(entries), "hash": prev},
              "engine": {"bundle_sha256": FAKE_ENGINE["bundle_sha256"],
                         "manifest_sha256": FAKE_ENGINE["manifest_sha256"]},
              "entries": entries, "volatile": {"durations_ms": durations, "built": "2026-11-29T09:00:00Z"}}

@@ -1,39 +1,207 @@
-"""A model attempt whose transcript tries every trick a page could fall for:
-script tags, event-handler attributes, Markdown and HTML injection, a closing
-tag meant to escape its container, a javascript: link. The site must show all
-of it as text."""
+"""Hostile records: a corpus of payloads that try every trick a page could
+fall for, and publications with a payload in every string field of every
+record kind a page renders.
+
+`PAYLOADS` are the tricks: attribute breakouts, closing tags, `</script>`,
+`javascript:` URLs, Markdown, attr_list and HTML injection, `<style>`, meta
+refresh, `<base>`, unicode tricks (RLO, zero-width, bidi isolates, controls,
+line separators) and lone surrogates. Every active payload sets
+`window.__pwned` or loads from evil.example, so a page that runs or loads one
+is caught either way.
+
+`publication(src, dst)` copies a published runs/ folder and adds, for payload
+i, a run `hostile-pNN` (record content and volatile, its index entry, its
+receipts and trace files) and an attempt `hostile-aNN` (record content and
+volatile, transcript), every string leaf set to payload i except the
+structural fields a site must refuse to take from a record (ids, file paths,
+the hashes that seal the chain). `STRUCTURAL` lists those; a test puts the
+payloads there too and expects a one-line refusal. Lone surrogates cannot be
+hashed as UTF-8, so hashed content gets the payload without them (a test
+checks that content holding one is refused); every other file carries them.
+
+`write(runs_dir)` is the one hostile attempt the main test site carries.
+"""
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import engine
+from builders.runs._index import entry_hash
+
+SENTINEL = "__pwned"
+PAYLOADS = [
+    'x"><script>window.__pwned="dq"</script>',
+    "x'><script>window.__pwned='sq'</script>",
+    "<script>window.__pwned = 'script';</script>",
+    "</script><script>window.__pwned='endscript'</script><!--",
+    "<img src=x onerror=\"window.__pwned='img'\">",
+    "<svg onload=\"window.__pwned='svg'\"><circle r=1 /></svg>",
+    "</code></pre></td></tr></table></div></details></section></article><script>window.__pwned='breakout'</script>",
+    "javascript:window.__pwned='jsurl'",
+    "[click me](javascript:window.__pwned='mdlink') **bold** _em_ `code` ~~strike~~",
+    "![pixel](https://evil.example/pixel.png) <https://evil.example/autolink> https://evil.example/bare",
+    "<iframe src=\"https://evil.example/frame\"></iframe><object data=\"https://evil.example/obj\"></object>",
+    "<style>body{display:none}</style><link rel=stylesheet href=\"https://evil.example/x.css\">",
+    "<meta http-equiv=\"refresh\" content=\"0;url=https://evil.example/refresh\">",
+    "<a href=\"javascript:window.__pwned='anchor'\">link</a> <base href=\"https://evil.example/\">",
+    "text {: onclick=\"window.__pwned='attrlist'\" } {#evil .evil} {: .md-button }",
+    "line one\n\n<script>window.__pwned='blank'</script>\n\n# heading\n\n    indented code\n\n!!! note \"admonition\"\n    body",
+    "{{ config }} {% raw %} ${x} <!-- comment --> &lt;already-escaped&gt; &amp; &#60;script&#62;",
+    "\u202e100/100 QUALIFIED\u202c gnp.exe",
+    "QUA\u200bLIFIED\u200d\u2060\ufeff (zero width)",
+    "\u2066isolate\u2069 \u202aLRE\u202c \u202bRLE\u202c \u200fRLM \u200eLRM \u061cALM",
+    "controls \x00 \x07 \x1b[31mred\x1b[0m \x7f \x85 \u2028 \u2029 end",
+    "lone \ud800 high and \udfff low surrogates",
+    "\" onmouseover=\"window.__pwned='attr'\" data-x=\"",
+    "<form action=\"https://evil.example/post\"><input name=q autofocus onfocus=\"window.__pwned='focus'\"></form>",
+    "%3Cscript%3Ewindow.__pwned='urlenc'%3C/script%3E \\u003cscript\\u003e",
+    "| a | b |\n|---|---|\n| <script>window.__pwned='table'</script> | c |",
+]
+
+# Fields a page takes structure from, not text: the site refuses a hostile
+# value there (SiteInputError) rather than render it. Paths are JSON paths.
+STRUCTURAL = {
+    "run record": ["schema", "content_sha256", "content.run_id", "content.outputs.*.path"],
+    "index": ["schema", "head.*", "entries.*.run_id", "entries.*.record", "entries.*.content_sha256",
+              "entries.*.file_sha256", "entries.*.prev_hash", "entries.*.hash"],
+    "attempt record": ["schema", "content_sha256", "content.attempt_id", "content.transcript.sha256"],
+}
+BASE_RUN = "adversarial-W3-M4_fully_hedged_tail"
+BASE_ATTEMPT = "mock-FUND_01-seed-1"
+
+
+def has_surrogate(text: str) -> bool:
+    return any(0xD800 <= ord(c) <= 0xDFFF for c in text)
+
+
+def hashable(payload: str) -> str:
+    """The payload as hashed content can hold it (lone surrogates are not UTF-8)."""
+    return "".join(c for c in payload if not 0xD800 <= ord(c) <= 0xDFFF)
+
+
+def _matches(path, patterns):
+    for pattern in patterns:
+        parts = pattern.split(".")
+        if len(parts) == len(path) and all(p == "*" or p == str(q) for p, q in zip(parts, path)):
+            return True
+    return False
+
+
+def poison(value, payload, skip=(), path=()):
+    """`value` with every string leaf (not the keys) replaced by `payload`, except paths in `skip`."""
+    if isinstance(value, dict):
+        return {k: poison(v, payload, skip, path + (k,)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [poison(v, payload, skip, path + (i,)) for i, v in enumerate(value)]
+    if isinstance(value, str) and not _matches(path, skip):
+        return payload
+    return value
+
+
+def string_paths(value, skip=(), path=()):
+    """Every path of a string leaf (for counting what a corpus covers)."""
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in string_paths(v, skip, path + (k,))]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in string_paths(v, skip, path + (i,))]
+    return [path] if isinstance(value, str) and not _matches(path, skip) else []
+
+
+def _dump(path: Path, doc) -> str:
+    """ASCII JSON (lone surrogates stay escapes), returning the file's sha256."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = (json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=True) + "\n").encode("ascii")
+    path.write_bytes(data)
+    return hashlib.sha256(data).hexdigest()
+
+
+def _hostile_run(src: Path, dst: Path, i: int, payload: str):
+    """Write hostile-pNN's record, receipts and trace; return its index entry fields."""
+    rid = f"hostile-p{i:02d}"
+    base = json.loads((src / f"{BASE_RUN}.json").read_text())
+    content = poison(base["content"], hashable(payload), ["run_id", "outputs.*.path"])
+    content["run_id"] = rid
+    for key, folder in (("receipts", "receipts"), ("trace", "traces"), ("input", "inputs")):
+        original = json.loads((src / folder / f"{BASE_RUN}.json").read_text())
+        _dump(dst / folder / f"{rid}.json", poison(original, payload))
+        content["outputs"][key]["path"] = f"runs/{folder}/{rid}.json"  # a path: structural
+    record = {"schema": base["schema"], "content": content, "content_sha256": engine.content_sha256(content),
+              "volatile": poison(base["volatile"], payload)}
+    file_sha = _dump(dst / f"{rid}.json", record)
+    chained = hashable(payload)  # index entries are hashed into the chain
+    return {"run_id": rid, "kind": chained, "fixture_id": chained, "fixture_sha256": chained,
+            "record": f"runs/{rid}.json", "content_sha256": record["content_sha256"], "file_sha256": file_sha}
+
+
+def _hostile_attempt(src: Path, dst: Path, i: int, payload: str):
+    aid = f"hostile-a{i:02d}"
+    folder = dst / "attempts" / aid
+    base = json.loads((src / "attempts" / BASE_ATTEMPT / "record.json").read_text())
+    transcript = poison(json.loads((src / "attempts" / BASE_ATTEMPT / "transcript.json").read_text()), payload)
+    transcript_sha = _dump(folder / "transcript.json", transcript)
+    content = poison(base["content"], hashable(payload), ["attempt_id", "transcript.sha256"])
+    content["attempt_id"] = aid
+    content["transcript"]["sha256"] = transcript_sha  # a hash the site checks: structural
+    record = {"schema": base["schema"], "content": content, "content_sha256": engine.content_sha256(content),
+              "volatile": poison(base["volatile"], payload)}
+    _dump(folder / "record.json", record)
+
+
+def reseal_index(index: dict) -> dict:
+    """Re-chain every entry and the head (what a forger who rewrites the index does)."""
+    prev = "0" * 64
+    for entry in index["entries"]:
+        entry["prev_hash"] = prev
+        entry["hash"] = entry_hash(entry)
+        prev = entry["hash"]
+    index["head"] = {"size": len(index["entries"]), "hash": prev}
+    return index
+
+
+def publication(src: Path, dst: Path, payloads=PAYLOADS) -> Path:
+    """A runs/ folder: the published one from `src` plus hostile-pNN runs and hostile-aNN attempts."""
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".*"))
+    index = json.loads((dst / "index.json").read_text())
+    rows = [e for e in index["entries"] if e["run_id"] == BASE_RUN]
+    for i, payload in enumerate(payloads):
+        rows.append(_hostile_run(src, dst, i, payload))
+        _hostile_attempt(src, dst, i, payload)
+    # Only the base run stays beside the hostile ones: a small site, quick to build.
+    for entry in index["entries"]:
+        if entry["run_id"] != BASE_RUN:
+            (dst / entry["record"].split("/", 1)[1]).unlink()
+    index["entries"] = sorted(rows, key=lambda e: e["run_id"])
+    index["engine"] = poison(index.get("engine") or {}, PAYLOADS[0])
+    index["volatile"] = {"built": PAYLOADS[1], "durations_ms": {e["run_id"]: 5 for e in index["entries"]},
+                         "note": PAYLOADS[-1]}
+    _dump(dst / "index.json", reseal_index(index))
+    for name in ("register.parquet", "days.parquet"):  # the site makes its own from the records
+        (dst / name).unlink(missing_ok=True)
+    return dst
+
+
+# ---- the one hostile attempt of the main test site ----
 
 ATTEMPT_ID = "test-hostile-01"
-PAYLOADS = [
-    "<script>window.__pwned = 'script';</script>",
-    "<img src=x onerror=\"window.__pwned = 'img'\">",
-    "</div></section><script>window.__pwned = 'breakout'</script>",
-    "[click me](javascript:window.__pwned='link') and **bold** and <b>raw bold</b>",
-    "<iframe src=\"https://evil.example/\"></iframe> ![x](https://evil.example/pixel.png)",
-    "{{ config }} {% raw %} &lt;already-escaped&gt; &amp; <!-- comment -->",
-]
-LONG_OUTPUT = "\n".join(f"line {i}: " + ("x" * 40) for i in range(1, 201)) + "\nTHE LAST LINE <script>window.__pwned='tail'</script>"
+LONG_OUTPUT = "\n".join(f"line {i}: " + ("x" * 40) for i in range(1, 201)) + \
+    "\nTHE LAST LINE <script>window.__pwned='tail'</script>"
 
 
 def transcript() -> dict:
     return {
         "attempt_id": ATTEMPT_ID,
         "steps": [
-            {"index": 0, "role": "model", "text": PAYLOADS[0] + "\n\n" + PAYLOADS[3], "tool_calls": [
-                {"name": "packet", "arguments": {"day": 1, "note": PAYLOADS[1]}, "output": PAYLOADS[2],
+            {"index": 0, "role": "model", "text": PAYLOADS[2] + "\n\n" + PAYLOADS[8], "tool_calls": [
+                {"name": "packet", "arguments": {"day": 1, "note": PAYLOADS[4]}, "output": PAYLOADS[6],
                  "exit_code": 0}]},
-            {"index": 1, "role": "tool", "text": PAYLOADS[4], "tool_calls": [
-                {"name": "project<script>", "arguments": "--day 1 " + PAYLOADS[0], "output": LONG_OUTPUT,
+            {"index": 1, "role": "tool", "text": PAYLOADS[10], "tool_calls": [
+                {"name": "project<script>", "arguments": "--day 1 " + PAYLOADS[2], "output": LONG_OUTPUT,
                  "exit_code": 1}]},
-            {"index": 2, "role": "evaluator", "text": PAYLOADS[5], "tool_calls": []},
+            {"index": 2, "role": "evaluator", "text": PAYLOADS[16], "tool_calls": []},
         ],
-        "summary": "Final: " + PAYLOADS[1] + " " + PAYLOADS[3],
+        "summary": "Final: " + PAYLOADS[4] + " " + PAYLOADS[8],
     }
 
 
@@ -43,7 +211,7 @@ def write(runs_dir: Path) -> Path:
     data = json.dumps(transcript(), indent=2, ensure_ascii=False).encode()
     (folder / "transcript.json").write_bytes(data)
     content = {
-        "attempt_id": ATTEMPT_ID, "label": "mock", "note": "Test fixture. " + PAYLOADS[1],
+        "attempt_id": ATTEMPT_ID, "label": "mock", "note": "Test fixture. " + PAYLOADS[4],
         "model": {"id": "mock-sampler<script>", "provider": "mock"},
         "sampling": {"temperature_milli": 0}, "code": {"commit": "0" * 40, "dirty": False}, "packages": {},
         "task": {"version": 1, "family": "FUND_01", "seed": 1, "split": "practice"},

@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from tests.site import hostile
+from tests.site.audit import AUDIT, RECORD_VIOLATIONS
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("site")]
 
@@ -76,8 +77,10 @@ def _remote_recorder(context, server, remote):
 
 
 def test_every_run_page_loads_cleanly_with_its_charts(browser, server, run_index):
-    """Also part of the crawl: no run page makes a non-local request."""
+    """Also part of the crawl: no run page makes a non-local request, and the
+    policy computed from the theme's source blocks nothing the pages run."""
     context = browser.new_context()
+    context.add_init_script(RECORD_VIOLATIONS)
     remote = []
     _remote_recorder(context, server, remote)
     page = context.new_page()
@@ -95,6 +98,8 @@ def test_every_run_page_loads_cleanly_with_its_charts(browser, server, run_index
             assert chart.get_attribute("data-rendered") == "true"
         og = page.locator('meta[property="og:image"]').get_attribute("content")
         assert og and og.endswith(f"og/runs/{entry['run_id']}.png")
+        audit = page.evaluate(AUDIT)
+        assert not audit["bad"] and not audit["violations"], (entry["run_id"], audit)
     print(f"\n{len(run_index['entries'])} run pages in {time.monotonic() - started:.1f}s")
     context.close()
     assert not errors, errors[:10]
@@ -116,14 +121,19 @@ def test_crawl_makes_no_remote_request(browser, server, built_site):
                    if not (p.parent.parent.name == "runs" and p.parent.parent.parent == public))
     pages.append("404.html")
     context = browser.new_context()
-    remote = []
+    context.add_init_script(RECORD_VIOLATIONS)
+    remote, problems = [], []
     _remote_recorder(context, server, remote)
     page = context.new_page()
     for rel in pages:
         page.goto(server + (rel[: -len("index.html")] if rel.endswith("index.html") else rel), wait_until="load")
         for opener in page.locator("details").all()[:3]:
             opener.evaluate("d => d.open = true")
+        audit = page.evaluate(AUDIT)
+        if audit["bad"] or audit["violations"] or audit["pwned"] is not None:
+            problems.append((rel, audit))
     context.close()
+    assert not problems, problems[:3]
     assert len(pages) >= 10
     assert not remote, remote[:10]
 
@@ -167,3 +177,23 @@ def test_verify_button_works_under_the_site_csp(page, server, run_index):
     result.wait_for(timeout=120_000)
     assert result.get_attribute("data-result") == "match", page.inner_text(".fb-verify")
     assert not errors, errors
+
+
+def test_home_page_draws_the_overview_charts(page, server):
+    page.goto(server)
+    for chart in ("chart-overview-outcomes", "chart-overview-scores"):
+        page.locator(f"#{chart} svg").first.wait_for(state="attached", timeout=10_000)
+        assert page.locator(f"#{chart}").get_attribute("data-rendered") == "true"
+    first = page.evaluate("""() => document.querySelector('article h1').nextElementSibling.className""")
+    assert "fb-overview" in first
+
+
+def test_register_shows_the_scale_and_the_expected_outcomes(page, server, run_index):
+    page.goto(server + "runs/")
+    row = page.locator('tr[data-run-id="baseline-FUND_01-seed-2-shortest-cheapest"]')
+    scale = row.locator("td.fb-scale").inner_text()
+    assert re.fullmatch(r"do-nothing \d+/100 · reference 100/100", scale), scale
+    m2 = page.locator('tr[data-run-id="adversarial-W3-M2_double_pledge"] td.fb-check').inner_text()
+    assert m2.startswith("expected refuses m2-double-pledge on day 1 (TITLE); status SCORED; observed ") and \
+        m2.endswith(": passed"), m2
+    assert page.locator("dl.fb-columns dt").count() == 10

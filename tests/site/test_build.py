@@ -14,6 +14,10 @@ from tests.site import hostile
 
 pytestmark = pytest.mark.xdist_group("site")
 
+# mkdocs.yml's default site_url (FUNDBOOK_SITE_URL is not set for the tests):
+# canonical links and og:image are absolute under it and must name files of the site.
+SITE_URL = "http://127.0.0.1:8000/"
+
 
 class Links(HTMLParser):
     def __init__(self):
@@ -58,13 +62,13 @@ def test_every_indexed_run_has_a_row_and_a_page(built_site, run_index):
 
 def test_every_page_has_og_card_and_csp(html_pages, built_site):
     for path, p in html_pages.items():
+        policy = p.metas.get("Content-Security-Policy")
+        assert policy and "default-src 'self'" in policy and "http" not in policy, path
         if path.name == "404.html":
             continue
         image = p.metas.get("og:image")
         assert image and p.metas.get("og:title"), path
-        assert (path.parent / image).resolve().is_file(), (path, image)
-        policy = p.metas.get("Content-Security-Policy")
-        assert policy and "default-src 'self'" in policy and "http" not in policy, path
+        assert image.startswith(SITE_URL) and (built_site[0] / image[len(SITE_URL):]).is_file(), (path, image)
 
 
 def test_links_resolve_and_nothing_is_remote(html_pages, built_site):
@@ -75,7 +79,9 @@ def test_links_resolve_and_nothing_is_remote(html_pages, built_site):
             parts = urlsplit(ref)
             if parts.scheme in ("data", "blob"):
                 continue
-            if parts.scheme or parts.netloc:
+            if ref.startswith(SITE_URL):  # the page's canonical address: a file of this site, not a load
+                parts = urlsplit("/" + ref[len(SITE_URL):])
+            elif parts.scheme or parts.netloc:
                 if tag == "a" and parts.scheme == "https":
                     continue  # a link a reader may follow is not a load; remote loads are what is forbidden
                 broken.append((str(path.relative_to(public)), ref, "remote"))
@@ -126,9 +132,11 @@ def test_run_pages_carry_the_verify_placeholder(built_site, run_index):
     public = built_site[0]
     for entry in run_index["entries"]:
         html = (public / "runs" / entry["run_id"] / "index.html").read_text()
-        m = re.search(r'<div class="fb-verify" data-run-id="([^"]+)" data-record-url="([^"]+)"></div>', html)
+        m = re.search(r'<div class="fb-verify" data-run-id="([^"]+)" data-record-url="([^"]+)" '
+                      r'data-index-url="([^"]+)"></div>', html)
         assert m and m.group(1) == entry["run_id"]
-        assert (public / "runs" / entry["run_id"] / m.group(2)).resolve().is_file()
+        assert (public / "runs" / entry["run_id"] / m.group(2)).resolve() == (public / entry["record"]).resolve()
+        assert (public / "runs" / entry["run_id"] / m.group(3)).resolve() == (public / "runs" / "index.json").resolve()
 
 
 def test_hostile_transcript_is_escaped_in_the_html(built_site):
@@ -139,3 +147,32 @@ def test_hostile_transcript_is_escaped_in_the_html(built_site):
     assert "<img src=x" not in article and "<iframe" not in article and 'href="javascript:' not in article
     attempts = (built_site[0] / "attempts" / "index.html").read_text()
     assert hostile.ATTEMPT_ID in attempts and "worker time limit" in attempts
+
+
+def test_home_page_opens_with_the_overview_chart(built_site):
+    html = (built_site[0] / "index.html").read_text()
+    article = html[html.index("<article"):html.index("</article>")]
+    h1 = article.index("</h1>") + len("</h1>")
+    assert article[h1:].lstrip().startswith('<div class="fb-charts fb-overview"')  # the page opens with it
+    for chart in ("overview-outcomes", "overview-scores"):
+        spec = json.loads(re.search(rf'<script type="application/json" id="spec-{chart}">(.*?)</script>', article,
+                                    re.S).group(1))
+        groups = {row["group"] for row in spec["data"]["values"]}
+        assert {"reference", "adversarial", "baseline · do-nothing"} <= groups, groups
+
+
+def test_limitations_is_dated_and_states_runtime_and_attempts_from_the_records(built_site, run_index):
+    html = (built_site[0] / "limitations" / "index.html").read_text()
+    runs = built_site[1]
+    dates = [run_index["volatile"]["built"][:10]]
+    attempts = sorted(p for p in (runs / "attempts").iterdir() if p.is_dir())
+    dates += [json.loads((p / "record.json").read_text())["volatile"]["started"][:10] for p in attempts]
+    assert f"<strong>Status as of {max(dates)}</strong>" in html
+    record = json.loads((runs / run_index["entries"][0]["record"].split("/", 1)[1]).read_text())["content"]
+    eng = record["engine"]
+    assert (f"published runs were executed by the {record['execution_path']}: engine {eng['engine_version']}, "
+            f"bundle <code>{eng['bundle_sha256'][:12]}</code>, Pyodide {eng['pyodide_version']} "
+            f"(Python {eng['python_version']})") in html
+    assert f"{len(attempts)} model attempts retained" in html or f"{len(attempts)} model attempt retained" in html
+    assert "No attempt by a real model has reached a result yet." in html  # every retained attempt is a mock
+    assert "fundbook:" not in html  # every generated section was filled

@@ -1,5 +1,6 @@
 """Unit tests of the site builders that need no site build."""
 
+import html
 import json
 import shutil
 from pathlib import Path
@@ -9,7 +10,7 @@ from click.testing import CliRunner
 
 from builders.og import cards
 from builders.og.__main__ import main as og_main
-from builders.site import csp, fmt, og_paths, pages, records
+from builders.site import escape, fmt, og_paths, pages, records
 from tests.site import hostile
 from tests.site.host_records import write_host_runs
 
@@ -54,7 +55,7 @@ def test_publication_loads_and_orders_runs(small_runs):
     (lambda d: (d / "reference-W1.json").write_text((d / "reference-W1.json").read_text().replace("SCORED", "MALFORMED", 1)),
      "reference-W1.json: file sha256 differs from runs/index.json entries"),
     (lambda d: (d / "index.json").write_text(json.dumps({"schema": "fundbook.index/9"})),
-     "runs/index.json: field `schema` expected 'fundbook.index/1'"),
+     "runs/index.json: field `schema` expected 'fundbook.index/2'"),
     (lambda d: (d / "reference-W1.json").unlink(), "record: file runs/reference-W1.json not found"),
     (lambda d: (d / "index.json").write_text("{not json"), "runs/index.json: expected UTF-8 JSON"),
 ])
@@ -83,13 +84,19 @@ def test_transcript_is_escaped_and_nothing_is_cut(small_runs):
     pub = records.load_publication(small_runs)
     text = pages.transcript_page(pages.environment(), pub, pub.attempts[0])
     assert "<script>window" not in text and "<img src=x" not in text and "<iframe" not in text
-    assert "&lt;script&gt;window.__pwned = &#39;script&#39;;&lt;/script&gt;" in text
-    assert "&lt;/div&gt;&lt;/section&gt;" in text
+    assert "&#60;script&#62;window.__pwned = &#39;script&#39;;&#60;/script&#62;" in text
+    assert "&#60;/code&#62;&#60;/pre&#62;&#60;/td&#62;" in text
     # The 201-line tool output is folded, and its last line is still there.
     assert "folded; open to read all of it" in text
-    assert "THE LAST LINE &lt;script&gt;" in text and "line 200: " in text
-    assert "Generated on 2026-" in text or "Generated on " in text
+    assert "THE LAST LINE &#60;script&#62;" in text and "line 200: " in text
     assert "mock" in text and "worker time limit" in text
+
+
+def test_transcript_footer_dates_the_attempt_not_the_build(small_runs):
+    pub = records.load_publication(small_runs)
+    text = pages.transcript_page(pages.environment(), pub, pub.attempts[0])
+    assert "Generated on" not in text and "SOURCE_DATE_EPOCH" not in text
+    assert "for the attempt started on 2026-11-28 (UTC, from the record&#39;s volatile.started)" in text
 
 
 def test_unsafe_attempt_id_is_refused(runs_copy):
@@ -116,27 +123,71 @@ def test_run_page_sections_in_reading_order(small_runs):
     assert status < verdict < score
     assert run.record["content_sha256"] in text and run.content["fixture_sha256"] in text
     assert 'class="fb-verify" data-run-id="adversarial-W3-M4_fully_hedged_tail"' in text
-    assert f"Show all {run.content['receipts_head']['size']} receipts" in text
+    assert f'Show all <span data-fb-path="receipts" data-fb-format="count">{run.content["receipts_head"]["size"]}' \
+           f'</span> receipts' in text
     assert "PYTHONHASHSEED=0 " in text and "Trace <code>runs/traces/" in text
+
+
+def test_run_page_figures_carry_their_path_and_format(small_runs):
+    pub = records.load_publication(small_runs)
+    run = next(r for r in pub.runs if r.run_id == "adversarial-W3-M4_fully_hedged_tail")
+    text = pages.run_page(pages.environment(), pub, run)
+    score = run.content["score"]
+    assert (f'<span data-fb-path="content/score" data-fb-format="score" class="fb-score">'
+            f'{score["points"]}/{score["denominator"]}</span>') in text
+    cash = run.content["days"][3]["cash"]
+    assert f'<td data-fb-path="content/days/3/cash" data-fb-format="money" class="fb-num">{fmt.money(cash)}</td>' in text
+    for i, gate in enumerate(run.content["gates"]):
+        assert f'<span data-fb-path="content/gates/{i}/gate">{gate["gate"]}</span>' in text
+
+
+@pytest.mark.parametrize("kind, says, never", [
+    ("reference-W1", "The reference fixture states the outcome its gold candidate must reach",
+     "constructed adverse candidate"),
+    ("adversarial-W3-M4_fully_hedged_tail", "This fixture is a constructed adverse candidate", "The reference fixture"),
+])
+def test_expected_section_says_what_the_fixture_is(small_runs, kind, says, never):
+    pub = records.load_publication(small_runs)
+    text = pages.run_page(pages.environment(), pub, next(r for r in pub.runs if r.run_id == kind))
+    assert says in text and never not in text
+
+
+@pytest.mark.parametrize("run_id, lede", [
+    ("adversarial-W3-M4_fully_hedged_tail", "<p>An <strong>"), ("reference-W1", "<p>A <strong>"),
+    ("baseline-FUND_01-seed-1-do-nothing", "<p>A <strong>")])
+def test_run_lede_uses_the_right_article(small_runs, run_id, lede):
+    pub = records.load_publication(small_runs)
+    text = pages.run_page(pages.environment(), pub, next(r for r in pub.runs if r.run_id == run_id))
+    assert lede in text and "A adversarial" not in text
 
 
 def test_malformed_run_page_has_no_score_and_no_chart(small_runs):
     pub = records.load_publication(small_runs)
     run = next(r for r in pub.runs if r.run_id == "adversarial-W1-M7_malformed")
     text = pages.run_page(pages.environment(), pub, run)
-    assert "no score (MALFORMED)" in text and "## Cash and funding" not in text
+    assert '>no score</span> (MALFORMED)' in text and "## Cash and funding" not in text
 
 
-def test_csp_hashes_only_chrome_scripts():
-    html = ("<html><head><meta charset=\"utf-8\"><script>chrome()</script></head><body>"
-            "<article class=\"md-content__inner\"><script>injected()</script>"
-            "<script type=\"application/json\">{}</script></article><script src=\"x.js\"></script></body></html>")
-    hashes = csp.chrome_script_hashes(html)
-    assert len(hashes) == 1
-    out = csp.with_csp(html)
-    assert out.index("Content-Security-Policy") < out.index("<script>chrome()")
-    policy = csp.policy(hashes)
-    assert "http" not in policy and "'unsafe-eval'" not in policy and "'wasm-unsafe-eval'" in policy
+def test_register_rows_show_scale_and_expectations(small_runs):
+    pub = records.load_publication(small_runs)
+    text = pages.register_page(pages.environment(), pub)
+    row = text[text.index('data-run-id="adversarial-W3-M4_fully_hedged_tail"'):]
+    row = row[:row.index("</tr>")]
+    # same world W3: no do-nothing run in this publication, the reference run is not in it either
+    assert "do-nothing <span title=" in row
+    assert 'expected <span data-fb-path="content/expected" data-fb-format="expectation">fails ' \
+           'no&#95;false&#95;full&#95;protection' not in row  # "_" is not escaped
+    assert ('expected <span data-fb-path="content/expected" data-fb-format="expectation">'
+            'fails no_false_full_protection; status SCORED; verdict NOT_QUALIFIED</span>') in row
+    assert 'data-fb-format="passed" class="fb-badge fb-passed-yes">passed</span>' in row
+    baseline = text[text.index('data-run-id="baseline-FUND_01-seed-1-do-nothing"'):]
+    baseline = baseline[:baseline.index("</tr>")]
+    points = pub.runs[[r.run_id for r in pub.runs].index("baseline-FUND_01-seed-1-do-nothing")].content["score"]
+    assert (f'do-nothing <span data-fb-path="content/score" data-fb-format="score" '
+            f'data-fb-run="baseline-FUND_01-seed-1-do-nothing">{points["points"]}/100</span>') in baseline
+    for column in ("Run", "Kind", "Fixture", "Status, Verdict, Score", "Same world: do-nothing · reference",
+                   "Expected → observed", "Fixture hash", "Engine", "Execution path", "Time"):
+        assert f"<dt>{column}</dt>" in text, column
 
 
 def test_cards_are_deterministic_pngs():
@@ -173,3 +224,29 @@ def test_preview_server_types_wasm_and_binds_locally(tmp_path):
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def test_a_volatile_field_of_the_wrong_type_shows_a_dash(runs_copy):
+    path = runs_copy / "reference-W1.json"
+    record = json.loads(path.read_text())
+    record["volatile"]["duration_ms"] = "12 ms <script>"
+    path.write_text(json.dumps(record))
+    index = json.loads((runs_copy / "index.json").read_text())
+    for entry in index["entries"]:
+        if entry["run_id"] == "reference-W1":
+            entry["file_sha256"] = records.file_sha256(path)
+    (runs_copy / "index.json").write_text(json.dumps(hostile.reseal_index(index)))
+    pub = records.load_publication(runs_copy)
+    run = next(r for r in pub.runs if r.run_id == "reference-W1")
+    assert run.duration_ms is None
+    assert "(—)" in pages.run_page(pages.environment(), pub, run)
+    from builders.site import parquet
+    assert parquet.exports(pub)  # the Parquet register takes the dash as null
+
+
+def test_escape_leaves_nothing_markup_can_use():
+    for payload in hostile.PAYLOADS:
+        out = str(escape.escape(payload))
+        assert not set(out) & set("<>\"'`*[]{}|!\\\n\r"), payload
+        assert html.unescape(out) == escape.visible(payload)
+    assert escape.finalize(None) == "" and escape.escape(escape.escape("<")) == "&#60;"

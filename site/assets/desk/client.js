@@ -6,11 +6,18 @@
 let worker = null;
 let counter = 0;
 const pending = new Map();
+const progressListeners = new Set();
+const progressSeen = [];
 
 function start() {
   if (worker) return worker;
   worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
   worker.onmessage = (event) => {
+    if (event.data.progress) {
+      progressSeen.push(event.data.progress);
+      for (const listener of progressListeners) listener(event.data.progress);
+      return;
+    }
     const { id, ok, value, error, ms } = event.data;
     const entry = pending.get(id);
     if (!entry) return;
@@ -44,6 +51,12 @@ export async function engineInfo() {
 export async function call(op, ...args) {
   const { value, ms } = await post(op, args);
   return { ...JSON.parse(value), ms };
+}
+
+/** Start-up stages as the worker completes them ({stage, ms}); stages already seen are replayed. */
+export function onProgress(listener) {
+  progressListeners.add(listener);
+  for (const p of progressSeen) listener(p);
 }
 
 /** Start loading early (the page may call this before the first real call). */

@@ -2,28 +2,47 @@
 // and approvals the packet shows are offered), the report, and a JSON view of
 // the same batch. The engine validates everything again on submit; the form
 // only keeps people from typing ids by hand.
-import { field, h, money, parseInteger } from "./dom.js";
+import { field, h, money } from "./dom.js";
+import { parseCount, parseMoney } from "./money.js";
 
 const ACTION_TYPES = ["FUND", "ROLL", "REPAY", "ESCALATE", "EXECUTE"];
 const AUTHORITY_KINDS = ["capacity", "tenor", "buffer"];
+// The report's per-asset fields: key, label, how it is typed (money-days are
+// typed like money: two decimals, so cent-days come out exact).
+const REPORT_FIELDS = [["funded", "funded", "money"], ["unfunded", "unfunded", "money"],
+  ["maturity_gap_days", "maturity gap (days)", "count"], ["tail_cent_days", "tail (money-days)", "money"]];
 
 function select(name, options, attrs = {}) {
   return h("select", { name, ...attrs }, options.map(([value, text]) => h("option", { value }, text)));
 }
 
-// A cents input whose hint shows the amount as money while it is typed.
-function centsField(label, name) {
-  const input = h("input", { type: "text", inputmode: "numeric", name, autocomplete: "off" });
-  const wrap = field(label, input, "whole cents");
+// An amount typed as money ("1,250,000.00"); the hint shows what the engine
+// will get (integer cents) or why the entry is refused, as it is typed.
+export function moneyField(label, name, sign = "positive", what = "an amount such as 1,250,000.00") {
+  const input = h("input", { type: "text", inputmode: "decimal", name, autocomplete: "off", "data-money": sign });
+  const wrap = field(label, input, what);
   const hint = wrap.querySelector(".fb-hint");
   input.addEventListener("input", () => {
+    if (!input.value.trim()) {
+      hint.textContent = what;
+      input.removeAttribute("aria-invalid");
+      return;
+    }
     try {
-      hint.textContent = `whole cents: ${money(parseInteger(input.value, label))}`;
-    } catch {
-      hint.textContent = "whole cents";
+      const cents = parseMoney(input.value, label, sign);
+      hint.textContent = `${money(cents)} (${cents} cents)`;
+      input.removeAttribute("aria-invalid");
+    } catch (e) {
+      hint.textContent = e.message;
+      input.setAttribute("aria-invalid", "true");
     }
   });
   return wrap;
+}
+
+/** An approval's amount as a person reads it: days for tenor authority, money otherwise. */
+export function authorityAmount(kind, amount) {
+  return kind === "tenor" ? `${amount} days` : money(amount);
 }
 
 function describe(action) {
@@ -32,7 +51,7 @@ function describe(action) {
   if (action.type === "FUND" || action.type === "ROLL") return inner(action);
   if (action.type === "REPAY") return `REPAY ${action.trade}`;
   if (action.type === "ESCALATE") {
-    return `ESCALATE ${action.kind} ${money(action.amount)}${action.counterparty ? " with " + action.counterparty : ""}`;
+    return `ESCALATE ${action.kind} ${authorityAmount(action.kind, action.amount)}${action.counterparty ? " with " + action.counterparty : ""}`;
   }
   return `EXECUTE under ${action.approval}: ${inner(action.action)}`;
 }
@@ -56,17 +75,16 @@ export class Composer {
     return this.packet.trades.map((t) => [t.id, `${t.id} ${t.asset} ${t.counterparty} to day ${t.maturity} (${t.status})`]);
   }
   approvalOptions() {
-    return this.packet.approvals.map((a) => [a.id, `${a.id} ${a.kind} ${money(a.amount)} (${a.status})`]);
+    return this.packet.approvals.map((a) => [a.id, `${a.id} ${a.kind} ${authorityAmount(a.kind, a.amount)} (${a.status})`]);
   }
 
   // -- the action form ---------------------------------------------------------
   fieldsFor(type, prefix = "") {
     const n = (name) => prefix + name;
-    const money_ = (name, label) => centsField(label, n(name));
     if (type === "FUND") {
       return [field("Asset", select(n("asset"), this.assetOptions())),
         field("Quote", select(n("quote"), this.quoteOptions())),
-        money_("notional", "Notional (cents)")];
+        moneyField("Notional", n("notional"))];
     }
     if (type === "ROLL") {
       return [field("Funding trade", select(n("trade"), this.tradeOptions())),
@@ -74,8 +92,15 @@ export class Composer {
     }
     if (type === "REPAY") return [field("Funding trade", select(n("trade"), this.tradeOptions()))];
     if (type === "ESCALATE") {
-      return [field("Authority kind", select(n("kind"), AUTHORITY_KINDS.map((k) => [k, k]))),
-        money_("amount", "Amount (cents)"),
+      // tenor authority is asked in days, capacity and buffer authority in money
+      const kind = select(n("kind"), AUTHORITY_KINDS.map((k) => [k, k]));
+      const amount = h("div", { class: "fb-inline" });
+      const redrawAmount = () => amount.replaceChildren(kind.value === "tenor"
+        ? field("Amount (days)", h("input", { type: "text", inputmode: "numeric", name: n("amount"), autocomplete: "off" }), "days beyond the desk's maximum tenor")
+        : moneyField("Amount", n("amount")));
+      kind.addEventListener("change", redrawAmount);
+      redrawAmount();
+      return [field("Authority kind", kind), amount,
         field("Counterparty", select(n("counterparty"), [["", "(none)"], ...this.packet.counterparties.map((c) => [c.id, `${c.id} ${c.name}`])]), "required for a capacity request"),
         field("Note", h("input", { type: "text", name: n("note"), autocomplete: "off" }))];
     }
@@ -100,12 +125,14 @@ export class Composer {
     if (!id) throw new Error("Action id: required");
     if (this.actions.some((a) => a.id === id)) throw new Error(`Action id: ${id} is already in this batch`);
     const readInner = (t, p) => t === "FUND"
-      ? { type: "FUND", asset: need(p + "asset", "Asset"), quote: need(p + "quote", "Quote"), notional: parseInteger(get(p + "notional"), "Notional") }
+      ? { type: "FUND", asset: need(p + "asset", "Asset"), quote: need(p + "quote", "Quote"), notional: parseMoney(get(p + "notional"), "Notional") }
       : { type: "ROLL", trade: need(p + "trade", "Funding trade"), quote: need(p + "quote", "New quote") };
     if (type === "FUND" || type === "ROLL") return { id, ...readInner(type, "") };
     if (type === "REPAY") return { id, type, trade: need("trade", "Funding trade") };
     if (type === "ESCALATE") {
-      const action = { id, type, kind: get("kind"), amount: parseInteger(get("amount"), "Amount") };
+      const kind = get("kind");
+      const amount = kind === "tenor" ? parseCount(get("amount"), "Amount (days)", "positive") : parseMoney(get("amount"), "Amount");
+      const action = { id, type, kind, amount };
       if (get("counterparty")) action.counterparty = get("counterparty");
       if (get("note").trim()) action.note = get("note").trim();
       return action;
@@ -163,21 +190,26 @@ export class Composer {
   }
 
   renderReport() {
-    const num = (name, label) => field(label, h("input", { type: "text", inputmode: "numeric", name, autocomplete: "off" }));
     // The report covers the assets still on the book once the day has settled:
     // one leaving today is unticked by default (a delayed exit says otherwise).
+    // On a narrow screen the per-asset table reflows to one card per asset.
     const rows = this.reportable().map((a) => h("tr", {}, h("th", { scope: "row" }, a.id),
-      h("td", {}, h("input", { type: "checkbox", name: `include.${a.id}`, checked: a.exit_day > this.packet.day,
+      h("td", { "data-label": "in the report" }, h("input", { type: "checkbox", name: `include.${a.id}`, checked: a.exit_day > this.packet.day,
         "aria-label": `Report ${a.id}` })),
-      ...["funded", "unfunded", "maturity_gap_days", "tail_cent_days"].map((k) => h("td", {},
-        h("input", { type: "text", inputmode: "numeric", name: `asset.${a.id}.${k}`, autocomplete: "off",
-          "aria-label": `${a.id} ${k.replaceAll("_", " ")}` })))));
+      ...REPORT_FIELDS.map(([k, label, kind]) => h("td", { "data-label": label },
+        h("input", { type: "text", inputmode: kind === "count" ? "numeric" : "decimal", name: `asset.${a.id}.${k}`, autocomplete: "off",
+          "aria-label": `${a.id} ${label}` })))));
     return h("form", { class: "fb-report-form", "aria-label": "Report to the parent", onsubmit: (e) => e.preventDefault() },
       h("fieldset", {}, h("legend", {}, `Report for day ${this.packet.day} (the book once the day has settled)`),
-        num("cash", "Cash (cents)"), num("funding_cost_to_date", "Funding cost to date (cents)"),
-        h("div", { class: "fb-table-wrap" }, h("table", {}, h("caption", {}, "Per asset"),
-          h("thead", {}, h("tr", {}, ["asset", "in the report", "funded (cents)", "unfunded (cents)", "maturity gap (days)", "tail (cent-days)"].map((t) => h("th", { scope: "col" }, t)))),
-          h("tbody", {}, rows))),
+        moneyField("Cash", "cash", "any", "money; negative if the desk is overdrawn"),
+        moneyField("Funding cost to date", "funding_cost_to_date", "nonnegative", "money"),
+        h("div", { class: "fb-table-wrap fb-cards", role: "region", tabindex: "0", "aria-label": "Per asset report" },
+          h("table", { class: "fb-table fb-report-assets" }, h("caption", {}, "Per asset"),
+            h("thead", {}, h("tr", {}, ["asset", "in the report", ...REPORT_FIELDS.map(([, label]) => label)].map((t) => h("th", { scope: "col" }, t)))),
+            h("tbody", {}, rows))),
+        h("p", { class: "fb-hint fb-explain" }, "Funded and unfunded are money. The maturity gap is the days from the funding's " +
+          "maturity to the asset's exit. The tail is that gap weighed by the amount exposed, in money-days: 1,000,000.00 " +
+          "unfunded for 3 days is a tail of 3,000,000.00 money-days (records keep it in cent-days, 100 times that number)."),
         field("Breaches", h("input", { type: "text", name: "breaches", autocomplete: "off" }), "day:CODE, comma-separated (e.g. 4:SETTLEMENT_FAIL); empty for none"),
         field("Open approvals", h("input", { type: "text", name: "open_approvals", autocomplete: "off" }), "approval ids, comma-separated; empty for none")));
   }
@@ -188,8 +220,9 @@ export class Composer {
     for (const a of this.reportable()) {
       if (!f[`include.${a.id}`].checked) continue;
       assets[a.id] = {};
-      for (const k of ["funded", "unfunded", "maturity_gap_days", "tail_cent_days"]) {
-        assets[a.id][k] = parseInteger(f[`asset.${a.id}.${k}`].value, `Report ${a.id} ${k}`);
+      for (const [k, label, kind] of REPORT_FIELDS) {
+        const text = f[`asset.${a.id}.${k}`].value;
+        assets[a.id][k] = kind === "count" ? parseCount(text, `Report ${a.id} ${label}`) : parseMoney(text, `Report ${a.id} ${label}`, "nonnegative");
       }
     }
     const list = (text) => text.split(",").map((s) => s.trim()).filter(Boolean);
@@ -198,17 +231,26 @@ export class Composer {
       if (!m) throw new Error(`Report breaches: expected day:CODE, got "${item}"`);
       return { day: Number(m[1]), code: m[2] };
     });
-    return { cash: parseInteger(f.cash.value, "Report cash"), funding_cost_to_date: parseInteger(f.funding_cost_to_date.value, "Report funding cost to date"),
+    return { cash: parseMoney(f.cash.value, "Report cash", "any"),
+      funding_cost_to_date: parseMoney(f.funding_cost_to_date.value, "Report funding cost to date", "nonnegative"),
       assets, breaches, open_approvals: list(f.open_approvals.value) };
   }
 
   fillReport(report) {
     const f = this.reportForm.elements;
-    f.cash.value = report.cash;
-    f.funding_cost_to_date.value = report.funding_cost_to_date;
+    const show = (input, value) => {
+      input.value = Number.isSafeInteger(value) && input.dataset.money ? money(value) : String(value ?? "");
+      input.dispatchEvent(new Event("input", { bubbles: true }));
+    };
+    show(f.cash, report.cash);
+    show(f.funding_cost_to_date, report.funding_cost_to_date);
     for (const a of this.reportable()) f[`include.${a.id}`].checked = Boolean(report.assets && a.id in report.assets);
     for (const [id, entry] of Object.entries(report.assets || {})) {
-      for (const [k, v] of Object.entries(entry)) if (f[`asset.${id}.${k}`]) f[`asset.${id}.${k}`].value = v;
+      for (const [k, v] of Object.entries(entry)) {
+        const input = f[`asset.${id}.${k}`];
+        const kind = REPORT_FIELDS.find(([key]) => key === k)?.[2];
+        if (input) input.value = kind === "money" && Number.isSafeInteger(v) ? money(v) : String(v);
+      }
     }
     f.breaches.value = (report.breaches || []).map((b) => `${b.day}:${b.code}`).join(", ");
     f.open_approvals.value = (report.open_approvals || []).join(", ");
@@ -243,7 +285,7 @@ export class Composer {
     this.reportForm = this.renderReport();
     const root = h("div", { class: "fb-composer" },
       this.renderActionForm(),
-      h("h4", {}, "Actions in this batch"), this.list, this.listNote,
+      h("h3", {}, "Actions in this batch"), this.list, this.listNote,
       this.reportForm);
     this.renderList();
     return root;

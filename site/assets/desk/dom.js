@@ -1,4 +1,5 @@
 // Small DOM and formatting helpers shared by the desk modules.
+export { bps, money } from "./money.js";
 
 /** h("tag", {attr: value, onclick: fn}, ...children): build an element. */
 export function h(tag, attrs = {}, ...children) {
@@ -36,32 +37,6 @@ export function field(labelText, control, hint) {
   return wrap;
 }
 
-/** Integer cents as currency text: 123456 -> "1,234.56" (integer arithmetic, no floats). */
-export function money(cents) {
-  if (typeof cents !== "number" || !Number.isSafeInteger(cents)) return String(cents);
-  const sign = cents < 0 ? "-" : "";
-  const abs = Math.abs(cents);
-  const units = Math.floor(abs / 100).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-  return `${sign}${units}.${String(abs % 100).padStart(2, "0")}`;
-}
-
-/** Basis points as a percentage string without floats: 450 -> "4.50%". */
-export function bps(value) {
-  if (!Number.isSafeInteger(value)) return String(value);
-  const sign = value < 0 ? "-" : "";
-  const abs = Math.abs(value);
-  return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, "0")}%`;
-}
-
-/** Parse a whole number typed by a person ("1,400,000" or "-5"); throws with the field's name. */
-export function parseInteger(text, name) {
-  const clean = String(text).trim().replace(/[,_\s]/g, "");
-  if (!/^-?\d+$/.test(clean)) throw new Error(`${name}: expected a whole number, got "${text}"`);
-  const value = Number(clean);
-  if (!Number.isSafeInteger(value)) throw new Error(`${name}: ${text} is too large`);
-  return value;
-}
-
 /** JSON with sorted keys (stable files for export and the JSON view). */
 export function stableJson(value, indent = 2) {
   const sort = (v) => Array.isArray(v) ? v.map(sort)
@@ -69,13 +44,15 @@ export function stableJson(value, indent = 2) {
   return JSON.stringify(sort(value), null, indent);
 }
 
-/** A table with a caption, header row and body rows (cells are nodes or text). */
+/** A table with a caption, header row and body rows (cells are nodes or text), in a
+ * region that scrolls on its own and can be reached from the keyboard. */
 export function table(caption, headers, rows, attrs = {}) {
-  return h("div", { class: "fb-table-wrap" }, h("table", attrs,
-    h("caption", {}, caption),
-    h("thead", {}, h("tr", {}, headers.map((t) => h("th", { scope: "col" }, t)))),
-    h("tbody", {}, rows.length ? rows.map((r) => h("tr", {}, r.map((c) => h("td", {}, c))))
-      : h("tr", {}, h("td", { colspan: headers.length }, "none")))));
+  return h("div", { class: "fb-table-wrap", role: "region", tabindex: "0", "aria-label": caption },
+    h("table", { ...attrs, class: ["fb-table", attrs.class].filter(Boolean).join(" ") },
+      h("caption", {}, caption),
+      h("thead", {}, h("tr", {}, headers.map((t) => h("th", { scope: "col" }, t)))),
+      h("tbody", {}, rows.length ? rows.map((r) => h("tr", {}, r.map((c) => h("td", {}, c))))
+        : h("tr", {}, h("td", { colspan: headers.length }, "none")))));
 }
 
 /** Add desk.css once, from beside these modules, unless the page already links it. */

@@ -1,7 +1,10 @@
 // The calculation tools a model worker gets, on demand: interest, a dry-run
 // projection of today's batch, exposure of an asset funded from a quote, and
 // capacity headroom. They read only the packet.
-import { field, h, parseInteger, stableJson } from "./dom.js";
+import { moneyField } from "./compose.js";
+import { field, h, stableJson } from "./dom.js";
+import { parseCount, parseMoney } from "./money.js";
+import { label, moneyText, readable } from "./readable.js";
 
 const TOOLS = {
   interest: "Interest: ACT/360 on a principal between two calendar indexes",
@@ -14,12 +17,12 @@ function argsFor(name, packet) {
   const num = (n, label, value = "") => field(label, h("input", { type: "text", inputmode: "numeric", name: n, value, autocomplete: "off" }));
   const pick = (n, label, options) => field(label, h("select", { name: n }, options.map((o) => h("option", { value: o }, o))));
   if (name === "interest") {
-    return [num("principal", "Principal (cents)"), num("rate_bps", "Rate (bps a year)"),
+    return [moneyField("Principal", "principal"), num("rate_bps", "Rate (bps a year)"),
       num("start_day", "Start day", String(packet.day)), num("end_day", "End day", String(Math.min(packet.day + 1, packet.calendar.length - 1)))];
   }
   if (name === "exposure") {
     return [pick("asset", "Asset", packet.assets.map((a) => a.id)), pick("quote", "Quote", packet.quotes.map((q) => q.id)),
-      field("Notional (cents, empty for the whole asset)", h("input", { type: "text", inputmode: "numeric", name: "notional", autocomplete: "off" }))];
+      moneyField("Notional (empty for the whole asset)", "notional", "positive", "money; empty for the whole asset")];
   }
   if (name === "project") return [h("p", { class: "fb-hint" }, "Uses the actions in today's batch above.")];
   return [];
@@ -28,23 +31,39 @@ function argsFor(name, packet) {
 function readArgs(name, form, actions) {
   const v = (n) => form.elements[n].value;
   if (name === "interest") {
-    return { principal: parseInteger(v("principal"), "Principal"), rate_bps: parseInteger(v("rate_bps"), "Rate"),
-      start_day: parseInteger(v("start_day"), "Start day"), end_day: parseInteger(v("end_day"), "End day") };
+    return { principal: parseMoney(v("principal"), "Principal"), rate_bps: parseCount(v("rate_bps"), "Rate"),
+      start_day: parseCount(v("start_day"), "Start day"), end_day: parseCount(v("end_day"), "End day") };
   }
   if (name === "exposure") {
     const args = { asset: v("asset"), quote: v("quote") };
-    if (v("notional").trim()) args.notional = parseInteger(v("notional"), "Notional");
+    if (v("notional").trim()) args.notional = parseMoney(v("notional"), "Notional");
     return args;
   }
   if (name === "project") return { actions: actions() };
   return {};
 }
 
+// A tool's answer as a person reads it: money formatted, tails in money-days,
+// rates as percentages, refusal messages with their amounts formatted; the
+// exact JSON the engine returned is one click away.
+function readableOutput(value, key = "") {
+  if (Array.isArray(value)) {
+    if (!value.length) return h("span", {}, "none");
+    return h("ol", {}, value.map((v) => h("li", {}, readableOutput(v, key))));
+  }
+  if (value && typeof value === "object") {
+    return h("dl", { class: "fb-facts" }, Object.keys(value).sort().map((k) => [h("dt", {}, label(k)),
+      h("dd", {}, readableOutput(value[k], k))]));
+  }
+  if (key === "message") return h("span", {}, moneyText(value));
+  return h("span", {}, readable(key, value));
+}
+
 /** The tools panel; `run(name, args)` calls the engine, `actions()` gives today's draft actions. */
 export function renderTools(packet, run, actions) {
   const choice = h("select", { name: "tool" }, Object.entries(TOOLS).map(([k, label]) => h("option", { value: k }, label)));
   const slot = h("div", { class: "fb-tool-args" });
-  const output = h("pre", { class: "fb-tool-output", "aria-live": "polite", tabindex: "0", "aria-label": "Tool output" });
+  const output = h("div", { class: "fb-tool-output", "aria-live": "polite", role: "region", tabindex: "0", "aria-label": "Tool output" });
   const redraw = () => slot.replaceChildren(...argsFor(choice.value, packet));
   choice.addEventListener("change", redraw);
   redraw();
@@ -54,9 +73,12 @@ export function renderTools(packet, run, actions) {
     event.preventDefault();
     try {
       const answer = await run(choice.value, readArgs(choice.value, form, actions));
-      output.textContent = answer.ok ? stableJson(answer.output) : `error: ${answer.error}`;
+      output.replaceChildren(...(answer.ok
+        ? [readableOutput(answer.output), h("details", {}, h("summary", {}, "As JSON (integer cents and cent-days, as the engine returns it)"),
+          h("pre", { class: "fb-json-out" }, stableJson(answer.output)))]
+        : [h("p", { class: "fb-error" }, `error: ${moneyText(answer.error)}`)]));
     } catch (e) {
-      output.textContent = `error: ${e.message}`;
+      output.replaceChildren(h("p", { class: "fb-error" }, `error: ${e.message}`));
     }
   });
   return h("section", { class: "fb-tools", "aria-labelledby": "fb-tools-h" },

@@ -17,10 +17,14 @@ function sessionName(source) {
 }
 
 function readme(session, current, name) {
+  // The practice desk's world is public, so its receipts start from the public
+  // salt; the CLI history is given the same salt to reach the same head.
+  const salt = current && current.salt ? ` --salt ${current.salt}` : "";
+  const horizon = session.source.horizon ? ` --observation-end-day ${session.source.horizon}` : "";
   const init = session.source.episode
-    ? `fundbook desk init --episode ${session.source.episode} --db desk.sqlite`
+    ? `fundbook desk init --episode ${session.source.episode} --db desk.sqlite${horizon}${salt}`
     : `fundbook families --output families --family ${session.source.family} --seeds ${session.source.seed}\n` +
-      `fundbook desk init --family-root families/${session.source.family}/seed-${session.source.seed} --db desk.sqlite`;
+      `fundbook desk init --family-root families/${session.source.family}/seed-${session.source.seed} --db desk.sqlite${horizon}${salt}`;
   const root = session.source.episode ? "" : ` --family-root families/${session.source.family}/seed-${session.source.seed}`;
   const steps = session.moves.map((m) => m.batch
     ? `fundbook desk submit --db desk.sqlite${root} --input batches/day-${pad(m.batch.day)}.json`

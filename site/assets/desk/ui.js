@@ -2,9 +2,10 @@
 // server. The engine (the published bundle, in a Web Worker) does every
 // calculation; this module only shows its answers and collects the desk's
 // batches. A session is its source and its moves; each call replays them.
-import { call, engineInfo, warmUp } from "./client.js";
-import { Composer } from "./compose.js";
+import { call, engineInfo, onProgress, warmUp } from "./client.js";
+import { authorityAmount, Composer } from "./compose.js";
 import { bps, ensureStyles, field, h, money, stableJson, table } from "./dom.js";
+import { basis, expected, moneyText } from "./readable.js";
 import * as store from "./store.js";
 import { exportFiles, importMoves } from "./transfer.js";
 import { renderTools } from "./tools.js";
@@ -202,7 +203,7 @@ function renderSession() {
   return h("section", { class: "fb-session", "aria-labelledby": "fb-session-h" },
     h("h2", { id: "fb-session-h" }, "Session"),
     h("p", { class: "fb-where", "data-head": current ? `${current.head.size}:${current.head.hash}` : "" }, where),
-    h("p", { class: "fb-bundle" }, `Engine bundle ${info.bundle_sha256} (checked against the manifest), engine ${info.engine_version}, Python ${info.python_version} on Pyodide ${info.pyodide_version}, ${info.stdlib} standard library.`),
+    h("p", { class: "fb-bundle" }, `Engine bundle ${info.bundle_sha256} (checked against the manifest), engine ${info.engine_version}, Python ${info.python_version} on Pyodide ${info.pyodide_version} (the desk's subset of the standard library).`),
     form,
     h("div", { class: "fb-buttons" },
       h("button", { type: "button", onclick: () => adopt({ format: 1, source: session.source, moves: [], finalized: false }, "Session reset: day 1 is open.") }, "Reset session"),
@@ -234,7 +235,7 @@ function dl(pairs) {
 
 function receiptSummary(r) {
   const p = r.payload || {};
-  if (r.kind === "ACTION") return `${p.type} ${p.decision}${p.reason ? " " + p.reason : ""}: ${p.message ?? ""}`;
+  if (r.kind === "ACTION") return `${p.type} ${p.decision}${p.reason ? " " + p.reason : ""}${p.message ? ": " + moneyText(p.message) : ""}`;
   if (r.kind === "CLOSE") return `close (${p.phase}), cash ${money(p.cash)}`;
   if (r.kind === "BATCH") return `batch for day ${p.batch?.day}, ${p.batch?.actions?.length ?? 0} action(s)`;
   return JSON.stringify(p).slice(0, 160);
@@ -262,7 +263,7 @@ function renderPacket(p) {
     table("Limits and usage", ["counterparty", "name", "capacity", "usage", "headroom", "eligible"],
       p.counterparties.map((c) => [c.id, c.name, money(c.capacity), money(c.usage), money(c.headroom), c.eligible_kinds.join(", ")])),
     table("Approvals", ["id", "kind", "amount", "counterparty", "requested", "status", "resolved", "expires"],
-      p.approvals.map((a) => [a.id, a.kind, money(a.amount), a.counterparty ?? "", `day ${a.requested_day}`, a.status, a.resolved_day ? `day ${a.resolved_day}` : "", a.expires ? `day ${a.expires}` : ""])),
+      p.approvals.map((a) => [a.id, a.kind, authorityAmount(a.kind, a.amount), a.counterparty ?? "", `day ${a.requested_day}`, a.status, a.resolved_day ? `day ${a.resolved_day}` : "", a.expires ? `day ${a.expires}` : ""])),
     table("Breaches", ["day", "code"], p.breaches.map((b) => [String(b.day), b.code])),
     h("h3", {}, `Sources (${p.sources.length})`),
     p.sources.length ? p.sources.map((s) => h("details", { class: "fb-source" },
@@ -311,8 +312,7 @@ function renderCompose(p) {
     if (!answer.ok) return fail(`Projection: ${answer.error}`);
     composer.fillReport(answer.output.report);
     syncJson();
-    const notAccepted = answer.output.decisions.filter((d) => d.decision !== "ACCEPTED");
-    say(`Report filled from the projection tool.${notAccepted.length ? " It expects " + notAccepted.map((d) => `${d.action} ${d.decision} ${d.reason ?? ""}`).join(", ") + "." : " Every action would be accepted."}`);
+    say(`Report filled from the projection tool. ${expected(answer.output.decisions, answer.output.rejected)}`);
   };
   const section = h("section", { class: "fb-compose", "aria-labelledby": "fb-compose-h" },
     h("h2", { id: "fb-compose-h" }, `Today's batch (day ${p.day})`),
@@ -333,7 +333,7 @@ function renderLast() {
   return h("section", { class: "fb-last", "aria-labelledby": "fb-last-h" },
     h("h2", { id: "fb-last-h" }, `Day ${last.day}: what the desk decided`),
     table("Decisions", ["action", "type", "decision", "reason", "message"],
-      last.decisions.map((d) => [d.action, d.type, h("span", { class: d.decision === "ACCEPTED" ? "fb-ok" : "fb-bad", "data-decision": d.decision }, d.decision), d.reason ?? "", d.message ?? ""]),
+      last.decisions.map((d) => [d.action, d.type, h("span", { class: d.decision === "ACCEPTED" ? "fb-ok" : "fb-bad", "data-decision": d.decision }, d.decision), d.reason ?? "", moneyText(d.message ?? "")]),
       { class: "fb-decisions" }),
     h("details", {}, h("summary", {}, `New receipts (${last.receipts.length})`), receiptsTable("Receipts written", last.receipts)));
 }
@@ -355,8 +355,9 @@ function renderResult(r) {
     r.verdict ? h("p", { class: "fb-result-verdict" }, "Verdict: ", h("strong", { "data-verdict": r.verdict }, r.verdict)) : null,
     (r.gates || []).length ? h("ul", { class: "fb-gates" }, r.gates.map((g) => h("li", {}, `${g.passed ? "✓" : "✗"} ${g.gate}: ${g.detail}`))) : null,
     score ? h("p", { class: "fb-result-score" }, "Score: ", h("strong", { "data-score": `${score.points}/${score.denominator}` }, `${score.points}/${score.denominator}`)) : h("p", {}, "No score."),
-    score ? table("Score components", ["component", "points", "max"],
-      Object.entries(score.components).map(([k, c]) => [k.replaceAll("_", " "), String(c.points), String(c.max)])) : null,
+    score ? table("Score components", ["component", "points", "max", "basis"],
+      Object.entries(score.components).map(([k, c]) => [k.replaceAll("_", " "), String(c.points), String(c.max), basis(c)])) : null,
+    score ? h("p", { class: "fb-hint" }, "Costs are money; tails are in money-days (an amount unfunded times the days it stays unfunded; records keep cent-days, 100 times the number shown).") : null,
     dl([["Receipts head", `${r.receipts_head.size}:${r.receipts_head.hash}`]]));
 }
 
@@ -378,10 +379,38 @@ function render() {
   if (focusDay) (document.getElementById(result ? "fb-result-h" : "fb-day-h") || statusLine).focus();
 }
 
+// Start-up in stages, each ticked off as it completes (the first two run side by side).
+const STAGES = [
+  ["bundle", "Engine bundle fetched and checked against its manifest"],
+  ["runtime", "Python runtime (Pyodide) started"],
+  ["import", "Engine imported from the bundle"],
+  ["session", "Session replayed: today's packet"],
+];
+
+function renderStages() {
+  const bar = h("progress", { max: STAGES.length, value: 0, "aria-label": "Engine start-up" });
+  const items = new Map(STAGES.map(([key, text]) => [key, h("li", { "data-stage": key }, text)]));
+  const box = h("div", { class: "fb-stages" }, bar, h("ol", {}, [...items.values()]));
+  let done = 0;
+  // each step is stamped with the time since the page opened
+  const mark = (stage) => {
+    const item = items.get(stage);
+    if (!item || item.dataset.done) return;
+    item.dataset.done = "true";
+    item.append(` (${(performance.now() / 1000).toFixed(1)} s)`);
+    done += 1;
+    bar.value = done;
+    say(`Loading the engine: ${done} of ${STAGES.length} steps done (${STAGES.find(([k]) => k === stage)[1].toLowerCase()}).`);
+  };
+  return { box, mark };
+}
+
 async function boot() {
-  root.replaceChildren(statusLine, errorLine, body);
+  const stages = renderStages();
+  root.replaceChildren(statusLine, errorLine, stages.box, body);
   root.setAttribute("aria-busy", "true");
   say("Loading the engine: Pyodide and the engine bundle, checked against its manifest…");
+  onProgress(({ stage }) => stages.mark(stage));
   try {
     info = await engineInfo();
   } catch (e) {
@@ -395,12 +424,14 @@ async function boot() {
   const tState = performance.now();
   render();
   const tRender = performance.now();
+  stages.mark("session");
   // performance.now() counts from navigation start: page open to first packet shown (painted)
   await new Promise((resolve) => requestAnimationFrame(() => resolve()));
   window.fbDeskTimings = { ...info.timings, first_packet_ms: performance.now(), module_start_ms: t0,
     engine_ready_ms: tReady, state_call_ms: tState - tReady, render_ms: tRender - tState };
   root.setAttribute("aria-busy", "false");
   root.dataset.ready = "true";
+  stages.box.hidden = true;
   if (!statusLine.textContent.startsWith("Loading")) return;
   say(current ? (result ? "Run finalised." : `${store.sourceLabel(session.source)}: day ${current.open_day} is open.`) : "");
 }

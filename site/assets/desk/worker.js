@@ -21,20 +21,18 @@ const MINIMAL_LOCK = {
   packages: {},
 };
 
-// The pinned runtime's stdlib with every module compiled by that runtime
-// (`make build-desk`): Pyodide then starts without compiling the stdlib. If
-// the site was built without it, the stock stdlib is used.
+// The desk's standard library (`make build-desk`): only the modules the engine
+// and the desk load, compiled by the pinned runtime. Always this one: the site
+// build makes it, so no request probes for it first.
 const STDLIB_URL = new URL("./runtime/python_stdlib.zip", import.meta.url).href;
 
 const now = () => performance.now();
 
-async function stdlibOptions() {
-  try {
-    const response = await fetch(STDLIB_URL, { method: "HEAD" });
-    return response.ok ? { stdLibURL: STDLIB_URL } : {};
-  } catch {
-    return {};
-  }
+// Start-up progress: "bundle" (fetched and checked), "runtime" (Pyodide
+// started), "import" (engine imported). The first two complete in either
+// order: they load side by side.
+function progress(stage, t0) {
+  self.postMessage({ progress: { stage, ms: Math.round(now() - t0) } });
 }
 
 async function fetchBytes(name) {
@@ -44,8 +42,7 @@ async function fetchBytes(name) {
   return new Uint8Array(await response.arrayBuffer());
 }
 
-async function fetchBundle() {
-  const t0 = now();
+async function fetchBundle(t0) {
   const [zipBytes, manifestBytes, provenanceBytes] = await Promise.all(
     [BUNDLE_NAME, MANIFEST_NAME, PROVENANCE_NAME].map(fetchBytes));
   let provenance;
@@ -55,16 +52,19 @@ async function fetchBundle() {
     throw new Error(`engine/${PROVENANCE_NAME}: not valid JSON; nothing was run`);
   }
   const checked = await checkBundle(zipBytes, manifestBytes, provenance);
+  progress("bundle", t0);
   return { ...checked, bytes: zipBytes, fetch_ms: now() - t0 };
 }
 
 async function boot() {
   const t0 = now();
   // Start the runtime and the bundle together; import only after the check.
-  const bundle = fetchBundle();
-  const stdlib = await stdlibOptions();
-  const runtime = loadPyodide({ indexURL: PYODIDE_URL, lockFileContents: MINIMAL_LOCK, ...stdlib })
-    .then((py) => ({ py, runtime_ms: now() - t0 }));
+  const bundle = fetchBundle(t0);
+  const runtime = loadPyodide({ indexURL: PYODIDE_URL, lockFileContents: MINIMAL_LOCK, stdLibURL: STDLIB_URL })
+    .then((py) => {
+      progress("runtime", t0);
+      return { py, runtime_ms: now() - t0 };
+    });
   const [{ py, runtime_ms }, checked] = await Promise.all([runtime, bundle]);
   const compiledFor = checked.manifest.runtime?.pyodide_version;
   if (compiledFor !== py.version) {
@@ -77,11 +77,12 @@ async function boot() {
   py.runPython(`import sys\nsys.path.insert(0, ${JSON.stringify(path)})\nimport engine._session`);
   const session = py.pyimport("engine._session");
   const engine = py.pyimport("engine");
+  progress("import", t0);
   const info = {
     bundle_sha256: checked.bundleSha,
     manifest_sha256: checked.manifestSha,
     runtime: checked.manifest.runtime,
-    stdlib: stdlib.stdLibURL ? "precompiled" : "stock",
+    stdlib: "desk subset",
     engine_version: engine.ENGINE_VERSION,
     families: engine.FAMILIES.toJs(),
     episodes: engine.EPISODES.toJs(),

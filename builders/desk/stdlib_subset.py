@@ -1,0 +1,141 @@
+"""The desk's standard library: only the modules the engine and the desk load.
+
+The runtime's stdlib holds 559 modules; compiled, they are 4.4 MB that barely
+compress, and the desk loads 121 of them (116 for Pyodide's own start-up).
+`stdlib_modules.txt` beside this file lists them: an import trace of the
+desk's whole workload (stdlib_trace.mjs running stdlib_workload.py in the
+pinned Pyodide: start-up, the engine, every desk call and tool, the error
+paths, verify), less the OPTIONAL modules below, which are imported only under
+`try: ... except ImportError` for features the desk never uses.
+
+`make build-desk` (stdlib_build.mjs, in the build's one runtime) selects the listed sources from the
+runtime's own stdlib zip with `select_sources` and compiles them with that
+runtime (stdlib_compile.py), without docstrings or column ranges. This module
+is plain standard library so that it runs inside Pyodide as well as on the
+host.
+
+  python -m builders.desk.stdlib_subset trace [--write]
+      re-runs the trace against this checkout's engine bundle and prints the
+      list (or rewrites stdlib_modules.txt).
+
+tests/desk/test_stdlib_subset.py fails when a fresh trace names a module the
+list lacks, and runs the workload on the built subset, failing on any import
+it cannot serve.
+"""
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent  # (inside Pyodide this module sits at /desk/: no error)
+MODULES = HERE / "stdlib_modules.txt"
+TRACE = HERE / "stdlib_trace.mjs"
+# One published record of each kind, for verify's part of the workload.
+TRACE_RECORDS = ("reference-W1", "adversarial-W2-M1_stale_quote", "baseline-FUND_01-seed-1-do-nothing")
+
+# Loaded by the runtime's start-up, but only under `try: import ... except
+# ImportError`, for what the desk never does: TLS (asyncio's sslproto) and
+# bzip2, LZMA and Zstandard members of zip files (zipfile, shutil).
+OPTIONAL = {
+    "ssl": "asyncio.sslproto: TLS transports (the desk opens no socket)",
+    "_ssl": "ssl's helper",
+    "bz2": "zipfile, shutil: bzip2 members (the desk reads stored and deflated zips only)",
+    "lzma": "zipfile, shutil: LZMA members",
+    "compression.zstd": "zipfile, shutil: Zstandard members",
+    "compression.zstd._zstdfile": "compression.zstd's helpers",
+    "compression": "compression.zstd's helpers",
+    "compression._common": "compression.zstd's helpers",
+    "compression._common._streams": "compression.zstd's helpers",
+}
+HEADER = ("# Standard-library modules the practice desk and verify load in the pinned Pyodide:\n"
+          "# `python -m builders.desk.stdlib_subset trace --write` writes this file from an import\n"
+          "# trace, less stdlib_subset.OPTIONAL (do not edit by hand).\n")
+
+
+def read_modules(text: str) -> list:
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def module_sources(name: str) -> tuple:
+    """The zip entries that can hold the source of `name`: a module file or a package's __init__."""
+    base = name.replace(".", "/")
+    return (f"{base}.py", f"{base}/__init__.py")
+
+
+def select_sources(stock_path: str, modules, out_path: str) -> dict:
+    """Write a zip of the stock stdlib's sources of `modules`, entries in their original order.
+
+    Raises ValueError naming the first module the stock zip does not hold."""
+    with zipfile.ZipFile(stock_path) as zin:
+        names = set(zin.namelist())
+        keep = set()
+        for module in modules:
+            found = [p for p in module_sources(module) if p in names]
+            if not found:
+                raise ValueError(f"module {module!r} of {MODULES.name} is not in the runtime's stdlib")
+            keep.add(found[0])
+        with zipfile.ZipFile(out_path, "w") as zout:
+            for info in zin.infolist():
+                if info.filename in keep:
+                    zout.writestr(info, zin.read(info))
+    return {"modules": len(keep)}
+
+
+def trace(bundle: Path, stdlib: Path = None, records=TRACE_RECORDS) -> dict:
+    """Run the desk workload in the pinned Pyodide: {modules, failures, answers, pyodide_version}."""
+    node = shutil.which("node")
+    if node is None:
+        raise RuntimeError("node is not installed: the trace runs the pinned Pyodide in Node")
+    argv = [node, str(TRACE), "--bundle", str(bundle)]
+    if stdlib is not None:
+        argv += ["--stdlib", str(stdlib)]
+    for run_id in records:
+        argv += ["--record", str(ROOT / "runs" / f"{run_id}.json")]
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=600)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"stdlib trace failed (exit {proc.returncode}): {last}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def listed(traced) -> list:
+    """What stdlib_modules.txt should say for a trace: every traced module but the optional ones."""
+    return sorted(set(traced) - set(OPTIONAL))
+
+
+def main(argv=None) -> int:
+    import click
+
+    @click.group()
+    def cli():
+        """The desk's standard-library subset."""
+
+    @cli.command("trace")
+    @click.option("--write", is_flag=True, help=f"rewrite {MODULES.name}")
+    def trace_cmd(write):
+        """Trace the desk's imports against this checkout's engine bundle."""
+        from builders.desk import devsite
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                out = trace(devsite.engine_bundle(Path(tmp)) / "fundbook-engine.zip")
+            except RuntimeError as exc:
+                raise click.ClickException(str(exc))
+        if out["failures"]:
+            raise click.ClickException(f"the workload failed: {out['failures'][0]}")
+        text = HEADER + "".join(f"{m}\n" for m in listed(out["modules"]))
+        if write:
+            MODULES.write_text(text, encoding="utf-8")
+            click.echo(f"{MODULES.relative_to(ROOT)}: {len(read_modules(text))} modules")
+        else:
+            click.echo(text, nl=False)
+
+    return cli.main(argv, prog_name="python -m builders.desk.stdlib_subset", standalone_mode=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

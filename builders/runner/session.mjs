@@ -1,0 +1,48 @@
+// One pinned Pyodide runtime for a whole build: `make build` compiles the
+// engine, executes every fixture and compiles the desk's stdlib in it, so the
+// runtime is loaded once (builders/_session.py drives it).
+//
+//   node builders/runner/session.mjs      (requests on stdin, events on stdout)
+//
+// Request, one JSON line:  {"op": "compile", "config": "<json text>", "out": DIR, "root": DIR}
+//                          {"op": "run", "bundle", "bundle_sha256", "manifest", "plan", "plan_sha256", "plan_label"}
+//                          {"op": "stdlib", "out": FILE}
+// Events, one JSON line each: {"event": "ready", ...} once; per request the
+// op's own events, then {"event": "end", "op", ...facts}. End of stdin ends the
+// session. Any error: one line on stderr, exit 1 (the build stops).
+import { hostname } from "node:os";
+import { createInterface } from "node:readline";
+import { compileStdlib } from "../desk/stdlib_build.mjs";
+import { EXIT_USAGE, fail, startPyodide } from "./_pyodide.mjs";
+import { compileBundle, runFixtures } from "./ops.mjs";
+
+const emit = (event) => process.stdout.write(JSON.stringify(event) + "\n");
+const runtime = await startPyodide();
+emit({
+  event: "ready", pyodide_version: runtime.version, load_ms: Math.round(runtime.loadMs), node_version: process.version,
+  host: `${process.platform}-${process.arch} ${hostname()}`,
+});
+
+const ops = {
+  compile: (req) => compileBundle(runtime, req.config, req.out, req.root),
+  run: (req) => runFixtures(runtime, {
+    bundle: req.bundle, bundleSha256: req.bundle_sha256, manifest: req.manifest,
+    plan: { text: req.plan, sha256: req.plan_sha256, label: req.plan_label || "fixture plan" },
+  }, emit),
+  stdlib: (req) => compileStdlib(runtime, req.out),
+};
+
+for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
+  if (!line.trim()) continue;
+  let req;
+  try {
+    req = JSON.parse(line);
+  } catch (err) {
+    fail(`session request does not parse (${err.message})`, EXIT_USAGE);
+  }
+  const op = ops[req.op];
+  if (!op) fail(`session request: unknown op ${JSON.stringify(req.op)} (expected compile, run or stdlib)`, EXIT_USAGE);
+  const t0 = performance.now();
+  const facts = op(req);
+  emit({ event: "end", op: req.op, ms: Math.round(performance.now() - t0), ...facts });
+}

@@ -1,0 +1,111 @@
+"""Parquet tables of the retained attempts, beside the runs' tables:
+`runs/attempts.parquet` (one row per attempt) and `runs/calls.parquet` (one
+row per model call). Only hashed content goes in (never `volatile`), and every
+record is verified before it is read, so the files are identical across
+rebuilds and never show a number a record does not back.
+"""
+
+import json
+import os
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ._verify import verify_attempt
+
+ATTEMPTS = pa.schema([
+    ("attempt_id", pa.string()), ("label", pa.string()), ("model", pa.string()), ("provider", pa.string()),
+    ("family", pa.string()), ("seed", pa.int64()), ("split", pa.string()), ("horizon", pa.int64()),
+    ("status", pa.string()), ("limit", pa.string()), ("reason", pa.string()), ("settled_days", pa.int64()),
+    ("accepted_actions", pa.int64()), ("invalid_artefacts", pa.int64()), ("result_status", pa.string()),
+    ("verdict", pa.string()), ("points", pa.int64()), ("denominator", pa.int64()), ("calls", pa.int64()),
+    ("cache_hits", pa.int64()), ("tokens_in", pa.int64()), ("tokens_out", pa.int64()),
+    ("prompt_cache_hit_tokens", pa.int64()), ("micro_usd", pa.int64()), ("unresolved_micro_usd", pa.int64()),
+    ("sandbox_micro_usd", pa.int64()), ("sandbox_unresolved_micro_usd", pa.int64()), ("claim_id", pa.string()),
+    ("cap_micro_usd", pa.int64()), ("config_hash", pa.string()), ("freeze_sha256", pa.string()),
+    ("deviations", pa.int64()), ("bundle_sha256", pa.string()), ("code_commit", pa.string()),
+    ("resumed_from", pa.string()), ("replay_of", pa.string()), ("receipts_size", pa.int64()),
+    ("receipts_hash", pa.string()), ("content_sha256", pa.string()),
+])
+CALLS = pa.schema([
+    ("attempt_id", pa.string()), ("call", pa.int64()), ("day", pa.int64()), ("outcome", pa.string()),
+    ("request_sha256", pa.string()), ("tokens_in", pa.int64()), ("tokens_out", pa.int64()),
+    ("prompt_cache_hit_tokens", pa.int64()), ("micro_usd", pa.int64()), ("reserved_micro_usd", pa.int64()),
+    ("cached", pa.bool_()), ("stop_reason", pa.string()),
+])
+
+
+def attempt_row(record) -> dict:
+    c = record["content"]
+    result, term, cost = c.get("result") or {}, c["termination"], c["cost"]
+    score = result.get("score") or {}
+    head = c.get("receipts_head") or {}
+    return {
+        "attempt_id": c["attempt_id"], "label": c["label"], "model": c["model"]["id"],
+        "provider": c["model"]["provider"], "family": c["task"]["family"], "seed": c["task"]["seed"],
+        "split": c["task"]["split"], "horizon": c["task"]["horizon"], "status": term["status"],
+        "limit": term.get("limit"), "reason": term["reason"], "settled_days": c["settled_days"],
+        "accepted_actions": c["accepted_actions"], "invalid_artefacts": c["invalid_artefacts"],
+        "result_status": result.get("status"), "verdict": result.get("verdict"), "points": score.get("points"),
+        "denominator": score.get("denominator"), "calls": cost["calls"], "cache_hits": cost["cache_hits"],
+        "tokens_in": cost["tokens_in"], "tokens_out": cost["tokens_out"],
+        "prompt_cache_hit_tokens": cost["prompt_cache_hit_tokens"], "micro_usd": cost["micro_usd"],
+        "unresolved_micro_usd": cost["unresolved_micro_usd"], "sandbox_micro_usd": cost["sandbox_micro_usd"],
+        "sandbox_unresolved_micro_usd": cost["sandbox_unresolved_micro_usd"], "claim_id": c["claim"]["id"],
+        "cap_micro_usd": c["claim"]["cap_micro_usd"], "config_hash": c["config_hash"],
+        "freeze_sha256": (c.get("freeze") or {}).get("sha256"),
+        "deviations": len((c.get("freeze") or {}).get("deviations") or []),
+        "bundle_sha256": c["engine"]["bundle_sha256"], "code_commit": c["code"]["commit"],
+        "resumed_from": (c.get("resumed_from") or {}).get("attempt_id"),
+        "replay_of": (c.get("replay_of") or {}).get("attempt_id"),
+        "receipts_size": head.get("size"), "receipts_hash": head.get("hash"), "content_sha256": record["content_sha256"],
+    }
+
+
+def call_rows(record, transcript) -> list:
+    c = record["content"]
+    reserved = {e["call"]: e["micro_usd"] for e in c["ledger"]["entries"]
+                if e["account"] == "inference" and e["kind"] == "reserve"}
+    rows = []
+    for step in transcript["steps"]:
+        call = step.get("call")
+        if not call:
+            continue
+        answered = "tokens_in" in call
+        rows.append({
+            "attempt_id": c["attempt_id"], "call": call["index"], "day": step.get("day"),
+            "outcome": "answered" if answered else call.get("outcome"),
+            "request_sha256": call.get("request_sha256"), "tokens_in": call.get("tokens_in"),
+            "tokens_out": call.get("tokens_out"), "prompt_cache_hit_tokens": call.get("prompt_cache_hit_tokens"),
+            "micro_usd": call.get("micro_usd"), "reserved_micro_usd": reserved.get(call["index"]),
+            "cached": call.get("cached"), "stop_reason": call.get("stop_reason")})
+    return rows
+
+
+def records_in(attempts_dir) -> list:
+    """Every attempt folder's record, verified: [(record, transcript)] sorted by attempt id."""
+    out = []
+    if not os.path.isdir(attempts_dir):
+        return out
+    for name in sorted(os.listdir(attempts_dir)):
+        path = os.path.join(attempts_dir, name, "record.json")
+        if not os.path.isfile(path):
+            continue
+        record = verify_attempt(path)["record"]
+        with open(os.path.join(attempts_dir, name, record["content"]["transcript"]["path"]), encoding="utf-8") as fh:
+            out.append((record, json.load(fh)))
+    return sorted(out, key=lambda pair: pair[0]["content"]["attempt_id"])
+
+
+def write_tables(attempts_dir, out_dir) -> dict:
+    pairs = records_in(attempts_dir)
+    attempts = [attempt_row(r) for r, _ in pairs]
+    calls = [row for r, t in pairs for row in call_rows(r, t)]
+    paths = {}
+    for name, rows, schema in (("attempts.parquet", attempts, ATTEMPTS), ("calls.parquet", calls, CALLS)):
+        path = os.path.join(out_dir, name)
+        tmp = path + ".tmp"
+        pq.write_table(pa.Table.from_pylist(rows, schema=schema), tmp, compression="zstd", write_statistics=False)
+        os.replace(tmp, path)
+        paths[name] = (path, len(rows))
+    return paths

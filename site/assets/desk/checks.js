@@ -1,0 +1,335 @@
+// The checks behind "verify", with no DOM and no engine: canonical JSON and
+// sha256, the run index chain, the engine facts of a record, and how a figure
+// the page shows must read for a given record value. Plain ES module, so Node
+// runs the same code in the tests (tests/site/test_checks.py).
+//
+// A page marks every figure it shows with data-fb-path (the root -- content,
+// record, entry, index, receipts -- then keys and list indexes, "/"-separated
+// and percent-encoded) and data-fb-format (absent: "text"); figureText() below
+// must give exactly the text builders/site/fmt.py `figure_text` renders for
+// the same value and format.
+
+// The execution path of every published run record (builders/runs/_records.py PYODIDE_PATH).
+export const COMPILED_PATH = "compiled bundle in Pyodide";
+
+const encoder = new TextEncoder();
+
+function hex(buffer) {
+  return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** sha256 of bytes (Uint8Array or ArrayBuffer) or of a string's UTF-8, as hex. */
+export async function sha256hex(data) {
+  if (!globalThis.crypto?.subtle) throw new Error("this page has no Web Crypto SHA-256 (it needs https or localhost)");
+  const bytes = typeof data === "string" ? encoder.encode(data) : data;
+  return hex(await crypto.subtle.digest("SHA-256", bytes));
+}
+
+function byCodePoint(a, b) {
+  // Python's sort_keys order (code points), which the engine hashes with.
+  const x = Array.from(a, (c) => c.codePointAt(0));
+  const y = Array.from(b, (c) => c.codePointAt(0));
+  for (let i = 0; i < Math.min(x.length, y.length); i += 1) if (x[i] !== y[i]) return x[i] - y[i];
+  return x.length - y.length;
+}
+
+/** engine._canon.canonical_json as text: sorted keys, compact, integers only. */
+export function canonicalJSON(value) {
+  if (value === null || typeof value === "boolean" || typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "number") {
+    if (!Number.isSafeInteger(value)) throw new Error(`canonical JSON: ${value} is not an integer within +-(2^53-1)`);
+    return String(value);
+  }
+  if (Array.isArray(value)) return `[${value.map(canonicalJSON).join(",")}]`;
+  if (typeof value === "object") {
+    const keys = Object.keys(value).sort(byCodePoint);
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJSON(value[k])}`).join(",")}}`;
+  }
+  throw new Error(`canonical JSON: ${typeof value} is not JSON`);
+}
+
+export async function contentSha256(value) {
+  return sha256hex(canonicalJSON(value));
+}
+
+// ---- the run index chain: mirrors builders/runs/_index.py, keep the two in step ----
+
+// fundbook.index/2: the chain starts from a genesis over the index's schema and
+// engine block, and an entry's hash covers every field but `hash` itself,
+// file_sha256 included (builders/runs/_index.py).
+export const UNCHAINED = ["hash"];
+
+export async function genesis(index) {
+  return contentSha256({ schema: index?.schema, engine: index?.engine });
+}
+
+export async function entryHash(entry) {
+  const covered = Object.fromEntries(Object.entries(entry).filter(([k]) => !UNCHAINED.includes(k)));
+  return contentSha256(covered);
+}
+
+/** {ok, at, detail}: every entry links to the one before, hashes to its `hash`, and the head is the last. */
+export async function checkChain(index) {
+  const entries = Array.isArray(index?.entries) ? index.entries : null;
+  if (!entries) return { ok: false, at: "entries", detail: "the index has no entries list" };
+  let prev = await genesis(index);
+  for (const [i, entry] of entries.entries()) {
+    if (entry.prev_hash !== prev) {
+      return { ok: false, at: `entries[${i}].prev_hash`, published: entry.prev_hash, computed: prev,
+        detail: `entry ${i} (${entry.run_id}) does not link to the entry before it` };
+    }
+    const computed = await entryHash(entry);
+    if (computed !== entry.hash) {
+      return { ok: false, at: `entries[${i}].hash`, published: entry.hash, computed,
+        detail: `entry ${i} (${entry.run_id}) does not hash to its hash` };
+    }
+    prev = entry.hash;
+  }
+  const head = index.head || {};
+  if (head.size !== entries.length) {
+    return { ok: false, at: "head.size", published: head.size, computed: entries.length, detail: "the head does not count every entry" };
+  }
+  if (head.hash !== prev) {
+    return { ok: false, at: "head.hash", published: head.hash, computed: prev, detail: "the head is not the last entry's hash" };
+  }
+  return { ok: true, size: entries.length, head: prev };
+}
+
+/** Problems of a run's index entry against its record: [{field, published, computed}]. */
+export function entryProblems(entry, record, fileSha, computedContent) {
+  if (!entry) return [{ field: "index entry", published: "(absent)", computed: "an entry for this run" }];
+  const out = [];
+  const want = {
+    content_sha256: record.content_sha256,
+    file_sha256: fileSha,
+    run_id: computedContent.run_id,
+    kind: computedContent.kind,
+    fixture_sha256: computedContent.fixture_sha256,
+    fixture_id: computedContent.instance_id,
+  };
+  for (const [key, value] of Object.entries(want)) {
+    if (key in entry && entry[key] !== value) out.push({ field: `index entry.${key}`, published: entry[key], computed: value });
+  }
+  for (const key of ["content_sha256", "file_sha256"]) {
+    if (!(key in entry)) out.push({ field: `index entry.${key}`, published: "(absent)", computed: want[key] });
+  }
+  return out;
+}
+
+/** Problems of a record's engine facts against the bundle that ran: [{field, published, computed}]. */
+export function engineProblems(content, info) {
+  const engine = content?.engine || {};
+  const want = {
+    "content.engine.bundle_sha256": [engine.bundle_sha256, info.bundle_sha256],
+    "content.engine.manifest_sha256": [engine.manifest_sha256, info.manifest_sha256],
+    "content.engine.engine_version": [engine.engine_version, info.engine_version],
+    "content.engine.pyodide_version": [engine.pyodide_version, info.pyodide_version],
+    "content.engine.python_version": [engine.python_version, info.python_version],
+    "content.execution_path": [content?.execution_path, COMPILED_PATH],
+  };
+  return Object.entries(want).filter(([, [a, b]]) => a !== b)
+    .map(([field, [published, computed]]) => ({ field, published: published ?? "(absent)", computed }));
+}
+
+// ---- what a page shows ----
+
+const SHOWN_BY_CODE_POINT = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/gu;
+
+/** builders/site/escape.py `visible`: invisible and bidi characters as ⟨U+XXXX⟩. */
+export function visible(text) {
+  return String(text).replace(SHOWN_BY_CODE_POINT, (c) => (c === "\n" || c === "\t" || c === "\r"
+    ? c : `⟨U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}⟩`));
+}
+
+/** builders/site/pages.py `compact`: sorted keys, ", " and ": " separators. */
+export function compact(value) {
+  if (value === null || typeof value !== "object") return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(compact).join(", ")}]`;
+  const keys = Object.keys(value).sort(byCodePoint);
+  return `{${keys.map((k) => `${JSON.stringify(k)}: ${compact(value[k])}`).join(", ")}}`;
+}
+
+/** Integer cents as "1,234.56" (fmt.money); null as an em dash. */
+export function money(cents) {
+  if (cents === null || cents === undefined) return "—";
+  if (!Number.isSafeInteger(cents)) return text(cents);
+  const sign = cents < 0 ? "-" : "";
+  const abs = Math.abs(cents);
+  const units = Math.floor(abs / 100).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  return `${sign}${units}.${String(abs % 100).padStart(2, "0")}`;
+}
+
+function text(value) {
+  if (value === null || value === undefined) return "—";
+  if (typeof value === "string") return value;
+  if (typeof value === "boolean") return value ? "yes" : "no";
+  if (typeof value === "number") return String(value);
+  return compact(value);
+}
+
+// Python's truth value and dict test, so both sides read a value alike.
+const isDict = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+const truthy = (v) => (Array.isArray(v) ? v.length > 0 : isDict(v) ? Object.keys(v).length > 0 : Boolean(v));
+
+function fixtureLabel(f) {
+  if (!isDict(f) || !Object.keys(f).length) return "—";
+  if ("episode" in f) return [f.episode, f.mutation].filter(truthy).map(text).join(" · ");
+  if ("family" in f) {
+    const policy = "policy" in f ? text(f.policy) : "";
+    return `${text(f.family)} seed ${text(f.seed ?? null)} · ${policy}`.replace(/[ ·]+$/, "");
+  }
+  return Object.keys(f).filter((k) => k !== "kind").sort(byCodePoint).map((k) => `${k}=${text(f[k])}`).join(", ");
+}
+
+/** Python's shlex.quote. */
+function shellQuote(s) {
+  if (!s) return "''";
+  if (!/[^A-Za-z0-9_@%+=:,./-]/.test(s)) return s;
+  return `'${s.replace(/'/g, `'"'"'`)}'`;
+}
+
+const FORMATS = {
+  text,
+  money,
+  money_days: (v) => (Number.isInteger(v) ? `${money(v)} money-days` : text(v)),
+  short: (v) => (typeof v === "string" && v ? Array.from(v).slice(0, 12).join("") : "—"),
+  score: (v) => (isDict(v) ? `${text(v.points)}/${text(v.denominator)}` : "no score"),
+  points: (v) => (isDict(v) ? `${text(v.points)}/${text(v.max)}` : text(v)),
+  verdict: (v) => (v === null || v === undefined ? "no verdict" : text(v)),
+  passed: (v) => (v === true ? "passed" : "did not pass"),
+  json: (v) => (v === undefined ? "null" : compact(v)),
+  list: (v) => (Array.isArray(v) && v.length ? v.map(text).join(", ") : "none"),
+  report: (d) => `${text(isDict(d) ? d.report_matched : null)}/${text(isDict(d) ? d.report_fields : null)}`,
+  decision: (x) => {
+    const d = isDict(x) ? x : {};
+    return `${text(d.action)} ${text(d.type)} ${text(d.decision)}${truthy(d.reason) ? ` (${text(d.reason)})` : ""}`;
+  },
+  fixture: fixtureLabel,
+  count: (v) => String(Array.isArray(v) ? v.length : 0),
+  expectation: (e) => {
+    if (!isDict(e) || !Object.keys(e).length) return "—";
+    return Object.keys(e).sort(byCodePoint).map((key) => {
+      const v = e[key];
+      if (key === "refusal" && isDict(v)) return `refuses ${text(v.action)} on day ${text(v.day)} (${text(v.reason)})`;
+      if (key === "failed_gates" && Array.isArray(v)) return `fails ${v.map(text).join(", ")}`;
+      return `${key} ${text(v)}`;
+    }).join("; ");
+  },
+  command: (c) => {
+    const d = isDict(c) ? c : {};
+    const env = isDict(d.env) ? d.env : {};
+    const parts = Object.keys(env).sort(byCodePoint).map((k) => `${k}=${text(env[k])}`);
+    if (Array.isArray(d.argv) && d.argv.length) parts.push(d.argv.map((a) => shellQuote(typeof a === "string" ? a : text(a))).join(" "));
+    return parts.join(" ");
+  },
+};
+
+/** The text a figure of this format shows for `value` (fmt.figure_text, after escape.visible). */
+export function figureText(value, format) {
+  const f = FORMATS[format];
+  if (!f) throw new Error(`unknown figure format ${format}`);
+  return visible(f(value));
+}
+
+/** "content/days/3/cash" -> ["content", "days", "3", "cash"] (figures.py `path_attr`). */
+export function parsePath(attr) {
+  return String(attr).split("/").map((s) => decodeURIComponent(s));
+}
+
+/** The value at a figure path in {content, record, entry, index, receipts}; null where it leaves
+ * the record (figures.py `resolve` reads it alike). Digit segments index lists. */
+export function resolve(roots, path) {
+  let value = roots;
+  for (const part of path.map(String)) {
+    if (isDict(value) && Object.hasOwn(value, part)) value = value[part];
+    else if (Array.isArray(value) && /^\d+$/.test(part) && Number(part) < value.length) value = value[Number(part)];
+    else return null;
+  }
+  return value;
+}
+
+export function pathText(path) {
+  return path.map(String).map((p, i) => (/^\d+$/.test(p) && i ? `[${p}]` : i ? `.${p}` : p)).join("");
+}
+
+const pathKey = (path) => JSON.stringify(path.map(String));
+
+/** The figures a run page must show (so a removed mark cannot hide an edited figure). */
+export function requiredPaths(content) {
+  const out = [["content", "status"], ["content", "verdict"], ["content", "score"]];
+  (content.gates || []).forEach((_, i) => out.push(["content", "gates", i, "gate"], ["content", "gates", i, "passed"]));
+  for (const name of Object.keys(content.score?.components || {})) out.push(["content", "score", "components", name]);
+  (content.days || []).forEach((d, i) => {
+    out.push(["content", "days", i, "cash"]);
+    (d.decisions || []).forEach((_, j) => out.push(["content", "days", i, "decisions", j]));
+  });
+  for (const key of Object.keys(content.economics || {})) out.push(["content", "economics", key]);
+  if (content.expected !== null && content.expected !== undefined) out.push(["content", "passed"]);
+  return out;
+}
+
+/** The figures a register row must show. */
+export function requiredRowPaths() {
+  return [["content", "status"], ["content", "verdict"], ["content", "score"]];
+}
+
+/**
+ * Compare figures [{path, format, shown}] with roots; `required` paths must each be
+ * among them. Returns [{field, published, computed}] where `published` is what
+ * the page shows and `computed` what the verified record gives.
+ */
+export function figureProblems(figures, roots, required = []) {
+  const out = [];
+  const seen = new Set();
+  for (const { path, format, shown } of figures) {
+    seen.add(pathKey(path));
+    let want;
+    try {
+      want = figureText(resolve(roots, path), format);
+    } catch (error) {
+      want = `(${error.message})`;
+    }
+    if (shown !== want) out.push({ field: `page: ${pathText(path)}`, published: shown, computed: want });
+  }
+  for (const path of required) {
+    if (!seen.has(pathKey(path))) {
+      out.push({ field: `page: ${pathText(path)}`, published: "(not shown)", computed: figureText(resolve(roots, path), "json") });
+    }
+  }
+  return out;
+}
+
+// ---- the run page charts (builders/site/charts.py builds the same rows) ----
+
+export function cashRows(days) {
+  return (days || []).filter((d) => d.cash !== null && d.cash !== undefined).map((d) => ({ day: d.day, cash: d.cash / 100 }));
+}
+
+export function fundingRows(days) {
+  const rows = [];
+  for (const d of days || []) {
+    const counts = new Map();
+    for (const x of d.decisions || []) {
+      const key = JSON.stringify([x.type || "?", x.decision || "?"]);
+      counts.set(key, (counts.get(key) || 0) + 1);
+    }
+    // sorted by (type, decision), as Python sorts the tuples
+    const keys = [...counts.keys()].map((k) => JSON.parse(k))
+      .sort((a, b) => byCodePoint(a[0], b[0]) || byCodePoint(a[1], b[1]));
+    for (const [kind, decision] of keys) {
+      rows.push({ day: d.day, action: `${kind} ${String(decision).toLowerCase()}`,
+        count: counts.get(JSON.stringify([kind, decision])) });
+    }
+  }
+  if (!rows.length) return (days || []).map((d) => ({ day: d.day, action: "no actions", count: 0 }));
+  return rows;
+}
+
+/** Problems of a chart's data rows against the rows the verified days give. */
+export function chartProblems(id, values, days) {
+  const want = id === "cash" ? cashRows(days) : id === "funding" ? fundingRows(days) : null;
+  if (!want) return [{ field: `page: chart ${id}`, published: "(unknown chart)", computed: "cash or funding" }];
+  const a = compact(values);
+  const b = compact(want);
+  return a === b ? [] : [{ field: `page: chart ${id} data`, published: a.slice(0, 300), computed: b.slice(0, 300) }];
+}

@@ -1,0 +1,38 @@
+"""A lighter desk start: the runtime starts from the desk's stdlib subset with no
+probe request, nothing fails on the way, and the start-up shows its stages."""
+
+import pytest
+
+from tests.desk import helpers as d
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+
+
+def test_the_desk_starts_without_a_failed_or_wasted_request(context, site):
+    requests, failed = [], []
+    context.on("request", lambda r: requests.append((r.method, r.url[len(site.url):])))
+    context.on("requestfailed", lambda r: failed.append(f"{r.method} {r.url} {r.failure}"))
+    page = context.new_page()
+    d.open_desk(page, site)
+    assert failed == []
+    assert [m for m, _ in requests if m != "GET"] == []  # no HEAD probe
+    paths = [p for _, p in requests]
+    assert "assets/desk/runtime/python_stdlib.zip" in paths
+    # neither the runtime's whole stdlib nor its package lock: the desk needs neither
+    assert not [p for p in paths if p.startswith("vendor/pyodide/") and p.endswith((".zip", ".json"))]
+    assert paths.count("assets/desk/runtime/python_stdlib.zip") == 1
+
+
+def test_start_up_is_shown_in_stages(page, site):
+    page.goto(site.url + "desk/")
+    stages = page.locator(".fb-stages li")
+    stages.first.wait_for(state="attached")
+    assert stages.count() == 4
+    assert page.locator(".fb-stages progress").get_attribute("aria-label") == "Engine start-up"
+    page.wait_for_selector("#fb-desk[data-ready=true]", state="attached", timeout=90_000)
+    done = page.eval_on_selector_all(".fb-stages li", "items => items.map(i => [i.dataset.stage, i.dataset.done, i.textContent])")
+    assert [s for s, _, _ in done] == ["bundle", "runtime", "import", "session"]
+    assert all(flag == "true" and text.endswith(" s)") for _, flag, text in done), done
+    assert page.evaluate("document.querySelector('.fb-stages progress').value") == 4
+    assert not page.locator(".fb-stages").is_visible()  # gone once the packet is shown
+    assert not page.errors

@@ -1,0 +1,341 @@
+"""The paid path end to end through the CLI, with only the network replaced: the real launcher code, tinker
+and modal fakes checked against the real SDK signatures, the real worker in the (fake) Modal sandbox.
+
+Isolation is enforced, the freeze and its deviations gate a paid attempt, the record is self-sufficient,
+the Modal app and sandbox are accounted for, the hosted tinker service gets its headers and is closed."""
+
+import json
+import os
+
+import pytest
+from click.testing import CliRunner
+
+import engine
+from launchers import _attempt, _freeze, _sampler_tinker, _sandbox_modal
+from launchers._record import read_record
+from launchers._verify import verify_attempt
+from launchers.cli import cli
+from launchers.worker.agent import SYSTEM
+
+from .conftest import REPO, schema_valid
+from .fakes import FakeModal, FakeRetryConfig, FakeTinker, mock_answer
+
+CLEAN = {"commit": "c" * 40, "dirty": False, "trees": {"engine": "e" * 40, "launchers": "l" * 40}}
+with open(os.path.join(REPO, "runs", "index.json")) as fh:
+    PUBLISHED = dict(json.load(fh)["engine"], sources_match=True, mismatch=None)
+CAPS = ["--cap-micro-usd", "5000000", "--cap-tokens", "20000000", "--cap-sandbox-micro-usd", "20000"]
+FREEZE = ["--model", "test-model", "--family", "FUND_01", "--seed", "1", "--seed", "2", *CAPS,
+          "--project-cap-micro-usd", "50000000", "--project-cap-sandbox-micro-usd", "200000",
+          "--intervention-policy", "none after launch; one resume with a new claim",
+          "--worker-seconds", "300", "--horizon", "6"]
+
+
+@pytest.fixture
+def paid(monkeypatch, state, project, prices_file, tmp_path):
+    """A clean committed tree, the published engine, fake tinker and modal SDKs; returns helpers."""
+    for module in (_attempt, _freeze):
+        monkeypatch.setattr(module, "code_revision", lambda: dict(CLEAN))
+        monkeypatch.setattr(module, "engine_identity", lambda: dict(PUBLISHED))
+    fakes = {"tinker": FakeTinker(answer=mock_answer), "modal": FakeModal()}
+    monkeypatch.setattr(_sampler_tinker, "_default_sdk", lambda: (fakes["tinker"], FakeRetryConfig))
+    monkeypatch.setattr(_sandbox_modal, "_default_modal", lambda: fakes["modal"])
+    runner = CliRunner()
+    counter = {"n": 0}
+
+    def claim(model="test-model", caps=CAPS, family="FUND_01"):
+        counter["n"] += 1
+        path = str(tmp_path / f"claim-{counter['n']}.json")
+        result = runner.invoke(cli, ["authorise", "--family", family, "--model", model, *caps, "--out", path])
+        assert result.exit_code == 0, result.output
+        return path
+
+    def freeze(*extra):
+        return runner.invoke(cli, ["freeze", "--out", os.path.join(project, "freeze.json"), "--prices", prices_file,
+                                   *FREEZE, *extra])
+
+    def execute(claim_path, out, *extra):
+        return runner.invoke(cli, ["execute", "--claim", claim_path, "--out", out, "--family", "FUND_01", "--seed", "1",
+                                   "--sampler", "tinker", "--model", "test-model", "--prices", prices_file,
+                                   "--worker-seconds", "300", "--horizon", "6", *extra])
+    return {"fakes": fakes, "claim": claim, "freeze": freeze, "execute": execute, "runner": runner,
+            "consumed": lambda: os.listdir(os.path.join(state, "consumed")) if os.path.isdir(
+                os.path.join(state, "consumed")) else []}
+
+
+def test_a_paid_sampler_refuses_the_local_sandbox(paid, tmp_path):
+    claim = paid["claim"]()
+    assert paid["freeze"]().exit_code == 0
+    result = paid["execute"](claim, str(tmp_path / "a"), "--sandbox", "local")
+    assert result.exit_code == 64 and result.output.count("\n") == 1, result.output
+    assert "a paid sampler runs only in the modal sandbox" in result.output
+    assert paid["consumed"]() == [] and not os.path.exists(tmp_path / "a.partial")
+
+
+def test_the_library_refuses_it_too(tmp_path):
+    from launchers._errors import UsageRefused
+    with pytest.raises(UsageRefused) as err:
+        _attempt.execute(claim_path="c.json", out=str(tmp_path / "a"), family="FUND_01", seed=1, split="public-practice",
+                         model="m", sampler_name="tinker", sandbox_name="local", make_sampler=None, make_sandbox=None,
+                         prices=None, limits=None, paid=True)
+    assert err.value.exit_code == 64
+
+
+def test_a_paid_attempt_end_to_end(paid, tmp_path, project):
+    assert paid["freeze"]().exit_code == 0
+    out = str(tmp_path / "attempt")
+    result = paid["execute"](paid["claim"](), out)  # no --sandbox: a paid sampler defaults to modal
+    assert result.exit_code == 0, result.output
+    record = read_record(os.path.join(out, "record.json"))
+    c = record["content"]
+    assert c["termination"]["status"] == "completed" and c["result"]["score"]["points"] == 100
+    assert c["model"] == {"id": "test-model", "provider": "tinker"} and c["label"] == "model"
+    # self-sufficient: prices, config and its hash, prompt, command line, engine bundle, freeze
+    assert c["prices"]["model"]["input_micro_usd_per_mtok"] == 130000
+    assert c["prices"]["sandbox"] == {"name": "modal", "micro_usd_per_second": 40}
+    assert c["config_hash"] == engine.content_sha256(c["config"]) and c["config"]["sandbox"]["name"] == "modal"
+    assert c["config"]["sampling"] == {"temperature_milli": 700, "seed": 0}
+    assert c["prompt"]["sha256"] == engine.sha256_hex(SYSTEM.encode("utf-8"))
+    assert c["command_line"][1:3] == ["execute", "--claim"] and "--sampler" in c["command_line"]
+    assert c["engine"]["bundle_sha256"] == PUBLISHED["bundle_sha256"] and c["engine"]["sources_match"] is True
+    with open(os.path.join(project, "freeze.json")) as fh:
+        assert c["freeze"] == {"sha256": json.load(fh)["content_sha256"], "frozen_at": c["freeze"]["frozen_at"],
+                               "deviations": []}
+    # the Modal app and sandbox: recorded, network blocked, the app the launcher created stopped
+    fake = paid["fakes"]["modal"]
+    (sb,), (app,) = fake.sandboxes, fake.apps
+    assert c["sandbox"]["sandbox_id"] == sb.object_id and c["sandbox"]["app_id"] == app.app_id
+    assert c["sandbox"]["app_created"] is True and c["sandbox"]["app_stopped"] is True and app.stopped == 1
+    assert sb.kwargs["block_network"] is True and "secrets" not in sb.kwargs and "env" not in sb.kwargs
+    # sandbox compute: its own account, reserved at the limit plus grace, settled from the seconds it ran
+    sandbox = [e for e in c["ledger"]["entries"] if e["account"] == "sandbox"]
+    assert [e["kind"] for e in sandbox] == ["reserve", "charge", "release"] and sandbox[0]["micro_usd"] == 40 * 360
+    assert c["cost"]["sandbox_micro_usd"] == sandbox[1]["micro_usd"] == 40 * record["volatile"]["sandbox_seconds"]
+    # the provider session was closed with the attempt's outcome
+    assert paid["fakes"]["tinker"].closed == [("success", "every checkpoint closed; the run is finalised")]
+    assert c["service"] == {"base_url": None, "proxy_auth": False, "session_closed": True}
+    verify_attempt(os.path.join(out, "record.json"))
+    schema_valid(out)
+    result = paid["runner"].invoke(cli, ["ledger", "--attempts", str(tmp_path)])
+    assert result.exit_code == 0 and "1 claims (0 open)" in result.output, result.output
+    assert "reconciled with 1 attempt records: ok" in result.output
+
+
+def test_the_worker_stderr_reaches_the_record(paid, tmp_path, monkeypatch):
+    from launchers import _staging
+    real = _staging.stage
+
+    def noisy(packet):
+        files = real(packet)
+        files["worker.py"] = b"import sys\nsys.stderr.write('worker: boom\\n'); sys.stderr.flush()\nraise SystemExit(3)\n"
+        return files
+    monkeypatch.setattr("launchers._controller.stage", noisy)
+    assert paid["freeze"]().exit_code == 0
+    out = str(tmp_path / "a")
+    assert paid["execute"](paid["claim"](), out).exit_code == 1
+    record = read_record(os.path.join(out, "record.json"))
+    assert record["content"]["termination"]["status"] == "worker_exit"
+    assert record["content"]["termination"]["worker_exit_code"] == 3
+    assert "worker: boom" in record["volatile"]["worker_stderr_tail"]
+
+
+def test_a_paid_attempt_without_a_freeze_is_refused_before_consumption(paid, tmp_path):
+    result = paid["execute"](paid["claim"](), str(tmp_path / "a"))
+    assert result.exit_code == 1 and "no freeze" in result.output and paid["consumed"]() == []
+
+
+def test_a_dirty_tree_is_refused_for_paid_runs_and_for_the_freeze(paid, tmp_path, monkeypatch):
+    monkeypatch.setattr(_freeze, "code_revision", lambda: dict(CLEAN, dirty=True))
+    result = paid["freeze"]()
+    assert result.exit_code == 1 and "uncommitted changes" in result.output
+    monkeypatch.setattr(_freeze, "code_revision", lambda: dict(CLEAN))
+    assert paid["freeze"]().exit_code == 0
+    monkeypatch.setattr(_attempt, "code_revision", lambda: dict(CLEAN, dirty=True))
+    result = paid["execute"](paid["claim"](), str(tmp_path / "a"))
+    assert result.exit_code == 1 and "committed code only" in result.output and paid["consumed"]() == []
+
+
+def test_an_engine_unlike_the_published_bundle_is_refused(paid, tmp_path, monkeypatch):
+    assert paid["freeze"]().exit_code == 0
+    monkeypatch.setattr(_attempt, "engine_identity",
+                        lambda: dict(PUBLISHED, sources_match=False, mismatch="engine/_run.py differs"))
+    result = paid["execute"](paid["claim"](), str(tmp_path / "a"))
+    assert result.exit_code == 1 and "engine/_run.py differs" in result.output and paid["consumed"]() == []
+
+
+def test_engine_identity_compares_every_source_with_the_manifest(tmp_path):
+    import shutil
+    from launchers._provenance import engine_identity
+    runs = tmp_path / "runs"
+    shutil.copytree(os.path.join(REPO, "runs", "engine"), runs / "engine")
+    shutil.copy(os.path.join(REPO, "runs", "index.json"), runs / "index.json")
+    assert engine_identity(str(runs))["sources_match"] is True
+    manifest = json.loads((runs / "engine" / "manifest.json").read_text())
+    entry = next(f for f in manifest["files"] if f["path"] == "engine/_run.py")
+    entry["sha256"] = "0" * 64
+    (runs / "engine" / "manifest.json").write_text(json.dumps(manifest))
+    found = engine_identity(str(runs))
+    assert found["sources_match"] is False and found["mismatch"] == "engine/_run.py differs from the published bundle's manifest"
+
+
+@pytest.mark.parametrize("extra, field", [
+    (["--max-tokens", "4096"], "config.limits.max_tokens_per_call"),
+    (["--temperature-milli", "0"], "config.sampling.temperature_milli"),
+    (["--horizon", "8"], "config.horizon"),
+])
+def test_a_change_after_the_freeze_needs_a_dated_deviation(paid, tmp_path, project, extra, field):
+    assert paid["freeze"]().exit_code == 0
+    claim = paid["claim"]()
+    result = paid["execute"](claim, str(tmp_path / "a"), *extra)
+    assert result.exit_code == 1 and f"{field}: frozen" in result.output and paid["consumed"]() == []
+    value = extra[1]
+    result = paid["runner"].invoke(cli, ["deviate", "--field", field, "--effective", value,
+                                         "--reason", "the pilot showed answers cut at 2048"])
+    assert result.exit_code == 0, result.output
+    with open(os.path.join(project, "deviations.json")) as fh:
+        (entry,) = json.load(fh)["entries"]
+    assert entry["field"] == field and entry["effective"] == int(value) and entry["date"].endswith("Z")
+    out = str(tmp_path / "b")
+    result = paid["execute"](claim, out, *extra)
+    assert os.path.exists(os.path.join(out, "record.json")), result.output
+    assert read_record(os.path.join(out, "record.json"))["content"]["freeze"]["deviations"] == [entry]
+
+
+def test_a_seed_outside_the_freeze_is_refused(paid, tmp_path, prices_file):
+    assert paid["freeze"]().exit_code == 0
+    claim = paid["claim"]()
+    result = paid["runner"].invoke(cli, ["execute", "--claim", claim, "--out", str(tmp_path / "a"), "--family",
+                                         "FUND_01", "--seed", "3", "--sampler", "tinker", "--model", "test-model",
+                                         "--worker-seconds", "300", "--horizon", "6", "--prices", prices_file])
+    assert result.exit_code == 1 and "seeds: 3 is not among the frozen [1, 2]" in result.output
+    assert paid["consumed"]() == []
+
+
+def test_a_claim_above_the_frozen_caps_is_refused(paid, tmp_path):
+    assert paid["freeze"]().exit_code == 0
+    claim = paid["claim"](caps=["--cap-micro-usd", "9000000", "--cap-tokens", "20000000",
+                                "--cap-sandbox-micro-usd", "20000"])
+    result = paid["execute"](claim, str(tmp_path / "a"))
+    assert result.exit_code == 1 and "caps.claim_micro_usd" in result.output and paid["consumed"]() == []
+
+
+def test_a_freeze_is_never_overwritten_or_edited(paid, project, tmp_path):
+    assert paid["freeze"]().exit_code == 0
+    result = paid["freeze"]()
+    assert result.exit_code == 1 and "never edited" in result.output
+    path = os.path.join(project, "freeze.json")
+    with open(path) as fh:
+        doc = json.load(fh)
+    doc["content"]["caps"]["project_micro_usd"] = 10**12
+    with open(path, "w") as fh:
+        json.dump(doc, fh)
+    result = paid["execute"](paid["claim"](), str(tmp_path / "a"))
+    assert result.exit_code == 1 and "the freeze was edited" in result.output and paid["consumed"]() == []
+
+
+def test_the_claims_sandbox_cap_must_cover_the_worker_time(paid, tmp_path):
+    assert paid["freeze"]().exit_code == 0
+    claim = paid["claim"](caps=["--cap-micro-usd", "5000000", "--cap-tokens", "20000000",
+                                "--cap-sandbox-micro-usd", "1000"])
+    result = paid["execute"](claim, str(tmp_path / "a"))
+    assert result.exit_code == 1 and "sandbox cap" in result.output and paid["consumed"]() == []
+
+
+def test_a_sandbox_created_after_the_setup_deadline_is_terminated(run_attempt):
+    fake = FakeModal(create_delay_s=1.0)
+    sandbox = _sandbox_modal.ModalSandbox(modal=fake, setup_seconds=0.3, late_wait_s=10)
+    record, out = run_attempt(sandbox=sandbox, horizon=6)
+    c = record["content"]
+    assert c["termination"]["status"] == "infrastructure_interruption" and "no sandbox within" in c["termination"]["reason"]
+    (sb,), (app,) = fake.sandboxes, fake.apps
+    assert sb.terminated >= 1 and app.stopped == 1  # created late, terminated, and its app stopped
+    assert c["sandbox"]["late_sandbox_terminated"] is True and c["sandbox"]["app_stopped"] is True
+
+
+def test_the_hosted_service_gets_its_headers_never_recorded(paid, tmp_path, monkeypatch):
+    monkeypatch.setenv("TINKER_BASE_URL", "https://user:pw@tinker--serve.modal.run/v1/?token=x")
+    monkeypatch.setenv("TINKER_MODAL_KEY", "wk-secret-key-123")
+    monkeypatch.setenv("TINKER_MODAL_SECRET", "ws-secret-456")
+    assert paid["freeze"]().exit_code == 0
+    out = str(tmp_path / "a")
+    result = paid["execute"](paid["claim"](), out)
+    assert result.exit_code == 0, result.output
+    (kwargs,) = paid["fakes"]["tinker"].service_kwargs
+    assert kwargs["default_headers_overrides"] == {"Modal-Key": "wk-secret-key-123", "Modal-Secret": "ws-secret-456"}
+    assert kwargs["base_url"] == "https://user:pw@tinker--serve.modal.run/v1/?token=x"
+    c = read_record(os.path.join(out, "record.json"))["content"]
+    assert c["service"] == {"base_url": "https://tinker--serve.modal.run/v1", "proxy_auth": True, "session_closed": True}
+    for name in os.listdir(out):
+        with open(os.path.join(out, name), encoding="utf-8") as fh:
+            text = fh.read()
+        for secret in ("wk-secret-key-123", "ws-secret-456", "user:pw", "token=x"):
+            assert secret not in text, (name, secret)
+
+
+def test_one_proxy_header_alone_is_refused_before_consumption(paid, tmp_path, monkeypatch):
+    monkeypatch.setenv("TINKER_BASE_URL", "https://tinker--serve.modal.run")
+    monkeypatch.setenv("TINKER_MODAL_KEY", "wk-1")
+    assert paid["freeze"]().exit_code == 0
+    result = paid["execute"](paid["claim"](), str(tmp_path / "a"))
+    assert result.exit_code == 1 and "TINKER_MODAL_KEY: set both" in result.output and paid["consumed"]() == []
+
+
+def test_recover_stops_the_app_a_dead_host_left_behind(run_attempt, monkeypatch, tmp_path):
+    """The host died before its clean-up: `recover` terminates the recorded sandbox and stops the app it created."""
+    from launchers._errors import LaunchError
+    fake = FakeModal()
+    monkeypatch.setattr(_sandbox_modal, "_default_modal", lambda: fake)
+    monkeypatch.setattr(_sandbox_modal.ModalSandbox, "shutdown", lambda self, wait_for_late=True: None)
+    monkeypatch.setattr(_sandbox_modal.ModalSandbox, "terminate", lambda self, sandbox: None)
+
+    def died(tmp, out, recovered=False, lock=None):
+        lock.release()
+        raise LaunchError("the host died")
+    monkeypatch.setattr(_attempt, "finish", died)
+    with pytest.raises(LaunchError):
+        run_attempt(sandbox=_sandbox_modal.ModalSandbox(modal=fake), horizon=6)
+    monkeypatch.undo()
+    monkeypatch.setenv("FUNDBOOK_LAUNCH_PROJECT", str(tmp_path / "project"))  # undo() took the fixtures' too
+    monkeypatch.setattr(_sandbox_modal, "_default_modal", lambda: fake)
+    (app,), (sb,) = fake.apps, fake.sandboxes
+    assert app.stopped == 0
+    partial = next(str(p) for p in tmp_path.iterdir() if p.name.endswith(".partial"))
+    result = CliRunner().invoke(cli, ["recover", partial, "--out", str(tmp_path / "recovered")])
+    assert result.exit_code == 1, result.output
+    c = read_record(str(tmp_path / "recovered" / "record.json"))["content"]
+    assert app.stopped == 1 and sb.terminated >= 1
+    assert c["sandbox"]["app_stopped"] is True and c["sandbox"]["app_id"] == app.app_id
+
+
+def test_a_price_change_is_a_deviation_too(paid, tmp_path, prices_file):
+    from .conftest import TEST_PRICES
+    assert paid["freeze"]().exit_code == 0
+    dearer = dict(TEST_PRICES, models=dict(TEST_PRICES["models"], **{"test-model": {
+        "input_micro_usd_per_mtok": 150000, "output_micro_usd_per_mtok": 400000}}))
+    path = tmp_path / "dearer.json"
+    path.write_text(json.dumps(dearer))
+    claim = paid["claim"]()
+    result = paid["execute"](claim, str(tmp_path / "a"), "--prices", str(path))
+    assert result.exit_code == 1 and "prices.models.test-model: frozen" in result.output and paid["consumed"]() == []
+    row = {"input_micro_usd_per_mtok": 150000, "output_micro_usd_per_mtok": 400000,
+           "cached_input_micro_usd_per_mtok": 150000}
+    result = paid["runner"].invoke(cli, ["deviate", "--field", "prices.models.test-model", "--effective", json.dumps(row),
+                                         "--reason", "tinker raised its prefill price"])
+    assert result.exit_code == 0, result.output
+    assert paid["execute"](claim, str(tmp_path / "b"), "--prices", str(path)).exit_code == 0
+
+
+def test_a_session_opened_for_an_attempt_that_never_starts_is_closed(paid, tmp_path, monkeypatch):
+    def no_sandbox():
+        raise RuntimeError("modal is down")
+    monkeypatch.setattr("launchers._adapters.make_sandbox_factory", lambda name: _with_config(no_sandbox))
+    assert paid["freeze"]().exit_code == 0
+    out = str(tmp_path / "a")
+    assert paid["execute"](paid["claim"](), out).exit_code == 1
+    c = read_record(os.path.join(out, "record.json"))["content"]
+    assert "modal is down" in c["termination"]["reason"] and c["service"]["session_closed"] is True
+    assert [status for status, _ in paid["fakes"]["tinker"].closed] == ["errored"]
+
+
+def _with_config(build):
+    build.config = _sandbox_modal.modal_config()
+    return build

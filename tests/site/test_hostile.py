@@ -1,0 +1,312 @@
+"""Record fields cannot script the site.
+
+The hostile publication (tests/site/hostile.py) puts each payload of the
+corpus into every string field of every record kind a page renders -- run
+records, the index, receipts and trace files, attempt records, transcripts --
+and is built with `mkdocs --strict`. In Chromium: no payload runs (the
+sentinel stays unset, no CSP violation is even reported, no injected element
+or attribute exists), and the text shows literally, figure by figure. Fields
+a page takes structure from (ids, paths, hashes) refuse hostile values with a
+one-line error instead."""
+
+import json
+import re
+import shutil
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+import engine
+from builders.site import escape, fmt, pages, records
+from tests.site import hostile
+from tests.site.audit import AUDIT, RECORD_VIOLATIONS
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+# ---- what the corpus covers ----
+
+def _kinds(runs: Path) -> dict:
+    """{record kind: [(document, skip patterns)]} of the hostile publication."""
+    out = {"run record": [], "receipts file": [], "trace file": [], "index": [], "attempt record": [],
+           "transcript": []}
+    for i in range(len(hostile.PAYLOADS)):
+        out["run record"].append((json.loads((runs / f"hostile-p{i:02d}.json").read_text()),
+                                  hostile.STRUCTURAL["run record"]))
+        out["receipts file"].append((json.loads((runs / "receipts" / f"hostile-p{i:02d}.json").read_text()), []))
+        out["trace file"].append((json.loads((runs / "traces" / f"hostile-p{i:02d}.json").read_text()), []))
+        folder = runs / "attempts" / f"hostile-a{i:02d}"
+        out["attempt record"].append((json.loads((folder / "record.json").read_text()),
+                                      hostile.STRUCTURAL["attempt record"]))
+        out["transcript"].append((json.loads((folder / "transcript.json").read_text()), []))
+    return out
+
+
+def test_every_string_field_of_every_record_kind_holds_its_payload(hostile_site):
+    runs = hostile_site[1]
+    coverage = {}
+    for kind, docs in _kinds(runs).items():
+        for i, (doc, skip) in enumerate(docs):
+            payload = hostile.PAYLOADS[i]
+            fields = hostile.string_paths(doc, skip)
+            for path in fields:
+                value = doc
+                for part in path:
+                    value = value[part]
+                hashed = kind in ("run record", "attempt record") and path[0] == "content"
+                assert value == (hostile.hashable(payload) if hashed else payload), (kind, i, path)
+            coverage[kind] = len(fields)
+    index = json.loads((runs / "index.json").read_text())
+    hostile_entries = [e for e in index["entries"] if e["run_id"].startswith("hostile-")]
+    assert len(hostile_entries) == len(hostile.PAYLOADS)
+    for i, entry in enumerate(hostile_entries):
+        for key in ("kind", "fixture_id", "fixture_sha256"):
+            assert entry[key] == hostile.hashable(hostile.PAYLOADS[i])
+    coverage["index"] = 3 + len(hostile.string_paths(index.get("engine") or {})) \
+        + len(hostile.string_paths(index["volatile"]))
+    total = sum(coverage.values())
+    print(f"\ncorpus: {len(hostile.PAYLOADS)} payloads x string fields per record kind {coverage} "
+          f"= {len(hostile.PAYLOADS) * total} placements")
+    assert min(coverage.values()) >= 7 and coverage["run record"] > 50 and coverage["transcript"] > 300
+
+
+# ---- in the browser ----
+
+def _resolve_attr(roots, attr):
+    value = roots
+    for part in (unquote(p) for p in attr.split("/")):
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return None
+    return value
+
+
+@pytest.fixture(scope="module")
+def hostile_pub(hostile_site):
+    return records.load_publication(hostile_site[1])
+
+
+def _expected_figures(pub, run_id):
+    run = next(r for r in pub.runs if r.run_id == run_id)
+    roots = pages.run_roots(run, pub, pages._receipts(pub.runs_dir, run.content))
+    return lambda attr, format: escape.visible(fmt.figure_text(_resolve_attr(roots, attr), format))
+
+
+def _pages(public: Path):
+    rels = ["", "runs/", "attempts/", "limitations/", "404.html"]
+    rels += sorted(f"runs/{p.name}/" for p in (public / "runs").iterdir() if p.name.startswith("hostile-p") and p.is_dir())
+    rels += sorted(f"attempts/{p.name}/" for p in (public / "attempts").iterdir() if p.name.startswith("hostile-a"))
+    return rels
+
+
+FIGURES = """() => [...document.querySelectorAll('[data-fb-path]')].map((e) =>
+    [e.dataset.fbPath, e.dataset.fbFormat || 'text', e.textContent,
+     e.dataset.fbRun || e.closest('[data-run-id]')?.dataset.runId || null])"""
+
+
+@pytest.mark.browser
+@pytest.mark.xdist_group("site")
+def test_no_payload_runs_and_every_text_shows_literally(browser, hostile_server, hostile_site, hostile_pub):
+    context = browser.new_context()
+    context.add_init_script(RECORD_VIOLATIONS)
+    origin = urlsplit(hostile_server).netloc
+    remote, dialogs = [], []
+    context.on("request", lambda r: remote.append(r.url) if urlsplit(r.url).scheme not in ("data", "blob")
+               and urlsplit(r.url).netloc != origin else None)
+    page = context.new_page()
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    checked = 0
+    for rel in _pages(hostile_site[0]):
+        page.goto(hostile_server + rel)
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        page.wait_for_timeout(100)
+        out = page.evaluate(AUDIT)
+        assert out["pwned"] is None, (rel, out["pwned"])
+        assert not out["bad"], (rel, out["bad"][:5])
+        assert not out["violations"], (rel, out["violations"][:5])
+        assert len(out["descriptions"]) == 1, (rel, out["descriptions"])
+        article = page.locator("article").first.text_content() if rel != "404.html" else ""
+        if rel == "runs/":  # every row's figures, hostile runs and all
+            for attr, format, shown, run in page.evaluate(FIGURES):
+                if run is not None:
+                    assert shown == _expected_figures(hostile_pub, run)(attr, format), (run, attr)
+                    checked += 1
+        if rel.startswith("runs/hostile-p"):
+            i = int(rel[len("runs/hostile-p"):-1])
+            payload = escape.visible(hostile.hashable(hostile.PAYLOADS[i]))
+            assert out["descriptions"][0].startswith(f"{payload} run hostile-p{i:02d}: {payload}, {payload}, ")
+            expected = _expected_figures(hostile_pub, f"hostile-p{i:02d}")
+            figures = page.evaluate(FIGURES)
+            assert len(figures) > 300
+            for attr, format, shown, run in figures:
+                assert run is None
+                assert shown == expected(attr, format), (rel, attr)
+                checked += 1
+            # the trace (not a figure) is shown as its JSON text, lone surrogates and all
+            assert escape.visible(json.dumps(hostile.PAYLOADS[i], ensure_ascii=False)[1:-1]) in article
+        if rel.startswith("attempts/hostile-a"):
+            i = int(rel[len("attempts/hostile-a"):-1])
+            payload = escape.visible(hostile.hashable(hostile.PAYLOADS[i]))
+            assert out["descriptions"][0] == f"Transcript of model attempt hostile-a{i:02d}: {payload}, {payload}."
+            assert article.count(escape.visible(hostile.PAYLOADS[i])) >= 10, rel  # every step's text and tools
+    assert checked > 5000
+    assert not dialogs and not remote, (dialogs, remote[:5])
+    print(f"\nhostile site: {len(_pages(hostile_site[0]))} pages audited, {checked} figures shown literally")
+    context.close()
+
+
+@pytest.mark.browser
+@pytest.mark.xdist_group("site")
+def test_searching_the_hostile_site_runs_nothing(browser, hostile_server):
+    context = browser.new_context()
+    context.add_init_script(RECORD_VIOLATIONS)
+    page = context.new_page()
+    page.goto(hostile_server)
+    search = page.locator("input.md-search__input")
+    search.click()
+    page.wait_for_function("""() => !document.querySelector('.md-search-result__meta')
+        .textContent.includes('Initializing')""", timeout=30_000)
+    for query in ("onerror", "window", "script"):
+        search.fill("")
+        search.press_sequentially(query, delay=20)  # the theme searches on key input
+        page.locator(".md-search-result__item").first.wait_for(state="attached", timeout=30_000)
+        out = page.evaluate(AUDIT)
+        assert out["pwned"] is None and not out["bad"] and not out["violations"], (query, out)
+        if query == "onerror":  # the register's hostile text, shown as text
+            assert "evil.example" in page.locator(".md-search-result").text_content()
+    context.close()
+
+
+@pytest.mark.browser
+@pytest.mark.xdist_group("site")
+def test_verify_on_a_hostile_run_shows_text_and_runs_nothing(browser, hostile_server):
+    context = browser.new_context()
+    context.add_init_script(RECORD_VIOLATIONS)
+    page = context.new_page()
+    page.goto(hostile_server + "runs/hostile-p00/")
+    page.get_by_role("button", name="Verify this run in your browser").click()
+    result = page.locator(".fb-verify [data-result]")
+    result.wait_for(state="attached", timeout=120_000)
+    assert result.get_attribute("data-result") in ("error", "mismatch")
+    assert hostile.PAYLOADS[0] in page.locator(".fb-verify").text_content()
+    out = page.evaluate(AUDIT)
+    assert out["pwned"] is None and not out["bad"] and not out["violations"], out
+    context.close()
+
+
+# ---- structural fields refuse hostile values ----
+
+@pytest.fixture
+def one_run(tmp_path):
+    """A publication with the base run and the mock attempt only."""
+    src = REPO / "runs"
+    if not (src / "index.json").is_file():
+        pytest.skip("needs the published runs/ (make build-runs)")
+    return hostile.publication(src, tmp_path / "runs", payloads=[])
+
+
+def _seal(runs: Path, record_path: Path, record: dict, rehash=True):
+    if rehash:
+        record["content_sha256"] = engine.content_sha256(record["content"])
+    hostile._dump(record_path, record)
+    index = json.loads((runs / "index.json").read_text())
+    for entry in index["entries"]:
+        if entry["record"] == f"runs/{record_path.name}":
+            entry["file_sha256"] = records.file_sha256(record_path)
+            entry["content_sha256"] = record["content_sha256"]
+    hostile._dump(runs / "index.json", hostile.reseal_index(index))
+
+
+def _refusal(runs: Path) -> str:
+    with pytest.raises(records.SiteInputError) as err:
+        pages.generated_pages(records.load_publication(runs))
+    message = str(err.value)
+    assert "\n" not in message and "Traceback" not in message
+    return message
+
+
+HOSTILE = [hostile.PAYLOADS[0], "../../../etc/passwd", "runs/../../etc/passwd", "javascript:alert(1)"]
+
+
+@pytest.mark.parametrize("payload", HOSTILE)
+@pytest.mark.parametrize("field, message", [
+    ("content.run_id", "field `content.run_id` expected"),
+    ("content.outputs.trace.path", "outputs.trace.path: expected a path runs/<name>"),
+    ("content.outputs.receipts.path", "outputs.receipts.path: expected a path runs/<name>"),
+    ("schema", "field `schema` expected 'fundbook.run/1'"),
+])
+def test_structural_run_record_fields_refuse_hostile_values(one_run, field, message, payload):
+    path = one_run / f"{hostile.BASE_RUN}.json"
+    record = json.loads(path.read_text())
+    target, *keys = field.split(".")
+    node = record
+    for key in [target, *keys][:-1]:
+        node = node[key]
+    node[([target, *keys])[-1]] = payload
+    _seal(one_run, path, record)
+    assert message in _refusal(one_run)
+
+
+@pytest.mark.parametrize("payload", HOSTILE)
+@pytest.mark.parametrize("field, message", [
+    ("run_id", "run_id: expected an id"),
+    ("record", "record: expected a path runs/<name>"),
+    ("content_sha256", "field `content_sha256` differs from runs/index.json entries[0]"),
+    ("file_sha256", "file sha256 differs from runs/index.json entries[0].file_sha256"),
+])
+def test_structural_index_fields_refuse_hostile_values(one_run, field, message, payload):
+    index = json.loads((one_run / "index.json").read_text())
+    index["entries"][0][field] = payload
+    hostile._dump(one_run / "index.json", hostile.reseal_index(index))
+    assert message in _refusal(one_run)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda i: i["entries"][0].update(prev_hash=hostile.PAYLOADS[0]), "the hash chain breaks at"),
+    (lambda i: i["entries"][0].update(hash=hostile.PAYLOADS[0]), "field `head` expected the size and hash"),
+    (lambda i: i["head"].update(hash=hostile.PAYLOADS[0]), "field `head` expected the size and hash"),
+    (lambda i: i.update(head=hostile.PAYLOADS[0]), "field `head` expected the size and hash"),
+    (lambda i: i.update(entries=hostile.PAYLOADS[0]), "field `entries` expected list"),
+])
+def test_index_chain_fields_refuse_hostile_values(one_run, edit, message):
+    index = json.loads((one_run / "index.json").read_text())
+    edit(index)
+    hostile._dump(one_run / "index.json", index)
+    assert message in _refusal(one_run)
+
+
+@pytest.mark.parametrize("field, message", [
+    ("attempt_id", "content.attempt_id: expected an id"),
+    ("transcript", "transcript.json: sha256 differs from record content.transcript.sha256"),
+])
+def test_structural_attempt_fields_refuse_hostile_values(one_run, field, message):
+    path = one_run / "attempts" / hostile.BASE_ATTEMPT / "record.json"
+    record = json.loads(path.read_text())
+    if field == "transcript":
+        record["content"]["transcript"]["sha256"] = hostile.PAYLOADS[0]
+    else:
+        record["content"][field] = hostile.PAYLOADS[0]
+    record["content_sha256"] = engine.content_sha256(record["content"])
+    hostile._dump(path, record)
+    assert message in _refusal(one_run)
+
+
+def test_hostile_attempt_folder_name_is_refused(one_run):
+    shutil.copytree(one_run / "attempts" / hostile.BASE_ATTEMPT, one_run / "attempts" / "evil<script>'")
+    assert "expected a folder name of letters" in _refusal(one_run)
+
+
+@pytest.mark.parametrize("where", ["run", "attempt"])
+def test_content_with_a_lone_surrogate_is_refused_in_one_line(one_run, where):
+    path = (one_run / f"{hostile.BASE_RUN}.json" if where == "run"
+            else one_run / "attempts" / hostile.BASE_ATTEMPT / "record.json")
+    record = json.loads(path.read_text())
+    record["content"]["status" if where == "run" else "label"] = "lone \ud800"
+    hostile._dump(path, record)  # its content cannot be hashed: the claimed hash stays
+    if where == "run":
+        _seal(one_run, path, record, rehash=False)
+    assert re.search(r"field `content` is not canonical JSON \(\$\.\w+: a lone surrogate is not Unicode text\)", _refusal(one_run))
