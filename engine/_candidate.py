@@ -8,8 +8,10 @@ counts as missing. A candidate whose shape is wrong is MALFORMED; one whose
 fixture has no valid reference is UNSCORABLE.
 """
 
+import re
+
 from ._baselines import policy_batch
-from ._batch import check_batch_shape
+from ._batch import MAX_ID, MAX_TEXT, check_batch_shape
 from ._errors import BatchRejected, DeskError, InputError, field, shown
 from ._grade import economics, result_sha256, scored_result, unscored_result
 from ._run import Run
@@ -17,6 +19,7 @@ from ._world import fixture_sha256, validate_instance
 
 CANDIDATE_FORMAT = 1  # bump when a field changes meaning
 CANDIDATE_KEYS = {"format", "fixture_sha256", "instance_id", "label", "batches"}
+_HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
 def play_policy(instance, policy="reference") -> Run:
@@ -58,10 +61,18 @@ def check_candidate_shape(candidate, instance):
     if extra:
         raise BatchRejected(f"{field('candidate', extra[0])}: unknown field")
     fmt = candidate.get("format")
-    if fmt != CANDIDATE_FORMAT:
+    if type(fmt) is not int or fmt != CANDIDATE_FORMAT:  # (true == 1 in Python)
         raise BatchRejected(f"candidate.format: expected {CANDIDATE_FORMAT}, got {shown(fmt)} (newer formats are refused)")
-    if not isinstance(candidate.get("fixture_sha256"), str):
-        raise BatchRejected("candidate.fixture_sha256: expected the sha256 of the fixture it answers")
+    fixture = candidate.get("fixture_sha256")
+    if not isinstance(fixture, str) or not _HEX64.fullmatch(fixture):
+        raise BatchRejected("candidate.fixture_sha256: expected 64 lowercase hexadecimal characters "
+                            "(the sha256 of the fixture it answers)")
+    for key, limit in (("instance_id", MAX_ID), ("label", MAX_TEXT)):  # informative, but bounded
+        if key in candidate:
+            if not isinstance(candidate[key], str):
+                raise BatchRejected(f"candidate.{key}: expected a string")
+            if len(candidate[key]) > limit:
+                raise BatchRejected(f"candidate.{key}: longer than {limit} characters")
     batches = candidate.get("batches")
     if not isinstance(batches, list):
         raise BatchRejected("candidate.batches: expected a list of daily batches")

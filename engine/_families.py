@@ -82,6 +82,17 @@ class _World:
         self.quotes.append(q)
         return q
 
+    def published_sources(self):
+        """The sources numbered in the order they are published (and the events
+        pointed at the new ids). Numbered as they were written, the ids of the
+        sources shown so far left gaps that told a desk what was still to come
+        -- in FUND_02, which asset's roll offer would be withdrawn, days before
+        the notice. Source ids appear in no text, so renumbering is safe."""
+        order = sorted(range(len(self.sources)), key=lambda i: (self.sources[i]["published_day"], i))
+        rename = {self.sources[i]["id"]: "S%02d" % (k + 1) for k, i in enumerate(order)}
+        self.events = [dict(e, source=rename[e["source"]]) for e in self.events]
+        return [dict(self.sources[i], id=rename[self.sources[i]["id"]]) for i in order]
+
     def instance(self, title, max_tenor=40, buffer=2 * MILLION, extra_need=0, opening_cash=None):
         need = buffer + extra_need + MILLION
         for a in self.assets:
@@ -101,9 +112,9 @@ class _World:
             "assets": self.assets,
             "counterparties": self.cps,
             "quotes": self.quotes,
+            "sources": self.published_sources(),
             "events": self.events,
             "approval_policy": self.policy,
-            "sources": sorted(self.sources, key=lambda s: s["id"]),
         }
         return validate_instance(inst, where=inst["instance_id"])
 
@@ -143,9 +154,14 @@ def _date(offset):
 def _fund_01(w):
     r = w.rng
     lenders = [w.counterparty("Harbour Bank", 80 * MILLION, KINDS), w.counterparty("Ridge Capital", 80 * MILLION, KINDS)]
+    plans = []
     for i, settle in enumerate(_spread(r, "settle", r.randint("count", 3, 4), 1, 8)):
         announce = max(1, settle - r.randint(f"lead{i}", 0, 3))
-        w.asset(announce, settle, min(CARRY_END, settle + r.randint(f"life{i}", 8, 20)))
+        plans.append((announce, settle, min(CARRY_END, settle + r.randint(f"life{i}", 8, 20))))
+    # positions (and so their quotes and term sheets) are numbered in the order
+    # they are announced: a gap in the ids shown would tell that one is to come
+    for announce, settle, exit_day in sorted(plans):
+        w.asset(announce, settle, exit_day)
     _match_funding(w, lenders)
     return w.instance("Plain match funding")
 

@@ -5,16 +5,17 @@ family instances, packets handed to the tools, values stored in a history)
 goes through `parse_json`. It refuses, with an InputError naming the source
 and what was expected: more bytes than the limit for that kind of input, text
 that is not UTF-8, JSON that does not parse, NaN and Infinity, nesting deeper
-than MAX_DEPTH, numbers that are not integers within +-(2^53-1), and lone
-surrogates. Anything it returns has a canonical form (see `_canon`).
+than MAX_DEPTH, numbers that are not integers within +-(2^53-1), a name given
+twice in one object, and lone surrogates. Anything it returns has a canonical form (see `_canon`).
 """
 
 import json
+import os
 import re
 
 from ._batch import MAX_BATCH_BYTES  # noqa: F401  (re-exported: every byte limit is listed here)
 from ._canon import MAX_DEPTH, NotCanonical, canonical_json
-from ._errors import InputError
+from ._errors import InputError, shown
 
 KIB = 1024
 # Byte limits by kind of input (documented on the contract page).
@@ -27,6 +28,24 @@ MAX_SESSION_BYTES = 16 * KIB * KIB   # a practice-desk session (source and moves
 
 def _constant(name):
     raise ValueError(f"{name} is not a JSON number this engine accepts")
+
+
+class _DuplicateName(ValueError):
+    pass
+
+
+def _object(pairs):
+    """An object whose names are unique: a name given twice means one thing to
+    a reader that keeps the first and another to one that keeps the last
+    (Python and JSON.parse keep the last), so it is refused (RFC 8785, I-JSON)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen = set()
+        for name, _ in pairs:
+            if name in seen:
+                raise _DuplicateName(f"duplicate name {shown(name)} in an object")
+            seen.add(name)
+    return obj
 
 
 def _no_float(text):
@@ -56,8 +75,33 @@ def _depth_ok(text: str) -> bool:
     return True
 
 
+def read_limited(path, max_bytes: int) -> bytes:
+    """At most `max_bytes + 1` bytes of a file (OSError if it cannot be read).
+
+    Opened without blocking, then read blocking: a FIFO that no program
+    writes to reads as empty instead of hanging the command forever, while a
+    pipe with a writer (`--input <(...)`) is still read to its end."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags)
+    try:
+        if flags != os.O_RDONLY:
+            os.set_blocking(fd, True)
+        chunks, size = [], 0
+        while size <= max_bytes:
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def parse_json(data, where: str, what: str, max_bytes: int):
     """Parse untrusted JSON (bytes or str) into a canonical-safe value; InputError on anything else."""
+    if not isinstance(data, (str, bytes, bytearray, memoryview)):  # e.g. a browser's `undefined`
+        raise InputError(f"{where}: expected JSON text, got {type(data).__name__} ({what} expected)")
     if isinstance(data, str):
         size = len(data.encode("utf-8", "surrogatepass"))
         text = data
@@ -73,7 +117,7 @@ def parse_json(data, where: str, what: str, max_bytes: int):
     if not _depth_ok(text):
         raise InputError(f"{where}: JSON nested deeper than {MAX_DEPTH} levels ({what} expected)")
     try:
-        value = json.loads(text, parse_constant=_constant, parse_float=_no_float)
+        value = json.loads(text, parse_constant=_constant, parse_float=_no_float, object_pairs_hook=_object)
     except RecursionError:
         raise InputError(f"{where}: JSON nested too deeply ({what} expected)") from None
     except json.JSONDecodeError as exc:

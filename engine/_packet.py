@@ -6,14 +6,15 @@ still valid today, sources published on or before today, and the receipts of
 earlier days; quotes shown on earlier days that have expired or been
 withdrawn since are listed apart (`expired_quotes`), so the tools can answer
 exactly as the engine does. Never: future events or sources, unannounced assets or quotes,
-dated approval responses, the reference plan, gold reports or mutations.
+dated approval responses, the reference plan, gold reports or mutations -- nor the
+instance id, whose seed would let anyone regenerate the whole world.
 """
 
 from ._book import copy_book, counterparty_usage, funding_cost_to_date
 from ._errors import shown
 from ._rules import known_quote, quote_visible
 
-PACKET_FORMAT = 2  # bump when a field changes meaning (2: world_commitment, expired_quotes)
+PACKET_FORMAT = 3  # bump when a field changes meaning (2: world_commitment, expired_quotes; 3: no instance_id)
 
 PUBLIC_BOOK_KEYS = ("cash", "desk", "calendar", "assets", "trades", "quote_usage", "withdrawn_quotes",
                     "approvals", "breaches", "counters")
@@ -39,7 +40,8 @@ def build_packet(instance, market, book, day, receipts, commitment) -> dict:
     earlier = [r for r in receipts if r["day"] < day]
     packet = {
         "format": PACKET_FORMAT,
-        "instance_id": instance["instance_id"],
+        # the family, not the instance id: with the public generator, a seed
+        # (`FUND_02/seed-N`) would be the whole world, future included
         "family": instance["family"],
         "world_commitment": commitment,
         "day": day,
@@ -131,8 +133,9 @@ def _fields(obj, spec, where):
 
 
 def _nullable(obj, key, kind, where):
+    """A field that is present, and null or of its kind (the engine reads it)."""
     value = obj.get(key)
-    if value is not None and (type(value) is not kind or (kind is int and not -_MAX <= value <= _MAX)):
+    if key not in obj or value is not None and (type(value) is not kind or (kind is int and not -_MAX <= value <= _MAX)):
         _bad(f"{where}.{key}", f"null or a {kind.__name__}")
 
 

@@ -69,6 +69,9 @@ def replay(instance, stored, expected_head=None, salt=None) -> Run:
         r = stored[pos]
         if run.open_day is not None:
             if r["kind"] == "BATCH" and r["day"] == run.open_day:
+                if "batch" not in r["payload"]:
+                    raise ReplayMismatch(f"receipt {r['seq']} (BATCH, day {r['day']}): payload.batch: missing",
+                                         seq=r["seq"], field="payload.batch")
                 try:
                     run.submit(r["payload"]["batch"])
                 except BatchRejected as exc:

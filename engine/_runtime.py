@@ -25,13 +25,14 @@ import json
 import os
 import re
 import sqlite3
+import tempfile
 
 from ._candidate import reference_economics
 from ._canon import canonical_json
 from ._commitment import check_salt, new_salt, world_commitment
 from ._diff import first_difference
 from ._errors import DeskError, HistoryError, InputError, ReplayMismatch, RunClosed
-from ._jsonin import MAX_INSTANCE_BYTES, MAX_PACKET_BYTES, parse_json
+from ._jsonin import MAX_INSTANCE_BYTES, MAX_PACKET_BYTES, parse_json, read_limited
 from ._receipts import RECEIPT_KINDS
 from ._replay import finalize_and_grade, replay
 from ._world import fixture_sha256, validate_instance, with_horizon
@@ -49,14 +50,45 @@ _COUNT = re.compile(r"(0|[1-9][0-9]{0,8})")
 MAX_RECEIPTS = 1_000_000
 
 
+def _schema_objects(sql):
+    """{(type, name): normalised SQL} of a schema: what `init` creates, exactly."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.executescript(sql)
+        return _objects(conn)
+    finally:
+        conn.close()
+
+
+def _objects(conn):
+    return {(kind, name): " ".join((text or "").split())
+            for kind, name, text in conn.execute("SELECT type, name, sql FROM sqlite_master")}
+
+
+_SCHEMA_OBJECTS = _schema_objects(SCHEMA)
+
+
 def _connect(path):
+    """An open history whose schema is exactly the runtime's two tables: a
+    trigger or a view would run inside the runtime's own transactions (one
+    that deletes each receipt as it is written made `submit` succeed while
+    writing nothing), so anything else is refused before any use."""
     if not os.path.isfile(path):
         raise InputError(f"{path}: no such history (run `fundbook desk init` first)")
     try:
-        conn = sqlite3.connect(path, isolation_level=None, timeout=30)
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        # (an absolute path: a file named ':memory:' is that file, not a new in-memory database)
+        conn = sqlite3.connect(os.path.abspath(path), isolation_level=None, timeout=30)
+        objects = _objects(conn)
     except sqlite3.Error as exc:
         raise HistoryError(f"{path}: not a readable fundbook history ({exc})")
+    if objects != _SCHEMA_OBJECTS:
+        conn.close()
+        odd = sorted(set(objects.items()) ^ set(_SCHEMA_OBJECTS.items()))
+        what = f"{odd[0][0][0]} {odd[0][0][1]!r}" if odd else "?"
+        if not objects:
+            raise HistoryError(f"{path}: not a fundbook history (no tables: an empty database)")
+        raise HistoryError(f"{path}: the schema is not a fundbook history's (unexpected or changed {what}; "
+                           f"tampered, or written by another program)")
     return conn
 
 
@@ -114,6 +146,9 @@ class _Stored:
             raise HistoryError(exc.message)
         if fixture_sha256(self.instance) != self.rows["fixture_sha256"]:
             raise HistoryError(f"{path}: meta.instance does not match meta.fixture_sha256 (edited)")
+        if self.rows.get("horizon") != str(self.instance["horizon"]):
+            raise HistoryError(f"{path}: meta.horizon does not match the initialised instance's horizon "
+                               f"{self.instance['horizon']} (edited)")
 
     def _json(self, key, what, limit):
         try:
@@ -259,10 +294,12 @@ class History:
                              f"observed to day {horizon} without a settlement failure, so no run on it could be scored; "
                              f"observe it longer")
         run = Run(instance, salt)
-        tmp = self.path + ".init-tmp"
+        tmp = None
         try:
-            if os.path.exists(tmp):
-                os.remove(tmp)
+            # a file of its own (never a fixed name another init may be using),
+            # linked into place only if nothing has appeared there meanwhile
+            fd, tmp = tempfile.mkstemp(prefix=os.path.basename(self.path) + ".", suffix=".init-tmp", dir=folder)
+            os.close(fd)
             conn = sqlite3.connect(tmp, isolation_level=None)
             try:
                 conn.executescript(SCHEMA)
@@ -274,12 +311,31 @@ class History:
                 conn.execute("COMMIT")
             finally:
                 conn.close()
-            os.replace(tmp, self.path)
+            self._publish(tmp)
         except (OSError, sqlite3.Error) as exc:
-            if os.path.exists(tmp):
-                os.remove(tmp)
             raise InputError(f"{self.path}: cannot write the history ({exc})")
+        finally:
+            if tmp is not None and os.path.lexists(tmp):
+                try:
+                    os.remove(tmp)
+                except OSError:
+                    pass
         return run
+
+    def _publish(self, tmp):
+        """Put a finished history file in place without ever replacing one."""
+        if os.path.isfile(self.path) and os.path.getsize(self.path) == 0:
+            os.replace(tmp, self.path)  # an empty file stands in for a new history
+            return
+        try:
+            os.link(tmp, self.path)  # fails if a history appeared since the check above
+        except FileExistsError:
+            raise InputError(f"{self.path}: a history (or something else) already exists here "
+                             f"(choose a new --db path)") from None
+        except OSError:
+            if os.path.lexists(self.path):  # a filesystem without hard links: replace, as before
+                raise
+            os.replace(tmp, self.path)
 
     # -- loading -----------------------------------------------------------------
     def _stored(self, conn, family_instance=None):
@@ -322,13 +378,20 @@ class History:
             run.result = derived
         return stored, run
 
-    def _current(self, conn, family_instance=None, expected_head=None, tail=False):
-        """The run as it stands: from the snapshot bound to the head, else by replay.
+    def _current(self, conn, act, family_instance=None, expected_head=None, tail=False):
+        """(stored, run, act(stored, run)) for the run as it stands: continued
+        from the snapshot bound to the head, else rebuilt by replay.
 
         The whole chain is checked either way (on the stored text: cheap).
         `tail=True` (submit, advance) then parses only the receipts from the
         last CLOSE on, which is all a continuation needs, so the cost barely
-        grows with the day; `packet` parses them all, since it shows them."""
+        grows with the day; `packet` parses them all, since it shows them.
+
+        The snapshot is a cache, not a record: its book need only hash to the
+        last CLOSE receipt, which a forger who re-hashes the chain can make
+        any book do. So if acting on the continued run fails in any way but
+        the desk's own expected errors (a malformed book), it is dropped and
+        the history is replayed from its receipts, which names the forgery."""
         from ._run import Run
         stored = self._stored(conn, family_instance)
         rows = self._checked(conn, stored, expected_head)
@@ -337,11 +400,17 @@ class History:
             closes = [i for i, row in enumerate(rows) if row[2] == "CLOSE"]
             start = closes[-1] if (tail and closes) else 0
             receipts = [_parse(self.path, row) for row in rows[start:]]
-            run = Run.restore(stored.instance, stored.salt, receipts, snap.get("book"), snap["closed_day"])
-            if run is not None:
-                return stored, run
+            try:
+                run = Run.restore(stored.instance, stored.salt, receipts, snap.get("book"), snap["closed_day"])
+                if run is not None:
+                    return stored, run, act(stored, run)
+            except DeskError:
+                raise
+            except Exception:  # noqa: BLE001 -- a snapshot that does not work is not used
+                pass
         receipts = [_parse(self.path, row) for row in rows]
-        return stored, replay(stored.instance, receipts, stored.head, stored.salt)
+        run = replay(stored.instance, receipts, stored.head, stored.salt)
+        return stored, run, act(stored, run)
 
     def load(self, family_instance=None, expected_head=None):
         """(meta, run): the run rebuilt from the receipts alone and verified."""
@@ -356,10 +425,10 @@ class History:
     def packet(self, family_instance=None, expected_head=None):
         conn = _connect(self.path)
         try:
-            stored, run = self._current(conn, family_instance, expected_head)
+            stored, run, packet = self._current(conn, lambda stored, run: run.packet(), family_instance, expected_head)
         finally:
             conn.close()
-        return run.packet()
+        return packet
 
     def _write(self, family_instance, move, expected_head=None, full=False):
         conn = _connect(self.path)
@@ -368,16 +437,18 @@ class History:
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
                 raise HistoryError(f"{self.path}: cannot lock the history for writing ({exc})")
-            try:
-                if full:
-                    stored, run = self._replayed(conn, family_instance, expected_head)
-                else:
-                    stored, run = self._current(conn, family_instance, expected_head, tail=True)
+            def act(stored, run):
                 if stored.status != "open":
                     raise RunClosed("the run is finalised: no further batches are accepted")
                 before = len(run.receipts)
                 run.keep_closed_book = True
-                outcome = move(run)
+                return before, move(run)
+            try:
+                if full:
+                    stored, run = self._replayed(conn, family_instance, expected_head)
+                    before, outcome = act(stored, run)
+                else:
+                    stored, run, (before, outcome) = self._current(conn, act, family_instance, expected_head, tail=True)
                 _insert(conn, run.receipts[before:])
                 extra = {"snapshot": _snapshot(run)}
                 if run.finalized:
@@ -389,7 +460,10 @@ class History:
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:  # never after a COMMIT: that batch is settled
-                    conn.execute("ROLLBACK")
+                    try:
+                        conn.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        pass  # SQLite already rolled back (a full disk, an I/O error): report the cause, not this
                 raise
         except sqlite3.Error as exc:
             raise HistoryError(f"{self.path}: write failed, history unchanged ({exc})")
@@ -445,8 +519,7 @@ def load_family_root(root) -> dict:
     """The instance in a family root written by the family generator."""
     path = os.path.join(str(root), "instance.json")
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_INSTANCE_BYTES + 1)
+        data = read_limited(path, MAX_INSTANCE_BYTES)
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})")
     instance = parse_json(data, path, "a family instance", MAX_INSTANCE_BYTES)

@@ -27,6 +27,8 @@ def _instance(source):
     if "episode" in source:
         instance = load_episode(source["episode"])
     elif "family" in source:
+        if not isinstance(source["family"], str):
+            raise InputError("source.family: expected a family name such as FUND_01")
         seed = source.get("seed")
         if type(seed) is not int or not 1 <= seed <= 2**53 - 1:
             raise InputError("source.seed: expected a positive integer")
@@ -52,7 +54,7 @@ def _rebuild(source, moves):
                 run.submit(move["batch"])
             except BatchRejected as exc:
                 raise InputError(f"moves[{i}]: the desk rejects this batch: {exc.message}")
-        elif isinstance(move, dict) and move.get("skip") == run.open_day:
+        elif isinstance(move, dict) and type(move.get("skip")) is int and move["skip"] == run.open_day:
             run.skip()
         else:
             raise InputError(f"moves[{i}]: expected {{batch}} or {{skip: day}} for day {run.open_day}")

@@ -13,7 +13,7 @@ receipt will carry.
 
 from ._batch import MAX_ACTIONS, MAX_BATCH_BYTES, check_action_shape
 from ._book import cal_days, copy_book, counterparty_usage, forward_exposure, new_trade, state_hash
-from ._canon import _dumps
+from ._canon import NotCanonical, _dumps, canonical_json
 from ._errors import BatchRejected, InputError, shown
 from ._packet import book_from_packet, check_packet, market_from_packet
 from ._report import gold_report
@@ -31,6 +31,17 @@ def _amount(value, name, low=0, high=MAX_TOOL_AMOUNT):
     return value
 
 
+def _exact(tool, out):
+    """A tool's result, checked to be exact JSON: a hand-made packet may hold
+    amounts (a 20,000-day calendar, a trade of 2^53 cents) whose results leave
+    +-(2^53-1), which no reader can take exactly."""
+    try:
+        canonical_json(out)
+    except NotCanonical as exc:
+        raise InputError(f"{tool}: the packet's amounts give a result beyond the exact integer range: {exc}") from None
+    return out
+
+
 def interest(packet, principal: int, rate_bps: int, start_day: int, end_day: int) -> dict:
     """ACT/360 interest on a principal between two business days of the packet's calendar."""
     check_packet(packet)
@@ -40,7 +51,7 @@ def interest(packet, principal: int, rate_bps: int, start_day: int, end_day: int
     _amount(start_day, "interest: start_day", 0, last)
     _amount(end_day, "interest: end_day", start_day, last)
     days = cal_days({"calendar": packet["calendar"]}, start_day, end_day)
-    return {"calendar_days": days, "interest": accrual(principal, rate_bps, days)}
+    return _exact("interest", {"calendar_days": days, "interest": accrual(principal, rate_bps, days)})
 
 
 def _check_actions(actions, book, market):
@@ -85,8 +96,9 @@ def project(packet, actions, trusted=False) -> dict:
         for action in actions:
             decisions.append(decide(book, market, day, action))
     close_day(book, day, None)
-    return {"day": day, "rejected": rejected, "decisions": decisions, "cash": book["cash"],
-            "report": gold_report(book, day), "state_hash": None if rejected else state_hash(book)}
+    out = {"day": day, "rejected": rejected, "decisions": decisions, "cash": book["cash"],
+           "report": gold_report(book, day), "state_hash": None if rejected else state_hash(book)}
+    return out if trusted else _exact("project", out)
 
 
 def exposure(packet, asset_id: str, quote_id: str, notional=None) -> dict:
@@ -108,10 +120,10 @@ def exposure(packet, asset_id: str, quote_id: str, notional=None) -> dict:
     trial = copy_book(book)
     trade = new_trade(trial, asset_id, quote, amount, day)
     gap2, tail2 = forward_exposure(trial, asset_id, day)
-    return {"asset": asset_id, "now": {"maturity_gap_days": gap, "tail_cent_days": tail},
-            "with_quote": {"quote": quote_id, "maturity": trade["maturity"], "maturity_gap_days": gap2,
-                           "tail_cent_days": tail2, "principal": trade["principal"],
-                           "haircut": haircut_amount(amount, trade["haircut_bps"])}}
+    return _exact("exposure", {"asset": asset_id, "now": {"maturity_gap_days": gap, "tail_cent_days": tail},
+                               "with_quote": {"quote": quote_id, "maturity": trade["maturity"], "maturity_gap_days": gap2,
+                                              "tail_cent_days": tail2, "principal": trade["principal"],
+                                              "haircut": haircut_amount(amount, trade["haircut_bps"])}})
 
 
 def headroom(packet) -> dict:
@@ -124,4 +136,4 @@ def headroom(packet) -> dict:
         cps[cid] = {"capacity": cp["capacity"], "peak_usage": usage, "headroom": cp["capacity"] - usage}
     quotes = {q["id"]: {"max_notional": q["max_notional"], "remaining": q["max_notional"] - q["used"]}
               for q in packet["quotes"]}
-    return {"counterparties": cps, "quotes": quotes}
+    return _exact("headroom", {"counterparties": cps, "quotes": quotes})

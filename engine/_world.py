@@ -158,9 +158,12 @@ def validate_instance(instance, where="instance"):
         if qid in quotes:
             raise InputError(f"{w}.id: duplicate id {qid}")
         quotes[qid] = q
+    event_ids = set()
     for i, e in enumerate(_list(instance, "events", where, MAX_EVENTS)):
         w = f"{where}.events[{i}]"
-        _id(e, "id", w)
+        if _id(e, "id", w) in event_ids:
+            raise InputError(f"{w}.id: duplicate id {e['id']}")
+        event_ids.add(e["id"])
         kind = _need(e, "kind", str, w)
         if kind not in EVENT_KINDS:
             raise InputError(f"{w}.kind: expected one of {EVENT_KINDS}")
@@ -197,6 +200,8 @@ def validate_instance(instance, where="instance"):
         _int(s, "published_day", w, *days)
         _text(s, "title", w, MAX_NAME)
         _text(s, "text", w, MAX_SOURCE_TEXT)
+        if sid in sources:  # (an event's disclosing source must be one document)
+            raise InputError(f"{w}.id: duplicate id {sid}")
         sources[sid] = s
     for i, e in enumerate(instance["events"]):
         src = sources.get(e["source"])
@@ -209,8 +214,8 @@ def validate_instance(instance, where="instance"):
         _int(p, "max_amount", w, 0, MAX_AMOUNT)
         _int(p, "lag", w, 1, MAX_CARRY_END)
         _int(p, "valid_days", w, 0, MAX_CARRY_END)
-        if "counterparty" in p and p["counterparty"] not in cps:
-            raise InputError(f"{w}.counterparty: unknown counterparty")
+        if "counterparty" in p and (not isinstance(p["counterparty"], str) or p["counterparty"] not in cps):
+            raise InputError(f"{w}.counterparty: expected the id of a counterparty of this world")
     try:
         canonical_json(instance)  # extra fields too: a world must hash canonically
     except NotCanonical as exc:

@@ -139,10 +139,14 @@ def mock_worker_candidate(instance):
     from launchers._sampler_mock import MockSampler
     from launchers._sandbox_local import LocalSandbox
     free = {"input_micro_usd_per_mtok": 0, "output_micro_usd_per_mtok": 0}
+    from engine._commitment import public_salt
     with tempfile.TemporaryDirectory(prefix="fundbook-mock-arm-") as tmp:
         ledger = Ledger(engine.content_sha256({"arm": "mock-worker"}), 0, 10**9, free)
+        desk = os.path.join(tmp, "desk.sqlite")
+        # a practice world is public: the public salt keeps the worker's packets, and so its rows, reproducible
+        engine.History(desk).init(instance, instance["horizon"], public_salt(engine.fixture_sha256(instance)))
         controller = Controller(instance, MockSampler(), LocalSandbox(), ledger, Limits(),
-                                os.path.join(tmp, "desk.sqlite"), Journal(os.path.join(tmp, "journal.jsonl")))
+                                desk, Journal(os.path.join(tmp, "journal.jsonl")))
         controller.run()
         batches = [p["batch"] for p in controller.proposals if p.get("outcome") == "accepted"]
         totals = ledger.totals()

@@ -1,7 +1,11 @@
 """Seed lists on the command line: `1..200`, `1,5,9`, `1..10,20..30` or
 plain integers, all positive and JSON-safe (below 2^53)."""
 
+import re
+
 from .errors import ExperimentError
+
+_DIGITS = re.compile(r"[0-9]{1,16}")
 
 MAX_SEED = 2**53 - 1
 MAX_SEEDS = 1_000_000  # a typo like 1..1e15 is refused, not enumerated
@@ -10,15 +14,15 @@ MAX_SEEDS = 1_000_000  # a typo like 1..1e15 is refused, not enumerated
 def parse_seeds(text, where="--seeds") -> list:
     """Sorted unique seeds from one argument; ExperimentError naming the part."""
     seeds = set()
-    for part in str(text).replace(" ", ",").split(","):
+    for part in str(text).split(","):
         if not part:
             continue
         low, sep, high = part.partition("..")
-        try:
-            a = int(low)
-            b = int(high) if sep else a
-        except ValueError:
-            raise ExperimentError(f"{where}: {part!r} is not a seed or a range like 1..200")
+        # ASCII digits only: int() also reads '٣', '１', '1_0' and '+3', which no seed list means
+        if not _DIGITS.fullmatch(low) or (sep and not _DIGITS.fullmatch(high)):
+            raise ExperimentError(f"{where}: {part[:40]!r} is not a seed or a range like 1..200")
+        a = int(low)
+        b = int(high) if sep else a
         if a < 1 or b > MAX_SEED or a > b:
             raise ExperimentError(f"{where}: {part!r}: expected 1 <= first <= last <= 2^53-1")
         if b - a + 1 + len(seeds) > MAX_SEEDS:

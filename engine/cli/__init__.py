@@ -11,7 +11,7 @@ from engine import (EPISODES, FAMILIES, format_cents, MUTATION_NOTES, MUTATIONS,
 
 from engine._jsonin import MAX_BATCH_BYTES, MAX_CANDIDATE_BYTES
 
-from ._common import FundbookGroup, emit_json, expect_head_option, json_option, read_json, write_json
+from ._common import FundbookGroup, Integer, emit_json, expect_head_option, json_option, read_json, write_json
 from ._render import decision_line, echo_result, packet_lines
 from .tools import tools
 from experiments.seeds import seed_param
@@ -162,8 +162,8 @@ def _family_check(family_root):
 @episode_option
 @family_root_option
 @db_option
-@click.option("--observation-end-day", default=20, show_default=True, type=click.IntRange(1, 200),
-              help="The last checkpoint (observation horizon).")
+@click.option("--observation-end-day", default=20, show_default=True, type=Integer(1, 200),
+              help="The last checkpoint (observation horizon), 1..200.")
 @click.option("--salt", help="The world commitment's salt, 64 hex digits (default: a fresh secret one; give the "
                              "salt a FINAL receipt revealed to reproduce that run).")
 @json_option
@@ -296,7 +296,8 @@ def result(db, family_root, finalize, expect_head, as_json):
         if as_json:
             emit_json(out)
         else:
-            click.echo(f"status   OPEN (day {run.open_day} of {run.horizon} open)")
+            click.echo(f"status   OPEN (day {run.open_day} of {run.horizon} open)" if run.open_day is not None else
+                       f"status   OPEN (every checkpoint (1..{run.horizon}) is closed; not finalised)")
             click.echo("score    none until the run is finalised (`fundbook desk result --finalize`)")
         return 1
     if as_json:

@@ -2,15 +2,21 @@
 
 import json
 import os
+import re
 import sys
 
 import click
 
 from engine import EXIT_USAGE, DeskError, InputError, pretty_json
 
+from ._render import plain
+
 
 class FundbookGroup(click.Group):
     """A group whose errors are one line and whose exit codes are the desk's.
+
+    One line whatever the message quotes: a path or value from the command
+    line is printed with its unprintable characters (a newline) escaped.
 
     click's own usage errors exit with 2, which the contract reserves for
     UNSCORABLE; they exit with 64 (EX_USAGE) here. Subclasses name the
@@ -19,15 +25,19 @@ class FundbookGroup(click.Group):
     expected_errors = (DeskError,)
 
     def report(self, exc):
-        click.echo(f"error: {exc.message}", err=True)
+        click.echo(f"error: {plain(exc.message)}", err=True)
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        _utf8_output()
         try:
             rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var,
                               standalone_mode=False, **extra)
         except click.exceptions.UsageError as exc:
-            hint = exc.ctx.command_path if exc.ctx is not None else self.name
-            click.echo(f"error: {exc.format_message()} (see `{hint} --help`)", err=True)
+            hint = exc.ctx.command_path if exc.ctx is not None else (prog_name or self.name)
+            message = exc.format_message()
+            if isinstance(exc, getattr(click.exceptions, "NoArgsIsHelpError", ())):
+                message = "missing a command"  # (click's message is the whole help)
+            click.echo(f"error: {plain(message)} (see `{hint} --help`)", err=True)
             sys.exit(EXIT_USAGE)
         except click.exceptions.Abort:
             click.echo("error: aborted", err=True)
@@ -40,14 +50,26 @@ class FundbookGroup(click.Group):
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
+def _utf8_output():
+    """Print UTF-8 whatever the locale: output bytes never depend on it, and a
+    character the locale cannot encode (a desk's note in a later packet) is
+    never an encoding error."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if encoding != "utf8" and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(encoding="utf-8")
+            except (ValueError, OSError):  # a stream that cannot change (already written to): leave it
+                pass
+
+
 def read_json(path, what, limit=None):
     """Parse a JSON file from outside: bounded, strict (see engine._jsonin); an
     InputError naming the file and what was expected on anything else."""
-    from engine._jsonin import MAX_CANDIDATE_BYTES, parse_json
+    from engine._jsonin import MAX_CANDIDATE_BYTES, parse_json, read_limited
     limit = MAX_CANDIDATE_BYTES if limit is None else limit
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(limit + 1)
+        data = read_limited(path, limit)
     except FileNotFoundError:
         raise InputError(f"{path}: no such file ({what} expected)")
     except IsADirectoryError:
@@ -60,16 +82,30 @@ def read_json(path, what, limit=None):
 
 
 def write_json(path, value):
-    """Write pretty, stable JSON: a temp file beside the target, then rename."""
+    """Write pretty, stable JSON: a temp file beside the target, then rename.
+
+    A target that exists and is not a regular file (/dev/null, /dev/stdout, a
+    FIFO) is written in place: renaming over it would replace the device or
+    link itself, for every program on the machine."""
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise InputError(f"{path}: the folder {directory} does not exist")
     if os.path.isdir(path):
         raise InputError(f"{path}: is a directory (a file path expected)")
+    if _is_sqlite(path):  # `--output` naming the history by mistake would lose the run
+        raise InputError(f"{path}: is an SQLite database (a desk history?); refusing to overwrite it with JSON")
+    text = pretty_json(value)
+    if os.path.exists(path) and not os.path.isfile(path):
+        try:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise InputError(f"{path}: cannot write ({exc.strerror or exc})")
+        return
     tmp = f"{path}.tmp-{os.getpid()}"
     try:
         with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(pretty_json(value))
+            fh.write(text)
         os.replace(tmp, path)
     except OSError as exc:
         if os.path.exists(tmp):
@@ -77,8 +113,42 @@ def write_json(path, value):
         raise InputError(f"{path}: cannot write ({exc.strerror or exc})")
 
 
+def _is_sqlite(path):
+    if not os.path.isfile(path):  # (never open a FIFO or device just to look)
+        return False
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
+
+
 def emit_json(value):
     click.echo(pretty_json(value), nl=False)
+
+
+_DIGITS = re.compile(r"-?[0-9]{1,30}")
+
+
+class Integer(click.ParamType):
+    """An integer in ASCII digits, optionally within [low, high].
+
+    Python's int() also reads '٣' (any Unicode digit), '1_000', ' 7 ' and
+    '+3', none of which any fundbook document means; they are usage errors."""
+
+    name = "integer"
+
+    def __init__(self, low=None, high=None):
+        self.low, self.high = low, high
+
+    def convert(self, value, param, ctx):
+        if type(value) is not int:
+            if not _DIGITS.fullmatch(str(value)):
+                self.fail(f"expected an integer in ASCII digits, got {str(value)[:40]!r}", param, ctx)
+            value = int(value)
+        if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
+            self.fail(f"expected an integer in {self.low}..{self.high}, got {value}", param, ctx)
+        return value
 
 
 class HeadType(click.ParamType):

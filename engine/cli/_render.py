@@ -28,16 +28,26 @@ def echo_result(result):
         click.echo(line)
 
 
+def plain(text):
+    """A string from outside (a desk's action id) as it may be printed in a
+    line of text: characters that are not printable (a newline, U+202E) are
+    escaped, so no id can start a line of its own or reorder one on screen."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def decision_line(d):
     if d["decision"] == "ACCEPTED":
         effects = d.get("effects", {})
         detail = ", ".join(f"{k} {v}" for k, v in sorted(effects.items()))
-        return f"  ACCEPTED {d['type']:<8} {d['action']}  {detail}"
-    return f"  REFUSED  {d['type']:<8} {d['action']}  {d['reason']}: {d['message']}"
+        return f"  ACCEPTED {d['type']:<8} {plain(d['action'])}  {detail}"
+    return f"  REFUSED  {d['type']:<8} {plain(d['action'])}  {d['reason']}: {plain(d['message'])}"
 
 
 def packet_lines(packet):
-    lines = [f"{packet['instance_id']}  day {packet['day']} of {packet['horizon']}  cash {format_cents(packet['cash'])} "
+    lines = [f"{packet['family']}  day {packet['day']} of {packet['horizon']}  cash {format_cents(packet['cash'])} "
              f"(buffer {format_cents(packet['desk']['min_buffer'])})"]
     for a in packet["assets"]:
         lines.append(f"  asset {a['id']:<4} {a['kind']:<4} {format_cents(a['notional']):>16}  {a['status']:<9} settles d{a['settle_day']} exits d{a['exit_day']}")

@@ -7,10 +7,11 @@ same one the practice desk and model workers get.
 import click
 
 import engine
-from engine import format_cents
+from engine import InputError, format_cents
 from engine._jsonin import MAX_ACTIONS_BYTES, MAX_PACKET_BYTES
 
-from ._common import emit_json, json_option, read_json
+from ._common import Integer, emit_json, json_option, read_json
+from ._render import plain
 
 
 @click.group()
@@ -36,10 +37,10 @@ def _out(value, as_json, lines):
 
 @tools.command()
 @packet_option
-@click.option("--principal", required=True, type=int, help="Cents.")
-@click.option("--rate-bps", required=True, type=int)
-@click.option("--start-day", required=True, type=int)
-@click.option("--end-day", required=True, type=int)
+@click.option("--principal", required=True, type=Integer(), help="Cents.")
+@click.option("--rate-bps", required=True, type=Integer())
+@click.option("--start-day", required=True, type=Integer())
+@click.option("--end-day", required=True, type=Integer())
 @json_option
 def interest(packet_path, principal, rate_bps, start_day, end_day, as_json):
     """ACT/360 interest on a principal between two business days."""
@@ -54,8 +55,8 @@ def _project_lines(o):
     if o["rejected"]:
         lines.append(f"  the desk would REJECT this batch: {o['rejected']}")
     for d in o["decisions"]:
-        lines.append(f"  {d['decision']:<8} {d['type']:<8} {d['action']}"
-                     + ("" if d["decision"] == "ACCEPTED" else f"  {d['reason']}: {d['message']}"))
+        lines.append(f"  {d['decision']:<8} {d['type']:<8} {plain(d['action'])}"
+                     + ("" if d["decision"] == "ACCEPTED" else f"  {d['reason']}: {plain(d['message'])}"))
     lines.append(f"  cash at the close {format_cents(o['cash'])}")
     r = o["report"]
     lines.append(f"  report: cash {format_cents(r['cash'])}, funding cost to date {format_cents(r['funding_cost_to_date'])}, "
@@ -77,7 +78,9 @@ def project(packet_path, actions_path, as_json):
     """Dry run: what would be accepted and why not, the closing cash and the exact report."""
     actions = read_json(actions_path, "a list of actions or a batch", MAX_ACTIONS_BYTES)
     if isinstance(actions, dict):
-        actions = actions.get("actions", [])
+        if "actions" not in actions:  # (a candidate or a packet is not an empty batch)
+            raise InputError(f"{actions_path}: expected a list of actions or a batch with its actions")
+        actions = actions["actions"]
     return _out(engine.project(_packet(packet_path), actions), as_json, _project_lines)
 
 
@@ -85,7 +88,7 @@ def project(packet_path, actions_path, as_json):
 @packet_option
 @click.option("--asset", required=True)
 @click.option("--quote", required=True)
-@click.option("--notional", type=int, help="Cents (default: the asset's notional).")
+@click.option("--notional", type=Integer(), help="Cents (default: the asset's notional).")
 @json_option
 def exposure(packet_path, asset, quote, notional, as_json):
     """Maturity gap and tail of an asset now, and if funded from a quote."""
