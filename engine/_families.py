@@ -15,10 +15,14 @@ family exercises:
            capacity) and executes under each approval; a second lender's
            capacity is cut mid-window
   FUND_04  shocks: a downgrade raises an asset's haircut (a margin call that
-           leaves cash just above the buffer) and a client delays an exit; the
-           only funding to the new exit is a spot-start refinancing at a higher
-           haircut, which takes cash under the buffer, so the desk escalates
-           for buffer authority and executes under it
+           leaves cash between the buffer and the buffer plus 1,000,000.00)
+           and a client delays an exit; the only funding to the new exit is a
+           spot-start refinancing at a higher haircut, which takes cash about
+           half the buffer under it, so the desk escalates for buffer
+           authority and executes under it
+
+No family's opening cash depends on anything the desk has not been shown by
+day 1 (the cash is in the first packet).
 """
 
 import copy
@@ -36,6 +40,11 @@ KINDS = ("ABS", "CLO", "LOAN")
 RATINGS = {"ABS": "AA", "CLO": "A", "LOAN": "BBB"}
 FLOORS = {"ABS": 300, "CLO": 500, "LOAN": 800}
 MILLION = 100_000_000  # cents
+# What one position can need in cash at most: the haircut at the highest haircut
+# any family quotes or floors (800 bps) plus 500 bps of margin room, and two
+# months of carry at 12 %, on the largest notional any family draws.
+MAX_DRAWN_NOTIONAL = 20 * MILLION
+SLOT_ALLOWANCE = haircut_amount(MAX_DRAWN_NOTIONAL, 800 + 500) + accrual(MAX_DRAWN_NOTIONAL, 1200, 60)
 
 
 class _World:
@@ -93,11 +102,13 @@ class _World:
         self.events = [dict(e, source=rename[e["source"]]) for e in self.events]
         return [dict(self.sources[i], id=rename[self.sources[i]["id"]]) for i in order]
 
-    def instance(self, title, max_tenor=40, buffer=2 * MILLION, extra_need=0, opening_cash=None):
-        need = buffer + extra_need + MILLION
-        for a in self.assets:
-            worst = max([q["haircut_bps"] for q in self.quotes] + [a["haircut_floor_bps"]]) + 500
-            need += haircut_amount(a["notional"], worst) + accrual(a["notional"], 1200, 60)
+    def instance(self, title, slots, max_tenor=40, buffer=2 * MILLION, extra_need=0, opening_cash=None):
+        """The instance. Its opening cash is set from the family's bounds (the
+        most positions it can hold, each at the largest notional and haircut
+        the family draws), never from this world's draws: the desk sees its cash
+        on day 1, and cash computed from every position would tell it about the
+        ones still to be announced."""
+        need = buffer + extra_need + MILLION + slots * SLOT_ALLOWANCE
         inst = {
             "format": INSTANCE_FORMAT,
             "instance_id": f"{self.family}/seed-{self.seed}",
@@ -163,7 +174,7 @@ def _fund_01(w):
     for announce, settle, exit_day in sorted(plans):
         w.asset(announce, settle, exit_day)
     _match_funding(w, lenders)
-    return w.instance("Plain match funding")
+    return w.instance("Plain match funding", slots=4)
 
 
 def _fund_02(w):
@@ -209,7 +220,7 @@ def _fund_02(w):
                            f"from day {effective}.")
             w.events.append({"id": "E1", "kind": "quote_withdrawal", "effective_day": effective, "source": sid,
                              "quote": quote["id"]})
-    return w.instance("Rolls before maturity, a withdrawn offer and a holiday")
+    return w.instance("Rolls before maturity, a withdrawn offer and a holiday", slots=3)
 
 
 def _fund_03(w):
@@ -243,29 +254,47 @@ def _fund_03(w):
                    f"{dear['name']} ({dear['id']}) reduces its funding capacity to 10,000,000.00 from day {cut_day}.")
     w.events.append({"id": "E1", "kind": "capacity_cut", "effective_day": cut_day, "source": sid,
                      "counterparty": dear["id"], "capacity": 10 * MILLION})
-    return w.instance("Tenor and capacity exhausted: escalate, then execute", max_tenor=max_tenor)
+    return w.instance("Tenor and capacity exhausted: escalate, then execute", slots=2, max_tenor=max_tenor)
 
 
 BUFFER = 2 * MILLION
+PROXY_SHOCK_DAY, PROXY_JUMP = 7, 500  # the proxy world's downgrade: the latest day and the smallest jump drawn
+QUIET_MARGIN = MILLION  # the proxy's cash after the downgrade: the buffer plus this
 
 
 def _fund_04(w):
     r = w.rng
     lenders = [w.counterparty("Harbour Bank", 90 * MILLION, KINDS), w.counterparty("Ridge Capital", 90 * MILLION, KINDS)]
+    # every position is committed on day 1, so day-1 facts fix the opening cash (below)
     w.asset(1, 1, r.randint("x1", 16, 18), kind="CLO")
     w.asset(1, r.randint("s2", 2, 4), r.randint("x2", 12, 14))
-    w.asset(r.randint("a3", 2, 5), 6, r.randint("x3", 18, 24))
+    w.asset(1, 6, r.randint("x3", 18, 24))
     shocked, delayed, third = w.assets
     _term_quotes(w, shocked, lenders)
     current = _term_quotes(w, delayed, lenders, extra=0)  # matures at the old exit
     _term_quotes(w, third, lenders)
+    w.policy.append({"kind": "buffer", "max_amount": BUFFER, "lag": 1, "valid_days": 3})
+    w.source(1, "Treasury memo: buffer exceptions",
+             "A buffer exception lets one funding action take the desk's cash under its minimum buffer by at most "
+             "the amount approved (never under zero). Requests of up to the whole buffer are answered the next "
+             "business day and, if approved, stay valid for 3 business days.")
+    title = "Haircut shock, exit delay and a refinancing under buffer authority"
+    # The opening cash comes from a proxy of the world holding only what the desk
+    # sees on day 1 (positions, quotes, memo) and a fixed downgrade (day 7, the
+    # smallest jump): its cash after the margin call is the buffer plus
+    # QUIET_MARGIN. Nothing still hidden on day 1 moves it.
+    proxy = copy.deepcopy(w)
+    _downgrade(proxy, shocked, PROXY_SHOCK_DAY, shocked["haircut_floor_bps"] + PROXY_JUMP)
+    roomy = proxy.instance(title, slots=3, buffer=BUFFER, extra_need=haircut_amount(MAX_DRAWN_NOTIONAL, 1000))
+    closes = _reference_closes(roomy, PROXY_SHOCK_DAY)
+    if min(closes.values()) != closes[PROXY_SHOCK_DAY]:
+        raise ValueError(f"{roomy['instance_id']}: the proxy's cash is lowest before the downgrade")
+    opening = roomy["desk"]["opening_cash"] - (closes[PROXY_SHOCK_DAY] - (BUFFER + QUIET_MARGIN))
+    # the real downgrade: a draw, disclosed two days ahead; its jump is at least
+    # the proxy's, so the quiet cash is between the buffer and buffer + margin
     shock_day = r.randint("shock", 6, 7)
-    floor = shocked["haircut_floor_bps"] + r.step("jump", 500, 1000, 100)
-    sid = w.source(shock_day - 2, f"Credit memo: {shocked['id']} downgraded",
-                   f"{shocked['id']} is downgraded; from day {shock_day} every lender applies a haircut of at least "
-                   f"{floor} bps to it, and margin on existing funding is called that day.")
-    w.events.append({"id": "E1", "kind": "haircut_change", "effective_day": shock_day, "source": sid,
-                     "asset": shocked["id"], "haircut_floor_bps": floor})
+    floor = shocked["haircut_floor_bps"] + r.step("jump", PROXY_JUMP, 1000, 100)
+    _downgrade(w, shocked, shock_day, floor)
     old_exit = delayed["exit_day"]
     new_exit = old_exit + r.randint("delay", 4, 8)
     effective = old_exit - r.randint("notice", 2, 4)
@@ -275,45 +304,66 @@ def _fund_04(w):
     w.events.append({"id": "E2", "kind": "exit_delay", "effective_day": effective, "source": sid,
                      "asset": delayed["id"], "exit_day": new_exit})
     # the current lender will not extend; the other refinances to the new exit,
-    # starting the day the desk agrees, at a stricter haircut
+    # starting the day the desk agrees, at a stricter haircut set (from what the
+    # desk already knows when it is offered) so that refinancing takes cash
+    # about half the buffer under it, never under zero
     other = next(cp for cp in lenders if cp["id"] != current["counterparty"])
     held = max(current["haircut_bps"], delayed["haircut_floor_bps"])
-    haircut, rate = r.step("rfhc", held + 200, held + 400, 50), r.step("rfrate", 480, 600, 5)
-    for day in range(effective, old_exit):
-        w.quote(other, day, day, day, new_exit - day, rate, 25 * MILLION, haircut, KINDS)
-    w.source(effective, f"Refinancing offer for {delayed['id']}",
-             f"{other['name']} ({other['id']}) offers to fund {delayed['id']} to its new exit on day {new_exit}, starting "
-             f"the day the desk agrees, on any day from {effective} to {old_exit - 1}, at a {haircut} bps haircut; "
-             f"the current lender will not extend.")
-    w.policy.append({"kind": "buffer", "max_amount": BUFFER, "lag": 1, "valid_days": 3})
-    w.source(1, "Treasury memo: buffer exceptions",
-             "A buffer exception lets one funding action take the desk's cash under its minimum buffer by at most "
-             "the amount approved (never under zero). Requests of up to the whole buffer are answered the next "
-             "business day and, if approved, stay valid for 3 business days.")
-    title = "Haircut shock, exit delay and a refinancing under buffer authority"
-    roomy = w.instance(title, buffer=BUFFER, extra_need=haircut_amount(shocked["notional"], floor))
-    tight = copy.deepcopy(roomy)
-    tight["desk"]["opening_cash"] = _tight_cash(roomy, effective)
-    return validate_instance(tight, where=tight["instance_id"])
+    rate = r.step("rfrate", 480, 600, 5)
+    refis = [w.quote(other, day, day, day, new_exit - day, rate, 25 * MILLION, held + 200, KINDS)
+             for day in range(effective, old_exit)]
+    offer = w.source(effective, f"Refinancing offer for {delayed['id']}", "")
+    tight = w.instance(title, slots=3, buffer=BUFFER, opening_cash=opening)
+    haircut = _refinancing_haircut(tight, effective, delayed, refis[0]["id"], held + 200)
+    for q in refis:
+        q["haircut_bps"] = haircut
+    text = (f"{other['name']} ({other['id']}) offers to fund {delayed['id']} to its new exit on day {new_exit}, "
+            f"starting the day the desk agrees, on any day from {effective} to {old_exit - 1}, at a {haircut} bps "
+            f"haircut; the current lender will not extend.")
+    w.sources[[x["id"] for x in w.sources].index(offer)]["text"] = text
+    return w.instance(title, slots=3, buffer=BUFFER, opening_cash=opening)
 
 
-def _tight_cash(roomy, refinance_day):
-    """Opening cash that leaves the reference plan's cash, on the quiet days
-    between the margin call and the refinancing, at the buffer plus half of
-    what the refinancing costs that day: the refinancing then goes under the
-    buffer by about half its cost, but never under zero."""
-    from ._baselines import policy_batch  # the reference plan, which reads only packets
+def _downgrade(w, asset, day, floor):
+    sid = w.source(day - 2, f"Credit memo: {asset['id']} downgraded",
+                   f"{asset['id']} is downgraded; from day {day} every lender applies a haircut of at least "
+                   f"{floor} bps to it, and margin on existing funding is called that day.")
+    w.events.append({"id": "E1", "kind": "haircut_change", "effective_day": day, "source": sid,
+                     "asset": asset["id"], "haircut_floor_bps": floor})
+
+
+def _reference_closes(instance, last_day):
+    """{day: cash at its close} of the reference plan (which reads only packets) up to `last_day`."""
+    from ._baselines import policy_batch
     from ._run import Run
-
-    run = Run(roomy)
+    run = Run(instance, receipts=False)
     closes = {}
-    while run.open_day is not None and run.open_day <= refinance_day:
+    while run.open_day is not None and run.open_day <= last_day:
         _, record = run.submit(policy_batch("reference", run.packet()))
         closes[record["day"]] = record["cash"]
-    quiet, cost = closes[refinance_day - 1], closes[refinance_day - 1] - closes[refinance_day]
-    if not 0 < cost < BUFFER or min(closes[d] for d in closes if d < refinance_day) != quiet:
-        raise ValueError(f"{roomy['instance_id']}: the refinancing does not fit the buffer scenario")
-    return roomy["desk"]["opening_cash"] - (quiet - (BUFFER + cost // 2))
+    return closes
+
+
+def _refinancing_haircut(instance, day, asset, quote_id, placeholder):
+    """The refinancing quote's haircut (a multiple of 50 bps) that takes the
+    reference's cash at the close of `day`, after rolling into it, to about half
+    the buffer. The cost of the roll grows with the haircut by the notional per
+    basis point, so one dry run at a placeholder haircut is enough."""
+    from ._tools import project
+    from ._run import Run
+    from ._baselines import policy_batch
+    run = Run(instance, receipts=False)
+    while run.open_day < day:
+        run.submit(policy_batch("reference", run.packet()))
+    packet = run.packet()
+    trade = next(t for t in packet["trades"] if t["asset"] == asset["id"] and t["status"] == "live")
+    dry = project(packet, [{"id": "refi", "type": "ROLL", "trade": trade["id"], "quote": quote_id}], trusted=True)
+    target = BUFFER // 2
+    extra_bps = (dry["cash"] - target) * 10_000 // asset["notional"]
+    haircut = placeholder + -(-extra_bps // 50) * 50
+    if not placeholder <= haircut <= 9_000:
+        raise ValueError(f"{instance['instance_id']}: no refinancing haircut fits the buffer scenario")
+    return haircut
 
 
 _BUILDERS = {"FUND_01": _fund_01, "FUND_02": _fund_02, "FUND_03": _fund_03, "FUND_04": _fund_04}
