@@ -18,7 +18,6 @@ import { createInterface } from "node:readline";
 import { compileStdlib } from "../desk/stdlib_build.mjs";
 import { EXIT_USAGE, fail, startPyodide } from "./_pyodide.mjs";
 import { compileBundle, runFixtures } from "./ops.mjs";
-import { runSample } from "../../experiments/runner/ops.mjs";
 
 const emit = (event) => process.stdout.write(JSON.stringify(event) + "\n");
 const runtime = await startPyodide();
@@ -34,7 +33,8 @@ const ops = {
     plan: { text: req.plan, sha256: req.plan_sha256, label: req.plan_label || "fixture plan" },
   }, emit),
   stdlib: (req) => compileStdlib(runtime, req.out),
-  sample: (req) => runSample(runtime, {
+  // loaded on first use: a build of the engine and runs alone needs no experiments/
+  sample: async (req) => (await import("../../experiments/runner/ops.mjs")).runSample(runtime, {
     bundle: req.bundle, bundleSha256: req.bundle_sha256, manifest: req.manifest, tasks: req.tasks, tasksSha256: req.tasks_sha256,
   }, emit),
 };
@@ -50,6 +50,6 @@ for await (const line of createInterface({ input: process.stdin, crlfDelay: Infi
   const op = ops[req.op];
   if (!op) fail(`session request: unknown op ${JSON.stringify(req.op)} (expected compile, run, stdlib or sample)`, EXIT_USAGE);
   const t0 = performance.now();
-  const facts = op(req);
+  const facts = await op(req);
   emit({ event: "end", op: req.op, ms: Math.round(performance.now() - t0), ...facts });
 }

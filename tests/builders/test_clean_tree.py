@@ -54,7 +54,7 @@ def test_make_build_on_a_fresh_checkout_leaves_the_tree_clean(tmp_path):
     assert status == "", f"make build changed the tree:\n{status}"
     timings = json.loads((checkout / "build" / "timings" / "build.json").read_text())
     assert timings["pyodide_loads"] == 1
-    assert set(timings["stages_ms"]) == {"build-engine", "build-runs", "build-desk"}
+    assert set(timings["stages_ms"]) == {"build-engine", "build-runs", "build-desk", "build-experiments"}
     # the desk stdlib came out of that runtime: make did not start another for build-desk
     assert "stdlib_stage" not in proc.stdout and "stdlib.mjs" not in proc.stdout
     assert (checkout / "site" / "assets" / "desk" / "runtime" / "python_stdlib.zip").is_file()

@@ -93,7 +93,7 @@ def test_a_bad_session_request_is_one_line_and_exit_64():
     proc = subprocess.run(["node", "builders/runner/session.mjs"], cwd=ROOT, input='{"op": "fly"}\n',
                           capture_output=True, text=True)
     assert proc.returncode == 64
-    assert proc.stderr == 'error: session request: unknown op "fly" (expected compile, run or stdlib)\n'
+    assert proc.stderr == 'error: session request: unknown op "fly" (expected compile, run, stdlib or sample)\n'
     assert json.loads(proc.stdout.splitlines()[0])["event"] == "ready"
 
 
