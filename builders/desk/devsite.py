@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="stylesheet" href="{base}assets/desk/desk.css"></head>
+<link rel="stylesheet" href="{base}assets/desk/desk.css">{head}</head>
 <body><main>{body}</main></body></html>
 """
 
@@ -74,7 +74,7 @@ def run_page(run_id: str) -> str:
     body = (f"<h1>{run_id}</h1>\n<div class=\"fb-verify\" data-run-id=\"{run_id}\" "
             f"data-record-url=\"../{run_id}.json\"></div>\n"
             "<script type=\"module\" src=\"../../assets/desk/verify.js\"></script>")
-    return with_csp(PAGE.format(title=run_id, base="../../", body=body))
+    return with_csp(PAGE.format(title=run_id, base="../../", body=body, head=""))
 
 
 def _fresh_bundle(directory: Path) -> bool:
@@ -109,10 +109,15 @@ def build(out: Path, engine_dir: Path, run_ids=()) -> Path:
     subjects = {s["name"]: s["digest"]["sha256"] for s in
                 json.loads((engine_dir / "provenance.json").read_text())["subject"]}
     bundle = {"bundle_sha256": subjects["fundbook-engine.zip"], "manifest_sha256": subjects["manifest.json"]}
-    text = re.sub(r"\A---\n.*?\n---\n", "", (ROOT / "site" / "desk" / "index.md").read_text(), flags=re.S)  # front matter
+    source = (ROOT / "site" / "desk" / "index.md").read_text()
+    front = re.match(r"\A---\n(.*?)\n---\n", source, flags=re.S)
+    text = source[front.end():] if front else source
+    # as site/overrides/main.html: `engine: early` starts the worker from <head>
+    early = bool(front and re.search(r"^engine: early\b", front.group(1), flags=re.M))
+    head = '<script async src="../assets/desk/early.js"></script>' if early else ""
     body = markdown.markdown(text, extensions=["md_in_html", "attr_list"])
     (out / "desk").mkdir(exist_ok=True)
-    (out / "desk" / "index.html").write_text(with_csp(PAGE.format(title="Practice desk", base="../", body=body)))
+    (out / "desk" / "index.html").write_text(with_csp(PAGE.format(title="Practice desk", base="../", body=body, head=head)))
     specs = {s["run_id"]: s for s in engine.fixture_specs()}
     published_pages = _published_run_pages(run_ids)
     if published_pages:  # verify checks the record against the index, so the index comes too
@@ -149,5 +154,5 @@ def _published_run_pages(run_ids) -> dict:
         if run.run_id in run_ids:
             text = pages.run_page(env, pub, run).split("\n---\n", 1)[1]  # without the front matter
             body = markdown.markdown(text, extensions=["md_in_html", "attr_list", "tables"])
-            out[run.run_id] = with_csp(PAGE.format(title=run.run_id, base="../../", body=body))
+            out[run.run_id] = with_csp(PAGE.format(title=run.run_id, base="../../", body=body, head=""))
     return out

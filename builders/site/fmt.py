@@ -105,6 +105,23 @@ def _command(c):
     return " ".join(parts)
 
 
+# A gate's detail names the report figures it faults in the engine's integers
+# ("day 1 cash 740000000 vs 600000000 (2333 bps)"); a person reads them as
+# money and money-days. Only these two phrases, ASCII only and at most 15
+# digits (exact in JavaScript too): site/assets/desk/readable.js `gateDetail`
+# is the same rewrite (the desk's result and verify use it).
+_DETAIL_MONEY = re.compile(r"\b(cash|assets\.[A-Za-z0-9_]+\.(?:funded|unfunded)) (-?[0-9]{1,15}) vs (-?[0-9]{1,15}) \(",
+                           re.ASCII)
+_DETAIL_TAIL = re.compile(r"\btail_cent_days (-?[0-9]{1,15}) < ([0-9]{1,15}) cent-days\b", re.ASCII)
+
+
+def _gate_detail(v) -> str:
+    if not isinstance(v, str):
+        return _text(v)
+    v = _DETAIL_MONEY.sub(lambda m: f"{m[1]} {money(int(m[2]))} vs {money(int(m[3]))} (", v)
+    return _DETAIL_TAIL.sub(lambda m: f"tail {money(int(m[1]))} < {money(int(m[2]))} money-days", v)
+
+
 # How a figure reads on a page, by format. site/assets/desk/checks.js
 # FORMATS must give the same text for the same value: verify compares them.
 FORMATS = {
@@ -124,6 +141,7 @@ FORMATS = {
     "fixture": lambda v: fixture_label(v),
     "count": lambda v: str(len(v) if isinstance(v, list) else 0),
     "command": _command,
+    "gate_detail": _gate_detail,
 }
 
 

@@ -36,3 +36,19 @@ def test_start_up_is_shown_in_stages(page, site):
     assert page.evaluate("document.querySelector('.fb-stages progress').value") == 4
     assert not page.locator(".fb-stages").is_visible()  # gone once the packet is shown
     assert not page.errors
+
+
+def test_the_desk_page_starts_one_worker_from_its_head(context, site):
+    # early.js starts the worker before the theme's script and the desk's
+    # modules run; client.js adopts it (and what it said meanwhile) instead of
+    # starting a second one.
+    requests = []
+    context.on("request", lambda r: requests.append(r.url[len(site.url):]))
+    page = context.new_page()
+    d.open_desk(page, site)
+    assert page.evaluate("window.fbEarlyWorker === undefined")  # adopted
+    assert [w.url[len(site.url):] for w in page.workers if "/desk/" in w.url] == ["assets/desk/worker.js"]
+    assert requests.count("assets/desk/worker.js") == 1
+    assert requests.index("assets/desk/early.js") < requests.index("assets/desk/client.js")
+    done = page.eval_on_selector_all(".fb-stages li", "items => items.map(i => i.dataset.done)")
+    assert done == ["true"] * 4  # the progress said before adoption was replayed

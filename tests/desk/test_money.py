@@ -20,11 +20,11 @@ DESK = ROOT / "site" / "assets" / "desk"
 
 SCRIPT = """
 import { parseMoney, money, parseCount } from "%s";
-import { moneyText, readable, basis, expected } from "%s";
+import { moneyText, readable, basis, expected, gateDetail } from "%s";
 const cases = JSON.parse(process.argv[1]);
 const out = cases.map(([fn, ...args]) => {
   try {
-    const f = { parseMoney, money, parseCount, moneyText, readable, basis, expected }[fn];
+    const f = { parseMoney, money, parseCount, moneyText, readable, basis, expected, gateDetail }[fn];
     return { ok: f(...args) };
   } catch (e) {
     return { error: e.message };
@@ -132,6 +132,16 @@ def test_every_refusal_message_reads_as_money():
     assert by[synthetic[1]] == "capacity authority of 500,000.00 is too small for 750,000.01 over capacity"
     assert by[synthetic[2]] == "projected cash at the close of day 12 would be -0.05, under the zero floor"
     assert by[synthetic[3]] == synthetic[3] and by[synthetic[4]] == synthetic[4]  # days stay days
+
+
+def test_every_published_gate_detail_reads_as_money():
+    details = sorted({g["detail"] for path in sorted(ROOT.glob("runs/*.json")) if path.name != "index.json"
+                      for g in (json.loads(path.read_text())["content"].get("gates") or [])})
+    assert any("cash" in d and " vs " in d for d in details) and any("tail_cent_days" in d for d in details)
+    shown = [g["ok"] for g in node([["gateDetail", d] for d in details])]
+    for detail, text in zip(details, shown):
+        assert not RAW.search(re.sub(r"\(\d+ bps\)", "", text)), f"raw amount left in {text!r} (from {detail!r})"
+        assert "cent-days" not in text
 
 
 def test_answers_read_as_money_and_no_reason_is_left_empty():

@@ -177,3 +177,29 @@ def test_limitations_is_dated_and_states_runtime_and_attempts_from_the_records(b
     assert f"{len(attempts)} model attempts retained" in html or f"{len(attempts)} model attempt retained" in html
     assert "No attempt by a real model has reached a result yet." in html  # every retained attempt is a mock
     assert "fundbook:" not in html  # every generated section was filled
+
+
+def test_search_indexes_what_a_reader_searches_for_not_tables_and_transcripts(built_site, run_index):
+    # The index is fetched by every page, the desk's cold load included: run
+    # pages index their lede, status, verdict and score; the per-day tables,
+    # receipts, hashes and transcript steps (which grow with every run) stay out.
+    docs = json.loads((built_site[0] / "search" / "search_index.json").read_text())["docs"]
+    locations = {d["location"] for d in docs}
+    run_id = run_index["entries"][0]["run_id"]
+    assert f"runs/{run_id}/" in locations and f"runs/{run_id}/#status-verdict-and-score" in locations
+    for section in ("days", "cash-and-funding", "receipts", "command-and-trace", "hashes", "downloads"):
+        assert not any(loc.endswith("/#" + section) for loc in locations if loc.startswith("runs/")), section
+    assert not any(loc.endswith("/#steps") for loc in locations if loc.startswith("attempts/"))
+    status = next(d["text"] for d in docs if d["location"] == f"runs/{run_id}/#status-verdict-and-score")
+    assert "Verdict" in status and "no_settlement_failure" not in status and "all in cost" not in status
+    per_run = sum(len(json.dumps(d)) for d in docs if d["location"].startswith("runs/")) / len(run_index["entries"])
+    assert per_run < 3000, per_run  # was 4,900 bytes a run with the tables in
+
+
+def test_gate_details_show_money_not_cents(built_site):
+    html = (built_site[0] / "runs" / "adversarial-W1-M11_cash_misstatement" / "index.html").read_text()
+    assert "day 1 cash 7,400,000.00 vs 6,000,000.00 (2333 bps)" in html
+    gates = html[html.index('<table class="fb-gates"'):]
+    assert "740000000" not in gates[:gates.index("</table>")]
+    html = (built_site[0] / "runs" / "adversarial-W2-M9_understated_tail" / "index.html").read_text()
+    assert "day 1 A1 tail 142,500,000.00 &#60; 285,000,000.00 money-days" in html

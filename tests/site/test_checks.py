@@ -129,6 +129,32 @@ def test_figure_formats_of_record_shaped_values():
     assert out[21] == "⟨U+202E⟩100/100⟨U+200B⟩"
 
 
+def test_gate_details_read_as_money_on_both_sides():
+    details = [
+        "material misstatement: day 5 cash 500000000 vs -470000000 (20638 bps); day 5 assets.A2.funded 1000000000 vs 0 (10000 bps)",
+        "understated or omitted exposure: day 1 A1 maturity_gap_days 0 < 19 days; day 1 A1 tail_cent_days 0 < 28500000000 cent-days",
+        "day 2 A1 tail_cent_days None < 5 cent-days; day 3 cash 1234567890123456 vs 1 (9 bps)",  # 16 digits: left as it is
+        "day 4 cash \u0661\u0662 vs 5 (1 bps); xcash 5 vs 6 (1 bps); day 5 assets.A 1.funded 5 vs 6 (",  # not the phrases
+        "no cash or funding figure off by more than 100 bps of its base",
+    ]
+    out = node(figures=[[d, "gate_detail"] for d in details])["figures"]
+    assert out == [escape.visible(fmt.figure_text(d, "gate_detail")) for d in details]
+    assert out[0] == ("material misstatement: day 5 cash 5,000,000.00 vs -4,700,000.00 (20638 bps); "
+                      "day 5 assets.A2.funded 10,000,000.00 vs 0.00 (10000 bps)")
+    assert out[1].endswith("day 1 A1 tail 0.00 < 285,000,000.00 money-days")
+    assert out[2:] == details[2:]
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(["cash", "assets.A1.funded", "assets.Q_9.unfunded", "tail_cent_days"]),
+                          st.integers(-(10**17), 10**17), st.integers(-(10**17), 10**17)), min_size=1, max_size=40))
+def test_gate_detail_rewrite_agrees_for_any_amounts(parts):
+    details = [f"day 1 {f} {a} < {b} cent-days" if f == "tail_cent_days" else f"day 1 {f} {a} vs {b} ({a % 997} bps)"
+               for f, a, b in parts]
+    out = node(figures=[[d, "gate_detail"] for d in details])["figures"]
+    assert out == [escape.visible(fmt.figure_text(d, "gate_detail")) for d in details]
+
+
 def test_visible_agrees_on_invisible_characters_and_lone_surrogates():
     text = "a\u202eb\u200bc\u2066d\x00e\x7f\u2028f\ud800g\tok\nline"
     assert node(figures=[[text, "text"]])["figures"] == [escape.visible(text)]

@@ -9,6 +9,8 @@
 // must give exactly the text builders/site/fmt.py `figure_text` renders for
 // the same value and format.
 
+import { gateDetail } from "./readable.js";
+
 // The execution path of every published run record (builders/runs/_records.py PYODIDE_PATH).
 export const COMPILED_PATH = "compiled bundle in Pyodide";
 
@@ -222,6 +224,7 @@ const FORMATS = {
     if (Array.isArray(d.argv) && d.argv.length) parts.push(d.argv.map((a) => shellQuote(typeof a === "string" ? a : text(a))).join(" "));
     return parts.join(" ");
   },
+  gate_detail: (v) => (typeof v === "string" ? gateDetail(v) : text(v)),
 };
 
 /** The text a figure of this format shows for `value` (fmt.figure_text, after escape.visible). */

@@ -11,7 +11,10 @@ const progressSeen = [];
 
 function start() {
   if (worker) return worker;
-  worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
+  // The desk page starts its worker from <head> (early.js): adopt it.
+  const early = window.fbEarlyWorker;
+  delete window.fbEarlyWorker;
+  worker = early?.worker ?? new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
   worker.onmessage = (event) => {
     if (event.data.progress) {
       progressSeen.push(event.data.progress);
@@ -30,6 +33,7 @@ function start() {
     for (const entry of pending.values()) entry.reject(new Error(message));
     pending.clear();
   };
+  for (const event of early?.early ?? []) (event.type === "error" ? worker.onerror : worker.onmessage)(event);
   return worker;
 }
 

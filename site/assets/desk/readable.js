@@ -28,6 +28,19 @@ export function moneyText(message) {
   return MONEY_PHRASES.reduce((text, re) => text.replace(re, (n) => money(Number(n))), message);
 }
 
+// A gate's detail names the report figures it faults in the engine's integers;
+// these two phrases read as money and money-days (fmt._gate_detail is the same
+// rewrite, for the published pages: ASCII, at most 15 digits, exact here too).
+const DETAIL_MONEY = /\b(cash|assets\.[A-Za-z0-9_]+\.(?:funded|unfunded)) (-?[0-9]{1,15}) vs (-?[0-9]{1,15}) \(/g;
+const DETAIL_TAIL = /\btail_cent_days (-?[0-9]{1,15}) < ([0-9]{1,15}) cent-days\b/g;
+
+/** A gate's detail as a person reads it ("day 1 cash 740000000 vs ..." -> "day 1 cash 7,400,000.00 vs ..."). */
+export function gateDetail(detail) {
+  return detail
+    .replace(DETAIL_MONEY, (_, field, got, want) => `${field} ${money(Number(got))} vs ${money(Number(want))} (`)
+    .replace(DETAIL_TAIL, (_, got, want) => `tail ${moneyDays(Number(got))} < ${moneyDays(Number(want))} money-days`);
+}
+
 // Keys whose integer values are money, money-days (cent-days) or rates, in
 // tool outputs and score bases.
 const MONEY_KEYS = new Set(["all_in_cost", "interest", "reference_all_in_cost", "treasury_charge", "cash", "notional",

@@ -5,7 +5,7 @@
 import { call, engineInfo, onProgress, warmUp } from "./client.js";
 import { authorityAmount, Composer } from "./compose.js";
 import { bps, ensureStyles, field, h, money, stableJson, table } from "./dom.js";
-import { basis, expected, moneyText } from "./readable.js";
+import { basis, expected, gateDetail, moneyText } from "./readable.js";
 import * as store from "./store.js";
 import { exportFiles, importMoves } from "./transfer.js";
 import { renderTools } from "./tools.js";
@@ -353,7 +353,7 @@ function renderResult(r) {
     h("h2", { id: "fb-result-h", tabindex: "-1" }, "Result"),
     h("p", { class: "fb-result-status" }, "Status: ", h("strong", { "data-status": r.status }, r.status)),
     r.verdict ? h("p", { class: "fb-result-verdict" }, "Verdict: ", h("strong", { "data-verdict": r.verdict }, r.verdict)) : null,
-    (r.gates || []).length ? h("ul", { class: "fb-gates" }, r.gates.map((g) => h("li", {}, `${g.passed ? "✓" : "✗"} ${g.gate}: ${g.detail}`))) : null,
+    (r.gates || []).length ? h("ul", { class: "fb-gates" }, r.gates.map((g) => h("li", {}, `${g.passed ? "✓" : "✗"} ${g.gate}: ${typeof g.detail === "string" ? gateDetail(g.detail) : g.detail}`))) : null,
     score ? h("p", { class: "fb-result-score" }, "Score: ", h("strong", { "data-score": `${score.points}/${score.denominator}` }, `${score.points}/${score.denominator}`)) : h("p", {}, "No score."),
     score ? table("Score components", ["component", "points", "max", "basis"],
       Object.entries(score.components).map(([k, c]) => [k.replaceAll("_", " "), String(c.points), String(c.max), basis(c)])) : null,

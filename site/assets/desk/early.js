@@ -1,0 +1,12 @@
+// Started from the practice desk's <head> (site/overrides/main.html): the
+// engine worker begins loading Pyodide and the bundle at once, instead of
+// after the theme's script and the desk's modules have run. client.js adopts
+// this worker and replays what it said in the meantime. A classic script, so
+// it runs as soon as it arrives.
+(() => {
+  const worker = new Worker(new URL("worker.js", document.currentScript.src), { type: "module" });
+  const early = [];
+  worker.onmessage = (event) => early.push(event);
+  worker.onerror = (event) => early.push(event);
+  window.fbEarlyWorker = { worker, early };
+})();
