@@ -159,7 +159,7 @@ def test_import_and_export_of_batch_files():
     assert got["session"] == {"format": 1, "source": {"family": "FUND_02", "seed": 3}, "moves": [{"skip": 1}]}
     assert got["broken"]["error"].startswith("x.json: not valid JSON")
     assert got["stranger"]["error"].startswith("x.json: expected a batch {day, report, actions}")
-    assert got["badday"]["error"] == "x.json: batch.day: expected a day number from 1"
+    assert got["badday"]["error"] == "x.json: batch.day: expected a day number from 1 to 1000"
     files = {f["name"]: f["text"] for f in got["export"]["files"]}
     assert sorted(files) == ["fundbook-desk-FUND_01-seed-1/README.txt", "fundbook-desk-FUND_01-seed-1/batches/day-01.json",
                              "fundbook-desk-FUND_01-seed-1/session.json"]
@@ -183,3 +183,77 @@ def test_the_site_policy_allows_what_the_desk_needs():
     assert "'self'" in directives["worker-src"]  # the module worker
     assert "'self'" in directives["connect-src"]  # engine files, records, the precompiled stdlib
     assert not any(src.startswith("http") for values in directives.values() for src in values)
+
+
+HOSTILE_IMPORT = """
+import { readFileSync } from "node:fs";
+import { importMoves, exportFiles } from "%s";
+import { writeZip } from "%s";
+const cases = JSON.parse(process.argv[1]);
+const session = { source: { episode: "W1" }, moves: [] };
+const current = { fixture_sha256: "f".repeat(64), head: { size: 1, hash: "h" } };
+const out = {};
+for (const [key, name, path] of cases) {
+  try {
+    const moves = await importMoves([new File([readFileSync(path)], name)], session, current);
+    out[key] = { ok: moves.moves.length };
+  } catch (e) {
+    out[key] = { error: e.message };
+  }
+}
+// the desk's own export reads back
+const own = exportFiles({ source: { episode: "W1" }, moves: [{ batch: { day: 1, report: {}, actions: [] } }] }, current);
+const zip = writeZip(own.files);
+out.own = (await importMoves([new File([zip], "own.zip")], session, current)).moves.length;
+console.log(JSON.stringify(out));
+"""
+
+
+def _zip(path, entries, method=zipfile.ZIP_DEFLATED):
+    with zipfile.ZipFile(path, "w", method) as zf:
+        for name, data in entries:
+            zf.writestr(name, data)
+    return path
+
+
+def _lie_about_size(path, declared):
+    """Rewrite the uncompressed size of the first entry (local and central headers) to `declared`."""
+    data = bytearray(path.read_bytes())
+    for sig, offset in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
+        at = data.index(sig)
+        data[at + offset:at + offset + 4] = declared.to_bytes(4, "little")
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_a_hostile_import_is_refused_in_one_line_before_it_fills_the_tab(tmp_path):
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    big = json.dumps(batch(1)).encode() + b" " * (17 * 1024 * 1024)  # deflates to a few KB: a zip bomb in small
+    bomb = _zip(tmp_path / "bomb.zip", [("day-01.json", big)])
+    liar = _lie_about_size(_zip(tmp_path / "liar.zip", [("day-01.json", b" " * 100_000 + json.dumps(batch(1)).encode())]), 10)
+    many = _zip(tmp_path / "many.zip", [(f"d{i}.json", b"{}") for i in range(65)])
+    cut = tmp_path / "cut.zip"
+    cut.write_bytes(_zip(tmp_path / "whole.zip", [("day-01.json", json.dumps(batch(1)))]).read_bytes()[:-30])
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(json.dumps({"day": 1, "report": {}, "actions": [], "note": "caf\u00e9"}, ensure_ascii=False).encode("latin-1"))
+    far = tmp_path / "far.json"
+    far.write_text(json.dumps(batch(2**53 - 1)))
+    loose = tmp_path / "loose.json"
+    loose.write_bytes(b" " * (16 * 1024 * 1024 + 1))
+    cases = [["bomb", "bomb.zip", str(bomb)], ["liar", "liar.zip", str(liar)], ["many", "many.zip", str(many)],
+             ["cut", "cut.zip", str(cut)], ["latin", "latin.json", str(latin)], ["far", "far.json", str(far)],
+             ["loose", "loose.json", str(loose)]]
+    script = HOSTILE_IMPORT % ((DESK / "transfer.js").as_uri(), (DESK / "zip.js").as_uri())
+    got = json.loads(subprocess.run([node, "--input-type=module", "-e", script, json.dumps(cases)],
+                                    capture_output=True, text=True, timeout=120, check=True).stdout)
+    assert got["bomb"] == {"error": f"bomb.zip: day-01.json is {len(big)} bytes, more than 16777216"}
+    assert got["liar"] == {"error": "liar.zip: day-01.json inflates to more than its declared size"}
+    assert got["many"] == {"error": "many.zip: 65 entries, more than 64"}
+    assert got["cut"] == {"error": "cut.zip: not a zip archive"}
+    assert got["latin"] == {"error": "latin.json: not UTF-8 text"}
+    assert got["far"] == {"error": "far.json: batch.day: expected a day number from 1 to 1000"}
+    assert got["loose"]["error"].startswith("loose.json: 16777217 bytes, more than an import takes")
+    assert got["own"] == 1
+    assert all("\n" not in v["error"] for k, v in got.items() if isinstance(v, dict) and "error" in v)

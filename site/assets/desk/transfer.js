@@ -75,16 +75,34 @@ function classify(name, doc) {
   throw new Error(`${name}: expected a batch {day, report, actions}, a candidate {batches} or a session {source, moves}`);
 }
 
+// What an import reads at most: a candidate is at most 4 MiB (the engine's
+// MAX_CANDIDATE_BYTES) and a session at most 16 MiB (MAX_SESSION_BYTES).
+export const IMPORT_LIMITS = { entries: 64, entryBytes: 16 * 1024 * 1024, totalBytes: 32 * 1024 * 1024 };
+const MAX_DAY = 1000; // above any world's carry horizon (engine _world MAX_CARRY_END)
+
+function utf8(name, bytes) {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new Error(`${name}: not UTF-8 text`);
+  }
+}
+
 async function documents(files) {
   const docs = [];
+  let total = 0;
   for (const file of files) {
+    total += file.size;
+    if (file.size > IMPORT_LIMITS.entryBytes || total > IMPORT_LIMITS.totalBytes) {
+      throw new Error(`${file.name}: ${file.size} bytes, more than an import takes (${IMPORT_LIMITS.entryBytes} a file, ${IMPORT_LIMITS.totalBytes} in all)`);
+    }
     const bytes = new Uint8Array(await file.arrayBuffer());
     if (file.name.toLowerCase().endsWith(".zip")) {
-      for (const entry of await readZip(bytes, file.name)) {
-        if (entry.name.endsWith(".json")) docs.push([`${file.name}:${entry.name}`, entry.text]);
+      for (const entry of await readZip(bytes, file.name, IMPORT_LIMITS)) {
+        if (entry.name.endsWith(".json")) docs.push([`${file.name}:${entry.name}`, utf8(`${file.name}:${entry.name}`, entry.bytes)]);
       }
     } else {
-      docs.push([file.name, new TextDecoder().decode(bytes)]);
+      docs.push([file.name, utf8(file.name, bytes)]);
     }
   }
   if (!docs.length) throw new Error("no JSON document in the chosen files");
@@ -107,8 +125,8 @@ export async function importMoves(files, session, current) {
       throw new Error(`${name}: fixture_sha256 ${String(doc.fixture).slice(0, 16)}… is not this session's ${current.fixture_sha256.slice(0, 16)}…`);
     }
     for (const batch of doc.batches) {
-      if (!isObject(batch) || !Number.isSafeInteger(batch.day) || batch.day < 1) {
-        throw new Error(`${name}: batch.day: expected a day number from 1`);
+      if (!isObject(batch) || !Number.isSafeInteger(batch.day) || batch.day < 1 || batch.day > MAX_DAY) {
+        throw new Error(`${name}: batch.day: expected a day number from 1 to ${MAX_DAY}`);
       }
       if (byDay.has(batch.day)) throw new Error(`${name}: a second batch for day ${batch.day}`);
       byDay.set(batch.day, batch);

@@ -79,13 +79,40 @@ export function writeZip(files) {
   return out;
 }
 
-async function inflate(bytes) {
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
-  return new Uint8Array(await new Response(stream).arrayBuffer());
+// Limits for a zip a reader picks (a zip bomb must not take the tab down);
+// the engine bundle and the desk's own exports are far below them.
+export const ZIP_LIMITS = { entries: 1024, entryBytes: 8 * 1024 * 1024, totalBytes: 32 * 1024 * 1024 };
+
+async function inflate(bytes, limit, what) {
+  const reader = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate-raw")).getReader();
+  const chunks = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.length;
+      if (size > limit) {
+        reader.cancel().catch(() => {});
+        throw new Error(`${what} inflates to more than its declared size`);
+      }
+      chunks.push(value);
+    }
+  } catch (e) {
+    throw new Error(e.message.startsWith(what) ? e.message : `${what} is damaged (${e.message})`);
+  }
+  if (size !== limit) throw new Error(`${what} inflates to ${size} bytes, not its declared ${limit}`);
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
 }
 
 /** Uint8Array of a zip -> [{name, bytes, text}] (text decoded on first use); one-line errors. */
-export async function readZip(bytes, label = "zip") {
+export async function readZip(bytes, label = "zip", limits = ZIP_LIMITS) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let end = -1;
   for (let i = bytes.length - 22; i >= Math.max(0, bytes.length - 22 - 65535); i--) {
@@ -96,24 +123,38 @@ export async function readZip(bytes, label = "zip") {
   }
   if (end < 0) throw new Error(`${label}: not a zip archive`);
   const count = view.getUint16(end + 10, true);
+  if (count > limits.entries) throw new Error(`${label}: ${count} entries, more than ${limits.entries}`);
+  let total = 0;
   let at = view.getUint32(end + 16, true);
   const dec = new TextDecoder("utf-8", { fatal: true });
   const entries = [];
   for (let n = 0; n < count; n++) {
-    if (view.getUint32(at, true) !== 0x02014b50) throw new Error(`${label}: damaged central directory`);
+    if (at + 46 > bytes.length || view.getUint32(at, true) !== 0x02014b50) throw new Error(`${label}: damaged central directory`);
     const method = view.getUint16(at + 10, true);
     const compressed = view.getUint32(at + 20, true);
+    const size = view.getUint32(at + 24, true);
     const nameLength = view.getUint16(at + 28, true);
     const extra = view.getUint16(at + 30, true);
     const comment = view.getUint16(at + 32, true);
     const local = view.getUint32(at + 42, true);
-    const name = dec.decode(bytes.subarray(at + 46, at + 46 + nameLength));
+    let name;
+    try {
+      name = dec.decode(bytes.subarray(at + 46, at + 46 + nameLength));
+    } catch {
+      throw new Error(`${label}: an entry's name is not UTF-8`);
+    }
     at += 46 + nameLength + extra + comment;
     if (name.endsWith("/")) continue;
+    if (local + 30 > bytes.length || view.getUint32(local, true) !== 0x04034b50) throw new Error(`${label}: ${name}: damaged local header`);
     const start = local + 30 + view.getUint16(local + 26, true) + view.getUint16(local + 28, true);
+    if (start + compressed > bytes.length) throw new Error(`${label}: ${name}: runs past the end of the archive`);
     const raw = bytes.subarray(start, start + compressed);
     if (method !== 0 && method !== 8) throw new Error(`${label}: ${name} uses an unsupported compression method ${method}`);
-    entries.push({ name, data: method === 0 ? raw : inflate(raw) });
+    if (size > limits.entryBytes) throw new Error(`${label}: ${name} is ${size} bytes, more than ${limits.entryBytes}`);
+    total += size;
+    if (total > limits.totalBytes) throw new Error(`${label}: more than ${limits.totalBytes} bytes in all`);
+    if (method === 0 && raw.length !== size) throw new Error(`${label}: ${name}: stored size ${raw.length} is not its declared ${size}`);
+    entries.push({ name, data: method === 0 ? raw : inflate(raw, size, `${label}: ${name}`) });
   }
   // Inflate every entry at once: one wait instead of one per entry, so a busy
   // thread (the runtime starting beside it) does not stretch the read.
