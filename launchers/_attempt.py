@@ -372,8 +372,10 @@ def assemble(tmp, recovered=False):
     proposals = _proposals(events, receipts, offset)
     result = _last(events, "result") or desk_result
     if result is not None and end["status"] != "completed":
-        # the run was finalised and graded before the attempt was cut short: the receipts say so
-        end = dict(end, reason=end["reason"] + " (after the run was finalised)")
+        # The run was finalised and graded before the stop or failure arrived: the receipts say the
+        # attempt completed (verify holds completed <=> result); the reason keeps what came after.
+        end = dict(end, status="completed", limit=None,
+                   reason=f"every checkpoint closed; the run is finalised; then {end['reason']}")
     counted = _desk.counts(receipts)
     totals = ledger.totals()
     cost = {"micro_usd": totals["charged_micro_usd"], "tokens_in": totals["tokens_in"], "tokens_out": totals["tokens_out"],

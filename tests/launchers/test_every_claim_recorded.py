@@ -283,3 +283,27 @@ def test_a_stop_before_the_claim_is_spent_leaves_nothing(tmp_path, state, monkey
                                  "--out", str(tmp_path / "a")])
     assert result.exit_code == 1 and "(SIGTERM) before the claim was spent: nothing was consumed" in result.output
     assert _consumed(state) == [] and not os.path.exists(tmp_path / "a.partial") and not os.path.exists(tmp_path / "a")
+
+
+@pytest.mark.parametrize("stop", ["SIGINT", "budget"])
+def test_a_stop_after_the_run_is_finalised_leaves_a_completed_record_that_verifies(tmp_path, state, monkeypatch, stop):
+    # Found by the random-stop test under load: a signal between the desk's finalise and the controller's
+    # return gave a record with a result but status "operator", which verify rightly refused.
+    from launchers import _attempt
+    from launchers._errors import BudgetHalt
+    from launchers._signals import Stopped
+    real = _attempt.Controller.run
+
+    def run_then_stop(self):
+        real(self)
+        raise Stopped("SIGINT") if stop == "SIGINT" else BudgetHalt("the token cap is reached", "tokens")
+    monkeypatch.setattr(_attempt.Controller, "run", run_then_stop)
+    runner = CliRunner()
+    claim = str(tmp_path / "c.json")
+    _authorise(runner, claim)
+    runner.invoke(cli, ["execute", "--claim", claim, "--family", "FUND_01", "--seed", "1", "--horizon", "6",
+                        "--out", str(tmp_path / "a")])
+    c = verify_attempt(str(tmp_path / "a" / "record.json"))["record"]["content"]
+    assert c["termination"]["status"] == "completed" and c["result"] is not None
+    assert c["termination"]["reason"].startswith("every checkpoint closed; the run is finalised; then ")
+    assert ("SIGINT" if stop == "SIGINT" else "token cap") in c["termination"]["reason"]
