@@ -229,8 +229,7 @@ def _check_freeze(path, paid, config, model, price, sampler_name, sandbox_config
               "claim_sandbox_micro_usd": claim.get("cap_sandbox_micro_usd", 0)},
         intervention_policy=doc["content"].get("intervention_policy"))
     used = _freeze.check(doc, entries, current, path)
-    caps = {"project_micro_usd": _freeze.effective(doc, entries, "caps.project_micro_usd"),
-            "project_sandbox_micro_usd": _freeze.effective(doc, entries, "caps.project_sandbox_micro_usd")}
+    caps = _freeze.project_caps(doc, entries, path)
     return {"sha256": doc["content_sha256"], "frozen_at": doc["frozen_at"], "deviations": used}, caps
 
 

@@ -17,6 +17,7 @@ import os
 import secrets
 
 from engine import FAMILIES, canonical_json, content_sha256, pretty_json
+from engine._canon import NotCanonical
 
 from ._errors import ClaimRefused, InputError
 
@@ -64,16 +65,30 @@ def authorise(out_path, family, split, model, cap_micro_usd, cap_tokens, hours, 
     if os.path.exists(out_path):
         raise InputError(f"{out_path}: already exists (a claim file is never overwritten)")
     now = now or datetime.datetime.now(datetime.timezone.utc)
+    try:
+        expires = now + datetime.timedelta(hours=hours)
+    except OverflowError:
+        raise InputError(f"--hours {hours}: expected a number of hours before the year 9999")
     claim = {"id": "clm-" + secrets.token_hex(8), "scope": {"family": family, "split": split, "model": model},
              "cap_micro_usd": cap_micro_usd, "cap_tokens": cap_tokens, "cap_sandbox_micro_usd": cap_sandbox_micro_usd,
-             "issued": _iso(now), "expires": _iso(now + datetime.timedelta(hours=hours))}
-    doc = {"schema": CLAIM_SCHEMA, "claim": claim, "sha256": content_sha256(claim)}
-    root = state_dir(state)
-    os.makedirs(os.path.join(root, "issued"), mode=0o700, exist_ok=True)
-    _write_new(os.path.join(root, "issued", claim["id"] + ".json"), canonical_json(doc))
+             "issued": _iso(now), "expires": _iso(expires)}
+    try:
+        doc = {"schema": CLAIM_SCHEMA, "claim": claim, "sha256": content_sha256(claim)}
+    except NotCanonical as exc:  # a cap past 2^53-1, a model id that is not Unicode text
+        raise InputError(f"--model/--cap-*: cannot be hashed ({str(exc).removeprefix('$.').replace('scope.', '--')})")
     tmp = out_path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(pretty_json(doc))
+    try:  # the claim file first: a registered claim is never left without its file
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(pretty_json(doc))
+    except OSError as exc:
+        raise InputError(f"--out {out_path}: cannot write the claim file ({exc.strerror})")
+    try:
+        root = state_dir(state)
+        os.makedirs(os.path.join(root, "issued"), mode=0o700, exist_ok=True)
+        _write_new(os.path.join(root, "issued", claim["id"] + ".json"), canonical_json(doc))
+    except OSError as exc:
+        os.unlink(tmp)
+        raise InputError(f"--state {state_dir(state)}: cannot register the claim ({exc.strerror})")
     os.replace(tmp, out_path)
     return doc
 

@@ -11,6 +11,7 @@ import os
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ._errors import InputError
 from ._verify import verify_attempt
 
 ATTEMPTS = pa.schema([
@@ -98,14 +99,29 @@ def records_in(attempts_dir) -> list:
 
 
 def write_tables(attempts_dir, out_dir) -> dict:
+    if not os.path.isdir(out_dir):
+        raise InputError(f"--out-dir {out_dir}: no such directory")
     pairs = records_in(attempts_dir)
-    attempts = [attempt_row(r) for r, _ in pairs]
-    calls = [row for r, t in pairs for row in call_rows(r, t)]
-    paths = {}
-    for name, rows, schema in (("attempts.parquet", attempts, ATTEMPTS), ("calls.parquet", calls, CALLS)):
-        path = os.path.join(out_dir, name)
-        tmp = path + ".tmp"
-        pq.write_table(pa.Table.from_pylist(rows, schema=schema), tmp, compression="zstd", write_statistics=False)
+    attempts, calls = [], []
+    for r, t in pairs:
+        try:
+            attempts.append(attempt_row(r))
+            calls.extend(call_rows(r, t))
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            raise InputError(f"{r['content'].get('attempt_id')}: transcript.json: malformed ({type(exc).__name__}: {exc})")
+    paths, tmps = {}, []
+    try:  # both tables to temporary files, then both renamed: never one new table beside an old one
+        for name, rows, schema in (("attempts.parquet", attempts, ATTEMPTS), ("calls.parquet", calls, CALLS)):
+            path = os.path.join(out_dir, name)
+            tmps.append((path + ".tmp", path))
+            pq.write_table(pa.Table.from_pylist(rows, schema=schema), path + ".tmp", compression="zstd",
+                           write_statistics=False)
+            paths[name] = (path, len(rows))
+    except (OSError, pa.ArrowException) as exc:
+        for tmp, _ in tmps:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        raise InputError(f"--out-dir {out_dir}: cannot write the tables ({exc})")
+    for tmp, path in tmps:
         os.replace(tmp, path)
-        paths[name] = (path, len(rows))
     return paths

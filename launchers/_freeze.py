@@ -18,7 +18,8 @@ import datetime
 import json
 import os
 
-from engine import content_sha256, pretty_json
+from engine import canonical_json, content_sha256, pretty_json
+from engine._canon import NotCanonical
 
 from ._errors import FreezeRefused, InputError
 from ._provenance import code_revision, engine_identity, packages
@@ -133,12 +134,20 @@ def deviate(freeze_path, field, effective, reason, now=None) -> dict:
     original = lookup(doc["content"], field)
     if isinstance(original, dict) and not field.startswith("prices."):  # a price row changes as a whole
         raise InputError(f"--field {field}: name a single value (e.g. {field}.{sorted(original)[0]})")
+    if original is not None and _kind(effective) != _kind(original):
+        raise InputError(f"--effective {_show(effective)}: expected {_kind(original)}, as the frozen value of {field}")
+    if field.startswith("caps.") and effective < 0:
+        raise InputError(f"--effective {effective}: expected a non-negative integer for {field}")
     if effective == original:
         raise InputError(f"--effective: equals the frozen value of {field}: nothing deviates")
     if not reason.strip():
         raise InputError("--reason: say why (a deviation without a reason is not recorded)")
     entry = {"date": now or now_iso(), "field": field, "original": original, "effective": effective,
              "reason": reason.strip()}
+    try:
+        canonical_json(entry)
+    except NotCanonical as exc:  # a lone surrogate, a float, an integer past 2^53-1
+        raise InputError(f"--effective/--reason: cannot be recorded ({str(exc).removeprefix('$.')})")
     entries = entries + [entry]
     _write(deviations_path(freeze_path), {"schema": DEVIATIONS_SCHEMA, "freeze_sha256": doc["content_sha256"],
                                           "entries": entries})
@@ -163,6 +172,18 @@ def effective(doc, entries, field):
         if entry.get("field") == field:
             value = entry.get("effective")
     return value
+
+
+def project_caps(doc, entries, where) -> dict:
+    """The project caps in force (frozen, or as deviated), each a non-negative integer."""
+    caps = {}
+    for name in ("project_micro_usd", "project_sandbox_micro_usd"):
+        value = effective(doc, entries, "caps." + name)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise FreezeRefused(f"{where}: caps.{name}: expected a non-negative integer (frozen or deviated), "
+                                f"got {_show(value)}")
+        caps[name] = value
+    return caps
 
 
 def check(doc, entries, current, where) -> list:
@@ -205,6 +226,15 @@ def check(doc, entries, current, where) -> list:
         if want != row and not allowed(field, lambda eff: eff == row):
             raise FreezeRefused(f"{where}: {field}: frozen {_show(want)}, this attempt prices {_show(row)}")
     return used
+
+
+def _kind(value):
+    """The JSON type of a value, as a deviation must keep it."""
+    for kind, types in (("a boolean", bool), ("an integer", int), ("a number", float), ("a string", str),
+                        ("a list", list), ("an object", dict)):
+        if isinstance(value, types):
+            return kind
+    return "null"
 
 
 def _show(value):

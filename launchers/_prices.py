@@ -15,11 +15,12 @@ from ._errors import InputError
 PRICES_SCHEMA = "fundbook.prices/1"
 DEFAULT_PRICES = os.path.join(os.path.dirname(__file__), "prices.json")
 MTOK = 1_000_000
+MAX_SAFE = 2 ** 53 - 1  # the largest integer hashed content (records, ledgers, journals) may hold
 
 
 def _int(value, where):
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise InputError(f"{where}: expected a non-negative integer")
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_SAFE:
+        raise InputError(f"{where}: expected a non-negative integer of at most {MAX_SAFE}")
     return value
 
 
@@ -46,8 +47,13 @@ def load_prices(path=None) -> dict:
         _int(row.get("output_micro_usd_per_mtok"), where + ".output_micro_usd_per_mtok")
         if "cached_input_micro_usd_per_mtok" in row:
             _int(row["cached_input_micro_usd_per_mtok"], where + ".cached_input_micro_usd_per_mtok")
-    for name, row in (table.get("sandboxes") or {}).items():
-        _int((row or {}).get("micro_usd_per_second"), f"{path}: sandboxes.{name}.micro_usd_per_second")
+    sandboxes = table.get("sandboxes") or {}
+    if not isinstance(sandboxes, dict):
+        raise InputError(f"{path}: sandboxes: expected an object of sandbox name -> rate")
+    for name, row in sandboxes.items():
+        if not isinstance(row, dict):
+            raise InputError(f"{path}: sandboxes.{name}: expected an object")
+        _int(row.get("micro_usd_per_second"), f"{path}: sandboxes.{name}.micro_usd_per_second")
     table["_path"] = path
     return table
 

@@ -9,15 +9,18 @@ engine computes from them; and the ledger file rebuilds to the totals and
 costs the record states. The first disagreement is a one-line error.
 """
 
+import functools
 import json
 import os
 
 import engine
 
-from . import _desk
-from ._errors import InputError
-from ._ledger import load_ledger
+from . import ATTEMPT_SCHEMA_VERSION, _desk
+from ._errors import BudgetHalt, InputError
+from ._ledger import SANDBOX_CALL, Ledger, load_ledger
 from ._record import read_record
+
+SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "schemas", "attempt.schema.json")
 
 
 def _fail(path, message):
@@ -42,9 +45,41 @@ def instance_of(task, where):
     return instance
 
 
+@functools.lru_cache(maxsize=1)
+def _validator():
+    try:
+        import jsonschema
+    except ImportError:  # a runtime without the dev extras: the checks below still refuse a malformed record
+        return None
+    with open(SCHEMA_PATH, encoding="utf-8") as fh:
+        return jsonschema.Draft202012Validator(json.load(fh))
+
+
+def check_shape(record, record_path):
+    """The record against its published schema (current schema version): a wrong type is a one-line error."""
+    validator = _validator()
+    if validator is None or record["content"].get("schema_version") != ATTEMPT_SCHEMA_VERSION:
+        return
+    import jsonschema
+    error = jsonschema.exceptions.best_match(validator.iter_errors(record))
+    if error is not None:
+        where = ".".join(str(p) for p in error.absolute_path) or "record"
+        message = " ".join(error.message.split())
+        _fail(record_path, f"{where}: not as attempt.schema.json describes ("
+                           f"{message if len(message) <= 160 else message[:157] + '...'})")
+
+
 def verify_attempt(record_path) -> dict:
     """Check a record fully; returns {"record", "receipts", "run", "retained"} or raises InputError."""
     record = read_record(record_path)
+    check_shape(record, record_path)
+    try:
+        return _verify(record, record_path)
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:  # a shape the schema let through
+        _fail(record_path, f"content: malformed ({type(exc).__name__}: {exc})")
+
+
+def _verify(record, record_path) -> dict:
     c = record["content"]
     base = os.path.dirname(os.path.abspath(record_path))
     receipts = load_receipts(base, record_path)
@@ -100,12 +135,92 @@ def _check_ledger(base, record_path, c):
                              "micro_usd_per_second", 0))
     if ledger.entries != c["ledger"]["entries"] or ledger.head != c["ledger"]["head"]:
         _fail(record_path, "content.ledger: not the ledger in ledger.jsonl")
+    _rederive(ledger, record_path)
+    _check_calls(ledger, base, record_path, c)
     totals = ledger.totals()
     if totals != c["ledger"]["totals"]:
         _fail(record_path, "content.ledger.totals: not the totals of the ledger's entries")
     cost = c["cost"]
     for key, want in (("micro_usd", totals["charged_micro_usd"]), ("unresolved_micro_usd", totals["unresolved_micro_usd"]),
                       ("tokens_in", totals["tokens_in"]), ("tokens_out", totals["tokens_out"]),
-                      ("sandbox_micro_usd", totals["sandbox_charged_micro_usd"])):
+                      ("sandbox_micro_usd", totals["sandbox_charged_micro_usd"]),
+                      ("sandbox_unresolved_micro_usd", totals["sandbox_unresolved_micro_usd"]),
+                      ("unresolved_calls", totals["unresolved_calls"]),
+                      ("prompt_cache_hit_tokens", totals["cached_tokens_in"]),
+                      ("calls", len({e["call"] for e in ledger.entries if e["account"] == "inference"})),
+                      ("cache_hits", sum(1 for e in ledger.entries if e["kind"] == "charge"
+                                         and e["account"] == "inference" and e["note"] == "cache hit"))):
         if cost.get(key) != want:
             _fail(record_path, f"content.cost.{key}: the record says {cost.get(key)}, the ledger says {want}")
+
+
+def _rederive(ledger, record_path):
+    """Book the ledger's inputs (tokens, seconds, notes) again through the Ledger's own rules, against the
+    record's prices and the claim's caps: every amount, every release and every cap check must come out the same.
+    (The hash chain only says the file is as appended; this says the money was booked as the rules book it.)"""
+    again = Ledger(ledger.claim_sha256, ledger.cap_micro_usd, ledger.cap_tokens, ledger.price,
+                   cap_sandbox_micro_usd=ledger.cap_sandbox_micro_usd, sandbox_rate=ledger.sandbox_rate)
+    rate = ledger.sandbox_rate
+    for i, e in enumerate(ledger.entries):
+        if len(again.entries) > i:  # the release settle() already booked
+            continue
+        try:
+            if e["account"] == "sandbox":
+                if e["call"] != SANDBOX_CALL:
+                    raise InputError(f"sandbox call {e['call']}: expected {SANDBOX_CALL}")
+                seconds = -(-e["micro_usd"] // rate) if rate else 0
+                if e["kind"] == "reserve":
+                    seconds = int(str(e["note"]).split(" s limit")[0]) if e["note"].endswith(" s limit") else seconds
+                    again.reserve_sandbox(seconds)
+                elif e["kind"] == "charge":
+                    again.settle_sandbox(seconds)
+                elif e["kind"] == "unresolved":
+                    again.mark_unresolved(e["call"], e["note"], account="sandbox")
+            elif e["kind"] == "reserve":
+                again.reserve(e["call"], e["tokens_in"], e["tokens_out"], free=e["note"] == "cache hit")
+            elif e["kind"] == "charge":
+                again.settle(e["call"], e["tokens_in"], e["tokens_out"], e["note"], free=e["note"] == "cache hit",
+                             cached_in=e["cached_tokens_in"])
+            elif e["kind"] == "unresolved":
+                again.mark_unresolved(e["call"], e["note"])
+        except (BudgetHalt, InputError) as exc:
+            _fail(record_path, f"ledger.jsonl: line {i + 1}: not booked as the ledger books it ({exc.format_message()})")
+        for j in range(i, len(again.entries)):  # the entry, and the release settle() books with a charge
+            e = ledger.entries[j] if j < len(ledger.entries) else None
+            if e is None or again.entries[j] != e:
+                _fail(record_path, f"ledger.jsonl: line {j + 1}: not what the record's prices, caps and the "
+                                   f"ledger's rules book (expected {_brief(again.entries[j])})")
+    if len(again.entries) != len(ledger.entries):
+        _fail(record_path, f"ledger.jsonl: line {len(again.entries) + 1}: not what the ledger's rules book")
+
+
+def _brief(entry):
+    return ", ".join(f"{k} {entry[k]}" for k in ("kind", "account", "call", "micro_usd", "tokens_in", "tokens_out"))
+
+
+def _check_calls(ledger, base, record_path, c):
+    """The transcript's answered calls are the ledger's charges (tokens, cache hits, micro-USD)."""
+    try:
+        with open(os.path.join(base, c["transcript"]["path"]), encoding="utf-8") as fh:
+            steps = json.load(fh)["steps"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        _fail(record_path, f"transcript.json unreadable ({exc})")
+    charges = {e["call"]: e for e in ledger.entries if e["account"] == "inference" and e["kind"] == "charge"}
+    answered = set()
+    for step in steps:
+        call = step.get("call") if isinstance(step, dict) else None
+        if not isinstance(call, dict) or "micro_usd" not in call:
+            continue
+        answered.add(call.get("index"))
+        e = charges.get(call.get("index"))
+        want = e and {"micro_usd": e["micro_usd"], "prompt_cache_hit_tokens": e["cached_tokens_in"],
+                      "cached": e["note"] == "cache hit"}
+        have = {k: call.get(k) for k in ("micro_usd", "prompt_cache_hit_tokens", "cached")}
+        if e is not None and not call.get("cached"):
+            want.update(tokens_in=e["tokens_in"], tokens_out=e["tokens_out"])
+            have.update(tokens_in=call.get("tokens_in"), tokens_out=call.get("tokens_out"))
+        if want != have:
+            _fail(record_path, f"transcript.json: model call {call.get('index')}: {have} is not the ledger's charge")
+    if set(charges) - answered:
+        _fail(record_path, f"transcript.json: the ledger charges calls {sorted(set(charges) - answered)} the "
+                           f"transcript does not show")

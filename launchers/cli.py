@@ -7,6 +7,7 @@ still written); 64 usage error (including a paid sampler in the local sandbox).
 
 import json
 import os
+import re
 
 import click
 
@@ -15,7 +16,7 @@ from ._claims import SPLITS, authorise as write_claim, state_dir
 from engine.cli._common import FundbookGroup
 
 from ._errors import InputError, LaunchError
-from ._prices import format_usd, load_prices
+from ._prices import MAX_SAFE, format_usd, load_prices
 from ._selfcheck import run_self_check
 
 
@@ -46,6 +47,8 @@ project_option = click.option("--project", type=click.Path(file_okay=False), def
                               help="Project directory: project ledger, freeze, deviations (default: "
                                    "$FUNDBOOK_LAUNCH_PROJECT or runs/attempts/).")
 PAID_SAMPLERS = ("tinker",)
+SAFE_INT = click.IntRange(-MAX_SAFE, MAX_SAFE)  # what hashed content (claims, journals, records) can hold
+ATTEMPT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,159}")
 
 
 def _positive(**values):
@@ -57,15 +60,15 @@ def _positive(**values):
 @cli.command()
 @click.option("--model", required=True, help="Model id as in the price table, e.g. Qwen/Qwen3-8B.")
 @prices_option
-@click.option("--attempts", type=int, default=1, show_default=True)
-@click.option("--checkpoints", type=int, default=20, show_default=True)
-@click.option("--calls-per-checkpoint", type=int, default=3, show_default=True,
+@click.option("--attempts", type=SAFE_INT, default=1, show_default=True)
+@click.option("--checkpoints", type=SAFE_INT, default=20, show_default=True)
+@click.option("--calls-per-checkpoint", type=SAFE_INT, default=3, show_default=True,
               help="Expected calls a checkpoint (the worst case uses the worker's limit).")
-@click.option("--tokens-in", type=int, required=True, help="Assumed opening prompt tokens of a checkpoint.")
-@click.option("--tokens-out", type=int, required=True, help="Assumed output tokens per call.")
-@click.option("--max-tokens", type=int, default=2048, show_default=True, help="The per-call cap the ledger reserves.")
-@click.option("--max-calls", type=int, default=None, help="The attempt's call limit (execute --max-calls).")
-@click.option("--worker-seconds", type=int, default=0, show_default=True)
+@click.option("--tokens-in", type=SAFE_INT, required=True, help="Assumed opening prompt tokens of a checkpoint.")
+@click.option("--tokens-out", type=SAFE_INT, required=True, help="Assumed output tokens per call.")
+@click.option("--max-tokens", type=SAFE_INT, default=2048, show_default=True, help="The per-call cap the ledger reserves.")
+@click.option("--max-calls", type=SAFE_INT, default=None, help="The attempt's call limit (execute --max-calls).")
+@click.option("--worker-seconds", type=SAFE_INT, default=0, show_default=True)
 @click.option("--sandbox", type=click.Choice(["local", "modal"]), default="modal", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
 def budget(model, prices, attempts, checkpoints, calls_per_checkpoint, tokens_in, tokens_out, max_tokens, max_calls,
@@ -80,11 +83,11 @@ def budget(model, prices, attempts, checkpoints, calls_per_checkpoint, tokens_in
 @click.option("--family", required=True)
 @click.option("--split", type=click.Choice(SPLITS), default="public-practice", show_default=True)
 @click.option("--model", required=True)
-@click.option("--cap-micro-usd", type=int, required=True, help="The inference cap in integer micro-USD (1 USD = 1000000).")
-@click.option("--cap-tokens", type=int, required=True, help="The token cap (input + output).")
-@click.option("--cap-sandbox-micro-usd", type=int, default=0, show_default=True,
+@click.option("--cap-micro-usd", type=SAFE_INT, required=True, help="The inference cap in integer micro-USD (1 USD = 1000000).")
+@click.option("--cap-tokens", type=SAFE_INT, required=True, help="The token cap (input + output).")
+@click.option("--cap-sandbox-micro-usd", type=SAFE_INT, default=0, show_default=True,
               help="The sandbox compute cap in integer micro-USD (separate from inference).")
-@click.option("--hours", type=int, default=24, show_default=True, help="Hours until the claim expires.")
+@click.option("--hours", type=SAFE_INT, default=24, show_default=True, help="Hours until the claim expires.")
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="The claim file to write (new).")
 @state_option
 def authorise(family, split, model, cap_micro_usd, cap_tokens, cap_sandbox_micro_usd, hours, out_path, state):
@@ -112,13 +115,13 @@ def self_check():
 run_options = [
     click.option("--sandbox", "sandbox_name", type=click.Choice(["local", "modal"]), default=None,
                  help="Default: modal for a paid sampler, local for mock and cache."),
-    click.option("--worker-seconds", type=int, default=1200, show_default=True),
-    click.option("--call-deadline", type=int, default=120, show_default=True, help="Seconds the controller waits for one call."),
-    click.option("--max-tokens", type=int, default=2048, show_default=True, help="Per-call output cap."),
-    click.option("--max-calls", type=int, default=400, show_default=True),
-    click.option("--horizon", type=int, default=20, show_default=True),
-    click.option("--temperature-milli", type=int, default=700, show_default=True, help="Sampling temperature x 1000."),
-    click.option("--sampling-seed", type=int, default=0, show_default=True),
+    click.option("--worker-seconds", type=SAFE_INT, default=1200, show_default=True),
+    click.option("--call-deadline", type=SAFE_INT, default=120, show_default=True, help="Seconds the controller waits for one call."),
+    click.option("--max-tokens", type=SAFE_INT, default=2048, show_default=True, help="Per-call output cap."),
+    click.option("--max-calls", type=SAFE_INT, default=400, show_default=True),
+    click.option("--horizon", type=SAFE_INT, default=20, show_default=True),
+    click.option("--temperature-milli", type=SAFE_INT, default=700, show_default=True, help="Sampling temperature x 1000."),
+    click.option("--sampling-seed", type=SAFE_INT, default=0, show_default=True),
 ]
 
 
@@ -134,13 +137,13 @@ def with_run_options(fn):
 @click.option("--model", "models", required=True, multiple=True, help="A model id the study runs (repeatable).")
 @click.option("--sampler", "sampler_name", type=click.Choice(PAID_SAMPLERS), default="tinker", show_default=True)
 @click.option("--family", "families", required=True, multiple=True, help="A family the study runs (repeatable).")
-@click.option("--seed", "seeds", type=int, required=True, multiple=True, help="A seed the study runs (repeatable).")
+@click.option("--seed", "seeds", type=SAFE_INT, required=True, multiple=True, help="A seed the study runs (repeatable).")
 @click.option("--split", type=click.Choice(SPLITS), default="public-practice", show_default=True)
-@click.option("--cap-micro-usd", type=int, required=True, help="Per-claim inference cap.")
-@click.option("--cap-tokens", type=int, required=True, help="Per-claim token cap.")
-@click.option("--cap-sandbox-micro-usd", type=int, required=True, help="Per-claim sandbox compute cap.")
-@click.option("--project-cap-micro-usd", type=int, required=True, help="Project-wide inference cap.")
-@click.option("--project-cap-sandbox-micro-usd", type=int, required=True, help="Project-wide sandbox compute cap.")
+@click.option("--cap-micro-usd", type=SAFE_INT, required=True, help="Per-claim inference cap.")
+@click.option("--cap-tokens", type=SAFE_INT, required=True, help="Per-claim token cap.")
+@click.option("--cap-sandbox-micro-usd", type=SAFE_INT, required=True, help="Per-claim sandbox compute cap.")
+@click.option("--project-cap-micro-usd", type=SAFE_INT, required=True, help="Project-wide inference cap.")
+@click.option("--project-cap-sandbox-micro-usd", type=SAFE_INT, required=True, help="Project-wide sandbox compute cap.")
 @click.option("--intervention-policy", required=True, help="What the operator may do once attempts run.")
 @with_run_options
 @prices_option
@@ -210,7 +213,7 @@ def deviate(freeze_path, project, field, effective, reason):
 @click.option("--claim", "claim_path", required=True, type=click.Path(dir_okay=False), help="The claim file.")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="A new (or empty) output directory.")
 @click.option("--family", default=None, help="Required unless --resume-from or --replay-of names the task.")
-@click.option("--seed", type=int, default=None)
+@click.option("--seed", type=SAFE_INT, default=None)
 @click.option("--split", type=click.Choice(SPLITS), default="public-practice", show_default=True)
 @click.option("--model", default=None, help="Model id (default: mock for --sampler mock).")
 @click.option("--sampler", "sampler_name", type=click.Choice(["mock", "cache", "tinker"]), default="mock",
@@ -236,6 +239,8 @@ def execute(claim_path, out, family, seed, split, model, sampler_name, cache_pat
     from ._attempt import command_line, execute as run_attempt, load_source
     from ._controller import Limits
 
+    if attempt_id is not None and not ATTEMPT_ID.fullmatch(attempt_id):
+        raise InputError(f"--attempt-id {attempt_id!r}: expected letters, digits, '.', '_' and '-' (at most 160)")
     paid = sampler_name in PAID_SAMPLERS
     sandbox_name = sandbox_name or ("modal" if paid else "local")
     if paid and sandbox_name == "local":
@@ -336,8 +341,7 @@ def ledger(project, attempts_dir):
     caps = None
     if os.path.exists(os.path.join(folder, "freeze.json")):
         doc, entries = _freeze.load(os.path.join(folder, "freeze.json"))
-        caps = (_freeze.effective(doc, entries, "caps.project_micro_usd"),
-                _freeze.effective(doc, entries, "caps.project_sandbox_micro_usd"))
+        caps = tuple(_freeze.project_caps(doc, entries, os.path.join(folder, "freeze.json")).values())
     click.echo(f"{book.path}: {t['claims']} claims ({len(t['open_claims'])} open), head {book.head['hash'][:12]}")
     click.echo(f"inference  charged {format_usd(t['charged_micro_usd'])}, unresolved "
                f"{format_usd(t['unresolved_micro_usd'])}, reserved {format_usd(t['reserved_micro_usd'])}"
@@ -386,10 +390,10 @@ def sandbox_build(python_version):
 @sandbox.command("launch")
 @record_option
 @click.option("--family", required=True)
-@click.option("--seed", type=int, required=True)
-@click.option("--horizon", type=int, default=20, show_default=True)
-@click.option("--timeout", "timeout_s", type=int, default=1200, show_default=True, help="The sandbox's lifetime (s).")
-@click.option("--cap-micro-usd", type=int, required=True, help="The compute cap for this sandbox.")
+@click.option("--seed", type=SAFE_INT, required=True)
+@click.option("--horizon", type=SAFE_INT, default=20, show_default=True)
+@click.option("--timeout", "timeout_s", type=SAFE_INT, default=1200, show_default=True, help="The sandbox's lifetime (s).")
+@click.option("--cap-micro-usd", type=SAFE_INT, required=True, help="The compute cap for this sandbox.")
 @prices_option
 def sandbox_launch(record_path, family, seed, horizon, timeout_s, cap_micro_usd, prices):
     """Create a network-blocked sandbox holding the worker and the first packet (no model, no claim)."""
@@ -413,7 +417,7 @@ def sandbox_status(record_path):
 
 @sandbox.command("exec-worker", context_settings={"ignore_unknown_options": True})
 @record_option
-@click.option("--timeout", "timeout_s", type=int, default=600, show_default=True)
+@click.option("--timeout", "timeout_s", type=SAFE_INT, default=600, show_default=True)
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
 def sandbox_exec(record_path, timeout_s, argv):
     """Run a command in the sandbox (after --) and print its output; exit 0 only if it exited 0."""
@@ -439,8 +443,8 @@ def sandbox_checkpoint(record_path):
 @sandbox.command("resume")
 @record_option
 @click.option("--new-record", required=True, type=click.Path(dir_okay=False), help="The new transport record.")
-@click.option("--timeout", "timeout_s", type=int, default=1200, show_default=True)
-@click.option("--cap-micro-usd", type=int, required=True, help="The compute cap for the new sandbox.")
+@click.option("--timeout", "timeout_s", type=SAFE_INT, default=1200, show_default=True)
+@click.option("--cap-micro-usd", type=SAFE_INT, required=True, help="The compute cap for the new sandbox.")
 @prices_option
 def sandbox_resume(record_path, new_record, timeout_s, cap_micro_usd, prices):
     """Start a new sandbox from the last checkpoint; write a new record linked to the old one."""
