@@ -272,23 +272,24 @@ class Controller:
                                             f"model call {call}")
         except (CallTimeout, SamplerError) as exc:
             reason = "request_timeout" if isinstance(exc, CallTimeout) else "call_failed"
-            self.ledger.mark_unresolved(call, f"{reason}: {exc.format_message()}")
-            self.step("evaluator", f"Model call {call} ended without an answer ({reason}): its reservation stays "
-                      f"an unresolved liability.", call={"index": call, "outcome": reason})
+            with critical():  # the ledger's entry and the transcript's step: a stop lands before or after both
+                self.ledger.mark_unresolved(call, f"{reason}: {exc.format_message()}")
+                self.step("evaluator", f"Model call {call} ended without an answer ({reason}): its reservation "
+                          f"stays an unresolved liability.", call={"index": call, "outcome": reason})
             self._failures += 1
             if self._failures >= MAX_CONSECUTIVE_CALL_FAILURES:
                 raise Interrupted(f"{self._failures} model calls in a row ended without an answer (last: "
                                   f"{exc.format_message()})")
             return {"type": "call_failed", "reason": reason}
         self._failures = 0
-        charge = self.ledger.settle(call, completion.tokens_in, completion.tokens_out,
-                                    "cache hit" if completion.cached else completion.stop_reason, free=completion.cached,
-                                    cached_in=completion.cache_hit_tokens)
-        self.step("model", completion.text, call={"index": call, "request_sha256": prepared.request_sha256,
-                                                  "tokens_in": completion.tokens_in, "tokens_out": completion.tokens_out,
-                                                  "prompt_cache_hit_tokens": charge["cached_tokens_in"],
-                                                  "micro_usd": charge["micro_usd"], "cached": completion.cached,
-                                                  "stop_reason": completion.stop_reason})
+        with critical():  # the charge and the transcript's step that shows it: a stop lands before or after both
+            charge = self.ledger.settle(call, completion.tokens_in, completion.tokens_out,
+                                        "cache hit" if completion.cached else completion.stop_reason,
+                                        free=completion.cached, cached_in=completion.cache_hit_tokens)
+            self.step("model", completion.text, call={
+                "index": call, "request_sha256": prepared.request_sha256, "tokens_in": completion.tokens_in,
+                "tokens_out": completion.tokens_out, "prompt_cache_hit_tokens": charge["cached_tokens_in"],
+                "micro_usd": charge["micro_usd"], "cached": completion.cached, "stop_reason": completion.stop_reason})
         return {"type": "completion", "text": completion.text}
 
     def _submit(self, batch):
