@@ -11,17 +11,16 @@ and sha256. `compute_decision` takes those files' bytes and nothing else, so
 """
 
 import datetime
-import json
 import os
 
 import engine
 
-from . import heldout, items as items_mod, observations as obs, work
+from . import heldout, items as items_mod, jsondoc, observations as obs, work
 from .decide import check_frozen, decide, freeze_doc
 from .errors import ExperimentError
 from .evaluator import evaluator_id
 from .seeds import parse_seeds
-from .sweep import normal_plan, pretty, read_doc, write_atomic
+from .sweep import normal_plan, pretty, read_doc, write_all, write_atomic
 
 DECISION_SCHEMA = "fundbook.decision/1"
 EVIDENCE_SCHEMA = "fundbook.evidence/1"
@@ -37,13 +36,15 @@ def _read(path, what) -> bytes:
         raise ExperimentError(f"{path}: no such file ({what} expected)")
     except OSError as exc:
         raise ExperimentError(f"{path}: cannot read ({exc.strerror})")
+    except ValueError:  # a NUL byte or a lone surrogate in the name
+        raise ExperimentError(f"{path!r}: not a file name ({what} expected)")
 
 
-def _json(data, label):
-    try:
-        return json.loads(data)
-    except ValueError:
-        raise ExperimentError(f"{label}: not valid JSON")
+def _json(data, label, shape=dict):
+    doc = jsondoc.loads(data, label, "a JSON object" if shape is dict else "JSON")
+    if shape is not None and not isinstance(doc, shape):
+        raise ExperimentError(f"{label}: expected a JSON object")
+    return doc
 
 
 # -- freeze --------------------------------------------------------------------------
@@ -91,9 +92,7 @@ def compute_decision(blobs, label="evidence") -> dict:
         return blobs[kind]
     freeze_rec = _json(need("freeze"), f"{label}: freeze")
     spec = check_frozen(need("spec"), freeze_rec, label)
-    sweep = _json(need("sweep_manifest"), f"{label}: sweep manifest")
-    if sweep.get("schema") != "fundbook.sweep/1":
-        raise ExperimentError(f"{label}: sweep manifest: schema expected 'fundbook.sweep/1'")
+    sweep = _check_sweep_manifest(_json(need("sweep_manifest"), f"{label}: sweep manifest"), f"{label}: sweep manifest")
     if freeze_rec["spec_sha256"] not in [c.get("spec_sha256") for c in sweep.get("comparisons") or []]:
         raise ExperimentError(f"{label}: the sweep does not record spec {freeze_rec['spec_sha256'][:16]} as frozen "
                               f"before it ran (run `fundbook sweep ... --comparison DIR` after `--freeze`)")
@@ -101,7 +100,10 @@ def compute_decision(blobs, label="evidence") -> dict:
         got = engine.sha256_hex(need(kind))
         if got != sweep["files"].get(name):
             raise ExperimentError(f"{label}: {name}: sha256 {got}, the sweep manifest lists {sweep['files'].get(name)}")
-    eid = evaluator_id(sweep["provenance"])
+    try:
+        eid = evaluator_id(sweep["provenance"])
+    except ValueError:  # a float the canonical form refuses
+        raise ExperimentError(f"{label}: sweep manifest: provenance is not canonical JSON")
     if eid != sweep["evaluator_id"]:
         raise ExperimentError(f"{label}: sweep manifest: evaluator_id {sweep['evaluator_id']} is not the sha256 of "
                               f"its provenance ({eid})")
@@ -160,6 +162,24 @@ def compute_decision(blobs, label="evidence") -> dict:
             **result}
 
 
+SWEEP_FIELDS = {"schema": str, "evaluator_id": str, "provenance": dict, "items": dict, "comparisons": list,
+                "files": dict, "execution": dict}
+
+
+def _check_sweep_manifest(sweep, where) -> dict:
+    """The fields of a sweep manifest a decision reads, each of its type (the file is evidence: never trusted)."""
+    if sweep.get("schema") != "fundbook.sweep/1":
+        raise ExperimentError(f"{where}: schema expected 'fundbook.sweep/1'")
+    for key, kind in SWEEP_FIELDS.items():
+        if not isinstance(sweep.get(key), kind):
+            raise ExperimentError(f"{where}: {key}: expected {'a text' if kind is str else 'a list' if kind is list else 'an object'}")
+    if not all(isinstance(c, dict) for c in sweep["comparisons"]):
+        raise ExperimentError(f"{where}: comparisons: expected a list of objects")
+    if not isinstance(sweep["provenance"].get("items"), dict) or not isinstance(sweep["execution"].get("path"), str):
+        raise ExperimentError(f"{where}: provenance.items and execution.path expected")
+    return sweep
+
+
 def _check_parquet(data, rows, label):
     import io
 
@@ -212,12 +232,12 @@ def run_compare(directory, sweep_dir, secret=None) -> dict:
         files.append(_entry(directory, kind, path, data))
     decision = compute_decision(blobs, directory)
     decision_bytes = pretty(decision)
-    write_atomic(os.path.join(directory, "decision.json"), decision_bytes)
     files.append(_entry(directory, "decision", os.path.join(directory, "decision.json"), decision_bytes))
     from builders._files import rel
     evidence = {"schema": EVIDENCE_SCHEMA, "comparison": spec["name"], "files": files,
                 "verify": f"fundbook compare {rel(directory)} --verify"}
-    write_atomic(os.path.join(directory, "evidence.json"), pretty(evidence))
+    write_all({os.path.join(directory, "decision.json"): decision_bytes,
+               os.path.join(directory, "evidence.json"): pretty(evidence)})
     return decision
 
 
@@ -234,13 +254,34 @@ def _publish_reveal(sweep_dir, secret):
     write_atomic(path, pretty(heldout.reveal(secret, commitment)))
 
 
+EVIDENCE_KINDS = {kind for kind, _ in COMPARISON_FILES + SWEEP_FILES} | {"decision"}
+ENTRY_FIELDS = ("name", "kind", "path", "sha256")
+
+
+def _check_entry(entry, seen, directory, where):
+    """One evidence entry: its fields, a kind listed once, and the comparison's own files at their own names
+    (a decision verified from a copy elsewhere would say nothing about DIRECTORY/decision.json)."""
+    if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) for k in ENTRY_FIELDS):
+        raise ExperimentError(f"{where}: expected an object with {', '.join(ENTRY_FIELDS)} as texts")
+    if entry["kind"] not in EVIDENCE_KINDS:
+        raise ExperimentError(f"{where}.kind: {entry['kind'][:40]!r} is not a kind of evidence")
+    if entry["kind"] in seen:
+        raise ExperimentError(f"{where}.kind: {entry['kind']} is listed twice")
+    own = dict(COMPARISON_FILES + (("decision", "decision.json"),)).get(entry["kind"])
+    if own and os.path.normpath(os.path.join(directory, entry["path"])) != os.path.normpath(os.path.join(directory, own)):
+        raise ExperimentError(f"{where}.path: the {entry['kind']} is {own} in the comparison folder, "
+                              f"not {entry['path'][:80]!r}")
+
+
 def verify(directory) -> dict:
     """Recompute the decision from the files evidence.json lists; ExperimentError on any difference."""
     evidence, _ = read_doc(os.path.join(directory, "evidence.json"), "the evidence list")
     if evidence.get("schema") != EVIDENCE_SCHEMA or not isinstance(evidence.get("files"), list):
         raise ExperimentError(f"{directory}/evidence.json: schema: expected {EVIDENCE_SCHEMA!r} with files")
     blobs, published = {}, None
-    for entry in evidence["files"]:
+    for i, entry in enumerate(evidence["files"]):
+        _check_entry(entry, blobs.keys() | ({"decision"} if published is not None else set()), directory,
+                     f"{directory}/evidence.json: files[{i}]")
         path = os.path.normpath(os.path.join(directory, entry["path"]))
         data = _read(path, f"evidence {entry['name']}")
         got = engine.sha256_hex(data)

@@ -22,14 +22,13 @@ the tests' independent float64 check.
 
 import datetime
 import hashlib
-import json
 import re
 from decimal import Decimal, localcontext
 from fractions import Fraction
 
 from engine import FAMILIES, EPISODES, canonical_json
 
-from . import work
+from . import jsondoc, work
 from .errors import ExperimentError
 from .seeds import parse_seeds
 
@@ -39,7 +38,8 @@ METHOD = "paired_hoeffding"
 PREC = 50
 PLACES = 9            # decimal places published for estimates and bounds (metric units)
 SERIES_POINTS = 100
-DECIMAL = re.compile(r"^-?[0-9]+(\.[0-9]+)?$")
+DECIMAL = re.compile(r"-?[0-9]{1,16}(\.[0-9]{1,16})?")  # fullmatch; 16 digits each side at most
+MAX_RANGE = Decimal(10) ** 30  # (b - a) x sum|w|: the bounds stay exact in PREC digits with PLACES decimals
 SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE = "supported", "not supported", "inconclusive"
 SPEC_KEYS = {"version", "name", "question", "estimand", "unit", "items", "arms", "seeds", "metric", "bounds",
              "margin", "alpha", "method"}
@@ -47,8 +47,9 @@ SPEC_KEYS = {"version", "name", "question", "estimand", "unit", "items", "arms",
 
 def _decimal(value, where) -> Decimal:
     """An integer or a decimal string (never a float: it would not hash canonically)."""
-    if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and DECIMAL.match(value))):
-        raise ExperimentError(f"{where}: expected an integer or a decimal string like \"0.05\", got {value!r}")
+    if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and DECIMAL.fullmatch(value))):
+        raise ExperimentError(f"{where}: expected an integer or a decimal string like \"0.05\" (at most 16 digits "
+                              f"each side of the point), got {str(value)[:40]!r}")
     return Decimal(value)
 
 
@@ -71,10 +72,12 @@ def check_spec(spec, where="spec.json") -> dict:
     extra = sorted(set(spec) - SPEC_KEYS)
     if extra:
         raise ExperimentError(f"{where}.{extra[0]}: unknown field")
-    if spec["version"] != SPEC_VERSION:
+    if spec["version"] != SPEC_VERSION or isinstance(spec["version"], bool):
         raise ExperimentError(f"{where}.version: expected {SPEC_VERSION}, got {spec['version']!r}")
-    if not isinstance(spec["name"], str) or not re.match(r"^[a-z0-9][a-z0-9._-]*$", spec["name"]):
+    if not isinstance(spec["name"], str) or not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", spec["name"]):
         raise ExperimentError(f"{where}.name: expected lowercase letters, digits, '.', '_' or '-'")
+    if "question" in spec and not isinstance(spec["question"], str):
+        raise ExperimentError(f"{where}.question: expected a text")
     for key in ("estimand", "unit"):
         if not isinstance(spec[key], str) or not spec[key].strip():
             raise ExperimentError(f"{where}.{key}: expected a non-empty text")
@@ -100,6 +103,8 @@ def check_spec(spec, where="spec.json") -> dict:
     a, b = _decimal(bounds[0], f"{where}.bounds[0]"), _decimal(bounds[1], f"{where}.bounds[1]")
     if not a < b:
         raise ExperimentError(f"{where}.bounds: expected a < b")
+    if (b - a) * sum(abs(w) for w in arms.values()) >= MAX_RANGE:
+        raise ExperimentError(f"{where}.bounds: expected (b - a) x the sum of |weights| below 10^30")
     _decimal(spec["margin"], f"{where}.margin")
     alpha = _decimal(spec["alpha"], f"{where}.alpha")
     if not Decimal(0) < alpha < Decimal(1):
@@ -112,20 +117,22 @@ def _check_items(items, where):
     if not isinstance(items, dict):
         raise ExperimentError(f"{where}: expected an object with split and families")
     fams = items.get("families")
-    if not isinstance(fams, list) or any(f not in FAMILIES for f in fams) or len(set(fams)) != len(fams):
+    if not isinstance(fams, list) or not all(isinstance(f, str) and f in FAMILIES for f in fams) \
+            or len(set(fams)) != len(fams):
         raise ExperimentError(f"{where}.families: expected distinct names from {', '.join(FAMILIES)}")
     if items.get("split") == "heldout":
         if set(items) != {"split", "families", "count", "commitment_sha256"}:
             raise ExperimentError(f"{where}: a held-out split names exactly split, families, count and commitment_sha256")
-        if not isinstance(items["count"], int) or items["count"] < 1:
+        if not isinstance(items["count"], int) or isinstance(items["count"], bool) or items["count"] < 1:
             raise ExperimentError(f"{where}.count: expected a positive integer")
-        if not isinstance(items["commitment_sha256"], str) or not re.match(r"^[0-9a-f]{64}$", items["commitment_sha256"]):
+        if not isinstance(items["commitment_sha256"], str) or not re.fullmatch(r"[0-9a-f]{64}", items["commitment_sha256"]):
             raise ExperimentError(f"{where}.commitment_sha256: expected the sha256 of the published commitment")
     elif items.get("split") == "practice":
         if not set(items) <= {"split", "families", "seeds", "episodes"} or "seeds" not in items:
             raise ExperimentError(f"{where}: a practice split names split, families, seeds and optionally episodes")
         parse_seeds(items["seeds"], f"{where}.seeds")
-        if any(e not in EPISODES for e in items.get("episodes", [])):
+        episodes = items.get("episodes", [])
+        if not isinstance(episodes, list) or not all(isinstance(e, str) and e in EPISODES for e in episodes):
             raise ExperimentError(f"{where}.episodes: expected names from {', '.join(EPISODES)}")
     else:
         raise ExperimentError(f"{where}.split: expected \"practice\" or \"heldout\"")
@@ -136,11 +143,7 @@ def spec_sha256(data: bytes) -> str:
 
 
 def parse_spec(spec_bytes, where="spec.json") -> dict:
-    try:
-        spec = json.loads(spec_bytes)
-    except (ValueError, UnicodeDecodeError):
-        raise ExperimentError(f"{where}: not valid JSON (a comparison spec expected)")
-    return check_spec(spec, where)
+    return check_spec(jsondoc.loads(spec_bytes, where, "a comparison spec"), where)
 
 
 def freeze_doc(spec_bytes, date=None, where="spec.json") -> dict:

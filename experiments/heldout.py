@@ -15,20 +15,22 @@ public ones (1, 2, 3, ...), so the two splits never meet.
 
 import datetime
 import hashlib
-import json
+import os
 import re
 import secrets as _secrets
 
 from engine import FAMILIES, canonical_json
 
+from . import jsondoc
 from .errors import ExperimentError
 
 SEED_LOW = 2**32
 SEED_HIGH = 2**53 - 1  # inclusive: the largest integer a JSON reader keeps exactly
+MAX_COUNT = 1_000_000  # worlds in one split: a commitment naming more is refused, not drawn
 COMMITMENT_SCHEMA = "fundbook.heldout-commitment/1"
 REVEAL_SCHEMA = "fundbook.heldout-reveal/1"
 SCHEME = "sha256(salt_hex + canonical_json([[family, seed], ...])); salt and seeds derived from the secret"
-HEX64 = re.compile(r"^[0-9a-f]{64}$")
+HEX64 = re.compile(r"[0-9a-f]{64}")  # always fullmatch: "$" would let a trailing newline in
 
 
 def new_secret() -> str:
@@ -36,7 +38,7 @@ def new_secret() -> str:
 
 
 def _check_secret(secret):
-    if not isinstance(secret, str) or not HEX64.match(secret):
+    if not isinstance(secret, str) or not HEX64.fullmatch(secret):
         raise ExperimentError("held-out secret: expected 64 lowercase hex characters (32 random bytes)")
     return bytes.fromhex(secret)
 
@@ -66,7 +68,7 @@ def commitment_sha256(secret, items) -> str:
 
 
 def _check_families(families):
-    families = list(families)
+    families = list(families) if isinstance(families, (list, tuple)) else []
     if not families or any(f not in FAMILIES for f in families) or len(set(families)) != len(families):
         raise ExperimentError(f"held-out families: expected distinct names from {', '.join(FAMILIES)}")
     return families
@@ -74,8 +76,8 @@ def _check_families(families):
 
 def commit(secret, families, count, date=None) -> dict:
     families = _check_families(families)
-    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-        raise ExperimentError("held-out count: expected a positive number of worlds")
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_COUNT:
+        raise ExperimentError(f"held-out count: expected a positive number of worlds, at most {MAX_COUNT}")
     items = draw(secret, families, count)
     return {"schema": COMMITMENT_SCHEMA, "families": families, "count": count, "seed_range": [SEED_LOW, SEED_HIGH],
             "scheme": SCHEME, "sha256": commitment_sha256(secret, items),
@@ -86,9 +88,9 @@ def check_commitment_doc(doc, where) -> dict:
     if not isinstance(doc, dict) or doc.get("schema") != COMMITMENT_SCHEMA:
         raise ExperimentError(f"{where}: schema: expected {COMMITMENT_SCHEMA!r}")
     _check_families(doc.get("families") or [])
-    if not isinstance(doc.get("count"), int) or doc["count"] < 1:
-        raise ExperimentError(f"{where}: count: expected a positive integer")
-    if not isinstance(doc.get("sha256"), str) or not HEX64.match(doc["sha256"]):
+    if not isinstance(doc.get("count"), int) or isinstance(doc["count"], bool) or not 1 <= doc["count"] <= MAX_COUNT:
+        raise ExperimentError(f"{where}: count: expected an integer in 1..{MAX_COUNT}")
+    if not isinstance(doc.get("sha256"), str) or not HEX64.fullmatch(doc["sha256"]):
         raise ExperimentError(f"{where}: sha256: expected 64 hex characters")
     return doc
 
@@ -126,15 +128,24 @@ def check_reveal(doc, commitment, where) -> list:
 def read_secret(path) -> str:
     """A secret file: the 64 hex characters alone, or a reveal.json holding them."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read().strip()
+        with open(path, "rb") as fh:
+            data = fh.read(1 << 20)
     except OSError as exc:
         raise ExperimentError(f"{path}: cannot read the held-out secret ({exc.strerror})")
+    text = data.decode("utf-8", "replace").strip()
     if text.startswith("{"):
-        try:
-            text = json.loads(text).get("secret", "")
-        except (ValueError, AttributeError):
-            raise ExperimentError(f"{path}: not a reveal.json with a secret, nor 64 hex characters")
-    if not HEX64.match(text or ""):
+        doc = jsondoc.loads(data, path, "a reveal.json with a secret, or 64 hex characters")
+        text = doc.get("secret") if isinstance(doc, dict) else None
+    if not isinstance(text, str) or not HEX64.fullmatch(text):
         raise ExperimentError(f"{path}: expected the held-out secret as 64 lowercase hex characters")
     return text
+
+
+def write_secret(path, secret):
+    """A new secret file, readable by its owner only; never over an existing file."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(secret + "\n")
+    except OSError as exc:
+        raise ExperimentError(f"{path}: cannot write the held-out secret ({exc.strerror or exc})")

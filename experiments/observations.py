@@ -19,6 +19,7 @@ import io
 import json
 import os
 
+from . import jsondoc
 from .errors import ExperimentError
 
 ROW_KEYS = ("arm", "evaluator_id", "item_id", "metric", "seed", "value")
@@ -66,10 +67,7 @@ def _check_row(row, where):
 def parse_jsonl(data: bytes, label) -> list:
     rows = []
     for number, raw in enumerate(data.splitlines(), 1):
-        try:
-            row = json.loads(raw)
-        except ValueError:
-            raise ExperimentError(f"{label} line {number}: not a JSON row")
+        row = jsondoc.loads(raw, f"{label} line {number}", "an observation row")
         rows.append(_check_row(row, f"{label} line {number}"))
     return rows
 
@@ -83,6 +81,21 @@ def read_jsonl(path) -> list:
     return parse_jsonl(data, path)
 
 
+def _well_formed(entry) -> bool:
+    """A partial entry `{item_id, evaluator_id, values: [[arm, seed, metric, value], ...]}` with row-typed values."""
+    if not isinstance(entry, dict) or set(entry) != {"item_id", "evaluator_id", "values"} \
+            or not isinstance(entry["values"], list):
+        return False
+    try:
+        for value in entry["values"]:
+            if not isinstance(value, list) or len(value) != 4:
+                return False
+            _check_row(rows_for(entry["item_id"], [value], entry["evaluator_id"])[0], "partial")
+    except ExperimentError:
+        return False
+    return True
+
+
 class Partial:
     """The append-only record of finished items while a sweep runs."""
 
@@ -90,27 +103,37 @@ class Partial:
         self.path = path
 
     def done(self, evaluator_id) -> dict:
-        """{item_id: {arm: [values]}} already measured under `evaluator_id` (a torn last line is ignored)."""
+        """{item_id: {arm: [values]}} already measured under `evaluator_id`.
+
+        A line that is not a well-formed entry (the torn tail of an interrupted
+        write, or a damaged line) is skipped: its item is measured again."""
         out = {}
         if not os.path.exists(self.path):
             return out
-        with open(self.path, "rb") as fh:
-            for raw in fh:
-                try:
-                    entry = json.loads(raw)
-                except ValueError:
-                    continue  # the tail of an interrupted write
-                if not isinstance(entry, dict) or entry.get("evaluator_id") != evaluator_id:
-                    continue
-                arms = out.setdefault(entry["item_id"], {})
-                for value in entry["values"]:
-                    arms.setdefault(value[0], []).append(value)
+        try:
+            with open(self.path, "rb") as fh:
+                lines = fh.read().splitlines()
+        except OSError as exc:
+            raise ExperimentError(f"{self.path}: cannot read the finished items ({exc.strerror})")
+        for number, raw in enumerate(lines, 1):
+            try:
+                entry = jsondoc.loads(raw, f"{self.path} line {number}", "a finished item")
+            except ExperimentError:
+                continue
+            if not _well_formed(entry) or entry["evaluator_id"] != evaluator_id:
+                continue
+            arms = out.setdefault(entry["item_id"], {})
+            for value in entry["values"]:
+                arms.setdefault(value[0], []).append(value)
         return out
 
     def append(self, item_id, values, evaluator_id):
-        with open(self.path, "ab") as fh:
-            fh.write(line({"item_id": item_id, "evaluator_id": evaluator_id, "values": values}))
-            fh.flush()
+        try:
+            with open(self.path, "ab") as fh:
+                fh.write(line({"item_id": item_id, "evaluator_id": evaluator_id, "values": values}))
+                fh.flush()
+        except OSError as exc:
+            raise ExperimentError(f"{self.path}: cannot write ({exc.strerror or exc})")
 
     def remove(self):
         if os.path.exists(self.path):

@@ -20,7 +20,7 @@ import time
 import engine
 
 from . import arms as arms_mod
-from . import executors, heldout, items as items_mod, observations as obs, pyodide, work
+from . import executors, heldout, items as items_mod, jsondoc, observations as obs, pyodide, work
 from .errors import ExperimentError
 from .evaluator import HOST_PATH, check_sources, evaluator_id, load_bundle, provenance
 from .seeds import format_seeds, parse_seeds
@@ -34,15 +34,36 @@ def _now():
 
 
 def write_atomic(path, data: bytes):
-    tmp = f"{path}.tmp-{os.getpid()}"
+    write_all({path: data})
+
+
+def write_all(files):
+    """Write {path: bytes} together: every file to a temporary name first, then each renamed
+    into place, so a file that cannot be written (a folder in its place, a full disk) leaves
+    none of them changed; only a rename failing after every write succeeded could."""
+    tmps = {path: f"{path}.tmp-{os.getpid()}" for path in files}
+    path = None
     try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
+        for path, data in files.items():
+            if os.path.isdir(path):
+                raise IsADirectoryError(21, "Is a directory")
+            with open(tmps[path], "wb") as fh:
+                fh.write(data)
+        for path in files:
+            os.replace(tmps[path], path)
     except OSError as exc:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise ExperimentError(f"{path}: cannot write ({exc.strerror})")
+        for tmp in tmps.values():
+            if os.path.lexists(tmp):
+                os.remove(tmp)
+        raise ExperimentError(f"{path}: cannot write ({exc.strerror or exc})")
+
+
+def make_folder(path):
+    """Create an output folder (and its parents); ExperimentError naming it when that cannot be done."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise ExperimentError(f"{path}: cannot create the folder ({exc.strerror or exc})")
 
 
 def pretty(doc) -> bytes:
@@ -57,10 +78,10 @@ def read_doc(path, what):
         raise ExperimentError(f"{path}: no such file ({what} expected)")
     except OSError as exc:
         raise ExperimentError(f"{path}: cannot read ({exc.strerror})")
-    try:
-        return json.loads(data), data
-    except ValueError:
-        raise ExperimentError(f"{path}: not valid JSON ({what} expected)")
+    doc = jsondoc.loads(data, path, what)
+    if not isinstance(doc, dict):
+        raise ExperimentError(f"{path}: expected a JSON object ({what})")
+    return doc, data
 
 
 # -- the item plan -------------------------------------------------------------------
@@ -127,7 +148,21 @@ def _check_feasibility(out, eid):
                               f"this sweep is {eid}: run the pilot again")
 
 
-def _existing(out, eid):
+def _arm_metrics(arm_kind) -> list:
+    """The metrics a run writes for one arm of this kind on one world, in row order (experiments/work.py:
+    the certification arms measure expected_met; every other arm the result metrics with the engine's gates).
+    Kept here, not in work.py, whose bytes are part of the evaluator id."""
+    if arm_kind in ("gold", "mutation"):
+        return ["expected_met"]
+    return ["scored", "qualified", "score", "funding_cost"] + [f"gate:{name}" for name in work.GATES]
+
+
+def _existing(out, eid, arm_list):
+    """{item_id: {arm: values}} already measured under `eid`, for the arms of this sweep.
+
+    An (item, arm) is reused only when its rows are exactly the ones a run writes
+    (each metric of the arm once, in order, at the replicate seed); anything else --
+    a row missing, twice or edited out of shape -- is measured again, never trusted."""
     done = {}
     path = os.path.join(out, obs.JSONL)
     if os.path.exists(path):
@@ -137,6 +172,11 @@ def _existing(out, eid):
             done = {}  # an unreadable old file is recomputed, never trusted
     for iid, arms in obs.Partial(os.path.join(out, obs.PARTIAL)).done(eid).items():
         done.setdefault(iid, {}).update(arms)
+    expected = {a["name"]: [[a["name"], work.REPLICATE_SEED, m] for m in _arm_metrics(a["kind"])] for a in arm_list}
+    for arms in done.values():
+        for name in list(arms):
+            if name not in expected or [v[:3] for v in arms[name]] != expected[name]:
+                del arms[name]
     return done
 
 
@@ -154,7 +194,7 @@ def run_sweep(out, plan, rows, arm_list, bundle_dir, *, workers=1, executor="loc
               sample_seed=None, comparisons=(), commitment=None, progress=True, modal=None, require_pilot=None):
     fixed = prepare(out, plan, rows, arm_list, bundle_dir, comparisons)
     eid = fixed["evaluator_id"]
-    os.makedirs(out, exist_ok=True)
+    make_folder(out)
     if plan["split"] == "heldout":
         cpath = os.path.join(out, "commitment.json")
         published, _ = read_doc(cpath, "the published held-out commitment")
@@ -163,7 +203,7 @@ def run_sweep(out, plan, rows, arm_list, bundle_dir, *, workers=1, executor="loc
     if require_pilot if require_pilot is not None else plan["split"] == "heldout":
         _check_feasibility(out, eid)
     started, t0 = _now(), time.perf_counter()
-    done = _existing(out, eid)
+    done = _existing(out, eid, arm_list)
     names = [a["name"] for a in arm_list]
     tasks = []
     for row in rows:
@@ -226,9 +266,8 @@ def run_sweep(out, plan, rows, arm_list, bundle_dir, *, workers=1, executor="loc
         "volatile": {"started": started, "finished": _now(), "compute_seconds": round(compute_s, 3),
                      "items_computed": len(tasks), "usage": usage},
     }
-    for name, data in files.items():
-        write_atomic(os.path.join(out, name), data)
-    write_atomic(os.path.join(out, "sweep.json"), pretty(doc))
+    write_all({**{os.path.join(out, name): data for name, data in files.items()},
+               os.path.join(out, "sweep.json"): pretty(doc)})
     partial.remove()
     return doc
 

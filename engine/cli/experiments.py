@@ -10,7 +10,7 @@ from engine import FAMILIES
 from experiments.seeds import seed_param
 
 from . import cli
-from ._common import emit_json, json_option
+from ._common import Integer, emit_json, json_option
 
 
 def _plan_and_rows(out, families, seed_args, episodes, is_heldout, secret_file):
@@ -48,7 +48,7 @@ def _plan_and_rows(out, families, seed_args, episodes, is_heldout, secret_file):
 @click.option("--secret-file", type=click.Path(dir_okay=False), help="The held-out secret (or a reveal.json).")
 @click.option("--comparison", "comparisons", multiple=True, type=click.Path(file_okay=False),
               help="A frozen comparison folder this sweep serves (recorded before any arm runs).")
-@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 256), help="Local worker processes.")
+@click.option("--workers", default=1, show_default=True, type=Integer(1, 256), help="Local worker processes.")
 @click.option("--executor", default="local", show_default=True, type=click.Choice(["local", "modal"]),
               help="local: a process pool; modal: Function.map over chunks of items.")
 @click.option("--bundle", "bundle_dir", default="build/engine", show_default=True, type=click.Path(file_okay=False),
@@ -69,14 +69,14 @@ def sweep(out, arm_specs, families, seed_args, episodes, is_heldout, secret_file
     the commitment published first and a feasibility pilot (--pilot) before the run.
     """
     from experiments.arms import parse_arms
-    from experiments.sweep import prepare, pretty, run_sweep, write_atomic
+    from experiments.sweep import make_folder, prepare, pretty, run_sweep, write_atomic
     arm_list = parse_arms(arm_specs)
     plan, rows, commitment = _plan_and_rows(out, families, seed_args, episodes, is_heldout, secret_file)
     if pilot:
         from experiments.feasibility import run_pilot
         fixed = prepare(out, plan, rows, arm_list, bundle_dir)
         doc = run_pilot(out, plan, rows, arm_list, fixed["evaluator_id"], pilot)
-        os.makedirs(out, exist_ok=True)
+        make_folder(out)
         write_atomic(os.path.join(out, "feasibility.json"), pretty(doc))
         if as_json:
             emit_json(doc)
@@ -154,24 +154,28 @@ def heldout():
 @click.option("--secret-file", required=True, type=click.Path(dir_okay=False),
               help="The secret (created with 32 random bytes if absent; keep it private until the reveal).")
 @click.option("--family", "families", type=click.Choice(FAMILIES), multiple=True, help="Families (default: all four).")
-@click.option("--count", required=True, type=click.IntRange(1, 1_000_000), help="Worlds in the split.")
+@click.option("--count", required=True, type=Integer(1, 1_000_000), help="Worlds in the split (at most 1000000).")
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), help="Where to write commitment.json.")
 @json_option
 def commit(secret_file, families, count, out, as_json):
     """Write the salted sha256 commitment of a held-out world list drawn from a secret."""
     from experiments import heldout as ho
-    from experiments.sweep import pretty, write_atomic
-    created = False
-    if not os.path.exists(secret_file):
-        fd = os.open(secret_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(ho.new_secret() + "\n")
-        created = True
-    doc = ho.commit(ho.read_secret(secret_file), list(families or FAMILIES), count)
-    if os.path.exists(out):
+    from experiments.sweep import make_folder, pretty, write_atomic
+    if os.path.lexists(out):
         raise click.UsageError(f"{out}: exists (a published commitment is never rewritten)")
-    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    write_atomic(out, pretty(doc))
+    # everything is checked before a new secret is written: a refused commit leaves no file behind
+    created = not os.path.lexists(secret_file)
+    secret = ho.new_secret() if created else ho.read_secret(secret_file)
+    doc = ho.commit(secret, list(families or FAMILIES), count)
+    make_folder(os.path.dirname(os.path.abspath(out)))
+    if created:
+        ho.write_secret(secret_file, secret)
+    try:
+        write_atomic(out, pretty(doc))
+    except Exception:
+        if created:
+            os.remove(secret_file)
+        raise
     if as_json:
         emit_json(doc)
     else:

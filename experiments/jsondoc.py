@@ -1,0 +1,63 @@
+"""Reading the experiment layer's JSON documents and JSONL lines: strict, and
+one line naming the file on anything hostile.
+
+The same refusals as the engine's reader (engine._jsonin) -- text that is not
+UTF-8, nesting deeper than MAX_DEPTH (checked before parsing, so the parser
+never recurses into a hostile document), NaN and Infinity, a name given twice
+in one object (two readers would see two documents), integers outside
++-(2^53-1) and lone surrogates -- except that floats are read: a sweep
+manifest records its compute seconds. Hashed content still refuses floats
+where it is checked (a comparison spec).
+"""
+
+import json
+
+from engine._canon import MAX_DEPTH, MAX_SAFE_INTEGER
+from engine._jsonin import _depth_ok, _object
+
+from .errors import ExperimentError
+
+
+def _constant(name):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _check_values(value, where):
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, int) and not isinstance(v, bool) and not -MAX_SAFE_INTEGER <= v <= MAX_SAFE_INTEGER:
+            raise ExperimentError(f"{where}: an integer outside +-(2^53-1)")
+        elif isinstance(v, str):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ExperimentError(f"{where}: a lone surrogate is not Unicode text") from None
+
+
+def loads(data, where, what):
+    """The JSON value of `data` (bytes or str); ExperimentError naming `where` and `what` otherwise."""
+    if isinstance(data, (bytes, bytearray)):
+        try:
+            data = bytes(data).decode("utf-8")
+        except UnicodeDecodeError:
+            raise ExperimentError(f"{where}: not UTF-8 text ({what} expected)") from None
+    if not _depth_ok(data):
+        raise ExperimentError(f"{where}: JSON nested deeper than {MAX_DEPTH} levels ({what} expected)")
+    try:
+        value = json.loads(data, parse_constant=_constant, object_pairs_hook=_object)
+    except json.JSONDecodeError as exc:
+        raise ExperimentError(f"{where}: not valid JSON at line {exc.lineno} column {exc.colno} "
+                              f"({exc.msg}; {what} expected)") from None
+    except (ValueError, RecursionError) as exc:
+        detail = str(exc)
+        if "digits" in detail:  # CPython's int_max_str_digits guard
+            detail = "an integer far outside +-(2^53-1)"
+        raise ExperimentError(f"{where}: not valid JSON ({detail[:80]}; {what} expected)") from None
+    _check_values(value, where)
+    return value
