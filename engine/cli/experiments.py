@@ -48,7 +48,7 @@ def _plan_and_rows(out, families, seed_args, episodes, is_heldout, secret_file):
 @click.option("--secret-file", type=click.Path(dir_okay=False), help="The held-out secret (or a reveal.json).")
 @click.option("--comparison", "comparisons", multiple=True, type=click.Path(file_okay=False),
               help="A frozen comparison folder this sweep serves (recorded before any arm runs).")
-@click.option("--workers", default=1, show_default=True, type=Integer(1, 256), help="Local worker processes.")
+@click.option("--workers", default=1, show_default=True, type=Integer(1, 256), help="Local worker processes (1 to 256).")
 @click.option("--executor", default="local", show_default=True, type=click.Choice(["local", "modal"]),
               help="local: a process pool; modal: Function.map over chunks of items.")
 @click.option("--bundle", "bundle_dir", default="build/engine", show_default=True, type=click.Path(file_okay=False),
