@@ -52,3 +52,19 @@ def test_the_desk_page_starts_one_worker_from_its_head(context, site):
     assert requests.index("assets/desk/early.js") < requests.index("assets/desk/client.js")
     done = page.eval_on_selector_all(".fb-stages li", "items => items.map(i => i.dataset.done)")
     assert done == ["true"] * 4  # the progress said before adoption was replayed
+
+
+def test_when_the_desk_modules_run_before_early_js_there_is_still_one_worker(context, site):
+    # early.js and desk.js are both async: on a busy machine either may run first (CI saw two
+    # workers and the stdlib fetched twice). Run early.js again after the desk's modules started
+    # the worker: it must stand down.
+    requests = []
+    context.on("request", lambda r: requests.append(r.url[len(site.url):]))
+    page = context.new_page()
+    d.open_desk(page, site)
+    page.add_script_tag(url=site.url + "assets/desk/early.js")
+    page.wait_for_timeout(500)
+    assert page.evaluate("window.fbEarlyWorker === undefined")
+    assert [w.url[len(site.url):] for w in page.workers if "/desk/" in w.url] == ["assets/desk/worker.js"]
+    assert requests.count("assets/desk/worker.js") == 1
+    assert requests.count("assets/desk/runtime/python_stdlib.zip") == 1

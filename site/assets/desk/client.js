@@ -12,8 +12,11 @@ const progressSeen = [];
 function start() {
   if (worker) return worker;
   // The desk page starts its worker from <head> (early.js): adopt it.
+  // If this module runs before early.js (both are async), it starts the one
+  // worker and early.js stands down.
   const early = window.fbEarlyWorker;
   delete window.fbEarlyWorker;
+  window.fbEngineStarted = true;
   worker = early?.worker ?? new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
   worker.onmessage = (event) => {
     if (event.data.progress) {

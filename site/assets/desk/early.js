@@ -2,8 +2,11 @@
 // engine worker begins loading Pyodide and the bundle at once, instead of
 // after the theme's script and the desk's modules have run. client.js adopts
 // this worker and replays what it said in the meantime. A classic script, so
-// it runs as soon as it arrives.
+// it runs as soon as it arrives; whichever of the two runs first starts the
+// one worker.
 (() => {
+  if (window.fbEngineStarted) return; // the desk's modules ran first and started it (async scripts race)
+  window.fbEngineStarted = true;
   const worker = new Worker(new URL("worker.js", document.currentScript.src), { type: "module" });
   const early = [];
   worker.onmessage = (event) => early.push(event);
