@@ -210,6 +210,55 @@ def verify(runs_dir=None, bundle_dir=None, log=print, progress=True) -> list:
                                 None)
                     raise ExperimentError(f"{src}/{name}: differs from a fresh recomputation"
                                           + (f" at line {line}" if line and name.endswith("l") else ""))
+            _check_published(runs_dir, d, src, dst, log)
             done.append(d["dir"])
             log(f"verify-experiments: {d['dir']}: items, observations.jsonl and .parquet identical to a recomputation")
+    _check_unlisted(runs_dir)
     return done
+
+
+# What each shipped folder may hold; anything else is not part of the publication.
+SWEEP_FILES = {"items.jsonl", obs.JSONL, obs.PARQUET, "sweep.json", "commitment.json", "reveal.json",
+               "feasibility.json"}
+CERT_FILES = SWEEP_FILES | {"certificate.json"}
+COMPARISON_FILES = {"spec.json", "freeze.json", "deviations.json", "decision.json", "evidence.json"}
+
+
+def _check_published(runs_dir, d, src, dst, log):
+    """Beyond the rows: the sweep manifest, every decision and the certificate, from the verified rows."""
+    committed, _ = read_doc(os.path.join(src, "sweep.json"), "the sweep manifest")
+    fresh, _ = read_doc(os.path.join(dst, "sweep.json"), "the recomputed sweep manifest")
+    if committed.get("evaluator_id") != fresh.get("evaluator_id"):
+        raise ExperimentError(f"{src}/sweep.json: evaluator_id {str(committed.get('evaluator_id'))[:16]} is not this "
+                              f"checkout's {str(fresh.get('evaluator_id'))[:16]}")
+    if not committed_matches(src, fresh["evaluator_id"]):
+        raise ExperimentError(f"{src}/sweep.json: does not list the committed files")
+    for c in d["comparisons"]:
+        decision = cmp.verify(os.path.join(runs_dir, c))
+        log(f"verify-experiments: {c}: decision recomputed from its evidence ({decision['verdict']}, "
+            f"{decision['confidence']})")
+    if d["dir"] == CERT_SWEEP:
+        plan, rows, _ = plan_of(runs_dir, d)
+        cert = certificate("grader", committed, obs.read_jsonl(os.path.join(src, obs.JSONL)), rows,
+                           MIN_WORLDS_PER_FAMILY)
+        with open(os.path.join(src, "certificate.json"), "rb") as fh:
+            if fh.read() != pretty(cert):
+                raise ExperimentError(f"{src}/certificate.json: differs from the certificate of the verified rows "
+                                      f"({'PASSED' if cert['passed'] else 'FAILED'}, {cert['met']} of {cert['checked']})")
+        log(f"verify-experiments: {d['dir']}/certificate.json: the certificate of the verified rows")
+
+
+def _check_unlisted(runs_dir):
+    allowed = {HELDOUT_SWEEP: SWEEP_FILES, CERT_SWEEP: CERT_FILES, **{c: COMPARISON_FILES for c in COMPARISONS}}
+    for top in ("comparisons", "certificates"):
+        base = os.path.join(runs_dir, top)
+        for dirpath, dirnames, files in os.walk(base):
+            relative = os.path.relpath(dirpath, runs_dir).replace(os.sep, "/")
+            for name in sorted(files):
+                if relative not in allowed or name not in allowed[relative]:
+                    raise ExperimentError(f"{runs_dir}/{relative}/{name}: not part of the shipped experiments")
+            dirnames[:] = sorted(n for n in dirnames if f"{relative}/{n}" in allowed)
+            extra = sorted(n for n in os.listdir(dirpath) if os.path.isdir(os.path.join(dirpath, n))
+                           and f"{relative}/{n}" not in allowed)
+            if extra:
+                raise ExperimentError(f"{runs_dir}/{relative}/{extra[0]}: not part of the shipped experiments")

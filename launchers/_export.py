@@ -125,3 +125,23 @@ def write_tables(attempts_dir, out_dir) -> dict:
     for tmp, path in tmps:
         os.replace(tmp, path)
     return paths
+
+
+def check_tables(attempts_dir, out_dir) -> dict:
+    """Export into a scratch folder and require out_dir's tables to be those bytes (records verified on the way)."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as scratch:
+        made = write_tables(attempts_dir, scratch)
+        out = {}
+        for name, (path, rows) in sorted(made.items()):
+            published = os.path.join(out_dir, name)
+            try:
+                with open(published, "rb") as fh, open(path, "rb") as fresh:
+                    same = fh.read() == fresh.read()
+            except OSError as exc:
+                raise InputError(f"{published}: cannot read the published table ({exc.strerror or exc})")
+            if not same:
+                raise InputError(f"{published}: not the export of the verified records in {attempts_dir} "
+                                 f"({rows} rows; `fundbook-launch export` rewrites it)")
+            out[name] = (published, rows)
+        return out

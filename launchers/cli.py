@@ -361,9 +361,15 @@ def ledger(project, attempts_dir):
 @click.option("--attempts", "attempts_dir", type=click.Path(file_okay=False), default="runs/attempts",
               show_default=True)
 @click.option("--out-dir", type=click.Path(file_okay=False), default="runs", show_default=True)
-def export(attempts_dir, out_dir):
+@click.option("--check", is_flag=True, help="Write nothing: verify every record and require the tables in --out-dir "
+                                            "to be, byte for byte, their export (`make verify` runs this).")
+def export(attempts_dir, out_dir, check):
     """Write attempts.parquet and calls.parquet (verified records only) beside the runs' tables."""
-    from ._export import write_tables
+    from ._export import check_tables, write_tables
+    if check:
+        for name, (path, rows) in sorted(check_tables(attempts_dir, out_dir).items()):
+            click.echo(f"ok      {path}: the export of the {rows} verified rows, byte for byte")
+        return
     for name, (path, rows) in sorted(write_tables(attempts_dir, out_dir).items()):
         click.echo(f"{path}: {rows} rows")
 

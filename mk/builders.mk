@@ -32,8 +32,12 @@ publish-runs: $(STAMP) node_modules/.installed
 
 # Rebuild bundle and runs from this checkout in a scratch directory and check
 # every published byte of runs/ (EXPECT_HEAD=<hex> holds the index to that published head).
+# Every published byte of runs/: the build's runs, then the attempts (every
+# record and its tables), then the experiments (recomputed, about 3 minutes).
 verify: $(STAMP) node_modules/.installed
 	$(PYTHON) -m builders.runs verify --committed runs $(if $(EXPECT_HEAD),--expect-head $(EXPECT_HEAD))
+	$(BIN)/fundbook-launch export --attempts runs/attempts --out-dir runs --check
+	@$(MAKE) --no-print-directory verify-experiments
 
 bench-runs: $(STAMP) node_modules/.installed
 	@$(PYTHON) -m builders.runs bench $(if $(BENCH_PASSES),--passes $(BENCH_PASSES))

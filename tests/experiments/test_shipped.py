@@ -58,3 +58,43 @@ def test_the_committed_rows_are_this_commit_s_evaluator_s(bundle_dir):
         from experiments.sweep import prepare
         fixed = prepare(None, plan, rows, parse_arms(definition["arms"]), bundle_dir)
         assert load(definition["dir"], "sweep.json")["evaluator_id"] == fixed["evaluator_id"], stale
+
+
+def _copy_runs(tmp_path):
+    import shutil
+    root = tmp_path / "runs"
+    for top in ("comparisons", "certificates"):
+        shutil.copytree(os.path.join(RUNS, top), root / top)
+    return root
+
+
+def test_make_verify_covers_the_certificate_the_decisions_and_stray_files(tmp_path):
+    # `make verify` -> verify-experiments: beyond recomputing the rows, each published file is checked
+    # (here against the committed rows themselves; the recomputation is `make verify-experiments`).
+    import pytest
+    from experiments.errors import ExperimentError
+    runs = _copy_runs(tmp_path)
+    cert_def = next(d for d in shipped.sweeps() if d["dir"] == shipped.CERT_SWEEP)
+    cert_dir = str(runs / shipped.CERT_SWEEP)
+    shipped._check_published(str(runs), cert_def, cert_dir, cert_dir, lambda *a: None)  # as committed: fine
+    shipped._check_unlisted(str(runs))
+    doc = json.loads((runs / shipped.CERT_SWEEP / "certificate.json").read_text())
+    doc["met"] += 1
+    (runs / shipped.CERT_SWEEP / "certificate.json").write_text(json.dumps(doc, indent=2) + "\n")
+    with pytest.raises(ExperimentError, match="certificate.json: differs from the certificate of the verified rows"):
+        shipped._check_published(str(runs), cert_def, cert_dir, cert_dir, lambda *a: None)
+    held_def = next(d for d in shipped.sweeps() if d["dir"] == shipped.HELDOUT_SWEEP)
+    held_dir = str(runs / shipped.HELDOUT_SWEEP)
+    decision = runs / shipped.COMPARISONS[0] / "decision.json"
+    doc = json.loads(decision.read_text())
+    doc["verdict"] = "not supported"
+    decision.write_text(json.dumps(doc, indent=2) + "\n")
+    with pytest.raises(ExperimentError, match="decision.json"):
+        shipped._check_published(str(runs), held_def, held_dir, held_dir, lambda *a: None)
+    (runs / shipped.HELDOUT_SWEEP / "notes.txt").write_text("x\n")
+    with pytest.raises(ExperimentError, match="heldout-baselines/notes.txt: not part of the shipped experiments"):
+        shipped._check_unlisted(str(runs))
+    (runs / shipped.HELDOUT_SWEEP / "notes.txt").unlink()
+    (runs / "comparisons" / "forged-comparison").mkdir()
+    with pytest.raises(ExperimentError, match="comparisons/forged-comparison: not part of the shipped experiments"):
+        shipped._check_unlisted(str(runs))

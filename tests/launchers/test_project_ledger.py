@@ -155,3 +155,22 @@ def test_self_check_fails_when_a_new_control_is_broken(monkeypatch):
     monkeypatch.setattr(_project.ProjectLedger, "check_claim", lambda self, claim, caps: None)
     result = CliRunner().invoke(cli, ["self-check"])
     assert result.exit_code == 1 and "FAIL a deleted consumed marker does not renew the claim" in result.output
+
+
+def test_export_check_holds_the_published_tables_to_the_verified_records(tmp_path):
+    # `make verify` runs `export --check`: every record verified, both tables byte for byte, nothing written.
+    import shutil
+    attempts = os.path.join(REPO, "runs", "attempts")
+    for name in ("attempts.parquet", "calls.parquet"):
+        shutil.copy(os.path.join(REPO, "runs", name), tmp_path / name)
+    result = CliRunner().invoke(cli, ["export", "--attempts", attempts, "--out-dir", str(tmp_path), "--check"])
+    assert result.exit_code == 0 and "calls.parquet: the export of the 41 verified rows, byte for byte" in result.output
+    data = bytearray((tmp_path / "calls.parquet").read_bytes())
+    data[len(data) // 2] ^= 1
+    (tmp_path / "calls.parquet").write_bytes(bytes(data))
+    result = CliRunner().invoke(cli, ["export", "--attempts", attempts, "--out-dir", str(tmp_path), "--check"])
+    assert result.exit_code == 1 and result.output.strip().endswith(
+        "calls.parquet: not the export of the verified records in " + attempts + " (41 rows; `fundbook-launch export` "
+        "rewrites it)")
+    assert len(result.output.strip().splitlines()) <= 2
+    assert (tmp_path / "calls.parquet").read_bytes() == bytes(data)  # --check writes nothing
