@@ -210,7 +210,7 @@ def verify(runs_dir=None, bundle_dir=None, log=print, progress=True) -> list:
                                 None)
                     raise ExperimentError(f"{src}/{name}: differs from a fresh recomputation"
                                           + (f" at line {line}" if line and name.endswith("l") else ""))
-            _check_published(runs_dir, d, src, dst, log)
+            _check_published(runs_dir, d, src, dst, rows, log)
             done.append(d["dir"])
             log(f"verify-experiments: {d['dir']}: items, observations.jsonl and .parquet identical to a recomputation")
     _check_unlisted(runs_dir)
@@ -224,7 +224,7 @@ CERT_FILES = SWEEP_FILES | {"certificate.json"}
 COMPARISON_FILES = {"spec.json", "freeze.json", "deviations.json", "decision.json", "evidence.json"}
 
 
-def _check_published(runs_dir, d, src, dst, log):
+def _check_published(runs_dir, d, src, dst, rows, log):
     """Beyond the rows: the sweep manifest, every decision and the certificate, from the verified rows."""
     committed, _ = read_doc(os.path.join(src, "sweep.json"), "the sweep manifest")
     fresh, _ = read_doc(os.path.join(dst, "sweep.json"), "the recomputed sweep manifest")
@@ -238,7 +238,6 @@ def _check_published(runs_dir, d, src, dst, log):
         log(f"verify-experiments: {c}: decision recomputed from its evidence ({decision['verdict']}, "
             f"{decision['confidence']})")
     if d["dir"] == CERT_SWEEP:
-        plan, rows, _ = plan_of(runs_dir, d)
         cert = certificate("grader", committed, obs.read_jsonl(os.path.join(src, obs.JSONL)), rows,
                            MIN_WORLDS_PER_FAMILY)
         with open(os.path.join(src, "certificate.json"), "rb") as fh:
@@ -251,14 +250,11 @@ def _check_published(runs_dir, d, src, dst, log):
 def _check_unlisted(runs_dir):
     allowed = {HELDOUT_SWEEP: SWEEP_FILES, CERT_SWEEP: CERT_FILES, **{c: COMPARISON_FILES for c in COMPARISONS}}
     for top in ("comparisons", "certificates"):
-        base = os.path.join(runs_dir, top)
-        for dirpath, dirnames, files in os.walk(base):
+        for dirpath, dirnames, files in os.walk(os.path.join(runs_dir, top)):
             relative = os.path.relpath(dirpath, runs_dir).replace(os.sep, "/")
+            if relative != top and relative not in allowed:
+                raise ExperimentError(f"{runs_dir}/{relative}: not part of the shipped experiments")
             for name in sorted(files):
-                if relative not in allowed or name not in allowed[relative]:
+                if name not in allowed.get(relative, ()):
                     raise ExperimentError(f"{runs_dir}/{relative}/{name}: not part of the shipped experiments")
-            dirnames[:] = sorted(n for n in dirnames if f"{relative}/{n}" in allowed)
-            extra = sorted(n for n in os.listdir(dirpath) if os.path.isdir(os.path.join(dirpath, n))
-                           and f"{relative}/{n}" not in allowed)
-            if extra:
-                raise ExperimentError(f"{runs_dir}/{relative}/{extra[0]}: not part of the shipped experiments")
+            dirnames.sort()

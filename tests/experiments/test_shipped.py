@@ -76,21 +76,23 @@ def test_make_verify_covers_the_certificate_the_decisions_and_stray_files(tmp_pa
     runs = _copy_runs(tmp_path)
     cert_def = next(d for d in shipped.sweeps() if d["dir"] == shipped.CERT_SWEEP)
     cert_dir = str(runs / shipped.CERT_SWEEP)
-    shipped._check_published(str(runs), cert_def, cert_dir, cert_dir, lambda *a: None)  # as committed: fine
+    cert_rows = shipped.plan_of(str(runs), cert_def)[1]
+    shipped._check_published(str(runs), cert_def, cert_dir, cert_dir, cert_rows, lambda *a: None)  # as committed: fine
     shipped._check_unlisted(str(runs))
     doc = json.loads((runs / shipped.CERT_SWEEP / "certificate.json").read_text())
     doc["met"] += 1
     (runs / shipped.CERT_SWEEP / "certificate.json").write_text(json.dumps(doc, indent=2) + "\n")
     with pytest.raises(ExperimentError, match="certificate.json: differs from the certificate of the verified rows"):
-        shipped._check_published(str(runs), cert_def, cert_dir, cert_dir, lambda *a: None)
+        shipped._check_published(str(runs), cert_def, cert_dir, cert_dir, cert_rows, lambda *a: None)
     held_def = next(d for d in shipped.sweeps() if d["dir"] == shipped.HELDOUT_SWEEP)
     held_dir = str(runs / shipped.HELDOUT_SWEEP)
+    held_rows = shipped.plan_of(str(runs), held_def)[1]
     decision = runs / shipped.COMPARISONS[0] / "decision.json"
     doc = json.loads(decision.read_text())
     doc["verdict"] = "not supported"
     decision.write_text(json.dumps(doc, indent=2) + "\n")
     with pytest.raises(ExperimentError, match="decision.json"):
-        shipped._check_published(str(runs), held_def, held_dir, held_dir, lambda *a: None)
+        shipped._check_published(str(runs), held_def, held_dir, held_dir, held_rows, lambda *a: None)
     (runs / shipped.HELDOUT_SWEEP / "notes.txt").write_text("x\n")
     with pytest.raises(ExperimentError, match="heldout-baselines/notes.txt: not part of the shipped experiments"):
         shipped._check_unlisted(str(runs))

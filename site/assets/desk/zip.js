@@ -111,7 +111,7 @@ async function inflate(bytes, limit, what) {
   return out;
 }
 
-/** Uint8Array of a zip -> [{name, bytes, text}] (text decoded on first use); one-line errors. */
+/** Uint8Array of a zip -> [{name, bytes}]; one-line errors. */
 export async function readZip(bytes, label = "zip", limits = ZIP_LIMITS) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let end = -1;
@@ -159,5 +159,5 @@ export async function readZip(bytes, label = "zip", limits = ZIP_LIMITS) {
   // Inflate every entry at once: one wait instead of one per entry, so a busy
   // thread (the runtime starting beside it) does not stretch the read.
   const data = await Promise.all(entries.map((e) => e.data));
-  return entries.map((e, i) => ({ name: e.name, bytes: data[i], get text() { return dec.decode(data[i]); } }));
+  return entries.map((e, i) => ({ name: e.name, bytes: data[i] }));
 }
