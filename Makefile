@@ -33,6 +33,16 @@ $(STAMP): requirements.lock pyproject.toml
 
 venv: $(STAMP)
 
+# What a plain `pip install .` resolves to (requirements-runtime.lock, hashed),
+# downloaded once as wheels so tests/test_install.py installs the project into
+# a fresh venv without extras, offline.
+WHEELHOUSE := build/wheelhouse
+$(WHEELHOUSE)/.downloaded: requirements-runtime.lock $(STAMP)
+	rm -rf $(WHEELHOUSE)
+	$(BIN)/pip download --quiet --require-hashes --only-binary :all: --no-deps -r requirements-runtime.lock -d $(WHEELHOUSE)
+	@touch $@
+TEST_DEPS += $(WHEELHOUSE)/.downloaded
+
 # Each area keeps its own targets in mk/<area>.mk.
 -include mk/*.mk
 
@@ -40,7 +50,7 @@ test: $(STAMP) $(TEST_DEPS)
 	$(BIN)/pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
 
 bench: $(STAMP) $(BENCH_DEPS)
-	$(PYTHON) -m engine.cli.bench
+	$(PYTHON) -m fundbook.bench
 	@for b in $(BENCH_EXTRA); do $(MAKE) --no-print-directory $$b || exit 1; done
 
 fuzz: $(STAMP)

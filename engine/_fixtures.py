@@ -8,6 +8,7 @@ separate ones.
 """
 
 from ._canon import content_sha256
+from ._commitment import public_salt, world_commitment
 from ._candidate import gold_candidate, grade_with_run, policy_candidate
 from ._episodes import EPISODES, load_episode
 from ._errors import InputError
@@ -91,6 +92,13 @@ def _inputs(instance, candidate, expected):
     return inputs
 
 
+def _empty_head(instance) -> dict:
+    """The head of a candidate that never ran (MALFORMED, UNSCORABLE): an empty
+    chain, whose head is its genesis, the world commitment with the public salt."""
+    fixture = content_sha256(instance)
+    return {"size": 0, "hash": world_commitment(fixture, public_salt(fixture))}
+
+
 def execute_fixture(spec) -> dict:
     """Build a fixture's input, grade it, and return the record's engine part."""
     instance, candidate, expected = _build(spec)
@@ -105,7 +113,7 @@ def execute_fixture(spec) -> dict:
         "result": result,
         "result_sha256": content_sha256(result),
         "receipts": run.receipts if run is not None else [],
-        "receipts_head": result.get("receipts_head") or {"size": 0, "hash": content_sha256(instance)},
+        "receipts_head": result.get("receipts_head") or _empty_head(instance),
     }
     if spec["kind"] == "reference":
         expected = {"status": "SCORED", "verdict": "QUALIFIED", "points": 100}

@@ -1,11 +1,14 @@
 """Hash-chained receipts: `{seq, day, kind, payload, prev_hash, hash}`.
 
 hash = sha256(canonical_json({seq, day, kind, payload, prev_hash})). The first
-receipt's prev_hash is the fixture hash, so a chain is bound to its world.
-The head of a chain is `{size, hash}`: the number of receipts and the last hash.
+receipt's prev_hash is the chain's genesis, the world commitment
+(engine/_commitment.py), so a chain is bound to its world without showing it.
+The head of a chain is `{size, hash}`: the number of receipts and the last hash;
+an empty chain's head is `{0, genesis}`.
 """
 
 from ._canon import NotCanonical, engine_sha256
+from ._diff import first_difference
 from ._errors import ReplayMismatch
 
 RECEIPT_KINDS = ("ASSET", "EVENT", "APPROVAL", "BATCH", "ACTION", "FLOW", "BREACH", "CLOSE", "FINAL")
@@ -79,3 +82,25 @@ def verify_chain(receipts, genesis, expected_head=None):
         if prev != expected_head["hash"]:
             raise ReplayMismatch(f"receipt {size}: hash {prev[:12]} differs from the head {expected_head['hash'][:12]}",
                                  seq=size, field="head")
+
+
+def compare_receipts(produced, stored, start):
+    """Check receipts a replay `produced` against the `stored` ones from index `start`;
+    the first difference is a ReplayMismatch naming seq, kind and field. Returns the next index."""
+    for offset, mine in enumerate(produced):
+        index = start + offset
+        if index >= len(stored):
+            raise ReplayMismatch(f"receipt {mine['seq']} ({mine['kind']}, day {mine['day']}) is missing: the history ends early",
+                                 seq=mine["seq"], field="missing")
+        theirs = stored[index]
+        for field in ("day", "kind"):
+            if mine[field] != theirs[field]:
+                raise ReplayMismatch(f"receipt {theirs['seq']}: {field} is {theirs[field]!r}, replay gives {mine[field]!r}",
+                                     seq=theirs["seq"], field=field)
+        where = first_difference(mine["payload"], theirs["payload"], "payload")
+        if where:
+            raise ReplayMismatch(f"receipt {theirs['seq']} ({theirs['kind']}, day {theirs['day']}): {where} differs from replay",
+                                 seq=theirs["seq"], field=where)
+        if mine["hash"] != theirs["hash"]:
+            raise ReplayMismatch(f"receipt {theirs['seq']}: hash differs from replay", seq=theirs["seq"], field="hash")
+    return start + len(produced)

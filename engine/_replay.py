@@ -8,33 +8,12 @@ named by sequence number, kind and field.
 """
 
 from ._candidate import reference_economics
-from ._diff import first_difference
 from ._errors import BatchRejected, DeskError, ReplayMismatch
 from ._grade import result_sha256, scored_result, unscored_result
-from ._receipts import verify_chain
+from ._receipts import compare_receipts, verify_chain
 from ._run import Run
 from ._commitment import public_salt, world_commitment
 from ._world import fixture_sha256
-
-
-def _compare(produced, stored, start):
-    for offset, mine in enumerate(produced):
-        index = start + offset
-        if index >= len(stored):
-            raise ReplayMismatch(f"receipt {mine['seq']} ({mine['kind']}, day {mine['day']}) is missing: the history ends early",
-                                 seq=mine["seq"], field="missing")
-        theirs = stored[index]
-        for field in ("day", "kind"):
-            if mine[field] != theirs[field]:
-                raise ReplayMismatch(f"receipt {theirs['seq']}: {field} is {theirs[field]!r}, replay gives {mine[field]!r}",
-                                     seq=theirs["seq"], field=field)
-        where = first_difference(mine["payload"], theirs["payload"], "payload")
-        if where:
-            raise ReplayMismatch(f"receipt {theirs['seq']} ({theirs['kind']}, day {theirs['day']}): {where} differs from replay",
-                                 seq=theirs["seq"], field=where)
-        if mine["hash"] != theirs["hash"]:
-            raise ReplayMismatch(f"receipt {theirs['seq']}: hash differs from replay", seq=theirs["seq"], field="hash")
-    return start + len(produced)
 
 
 def final_result(run):
@@ -63,7 +42,7 @@ def replay(instance, stored, expected_head=None, salt=None) -> Run:
     fixture = fixture_sha256(instance)
     verify_chain(stored, world_commitment(fixture, public_salt(fixture) if salt is None else salt), expected_head)
     run = Run(instance, salt)
-    pos = _compare(run.receipts, stored, 0)
+    pos = compare_receipts(run.receipts, stored, 0)
     while pos < len(stored):
         before = len(run.receipts)
         r = stored[pos]
@@ -89,5 +68,5 @@ def replay(instance, stored, expected_head=None, salt=None) -> Run:
             run.seal(result_sha256(run.sealed_result))
         else:
             raise ReplayMismatch(f"receipt {r['seq']} ({r['kind']}): nothing follows the FINAL receipt", seq=r["seq"], field="kind")
-        pos = _compare(run.receipts[before:], stored, pos)
+        pos = compare_receipts(run.receipts[before:], stored, pos)
     return run

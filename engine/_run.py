@@ -10,7 +10,7 @@ from ._book import copy_book, new_book, public_book, state_hash
 from ._commitment import check_salt, public_salt, world_commitment
 from ._errors import BatchRejected, RunClosed
 from ._packet import build_packet
-from ._receipts import extend, head
+from ._receipts import compare_receipts, extend, head
 from ._report import gold_report
 from ._rules import approval_response, check_references, decide, market_from_instance
 from ._settle import close_day, open_day
@@ -53,7 +53,6 @@ class Run:
         receipt, its hidden part is rebuilt from the world, and the next day's
         opening must reproduce the receipts stored after the CLOSE. Returns None
         when anything does not match (the caller then replays the history)."""
-        from ._replay import _compare
         try:
             close = [i for i, r in enumerate(receipts) if r["kind"] == "CLOSE"][-1]
         except IndexError:
@@ -78,7 +77,7 @@ class Run:
         if closed_day < run.horizon:
             run._open(closed_day + 1)
         try:
-            _compare(run.receipts[close + 1:], receipts, close + 1)
+            compare_receipts(run.receipts[close + 1:], receipts, close + 1)
         except Exception:
             return None
         if len(run.receipts) != len(receipts):

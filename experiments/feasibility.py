@@ -28,6 +28,7 @@ MODAL_CONTAINERS = 100          # concurrent containers assumed (a workspace lim
 MODAL_CHUNK_ITEMS = executors.CHUNK_ITEMS * 20
 MODAL_COLD_START_S = 15         # per container: image pull and interpreter start (assumed, not measured here)
 MODAL_IMAGE_BUILD_S = 60        # once per image change (assumed)
+SCALE_ITEMS = (1_000, 10_000, 100_000)  # the sweep sizes the published scale table projects
 
 
 def _ceil_div(a, b):
@@ -124,5 +125,7 @@ def run_pilot(out, plan, full_rows, arm_list, evaluator_id, n, date=None) -> dic
                                  sum(a["micro_usd_per_item"] for a in per_arm.values())),
         "projection_100k": projection(100_000, per_world["micros"],
                                       sum(a["micro_usd_per_item"] for a in per_arm.values())),
+        "scale": [projection(n, per_world["micros"], sum(a["micro_usd_per_item"] for a in per_arm.values()))
+                  for n in SCALE_ITEMS],
         "assumptions": assumptions(),
     }

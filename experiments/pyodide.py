@@ -18,6 +18,7 @@ import engine
 from .errors import ExperimentError
 
 RUNNER = "experiments/runner/sample.mjs"
+SESSION_MODULE = "experiments/runner/ops.mjs"  # its `ops` run in the build's shared runtime
 
 
 def select_sample(item_ids, size, seed) -> list:
@@ -59,7 +60,7 @@ def run_in_pyodide(bundle, tasks, session=None) -> dict:
                 done = event
         if session is not None:
             try:
-                session.request("sample", on_event=take, **args)
+                session.request("sample", on_event=take, module=SESSION_MODULE, **args)
             except BuildError as exc:
                 raise ExperimentError(f"Pyodide re-execution: {exc.format_message()}")
             code, stderr = 0, ""

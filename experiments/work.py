@@ -189,19 +189,19 @@ def run_task_json(text) -> str:
 
 def source_digests() -> dict:
     """{repo path: sha256} of the engine sources this interpreter imports: the
-    same set the bundle is compiled from (engine/**/*.py and the episodes,
-    never engine/cli/). A Modal container reports them so the host can check
-    them against the bundle manifest."""
+    same set the bundle is compiled from (every file of engine/, as
+    builders/bundle/_sources.py lists it). A Modal container reports them so
+    the host can check them against the bundle manifest."""
     import hashlib
     import os
     base = os.path.dirname(os.path.abspath(engine.__file__))
     root = os.path.dirname(base)
     out = {}
     for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = sorted(d for d in dirnames if d not in ("cli", "__pycache__"))
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
         rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
         for name in filenames:
-            if name.endswith(".py") or (rel == "engine/episodes" and name.endswith(".json")):
+            if name.endswith((".py", ".json")):
                 with open(os.path.join(dirpath, name), "rb") as fh:
                     out[f"{rel}/{name}"] = hashlib.sha256(fh.read()).hexdigest()
     return out

@@ -5,7 +5,7 @@ subprocess or a Modal sandbox with its network blocked) -> every model call made
 by the host controller under a ledger kept outside the worker -> the evaluator
 accepts or refuses each typed proposal -> an attempt record, complete or not.
 
-Never part of `make build`. The CLI is `fundbook-launch` (launchers/cli.py).
+Never part of `make build`. The CLI is `fundbook-launch` (fundbook/cli/launch.py).
 """
 
 ATTEMPT_SCHEMA = "fundbook.attempt/1"

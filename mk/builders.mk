@@ -13,10 +13,12 @@ BUILD_STAGES += build-pyodide
 TEST_DEPS += node_modules/.installed
 BENCH_EXTRA += bench-runs
 RUNS_BUILD = $(PYTHON) -m builders.runs build --compile-engine --bundle build/engine --out runs
+# make build: the same in one runtime, then the experiments stage (composed above both layers)
+FULL_BUILD = $(PYTHON) -m fundbook.build --compile-engine --bundle build/engine --out runs
 .PHONY: build-pyodide build-engine build-runs publish-runs verify bench-runs test-builders
 
 build-pyodide: $(STAMP) node_modules/.installed
-	$(RUNS_BUILD) --stdlib $(DESK_STDLIB) --experiments
+	$(FULL_BUILD) --stdlib $(DESK_STDLIB)
 
 # The stages alone (each loads the runtime once).
 build-engine: $(STAMP) node_modules/.installed

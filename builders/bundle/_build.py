@@ -147,7 +147,7 @@ def build_engine(out, root=ROOT, session=None, timings=None) -> dict:
             subjects=[(BUNDLE, zip_sha), (MANIFEST, manifest_sha)],
             build_type=BUILD_TYPE,
             external={"target": "make build-engine", "source_date_epoch": epoch,
-                      "sources": "engine/**/*.py and engine/episodes/*.json, excluding engine/cli/",
+                      "sources": "every file of engine/ (its .py sources and episodes/*.json)",
                       "runtime": {"pyodide_version": facts["pyodide_version"], **manifest["runtime"]}},
             internal={"PYTHONHASHSEED": "0", "slsa_build_level": "L1", "signed": False,
                       "compiler": "py_compile inside the pinned Pyodide (pyodide-build is not used)",

@@ -27,7 +27,6 @@ from .records import SiteInputError
 ROOT = Path(__file__).resolve().parents[2]
 CERTIFICATE_URI = "comparisons/grader-certificate/index.md"
 SCALE_URI = "comparisons/scale/index.md"
-SCALE_ITEMS = (1_000, 10_000, 100_000)
 
 
 def checks_dir() -> Path:
@@ -118,10 +117,8 @@ def bound_chart(decision) -> dict:
 # -- views ----------------------------------------------------------------------------
 
 def _scale_rows(feasibility):
-    from experiments.feasibility import projection
-    micros = feasibility["per_world_all_arms"]["micros"]
-    usd = sum(a["micro_usd_per_item"] for a in feasibility["per_arm"].values())
-    return [projection(n, micros, usd) for n in SCALE_ITEMS]
+    """The projections the pilot published for 1,000 to 100,000 worlds (experiments/feasibility.py)."""
+    return feasibility.get("scale") or []
 
 
 def modal_nano_usd(micros, feasibility) -> int:

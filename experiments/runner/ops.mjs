@@ -1,6 +1,6 @@
 // The sampled re-execution as a function of an already started runtime, so
 // that `make build` runs it in the one Pyodide runtime the build loads
-// (builders/runner/session.mjs, op "sample") and sample.mjs stays a thin
+// (builders/runner/session.mjs, op "sample" with this module) and sample.mjs stays a thin
 // wrapper that starts a runtime of its own.
 //
 // Loads the engine bundle, checks it like the fixture runner does, imports the
@@ -44,3 +44,10 @@ export function runSample(runtime, args, emit) {
   emit({ event: "done", tasks: index, engine_modules: modules.length });
   return { tasks: index };
 }
+
+// The ops builders/runner/session.mjs runs from this module ({"op", "module": "experiments/runner/ops.mjs"}).
+export const ops = {
+  sample: (runtime, req, emit) => runSample(runtime, {
+    bundle: req.bundle, bundleSha256: req.bundle_sha256, manifest: req.manifest, tasks: req.tasks, tasksSha256: req.tasks_sha256,
+  }, emit),
+};

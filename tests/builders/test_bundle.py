@@ -8,8 +8,11 @@ import time
 import zipfile
 
 import jsonschema
+import pytest
 
+from builders._errors import BuildError
 from builders.bundle import engine_sources
+from tests.conftest import REPO
 
 from .conftest import read_bytes, load, pyodide_test
 
@@ -21,11 +24,20 @@ def _zip(bundle_dir):
         return fh.read()
 
 
-def test_sources_exclude_the_cli_and_caches():
+def test_sources_are_the_whole_engine_package_without_caches():
     paths = [s["path"] for s in engine_sources()]
     assert "engine/__init__.py" in paths and "engine/episodes/W1.json" in paths
-    assert not [p for p in paths if p.startswith("engine/cli/") or "__pycache__" in p]
+    assert not [p for p in paths if "__pycache__" in p]
     assert paths == sorted(paths)
+
+
+def test_a_stray_file_in_engine_stops_the_build(tmp_path):
+    """engine/ is exactly the bundle: a file of another kind is refused, not shipped or skipped."""
+    import shutil
+    shutil.copytree(os.path.join(REPO, "engine"), tmp_path / "engine", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "engine" / "notes.txt").write_text("x")
+    with pytest.raises(BuildError, match=r"^engine/notes.txt: not an engine file"):
+        engine_sources(str(tmp_path))
 
 
 @pyodide_test

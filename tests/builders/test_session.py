@@ -93,8 +93,22 @@ def test_a_bad_session_request_is_one_line_and_exit_64():
     proc = subprocess.run(["node", "builders/runner/session.mjs"], cwd=ROOT, input='{"op": "fly"}\n',
                           capture_output=True, text=True)
     assert proc.returncode == 64
-    assert proc.stderr == 'error: session request: unknown op "fly" (expected compile, run, stdlib or sample)\n'
+    assert proc.stderr == 'error: session request: unknown op "fly" (expected compile, run, stdlib, or an op with its module)\n'
     assert json.loads(proc.stdout.splitlines()[0])["event"] == "ready"
+
+
+@pyodide_test
+@pytest.mark.parametrize("request_line, message", [
+    ('{"op": "sample", "module": "../etc/x.mjs"}',
+     'module "../etc/x.mjs" is not a runner module (expected <layer>/runner/<name>.mjs)'),
+    ('{"op": "fly", "module": "experiments/runner/ops.mjs"}', 'experiments/runner/ops.mjs has no op "fly"'),
+])
+def test_an_op_of_a_layer_above_comes_only_from_its_runner_module(request_line, message):
+    """builders names no layer above it: a later stage brings its op in its own runner module."""
+    proc = subprocess.run(["node", "builders/runner/session.mjs"], cwd=ROOT, input=request_line + "\n",
+                          capture_output=True, text=True)
+    assert proc.returncode == 64
+    assert proc.stderr == f"error: session request: {message}\n"
 
 
 @pyodide_test

@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 import engine
-from engine.cli import cli
+from fundbook.cli import cli
 from tests.desk import helpers as d
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]

@@ -7,13 +7,13 @@ from engine._batch import ACTION_TYPES
 from engine._grade import GATES
 from engine._report import REPORT_FIELDS_PER_ASSET, REPORT_SCALAR_FIELDS
 from engine._rules import REASONS
-from engine.cli.reference import render
+from fundbook.cli.reference import render
 
 SITE = pathlib.Path(__file__).resolve().parents[2] / "site" / "contract"
 
 
 def test_cli_reference_is_generated_from_the_cli():
-    assert (SITE / "cli.md").read_text() == render(), "regenerate: python -m engine.cli.reference > site/contract/cli.md"
+    assert (SITE / "cli.md").read_text() == render(), "regenerate: python -m fundbook.cli.reference > site/contract/cli.md"
 
 
 def test_contract_names_every_rule():

@@ -29,7 +29,7 @@ def slow_insert(conn, receipts):
         insert(conn, [r])
         time.sleep(0.03)
 rt._insert = slow_insert
-from engine.cli import main
+from fundbook.cli import main
 main()
 """
 SUBMIT = [sys.executable, "-c", WRAPPER, "desk", "submit"]

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 import engine
-from engine.cli import cli
-from tests.engine.fuzzing import as_file_bytes, fuzz_batch
+from fundbook.cli import cli
+from fundbook.fuzzing import as_file_bytes, fuzz_batch
 
 TOTAL = int(os.environ.get("FUNDBOOK_FUZZ", "2000"))
 SOURCES = [("episode", e) for e in engine.EPISODES] + [(f, s) for f in engine.FAMILIES for s in (1, 2, 3, 4, 5)]

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 import engine
 from engine._baselines import policy_batch
-from engine.cli import cli
+from fundbook.cli import cli
 
 DEEP = "[" * 5000 + "]" * 5000
 

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 import engine
 from engine._baselines import policy_batch
-from engine.cli import cli
+from fundbook.cli import cli
 from tests.conftest import REPO
 
 SALT = "7e" * 32
@@ -37,7 +37,7 @@ def one_line(result, code=1):
 
 def fundbook(*args, timeout=60, env=None, cwd=None):
     """The real command line in a subprocess (what a user runs)."""
-    return subprocess.run([sys.executable, "-c", "from engine.cli import main; main()", *[str(a) for a in args]],
+    return subprocess.run([sys.executable, "-c", "from fundbook.cli import main; main()", *[str(a) for a in args]],
                           capture_output=True, timeout=timeout, cwd=cwd or REPO,
                           env=dict(os.environ, PYTHONPATH=REPO, **(env or {})))
 
@@ -77,7 +77,7 @@ def test_a_pipe_with_a_writer_is_still_read(tmp_path):
     """Process substitution (`grade <(...)`, a /dev/fd path) keeps working: the pipe is read to its end."""
     gold = json.dumps(engine.gold_candidate(engine.load_episode("W1"))).encode()
     read_end, write_end = os.pipe()
-    child = subprocess.Popen([sys.executable, "-c", "from engine.cli import main; main()", "grade",
+    child = subprocess.Popen([sys.executable, "-c", "from fundbook.cli import main; main()", "grade",
                               f"/dev/fd/{read_end}", "--episode", "W1"], pass_fds=(read_end,), cwd=REPO,
                              env=dict(os.environ, PYTHONPATH=REPO), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     os.close(read_end)
@@ -327,7 +327,7 @@ def test_init_uses_its_own_temporary_file(tmp_path):
 
 def test_concurrent_inits_make_one_history_and_clobber_nothing(tmp_path):
     db = tmp_path / "h.sqlite"
-    procs = [subprocess.Popen([sys.executable, "-c", "from engine.cli import main; main()", "desk", "init",
+    procs = [subprocess.Popen([sys.executable, "-c", "from fundbook.cli import main; main()", "desk", "init",
                                "--episode", "W1", "--db", str(db)], cwd=REPO, env=dict(os.environ, PYTHONPATH=REPO),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(4)]
     results = [(p.wait(timeout=120), p.stderr.read().decode().strip()) for p in procs]
@@ -352,7 +352,7 @@ def test_a_full_disk_names_the_write_error_and_changes_nothing(history, tmp_path
     batch.write_text(json.dumps(policy_batch("reference", engine.History(history).packet())))
     before = history.read_bytes()
     code = ("import resource, signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
-            "resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0)); from engine.cli import main; main()")
+            "resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0)); from fundbook.cli import main; main()")
     for args in (("desk", "submit", "--db", history, "--input", batch), ("desk", "advance", "--db", history)):
         r = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, cwd=REPO,
                            env=dict(os.environ, PYTHONPATH=REPO), timeout=120)

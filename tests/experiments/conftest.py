@@ -7,7 +7,7 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from engine.cli import cli
+from fundbook.cli import cli
 from tests.builders.conftest import _shared, bundle_dir, pyodide_test  # noqa: F401  (shared fixtures)
 
 BASELINES = ["baseline:reference", "baseline:shortest-cheapest", "baseline:do-nothing"]

@@ -11,7 +11,7 @@ from launchers._errors import OutputExists, SamplerError
 from launchers._record import read_record
 from launchers._verify import verify_attempt
 from launchers._sandbox_modal import GRACE_S, ModalSandbox
-from launchers.cli import cli
+from fundbook.cli.launch import cli
 
 from .conftest import PricedMock
 from .fakes import FakeModal

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from launchers._claims import authorise, consume, read_claim
 from launchers._errors import ClaimRefused, InputError
-from launchers.cli import cli
+from fundbook.cli.launch import cli
 
 NOW = datetime.datetime(2026, 11, 29, 9, 0, tzinfo=datetime.timezone.utc)
 SCOPE = ("FUND_01", "public-practice", "test-model")

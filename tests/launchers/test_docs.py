@@ -3,7 +3,7 @@
 import os
 import re
 
-from launchers.cli import cli
+from fundbook.cli.launch import cli
 
 from .conftest import REPO
 

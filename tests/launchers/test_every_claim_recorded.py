@@ -20,7 +20,7 @@ import engine
 from launchers._claims import authorise
 from launchers._record import read_record
 from launchers._verify import verify_attempt
-from launchers.cli import cli
+from fundbook.cli.launch import cli
 
 from .conftest import REPO, PricedMock
 

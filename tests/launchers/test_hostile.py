@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from engine import canonical_json, content_sha256, pretty_json, sha256_hex
 from launchers._ledger import genesis
-from launchers.cli import cli
+from fundbook.cli.launch import cli
 
 from .conftest import REPO
 

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from launchers._verify import verify_attempt
-from launchers.cli import cli
+from fundbook.cli.launch import cli
 
 
 @pytest.mark.paid

@@ -14,7 +14,7 @@ import engine
 from launchers import _attempt, _freeze, _sampler_tinker, _sandbox_modal
 from launchers._record import read_record
 from launchers._verify import verify_attempt
-from launchers.cli import cli
+from fundbook.cli.launch import cli
 from launchers.worker.agent import SYSTEM
 
 from .conftest import REPO, schema_valid

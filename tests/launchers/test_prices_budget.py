@@ -6,7 +6,7 @@ from click.testing import CliRunner
 from launchers._budget import estimate
 from launchers._errors import InputError
 from launchers._prices import call_cost, format_usd, load_prices, model_price
-from launchers.cli import cli
+from fundbook.cli.launch import cli
 
 PRICE = {"input_micro_usd_per_mtok": 130000, "output_micro_usd_per_mtok": 400000}
 

@@ -18,7 +18,7 @@ from launchers._record import read_record
 from launchers._sampler_cache import CacheSampler
 from launchers._sampler_tinker import TinkerSampler
 from launchers._sandbox_local import LocalSandbox
-from launchers.cli import cli
+from fundbook.cli.launch import cli
 
 from .conftest import schema_valid
 from .fakes import FakeRetryConfig, FakeTinker, mock_answer

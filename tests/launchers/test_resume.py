@@ -14,7 +14,7 @@ from launchers._controller import Limits
 from launchers._record import read_record
 from launchers._sampler_mock import MockSampler
 from launchers._verify import verify_attempt
-from launchers.cli import cli
+from fundbook.cli.launch import cli
 
 from .conftest import schema_valid
 from .fakes import FakeModal

@@ -4,7 +4,7 @@ import subprocess
 from click.testing import CliRunner
 
 from launchers import _selfcheck
-from launchers.cli import cli
+from fundbook.cli.launch import cli
 
 from .conftest import REPO
 

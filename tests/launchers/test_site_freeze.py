@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from builders.site import pages, records
 from builders.site.freeze import load
 from launchers import _freeze
-from launchers.cli import cli
+from fundbook.cli.launch import cli
 
 from .test_paid_path import CLEAN, FREEZE, PUBLISHED
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from engine.cli import cli as fundbook
+from fundbook.cli import cli as fundbook
 
 SITE = Path(__file__).resolve().parents[2] / "site"
 

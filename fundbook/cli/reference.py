@@ -1,16 +1,16 @@
 """The command reference, generated from the CLI itself (site/contract/cli.md).
 
-`python -m engine.cli.reference` prints it; a test fails when the checked-in
+`python -m fundbook.cli.reference` prints it; a test fails when the checked-in
 page differs, so the docs cannot drift from the commands.
 """
 
 import click
 
-from engine.cli import cli
+from fundbook.cli import cli
 
 HEADER = """# Command reference
 
-Generated from the `fundbook` command line by `python -m engine.cli.reference`;
+Generated from the `fundbook` command line by `python -m fundbook.cli.reference`;
 a test keeps this page identical to the CLI's own help.
 
 Exit codes, for every command: `0` success; `1` rejected batch, candidate error,

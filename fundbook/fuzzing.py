@@ -1,4 +1,4 @@
-"""Random and mutated batches for the fuzz and fault tests (seeded: reproducible)."""
+"""Random and mutated batches for the fuzz test and `make bench` (seeded: reproducible)."""
 
 import copy
 import json

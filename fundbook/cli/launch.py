@@ -11,13 +11,13 @@ import re
 
 import click
 
-from ._budget import estimate, render
-from ._claims import SPLITS, authorise as write_claim, state_dir
-from engine.cli._common import FundbookGroup
+from launchers._budget import estimate, render
+from launchers._claims import SPLITS, authorise as write_claim, state_dir
+from ._common import FundbookGroup
 
-from ._errors import InputError, LaunchError
-from ._prices import MAX_SAFE, format_usd, load_prices
-from ._selfcheck import run_self_check
+from launchers._errors import InputError, LaunchError
+from launchers._prices import MAX_SAFE, format_usd, load_prices
+from launchers._selfcheck import run_self_check
 
 
 class LaunchGroup(FundbookGroup):
@@ -151,10 +151,10 @@ def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd
            project_cap_micro_usd, project_cap_sandbox_micro_usd, intervention_policy, sandbox_name, worker_seconds,
            call_deadline, max_tokens, max_calls, horizon, temperature_milli, sampling_seed, prices):
     """Write freeze.json before the first paid call: code, prompt, schema, engine, config, models, prices, caps."""
-    from . import _freeze
-    from ._controller import Limits
-    from ._prices import model_price, sandbox_rate
-    from ._sandbox_modal import modal_config
+    from launchers import _freeze
+    from launchers._controller import Limits
+    from launchers._prices import model_price, sandbox_rate
+    from launchers._sandbox_modal import modal_config
     _positive(worker_seconds=worker_seconds, call_deadline=call_deadline, max_tokens=max_tokens, max_calls=max_calls,
               horizon=horizon)
     if sandbox_name == "local":
@@ -197,8 +197,8 @@ def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd
 @click.option("--reason", required=True, help="Why it changed.")
 def deviate(freeze_path, project, field, effective, reason):
     """Record a dated deviation from the freeze (field, original, effective, reason)."""
-    from . import _freeze
-    from ._project import project_dir
+    from launchers import _freeze
+    from launchers._project import project_dir
     try:
         value = json.loads(effective)
     except ValueError:
@@ -235,9 +235,9 @@ def execute(claim_path, out, family, seed, split, model, sampler_name, cache_pat
             call_deadline, max_tokens, max_calls, horizon, temperature_milli, sampling_seed, attempt_id, freeze_path,
             resume_from, replay_of, prices, state, project):
     """Run one attempt: the paid path, not a dry run. Consumes the claim first."""
-    from ._adapters import make_sampler_factory, make_sandbox_factory
-    from ._attempt import command_line, execute as run_attempt, load_source
-    from ._controller import Limits
+    from launchers._adapters import make_sampler_factory, make_sandbox_factory
+    from launchers._attempt import command_line, execute as run_attempt, load_source
+    from launchers._controller import Limits
 
     if attempt_id is not None and not ATTEMPT_ID.fullmatch(attempt_id):
         raise InputError(f"--attempt-id {attempt_id!r}: expected letters, digits, '.', '_' and '-' (at most 160)")
@@ -308,7 +308,7 @@ def recover(partial, out, project):
     infrastructure interruption; the counts come from the receipts; open
     reservations stay unresolved liabilities; the claim stays consumed; the
     project ledger is settled."""
-    from ._attempt import recover as recover_attempt
+    from launchers._attempt import recover as recover_attempt
     record = recover_attempt(partial, out, project)
     click.echo(record["content"]["summary"])
     click.echo(f"record: {out}/record.json (content {record['content_sha256'][:12]})")
@@ -319,7 +319,7 @@ def recover(partial, out, project):
 @click.argument("record_path", type=click.Path(dir_okay=False))
 def verify(record_path):
     """Check an attempt record: its hashes, and that it tells what its receipts and ledger hold."""
-    from ._verify import verify_attempt
+    from launchers._verify import verify_attempt
     c = verify_attempt(record_path)["record"]["content"]
     click.echo(f"{c['attempt_id']}: content verified and reconciled with {c['receipts_head']['size'] if c['receipts_head'] else 0} "
                f"receipts and {len(c['ledger']['entries'])} ledger entries; ended {c['termination']['status']}")
@@ -331,9 +331,9 @@ def verify(record_path):
               help="Where the attempt folders are (default: the project directory).")
 def ledger(project, attempts_dir):
     """The project ledger: claims, spend against the project caps, reconciled with the attempt records."""
-    from . import _freeze
-    from ._export import records_in
-    from ._project import ProjectLedger, project_dir, reconcile
+    from launchers import _freeze
+    from launchers._export import records_in
+    from launchers._project import ProjectLedger, project_dir, reconcile
     folder = project_dir(project)
     book = ProjectLedger(folder)
     records = [r for r, _ in records_in(attempts_dir or folder)]
@@ -365,7 +365,7 @@ def ledger(project, attempts_dir):
                                             "to be, byte for byte, their export (`make verify` runs this).")
 def export(attempts_dir, out_dir, check):
     """Write attempts.parquet and calls.parquet (verified records only) beside the runs' tables."""
-    from ._export import check_tables, write_tables
+    from launchers._export import check_tables, write_tables
     if check:
         for name, (path, rows) in sorted(check_tables(attempts_dir, out_dir).items()):
             click.echo(f"ok      {path}: the export of the {rows} verified rows, byte for byte")
@@ -388,7 +388,7 @@ record_option = click.option("--record", "record_path", required=True, type=clic
 @click.option("--python", "python_version", default="3.11", show_default=True)
 def sandbox_build(python_version):
     """Build the worker image (debian slim with Python; nothing else is installed)."""
-    from . import _transport
+    from launchers import _transport
     out = _transport.build_image(python_version=python_version)
     click.echo(f"image {out['image_id']} (python {out['python_version']})")
 
@@ -403,7 +403,7 @@ def sandbox_build(python_version):
 @prices_option
 def sandbox_launch(record_path, family, seed, horizon, timeout_s, cap_micro_usd, prices):
     """Create a network-blocked sandbox holding the worker and the first packet (no model, no claim)."""
-    from . import _transport
+    from launchers import _transport
     _positive(timeout=timeout_s)
     doc = _transport.launch(record_path, family, seed, horizon, timeout_s, cap_micro_usd, load_prices(prices))
     click.echo(f"sandbox {doc['sandbox_id']} in app {doc['app_name']} ({doc['app_id']}), up to "
@@ -414,7 +414,7 @@ def sandbox_launch(record_path, family, seed, horizon, timeout_s, cap_micro_usd,
 @record_option
 def sandbox_status(record_path):
     """Whether the sandbox runs, or its exit code."""
-    from . import _transport
+    from launchers import _transport
     s = _transport.status(record_path)
     state = "running" if s["running"] else f"exited {s['exit_code']}"
     click.echo(f"sandbox {s['sandbox_id']}: {state}; {s['checkpoints']} checkpoints"
@@ -427,7 +427,7 @@ def sandbox_status(record_path):
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
 def sandbox_exec(record_path, timeout_s, argv):
     """Run a command in the sandbox (after --) and print its output; exit 0 only if it exited 0."""
-    from . import _transport
+    from launchers import _transport
     out, err, code = _transport.exec_worker(record_path, list(argv), timeout_s)
     if out:
         click.echo(out, nl=not out.endswith("\n"))
@@ -441,7 +441,7 @@ def sandbox_exec(record_path, timeout_s, argv):
 @record_option
 def sandbox_checkpoint(record_path):
     """Snapshot the sandbox's filesystem (retained work included) into an image."""
-    from . import _transport
+    from launchers import _transport
     entry = _transport.checkpoint(record_path)
     click.echo(f"checkpoint image {entry['image_id']} at {entry['at']}")
 
@@ -454,7 +454,7 @@ def sandbox_checkpoint(record_path):
 @prices_option
 def sandbox_resume(record_path, new_record, timeout_s, cap_micro_usd, prices):
     """Start a new sandbox from the last checkpoint; write a new record linked to the old one."""
-    from . import _transport
+    from launchers import _transport
     _positive(timeout=timeout_s)
     doc = _transport.resume(record_path, new_record, timeout_s, cap_micro_usd, load_prices(prices))
     click.echo(f"sandbox {doc['sandbox_id']} from {doc['resumed_from']['image_id']} -> {new_record}")
@@ -464,7 +464,7 @@ def sandbox_resume(record_path, new_record, timeout_s, cap_micro_usd, prices):
 @record_option
 def sandbox_stop(record_path):
     """Terminate the sandbox and stop the app the launcher created."""
-    from . import _transport
+    from launchers import _transport
     out = _transport.stop(record_path)
     click.echo(f"sandbox terminated: {out['sandbox_terminated']}; app stopped: {out['app_stopped']}")
 

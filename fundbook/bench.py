@@ -72,7 +72,7 @@ def submit_by_day():
 
 
 def fuzz():
-    from tests.engine.fuzzing import fuzz_batch  # the same generator the fuzz test uses
+    from .fuzzing import fuzz_batch  # the same generator the fuzz test uses
     rng = random.Random(7)
     n = 0
     with tempfile.TemporaryDirectory() as tmp:

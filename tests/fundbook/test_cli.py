@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 import engine
 from engine._baselines import policy_batch
-from engine.cli import cli
+from fundbook.cli import cli
 
 
 @pytest.fixture
