@@ -37,11 +37,12 @@ from ._project import ProjectLedger, project_dir
 from ._provenance import code_revision, engine_identity, packages
 from ._record import summary_text, transcript_doc, write_attempt
 from ._signals import Guard, Stopped, stop_reason
+from ._sampler_cache import CACHE_EXPORT
 from ._staging import NEVER_STAGED, worker_identity
 from ._verify import verify_attempt
 
 LABELS = {"mock": "mock", "cache": "cached replay"}  # anything else: "model"
-FREE_SAMPLERS = ("mock", "cache")
+FREE_SAMPLERS = ("mock", "cache", "llama-cpp")  # llama-cpp: open weights on this host, priced at 0
 FREE = {"input_micro_usd_per_mtok": 0, "output_micro_usd_per_mtok": 0, "cached_input_micro_usd_per_mtok": 0}
 RECOVERED_END = {"status": "infrastructure_interruption", "limit": "infrastructure", "worker_exit_code": None,
                  "reason": "the host controller stopped mid-attempt; the record was recovered from its partial directory"}
@@ -207,10 +208,24 @@ def execute(*, claim_path, out, family, seed, split, model, sampler_name, sandbo
             journal.write("end", {"termination": end, "worker_stderr": "", "service": service})
         finally:
             with guard.deferred(swallow=True):
+                _export_cache(sampler, tmp)
                 record = finish(tmp, out, lock=lock)
                 if project_ledger.claim_entry(claim["id"]) is not None:
                     project_ledger.settle(record)
     return record
+
+
+def _export_cache(sampler, tmp):
+    """The decision-cache answers this attempt used, as canonical JSONL beside its record (hashed there), so the
+    attempt replays from its own folder. A failure leaves the file out: the record then lists no cache."""
+    if sampler is None or not hasattr(sampler, "export_jsonl"):
+        return
+    try:
+        sampler.export_jsonl(os.path.join(tmp, CACHE_EXPORT))
+    except Exception:
+        path = os.path.join(tmp, CACHE_EXPORT)
+        if os.path.exists(path):
+            os.remove(path)
 
 
 def _check_freeze(path, paid, config, model, price, sampler_name, sandbox_config, rate, instance, family, seed, split,
@@ -248,7 +263,8 @@ def _start_body(attempt_id, sampler_name, sandbox_name, model, price, rate, limi
                   "sha256": claim_doc["sha256"], "consumed_at_step": 0, "consumption": claim_doc["consumption"]},
         "claim_expires": claim["expires"], "code": code, "packages": packages(),
         "engine": {k: engine_id[k] for k in ("bundle_sha256", "manifest_sha256", "sources_match")},
-        **worker_identity(), "freeze": freeze, "command_line": list(command_line or []),
+        **worker_identity((config.get("sampling") or {}).get("prompt")), "freeze": freeze,
+        "command_line": list(command_line or []),
         "salt": salt, "resumed_from": None, "replay_of": None,
         "host": f"{platform.system()} {platform.machine()} python {platform.python_version()}"}
     if resume is not None:
@@ -383,7 +399,8 @@ def assemble(tmp, recovered=False):
             "calls": len({e["call"] for e in ledger.entries if e["account"] == "inference"}),
             "cache_hits": sum(1 for e in ledger.entries if e["kind"] == "charge" and e["note"] == "cache hit"),
             "sandbox_micro_usd": totals["sandbox_charged_micro_usd"],
-            "sandbox_unresolved_micro_usd": totals["sandbox_unresolved_micro_usd"]}
+            "sandbox_unresolved_micro_usd": totals["sandbox_unresolved_micro_usd"],
+            **({"cpu_ms": totals["cpu_ms"]} if "cpu_ms" in totals else {})}  # the local sampler's CPU time
     if result is None and end["status"] == "completed":
         end = dict(RECOVERED_END, reason="the worker ended but the run was never finalised")
     summary = summary_text(end, result, counted["accepted_actions"], counted["settled_days"], cost)

@@ -120,7 +120,8 @@ run_options = [
     click.option("--max-tokens", type=SAFE_INT, default=2048, show_default=True, help="Per-call output cap."),
     click.option("--max-calls", type=SAFE_INT, default=400, show_default=True),
     click.option("--horizon", type=SAFE_INT, default=20, show_default=True),
-    click.option("--temperature-milli", type=SAFE_INT, default=700, show_default=True, help="Sampling temperature x 1000."),
+    click.option("--temperature-milli", type=SAFE_INT, default=None,
+                 help="Sampling temperature x 1000 (default: 700; 0 for llama-cpp, greedy and reproducible)."),
     click.option("--sampling-seed", type=SAFE_INT, default=0, show_default=True),
 ]
 
@@ -169,6 +170,7 @@ def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd
         if value < 0:
             raise InputError(f"--{name}: expected a non-negative integer")
     table = load_prices(prices)
+    temperature_milli = 700 if temperature_milli is None else temperature_milli
     limits = Limits(worker_seconds, call_deadline, max_tokens, max_calls)
     config = {"sampler": sampler_name, "sandbox": modal_config(),
               "sampling": {"temperature_milli": temperature_milli, "seed": sampling_seed},
@@ -216,10 +218,17 @@ def deviate(freeze_path, project, field, effective, reason):
 @click.option("--seed", type=SAFE_INT, default=None)
 @click.option("--split", type=click.Choice(SPLITS), default="public-practice", show_default=True)
 @click.option("--model", default=None, help="Model id (default: mock for --sampler mock).")
-@click.option("--sampler", "sampler_name", type=click.Choice(["mock", "cache", "tinker"]), default="mock",
+@click.option("--sampler", "sampler_name", type=click.Choice(["mock", "cache", "tinker", "llama-cpp"]), default="mock",
               show_default=True)
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None,
-              help="Decision cache (SQLite): required for --sampler cache; records tinker/mock answers otherwise.")
+              help="Decision cache (SQLite, or an attempt's cache.jsonl to replay): required for --sampler cache "
+                   "(default with --replay-of DIR: DIR/cache.jsonl); records tinker/mock/llama-cpp answers otherwise.")
+@click.option("--model-file", type=click.Path(dir_okay=False), default=None,
+              help="With --sampler llama-cpp: the GGUF model file (run in this process; nothing is paid).")
+@click.option("--threads", type=click.IntRange(1, 256), default=1, show_default=True,
+              help="With --sampler llama-cpp: threads generating tokens.")
+@click.option("--threads-batch", type=click.IntRange(1, 256), default=2, show_default=True,
+              help="With --sampler llama-cpp: threads evaluating the prompt.")
 @with_run_options
 @click.option("--attempt-id", default=None, help="Default: <label>-<family>-seed-<seed>-<claim id>.")
 @click.option("--freeze", "freeze_path", type=click.Path(dir_okay=False), default=None,
@@ -231,9 +240,9 @@ def deviate(freeze_path, project, field, effective, reason):
 @prices_option
 @state_option
 @project_option
-def execute(claim_path, out, family, seed, split, model, sampler_name, cache_path, sandbox_name, worker_seconds,
-            call_deadline, max_tokens, max_calls, horizon, temperature_milli, sampling_seed, attempt_id, freeze_path,
-            resume_from, replay_of, prices, state, project):
+def execute(claim_path, out, family, seed, split, model, sampler_name, cache_path, model_file, threads, threads_batch,
+            sandbox_name, worker_seconds, call_deadline, max_tokens, max_calls, horizon, temperature_milli,
+            sampling_seed, attempt_id, freeze_path, resume_from, replay_of, prices, state, project):
     """Run one attempt: the paid path, not a dry run. Consumes the claim first."""
     from launchers._adapters import make_sampler_factory, make_sandbox_factory
     from launchers._attempt import command_line, execute as run_attempt, load_source
@@ -246,6 +255,13 @@ def execute(claim_path, out, family, seed, split, model, sampler_name, cache_pat
     if paid and sandbox_name == "local":
         raise click.UsageError("--sandbox local: a paid sampler runs only in the modal sandbox (local is for mock "
                                "and cache: it is not an isolation boundary)")
+    if model_file is not None and sampler_name != "llama-cpp":
+        raise click.UsageError("--model-file goes with --sampler llama-cpp")
+    if sampler_name == "llama-cpp" and model_file is None:
+        raise click.UsageError("--sampler llama-cpp needs --model-file PATH.gguf")
+    if sampler_name == "cache" and not cache_path and replay_of:  # a published attempt carries its answers
+        exported = os.path.join(replay_of, "cache.jsonl") if os.path.isdir(replay_of) else None
+        cache_path = exported if exported and os.path.isfile(exported) else None
     if sampler_name == "cache" and not cache_path:
         raise click.UsageError("--sampler cache needs --cache PATH")
     if replay_of and sampler_name != "cache":
@@ -269,13 +285,17 @@ def execute(claim_path, out, family, seed, split, model, sampler_name, cache_pat
     if family is None or seed is None:
         raise click.UsageError("--family and --seed are required (unless --resume-from or --replay-of names them)")
     model = model or ("mock" if sampler_name == "mock" else None)
-    if model is None:
+    if model is None and sampler_name != "llama-cpp":  # llama-cpp: the file's name unless --model names it
         raise click.UsageError("--model is required for --sampler tinker and cache")
     _positive(worker_seconds=worker_seconds, call_deadline=call_deadline, max_tokens=max_tokens, max_calls=max_calls)
+    if temperature_milli is None:
+        temperature_milli = 0 if sampler_name == "llama-cpp" else 700
+    local = {"model_file": model_file, "n_threads": threads, "n_threads_batch": threads_batch}
+    make_sampler = make_sampler_factory(sampler_name, cache_path, call_deadline, temperature_milli, sampling_seed,
+                                        replay_sampling, local=local if sampler_name == "llama-cpp" else None)
+    model = model or make_sampler.model_id
     table = load_prices(prices)
     limits = Limits(worker_seconds, call_deadline, max_tokens, max_calls)
-    make_sampler = make_sampler_factory(sampler_name, cache_path, call_deadline, temperature_milli, sampling_seed,
-                                        replay_sampling)
     make_sandbox = make_sandbox_factory(sandbox_name)
     record = run_attempt(claim_path=claim_path, out=out, family=family, seed=seed, split=split, model=model,
                          sampler_name=sampler_name, sandbox_name=sandbox_name, make_sampler=make_sampler,
