@@ -22,7 +22,8 @@ from engine._canon import NotCanonical
 from ._errors import ClaimRefused, InputError
 
 CLAIM_SCHEMA = "fundbook.claim/1"
-SPLITS = ("public-practice",)  # the only split the engine publishes: FUND_01..FUND_04, any seed
+SPLITS = ("public-practice", "heldout")  # any seed of FUND_01..FUND_04; heldout: a committed held-out world
+                                        # (experiments/heldout.py), run by a model arm of a held-out sweep
 DEFAULT_STATE = os.path.join(os.path.expanduser("~"), ".fundbook-launch")
 
 
