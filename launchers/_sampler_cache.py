@@ -55,8 +55,10 @@ def read_export(path) -> list:
     """The rows of a cache.jsonl, strictly read: a one-line InputError naming the file, the line and the field."""
     path = str(path)
     try:
-        if not os.path.isfile(path):
+        if not os.path.lexists(path):
             raise InputError(f"--cache {path}: no such file (a replay reads a recorded cache)")
+        if not os.path.isfile(path):
+            raise InputError(f"--cache {path}: not a regular file (a decision-cache export is a cache.jsonl file)")
         if os.path.getsize(path) > MAX_EXPORT_BYTES:
             raise InputError(f"--cache {path}: over {MAX_EXPORT_BYTES} bytes (not a decision-cache export)")
         with open(path, "rb") as fh:

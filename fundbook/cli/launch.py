@@ -394,6 +394,21 @@ def export(attempts_dir, out_dir, check):
         click.echo(f"{path}: {rows} rows")
 
 
+@cli.command()
+@click.option("--attempts", "attempts_dir", type=click.Path(file_okay=False), default="runs/attempts",
+              show_default=True)
+def rederive(attempts_dir):
+    """Replay every local-model (llama-cpp) attempt from its own cache.jsonl: same answers, same receipts head, 0 cost.
+
+    Cache-only, no model loaded, a throwaway claim in a scratch folder; `make verify` runs it."""
+    from launchers._rederive import rederive_all
+    done = rederive_all(attempts_dir)
+    for r in done:
+        click.echo(f"ok      {r['attempt_id']}: {r['answers']} answers replayed from its cache.jsonl, receipts head "
+                   f"{(r['receipts_head'] or {}).get('hash', '-')[:12]} ({r['status']})")
+    click.echo(f"rederive: {len(done)} local-model attempts in {attempts_dir}, each reproduced from its own cache")
+
+
 # -- the sandbox transport ---------------------------------------------------------------
 @cli.group()
 def sandbox():

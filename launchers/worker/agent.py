@@ -259,7 +259,7 @@ class Worker:
         prompt = compact_prompt()
         opening = prompt.messages(packet, projection, self.history)
         messages = opening
-        for _ in range(prompt.MAX_CALLS_PER_DAY):
+        for call in range(1, prompt.MAX_CALLS_PER_DAY + 1):
             self.send({"type": "sample", "messages": messages})
             reply = self.receive()
             if reply["type"] == "call_failed":
@@ -269,7 +269,7 @@ class Worker:
                 batch = self.compact_batch(text, day)
             except ValueError as exc:
                 self.send({"type": "invalid", "error": str(exc)})
-                messages = prompt.retry(opening, text, f"your answer is not a valid batch: {exc}")
+                messages = prompt.retry(opening, text, f"your answer is not a valid batch: {exc}", call + 1)
                 continue
             self.send({"type": "submit", "batch": batch})
             reply = self.receive()
@@ -281,7 +281,8 @@ class Worker:
                 self._save("retained/history.json", self.history)
                 self.send_retained(day)
                 return reply["packet"]
-            messages = prompt.retry(opening, text, f"the evaluator rejected the batch: {reply.get('message')}")
+            messages = prompt.retry(opening, text, f"the evaluator rejected the batch: {reply.get('message')}",
+                                    call + 1)
         self.send({"type": "pass", "day": day, "reason": "no valid artefact within the day's step limits"})
         reply = self.receive()
         self.history.append({"day": day, "batch": "missing"})

@@ -106,11 +106,13 @@ def messages(packet, projection=None, outcomes=()) -> list:
             {"role": "user", "content": checkpoint_message(view(packet, projection, outcomes))}]
 
 
-def retry(opening, answer, refusal) -> list:
-    """The opening conversation, the refused answer and why it was refused (nothing older: bounded)."""
+def retry(opening, answer, refusal, attempt) -> list:
+    """The opening conversation, the refused answer and why it was refused (nothing older: bounded). `attempt`
+    (2, 3, ...) is named, so two retries never make the same request."""
     return opening + [{"role": "assistant", "content": answer[:ANSWER_CHARS]},
                       {"role": "user", "content": f"Refused: {refusal[:REFUSAL_CHARS]}. Answer again with a "
-                                                  f"corrected batch for the same day."}]
+                                                  f"corrected batch for the same day (answer {attempt} of "
+                                                  f"{MAX_CALLS_PER_DAY})."}]
 
 
 def view_in(conversation):
