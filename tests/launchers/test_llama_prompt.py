@@ -41,21 +41,21 @@ def _do_nothing(view, messages):
 
 def test_copying_the_no_action_report_is_the_do_nothing_baseline(run_attempt, tmp_path):
     sampler = Scripted(_do_nothing)
-    record, out = run_attempt(sampler=sampler, model="scripted", sampler_name="mock", horizon=20, cap_micro_usd=0,
-                              sampling=dict(COMPACT))
+    record, out = run_attempt(sampler=sampler, model="scripted", sampler_name="mock", family="FUND_02", horizon=6,
+                              cap_micro_usd=0, sampling=dict(COMPACT))
     c = record["content"]
     assert c["termination"]["status"] == "completed", c["termination"]
-    instance = engine.generate("FUND_01", 1)
+    instance = engine.with_horizon(engine.generate("FUND_02", 1), 6)
     baseline = engine.grade_candidate(engine.policy_candidate(instance, "do-nothing"), instance)
     assert {k: c["result"][k] for k in ("status", "verdict", "score")} == \
         {k: baseline[k] for k in ("status", "verdict", "score")}
-    assert c["cost"]["calls"] == 20 and len(sampler.seen) == 20  # one call a checkpoint
+    assert c["cost"]["calls"] == 6 and len(sampler.seen) == 6  # one call a checkpoint
     assert all(len(m) == 2 for m in sampler.seen)
     staged = {f["path"] for f in c["information_boundary"]["staged"]}
     assert {"prompt.py", "worker.json"} <= staged
     assert c["prompt"]["version"] == prompt.PROMPT_VERSION and c["worker"]["max_calls_per_checkpoint"] == 3
     # the CPU time each call reports is charged in the ledger, shown on its step and summed in the cost
-    assert c["cost"]["cpu_ms"] == 7 * 20 == c["ledger"]["totals"]["cpu_ms"]
+    assert c["cost"]["cpu_ms"] == 7 * 6 == c["ledger"]["totals"]["cpu_ms"]
     verify_attempt(os.path.join(out, "record.json"))
     schema_valid(out)
 
@@ -72,8 +72,8 @@ def test_a_refused_answer_is_retried_with_the_refusal_fed_back_within_the_days_l
             return '{"day": 2, "actions": [{"id": "a1", "type": "FUND", "asset": "A1", "quote": "Q01", "notional": 0}]}'
         return _do_nothing(view, messages)
     sampler = Scripted(answer)
-    record, out = run_attempt(sampler=sampler, model="scripted", sampler_name="mock", horizon=20, cap_micro_usd=0,
-                              sampling=dict(COMPACT))
+    record, out = run_attempt(sampler=sampler, model="scripted", sampler_name="mock", family="FUND_02", horizon=6,
+                              cap_micro_usd=0, sampling=dict(COMPACT))
     c = record["content"]
     assert c["termination"]["status"] == "completed"
     day1 = [m for m in sampler.seen if prompt.view_in(m)["day"] == 1]
@@ -86,7 +86,7 @@ def test_a_refused_answer_is_retried_with_the_refusal_fed_back_within_the_days_l
     assert all("batch.report: missing" in m[3]["content"] for m in day2[1:])
     assert day2[1] != day2[2]  # the same refusal twice is still two requests (the answer's number is named)
     assert [p["day"] for p in c["proposals"] if p["outcome"] == "rejected"] == [1]
-    assert c["invalid_artefacts"] == 1 + 3 and c["settled_days"] == 19
+    assert c["invalid_artefacts"] == 1 + 3 and c["settled_days"] == 5  # six checkpoints, day 2 passed
     with open(os.path.join(out, "transcript.json")) as fh:
         steps = json.load(fh)["steps"]
     assert any("closed without a batch" in s["text"] for s in steps if s["day"] == 2)
@@ -103,8 +103,8 @@ def test_a_worker_told_an_unknown_prompt_stops_before_any_call(run_attempt, monk
         return files
     monkeypatch.setattr(_controller, "stage", staged)
     sampler = Scripted(_do_nothing)
-    record, _ = run_attempt(sampler=sampler, model="scripted", sampler_name="mock", horizon=20, cap_micro_usd=0,
-                            sampling=dict(COMPACT))
+    record, _ = run_attempt(sampler=sampler, model="scripted", sampler_name="mock", family="FUND_02", horizon=6,
+                            cap_micro_usd=0, sampling=dict(COMPACT))
     c = record["content"]
     assert c["termination"]["status"] == "worker_exit" and c["termination"]["worker_exit_code"] == 3
     assert sampler.seen == [] and c["cost"]["calls"] == 0
