@@ -445,7 +445,8 @@ def assemble(tmp, recovered=False):
                 "duration_ms": int((parse_iso(finished) - parse_iso(started)).total_seconds() * 1000),
                 "host": start["host"], "claim_expires": start["claim_expires"],
                 "worker_stderr_tail": (end_event or {}).get("worker_stderr", ""), "recovered": recovered,
-                "sandbox_seconds": (end_event or {}).get("sandbox_seconds")}
+                "sandbox_seconds": (end_event or {}).get("sandbox_seconds"),
+                "call_wall_ms": [[b["call"], b["wall_ms"]] for k, _, b in events if k == "call_time"]}
     return write_attempt(tmp, content, volatile, transcript_doc(start["attempt_id"], steps, summary), receipts,
                          retained=retained)
 

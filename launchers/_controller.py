@@ -268,6 +268,7 @@ class Controller:
         call = self.calls
         self.ledger.reserve(call, prepared.prompt_tokens, max_tokens, free=prepared.cached)
         seconds = min(self.limits.call_deadline_s, deadline - self.clock())
+        began = time.monotonic()
         try:
             completion = call_with_deadline(lambda: self.sampler.sample(prepared, seconds), seconds,
                                             f"model call {call}")
@@ -283,6 +284,7 @@ class Controller:
                                   f"{exc.format_message()})")
             return {"type": "call_failed", "reason": reason}
         self._failures = 0
+        self.journal.write("call_time", {"call": call, "wall_ms": round((time.monotonic() - began) * 1000)})  # volatile
         with critical():  # the charge and the transcript's step that shows it: a stop lands before or after both
             charge = self.ledger.settle(call, completion.tokens_in, completion.tokens_out,
                                         "cache hit" if completion.cached else completion.stop_reason,
