@@ -82,9 +82,11 @@ def parse(name, arg, text) -> dict:
     if provider != "llama-cpp" or not path:
         raise ExperimentError(f"--arm {text}: expected model:llama-cpp:<GGUF file>")
     config = configuration(path)
+    hashed = {k: v for k, v in config.items() if k != "config_hash"}
     return {"name": name or f"model:{config['model']}:{config['config_hash'][:12]}", "kind": "model",
             "provider": "llama-cpp", "model_file": path, "model": config["model"],
-            "model_sha256": config["sampling"]["model_sha256"], "config_hash": config["config_hash"]}
+            "model_sha256": config["sampling"]["model_sha256"], "config_hash": config["config_hash"],
+            "configuration": hashed}  # what the hash covers, in the sweep's manifest: the frozen configuration
 
 
 def _slug(arm):
