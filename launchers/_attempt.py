@@ -28,7 +28,6 @@ moved, anything else is assembled as an `incomplete_execution`.
 import os
 import platform
 import shutil
-import sys
 
 import engine
 
@@ -325,7 +324,7 @@ def _check_freeze(path, paid, config, model, price, sampler_name, sandbox_config
         config=config, models=[model], provider=sampler_name,
         prices={"models": {model: price}, "sandbox": {"name": sandbox_config["name"], "micro_usd_per_second": rate},
                 "table_sha256": table_sha256(prices)},
-        families=[family], split=split, seeds=[seed],
+        families=[family], split=split, seeds=[] if role == "pilot" else [seed],  # pilot seeds are not the study's
         caps={"claim_micro_usd": claim["cap_micro_usd"], "claim_tokens": claim["cap_tokens"],
               "claim_sandbox_micro_usd": claim.get("cap_sandbox_micro_usd", 0)},
         intervention_policy=doc["content"].get("intervention_policy"))

@@ -115,6 +115,8 @@ class Host:
         time.sleep(0.2)  # a refusal (no logind, no permission) comes at once
         if proc.poll() is not None:
             err = proc.stderr.read().decode("utf-8", "replace").strip().splitlines()
+            for stream in (proc.stdin, proc.stderr):
+                stream.close()
             raise InputError(f"host: cannot inhibit sleep ({what} exited {proc.returncode}: "
                              f"{err[0][:160] if err else 'no message'})")
         return Inhibitor(proc, what)

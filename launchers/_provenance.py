@@ -10,7 +10,6 @@ differs from the bundle.
 
 import hashlib
 import importlib.metadata
-import json
 import os
 import platform
 import subprocess

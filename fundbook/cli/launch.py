@@ -47,7 +47,6 @@ state_option = click.option("--state", type=click.Path(file_okay=False), default
 project_option = click.option("--project", type=click.Path(file_okay=False), default=None,
                               help="Project directory: project ledger, freeze, deviations (default: "
                                    "$FUNDBOOK_LAUNCH_PROJECT or runs/attempts/).")
-SAFE_INT = click.IntRange(-MAX_SAFE, MAX_SAFE)  # what hashed content (claims, journals, records) can hold
 # Every integer option has a bound: what hashed content can hold, and what the machinery behind it can honour
 # without allocating by the option's size (a budget for any number of checkpoints costs the same to compute).
 CAP = click.IntRange(0, MAX_SAFE)
@@ -387,12 +386,12 @@ def pilot(freeze_path, claims, seeds, family, model, out_dir, cache_path, prices
     freeze's criteria (validity, failures, cost against the estimate, budget halts); writes pilot.json.
 
     Exit 0 when every criterion passes, 1 when one fails (a confirmatory execute is then refused)."""
-    from launchers import _pilot
+    from launchers import _pilot, _pilot_run
     from launchers._attempt import command_line
     from launchers._project import project_dir
     freeze_path = freeze_path or os.path.join(project_dir(project), "freeze.json")
     out_dir = out_dir or os.path.dirname(_pilot.default_path(freeze_path))
-    doc = _pilot.run(freeze_path=freeze_path, claims=list(claims), seeds=list(seeds), family=family, model=model,
+    doc = _pilot_run.run(freeze_path=freeze_path, claims=list(claims), seeds=list(seeds), family=family, model=model,
                      out_dir=out_dir, prices=load_prices(prices), state=state, project=project, cache_path=cache_path,
                      command_line=command_line())
     body = doc["content"]

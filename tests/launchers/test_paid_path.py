@@ -124,7 +124,10 @@ def test_a_paid_attempt_end_to_end(paid, tmp_path, project):
     # the provider session was closed with the attempt's outcome
     assert paid["fakes"]["tinker"].closed == [("success", "every checkpoint closed; the run is finalised")]
     assert c["service"] == {"base_url": None, "proxy_auth": False, "session_closed": True}
-    verify_attempt(os.path.join(out, "record.json"))
+    bound = verify_attempt(os.path.join(out, "record.json"), project=project)["bound"]
+    with open(os.path.join(project, "freeze.json")) as fh:
+        assert bound["freeze"] == json.load(fh)["content_sha256"]  # prices as frozen, the table by its sha256
+    assert c["prices"]["table_sha256"] == c["claim"]["plan"]["prices_table_sha256"]
     schema_valid(out)
     result = paid["runner"].invoke(cli, ["ledger", "--attempts", str(tmp_path)])
     assert result.exit_code == 0 and "1 claims (0 open)" in result.output, result.output
