@@ -245,7 +245,9 @@ def _run(claim_path, out, family, seed, split, model, sampler_name, sandbox_name
             if not consumed:
                 lock.release()
                 shutil.rmtree(tmp, ignore_errors=True)
-                if started and not isinstance(exc, (ClaimRefused, Stopped, KeyboardInterrupt)):
+                if isinstance(exc, (Stopped, KeyboardInterrupt)):
+                    raise LaunchError(f"{stop_reason(exc)} before the claim was spent: nothing was consumed") from None
+                if not isinstance(exc, LaunchError):  # e.g. the journal's disk is full: one line, nothing spent
                     raise LaunchError(f"{claim_path}: the claim could not be consumed ({_what(exc)}); nothing was "
                                       f"spent") from None
                 raise
@@ -413,6 +415,8 @@ def recover(partial, out, project=None, state=None):
     try:
         events = read_journal(journal_path)
     except InputError:
+        if not _has_whole_line(journal_path):  # the host died writing the start: the claim was never touched
+            _clear(partial, lock, "the host stopped while the attempt's start was being journaled")
         lock.release()
         raise
     start = events[0][2]
@@ -437,6 +441,12 @@ def recover(partial, out, project=None, state=None):
         from ._sandbox_modal import stop_leftovers  # leave no app behind that the launcher created
         journal.write("sandbox", stop_leftovers(left))
     return finish(partial, out, recovered=True, lock=lock, project=folder)
+
+
+def _has_whole_line(path):
+    from ._jsonfile import read_head
+    head = read_head(path, 1 << 20)
+    return head is None or b"\n" in head
 
 
 def _complete_record(folder):

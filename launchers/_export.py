@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 
 from ._errors import InputError
 from ._jsonfile import read_json
-from ._verify import verify_attempt
+from ._verify import bind, verify_attempt
 
 ATTEMPTS = pa.schema([
     ("attempt_id", pa.string()), ("label", pa.string()), ("model", pa.string()), ("provider", pa.string()),
@@ -88,16 +88,19 @@ def call_rows(record, transcript) -> list:
 def records_in(attempts_dir) -> list:
     """Every attempt folder's record, verified (and bound to the folder's project ledger when it holds one):
     [(record, transcript)] sorted by attempt id."""
-    from ._project import LEDGER_NAME
+    from ._project import LEDGER_NAME, ProjectLedger
     out = []
     if not os.path.isdir(attempts_dir):
         return out
-    project = attempts_dir if os.path.exists(os.path.join(attempts_dir, LEDGER_NAME)) else None
+    book = ProjectLedger(attempts_dir) if os.path.exists(os.path.join(attempts_dir, LEDGER_NAME)) else None
     for name in sorted(os.listdir(attempts_dir)):
         path = os.path.join(attempts_dir, name, "record.json")
         if not os.path.isfile(path):
             continue
-        record = verify_attempt(path, project=project)["record"]
+        record = verify_attempt(path)["record"]
+        c = record["content"]
+        if book is not None and (c["label"] == "model" or book.authorised(c["claim"]["id"]) is not None):
+            bind(record, path, attempts_dir)  # a paid attempt, or one this project issued: as settled
         out.append((record, read_json(os.path.join(attempts_dir, name, record["content"]["transcript"]["path"]),
                                       "transcript")))
     return sorted(out, key=lambda pair: pair[0]["content"]["attempt_id"])

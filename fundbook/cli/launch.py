@@ -265,7 +265,7 @@ def deviate(freeze_path, project, field, effective, reason):
     from launchers._project import project_dir
     from launchers._jsonfile import loads
     stripped = effective.strip()
-    if stripped[:1] in ("{", "[", '"', "-") or stripped[:1].isdigit() or stripped in ("true", "false", "null"):
+    if stripped[:1] in ("{", "[", '"') or re.match(r"-?[0-9]", stripped) or stripped in ("true", "false", "null"):
         value = loads(effective, "--effective", "option")  # JSON, read strictly (no NaN, nesting bounded)
     else:
         value = effective  # plain text is a string

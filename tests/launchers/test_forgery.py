@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from engine import canonical_json, content_sha256, pretty_json, sha256_hex
+from launchers._errors import InputError
 from launchers._ledger import genesis
 from launchers._verify import verify_attempt
 from fundbook.cli.launch import cli
@@ -184,3 +185,31 @@ def test_an_edited_claim_file_is_refused_by_its_registered_sha256(tmp_path, stat
                                  "--out", str(tmp_path / "a")])
     assert result.exit_code == 1 and "its sha256 is not the one registered at authorise" in result.output
     assert not os.path.exists(os.path.join(state, "consumed"))
+
+
+def test_the_published_tables_bind_paid_attempts_to_the_project_ledger(attempt, project):
+    """`export` (and `make verify`'s `export --check`) reads the attempts beside a project ledger as settled there;
+    an attempt from elsewhere that is no paid one (the mock attempt's throwaway claim) is read as self-consistent."""
+    from launchers._export import records_in
+    shutil.copytree(attempt, Path(project) / "a")
+    shutil.copytree(os.path.join(os.path.dirname(__file__), "..", "..", "runs", "attempts", "mock-FUND_01-seed-1"),
+                    Path(project) / "mock")
+    assert [r["content"]["label"] for r, _ in records_in(project)] == ["mock", "model"]
+    retained = Path(project) / "a" / "retained.json"
+    record = json.loads((Path(project) / "a" / "record.json").read_text())
+    retained.write_text(retained.read_text().replace("day", "Day", 1))
+    record["content"]["outputs"]["retained"]["sha256"] = sha256_hex(retained.read_bytes())
+    record["content_sha256"] = content_sha256(record["content"])
+    (Path(project) / "a" / "record.json").write_text(pretty_json(record))
+    with pytest.raises(InputError, match="not this one \\(rewritten after it was settled\\)"):
+        records_in(project)
+
+
+def test_a_host_that_died_writing_the_start_leaves_nothing_spent(tmp_path, state):
+    folder = tmp_path / "a.partial"
+    folder.mkdir()
+    (folder / "journal.jsonl").write_text('{"kind": "start", "at": "2026-')  # torn: no whole line
+    (folder / "desk.sqlite").write_bytes(b"")
+    result = CliRunner().invoke(cli, ["recover", str(folder), "--out", str(tmp_path / "a")])
+    assert result.exit_code == 1 and "nothing was spent and the claim was not consumed" in result.output
+    assert not folder.exists()
