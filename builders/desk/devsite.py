@@ -33,11 +33,17 @@ PAGE = """<!doctype html>
 """
 
 
-def _link(src: Path, dst: Path):
+def _link(src: Path, dst: Path, copy=False):
+    """dst -> src as a symbolic link, or (copy) as a copy a precompressed site can write twins into."""
     dst.parent.mkdir(parents=True, exist_ok=True)
     if dst.exists() or dst.is_symlink():
         dst.unlink() if dst.is_symlink() or dst.is_file() else shutil.rmtree(dst)
-    os.symlink(src, dst)
+    if not copy:
+        os.symlink(src, dst)
+    elif src.is_dir():
+        shutil.copytree(src, dst, ignore=shutil.ignore_patterns("*.br", "*.gz", "*.tmp"))
+    else:
+        shutil.copyfile(src, dst)
 
 
 def record_for(spec: dict, bundle: dict) -> dict:
@@ -77,7 +83,7 @@ def run_page(run_id: str) -> str:
     return with_csp(PAGE.format(title=run_id, base="../../", body=body, head=""))
 
 
-def _fresh_bundle(directory: Path) -> bool:
+def fresh_bundle(directory: Path) -> bool:
     """`directory` holds a bundle of exactly the current engine sources."""
     from builders.bundle import engine_sources
     try:
@@ -92,7 +98,7 @@ def _fresh_bundle(directory: Path) -> bool:
 def engine_bundle(tmp: Path) -> Path:
     """build/engine when it matches the sources, else a fresh build-engine into `tmp`/engine."""
     built = ROOT / "build" / "engine"
-    if _fresh_bundle(built):
+    if fresh_bundle(built):
         return built
     from builders.bundle import build_engine
     os.environ.setdefault("SOURCE_DATE_EPOCH", "1788739200")
@@ -100,12 +106,14 @@ def engine_bundle(tmp: Path) -> Path:
     return tmp / "engine"
 
 
-def build(out: Path, engine_dir: Path, run_ids=()) -> Path:
-    """Lay out the stand-in site in `out` around a built engine bundle directory."""
+def build(out: Path, engine_dir: Path, run_ids=(), precompressed=False) -> Path:
+    """Lay out the stand-in site in `out` around a built engine bundle directory.
+    `precompressed`: copies instead of links, with .br/.gz twins as `make build` writes them
+    (the benchmark measures what a static host transfers)."""
     out.mkdir(parents=True, exist_ok=True)
-    _link(ROOT / "node_modules" / "pyodide", out / "vendor" / "pyodide")
-    _link(ROOT / "site" / "assets" / "desk", out / "assets" / "desk")
-    _link(engine_dir, out / "engine")
+    _link(ROOT / "node_modules" / "pyodide", out / "vendor" / "pyodide", precompressed)
+    _link(ROOT / "site" / "assets" / "desk", out / "assets" / "desk", precompressed)
+    _link(engine_dir, out / "engine", precompressed)
     subjects = {s["name"]: s["digest"]["sha256"] for s in
                 json.loads((engine_dir / "provenance.json").read_text())["subject"]}
     bundle = {"bundle_sha256": subjects["fundbook-engine.zip"], "manifest_sha256": subjects["manifest.json"]}
@@ -137,6 +145,9 @@ def build(out: Path, engine_dir: Path, run_ids=()) -> Path:
             spec = {k: v for k, v in specs[run_id].items() if k != "run_id"}
             (out / "runs" / f"{run_id}.json").write_text(json.dumps(record_for(spec, bundle), sort_keys=True, indent=1))
         (out / "runs" / run_id / "index.html").write_text(published_pages.get(run_id) or run_page(run_id))
+    if precompressed:
+        from builders.desk.precompress import precompress
+        precompress(out)
     return out
 
 

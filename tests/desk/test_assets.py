@@ -103,7 +103,7 @@ def test_an_inner_manifest_that_differs_is_refused(bundle_dir, tmp_path):
 def test_minimal_lock_matches_the_vendored_runtime():
     """The worker's lock file names no package; its info must be the pinned runtime's."""
     vendored = json.loads((ROOT / "node_modules" / "pyodide" / "pyodide-lock.json").read_text())["info"]
-    text = (DESK / "worker.js").read_text()
+    text = (DESK / "start.js").read_text()
     match = re.search(r"info: (\{[^}]*\})", text)
     info = json.loads(re.sub(r"(\w+):", r'"\1":', match.group(1)))
     assert info == vendored

@@ -427,7 +427,7 @@ async function boot() {
   stages.mark("session");
   // performance.now() counts from navigation start: page open to first packet shown (painted)
   await new Promise((resolve) => requestAnimationFrame(() => resolve()));
-  window.fbDeskTimings = { ...info.timings, first_packet_ms: performance.now(), module_start_ms: t0,
+  window.fbDeskTimings = { ...info.timings, start: info.start, first_packet_ms: performance.now(), module_start_ms: t0,
     engine_ready_ms: tReady, state_call_ms: tState - tReady, render_ms: tRender - tState };
   root.setAttribute("aria-busy", "false");
   root.dataset.ready = "true";
