@@ -55,3 +55,11 @@ stdlib-trace: $(STAMP) node_modules/.installed
 
 site: build-desk
 bench-desk test-desk: $(DESK_STDLIB) desk-snapshot
+
+# Practitioner records (runs/practitioners/, written by `fundbook practitioner
+# import`): `make verify` re-executes each record's submission through the
+# bundle and compares every byte (none are published yet: it says so).
+.PHONY: verify-practitioners
+verify: verify-practitioners
+verify-practitioners: $(STAMP) node_modules/.installed
+	$(BIN)/fundbook practitioner verify --runs runs
