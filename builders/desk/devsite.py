@@ -106,6 +106,19 @@ def engine_bundle(tmp: Path) -> Path:
     return tmp / "engine"
 
 
+def _desk_page(source_md: Path, target: Path, base: str):
+    """A desk page (the practice desk, its study mode) rendered as the site renders it, under the site's CSP."""
+    source = source_md.read_text()
+    front = re.match(r"\A---\n(.*?)\n---\n", source, flags=re.S)
+    text = source[front.end():] if front else source
+    # as site/overrides/main.html: `engine: early` starts the worker from <head>
+    early = bool(front and re.search(r"^engine: early\b", front.group(1), flags=re.M))
+    head = f'<script async src="{base}assets/desk/early.js"></script>' if early else ""
+    body = markdown.markdown(text, extensions=["md_in_html", "attr_list"])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(with_csp(PAGE.format(title=source_md.stem, base=base, body=body, head=head)))
+
+
 def build(out: Path, engine_dir: Path, run_ids=(), precompressed=False) -> Path:
     """Lay out the stand-in site in `out` around a built engine bundle directory.
     `precompressed`: copies instead of links, with .br/.gz twins as `make build` writes them
@@ -117,15 +130,8 @@ def build(out: Path, engine_dir: Path, run_ids=(), precompressed=False) -> Path:
     subjects = {s["name"]: s["digest"]["sha256"] for s in
                 json.loads((engine_dir / "provenance.json").read_text())["subject"]}
     bundle = {"bundle_sha256": subjects["fundbook-engine.zip"], "manifest_sha256": subjects["manifest.json"]}
-    source = (ROOT / "site" / "desk" / "index.md").read_text()
-    front = re.match(r"\A---\n(.*?)\n---\n", source, flags=re.S)
-    text = source[front.end():] if front else source
-    # as site/overrides/main.html: `engine: early` starts the worker from <head>
-    early = bool(front and re.search(r"^engine: early\b", front.group(1), flags=re.M))
-    head = '<script async src="../assets/desk/early.js"></script>' if early else ""
-    body = markdown.markdown(text, extensions=["md_in_html", "attr_list"])
-    (out / "desk").mkdir(exist_ok=True)
-    (out / "desk" / "index.html").write_text(with_csp(PAGE.format(title="Practice desk", base="../", body=body, head=head)))
+    for page, html, base in (("index.md", "desk/index.html", "../"), ("study.md", "desk/study/index.html", "../../")):
+        _desk_page(ROOT / "site" / "desk" / page, out / html, base)
     specs = {s["run_id"]: s for s in engine.fixture_specs()}
     published_pages = _published_run_pages(run_ids)
     if published_pages:  # verify checks the record against the index, so the index comes too

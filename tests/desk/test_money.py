@@ -20,11 +20,11 @@ DESK = ROOT / "site" / "assets" / "desk"
 
 SCRIPT = """
 import { parseMoney, money, parseCount } from "%s";
-import { moneyText, readable, basis, expected, gateDetail } from "%s";
+import { moneyText, readable, basis, expected, gateDetail, sourceText } from "%s";
 const cases = JSON.parse(process.argv[1]);
 const out = cases.map(([fn, ...args]) => {
   try {
-    const f = { parseMoney, money, parseCount, moneyText, readable, basis, expected, gateDetail }[fn];
+    const f = { parseMoney, money, parseCount, moneyText, readable, basis, expected, gateDetail, sourceText }[fn];
     return { ok: f(...args) };
   } catch (e) {
     return { error: e.message };
@@ -157,7 +157,7 @@ def test_answers_read_as_money_and_no_reason_is_left_empty():
         ["expected", [], "batch.actions[0].trade: unknown funding trade 'FT404'"],
     ])
     assert [g["ok"] for g in got] == [
-        "64,088.06", "540,000,000.00 money-days", "4.50%", "12", "284",
+        "64,088.06", "540,000,000.00 money-days", "450 bps", "12", "284",
         "all in cost 64,088.06; reference all in cost 64,088.06; treasury charge 0.00",
         "It expects d01-a1 REJECTED (actions[0].trade: unknown funding trade 'FT404'); "
         "d01-a2 REFUSED CAPACITY (quote Q1 has 0.00 left, 1.00 asked).",
@@ -174,3 +174,23 @@ def test_counts_are_whole_and_not_negative():
     assert got[1]["error"] == "Gap: -1 is negative; expected zero or more"
     assert got[2]["error"] == 'Gap: expected a whole number, got "1.5"'
     assert got[3]["error"] == "Days: must be more than zero"
+
+
+def test_sources_read_as_money_and_rates_stay_in_bps_everywhere():
+    """Issue 19: one unit per kind of figure on the desk. Every source of every family and episode
+    shows its amounts as money (no raw cents) and keeps its rates in bps, as the tables do."""
+    import engine
+    texts = []
+    for family in engine.FAMILIES:
+        for seed in (1, 2):
+            texts += [s["text"] for s in engine.generate(family, seed)["sources"]]
+    texts += [s["text"] for e in engine.EPISODES for s in engine.load_episode(e)["sources"]]
+    assert any(" cents" in t for t in texts)
+    shown = [g["ok"] for g in node([["sourceText", t] for t in texts])]
+    for raw, text in zip(texts, shown):
+        assert " cents" not in text and not re.search(r"(?<![\w.,:])\d{7,}(?![\w.,])", text), text
+        assert re.findall(r"\d[\d,]* bps", raw) == re.findall(r"\d[\d,]* bps", text)
+    (one,) = node([["sourceText", "A1, notional 800000000 cents, coupon 625 bps."]])
+    assert one["ok"] == "A1, notional 8,000,000.00, coupon 625 bps."
+    rates = node([["readable", "coupon_bps", 625], ["readable", "haircut_bps", 1200], ["readable", "rate_bps", -5]])
+    assert [g["ok"] for g in rates] == ["625 bps", "1,200 bps", "-5 bps"]
