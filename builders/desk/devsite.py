@@ -173,3 +173,22 @@ def _published_run_pages(run_ids) -> dict:
             body = markdown.markdown(text, extensions=["md_in_html", "attr_list", "tables"])
             out[run.run_id] = with_csp(PAGE.format(title=run.run_id, base="../../", body=body, head=""))
     return out
+
+
+def practitioner_pages(out: Path, runs_dir: Path) -> list:
+    """The practitioner record pages and files of `runs_dir` in the stand-in site, as the site publishes
+    them (builders/desk/practitioner_page.py); returns their site paths."""
+    from builders.desk.practitioner_page import site_files
+    pages = []
+    for uri, data in site_files(runs_dir).items():
+        target = out / uri
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if uri.endswith(".md"):
+            text = data.split("\n---\n", 1)[1]  # without the front matter
+            body = markdown.markdown(text, extensions=["md_in_html", "attr_list", "tables"])
+            target = target.with_name("index.html")
+            target.write_text(with_csp(PAGE.format(title="Practitioner attempt", base="../../", body=body, head="")))
+            pages.append(target.relative_to(out).parent.as_posix() + "/")
+        else:
+            target.write_bytes(data)
+    return pages
