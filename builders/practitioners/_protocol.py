@@ -33,7 +33,20 @@ PARTICIPANT = r"p-[0-9a-f]{16}"
 COHORT = r"[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?"
 HEX64 = r"[0-9a-f]{64}"
 
-CONSENT_DIR = os.path.join(ROOT, "site", "assets", "desk", "consent")
+DESK_DIR = os.path.join(ROOT, "site", "assets", "desk")
+CONSENT_DIR = os.path.join(DESK_DIR, "consent")
+
+
+def desk_build(directory=DESK_DIR) -> str:
+    """The desk build a session records (site/assets/desk/submission.js deskBuild): the sha256 of the
+    canonical {"files": {name: sha256}} over the desk's .js and .css files."""
+    import engine
+    files = {}
+    for name in sorted(os.listdir(directory)):
+        if name.endswith((".js", ".css")):
+            with open(os.path.join(directory, name), "rb") as fh:
+                files[name] = hashlib.sha256(fh.read()).hexdigest()
+    return engine.content_sha256({"files": files})
 
 
 def consent_versions(directory=CONSENT_DIR) -> dict:

@@ -239,6 +239,9 @@ export class Composer {
         return undefined;
       }
     };
+    // in the form's order, so the list next to Submit reads top to bottom and the first one gets the focus
+    const cash = read(f.cash, (text) => parseMoney(text, "Report cash", "any"));
+    const cost = read(f.funding_cost_to_date, (text) => parseMoney(text, "Report funding cost to date", "nonnegative"));
     const assets = {};
     for (const a of this.reportable()) {
       const include = f[`include.${a.id}`].checked;
@@ -255,8 +258,8 @@ export class Composer {
     }
     const list = (text) => text.split(",").map((s) => s.trim()).filter(Boolean);
     const report = {
-      cash: read(f.cash, (text) => parseMoney(text, "Report cash", "any")),
-      funding_cost_to_date: read(f.funding_cost_to_date, (text) => parseMoney(text, "Report funding cost to date", "nonnegative")),
+      cash,
+      funding_cost_to_date: cost,
       assets,
       breaches: read(f.breaches, (text) => list(text).map((item) => {
         const m = /^(\d+)\s*:\s*([A-Z_]+)$/.exec(item);

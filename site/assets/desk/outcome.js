@@ -18,19 +18,42 @@ const same = (a, b) => {
   }
 };
 
+// A field's error is measured against its base (engine _report.field_base):
+// cash against the true cash but never less than the minimum buffer, funded
+// and unfunded against the asset's notional, anything else against its true
+// value; a field within 1 bp of its base earns full credit, so it matched.
+function base(name, truth, scale) {
+  if (name === "cash") return Math.max(Math.abs(truth), scale.min_buffer, 1);
+  const [root, id, figure] = name.split(".");
+  if (root === "assets" && (figure === "funded" || figure === "unfunded")) return Math.max(scale.notionals[id] ?? 0, Math.abs(truth), 1);
+  return Math.max(Math.abs(truth), 1);
+}
+
+function matches(name, truth, got, scale) {
+  if (same(truth, got)) return true;
+  if (!Number.isSafeInteger(truth) || !Number.isSafeInteger(got)) return false; // lists are right or wrong
+  return BigInt(Math.abs(got - truth)) * 10000n <= BigInt(base(name, truth, scale)); // exact: integers only
+}
+
 /**
  * {matched, fields, wrong: [names]}: the submitted report against the exact
  * report the projection tool gave for the same actions on the same packet,
- * field by field as the grade counts them (engine _report.report_fields:
- * four scalars, four figures for every asset the true report holds).
+ * field by field as the grade counts them (engine _report.assess_report: four
+ * scalars, four figures for every asset the true report holds; a field within
+ * 1 bp of its base counts as matched). `scale`: {min_buffer, notionals} from the packet.
  */
-export function fieldsMatched(exact, submitted) {
+export function fieldsMatched(exact, submitted, scale) {
   const names = [...REPORT_SCALARS.map((k) => [k, exact[k], submitted?.[k]])];
   for (const id of Object.keys(exact.assets || {}).sort()) {
     for (const k of PER_ASSET) names.push([`assets.${id}.${k}`, exact.assets[id][k], submitted?.assets?.[id]?.[k]]);
   }
-  const wrong = names.filter(([, want, got]) => !same(want, got)).map(([name]) => name);
+  const wrong = names.filter(([name, want, got]) => !matches(name, want, got, scale)).map(([name]) => name);
   return { matched: names.length - wrong.length, fields: names.length, wrong };
+}
+
+/** The scale report errors are measured against, from a packet. */
+export function reportScale(packet) {
+  return { min_buffer: packet.desk.min_buffer, notionals: Object.fromEntries(packet.assets.map((a) => [a.id, a.notional])) };
 }
 
 /**
@@ -48,7 +71,7 @@ export function renderLast(last, opts = {}) {
   return h("section", { class: "fb-last", "aria-labelledby": "fb-last-h" },
     h("h2", { id: "fb-last-h" }, `Day ${last.day}: what the desk decided`),
     m ? h("p", { class: "fb-matched", "data-matched": `${m.matched}/${m.fields}` },
-      `Report: ${m.matched} of ${m.fields} fields matched the exact report`,
+      `Report: ${m.matched} of ${m.fields} fields matched the exact report (within 1 bp, as the grade counts them)`,
       m.wrong.length ? ` (not: ${m.wrong.map((w) => w.replace(/^assets\./, "").replaceAll("_", " ")).join(", ")}).` : ".",
       h("span", { class: "fb-hint" }, " The exact report is the projection tool's for the actions you sent, the one the grade " +
         "compares with; the study mode does not show this, since the model worker is not told it.")) : null,

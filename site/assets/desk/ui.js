@@ -13,7 +13,7 @@ import { Composer } from "./compose.js";
 import { ensureStyles, field, h, stableJson } from "./dom.js";
 import { expected } from "./readable.js";
 import { renderPacket } from "./packet.js";
-import { fieldsMatched, renderDays, renderLast, renderResult } from "./outcome.js";
+import { fieldsMatched, renderDays, renderLast, renderResult, reportScale } from "./outcome.js";
 import { renderTools } from "./tools.js";
 
 const root = document.getElementById("fb-desk");
@@ -96,7 +96,7 @@ export const desk = {
     if (desk.mode.offers.matched) {
       // the exact report for these actions on this packet, which the grade compares with
       const exact = await call("tool", JSON.stringify(packet), "project", JSON.stringify({ actions: batch.actions }));
-      if (exact.ok && !exact.output.rejected) matched = fieldsMatched(exact.output.report, batch.report);
+      if (exact.ok && !exact.output.rejected) matched = fieldsMatched(exact.output.report, batch.report, reportScale(packet));
     }
     desk.session.moves.push({ batch });
     desk.mode.closed?.("batch");
