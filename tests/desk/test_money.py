@@ -194,3 +194,48 @@ def test_sources_read_as_money_and_rates_stay_in_bps_everywhere():
     assert one["ok"] == "A1, notional 8,000,000.00, coupon 625 bps."
     rates = node([["readable", "coupon_bps", 625], ["readable", "haircut_bps", 1200], ["readable", "rate_bps", -5]])
     assert [g["ok"] for g in rates] == ["625 bps", "1,200 bps", "-5 bps"]
+
+
+def test_the_matched_count_the_desk_shows_is_the_grades():
+    """After each day the desk counts the report fields that match the projection's exact report (outcome.js
+    fieldsMatched); the count must be the grade's (engine _report.assess_report `matched`) for any report,
+    errors within and beyond the 1 bp tolerance, missing figures and wrong lists included."""
+    import random
+
+    import engine
+    from engine._report import assess_report
+    exe = shutil.which("node")
+    if exe is None:
+        pytest.skip("node is not installed")
+    rng = random.Random(19)
+    cases = []
+    for family, seed, policy in (("FUND_01", 1, "reference"), ("FUND_03", 2, "shortest-cheapest"), ("FUND_04", 5, "reference")):
+        instance = engine.generate(family, seed)
+        run = engine.Run(instance)
+        for batch in engine.policy_candidate(instance, policy)["batches"][:8]:
+            packet = run.packet()
+            run.submit(batch)
+            gold = run.days[-1]["gold_report"]
+            scale = {"min_buffer": packet["desk"]["min_buffer"], "notionals": {a["id"]: a["notional"] for a in packet["assets"]}}
+            for _ in range(6):
+                got = json.loads(json.dumps(gold))
+                for name in rng.sample(["cash", "funding_cost_to_date", "breaches", "open_approvals"] + [
+                        f"{aid}.{k}" for aid in got["assets"] for k in ("funded", "unfunded", "maturity_gap_days", "tail_cent_days")],
+                        k=rng.randint(0, 4)):
+                    where, key = (got, name) if "." not in name else (got["assets"][name.split(".")[0]], name.split(".")[1])
+                    if key in ("breaches", "open_approvals"):
+                        where[key] = where[key] + ["x"] if rng.random() < 0.5 else []
+                    elif rng.random() < 0.15:
+                        del where[key]
+                    else:
+                        base = abs(where[key]) or 1
+                        where[key] += rng.choice([1, -1, base // 10_000, base // 9_999 + 1, base // 100, 10**6])
+                cases.append({"exact": gold, "got": got, "scale": scale,
+                              "want": assess_report(gold, got, {"min_buffer": scale["min_buffer"], "notionals": scale["notionals"]})["matched"]})
+    script = f"""import {{ fieldsMatched }} from "{(DESK / 'outcome.js').as_uri()}";
+const cases = JSON.parse(process.argv[1]);
+console.log(JSON.stringify(cases.map((c) => fieldsMatched(c.exact, c.got, c.scale).matched)));"""
+    got = json.loads(subprocess.run([exe, "--input-type=module", "-e", script, json.dumps(cases)], capture_output=True,
+                                    text=True, timeout=60, check=True).stdout)
+    assert got == [c["want"] for c in cases]
+    assert len({c["want"] for c in cases}) > 3  # the cases do reach different counts

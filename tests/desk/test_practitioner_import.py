@@ -311,3 +311,13 @@ def test_the_command_line_says_one_line_and_exits_1(tmp_path, bundle_dir, good):
 def test_a_read_submission_is_exactly_what_the_desk_wrote(tmp_path, bundle_dir, good):
     path = write(tmp_path / "s.json", good)
     assert read_submission(path, engine_block(bundle_dir)) == good
+
+
+def test_missing_evidence_says_how_many_practitioner_runs_exist():
+    """Never fabricate one: the page says none exist exactly while runs/practitioners/ holds no record."""
+    from builders.desk.practitioner_page import load_records
+    text = (ROOT / "site" / "missing-evidence.md").read_text()
+    if not load_records(ROOT / "runs"):
+        assert "**Practitioner runs: none yet.**" in text and "no practitioner run." in text
+    else:
+        assert "none yet" not in text

@@ -93,7 +93,7 @@ function panel() {
   return h("section", { class: "fb-session", "aria-labelledby": "fb-session-h" },
     h("h2", { id: "fb-session-h" }, "Session"),
     h("p", { class: "fb-where", "data-head": current ? `${current.head.size}:${current.head.hash}` : "" }, where),
-    h("p", { class: "fb-bundle" }, `Engine bundle ${info.bundle_sha256} (checked against the manifest), engine ${info.engine_version}, Python ${info.python_version} on Pyodide ${info.pyodide_version} (the desk's subset of the standard library${info.start === "snapshot" ? ", restored from the snapshot of this bundle" : ""}).`),
+    h("p", { class: "fb-bundle fb-hint" }, `Engine bundle ${info.bundle_sha256} (checked against the manifest), engine ${info.engine_version}, Python ${info.python_version} on Pyodide ${info.pyodide_version} (the desk's subset of the standard library${info.start === "snapshot" ? ", restored from the snapshot of this bundle" : ""}).`),
     assisted,
     h("div", { class: "fb-buttons" }, reset,
       h("button", { type: "button", onclick: exportSession, disabled: !current }, "Export batches (.zip)"),

@@ -245,7 +245,7 @@ function panel() {
     h("p", { class: "fb-where", "data-participant": s.participant, "data-head": desk.current ? `${desk.current.head.size}:${desk.current.head.hash}` : "" },
       `Pseudonym ${s.participant} · cohort ${s.cohort} · ${store.sourceLabel(s.source)}`
       + (desk.current ? ` · receipts ${desk.current.head.size}, head ${desk.current.head.hash.slice(0, 16)}…` : "")),
-    h("p", { class: "fb-bundle" }, `Engine bundle ${desk.info.bundle_sha256}, engine ${desk.info.engine_version}, Pyodide ${desk.info.pyodide_version}: the bundle every published run and model attempt ran.`)];
+    h("p", { class: "fb-bundle fb-hint" }, `Engine bundle ${desk.info.bundle_sha256}, engine ${desk.info.engine_version}, Pyodide ${desk.info.pyodide_version}: the bundle every published run and model attempt ran.`)];
   if (!s.consent) {
     if (!consentText) {
       fetchConsent().then(() => desk.render(), (e) => desk.fail(`The consent text did not load (${e.message}); the study cannot start.`));
