@@ -10,11 +10,13 @@ says "day null"; on a phone the layout is one column and the report's
 "Per asset" caption reads as a line. axe finds nothing serious at either size."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 import engine
+from builders.site.fmt import money
 from tests.desk import helpers as d
 from tests.desk.conftest import LOAD_TIMEOUT_MS
 
@@ -44,6 +46,23 @@ def test_the_desk_is_a_working_surface(page, site, tmp_path):
     page.evaluate(AXE.read_text(encoding="utf-8"))
     assert page.evaluate(RUN_AXE) == []
 
+    # the haircut that applies to each position on each quote (the larger of the quote's and the position's
+    # minimum), rates in bps, amounts in the sources as money
+    packet = engine.Run(engine.load_episode("W1")).packet()
+    rows = page.locator("table.fb-quotes tbody tr")
+    for i, q in enumerate(packet["quotes"]):
+        want = "; ".join(f"{a['id']} {max(q['haircut_bps'], a['haircut_floor_bps']):,} bps"
+                         + (" (its minimum)" if a["haircut_floor_bps"] > q["haircut_bps"] else "")
+                         for a in packet["assets"] if a["status"] != "exited" and a["kind"] in q["eligible_kinds"])
+        assert rows.nth(i).locator(".fb-applied").inner_text() == (want or "—")
+        assert rows.nth(i).locator("td").nth(2).inner_text() == f"{q['rate_bps']:,} bps"
+    assert re.findall(r"[\d.]+\s?%", page.locator("section.fb-packet").inner_text()) == ["1 %"]  # (100 bps = 1 %)
+    term_sheet = next(x for x in packet["sources"] if " cents" in x["text"])
+    source = page.locator("details.fb-source", has_text=term_sheet["id"])
+    source.locator("summary").click()
+    shown = source.locator("p").inner_text()
+    assert shown == re.sub(r"\b(\d+) cents\b", lambda m: money(int(m.group(1))), term_sheet["text"]) and " cents" not in shown
+
     # every problem with the batch next to Submit, every field at fault marked, the first one focused
     report = page.locator("form.fb-report-form")
     report.get_by_label("Cash", exact=True).fill("lots")
@@ -70,6 +89,13 @@ def test_the_desk_is_a_working_surface(page, site, tmp_path):
     assert report.locator("[aria-invalid=true]").count() == 0
     d.submit(page)
     d.wait_day(page, 2)
+    # the positions say which trades fund them
+    funded = dict(zip(page.locator("table.fb-positions tbody tr td:first-child").all_inner_texts(),
+                      page.locator("table.fb-positions .fb-funded-by").all_inner_texts()))
+    host = engine.Run(engine.load_episode("W1"))
+    host.submit(bad)
+    for trade in host.packet()["trades"]:
+        assert funded[trade["asset"]].startswith(f"{trade['id']} {trade['counterparty']} ") and f"({trade['status']})" in funded[trade["asset"]]
     # how many report fields matched, as the grade counts them
     shown = page.locator(".fb-matched").get_attribute("data-matched")
     graded = engine.grade_candidate({"format": 1, "fixture_sha256": engine.fixture_sha256(engine.load_episode("W1")),

@@ -24,7 +24,8 @@ from engine import InputError
 from fundbook.cli import cli
 from tests.desk.practitioners import engine_block, runs_folder, submission, write
 
-pytestmark = pytest.mark.xdist_group("browser")  # shares the bundle the browser tests build
+# No browser: its own group, so it runs beside the browser tests (build/engine is the bundle, or one built once)
+pytestmark = pytest.mark.xdist_group("practitioners")
 ROOT = Path(__file__).resolve().parents[2]
 DESK = ROOT / "site" / "assets" / "desk"
 
