@@ -59,9 +59,33 @@ console.log(JSON.stringify({{...p, COHORT: p.COHORT.source, PARTICIPANT: p.PARTI
     assert js["CONSENT_VERSION"] in P.consent_versions()
     # the desk build covers every file of the desk, and nothing else
     assert js["DESK_FILES"] == sorted(p.name for p in DESK.iterdir() if p.suffix in (".js", ".css"))
-    # the notes and outcomes limits are the model worker's
+    # the notes and tool-output limits are the model worker's
     from launchers.worker import protocol
-    assert js["NOTES_LIMIT"] == protocol.NOTES_LIMIT
+    assert js["NOTES_LIMIT"] == protocol.NOTES_LIMIT and js["TOOL_OUTPUT_LIMIT"] == protocol.TOOL_OUTPUT_LIMIT
+
+
+def test_a_long_tool_result_is_shown_as_the_model_reads_it():
+    """The study mode shows a result longer than the worker's TOOL_OUTPUT_LIMIT cut as the worker reads it."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    from launchers.worker import protocol
+    outputs = [{"decisions": [{"action": f"a{i}", "message": "é ☃ \U0001F600 quote", "n": i} for i in range(400)], "z": None},
+               {"short": [1, 2, {"b": True, "a": "x"}]}]
+    script = f"""import {{ modelCut, pythonJson }} from "{(DESK / 'tools.js').as_uri()}";
+const outs = JSON.parse(process.argv[1]);
+console.log(JSON.stringify(outs.map((o) => [pythonJson(o), modelCut(o, {protocol.TOOL_OUTPUT_LIMIT})])));"""
+    got = json.loads(subprocess.run([node, "--input-type=module", "-e", script, json.dumps(outputs)], capture_output=True,
+                                    text=True, check=True, timeout=60).stdout)
+    for (text, cut), output in zip(got, outputs):
+        assert text == json.dumps(output, sort_keys=True)
+        full = json.dumps(output, sort_keys=True)
+        want = None if len(full) <= protocol.TOOL_OUTPUT_LIMIT else (
+            full[:protocol.TOOL_OUTPUT_LIMIT] + f"...[output truncated: {protocol.TOOL_OUTPUT_LIMIT} of {len(full)} characters]...")
+        assert cut == want
+        if hasattr(protocol, "tool_result_text") and want:  # the launchers' own cut, once it has one
+            assert cut == protocol.tool_result_text(output)
+    assert got[0][1] is not None and got[1][1] is None
 
 
 def test_the_offered_affordances_are_the_model_workers_tools():

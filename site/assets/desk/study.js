@@ -18,7 +18,7 @@ import { sha256hex } from "./checks.js";
 import { field, h } from "./dom.js";
 import * as store from "./store.js";
 import { ABANDON_REASONS, COHORT, CONSENT_VERSION, DEFAULT_COHORT, LAST_OUTCOMES, NOTES_LIMIT, OFFERED, PARTICIPANT,
-  PAUSE_REASONS } from "./study_protocol.js";
+  PAUSE_REASONS, TOOL_OUTPUT_LIMIT } from "./study_protocol.js";
 import { buildSubmission, deskBuild, pseudonym, submissionName } from "./submission.js";
 
 const CONSENT_URL = new URL(`./consent/v${CONSENT_VERSION}.txt`, import.meta.url);
@@ -296,6 +296,7 @@ export const mode = {
   name: "study",
   offers: { fill: false, matched: false, messages: false, receipts: false, lastDays: LAST_OUTCOMES, sameWorld: false },
   notesLimit: NOTES_LIMIT,
+  toolCut: TOOL_OUTPUT_LIMIT,
   notesHint: "as the model worker's notes; they stay in this browser and are never exported",
   unreplayable: "Stop it (abandoned) and start another study session.",
   load,

@@ -36,6 +36,7 @@ export const COMPLETED_REASON = "finalised";
 
 export const MAX_MS = 7 * 24 * 3600 * 1000; // one checkpoint's clock or one pause
 export const NOTES_LIMIT = 16000; // bytes of notes, as the model worker's (launchers/worker/protocol.py)
+export const TOOL_OUTPUT_LIMIT = 12000; // characters of a tool's result the model reads (the rest is cut, the cut marked)
 export const LAST_OUTCOMES = 5; // checkpoints of outcomes shown, as the model worker's history
 export const CONSENT_VERSION = "1"; // site/assets/desk/consent/v1.txt: never edited, a new text is a new version
 export const COHORT = /^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/;

@@ -276,7 +276,7 @@ function render() {
         parts.push(h("div", { class: "fb-work" },
           h("div", { class: "fb-work-packet" }, renderPacket(c.packet, { receipts: desk.mode.offers.receipts, onUse: (a) => desk.mode.use?.(a) })),
           h("div", { class: "fb-work-batch" }, renderCompose(c.packet),
-            renderTools(c.packet, desk.runTool, () => desk.composer.actions), renderNotes())));
+            renderTools(c.packet, desk.runTool, () => desk.composer.actions, { cut: desk.mode.toolCut }), renderNotes())));
       }
     } else if (!desk.result) {
       parts.push(h("p", { class: "fb-closed" }, "Every checkpoint is closed. Finalise the run to run the carry horizon and see the grade."));
