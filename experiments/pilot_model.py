@@ -35,7 +35,7 @@ def _median(values):
 def attempt_figures(record) -> dict:
     c, vol = record["content"], record["volatile"]
     charges = [e for e in c["ledger"]["entries"] if e["account"] == "inference" and e["kind"] == "charge"]
-    walls = [ms for _, ms in vol.get("call_wall_ms") or []]
+    walls = list(vol.get("calls_ms") or [])
     result = c.get("result") or {}
     return {"attempt_id": c["attempt_id"], "family": c["task"]["family"], "seed": c["task"]["seed"],
             "status": c["termination"]["status"], "calls": c["cost"]["calls"],

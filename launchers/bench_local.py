@@ -139,7 +139,7 @@ def main(argv=None):
           f"({wall / max(cost['calls'], 1) / (base_call or 1):.2f}x of the day-1 call)")
     for r in published(args.attempts):
         rc, vol = r["content"], r["volatile"]
-        calls = [ms for _, ms in vol.get("call_wall_ms") or []]
+        calls = list(vol.get("calls_ms") or [])
         print(f"{'published ' + rc['attempt_id'][:34]:<44}{vol['duration_ms']:>13.0f} ms  wall, "
               f"{rc['cost'].get('cpu_ms', 0)} ms CPU; {rc['cost']['calls']} calls ({rc['settled_days']} checkpoints "
               f"settled), median call {_median(calls)} ms wall, {rc['cost'].get('cpu_ms', 0) // max(rc['cost']['calls'], 1)}"
