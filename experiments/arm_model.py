@@ -135,16 +135,18 @@ def _run(arm, row, attempt_id, out):
     build = _factory(arm["model_file"])
     split = "heldout" if row.get("split") == "heldout" else "public-practice"
     scratch = tempfile.mkdtemp(prefix="fundbook-model-arm-")
+    project = os.path.join(scratch, "project")  # a free attempt is bound by its cache (rederive), not by money
     try:  # a free attempt's claim and project ledger are formalities: kept out of the publication
         claim = os.path.join(scratch, "claim.json")
-        authorise(claim, row["family"], split, build.model_id, 0, 10**9, 24, state=os.path.join(scratch, "state"))
+        authorise(claim, row["family"], split, build.model_id, 0, 10**9, 24, state=os.path.join(scratch, "state"),
+                  local=True, project=project)
         limits = Limits(LIMITS["worker_seconds"], LIMITS["call_deadline_s"], LIMITS["max_tokens_per_call"],
                         LIMITS["max_calls"])
         return execute(claim_path=claim, out=out, family=row["family"], seed=row["seed"], split=split,
                        model=build.model_id, sampler_name="llama-cpp", sandbox_name="local", make_sampler=build,
                        make_sandbox=LocalSandbox, prices=load_prices(), limits=limits,
                        horizon=row.get("horizon") or 20, attempt_id=attempt_id,
-                       state=os.path.join(scratch, "state"), project=os.path.join(scratch, "project"),
+                       state=os.path.join(scratch, "state"), project=project,
                        sampling=build.sampling, sandbox_config={"name": "local"})
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

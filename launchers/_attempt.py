@@ -53,7 +53,7 @@ from ._verify import verify_attempt
 LABELS = {"mock": "mock", "cache": "cached replay"}  # anything else: "model"
 FREE_SAMPLERS = ("mock", "cache", "llama-cpp")  # llama-cpp: open weights on this host, priced at 0
 PROJECTED_SAMPLERS = ("mock",)  # free, but priced as the model id it runs under: a projection (the mock row is 0)
-FREE = {"input_micro_usd_per_mtok": 0, "output_micro_usd_per_mtok": 0, "cached_input_micro_usd_per_mtok": 0}
+FREE = _budget.FREE_PRICE
 RECOVERED_END = {"status": "incomplete_execution", "limit": "infrastructure", "worker_exit_code": None,
                  "reason": "the host controller stopped mid-attempt (it died, or lost its power); the record was "
                            "recovered from its partial directory"}

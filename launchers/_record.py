@@ -64,10 +64,10 @@ def write_attempt(tmp_dir, content, volatile, transcript, receipts, retained=Non
     content["outputs"] = {"receipts": {"path": "receipts.json", "sha256": sha256_hex(files["receipts.json"])}}
     if retained is not None:
         content["outputs"]["retained"] = {"path": "retained.json", "sha256": sha256_hex(files["retained.json"])}
-    for key, name in (("ledger", "ledger.jsonl"), ("cache", "cache.jsonl")):  # cache: the decision cache's answers
-        path = os.path.join(tmp_dir, name)
+    for key, name, what in (("ledger", "ledger.jsonl", "ledger"), ("cache", "cache.jsonl", "decision cache")):
+        path = os.path.join(tmp_dir, name)  # cache: the decision cache's answers, exported beside the record
         if os.path.exists(path):
-            content["outputs"][key] = {"path": name, "sha256": sha256_hex(read_bytes(path, key))}
+            content["outputs"][key] = {"path": name, "sha256": sha256_hex(read_bytes(path, what))}
     record = {"schema": ATTEMPT_SCHEMA, "content": content, "content_sha256": content_sha256(content),
               "volatile": volatile}
     boundary("record:after-files")

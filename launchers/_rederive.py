@@ -48,7 +48,8 @@ def rederive(record_path) -> dict:
     task = c["task"]
     with tempfile.TemporaryDirectory(prefix="fundbook-rederive-") as scratch:
         state, claim = os.path.join(scratch, "state"), os.path.join(scratch, "claim.json")
-        authorise(claim, task["family"], task["split"], c["model"]["id"], 0, 10**9, 1, state=state)
+        authorise(claim, task["family"], task["split"], c["model"]["id"], 0, 10**9, 1, state=state, local=True,
+                  project=os.path.join(scratch, "project"))
         out = os.path.join(scratch, "replay")
         replay = execute(claim_path=claim, out=out, family=task["family"], seed=task["seed"], split=task["split"],
                          model=c["model"]["id"], sampler_name="cache", sandbox_name="local",

@@ -110,7 +110,7 @@ def project_of(record_path, project=None):
 
 
 def _free(c):
-    return c["model"]["provider"] == "cache" or c["model"]["id"] == "mock"
+    return c["model"]["provider"] in ("cache", "llama-cpp") or c["model"]["id"] == "mock"  # llama-cpp: this host
 
 
 def check_prices(c, record_path):
@@ -123,6 +123,10 @@ def check_prices(c, record_path):
         want = {k: 0 for k in row} if c["model"]["provider"] == "cache" else plan.get("price")
         if row != want:
             _fail(record_path, f"content.prices.model: {row} is not the row the claim was authorised at ({want})")
+    if c["model"]["provider"] == "llama-cpp":  # open weights on the host: free by construction, never from the table
+        if not isinstance(row, dict) or any(row.values()):
+            _fail(record_path, f"content.prices.model: {row}: a local (llama-cpp) attempt is booked at zero")
+        return
     shipped = load_prices()
     if c["model"]["provider"] != "cache" and (c.get("prices") or {}).get("table_sha256") == table_sha256(shipped):
         try:

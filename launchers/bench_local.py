@@ -71,13 +71,14 @@ def short_attempt(model_file):
     build = make_sampler_factory("llama-cpp", None, 600, 0, 0, local={"model_file": model_file})
     with tempfile.TemporaryDirectory() as root:
         claim = os.path.join(root, "claim.json")
-        authorise(claim, "FUND_03", "public-practice", build.model_id, 0, 10**7, 1, state=os.path.join(root, "s"))
+        authorise(claim, "FUND_03", "public-practice", build.model_id, 0, 10**7, 1, state=os.path.join(root, "s"),
+                  local=True, project=os.path.join(root, "project"))
         c0, w0 = time.process_time(), time.perf_counter()
         record = execute(claim_path=claim, out=os.path.join(root, "a"), family="FUND_03", seed=1,
                          split="public-practice", model=build.model_id, sampler_name="llama-cpp", sandbox_name="local",
                          make_sampler=build, make_sandbox=LocalSandbox, prices=load_prices(),
                          limits=Limits(3600, 600, 1024, 60), horizon=2, state=os.path.join(root, "s"),
-                         project=os.path.join(root, "p"), sampling=build.sampling, sandbox_config={"name": "local"})
+                         project=os.path.join(root, "project"), sampling=build.sampling, sandbox_config={"name": "local"})
         return record, time.perf_counter() - w0, time.process_time() - c0
 
 

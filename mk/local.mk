@@ -36,7 +36,7 @@ verify-local: $(STAMP)
 local-attempt: $(LOCAL_STAMP)
 	@state=$$(mktemp -d) && \
 	FUNDBOOK_LAUNCH_STATE=$$state $(BIN)/fundbook-launch authorise --family FUND_01 \
-	  --model SmolLM2-135M-Instruct.Q4_1 --cap-micro-usd 0 --cap-tokens 10000000 --hours 4 --out $$state/claim.json && \
+	  --model SmolLM2-135M-Instruct.Q4_1 --cap-micro-usd 0 --cap-tokens 10000000 --hours 4 --local --out $$state/claim.json && \
 	rm -rf $(LOCAL_ATTEMPT) && \
 	FUNDBOOK_LAUNCH_STATE=$$state FUNDBOOK_LAUNCH_PROJECT=$$state/project nice -n 10 $(BIN)/fundbook-launch execute \
 	  --claim $$state/claim.json --out $(LOCAL_ATTEMPT) --family FUND_01 --seed 1 --sampler llama-cpp \

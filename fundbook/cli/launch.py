@@ -12,7 +12,7 @@ import re
 import click
 
 from launchers._adapters import PAID_SAMPLERS, SAMPLERS
-from launchers._budget import DEFAULT_HORIZON, DEFAULT_TOKENS_IN, DEFAULT_WORKER_SECONDS, attempt_plan, estimate, render
+from launchers._budget import FREE_PRICE, DEFAULT_HORIZON, DEFAULT_TOKENS_IN, DEFAULT_WORKER_SECONDS, attempt_plan, estimate, render
 from launchers._claims import MAX_HOURS, SPLITS, authorise as write_claim, plan_text, state_dir
 from ._common import FundbookGroup
 
@@ -123,12 +123,15 @@ def budget(model, prices, attempts, checkpoints, calls_per_checkpoint, tokens_in
               help="The plan's sandbox (default: local for the mock model, modal otherwise).")
 @click.option("--accept-partial-budget", is_flag=True,
               help="Issue a claim whose caps are below the plan's worst case (recorded in the claim).")
+@click.option("--local", "local", is_flag=True,
+              help="A claim for a model run on this host (--sampler llama-cpp): planned at zero cost, local sandbox.")
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="The claim file to write (new).")
 @prices_option
 @state_option
 @project_option
 def authorise(family, split, model, cap_micro_usd, cap_tokens, cap_sandbox_micro_usd, hours, tokens_in, max_tokens,
-              max_calls, horizon, worker_seconds, sandbox, accept_partial_budget, out_path, prices, state, project):
+              max_calls, horizon, worker_seconds, sandbox, accept_partial_budget, local, out_path, prices, state,
+              project):
     """Write a single-use authorisation claim (scope, caps, plan, expiry), registered in the project ledger.
 
     The caps are checked against the worker's worst case for the plan (`budget`'s figure): a claim that could
@@ -136,7 +139,8 @@ def authorise(family, split, model, cap_micro_usd, cap_tokens, cap_sandbox_micro
     from launchers._project import project_dir
     _text("--model", model)
     plan = attempt_plan(load_prices(prices), model, tokens_in, max_tokens, max_calls, horizon, worker_seconds,
-                        sandbox or ("local" if model == "mock" else "modal"))
+                        sandbox or ("local" if model == "mock" or local else "modal"),
+                        price=FREE_PRICE if local else None)
     doc = write_claim(out_path, family, split, model, cap_micro_usd, cap_tokens, hours, state=state,
                       cap_sandbox_micro_usd=cap_sandbox_micro_usd, plan=plan,
                       accept_partial_budget=accept_partial_budget, project=project)
@@ -463,6 +467,10 @@ def verify(record_path, project):
         click.echo(f"bound to {bound['ledger']}: the claim as authorised (entry {bound['authorise_entry']}), consumed "
                    f"(entry {bound['claim_entry']}) and settled by this very record (entry {bound['settle_entry']})"
                    + (f"; prices as frozen in {bound['freeze'][:12]}" if bound["freeze"] else ""))
+        return 0
+    if c["label"] == "model" and c["model"]["provider"] == "llama-cpp":  # nothing paid, so no ledger to bind to
+        click.echo("a local-model attempt (nothing paid) is bound by its answers: `fundbook-launch rederive` replays it "
+                   "from its cache.jsonl to the same receipts head (make verify does)")
         return 0
     if c["label"] == "model":
         raise InputError(f"{record_path}: a paid attempt is verified against its project ledger (--project DIR): "

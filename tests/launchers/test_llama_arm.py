@@ -65,7 +65,7 @@ def test_the_model_arm_records_an_attempt_per_item_and_gives_the_rows_of_what_it
     for r in obs:
         by_arm.setdefault(r["arm"], []).append((r["item_id"], r["metric"], r["value"]))
     assert by_arm[name] == by_arm["baseline:do-nothing"]  # a desk that does nothing and reports truly: the baseline
-    folders = sorted(os.listdir(tmp_path / "attempts"))
+    folders = sorted(os.listdir(tmp_path / "attempts"))  # the attempts alone: no claim or ledger of theirs published
     assert len(folders) == 2 and all(f.startswith("tiny-model-") for f in folders)
     usage = doc["volatile"]["usage"][name]
     assert [usage[r["item_id"]]["status"] for r in rows] == ["completed", "completed"]

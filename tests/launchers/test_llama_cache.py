@@ -30,9 +30,10 @@ def recorded(tmp_path_factory):
     from launchers._sandbox_local import LocalSandbox
     root = tmp_path_factory.mktemp("cache")
     state, claim = str(root / "state"), str(root / "claim.json")
-    authorise(claim, "FUND_02", "public-practice", "scripted", 0, 10**6, 1, state=state)
+    authorise(claim, "FUND_02", "public-practice", "scripted", 0, 10**8, 1, state=state, local=True,
+              project=str(root / "project"))
     record = execute(claim_path=claim, out=str(root / "attempt"), family="FUND_02", seed=1, split="public-practice",
-                     model="scripted", sampler_name="mock", sandbox_name="local",
+                     model="scripted", sampler_name="llama-cpp", sandbox_name="local",
                      make_sampler=lambda m: CacheSampler(None, m, inner=Scripted(_do_nothing)),
                      make_sandbox=LocalSandbox, prices=load_prices(), limits=Limits(), horizon=6, state=state,
                      project=str(root / "project"), sampling=dict(COMPACT))
@@ -55,9 +56,11 @@ def test_an_attempt_exports_the_answers_it_used_and_replays_from_its_own_folder(
     # `--replay-of DIR` reads DIR/cache.jsonl by default: every call a hit, nothing spent, the same receipts head
     from launchers._claims import authorise
     claim = str(tmp_path / "replay-claim.json")
-    authorise(claim, "FUND_02", "public-practice", "scripted", 0, 10**6, 1, state=state)
+    authorise(claim, "FUND_02", "public-practice", "scripted", 0, 10**8, 1, state=state, local=True,
+              project=str(tmp_path / "project"))
     result = CliRunner().invoke(cli, ["execute", "--claim", claim, "--out", str(tmp_path / "replay"), "--sampler",
-                                      "cache", "--replay-of", out, "--state", state])
+                                      "cache", "--replay-of", out, "--state", state, "--project",
+                                      str(tmp_path / "project")])
     assert result.exit_code == 0, result.output
     assert "6/6 calls from the cache, 0 micro-USD; receipts head matches" in result.output
     assert rederive(os.path.join(out, "record.json"))["answers"] == 6

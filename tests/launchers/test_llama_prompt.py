@@ -17,7 +17,7 @@ COMPACT = {"prompt": prompt.PROMPT_VERSION, "temperature_milli": 0}
 class Scripted:
     """A compact-prompt sampler whose answers a test writes from the view it is shown (free, like a local model)."""
 
-    provider = "scripted"
+    provider = "llama-cpp"  # it stands in at the local sampler's seam: booked free, never from the price table
 
     def __init__(self, answer):
         self.model_id = "scripted"
@@ -41,8 +41,8 @@ def _do_nothing(view, messages):
 
 def test_copying_the_no_action_report_is_the_do_nothing_baseline(run_attempt, tmp_path):
     sampler = Scripted(_do_nothing)
-    record, out = run_attempt(sampler=sampler, model="scripted", sampler_name="mock", family="FUND_02", horizon=6,
-                              cap_micro_usd=0, sampling=dict(COMPACT))
+    record, out = run_attempt(sampler=sampler, model="test-model", sampler_name="llama-cpp", family="FUND_02", horizon=6,
+                              sampling=dict(COMPACT), local=True)
     c = record["content"]
     assert c["termination"]["status"] == "completed", c["termination"]
     instance = engine.with_horizon(engine.generate("FUND_02", 1), 6)
@@ -72,8 +72,8 @@ def test_a_refused_answer_is_retried_with_the_refusal_fed_back_within_the_days_l
             return '{"day": 2, "actions": [{"id": "a1", "type": "FUND", "asset": "A1", "quote": "Q01", "notional": 0}]}'
         return _do_nothing(view, messages)
     sampler = Scripted(answer)
-    record, out = run_attempt(sampler=sampler, model="scripted", sampler_name="mock", family="FUND_02", horizon=6,
-                              cap_micro_usd=0, sampling=dict(COMPACT))
+    record, out = run_attempt(sampler=sampler, model="test-model", sampler_name="llama-cpp", family="FUND_02", horizon=6,
+                              sampling=dict(COMPACT), local=True)
     c = record["content"]
     assert c["termination"]["status"] == "completed"
     day1 = [m for m in sampler.seen if prompt.view_in(m)["day"] == 1]
@@ -103,8 +103,8 @@ def test_a_worker_told_an_unknown_prompt_stops_before_any_call(run_attempt, monk
         return files
     monkeypatch.setattr(_controller, "stage", staged)
     sampler = Scripted(_do_nothing)
-    record, _ = run_attempt(sampler=sampler, model="scripted", sampler_name="mock", family="FUND_02", horizon=6,
-                            cap_micro_usd=0, sampling=dict(COMPACT))
+    record, _ = run_attempt(sampler=sampler, model="test-model", sampler_name="llama-cpp", family="FUND_02", horizon=6,
+                            sampling=dict(COMPACT), local=True)
     c = record["content"]
     assert c["termination"]["status"] == "worker_exit" and c["termination"]["worker_exit_code"] == 3
     assert sampler.seen == [] and c["cost"]["calls"] == 0

@@ -47,7 +47,8 @@ def _run(root, model_file, name, limits=None, max_tokens=1024, **world):
     w = dict(WORLD, **world)
     state = os.path.join(root, "state")
     claim = os.path.join(root, f"{name}-claim.json")
-    authorise(claim, w["family"], "public-practice", build.model_id, 0, 10**7, 1, state=state)
+    authorise(claim, w["family"], "public-practice", build.model_id, 0, 10**7, 1, state=state, local=True,
+              project=os.path.join(root, "project"))
     limits = limits or Limits(3600, 600, max_tokens, 60)
     record = execute(claim_path=claim, out=os.path.join(root, name), family=w["family"], seed=w["seed"],
                      split="public-practice", model=build.model_id, sampler_name="llama-cpp", sandbox_name="local",
