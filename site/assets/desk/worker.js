@@ -8,6 +8,7 @@
 // plain error and the worker refuses every call.
 import { loadPyodide } from "../../vendor/pyodide/pyodide.mjs";
 import { BUNDLE_NAME, checkBundle, MANIFEST_NAME, PROVENANCE_NAME } from "./bundle.js";
+import { decide } from "../fundbook/decisions-worker.js"; // a comparison's verify: its rules rerun here
 
 const ROOT = new URL("../../", import.meta.url);
 const PYODIDE_URL = new URL("vendor/pyodide/", ROOT).href;
@@ -104,12 +105,13 @@ const CALLS = {
   finalize: (s, a) => s.desk_finalize(a[0], a[1]),
   tool: (s, a) => s.desk_tool(a[0], a[1], a[2]),
   verify: (s, a) => s.verify_run(a[0]),
+  decide: (s, a, py) => decide(py, a[0], a[1]),
 };
 
 self.onmessage = async (event) => {
   const { id, op, args } = event.data;
   try {
-    const { session, info } = await booted;
+    const { session, info, py } = await booted;
     if (op === "info") {
       self.postMessage({ id, ok: true, value: info });
       return;
@@ -117,7 +119,7 @@ self.onmessage = async (event) => {
     const call = CALLS[op];
     if (!call) throw new Error(`unknown call ${op}`);
     const t0 = now();
-    const text = call(session, args || []);
+    const text = call(session, args || [], py);
     self.postMessage({ id, ok: true, value: text, ms: now() - t0 });
   } catch (error) {
     self.postMessage({ id, ok: false, error: String(error?.message ?? error).split("\n").filter(Boolean).pop() });
