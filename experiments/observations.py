@@ -16,12 +16,15 @@ finished observations.jsonl, and reuses an (item, arm) only when its rows hash
 to what the journal recorded when they were written.
 
 Parquet is written and read through Arrow's own in-memory buffers, never a
-Python file object, and read on one thread: Arrow's thread pools reading
-through a Python file need the interpreter's lock, and a read-ahead still
-under way when the interpreter exits was killed inside C++ code ("terminate
-called without an active exception", SIGABRT in a few runs out of 30 under
-load). `make bench-experiments` runs the verify command 200 times to show the
-exit is clean every time.
+Python file object. Handed a Python file (io.BytesIO, as before), Arrow reads
+it from its own I/O threads -- even with use_threads=False; `make bench-exit`
+counts the calls -- and every such call, and the release of Arrow's reference
+to the file, takes the interpreter's lock from a C++ thread. One still doing
+so while the interpreter shuts down is stopped by CPython (pthread_exit)
+inside C++ frames that may not unwind: std::terminate, "terminate called
+without an active exception", SIGABRT -- in a few runs out of 30 on a busy
+machine. From an Arrow buffer no Arrow thread ever touches a Python object
+(`make bench-exit` also runs compare --verify 200 times: every exit clean).
 """
 
 import json

@@ -73,7 +73,7 @@ def decide_in_pyodide(rules_path, payloads, session=None) -> dict:
             fh.write(data)
         args = {"rules": os.path.abspath(rules_path), "rules_sha256": rules_sha, "payloads": path,
                 "payloads_sha256": hashlib.sha256(data).hexdigest()}
-        runtime, results, done = None, [], []
+        runtime, results, done, timings = None, [], [], []
 
         def take(event):
             nonlocal runtime
@@ -81,12 +81,13 @@ def decide_in_pyodide(rules_path, payloads, session=None) -> dict:
                 runtime = event
             elif event["event"] == "decision":
                 results.append(event["result"])
+                timings.append(event.get("ms"))
             elif event["event"] == "done":
                 done.append(event)
         code, stderr = _run("decide", DECIDE_RUNNER, args, take, session)
     if code != 0 or not done:
         raise ExperimentError(f"Pyodide decisions: {stderr or f'{DECIDE_RUNNER} exited with {code}'}")
-    return {"runtime": runtime, "results": results}
+    return {"runtime": runtime, "results": results, "ms": timings}
 
 
 def run_in_pyodide(bundle, tasks, session=None) -> dict:

@@ -70,7 +70,9 @@ export function runDecide(runtime, args, emit) {
   let index = 0;
   for (const line of payloads.toString("utf8").split("\n")) {
     if (!line.trim()) continue;
-    emit({ event: "decision", index: index++, result: JSON.parse(call(rules.recompute_json, line)) });
+    const t0 = performance.now();
+    const text = call(rules.recompute_json, line);
+    emit({ event: "decision", index: index++, ms: Math.round(performance.now() - t0), result: JSON.parse(text) });
   }
   emit({ event: "done", decisions: index });
   return { decisions: index };

@@ -15,6 +15,7 @@ import engine
 from builders.site.serve import Serving
 from tests.desk.conftest import LOAD_TIMEOUT_MS
 from tests.site.conftest import built_site  # noqa: F401  (the shared strict site build)
+from tests.site.test_a11y import RUN_AXE
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("verify")]
 PAGE = "comparisons/reference-vs-shortest-cheapest-betting/"
@@ -33,8 +34,12 @@ def vpage(browser):
     ctx.close()
 
 
-def verify(page, url):
+def verify(page, url, axe=None):
     page.goto(url + PAGE)
+    if axe:  # the comparison page is accessible too (axe-core, injected by the test only)
+        page.evaluate(axe)
+        grave = [v for v in page.evaluate(RUN_AXE) if v["impact"] in ("critical", "serious")]
+        assert not grave, grave
     box = page.locator(".fb-verify-decision")
     box.get_by_role("button", name="Verify this decision in your browser").click()
     box.locator("[data-result]").wait_for(state="attached", timeout=LOAD_TIMEOUT_MS)
@@ -47,8 +52,9 @@ def checks(box):
 
 
 def test_a_decision_verifies_in_the_browser_and_a_forged_one_does_not(vpage, built_site, tmp_path):  # noqa: F811
+    axe = (Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js").read_text()
     with Serving(built_site[0]) as url:
-        box = verify(vpage, url)
+        box = verify(vpage, url, axe)
         assert box.locator("[data-result]").get_attribute("data-result") == "match", box.inner_text()
         assert checks(box) == {"evidence": True, "rules": True, "recomputation": True, "order": True, "page": True}
         assert int(re.search(r"all (\d+) figures shown", box.inner_text()).group(1)) >= 15

@@ -131,6 +131,9 @@ def test_the_published_calibration_is_of_the_shipped_rules_and_keeps_their_promi
                 assert r["within_alpha"], (shape["shape"], rule, read)
     # and a fixed-n rule read at every 10th world does not: its misuse is on the page, measured
     assert not all(r["within_alpha"] for s in doc["calibration"] for r in s["rows"] if "every 10" in r["read"])
+    misuse = next(r for r in doc["calibration"][0]["rows"] if r["rule"] == "paired_hoeffding" and "every 10" in r["read"])
+    with open(os.path.join(REPO, "site", "comparisons", "method.md"), encoding="utf-8") as fh:
+        assert f"says it {float(misuse['rate']) * 100:.1f} % of the time on the widest-variance null" in fh.read()
     for row in doc["power"]["rows"]:
         assert row["worlds"]["paired_betting"] < row["worlds"]["paired_empirical_bernstein"] <= row["worlds"][
             "paired_hoeffding"]
