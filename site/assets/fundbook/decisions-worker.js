@@ -4,7 +4,7 @@
 // (decisions.js) checks the source's sha256 against the decision's evidence
 // before it sends it; the engine bundle is not involved.
 //
-// The one hook in site/assets/desk/worker.js: `decide: (s, a, py) => decide(py, a[0], a[1])`.
+// The one hook in site/assets/desk/worker.js: its import of `decide` and the call `decide: ({ py }, a) => decide(py, a[0], a[1])`.
 
 const loaded = new Map();
 
