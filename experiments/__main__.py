@@ -1,4 +1,4 @@
-"""`python -m experiments build|recompute|verify|bench`: the shipped experiments' stages."""
+"""`python -m experiments build|recompute|verify|calibrate|bench`: the shipped experiments' stages."""
 
 import click
 
@@ -25,7 +25,11 @@ def _summary(checks):
     click.echo(f"experiments: re-checked {r['tasks']} sampled items (seed {r['seed']}) on host CPython and in "
                f"Pyodide {r['pyodide_version']}: identical to the committed rows")
     for name, d in checks["comparisons"].items():
-        click.echo(f"experiments: {name}: {d['verdict']} ({d['confidence']}), evidence verified")
+        click.echo(f"experiments: {name}: {d['verdict']} ({d['confidence']}) by {d['method']} at n {d['n']}, "
+                   f"evidence verified")
+    p = checks["decisions_in_pyodide"]
+    click.echo(f"experiments: {p['decisions']} decisions recomputed by experiments/rules.py in Pyodide "
+               f"{p['pyodide_version']}: every figure identical")
     c = checks["certificate"]
     click.echo(f"experiments: grader certificate {'PASSED' if c['passed'] else 'FAILED'}: {c['met']} of {c['checked']}")
 
@@ -60,10 +64,29 @@ def verify():
 
 
 @main.command()
+@click.option("--check", is_flag=True, help="Recompute and compare with the committed file instead of writing it.")
+@click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64), help="Worker processes.")
+@_stage_errors
+def calibrate(check, workers):
+    """The decision rules' calibration (10,000 null sweeps per rule and shape) and power study, seeded."""
+    from .calibration import main as run
+    run(check=check, workers=workers, log=lambda m: click.echo(m, err=True))
+
+
+@main.command()
 def bench():
-    """Graded items per minute at 1 and 2 workers (baseline arms, reference once per item)."""
-    from .bench import main as run
+    """Graded items per minute at 1 and 2 workers (baseline arms, reference once per item), and the rules' speed."""
+    from .bench import main as run, rules_speed
     run()
+    rules_speed()
+
+
+@main.command("bench-exit")
+@click.option("--runs", default=200, show_default=True, type=click.IntRange(1, 10_000))
+def bench_exit(runs):
+    """`fundbook compare --verify` N times: every exit clean (beside the bare Parquet reads, old and new)."""
+    from .bench import exit_loop
+    exit_loop(runs)
 
 
 if __name__ == "__main__":

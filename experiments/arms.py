@@ -5,10 +5,12 @@
   mutation:<name>     a named mutation of the gold candidate, checked against its
                       expected outcome; `mutations` expands to every engine mutation
   files:<dir>         a folder of candidate files, <dir>/<FAMILY>/seed-<N>.json or
-                      <dir>/<W1..W5>.json; a missing file is a MISSING row, an
-                      unreadable one is graded (MALFORMED)
-  attempts:<dir>      model attempts (runs/attempts/<id>/record.json): the batches
-                      the desk accepted, graded afresh
+                      <dir>/<W1..W5>.json, read exactly as `fundbook grade` reads a
+                      candidate (engine._jsonin: bounded, strict); a missing file is
+                      a MISSING row, one that reader refuses is graded MALFORMED
+  attempts:<dir>      model attempts (runs/attempts/<id>/record.json): only records
+                      that pass the launcher's verify (launchers._verify) are
+                      observations; their accepted batches are graded afresh
   practitioners:<dir> practitioner attempts (runs/practitioners/<id>/record.json): the
                       study session's batches, graded afresh (arm_practitioners.py)
   mock-worker         the launcher's free mock worker, run per item through the
@@ -22,8 +24,8 @@ others are produced on the host and handed to it as candidates.
 """
 
 import hashlib
-import json
 import os
+import stat
 import tempfile
 
 import engine
@@ -35,6 +37,8 @@ from .errors import ExperimentError
 ENGINE_KINDS = ("policy", "gold", "mutation")
 # Folder arms beyond files: and attempts:, each an index of candidates by fixture_sha256.
 FOLDER_ARMS = {"practitioners": PractitionerIndex}
+# Arms whose candidates are cheap to produce again: a resumed sweep recomputes a sample of them.
+RECHECK_KINDS = ENGINE_KINDS + ("files", "attempts", "mock-worker", *FOLDER_ARMS)
 NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-")
 
 
@@ -98,20 +102,50 @@ def _file_for(root, item_id):
     return os.path.join(root, *item_id.split("/")) + ".json"
 
 
+def recheckable(arm) -> bool:
+    return arm["kind"] in RECHECK_KINDS
+
+
+NOT_JSON = "<not JSON>"  # a candidate the strict reader refuses: graded MALFORMED, the row stays
+
+
 def _read_candidate(path):
-    """(candidate or None when missing, sha256 of the bytes or None)."""
+    """(candidate or None when missing, sha256 of the file's bytes or None).
+
+    Read as `fundbook grade` reads a candidate: at most the engine's candidate
+    limit, then engine._jsonin's strict parser (depth checked first, no
+    duplicate names, no lone surrogates, integers only); anything that reader
+    refuses is graded MALFORMED. A FIFO or device in a candidate's place is
+    refused: it is not a file the arm could have written."""
+    from engine._jsonin import MAX_CANDIDATE_BYTES, parse_json
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         return None, None
-    except OSError as exc:
-        raise ExperimentError(f"{path}: cannot read ({exc.strerror})")
+    except (OSError, ValueError) as exc:
+        raise ExperimentError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})")
+    digest, kept, size = hashlib.sha256(), [], 0
     try:
-        candidate = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        candidate = "<not JSON>"  # graded as MALFORMED: the row stays
-    return candidate, hashlib.sha256(data).hexdigest()
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ExperimentError(f"{path}: not a regular file (a candidate file expected)")
+        os.set_blocking(fd, True)
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            digest.update(chunk)
+            if size <= MAX_CANDIDATE_BYTES:
+                kept.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise ExperimentError(f"{path}: cannot read ({exc.strerror or exc})")
+    finally:
+        os.close(fd)
+    try:
+        candidate = parse_json(b"".join(kept), path, "a candidate", MAX_CANDIDATE_BYTES)
+    except engine.InputError:
+        candidate = NOT_JSON
+    return candidate, digest.hexdigest()
 
 
 def _attempt_batches(record):
@@ -119,22 +153,42 @@ def _attempt_batches(record):
     return [p["batch"] for p in c.get("proposals") or [] if p.get("outcome") == "accepted"]
 
 
+def _only_files(folder):
+    """Every entry of an attempt folder is a regular file or a folder (a FIFO would hang the verify)."""
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for name in sorted(dirnames + filenames):
+            path = os.path.join(dirpath, name)
+            mode = os.lstat(path).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                raise ExperimentError(f"{path}: not a regular file (an attempt folder holds files)")
+
+
 class AttemptIndex:
-    """Model attempts under a folder, by the fixture they answer."""
+    """Verified model attempts under a folder, by the fixture they answer."""
 
     def __init__(self, root):
+        from launchers._errors import LaunchError
+        from launchers._verify import verify_attempt
+        from . import jsondoc
+        from .files import read_file
         self.by_fixture = {}
         for name in sorted(os.listdir(root)):
-            path = os.path.join(root, name, "record.json")
-            if not os.path.isfile(path):
+            folder = os.path.join(root, name)
+            path = os.path.join(folder, "record.json")
+            if not os.path.isdir(folder) or not os.path.lexists(path):
                 continue
-            with open(path, "rb") as fh:
-                data = fh.read()
+            _only_files(folder)
+            data = read_file(path, "an attempt record")
+            jsondoc.loads(data, path, "an attempt record")  # strict and depth-checked before the launcher reads it
             try:
-                record = json.loads(data)
-                task = record["content"]["task"]
-            except (ValueError, KeyError, TypeError):
-                raise ExperimentError(f"{path}: not an attempt record (content.task expected)")
+                verified = verify_attempt(path)
+            except LaunchError as exc:
+                raise ExperimentError(f"attempts:{root}: {name} is not a verified attempt ({exc.format_message()}); "
+                                      f"only records that pass `fundbook-launch verify` are observations")
+            except RecursionError:
+                raise ExperimentError(f"{path}: nested too deeply to be an attempt record")
+            record = verified["record"]
+            task = record["content"]["task"]
             if task["fixture_sha256"] in self.by_fixture:
                 raise ExperimentError(f"{path}: a second attempt for {task['instance_id']} (one per item)")
             candidate = {"format": 1, "fixture_sha256": task["fixture_sha256"], "instance_id": task["instance_id"],

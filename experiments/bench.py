@@ -81,3 +81,110 @@ def main(seconds=None):
     cert = [{"name": "gold", "kind": "gold"}] + [{"name": m, "kind": "mutation", "mutation": m} for m in engine.MUTATIONS]
     best, graded = measure(40, cert, passes=2, chunk=5)
     _report(f"certification (gold and {len(engine.MUTATIONS)} mutations), 40 worlds", best, graded)
+
+
+# -- the decision rules: how fast the integer arithmetic runs ----------------------------------------
+
+def rules_speed():
+    """Betting steps and fixed-n bound evaluations per second through experiments/rules.py (CPython),
+    and the shipped decisions recomputed in CPython and in Pyodide."""
+    import os
+    from . import calibration, compare as cmp, power, pyodide, rules, shipped
+    spec = calibration._spec(calibration.BET)
+    rule = rules.Rule(spec)
+    rng = power.SplitMix64(1)
+    sampler = power.Sampler([(-100 * rule.Q, 1), (100 * rule.Q, 1)])
+    draws = [sampler.draw(rng) for _ in range(200_000)]
+    best = 0
+    for _ in range(3):
+        test = rules.BettingTest(rule, stops=False)  # at the margin a sweep would stop at 1/alpha: read on
+        t0 = time.perf_counter()
+        for D in draws:
+            test.push(D)
+        best = max(best, len(draws) / (time.perf_counter() - t0))
+    print(f"decision rules (experiments/rules.py, integers only), host CPython:")
+    print(f"  paired_betting (aGRAPA): {best:10.0f} worlds/s   ({1e6 / best:.2f} us a world, both wealths)")
+    for name in (rules.HOEFFDING, rules.BERNSTEIN):
+        r = rules.Rule(calibration._spec({"name": name}))
+        s1 = s2 = 0
+        t0 = time.perf_counter()
+        for n, D in enumerate(draws[:50_000], 1):
+            s1 += D
+            s2 += D * D
+            r.fixed_verdict(s1, s2, n)
+        rate = 50_000 / (time.perf_counter() - t0)
+        print(f"  {name}: {rate:10.0f} bounds/s")
+    sweeps = calibration.SWEEPS * (len(calibration.NULL_SHAPES) + 1)
+    print(f"  => the calibration's {sweeps:,} null sweeps of {calibration.MAX_N} worlds: about "
+          f"{sweeps * calibration.MAX_N / best / 60:.0f} CPU-minutes of betting alone")
+    payloads, host = [], []
+    for c, _ in shipped.all_comparisons():
+        keep = {}
+        cmp.verify(os.path.join(shipped.ROOT, "runs", c), keep)
+        payloads.append(keep["payload"])
+        t0 = time.perf_counter()
+        rules.recompute(keep["payload"])
+        host.append((time.perf_counter() - t0) * 1000)
+    out = pyodide.decide_in_pyodide(cmp.RULES_SOURCE, payloads)
+    print(f"  the shipped decisions recomputed by the same module (ms, host CPython vs Pyodide "
+          f"{out['runtime']['pyodide_version']} in Node, runtime start excluded):")
+    for (c, _), h, p in zip(shipped.all_comparisons(), host, out["ms"]):
+        print(f"    {c.split('/')[-1]:<45} {h:8.0f} {p:8.0f}   ratio {p / max(h, 1e-9):5.1f}")
+
+
+# -- a clean exit, every time ---------------------------------------------------------------------
+
+EXIT_RUNS = 200
+_BARE = ("import {imp}, pyarrow.parquet as pq\n"
+         "data = open({path!r}, 'rb').read()\n"
+         "pq.read_table({source}).to_pylist()\n")
+
+
+_SPY = ("import io, threading, pyarrow.parquet as pq\n"
+        "main, calls = threading.get_ident(), []\n"
+        "class Spy(io.BytesIO):\n"
+        "    def read(self, *a):\n"
+        "        calls.append(threading.get_ident() != main)\n"
+        "        return super().read(*a)\n"
+        "    def readinto(self, b):\n"
+        "        calls.append(threading.get_ident() != main)\n"
+        "        return super().readinto(b)\n"
+        "data = open({path!r}, 'rb').read()\n"
+        "pq.read_table(Spy(data), use_threads=False, pre_buffer=False).to_pylist()\n"
+        "print(len(calls), sum(calls))\n")
+
+
+def exit_loop(runs=EXIT_RUNS):
+    """`fundbook compare --verify` run `runs` times, beside a bare Parquet read through a Python file
+    object (how it read before: pyarrow's read-ahead threads, still at work when the interpreter exits,
+    die inside C++ with SIGABRT) and through an Arrow buffer (how it reads now)."""
+    import os
+    import subprocess
+    import sys
+    from . import shipped
+    root = shipped.ROOT
+    comparison = os.path.join(root, "runs", shipped.BETTING_COMPARISONS[0])
+    parquet = os.path.join(root, "runs", shipped.HELDOUT_SWEEP, "observations.parquet")
+    fundbook = os.path.join(os.path.dirname(sys.executable), "fundbook")
+    cases = [
+        ("fundbook compare --verify (as shipped)", [fundbook, "compare", comparison, "--verify"]),
+        ("bare read, io.BytesIO (the old way)", [sys.executable, "-c", _BARE.format(
+            imp="io", path=parquet, source="io.BytesIO(data)")]),
+        ("bare read, pa.BufferReader (the fix)", [sys.executable, "-c", _BARE.format(
+            imp="pyarrow as pa", path=parquet, source="pa.BufferReader(data), use_threads=False, pre_buffer=False")]),
+    ]
+    spy = subprocess.run([sys.executable, "-c", _SPY.format(path=parquet)], capture_output=True, text=True, cwd=root)
+    calls, off = (spy.stdout.split() + ["?", "?"])[:2]
+    print(f"why: reading a Python file object, Arrow made {calls} calls into it, {off} of them from its own threads "
+          f"(with use_threads=False); from an Arrow buffer it makes none")
+    print(f"clean exits over {runs} runs each (alternating; any non-zero exit counts):")
+    failed = {name: {} for name, _ in cases}
+    for _ in range(runs):
+        for name, argv in cases:
+            code = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=root).returncode
+            if code:
+                failed[name][code] = failed[name].get(code, 0) + 1
+    for name, _ in cases:
+        bad = sum(failed[name].values())
+        detail = ", ".join(f"exit {c} x{k}" for c, k in sorted(failed[name].items())) or "none"
+        print(f"  {name:<40} {runs - bad:4d} of {runs} clean ({detail})")

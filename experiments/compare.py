@@ -2,12 +2,15 @@
 
 A comparison folder holds spec.json, freeze.json (written by --freeze, before
 any observation is read), deviations.json (dated entries; empty when the
-spec ran as written), then decision.json and evidence.json. The evidence
-lists every file the decision rests on -- the spec, its freeze, the sweep
-manifest, the items manifest, the observations (JSONL and Parquet), the
-held-out commitment and its reveal, the feasibility pilot -- with name, kind
-and sha256. `compute_decision` takes those files' bytes and nothing else, so
-`--verify` recomputes the decision from the evidence alone and compares.
+spec ran as written), then decision.json, evidence.json and rules.py (a copy
+of experiments/rules.py, the arithmetic the decision ran, for anyone -- the
+browser's verify included -- to run again). The evidence lists every file the
+decision rests on -- the spec, its freeze, the sweep manifest and journal,
+the items manifest, the observations (JSONL and Parquet), the held-out
+commitment and its reveal, the feasibility pilot, the rules -- with name,
+kind and sha256. `compute_decision` takes those files' bytes and nothing
+else, so `--verify` recomputes the decision from the evidence alone and
+compares. Each file is read within its limit (experiments/files.py).
 """
 
 import datetime
@@ -15,29 +18,32 @@ import os
 
 import engine
 
-from . import heldout, items as items_mod, jsondoc, observations as obs, work
-from .decide import check_frozen, decide, freeze_doc
+from . import heldout, items as items_mod, jsondoc, observations as obs, rules as rules_mod, work
+from .decide import check_frozen, freeze_doc
 from .errors import ExperimentError
 from .evaluator import evaluator_id
+from .files import MAX_DOC_BYTES, MAX_ITEMS, MAX_ITEMS_BYTES, MAX_OBSERVATIONS_BYTES, count_lines, read_file
+from .journal import JOURNAL, Journal, rows_sha256
 from .seeds import parse_seeds
 from .sweep import normal_plan, pretty, read_doc, write_all, write_atomic
 
-DECISION_SCHEMA = "fundbook.decision/1"
+DECISION_SCHEMA = "fundbook.decision/2"  # /2: the rule's parameters, the full report, the journal check, rules.py
+RULES_FILE = "rules.py"
+RULES_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules.py")
+LIMITS = {"observations": MAX_OBSERVATIONS_BYTES, "observations_parquet": MAX_OBSERVATIONS_BYTES,
+          "journal": MAX_OBSERVATIONS_BYTES, "items": MAX_ITEMS_BYTES}
 EVIDENCE_SCHEMA = "fundbook.evidence/1"
 DEVIATIONS_SCHEMA = "fundbook.deviations/1"
 DEVIATION_KEYS = {"date", "field", "original", "effective", "reason"}
 
 
-def _read(path, what) -> bytes:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except FileNotFoundError:
-        raise ExperimentError(f"{path}: no such file ({what} expected)")
-    except OSError as exc:
-        raise ExperimentError(f"{path}: cannot read ({exc.strerror})")
-    except ValueError:  # a NUL byte or a lone surrogate in the name
-        raise ExperimentError(f"{path!r}: not a file name ({what} expected)")
+def _read(path, what, kind=None) -> bytes:
+    return read_file(path, what, LIMITS.get(kind, MAX_DOC_BYTES))
+
+
+def rules_source() -> bytes:
+    with open(RULES_SOURCE, "rb") as fh:
+        return fh.read()
 
 
 def _json(data, label, shape=dict):
@@ -84,19 +90,26 @@ def check_deviations(doc, where) -> list:
 
 # -- the decision from bytes -----------------------------------------------------------
 
-def compute_decision(blobs, label="evidence") -> dict:
-    """The decision from the evidence files' bytes ({kind: bytes}) and nothing else."""
+def compute_decision(blobs, label="evidence", keep=None) -> dict:
+    """The decision from the evidence files' bytes ({kind: bytes}) and nothing else (`keep`, a dict,
+    receives the rules' payload: what the Pyodide recomputation is given)."""
     def need(kind):
         if kind not in blobs:
             raise ExperimentError(f"{label}: no {kind} file")
         return blobs[kind]
+    own = rules_source()
+    if engine.sha256_hex(need("rules")) != engine.sha256_hex(own):
+        raise ExperimentError(f"{label}: {RULES_FILE}: sha256 {engine.sha256_hex(need('rules'))} is not this fundbook's "
+                              f"experiments/rules.py ({engine.sha256_hex(own)}): decided by other rules; verify it "
+                              f"with the fundbook that decided it")
     freeze_rec = _json(need("freeze"), f"{label}: freeze")
     spec = check_frozen(need("spec"), freeze_rec, label)
     sweep = _check_sweep_manifest(_json(need("sweep_manifest"), f"{label}: sweep manifest"), f"{label}: sweep manifest")
     if freeze_rec["spec_sha256"] not in [c.get("spec_sha256") for c in sweep.get("comparisons") or []]:
         raise ExperimentError(f"{label}: the sweep does not record spec {freeze_rec['spec_sha256'][:16]} as frozen "
                               f"before it ran (run `fundbook sweep ... --comparison DIR` after `--freeze`)")
-    for kind, name in (("items", "items.jsonl"), ("observations", obs.JSONL), ("observations_parquet", obs.PARQUET)):
+    for kind, name in (("items", "items.jsonl"), ("observations", obs.JSONL), ("observations_parquet", obs.PARQUET),
+                       ("journal", JOURNAL)):
         got = engine.sha256_hex(need(kind))
         if got != sweep["files"].get(name):
             raise ExperimentError(f"{label}: {name}: sha256 {got}, the sweep manifest lists {sweep['files'].get(name)}")
@@ -109,12 +122,13 @@ def compute_decision(blobs, label="evidence") -> dict:
                               f"its provenance ({eid})")
     if engine.sha256_hex(need("items")) != sweep["provenance"]["items"]["manifest_sha256"]:
         raise ExperimentError(f"{label}: items.jsonl is not the manifest the evaluator id names")
+    count_lines(need("items"), MAX_ITEMS, f"{label}: items.jsonl", "an items manifest")
     manifest = [_json(raw, f"{label}: items.jsonl") for raw in need("items").splitlines()]
     if normal_plan(spec["items"]) != normal_plan(sweep["items"]):
         raise ExperimentError(f"{label}: the spec's items differ from the sweep's")
     ids = [r.get("item_id") for r in manifest]
-    if len(set(ids)) != len(ids):
-        raise ExperimentError(f"{label}: items.jsonl lists an item twice")
+    if len(set(ids)) != len(ids) or not all(isinstance(i, str) for i in ids):
+        raise ExperimentError(f"{label}: items.jsonl lists an item twice (or an item without an id)")
     heldout_info = None
     if spec["items"]["split"] == "practice":
         plan = spec["items"]
@@ -134,16 +148,16 @@ def compute_decision(blobs, label="evidence") -> dict:
                         "revealed": True, "count": len(pairs)}
     rows = obs.parse_jsonl(need("observations"), f"{label}: observations.jsonl")
     _check_parquet(need("observations_parquet"), rows, label)
-    values = {}
+    order = _check_journal(need("journal"), sweep, need("freeze"), freeze_rec, spec, rows, eid, label)
     for r in rows:
         if r["evaluator_id"] != eid:
             raise ExperimentError(f"{label}: observations.jsonl holds a row of evaluator {r['evaluator_id'][:16]}, "
                                   f"not {eid[:16]}: rows of different evaluators are never compared")
-        if r["metric"] == spec["metric"] and r["arm"] in spec["arms"]:
-            key = (r["item_id"], r["arm"], r["seed"])
-            if key in values:
-                raise ExperimentError(f"{label}: two {spec['metric']} rows for item {key[0]}, arm {key[1]}, seed {key[2]}")
-            values[key] = r["value"]
+    measured = _measured_prefix(ids, rows, label)
+    betting = rules_mod.Rule(spec).method == rules_mod.BETTING
+    if not betting and measured < len(ids):
+        raise ExperimentError(f"{label}: the sweep measured {measured} of the {len(ids)} planned worlds: a fixed-n "
+                              f"rule decides at the last planned world")
     deviations = check_deviations(_json(need("deviations"), f"{label}: deviations"), f"{label}: deviations")
     execution = sweep["execution"]
     limits = []
@@ -151,15 +165,94 @@ def compute_decision(blobs, label="evidence") -> dict:
         limits.append(f"{len(deviations)} deviation(s) from the frozen spec")
     if not (execution.get("pyodide_sample") or {}).get("identical"):
         limits.append("no sampled re-execution through the engine bundle")
-    result = decide(spec, [r["item_id"] for r in manifest], values, limits)
+    data = rules_mod.payload(spec, ids, rows, limits)
+    if keep is not None:
+        keep["payload"] = data
+    try:
+        result = rules_mod.recompute(data)
+    except rules_mod.RuleError as exc:
+        raise ExperimentError(f"{label}: {exc}") from None
+    if betting:
+        _check_stop(result, sweep, spec, measured, len(ids), label)
     return {"schema": DECISION_SCHEMA, "comparison": spec["name"], "question": spec.get("question"),
             "estimand": spec["estimand"], "unit": spec["unit"], "spec_sha256": freeze_rec["spec_sha256"],
             "frozen_on": freeze_rec["frozen_on"], "evaluator_id": eid, "items": {**spec["items"], "n": len(manifest)},
             "heldout": heldout_info, "deviations": deviations,
+            "order": order, "rules_sha256": engine.sha256_hex(own),
             "execution": {"path": execution["path"], "executor": execution["executor"],
                           "pyodide_sample": execution.get("pyodide_sample"),
                           "source_check": execution.get("source_check")},
             **result}
+
+
+def _measured_prefix(ids, rows, label) -> int:
+    """How many planned worlds, from the first, have rows; rows of a world after that prefix are refused."""
+    seen = {r["item_id"] for r in rows}
+    n = 0
+    while n < len(ids) and ids[n] in seen:
+        n += 1
+    stray = seen - set(ids[:n])
+    if stray:
+        raise ExperimentError(f"{label}: observations.jsonl holds rows of {sorted(stray)[0]}, which is not in the "
+                              f"measured prefix of the items manifest (the first {n} worlds)")
+    return n
+
+
+def _check_journal(data, sweep, freeze_bytes, freeze_rec, spec, rows, eid, label) -> dict:
+    """The journal is intact, ends at the manifest's head, vouches for every row, and records this spec
+    (its freeze's sha256) before the first row of the spec's arms: rows and freeze in an order anyone can check."""
+    journal, _ = Journal.parse(data, f"{label}: {JOURNAL}")
+    if journal.summary() != sweep.get("journal"):
+        raise ExperimentError(f"{label}: {JOURNAL}: ends at {journal.summary()}, the sweep manifest records "
+                              f"{sweep.get('journal')}")
+    if journal.start["evaluator_id"] != eid or journal.start["items_sha256"] != sweep["provenance"]["items"]["manifest_sha256"]:
+        raise ExperimentError(f"{label}: {JOURNAL}: begun for another evaluator or items manifest")
+    grouped = {}
+    for r in rows:
+        grouped.setdefault((r["item_id"], r["arm"]), []).append(r)
+    listed = {}
+    for (iid, arm), (index, entry) in journal.covered.items():
+        listed.setdefault(index, entry)
+    for index, entry in sorted(listed.items()):
+        got = [r for a in entry["arms"] for r in grouped.get((entry["item_id"], a), [])]
+        if rows_sha256(got) != entry["rows_sha256"]:
+            raise ExperimentError(f"{label}: observations.jsonl: the rows of item {entry['item_id']} are not the ones "
+                                  f"journalled at line {index + 1} when they were measured")
+    unlisted = sorted(k for k in grouped if k not in journal.covered)
+    if unlisted:
+        raise ExperimentError(f"{label}: observations.jsonl: rows of item {unlisted[0][0]}, arm {unlisted[0][1]} that "
+                              f"the journal does not list")
+    served = journal.served.get(freeze_rec["spec_sha256"])
+    if served is None:
+        raise ExperimentError(f"{label}: {JOURNAL} does not record spec {freeze_rec['spec_sha256'][:16]}: it was not "
+                              f"served by this sweep from its start")
+    line, entry = served
+    if entry["freeze_sha256"] != engine.sha256_hex(freeze_bytes):
+        raise ExperimentError(f"{label}: {JOURNAL} line {line + 1} recorded freeze {entry['freeze_sha256'][:16]}, not "
+                              f"this freeze.json ({engine.sha256_hex(freeze_bytes)[:16]}): frozen again after the sweep")
+    first = journal.first_row_line(set(spec["arms"]))
+    if first is not None and first < line:
+        raise ExperimentError(f"{label}: {JOURNAL}: rows of the spec's arms were written (line {first + 1}) before "
+                              f"the spec was recorded (line {line + 1}): a spec frozen after any of its rows existed "
+                              f"cannot decide from them")
+    return {"journal_lines": len(journal.entries), "journal_head": journal.head, "served_at_line": line + 1,
+            "first_row_line": None if first is None else first + 1, "freeze_sha256": entry["freeze_sha256"]}
+
+
+def _check_stop(result, sweep, spec, measured, planned, label):
+    """A betting decision stops where its rule stops; the sweep must have measured that far and record it."""
+    seq = result["sequential"]
+    stopped = seq["stopped_at"] is not None
+    if not stopped and measured < planned:
+        raise ExperimentError(f"{label}: the sweep stopped after {measured} worlds, before this rule did "
+                              f"(it needs more of the planned {planned})")
+    want = {"n": result["n"], "verdict": result["verdict"] if stopped else None,
+            "reason": seq["reason"] if stopped else None}
+    record = ((sweep.get("sequential") or {}).get("comparisons") or {}).get(spec["name"])
+    if record is not None and record != want:
+        raise ExperimentError(f"{label}: the sweep manifest records {spec['name']} stopping at n {record.get('n')} "
+                              f"({record.get('verdict')}); its rule recomputed from the rows stops at n {want['n']} "
+                              f"({want['verdict']})")
 
 
 SWEEP_FIELDS = {"schema": str, "evaluator_id": str, "provenance": dict, "items": dict, "comparisons": list,
@@ -181,23 +274,22 @@ def _check_sweep_manifest(sweep, where) -> dict:
 
 
 def _check_parquet(data, rows, label):
-    import io
-
-    import pyarrow.parquet as pq
     try:
-        table = pq.read_table(io.BytesIO(data))
+        table = obs.parquet_rows(data)
     except Exception as exc:  # a damaged file: pyarrow's own error types vary
         raise ExperimentError(f"{label}: observations.parquet is unreadable ({type(exc).__name__})")
-    if table.to_pylist() != rows:
+    if table != rows:
         raise ExperimentError(f"{label}: observations.parquet does not hold the same rows as observations.jsonl")
 
 
 # -- evidence --------------------------------------------------------------------------
 
-SWEEP_FILES = (("sweep_manifest", "sweep.json"), ("items", "items.jsonl"), ("observations", obs.JSONL),
-               ("observations_parquet", obs.PARQUET), ("commitment", "commitment.json"), ("reveal", "reveal.json"),
-               ("feasibility", "feasibility.json"), ("inputs", "inputs.json"))
-COMPARISON_FILES = (("spec", "spec.json"), ("freeze", "freeze.json"), ("deviations", "deviations.json"))
+SWEEP_FILES = (("sweep_manifest", "sweep.json"), ("journal", JOURNAL), ("items", "items.jsonl"),
+               ("observations", obs.JSONL), ("observations_parquet", obs.PARQUET), ("commitment", "commitment.json"),
+               ("reveal", "reveal.json"), ("feasibility", "feasibility.json"), ("inputs", "inputs.json"))
+COMPARISON_FILES = (("spec", "spec.json"), ("freeze", "freeze.json"), ("deviations", "deviations.json"),
+                    ("rules", RULES_FILE))
+REQUIRED = ("sweep_manifest", "journal", "items", "observations", "observations_parquet")
 
 
 def _evidence_entries(directory, sweep_dir):
@@ -206,7 +298,7 @@ def _evidence_entries(directory, sweep_dir):
         entries.append((kind, os.path.join(directory, name)))
     for kind, name in SWEEP_FILES:
         path = os.path.join(sweep_dir, name)
-        if os.path.exists(path) or kind in ("sweep_manifest", "items", "observations", "observations_parquet"):
+        if os.path.lexists(path) or kind in REQUIRED or kind == "rules":
             entries.append((kind, path))
     return entries
 
@@ -225,9 +317,11 @@ def run_compare(directory, sweep_dir, secret=None) -> dict:
     spec = check_frozen(spec_bytes, freeze_rec, directory)
     if spec["items"]["split"] == "heldout":
         _publish_reveal(sweep_dir, secret)
+    rules_path = os.path.join(directory, RULES_FILE)
+    source = rules_source()  # written with the decision: the code that made it, for anyone to run again
     blobs, files = {}, []
     for kind, path in _evidence_entries(directory, sweep_dir):
-        data = _read(path, kind.replace("_", " "))
+        data = source if kind == "rules" else _read(path, kind.replace("_", " "), kind)
         blobs[kind] = data
         files.append(_entry(directory, kind, path, data))
     decision = compute_decision(blobs, directory)
@@ -236,7 +330,7 @@ def run_compare(directory, sweep_dir, secret=None) -> dict:
     from builders._files import rel
     evidence = {"schema": EVIDENCE_SCHEMA, "comparison": spec["name"], "files": files,
                 "verify": f"fundbook compare {rel(directory)} --verify"}
-    write_all({os.path.join(directory, "decision.json"): decision_bytes,
+    write_all({rules_path: source, os.path.join(directory, "decision.json"): decision_bytes,
                os.path.join(directory, "evidence.json"): pretty(evidence)})
     return decision
 
@@ -273,7 +367,7 @@ def _check_entry(entry, seen, directory, where):
                               f"not {entry['path'][:80]!r}")
 
 
-def verify(directory) -> dict:
+def verify(directory, keep=None) -> dict:
     """Recompute the decision from the files evidence.json lists; ExperimentError on any difference."""
     evidence, _ = read_doc(os.path.join(directory, "evidence.json"), "the evidence list")
     if evidence.get("schema") != EVIDENCE_SCHEMA or not isinstance(evidence.get("files"), list):
@@ -283,7 +377,7 @@ def verify(directory) -> dict:
         _check_entry(entry, blobs.keys() | ({"decision"} if published is not None else set()), directory,
                      f"{directory}/evidence.json: files[{i}]")
         path = os.path.normpath(os.path.join(directory, entry["path"]))
-        data = _read(path, f"evidence {entry['name']}")
+        data = _read(path, f"evidence {entry['name']}", entry["kind"])
         got = engine.sha256_hex(data)
         if got != entry["sha256"]:
             raise ExperimentError(f"{path}: sha256 {got}, the evidence lists {entry['sha256']} ({entry['name']})")
@@ -293,7 +387,7 @@ def verify(directory) -> dict:
             blobs[entry["kind"]] = data
     if published is None:
         raise ExperimentError(f"{directory}/evidence.json: lists no decision")
-    recomputed = compute_decision(blobs, f"{directory}/evidence.json")
+    recomputed = compute_decision(blobs, f"{directory}/evidence.json", keep)
     if recomputed != published:
         where = engine.first_difference(published, recomputed)
         raise ExperimentError(f"{directory}/decision.json: differs from the decision recomputed from the evidence "

@@ -1,48 +1,45 @@
-"""The pre-registered decision rule: comparison spec version 1, its freeze,
-and the paired Hoeffding bound.
+"""The pre-registered comparison spec: its fields, its freeze, and the rule it names.
 
-For each item i the paired difference is d_i = sum over arms of w_arm x
-(the arm's value on i, averaged over the spec's seeds). With every value in
-[a, b], d_i lies in a range of width R = (b - a) * sum |w|, and
+Spec version 1 names the paired Hoeffding rule (`"method": "paired_hoeffding"`).
+Version 2 names a rule and its parameters as an object, and a betting rule
+its stopping rule:
 
-    lower = mean(d) - R * sqrt(ln(1/alpha) / (2 n))
-    upper = mean(d) + R * sqrt(ln(1/alpha) / (2 n))
+    "method": {"name": "paired_hoeffding"}
+    "method": {"name": "paired_empirical_bernstein"}
+    "method": {"name": "paired_betting", "bet": "agrapa", "truncation": "0.75"}
+    "method": {"name": "paired_betting", "bet": "fixed", "lambda": "0.5"}
+    "stopping": {"max_n": 1000, "futility": null}        (betting only: stop when the
+                 wealth for the claim reaches 1/alpha, the wealth against it reaches
+                 1/alpha, the wealth for it falls below `futility`, or at max_n worlds)
 
-are one-sided (1 - alpha) confidence bounds. Verdict: "supported" when the
-lower bound clears the margin, "not supported" when the upper bound falls
-below it, "inconclusive" otherwise. Confidence is "strong" only when the
-interval settles the margin and nothing limits the result.
-
-No floats: values are integers, the mean is an exact fraction, and the bound
-is computed in 50-digit decimal arithmetic (Python's decimal ln and sqrt are
-correctly rounded, so every machine gets the same digits); published numbers
-are decimal strings. Floats appear only in the chart data of the site and in
-the tests' independent float64 check.
+The freeze records the spec's sha256 and, in plain view, its method and
+stopping rule, so a spec edited after freezing is refused naming what changed.
+The arithmetic of every rule is experiments/rules.py (integers only, the
+module the browser runs too); this module checks specs and hands it the rows.
 """
 
 import datetime
 import hashlib
 import re
-from decimal import Decimal, localcontext
-from fractions import Fraction
+from decimal import Decimal
 
 from engine import FAMILIES, EPISODES, canonical_json
 
-from . import jsondoc, work
+from . import jsondoc, rules, work
 from .errors import ExperimentError
-from .seeds import parse_seeds
+from .seeds import MAX_PRACTICE_SEED, parse_seeds
 
-SPEC_VERSION = 1
+SPEC_VERSIONS = (1, 2)
 FREEZE_SCHEMA = "fundbook.freeze/1"
-METHOD = "paired_hoeffding"
-PREC = 50
-PLACES = 9            # decimal places published for estimates and bounds (metric units)
-SERIES_POINTS = 100
+METHOD = rules.HOEFFDING     # version 1's one method
+METHODS = rules.METHODS
 DECIMAL = re.compile(r"-?[0-9]{1,16}(\.[0-9]{1,16})?")  # fullmatch; 16 digits each side at most
-MAX_RANGE = Decimal(10) ** 30  # (b - a) x sum|w|: the bounds stay exact in PREC digits with PLACES decimals
-SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE = "supported", "not supported", "inconclusive"
+MAX_RANGE = Decimal(10) ** 30  # (b - a) x sum|w|: the bounds stay exact in rules.E with PLACES decimals
+SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE = rules.SUPPORTED, rules.NOT_SUPPORTED, rules.INCONCLUSIVE
 SPEC_KEYS = {"version", "name", "question", "estimand", "unit", "items", "arms", "seeds", "metric", "bounds",
-             "margin", "alpha", "method"}
+             "margin", "alpha", "method", "stopping"}
+BET_KEYS = {"agrapa": "truncation", "fixed": "lambda"}
+MAX_BET = Decimal(rules.MAX_BET[0]) / rules.MAX_BET[1]
 
 
 def _decimal(value, where) -> Decimal:
@@ -66,14 +63,16 @@ def check_spec(spec, where="spec.json") -> dict:
         canonical_json(spec)
     except ValueError as exc:
         raise ExperimentError(f"{where}: {exc} (write numbers as integers or decimal strings)")
-    missing = sorted(SPEC_KEYS - {"question"} - set(spec))
+    if spec.get("version") not in SPEC_VERSIONS or isinstance(spec.get("version"), bool):
+        raise ExperimentError(f"{where}.version: expected 1 or 2, got {spec.get('version')!r}")
+    optional = {"question"} | ({"stopping"} if spec["version"] == 2 else set())
+    allowed = SPEC_KEYS - ({"stopping"} if spec["version"] == 1 else set())
+    missing = sorted(allowed - optional - set(spec))
     if missing:
         raise ExperimentError(f"{where}: missing field '{missing[0]}'")
-    extra = sorted(set(spec) - SPEC_KEYS)
+    extra = sorted(set(spec) - allowed)
     if extra:
         raise ExperimentError(f"{where}.{extra[0]}: unknown field")
-    if spec["version"] != SPEC_VERSION or isinstance(spec["version"], bool):
-        raise ExperimentError(f"{where}.version: expected {SPEC_VERSION}, got {spec['version']!r}")
     if not isinstance(spec["name"], str) or not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", spec["name"]):
         raise ExperimentError(f"{where}.name: expected lowercase letters, digits, '.', '_' or '-'")
     if "question" in spec and not isinstance(spec["question"], str):
@@ -83,8 +82,6 @@ def check_spec(spec, where="spec.json") -> dict:
             raise ExperimentError(f"{where}.{key}: expected a non-empty text")
     if spec["unit"] != "items":
         raise ExperimentError(f"{where}.unit: expected \"items\" (one paired difference per world)")
-    if spec["method"] != METHOD:
-        raise ExperimentError(f"{where}.method: expected {METHOD!r}")
     arms = spec["arms"]
     if not isinstance(arms, dict) or len(arms) < 2 or any(
             not isinstance(w, int) or isinstance(w, bool) for w in arms.values()) or not any(arms.values()):
@@ -93,8 +90,9 @@ def check_spec(spec, where="spec.json") -> dict:
         raise ExperimentError(f"{where}.arms: the weights must sum to 0 (a contrast between arms)")
     seeds = spec["seeds"]
     if not isinstance(seeds, list) or not seeds or any(not isinstance(s, int) or isinstance(s, bool) for s in seeds) \
-            or len(set(seeds)) != len(seeds):
-        raise ExperimentError(f"{where}.seeds: expected a list of distinct integers (the arms' replicate seeds)")
+            or len(set(seeds)) != len(seeds) or len(seeds) > 1000:
+        raise ExperimentError(f"{where}.seeds: expected a list of distinct integers (the arms' replicate seeds, "
+                              f"at most 1000)")
     if not isinstance(spec["metric"], str) or not metric_known(spec["metric"]):
         raise ExperimentError(f"{where}.metric: {spec['metric']!r} is not a metric of this evaluator")
     bounds = spec["bounds"]
@@ -105,12 +103,69 @@ def check_spec(spec, where="spec.json") -> dict:
         raise ExperimentError(f"{where}.bounds: expected a < b")
     if (b - a) * sum(abs(w) for w in arms.values()) >= MAX_RANGE:
         raise ExperimentError(f"{where}.bounds: expected (b - a) x the sum of |weights| below 10^30")
-    _decimal(spec["margin"], f"{where}.margin")
+    margin = _decimal(spec["margin"], f"{where}.margin")
     alpha = _decimal(spec["alpha"], f"{where}.alpha")
     if not Decimal(0) < alpha < Decimal(1):
         raise ExperimentError(f"{where}.alpha: expected 0 < alpha < 1")
     _check_items(spec["items"], f"{where}.items")
+    _check_method(spec, a, b, margin, where)
     return spec
+
+
+def _check_method(spec, a, b, margin, where):
+    method = spec["method"]
+    if spec["version"] == 1:
+        if method != METHOD:
+            raise ExperimentError(f"{where}.method: expected {METHOD!r} (spec version 1; version 2 names "
+                                  f"{', '.join(METHODS)})")
+        return
+    if not isinstance(method, dict) or method.get("name") not in METHODS:
+        raise ExperimentError(f"{where}.method: expected {{\"name\": one of {', '.join(METHODS)}, ...parameters}}")
+    name = method["name"]
+    if name != rules.BETTING:
+        if set(method) != {"name"}:
+            raise ExperimentError(f"{where}.method.{sorted(set(method) - {'name'})[0]}: {name} has no parameters")
+        if "stopping" in spec:
+            raise ExperimentError(f"{where}.stopping: {name} is a fixed-n rule: it decides at the last planned "
+                                  f"world, so a stopping rule is for paired_betting only")
+        return
+    bet = method.get("bet")
+    if bet not in BET_KEYS:
+        raise ExperimentError(f"{where}.method.bet: expected \"agrapa\" or \"fixed\"")
+    key = BET_KEYS[bet]
+    if set(method) != {"name", "bet", key}:
+        extra = sorted(set(method) - {"name", "bet", key})
+        raise ExperimentError(f"{where}.method.{extra[0] if extra else key}: a {bet} bet names exactly "
+                              f"name, bet and {key}")
+    c = _decimal(method[key], f"{where}.method.{key}")
+    if not Decimal(0) < c <= MAX_BET:
+        raise ExperimentError(f"{where}.method.{key}: expected 0 < {key} <= {MAX_BET} (every factor of the wealth "
+                              f"stays positive)")
+    weights = spec["arms"].values()
+    lo = sum(w * (a if w > 0 else b) for w in weights)
+    hi = sum(w * (b if w > 0 else a) for w in weights)
+    if not lo < margin < hi:
+        raise ExperimentError(f"{where}.margin: a betting rule needs the margin strictly inside the range of the "
+                              f"paired difference ({lo}, {hi})")
+    stop = spec.get("stopping")
+    if not isinstance(stop, dict) or set(stop) != {"max_n", "futility"}:
+        raise ExperimentError(f"{where}.stopping: a betting rule pre-registers {{\"max_n\": N, \"futility\": "
+                              f"null or a wealth below 1}}")
+    if not isinstance(stop["max_n"], int) or isinstance(stop["max_n"], bool) or not 1 <= stop["max_n"]:
+        raise ExperimentError(f"{where}.stopping.max_n: expected a positive number of worlds")
+    planned = planned_count(spec["items"])
+    if stop["max_n"] > planned:
+        raise ExperimentError(f"{where}.stopping.max_n: {stop['max_n']} is more than the {planned} planned worlds")
+    if stop["futility"] is not None:
+        f = _decimal(stop["futility"], f"{where}.stopping.futility")
+        if not Decimal(0) < f < 1:
+            raise ExperimentError(f"{where}.stopping.futility: expected null or a wealth between 0 and 1")
+
+
+def planned_count(items) -> int:
+    if items["split"] == "heldout":
+        return items["count"]
+    return len(parse_seeds(items["seeds"])) * len(items["families"]) + len(items.get("episodes", []))
 
 
 def _check_items(items, where):
@@ -130,7 +185,7 @@ def _check_items(items, where):
     elif items.get("split") == "practice":
         if not set(items) <= {"split", "families", "seeds", "episodes"} or "seeds" not in items:
             raise ExperimentError(f"{where}: a practice split names split, families, seeds and optionally episodes")
-        parse_seeds(items["seeds"], f"{where}.seeds")
+        parse_seeds(items["seeds"], f"{where}.seeds", MAX_PRACTICE_SEED)
         episodes = items.get("episodes", [])
         if not isinstance(episodes, list) or not all(isinstance(e, str) and e in EPISODES for e in episodes):
             raise ExperimentError(f"{where}.episodes: expected names from {', '.join(EPISODES)}")
@@ -150,125 +205,61 @@ def freeze_doc(spec_bytes, date=None, where="spec.json") -> dict:
     spec = parse_spec(spec_bytes, where)
     return {"schema": FREEZE_SCHEMA, "name": spec["name"], "spec_sha256": spec_sha256(spec_bytes),
             "spec_content_sha256": hashlib.sha256(canonical_json(spec)).hexdigest(),
+            "method": spec["method"], "stopping": spec.get("stopping"),
             "frozen_on": date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
             "rule": "frozen before any observation is read; a changed spec is a new spec"}
 
 
+def _changed_rule(spec_bytes, freeze):
+    """The method or stopping field an edited spec changed, named against the freeze's record (or None)."""
+    if "method" not in freeze:
+        return None
+    try:
+        spec = jsondoc.loads(spec_bytes, "spec.json", "a comparison spec")
+    except ExperimentError:
+        return None
+    if not isinstance(spec, dict):
+        return None
+    for key in ("method", "stopping"):
+        was, now = freeze.get(key), spec.get(key)
+        if was == now:
+            continue
+        if isinstance(was, dict) and isinstance(now, dict):
+            for field in sorted(set(was) | set(now)):
+                if was.get(field) != now.get(field):
+                    return f"{key}.{field}", was.get(field), now.get(field)
+        return key, was, now
+    return None
+
+
 def check_frozen(spec_bytes, freeze, where) -> dict:
-    """The spec, if its bytes are the frozen ones; ExperimentError otherwise."""
+    """The spec, if its bytes are the frozen ones; ExperimentError otherwise (naming a changed rule)."""
     if not isinstance(freeze, dict) or freeze.get("schema") != FREEZE_SCHEMA:
         raise ExperimentError(f"{where}/freeze.json: schema: expected {FREEZE_SCHEMA!r}")
     got = spec_sha256(spec_bytes)
     if got != freeze.get("spec_sha256"):
-        raise ExperimentError(f"{where}/spec.json: changed after freezing (sha256 {got}, frozen "
+        changed = _changed_rule(spec_bytes, freeze)
+        what = (f"its {changed[0]} was {jsondoc_text(changed[1])} when frozen, now {jsondoc_text(changed[2])}; "
+                if changed else "")
+        raise ExperimentError(f"{where}/spec.json: changed after freezing ({what}sha256 {got}, frozen "
                               f"{freeze.get('spec_sha256')} on {freeze.get('frozen_on')}): a changed spec is a new spec "
                               f"-- freeze it under a new name and record the change as a deviation")
-    return parse_spec(spec_bytes, f"{where}/spec.json")
+    spec = parse_spec(spec_bytes, f"{where}/spec.json")
+    if "method" in freeze and (freeze["method"] != spec["method"] or freeze.get("stopping") != spec.get("stopping")):
+        raise ExperimentError(f"{where}/freeze.json: method or stopping differ from the frozen spec's")
+    return spec
 
 
-# -- the statistic -------------------------------------------------------------------
-
-def _dec(fraction: Fraction) -> Decimal:
-    return Decimal(fraction.numerator) / Decimal(fraction.denominator)
-
-
-def _text(value: Decimal, places=PLACES) -> str:
-    """Fixed-point text, rounded half-even to `places` decimals; never "-0.000"."""
-    with localcontext() as ctx:
-        ctx.prec = PREC
-        q = value.quantize(Decimal(1).scaleb(-places))
-    text = format(q, "f")
-    return text[1:] if text.startswith("-") and not q else text
+def jsondoc_text(value) -> str:
+    import json
+    return json.dumps(value, sort_keys=True)[:60]
 
 
-def half_width(R: Fraction, alpha: Decimal, n: int) -> Decimal:
-    with localcontext() as ctx:
-        ctx.prec = PREC
-        return _dec(R) * ((Decimal(1) / alpha).ln() / (2 * n)).sqrt()
-
-
-def bounds_of(diffs, R, alpha):
-    """(exact mean, lower, upper) of paired differences."""
-    n = len(diffs)
-    mean = sum(diffs, Fraction(0)) / n
-    with localcontext() as ctx:
-        ctx.prec = PREC
-        h = half_width(R, alpha, n)
-        m = _dec(mean)
-        return mean, m - h, m + h
-
-
-def verdict_of(lower, upper, margin):
-    if lower > margin:
-        return SUPPORTED
-    if upper < margin:
-        return NOT_SUPPORTED
-    return INCONCLUSIVE
-
-
-def contrast_range(spec) -> Fraction:
-    a, b = (Fraction(Decimal(str(x))) for x in spec["bounds"])
-    return (b - a) * sum(abs(w) for w in spec["arms"].values())
-
-
-def paired_differences(spec, item_ids, values, where="observations"):
-    """values: {(item_id, arm, seed): value}. One exact difference per item, in item order."""
-    a, b = (Fraction(Decimal(str(x))) for x in spec["bounds"])
-    diffs = []
-    for iid in item_ids:
-        d = Fraction(0)
-        for arm, weight in spec["arms"].items():
-            total = Fraction(0)
-            for seed in spec["seeds"]:
-                key = (iid, arm, seed)
-                if key not in values:
-                    raise ExperimentError(f"{where}: no {spec['metric']} row for item {iid}, arm {arm}, seed {seed} "
-                                          f"(failures are rows: a missing row is a broken sweep)")
-                v = values[key]
-                if v is None:
-                    raise ExperimentError(f"{where}: {spec['metric']} of item {iid}, arm {arm} was not measured (null); "
-                                          f"a paired bound needs a value for every item")
-                if not a <= v <= b:
-                    raise ExperimentError(f"{where}: {spec['metric']} of item {iid}, arm {arm} is {v}, outside the "
-                                          f"spec's bounds [{spec['bounds'][0]}, {spec['bounds'][1]}]")
-                total += v
-            d += weight * total / len(spec["seeds"])
-        diffs.append(d)
-    return diffs
-
+# -- the decision -----------------------------------------------------------------------
 
 def decide(spec, item_ids, values, limits=()) -> dict:
-    """The decision: estimate, bounds, n, verdict, confidence; plus the bound as n grows and per family."""
-    if not item_ids:
-        raise ExperimentError("observations: no items to compare")
-    diffs = paired_differences(spec, item_ids, values)
-    alpha = Decimal(str(spec["alpha"]))
-    margin = Decimal(str(spec["margin"]))
-    R = contrast_range(spec)
-    mean, lower, upper = bounds_of(diffs, R, alpha)
-    verdict = verdict_of(lower, upper, margin)
-    confidence = "strong" if verdict != INCONCLUSIVE and not limits else "weak"
-    n = len(diffs)
-    step = max(1, n // SERIES_POINTS)
-    series = []
-    for k in list(range(step, n, step)) + [n]:
-        m, lo, hi = bounds_of(diffs[:k], R, alpha)
-        series.append({"n": k, "estimate": _text(_dec(m), 6), "lower": _text(lo, 6), "upper": _text(hi, 6)})
-    fams = {}
-    for iid, d in zip(item_ids, diffs):
-        fams.setdefault(iid.split("/", 1)[0] if "/" in iid else "episodes", []).append(d)
-    per_family = []
-    for fam, ds in fams.items():
-        m, lo, hi = bounds_of(ds, R, alpha)
-        per_family.append({"family": fam, "n": len(ds), "estimate": _text(_dec(m)), "lower": _text(lo),
-                           "upper": _text(hi), "verdict": verdict_of(lo, hi, margin)})
-    return {
-        "n": n, "metric": spec["metric"], "arms": spec["arms"], "bounds": spec["bounds"], "margin": str(spec["margin"]),
-        "alpha": str(spec["alpha"]), "method": METHOD, "range": f"{R.numerator}/{R.denominator}" if R.denominator != 1
-        else str(R.numerator),
-        "estimate": {"exact": f"{mean.numerator}/{mean.denominator}", "decimal": _text(_dec(mean))},
-        "lower_bound": _text(lower), "upper_bound": _text(upper), "half_width": _text(half_width(R, alpha, n)),
-        "verdict": verdict, "confidence": confidence, "limits": list(limits),
-        "series": series, "per_family": per_family,
-        "per_family_note": "descriptive only: the pre-registered decision is the pooled bound above",
-    }
+    """The decision's figures (experiments/rules.py) from {(item_id, arm, seed): value}."""
+    try:
+        return rules.decide(spec, item_ids, values, limits)
+    except rules.RuleError as exc:
+        raise ExperimentError(str(exc)) from None

@@ -10,13 +10,21 @@ budgets are kept apart; a held-out sweep refuses to start without this file.
 
 Every number is an integer: microseconds, micro-USD, tokens. The Modal price
 and container assumptions are written into the file next to the projection.
+
+For each comparison the sweep serves, the pilot also measures its paired
+difference on the pilot worlds and reports the worlds each registered rule
+(Hoeffding, empirical Bernstein, betting) would need to say "supported" with
+80 % power for that effect (experiments/power.py: the rules' own code run on
+the pilot's differences resampled, seeded by the pilot's rows).
 """
 
 import datetime
 import os
 import time
 
-from . import executors, items as items_mod, work
+import hashlib
+
+from . import executors, items as items_mod, power, rules, work
 from .seeds import format_seeds
 
 FEASIBILITY_SCHEMA = "fundbook.feasibility/1"
@@ -79,33 +87,49 @@ def pilot_rows(plan, n) -> list:
 
 
 def _timed(task):
-    """(prepared task, CPU µs, wall µs) of producing and grading one task in this process."""
+    """(prepared task, result, CPU µs, wall µs) of producing and grading one task in this process."""
     c0, w0 = time.process_time(), time.perf_counter()
     prepared = executors.host_prepare(task)
-    work.run_task(prepared["graded"])
-    return prepared, round((time.process_time() - c0) * 1_000_000), round((time.perf_counter() - w0) * 1_000_000)
+    result = work.run_task(prepared["graded"])
+    return prepared, result, round((time.process_time() - c0) * 1_000_000), round((time.perf_counter() - w0) * 1_000_000)
 
 
-def run_pilot(out, plan, full_rows, arm_list, evaluator_id, n, date=None) -> dict:
+def pilot_power(spec, item_ids, values) -> dict:
+    """The pilot's effect for one comparison and the worlds each rule needs at 80 % power."""
+    rule = rules.Rule(spec)
+    Ds = [r[0] for r in rule.differences(item_ids, values, spec["metric"], "pilot")]
+    n = len(Ds)
+    s1, s2 = sum(Ds), sum(D * D for D in Ds)
+    seed = int.from_bytes(hashlib.sha256(repr((spec["name"], Ds)).encode()).digest()[:6], "big")  # JSON-safe
+    sd = rules._sqrt_text(n * s2 - s1 * s1, n * (n - 1) * rule.Q * rule.Q) if n >= 2 else None
+    return {"method_registered": rule.method, "effect": {"n": n, "mean_difference": rule.d_text(s1, n), "sd": sd},
+            "power": f"{power.POWER[0]}/{power.POWER[1]}", "seed": seed,
+            "worlds_needed": power.worlds_needed(spec, Ds, seed)}
+
+
+def run_pilot(out, plan, full_rows, arm_list, evaluator_id, n, date=None, comparisons=()) -> dict:
     """Each arm alone on every pilot world (its share of the reference plan included), then all arms
     together per world (the reference played once): CPU time of this process, so a busy machine does
     not inflate the figures; wall time is kept beside it."""
     rows = pilot_rows(plan, n)
     totals = {a["name"]: {"cpu": 0, "wall": 0, "tokens_in": 0, "tokens_out": 0, "micro_usd": 0} for a in arm_list}
     world_cpu = world_wall = 0
+    values = {}
     for row in rows:
         base = {"row": row, "item": items_mod.item_of(row), "fixture_sha256": row["fixture_sha256"]}
         for arm in arm_list:
-            prepared, cpu, wall = _timed(dict(base, arms=[arm]))
+            prepared, _, cpu, wall = _timed(dict(base, arms=[arm]))
             t = totals[arm["name"]]
             t["cpu"] += cpu
             t["wall"] += wall
             usage = (prepared["inputs"].get(arm["name"]) or {}).get("usage") or {}
             for key in ("tokens_in", "tokens_out", "micro_usd"):
                 t[key] += usage.get(key, 0)
-        _, cpu, wall = _timed(dict(base, arms=arm_list))
+        _, result, cpu, wall = _timed(dict(base, arms=arm_list))
         world_cpu += cpu
         world_wall += wall
+        for arm, seed, metric, value in result["values"]:
+            values.setdefault(metric, {})[(row["item_id"], arm, seed)] = value
     k = len(rows)
     per_arm = {name: {"micros_per_item": _ceil_div(t["cpu"], k), "wall_micros_per_item": _ceil_div(t["wall"], k),
                       "tokens_in_per_item": _ceil_div(t["tokens_in"], k),
@@ -128,4 +152,6 @@ def run_pilot(out, plan, full_rows, arm_list, evaluator_id, n, date=None) -> dic
         "scale": [projection(n, per_world["micros"], sum(a["micro_usd_per_item"] for a in per_arm.values()))
                   for n in SCALE_ITEMS],
         "assumptions": assumptions(),
+        "power": {c["name"]: pilot_power(c["spec"], [r["item_id"] for r in rows], values.get(c["spec"]["metric"], {}))
+                  for c in comparisons},
     }

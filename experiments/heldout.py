@@ -84,14 +84,34 @@ def commit(secret, families, count, date=None) -> dict:
             "created": date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")}
 
 
+COMMITMENT_KEYS = {"schema", "families", "count", "seed_range", "scheme", "sha256", "created"}
+
+
 def check_commitment_doc(doc, where) -> dict:
+    """A published commitment, every field of it: the ones its sha256 does not cover (seed_range,
+    scheme) must be exactly what this code draws and hashes with, so an edit to them is refused."""
     if not isinstance(doc, dict) or doc.get("schema") != COMMITMENT_SCHEMA:
         raise ExperimentError(f"{where}: schema: expected {COMMITMENT_SCHEMA!r}")
+    extra = sorted(set(doc) - COMMITMENT_KEYS)
+    if extra:
+        raise ExperimentError(f"{where}: {extra[0]}: not a field of a commitment")
     _check_families(doc.get("families") or [])
     if not isinstance(doc.get("count"), int) or isinstance(doc["count"], bool) or not 1 <= doc["count"] <= MAX_COUNT:
         raise ExperimentError(f"{where}: count: expected an integer in 1..{MAX_COUNT}")
     if not isinstance(doc.get("sha256"), str) or not HEX64.fullmatch(doc["sha256"]):
         raise ExperimentError(f"{where}: sha256: expected 64 hex characters")
+    if doc.get("seed_range") != [SEED_LOW, SEED_HIGH]:
+        raise ExperimentError(f"{where}: seed_range: expected [{SEED_LOW}, {SEED_HIGH}] (the range this code draws "
+                              f"held-out seeds from), got {str(doc.get('seed_range'))[:60]}")
+    if doc.get("scheme") != SCHEME:
+        raise ExperimentError(f"{where}: scheme: expected {SCHEME!r} (how this code hashes the list)")
+    created = doc.get("created")
+    try:
+        if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", created):
+            raise ValueError(created)
+        datetime.date.fromisoformat(created)
+    except (TypeError, ValueError):
+        raise ExperimentError(f"{where}: created: expected a date YYYY-MM-DD") from None
     return doc
 
 
@@ -126,12 +146,9 @@ def check_reveal(doc, commitment, where) -> list:
 
 
 def read_secret(path) -> str:
-    """A secret file: the 64 hex characters alone, or a reveal.json holding them."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(1 << 20)
-    except OSError as exc:
-        raise ExperimentError(f"{path}: cannot read the held-out secret ({exc.strerror})")
+    """A secret file (or a pipe): the 64 hex characters alone, or a reveal.json holding them."""
+    from .files import read_file
+    data = read_file(path, "the held-out secret", 1 << 20, pipe=True)
     text = data.decode("utf-8", "replace").strip()
     if text.startswith("{"):
         doc = jsondoc.loads(data, path, "a reveal.json with a secret, or 64 hex characters")

@@ -10,17 +10,29 @@ give the same bytes whichever executor computed them. observations.parquet
 holds the same rows for analysis.
 
 While a sweep runs, each finished item is appended to observations.partial.jsonl
-(`{item_id, evaluator_id, values}` a line); a re-run reads it, and the
-finished observations.jsonl, and skips every (item, arm) already measured under
-the same evaluator id.
+(`{item_id, evaluator_id, values}` a line) and its rows' sha256 to the sweep's
+journal (experiments/journal.py); a re-run reads the partial file, and the
+finished observations.jsonl, and reuses an (item, arm) only when its rows hash
+to what the journal recorded when they were written.
+
+Parquet is written and read through Arrow's own in-memory buffers, never a
+Python file object. Handed a Python file (io.BytesIO, as before), Arrow reads
+it from its own I/O threads -- even with use_threads=False; `make bench-exit`
+counts the calls -- and every such call, and the release of Arrow's reference
+to the file, takes the interpreter's lock from a C++ thread. One still doing
+so while the interpreter shuts down is stopped by CPython (pthread_exit)
+inside C++ frames that may not unwind: std::terminate, "terminate called
+without an active exception", SIGABRT -- in a few runs out of 30 on a busy
+machine. From an Arrow buffer no Arrow thread ever touches a Python object
+(`make bench-exit` also runs compare --verify 200 times: every exit clean).
 """
 
-import io
 import json
 import os
 
 from . import jsondoc
 from .errors import ExperimentError
+from .files import MAX_OBSERVATION_ROWS, MAX_OBSERVATIONS_BYTES, count_lines, read_file
 
 ROW_KEYS = ("arm", "evaluator_id", "item_id", "metric", "seed", "value")
 JSONL, PARQUET, PARTIAL = "observations.jsonl", "observations.parquet", "observations.partial.jsonl"
@@ -45,9 +57,16 @@ def parquet_bytes(rows) -> bytes:
     schema = pa.schema([("item_id", pa.string()), ("arm", pa.string()), ("seed", pa.int64()),
                         ("metric", pa.string()), ("value", pa.int64()), ("evaluator_id", pa.string())])
     table = pa.Table.from_pylist(rows, schema=schema)
-    sink = io.BytesIO()
+    sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression="zstd", write_statistics=False)
-    return sink.getvalue()
+    return sink.getvalue().to_pybytes()
+
+
+def parquet_rows(data: bytes) -> list:
+    """The rows of Parquet bytes, read from an Arrow buffer on this thread (see the module's note)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    return pq.read_table(pa.BufferReader(data), use_threads=False, pre_buffer=False).to_pylist()
 
 
 def _check_row(row, where):
@@ -65,6 +84,7 @@ def _check_row(row, where):
 
 
 def parse_jsonl(data: bytes, label) -> list:
+    count_lines(data, MAX_OBSERVATION_ROWS, label, "an observations file")
     rows = []
     for number, raw in enumerate(data.splitlines(), 1):
         row = jsondoc.loads(raw, f"{label} line {number}", "an observation row")
@@ -73,12 +93,7 @@ def parse_jsonl(data: bytes, label) -> list:
 
 
 def read_jsonl(path) -> list:
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise ExperimentError(f"{path}: cannot read the observations ({exc.strerror})")
-    return parse_jsonl(data, path)
+    return parse_jsonl(read_file(path, "the observations", MAX_OBSERVATIONS_BYTES), path)
 
 
 def _well_formed(entry) -> bool:
@@ -102,29 +117,21 @@ class Partial:
     def __init__(self, path):
         self.path = path
 
-    def done(self, evaluator_id) -> dict:
-        """{item_id: {arm: [values]}} already measured under `evaluator_id`.
+    def entries(self, evaluator_id) -> list:
+        """[(item_id, values)] of the well-formed lines written under `evaluator_id`.
 
         A line that is not a well-formed entry (the torn tail of an interrupted
-        write, or a damaged line) is skipped: its item is measured again."""
-        out = {}
-        if not os.path.exists(self.path):
-            return out
-        try:
-            with open(self.path, "rb") as fh:
-                lines = fh.read().splitlines()
-        except OSError as exc:
-            raise ExperimentError(f"{self.path}: cannot read the finished items ({exc.strerror})")
-        for number, raw in enumerate(lines, 1):
+        write, or a damaged line) is skipped: the sweep reuses only what the
+        journal vouches for, so its item is measured again or the edit refused."""
+        data = read_file(self.path, "the finished items", MAX_OBSERVATIONS_BYTES, missing=b"")
+        out = []
+        for number, raw in enumerate(data.splitlines(), 1):
             try:
                 entry = jsondoc.loads(raw, f"{self.path} line {number}", "a finished item")
             except ExperimentError:
                 continue
-            if not _well_formed(entry) or entry["evaluator_id"] != evaluator_id:
-                continue
-            arms = out.setdefault(entry["item_id"], {})
-            for value in entry["values"]:
-                arms.setdefault(value[0], []).append(value)
+            if _well_formed(entry) and entry["evaluator_id"] == evaluator_id:
+                out.append((entry["item_id"], entry["values"]))
         return out
 
     def append(self, item_id, values, evaluator_id):

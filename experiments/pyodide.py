@@ -18,6 +18,7 @@ import engine
 from .errors import ExperimentError
 
 RUNNER = "experiments/runner/sample.mjs"
+DECIDE_RUNNER = "experiments/runner/decide.mjs"
 SESSION_MODULE = "experiments/runner/ops.mjs"  # its `ops` run in the build's shared runtime
 
 
@@ -30,6 +31,63 @@ def select_sample(item_ids, size, seed) -> list:
 
 def default_seed(evaluator_id) -> int:
     return int(evaluator_id[:12], 16)
+
+
+def _run(op, runner, args, take, session):
+    """One op in the build's shared runtime (a builders._session.PyodideSession) or in a runtime of its own."""
+    from builders._errors import BuildError
+    from builders._files import ROOT
+    from builders._node import last_line, node_executable, popen
+    if session is not None:
+        try:
+            session.request(op, on_event=take, module=SESSION_MODULE, **args)
+        except BuildError as exc:
+            raise ExperimentError(f"Pyodide: {exc.format_message()}")
+        return 0, ""
+    try:
+        node = node_executable()
+    except BuildError as exc:
+        raise ExperimentError(f"Pyodide: {exc.format_message()}")
+    argv = [runner] + [x for key in args for x in ("--" + key.replace("_", "-"), args[key])]
+    with popen(node, argv, ROOT) as proc:
+        for raw in proc.stdout:
+            try:
+                event = json.loads(raw)
+            except ValueError:
+                break
+            take(event)
+        proc.stdout.read()
+        stderr = proc.stderr.read()
+        code = proc.wait()
+    return code, last_line(stderr)
+
+
+def decide_in_pyodide(rules_path, payloads, session=None) -> dict:
+    """Recompute decisions with experiments/rules.py in Pyodide: {"runtime": event, "results": [answer]}."""
+    data = b"".join(json.dumps(p, sort_keys=True, separators=(",", ":")).encode() + b"\n" for p in payloads)
+    with open(rules_path, "rb") as fh:
+        rules_sha = hashlib.sha256(fh.read()).hexdigest()
+    with tempfile.TemporaryDirectory(prefix="fundbook-decide-") as tmp:
+        path = os.path.join(tmp, "payloads.jsonl")
+        with open(path, "wb") as fh:
+            fh.write(data)
+        args = {"rules": os.path.abspath(rules_path), "rules_sha256": rules_sha, "payloads": path,
+                "payloads_sha256": hashlib.sha256(data).hexdigest()}
+        runtime, results, done, timings = None, [], [], []
+
+        def take(event):
+            nonlocal runtime
+            if event["event"] == "rules":
+                runtime = event
+            elif event["event"] == "decision":
+                results.append(event["result"])
+                timings.append(event.get("ms"))
+            elif event["event"] == "done":
+                done.append(event)
+        code, stderr = _run("decide", DECIDE_RUNNER, args, take, session)
+    if code != 0 or not done:
+        raise ExperimentError(f"Pyodide decisions: {stderr or f'{DECIDE_RUNNER} exited with {code}'}")
+    return {"runtime": runtime, "results": results, "ms": timings}
 
 
 def run_in_pyodide(bundle, tasks, session=None) -> dict:

@@ -1,5 +1,7 @@
 """Seed lists on the command line: `1..200`, `1,5,9`, `1..10,20..30` or
-plain integers, all positive and JSON-safe (below 2^53)."""
+plain integers, all positive and JSON-safe (below 2^53). Practice seeds stay
+below 2^32: the held-out split draws its seeds from [2^32, 2^53), so the two
+splits never meet (experiments/heldout.py)."""
 
 import re
 
@@ -8,10 +10,11 @@ from .errors import ExperimentError
 _DIGITS = re.compile(r"[0-9]{1,16}")
 
 MAX_SEED = 2**53 - 1
+MAX_PRACTICE_SEED = 2**32 - 1  # held-out seeds start at 2^32
 MAX_SEEDS = 1_000_000  # a typo like 1..1e15 is refused, not enumerated
 
 
-def parse_seeds(text, where="--seeds") -> list:
+def parse_seeds(text, where="--seeds", max_seed=MAX_SEED) -> list:
     """Sorted unique seeds from one argument; ExperimentError naming the part."""
     seeds = set()
     for part in str(text).split(","):
@@ -25,6 +28,9 @@ def parse_seeds(text, where="--seeds") -> list:
         b = int(high) if sep else a
         if a < 1 or b > MAX_SEED or a > b:
             raise ExperimentError(f"{where}: {part!r}: expected 1 <= first <= last <= 2^53-1")
+        if b > max_seed:
+            raise ExperimentError(f"{where}: {part!r}: practice seeds are at most 2^32-1 (seeds from 2^32 on are "
+                                  f"the held-out split's)")
         if b - a + 1 + len(seeds) > MAX_SEEDS:
             raise ExperimentError(f"{where}: more than {MAX_SEEDS} seeds")
         seeds.update(range(a, b + 1))

@@ -1,7 +1,12 @@
 """The shipped experiments: what `make build` publishes, and how it stays fast.
 
   runs/comparisons/heldout-baselines/   one held-out sweep: 1,000 worlds, the three scripted baselines
-  runs/comparisons/<name>/              two frozen comparisons decided from it
+  runs/comparisons/<name>/              two frozen paired-Hoeffding comparisons decided from it
+  runs/comparisons/heldout-baselines-betting/
+                                        the same committed worlds in the same order, swept
+                                        sequentially for two frozen paired-betting specs of the
+                                        same questions: it stops where their wealth reaches 1/alpha
+  runs/comparisons/<name>-betting/      those two comparisons
   runs/certificates/grader/             the certification sweep: gold and every mutation on
                                         1,000 practice worlds per family, and certificate.json
 
@@ -32,6 +37,8 @@ from .arms import parse_arms
 from .certificate import certificate
 from .errors import ExperimentError
 from .feasibility import run_pilot
+from .journal import JOURNAL
+from . import calibration
 from .sweep import heldout_plan, plan_rows, practice_plan, prepare, pretty, read_doc, run_sweep, write_atomic
 from .seeds import parse_seeds
 
@@ -39,7 +46,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BASELINE_ARMS = ("baseline:reference", "baseline:shortest-cheapest", "baseline:do-nothing")
 HELDOUT_SWEEP = "comparisons/heldout-baselines"
 COMPARISONS = ("comparisons/reference-vs-shortest-cheapest", "comparisons/shortest-cheapest-vs-do-nothing")
+BETTING_SWEEP = "comparisons/heldout-baselines-betting"
+BETTING_COMPARISONS = ("comparisons/reference-vs-shortest-cheapest-betting",
+                       "comparisons/shortest-cheapest-vs-do-nothing-betting")
 CERT_SWEEP = "certificates/grader"
+CALIBRATION_DIR = "comparisons/calibration"  # the rules' calibration (experiments/calibration.py)
 CERT_SEEDS = "1..1000"
 MIN_WORLDS_PER_FAMILY = 1000
 PILOT_ITEMS = 40
@@ -51,9 +62,16 @@ FAMILIES = ("FUND_01", "FUND_02", "FUND_03", "FUND_04")
 def sweeps():
     return [
         {"dir": HELDOUT_SWEEP, "split": "heldout", "arms": list(BASELINE_ARMS), "comparisons": list(COMPARISONS)},
+        {"dir": BETTING_SWEEP, "split": "heldout", "arms": list(BASELINE_ARMS),
+         "comparisons": list(BETTING_COMPARISONS)},
         {"dir": CERT_SWEEP, "split": "practice", "arms": ["gold", "mutations"], "comparisons": [],
          "plan": practice_plan(FAMILIES, parse_seeds(CERT_SEEDS))},
     ]
+
+
+def all_comparisons():
+    """[(comparison folder, its sweep folder)] of the shipped sweeps, in order."""
+    return [(c, d["dir"]) for d in sweeps() for c in d["comparisons"]]
 
 
 def plan_of(runs_dir, definition):
@@ -69,7 +87,13 @@ def plan_of(runs_dir, definition):
     elif os.environ.get("FUNDBOOK_HELDOUT_SECRET"):
         secret = heldout.read_secret(os.environ["FUNDBOOK_HELDOUT_SECRET"])
     plan = heldout_plan(commitment)
-    return plan, plan_rows(plan, secret, commitment), commitment
+    key = (commitment["sha256"], secret)
+    if key not in _ROWS:  # the held-out Hoeffding and betting sweeps share one committed list: generate it once
+        _ROWS[key] = plan_rows(plan, secret, commitment)
+    return plan, [dict(r) for r in _ROWS[key]], commitment
+
+
+_ROWS = {}
 
 
 def committed_matches(out, eid) -> bool:
@@ -91,7 +115,7 @@ def committed_matches(out, eid) -> bool:
 
 
 def _fresh(out):
-    for name in (obs.JSONL, obs.PARQUET, obs.PARTIAL, "sweep.json", "inputs.json"):
+    for name in (obs.JSONL, obs.PARQUET, obs.PARTIAL, "sweep.json", "inputs.json", JOURNAL):
         path = os.path.join(out, name)
         if os.path.exists(path):
             os.remove(path)
@@ -108,10 +132,9 @@ def run_definition(runs_dir, definition, bundle_dir, recompute=False, progress=T
     if not reused:
         log(f"experiments: {definition['dir']}: computing {len(rows)} items x {len(arm_list)} arms for evaluator "
             f"{eid[:16]} ({'recompute asked' if recompute else 'the committed rows are for another evaluator'})")
-        if recompute:
-            _fresh(out)
+        _fresh(out)  # rows of another evaluator (or a recompute): the sweep begins again, journal and all
         if definition["split"] == "heldout":
-            doc = run_pilot(out, plan, rows, arm_list, eid, PILOT_ITEMS)
+            doc = run_pilot(out, plan, rows, arm_list, eid, PILOT_ITEMS, comparisons=fixed["comparisons"])
             write_atomic(os.path.join(out, "feasibility.json"), pretty(doc))
         run_sweep(out, plan, rows, arm_list, bundle_dir, workers=WORKERS, comparisons=comparisons,
                   commitment=commitment, progress=progress, require_pilot=definition["split"] == "heldout")
@@ -125,7 +148,8 @@ def recheck(runs, bundle, seed, size=RECHECK_ITEMS, session=None) -> dict:
     tasks, expected, report = [], {}, {}
     for r in runs:
         committed = obs.done_from_rows(obs.read_jsonl(os.path.join(r["out"], obs.JSONL)), r["sweep"]["evaluator_id"])
-        ids = pyodide.select_sample([row["item_id"] for row in r["rows"]], size, seed)
+        measured = [row["item_id"] for row in r["rows"] if row["item_id"] in committed]  # a sequential sweep's prefix
+        ids = pyodide.select_sample(measured, size, seed)
         by_id = {row["item_id"]: row for row in r["rows"]}
         for iid in ids:
             row = by_id[iid]
@@ -146,6 +170,25 @@ def recheck(runs, bundle, seed, size=RECHECK_ITEMS, session=None) -> dict:
             "bundle_sha256": out["runtime"]["bundle_sha256"], "tasks": len(tasks)}
 
 
+def rules_in_pyodide(runs_dir, session=None) -> dict:
+    """Every shipped decision recomputed by experiments/rules.py in Pyodide: the same figures, digit for digit."""
+    payloads, published = [], []
+    for c, _ in all_comparisons():
+        keep = {}
+        published.append((c, cmp.verify(os.path.join(runs_dir, c), keep)))
+        payloads.append(keep["payload"])
+    out = pyodide.decide_in_pyodide(cmp.RULES_SOURCE, payloads, session)
+    for (c, decision), answer in zip(published, out["results"]):
+        if not answer.get("ok"):
+            raise ExperimentError(f"{c}: the rules in Pyodide refuse the rows ({answer.get('error')})")
+        mine = {k: decision[k] for k in answer["decision"]}
+        if answer["decision"] != mine:
+            where = engine.first_difference(mine, answer["decision"])
+            raise ExperimentError(f"{c}/decision.json: experiments/rules.py in Pyodide computes another figure at {where}")
+    return {"decisions": len(payloads), "identical": True, "pyodide_version": out["runtime"]["pyodide_version"],
+            "rules_sha256": out["runtime"]["rules_sha256"]}
+
+
 def build(runs_dir=None, bundle_dir=None, check_dir=None, recompute=False, progress=True, seed=None, log=print,
           session=None):
     runs_dir = runs_dir or os.path.join(ROOT, "runs")
@@ -153,15 +196,26 @@ def build(runs_dir=None, bundle_dir=None, check_dir=None, recompute=False, progr
     check_dir = check_dir or os.path.join(ROOT, "build", "experiments")
     runs = [run_definition(runs_dir, d, bundle_dir, recompute, progress, log) for d in sweeps()]
     seed = seed if seed is not None else int(os.environ.get("FUNDBOOK_RECHECK_SEED") or secrets.randbits(48))
+    from builders._errors import BuildError
+    from builders._session import own_session
+    try:
+        with own_session(session) as runtime:  # one Pyodide runtime for the re-check and the rules
+            return _build(runs, runs_dir, check_dir, seed, runtime)
+    except BuildError as exc:
+        raise ExperimentError(f"Pyodide: {exc.format_message()}")
+
+
+def _build(runs, runs_dir, check_dir, seed, session):
     checked = recheck(runs, runs[0]["fixed"]["bundle"], seed, session=session)
     decisions = {}
-    for c in COMPARISONS:
+    for c, sweep_dir in all_comparisons():
         directory = os.path.join(runs_dir, c)
-        cmp.run_compare(directory, os.path.join(runs_dir, HELDOUT_SWEEP))
+        cmp.run_compare(directory, os.path.join(runs_dir, sweep_dir))
         decision = cmp.verify(directory)
-        decisions[c] = {"verdict": decision["verdict"], "confidence": decision["confidence"],
-                        "evidence_verified": True}
-    cert_run = runs[1]
+        decisions[c] = {"verdict": decision["verdict"], "confidence": decision["confidence"], "n": decision["n"],
+                        "method": decision["method"], "evidence_verified": True}
+    pyodide_decisions = rules_in_pyodide(runs_dir, session)
+    cert_run = next(r for r in runs if r["definition"]["dir"] == CERT_SWEEP)
     cert = certificate("grader", cert_run["sweep"], obs.read_jsonl(os.path.join(cert_run["out"], obs.JSONL)),
                        cert_run["rows"], MIN_WORLDS_PER_FAMILY)
     write_atomic(os.path.join(cert_run["out"], "certificate.json"), pretty(cert))
@@ -174,7 +228,7 @@ def build(runs_dir=None, bundle_dir=None, check_dir=None, recompute=False, progr
               "sweeps": {r["definition"]["dir"]: {"evaluator_id": r["sweep"]["evaluator_id"], "reused": r["reused"],
                                                   "rows": r["sweep"]["counts"]["rows"],
                                                   "source_check": r["fixed"]["sources"]} for r in runs},
-              "recheck": checked, "comparisons": decisions,
+              "recheck": checked, "comparisons": decisions, "decisions_in_pyodide": pyodide_decisions,
               "certificate": {"passed": cert["passed"], "checked": cert["checked"], "met": cert["met"]}}
     os.makedirs(check_dir, exist_ok=True)
     write_atomic(os.path.join(check_dir, "checks.json"), pretty(checks))
@@ -219,9 +273,9 @@ def verify(runs_dir=None, bundle_dir=None, log=print, progress=True) -> list:
 
 # What each shipped folder may hold; anything else is not part of the publication.
 SWEEP_FILES = {"items.jsonl", obs.JSONL, obs.PARQUET, "sweep.json", "commitment.json", "reveal.json",
-               "feasibility.json"}
+               "feasibility.json", JOURNAL}
 CERT_FILES = SWEEP_FILES | {"certificate.json"}
-COMPARISON_FILES = {"spec.json", "freeze.json", "deviations.json", "decision.json", "evidence.json"}
+COMPARISON_FILES = {"spec.json", "freeze.json", "deviations.json", "decision.json", "evidence.json", cmp.RULES_FILE}
 
 
 def _check_published(runs_dir, d, src, dst, rows, log):
@@ -233,6 +287,9 @@ def _check_published(runs_dir, d, src, dst, rows, log):
                               f"checkout's {str(fresh.get('evaluator_id'))[:16]}")
     if not committed_matches(src, fresh["evaluator_id"]):
         raise ExperimentError(f"{src}/sweep.json: does not list the committed files")
+    if committed.get("sequential") != fresh.get("sequential"):
+        raise ExperimentError(f"{src}/sweep.json: sequential: records {committed.get('sequential')}, a fresh run stops "
+                              f"at {fresh.get('sequential')}")
     for c in d["comparisons"]:
         decision = cmp.verify(os.path.join(runs_dir, c))
         log(f"verify-experiments: {c}: decision recomputed from its evidence ({decision['verdict']}, "
@@ -248,7 +305,9 @@ def _check_published(runs_dir, d, src, dst, rows, log):
 
 
 def _check_unlisted(runs_dir):
-    allowed = {HELDOUT_SWEEP: SWEEP_FILES, CERT_SWEEP: CERT_FILES, **{c: COMPARISON_FILES for c in COMPARISONS}}
+    allowed = {**{d["dir"]: (CERT_FILES if d["dir"] == CERT_SWEEP else SWEEP_FILES) for d in sweeps()},
+               **{c: COMPARISON_FILES for c, _ in all_comparisons()},
+               CALIBRATION_DIR: {os.path.basename(calibration.OUT)}}
     for top in ("comparisons", "certificates"):
         for dirpath, dirnames, files in os.walk(os.path.join(runs_dir, top)):
             relative = os.path.relpath(dirpath, runs_dir).replace(os.sep, "/")

@@ -1,11 +1,16 @@
 """`fundbook sweep`: arms over items under a frozen evaluator, rows out.
 
 Order of work: check the bundle and that the host's engine sources are the
-bundle's; compute the evaluator id; record the comparison specs this sweep
-serves (each must already be frozen: a spec frozen later cannot appear here);
-for a held-out split require the published commitment and a feasibility pilot;
-then measure every (item, arm) not already measured under this evaluator id,
-appending each finished item to observations.partial.jsonl; re-execute a seeded
+bundle's; compute the evaluator id; open the journal (experiments/journal.py)
+and record in it, before any row, each comparison this sweep serves (each must
+already be frozen, and a comparison whose arms already have rows here is
+refused: it was frozen after they existed); for a held-out split require the
+published commitment and a feasibility pilot; re-verify what a resumed sweep
+reuses (each item's rows against the journal, and a seeded sample recomputed);
+then measure every (item, arm) not yet measured, appending each finished item
+to observations.partial.jsonl and its rows' sha256 to the journal -- in the
+committed order, stopping where the served betting rules stop, when every
+comparison is sequential (experiments/sequential.py); re-execute a seeded
 sample through the bundle in Pyodide and require identical values; finally
 write items.jsonl, observations.jsonl, observations.parquet and sweep.json
 (each to a temporary name, then renamed).
@@ -20,13 +25,16 @@ import time
 import engine
 
 from . import arms as arms_mod
-from . import executors, heldout, items as items_mod, jsondoc, observations as obs, pyodide, work
+from . import executors, heldout, items as items_mod, jsondoc, observations as obs, pyodide, sequential, work
 from .errors import ExperimentError
 from .evaluator import HOST_PATH, check_sources, evaluator_id, load_bundle, provenance
-from .seeds import format_seeds, parse_seeds
+from .files import read_file
+from .journal import JOURNAL, Journal, rows_sha256
+from .seeds import MAX_PRACTICE_SEED, format_seeds, parse_seeds
 
 SWEEP_SCHEMA = "fundbook.sweep/1"
 DEFAULT_SAMPLE = 8
+RESUME_RECHECK = 4  # reused items recomputed on host when a sweep resumes
 
 
 def _now():
@@ -71,13 +79,7 @@ def pretty(doc) -> bytes:
 
 
 def read_doc(path, what):
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except FileNotFoundError:
-        raise ExperimentError(f"{path}: no such file ({what} expected)")
-    except OSError as exc:
-        raise ExperimentError(f"{path}: cannot read ({exc.strerror})")
+    data = read_file(path, what)
     doc = jsondoc.loads(data, path, what)
     if not isinstance(doc, dict):
         raise ExperimentError(f"{path}: expected a JSON object ({what})")
@@ -87,6 +89,9 @@ def read_doc(path, what):
 # -- the item plan -------------------------------------------------------------------
 
 def practice_plan(families, seeds, episodes=()) -> dict:
+    if seeds and max(seeds) > MAX_PRACTICE_SEED:
+        raise ExperimentError(f"--seeds: {max(seeds)}: practice seeds are at most 2^32-1 (seeds from 2^32 on are the "
+                              f"held-out split's: run a held-out sweep with --heldout)")
     plan = {"split": "practice", "families": list(families), "seeds": format_seeds(seeds)}
     if episodes:
         plan["episodes"] = list(episodes)
@@ -119,12 +124,9 @@ def plan_rows(plan, secret=None, commitment=None) -> list:
 
 def frozen_comparison(directory, plan, arm_names) -> dict:
     from .decide import check_frozen
-    freeze, _ = read_doc(os.path.join(directory, "freeze.json"), "the freeze record (`fundbook compare DIR --freeze`)")
-    try:
-        with open(os.path.join(directory, "spec.json"), "rb") as fh:
-            spec_bytes = fh.read()
-    except OSError as exc:
-        raise ExperimentError(f"{directory}/spec.json: cannot read ({exc.strerror})")
+    freeze, freeze_bytes = read_doc(os.path.join(directory, "freeze.json"),
+                                    "the freeze record (`fundbook compare DIR --freeze`)")
+    spec_bytes = read_file(os.path.join(directory, "spec.json"), "a comparison spec")
     spec = check_frozen(spec_bytes, freeze, directory)
     if normal_plan(spec["items"]) != normal_plan(plan):
         raise ExperimentError(f"{directory}/spec.json: items {json.dumps(spec['items'], sort_keys=True)} are not "
@@ -132,7 +134,33 @@ def frozen_comparison(directory, plan, arm_names) -> dict:
     missing = sorted(set(spec["arms"]) - set(arm_names))
     if missing:
         raise ExperimentError(f"{directory}/spec.json: arm {missing[0]} is not in this sweep")
-    return {"name": spec["name"], "spec_sha256": freeze["spec_sha256"], "frozen_on": freeze["frozen_on"]}
+    return {"name": spec["name"], "spec_sha256": freeze["spec_sha256"], "frozen_on": freeze["frozen_on"],
+            "freeze_sha256": engine.sha256_hex(freeze_bytes), "spec": spec, "dir": directory}
+
+
+def public_comparison(c) -> dict:
+    """What sweep.json records about a served comparison."""
+    return {k: c[k] for k in ("name", "spec_sha256", "frozen_on", "freeze_sha256")}
+
+
+def serve(journal, served):
+    """Record each served comparison in the journal before any of its rows: a comparison already
+    recorded is fine; one whose arms have rows here already was frozen too late and is refused."""
+    for c in served:
+        if c["spec_sha256"] in journal.served:
+            recorded = journal.served[c["spec_sha256"]][1]
+            if recorded["freeze_sha256"] != c["freeze_sha256"]:
+                raise ExperimentError(f"{c['dir']}/freeze.json: not the freeze this sweep recorded for {c['name']} "
+                                      f"(sha256 {recorded['freeze_sha256'][:16]} on {recorded['frozen_on']}): "
+                                      f"frozen again after the sweep began")
+            continue
+        line = journal.first_row_line(set(c["spec"]["arms"]))
+        if line is not None:
+            raise ExperimentError(f"{c['dir']}: this sweep measured its arms before the spec was recorded here "
+                                  f"({journal.path} line {line + 1}): a spec frozen after any of its rows existed "
+                                  f"cannot use them -- run it in a new sweep folder")
+        journal.append({"entry": "serve", "comparison": c["name"], "spec_sha256": c["spec_sha256"],
+                        "freeze_sha256": c["freeze_sha256"], "frozen_on": c["frozen_on"]})
 
 
 # -- the sweep -----------------------------------------------------------------------
@@ -157,27 +185,79 @@ def _arm_metrics(arm_kind) -> list:
     return ["scored", "qualified", "score", "funding_cost"] + [f"gate:{name}" for name in work.GATES]
 
 
-def _existing(out, eid, arm_list):
-    """{item_id: {arm: values}} already measured under `eid`, for the arms of this sweep.
+def _expected(arm_list) -> dict:
+    return {a["name"]: [[a["name"], work.REPLICATE_SEED, m] for m in _arm_metrics(a["kind"])] for a in arm_list}
 
-    An (item, arm) is reused only when its rows are exactly the ones a run writes
-    (each metric of the arm once, in order, at the replicate seed); anything else --
-    a row missing, twice or edited out of shape -- is measured again, never trusted."""
-    done = {}
+
+def _grouped(pairs) -> dict:
+    """{item_id: {arm: [values]}} from (item_id, [[arm, seed, metric, value], ...]) pairs."""
+    out = {}
+    for iid, values in pairs:
+        arms = out.setdefault(iid, {})
+        for value in values:
+            arms.setdefault(value[0], []).append(value)
+    return out
+
+
+def reusable(out, eid, journal, arm_list) -> dict:
+    """{item_id: {arm: values}} measured before and journalled: every (item, arm) the journal lists is
+    read back from observations.jsonl or the partial file and must hash to its journal entry; rows edited
+    after they were written, or rows the journal does not list, stop the sweep (never re-signed)."""
     path = os.path.join(out, obs.JSONL)
-    if os.path.exists(path):
-        try:
-            done = obs.done_from_rows(obs.read_jsonl(path), eid)
-        except ExperimentError:
-            done = {}  # an unreadable old file is recomputed, never trusted
-    for iid, arms in obs.Partial(os.path.join(out, obs.PARTIAL)).done(eid).items():
-        done.setdefault(iid, {}).update(arms)
-    expected = {a["name"]: [[a["name"], work.REPLICATE_SEED, m] for m in _arm_metrics(a["kind"])] for a in arm_list}
-    for arms in done.values():
-        for name in list(arms):
-            if name not in expected or [v[:3] for v in arms[name]] != expected[name]:
-                del arms[name]
+    finished = {}
+    if os.path.lexists(path):
+        rows = obs.read_jsonl(path)
+        other = next((r for r in rows if r["evaluator_id"] != eid), None)
+        if other is not None:
+            raise ExperimentError(f"{path}: holds a row of evaluator {other['evaluator_id'][:16]}, the journal is "
+                                  f"{eid[:16]}'s")
+        finished = _grouped((r["item_id"], [[r["arm"], r["seed"], r["metric"], r["value"]]]) for r in rows)
+    partial = _grouped(obs.Partial(os.path.join(out, obs.PARTIAL)).entries(eid))
+    expected = _expected(arm_list)
+    done = {}
+    for (iid, arm), (index, entry) in sorted(journal.covered.items(), key=lambda kv: kv[1][0]):
+        if iid in done and arm in done[iid]:
+            continue
+        source = finished if all(a in finished.get(iid, {}) for a in entry["arms"]) else partial
+        got = source.get(iid, {})
+        if not all(a in got for a in entry["arms"]):
+            raise ExperimentError(f"{journal.path} line {index + 1}: lists rows of item {iid} that neither "
+                                  f"{obs.JSONL} nor {obs.PARTIAL} holds: use a new sweep folder")
+        values = [v for a in entry["arms"] for v in got[a]]
+        if rows_sha256(obs.rows_for(iid, values, eid)) != entry["rows_sha256"]:
+            name = obs.JSONL if source is finished else obs.PARTIAL
+            raise ExperimentError(f"{os.path.join(out, name)}: the rows of item {iid} (arms {', '.join(entry['arms'])}) "
+                                  f"are not the ones journalled at {JOURNAL} line {index + 1}: edited after they "
+                                  f"were written; refusing to reuse them")
+        for a in entry["arms"]:
+            if a in expected and [v[:3] for v in got[a]] != expected[a]:
+                raise ExperimentError(f"{journal.path} line {index + 1}: the rows of item {iid}, arm {a} are not "
+                                      f"the metrics this arm writes")
+            done.setdefault(iid, {})[a] = got[a]
+    unlisted = [(iid, a) for iid, arms in finished.items() for a in arms if (iid, a) not in journal.covered]
+    if unlisted:
+        raise ExperimentError(f"{path}: rows of item {unlisted[0][0]}, arm {unlisted[0][1]} that {JOURNAL} does not "
+                              f"list: refusing to reuse them")
     return done
+
+
+def _recheck_reused(done, rows, arm_list, eid):
+    """Recompute a seeded sample of the reused items on host and require their journalled values."""
+    ids = [r["item_id"] for r in rows if all(a["name"] in done.get(r["item_id"], {}) for a in arm_list)]
+    arms = [a for a in arm_list if arms_mod.recheckable(a)]
+    if not ids or not arms:
+        return []
+    picked = pyodide.select_sample(ids, RESUME_RECHECK, pyodide.default_seed(eid))
+    by_id = {r["item_id"]: r for r in rows}
+    for iid in picked:
+        row = by_id[iid]
+        got = executors.host_run({"row": row, "item": items_mod.item_of(row), "fixture_sha256": row["fixture_sha256"],
+                                  "arms": arms})["values"]
+        want = [v for a in arms for v in done[iid][a["name"]]]
+        if got != want:
+            raise ExperimentError(f"sweep: item {iid} recomputes to other values than the rows this sweep reuses: "
+                                  f"the folder's rows are not this evaluator's output; use a new folder")
+    return picked
 
 
 def prepare(out, plan, rows, arm_list, bundle_dir, comparisons=()):
@@ -194,6 +274,10 @@ def run_sweep(out, plan, rows, arm_list, bundle_dir, *, workers=1, executor="loc
               sample_seed=None, comparisons=(), commitment=None, progress=True, modal=None, require_pilot=None):
     fixed = prepare(out, plan, rows, arm_list, bundle_dir, comparisons)
     eid = fixed["evaluator_id"]
+    monitors = sequential.monitors_for(fixed["comparisons"])
+    if monitors and executor != "local":
+        raise ExperimentError("--executor modal: a sequential sweep (one that serves only betting rules) runs "
+                              "in the committed order on the local pool")
     make_folder(out)
     if plan["split"] == "heldout":
         cpath = os.path.join(out, "commitment.json")
@@ -202,16 +286,22 @@ def run_sweep(out, plan, rows, arm_list, bundle_dir, *, workers=1, executor="loc
             raise ExperimentError(f"{cpath}: sha256 {published.get('sha256')}, the sweep's commitment is {commitment['sha256']}")
     if require_pilot if require_pilot is not None else plan["split"] == "heldout":
         _check_feasibility(out, eid)
-    started, t0 = _now(), time.perf_counter()
-    done = _existing(out, eid, arm_list)
     names = [a["name"] for a in arm_list]
-    tasks = []
-    for row in rows:
-        have = done.get(row["item_id"], {})
-        missing = [a for a in arm_list if a["name"] not in have]
-        if missing:
-            tasks.append({"row": row, "item": items_mod.item_of(row), "fixture_sha256": row["fixture_sha256"],
-                          "arms": missing})
+    journal = Journal.open(os.path.join(out, JOURNAL), eid, items_mod.manifest_sha256(rows), names)
+    dropped = [a for a in journal.arms if a not in names]
+    if dropped:
+        raise ExperimentError(f"{journal.path}: this sweep measured arm {dropped[0]}: give every arm again "
+                              f"(a sweep's arms only grow)")
+    given = {c["spec_sha256"] for c in fixed["comparisons"]}
+    unserved = [e["comparison"] for _, e in journal.served.values() if e["spec_sha256"] not in given]
+    if unserved:
+        raise ExperimentError(f"{journal.path}: this sweep serves comparison {unserved[0]}: give its folder with "
+                              f"--comparison again (its stopping rule applies to every run of the sweep)")
+    journal.add_arms(names)
+    serve(journal, fixed["comparisons"])
+    started, t0 = _now(), time.perf_counter()
+    done = reusable(out, eid, journal, arm_list)
+    rechecked = _recheck_reused(done, rows, arm_list, eid) if done else []
     partial = obs.Partial(os.path.join(out, obs.PARTIAL))
     inputs = {a["name"]: {} for a in arm_list if a["kind"] not in arms_mod.ENGINE_KINDS}
     if inputs and os.path.exists(os.path.join(out, "inputs.json")):
@@ -219,57 +309,112 @@ def run_sweep(out, plan, rows, arm_list, bundle_dir, *, workers=1, executor="loc
         for name in inputs:
             inputs[name].update({k: v for k, v in (earlier.get(name) or {}).items() if k in done})
     usage = {}
+    computed = []
 
     def on_result(result):
-        partial.append(result["item_id"], result["values"], eid)
-        arms = done.setdefault(result["item_id"], {})
+        iid = result["item_id"]
+        partial.append(iid, result["values"], eid)
+        arms = [a for a in dict.fromkeys(v[0] for v in result["values"])]
+        journal.append({"entry": "rows", "item_id": iid, "arms": arms,
+                        "rows_sha256": rows_sha256(obs.rows_for(iid, result["values"], eid))})
+        have = done.setdefault(iid, {})
         for value in result["values"]:
-            arms.setdefault(value[0], []).append(value)
+            have.setdefault(value[0], []).append(value)
         for name, got in (result.get("inputs") or {}).items():
-            inputs[name][result["item_id"]] = got["sha256"]
+            inputs[name][iid] = got["sha256"]
             if got.get("usage"):
-                usage.setdefault(name, {})[result["item_id"]] = got["usage"]
+                usage.setdefault(name, {})[iid] = got["usage"]
+        computed.append(iid)
 
+    def task_for(row):
+        have = done.get(row["item_id"], {})
+        missing = [a for a in arm_list if a["name"] not in have]
+        if not missing:
+            return None
+        return {"row": row, "item": items_mod.item_of(row), "fixture_sha256": row["fixture_sha256"], "arms": missing}
+
+    stop = None
     try:
-        if executor == "local":
-            executors.run_local(tasks, workers, on_result, progress)
-        elif executor == "modal":
-            listed = {f["path"]: f["sha256"] for f in fixed["bundle"]["manifest"]["files"] if not f["path"].endswith(".pyc")}
-            executors.run_modal(tasks, on_result, listed, progress, modal=modal)
+        if monitors:
+            stop = _run_sequential(rows, workers, task_for, on_result, monitors, done, names, journal, progress)
         else:
-            raise ExperimentError(f"--executor: expected local or modal, got {executor!r}")
+            tasks = [t for t in (task_for(row) for row in rows) if t is not None]
+            if executor == "local":
+                executors.run_local(tasks, workers, on_result, progress)
+            elif executor == "modal":
+                listed = {f["path"]: f["sha256"] for f in fixed["bundle"]["manifest"]["files"]
+                          if not f["path"].endswith(".pyc")}
+                executors.run_modal(tasks, on_result, listed, progress, modal=modal)
+            else:
+                raise ExperimentError(f"--executor: expected local or modal, got {executor!r}")
     except work.WorkError as exc:
         raise ExperimentError(f"sweep stopped: {exc}; finished items are kept in {obs.PARTIAL}")
     compute_s = time.perf_counter() - t0
+    measured = rows if stop is None else rows[:stop["n"]]
     ordered = []
-    for row in rows:
+    for row in measured:
         have = done.get(row["item_id"], {})
         for name in names:
             if name not in have:
                 raise ExperimentError(f"sweep: item {row['item_id']} has no rows for arm {name} after the run")
             ordered.extend(obs.rows_for(row["item_id"], have[name], eid))
-    sample = _pyodide_sample(fixed, rows, arm_list, done, sample_size, sample_seed)
+    sample = _pyodide_sample(fixed, measured, arm_list, done, sample_size, sample_seed)
     manifest_bytes = items_mod.manifest_bytes(rows)
     jsonl = obs.jsonl_bytes(ordered)
     parquet = obs.parquet_bytes(ordered)
     files = {"items.jsonl": manifest_bytes, obs.JSONL: jsonl, obs.PARQUET: parquet}
     if inputs:
         files["inputs.json"] = pretty({name: dict(sorted(v.items())) for name, v in sorted(inputs.items())})
+    listed = dict(files, **{JOURNAL: read_file(journal.path, "the sweep journal", 1 << 40)})
     doc = {
         "schema": SWEEP_SCHEMA, "evaluator_id": eid, "provenance": fixed["provenance"], "items": plan,
-        "arms": [arms_mod.public(a) for a in arm_list], "comparisons": fixed["comparisons"],
-        "files": {name: engine.sha256_hex(data) for name, data in sorted(files.items())},
-        "counts": {"items": len(rows), "arms": len(arm_list), "rows": len(ordered)},
+        "arms": [arms_mod.public(a) for a in arm_list], "comparisons": [public_comparison(c) for c in fixed["comparisons"]],
+        "files": {name: engine.sha256_hex(data) for name, data in sorted(listed.items())},
+        "journal": journal.summary(),
+        "sequential": None if stop is None else dict(stop, comparisons={m.name: m.record() for m in monitors}),
+        "counts": {"items": len(rows), "measured": len(measured), "arms": len(arm_list), "rows": len(ordered)},
         "execution": {"path": HOST_PATH, "python": platform.python_version(), "source_check": fixed["sources"],
                       "executor": executor, "workers": workers if executor == "local" else None,
                       "pyodide_sample": sample},
         "volatile": {"started": started, "finished": _now(), "compute_seconds": round(compute_s, 3),
-                     "items_computed": len(tasks), "usage": usage},
+                     "items_computed": len(computed), "usage": usage, "resume_rechecked": rechecked},
     }
     write_all({**{os.path.join(out, name): data for name, data in files.items()},
                os.path.join(out, "sweep.json"): pretty(doc)})
     partial.remove()
     return doc
+
+
+def _run_sequential(rows, workers, task_for, on_result, monitors, done, names, journal, progress):
+    """Items in manifest order until every monitor stops; returns the stop record {n, reason}."""
+    state = {"n": 0}
+    bar = executors._progress(len(rows), f"sequential sweep ({workers} worker{'s' if workers > 1 else ''})", progress)
+
+    def on_item(iid, result):
+        if result is not None:
+            on_result(result)
+        have = done[iid]
+        values = [v for name in names for v in have[name]]
+        for m in monitors:
+            m.feed(iid, values)
+        state["n"] += 1
+        bar and bar.update(1)
+        return not all(m.stopped for m in monitors)
+
+    try:
+        sequential.run_in_order([(r["item_id"], task_for(r)) for r in rows], workers, executors.host_run, on_item)
+    finally:
+        if bar:
+            bar.render_finish()
+    n = state["n"]
+    if all(m.stopped for m in monitors):
+        reason = "every served comparison's rule stopped"
+    else:
+        reason = "every planned world was measured"
+    stop = {"n": n, "reason": reason}
+    if journal.stop is None or journal.stop["n"] != n:
+        journal.append({"entry": "stop", **stop})
+    return stop
 
 
 def _pyodide_sample(fixed, rows, arm_list, done, size, seed):

@@ -10,8 +10,8 @@
 # runs/comparisons and runs/certificates afterwards); `make verify-experiments`
 # recomputes into a scratch folder and compares the bytes.
 
-BENCH_EXTRA += bench-experiments
-.PHONY: build-experiments experiments-recompute verify-experiments bench-experiments test-experiments
+BENCH_EXTRA += bench-experiments bench-exit
+.PHONY: build-experiments experiments-recompute verify-experiments bench-experiments bench-exit test-experiments
 
 build-experiments: build-engine
 	$(PYTHON) -m experiments build
@@ -25,5 +25,21 @@ verify-experiments: build-engine
 bench-experiments: $(STAMP)
 	@$(PYTHON) -m experiments bench
 
+# 200 runs of `fundbook compare --verify`, each exit clean (a few minutes; see experiments/observations.py)
+bench-exit: $(STAMP)
+	@$(PYTHON) -m experiments bench-exit
+
 test-experiments: $(STAMP) node_modules/.installed
 	$(BIN)/pytest -n 2 --dist loadgroup tests/experiments
+
+# The decision rules' calibration and power study (experiments/calibration.py):
+# 10,000 simulated null sweeps per rule and shape through experiments/rules.py,
+# seeded, a few minutes on 2 cores. `make experiments-calibrate` rewrites
+# runs/comparisons/calibration/rules-calibration.json; `make verify-calibration`
+# recomputes it and compares the bytes.
+.PHONY: experiments-calibrate verify-calibration
+experiments-calibrate: $(STAMP)
+	$(PYTHON) -m experiments calibrate
+
+verify-calibration: $(STAMP)
+	$(PYTHON) -m experiments calibrate --check

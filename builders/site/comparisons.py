@@ -1,16 +1,25 @@
 """The Comparisons section, rendered from runs/comparisons and runs/certificates.
 
 One page per frozen comparison -- the decision first (verdict, confidence,
-estimate and bound against the margin), then the bound as n grows, the
+estimate and bound against the margin, why an inconclusive one is), the full
+report (per-arm means, the mean paired difference and its standard errors,
+the correlation, n), the other rules on the same question side by side, then
+the wealth (a betting rule) or the bound (a fixed-n rule) as n grows, the
 per-family breakdown, the split, the evaluator and execution path, the
-feasibility pilot, deviations and the evidence with its hashes -- plus the
-grader certificate, the scale page (cost and time to 100,000 items) and an
-overview. What this build re-checked comes from build/experiments/checks.json
-(FUNDBOOK_EXPERIMENTS_DIR redirects it); without it the pages say so.
+feasibility pilot with the worlds each rule would need, deviations and the
+evidence with its hashes, and a "verify in your browser" box that reruns the
+published rules (assets/fundbook/decisions.js) -- plus the calibration and
+power study of the rules, the grader certificate, the scale page (cost and
+time to 100,000 items) and an overview. What this build re-checked comes from
+build/experiments/checks.json (FUNDBOOK_EXPERIMENTS_DIR redirects it);
+without it the pages say so.
 
 Every evidence file is hashed before a page shows anything it backs; a
 mismatch is a SiteInputError naming the file. Numbers are the decision's own
-decimal strings; floats appear only in the chart data.
+decimal strings; floats appear only in the chart data. The rules each
+decision ran (its rules.py, pinned in its evidence) are published beside it
+as a static file for the browser's verify; this module only copies bytes the
+evidence names, it imports nothing from experiments/.
 """
 
 import hashlib
@@ -27,6 +36,11 @@ from .records import SiteInputError
 ROOT = Path(__file__).resolve().parents[2]
 CERTIFICATE_URI = "comparisons/grader-certificate/index.md"
 SCALE_URI = "comparisons/scale/index.md"
+CALIBRATION_URI = "comparisons/calibration/index.md"
+CALIBRATION_FILE = "comparisons/calibration/rules-calibration.json"
+BETTING = "paired_betting"
+METHOD_NAMES = {"paired_hoeffding": "paired Hoeffding", "paired_empirical_bernstein": "empirical Bernstein",
+                "paired_betting": "betting"}
 
 
 def checks_dir() -> Path:
@@ -72,8 +86,11 @@ def load(runs_dir: Path) -> dict:
         feasibility = None
         if "feasibility" in by_kind:
             feasibility = _json(folder / by_kind["feasibility"]["path"], by_kind["feasibility"]["href"])
+        rules_file = by_kind.get("rules")
+        rules_text = (folder / rules_file["path"]).read_text(encoding="utf-8") if rules_file else None
         out["comparisons"].append({"slug": folder.name, "decision": decision, "files": files, "sweep": sweep,
-                                   "feasibility": feasibility, "verify": evidence.get("verify")})
+                                   "feasibility": feasibility, "verify": evidence.get("verify"),
+                                   "rules": rules_text, "rules_href": rules_file["href"] if rules_file else None})
     cert = runs_dir / "certificates" / "grader" / "certificate.json"
     if cert.is_file():
         doc = _json(cert, "runs/certificates/grader/certificate.json")
@@ -89,6 +106,8 @@ def load(runs_dir: Path) -> dict:
         files.append({"name": "certificates/grader/sweep.json", "kind": "sweep_manifest",
                       "href": "runs/certificates/grader/sweep.json", "sha256": _sha(sweep_path)})
         out["certificate"] = {"doc": doc, "files": files}
+    calibration = runs_dir / CALIBRATION_FILE
+    out["calibration"] = _json(calibration, f"runs/{CALIBRATION_FILE}") if calibration.is_file() else None
     checks = checks_dir() / "checks.json"
     if checks.is_file():
         out["checks"] = _json(checks, str(checks))
@@ -111,6 +130,30 @@ def bound_chart(decision) -> dict:
     rule = alt.Chart(alt.Data(values=[{"margin": margin}])).mark_rule(color="#b00020").encode(y="margin:Q")
     chart = alt.layer(band, line, lower, rule).properties(
         width="container", height=260, title="Estimate, lower and upper bound as n grows (red: the margin)")
+    return chart.to_dict()
+
+
+def wealth_chart(decision) -> dict:
+    """Both wealth processes of a betting rule over the worlds in sweep order, on a log scale, against the
+    threshold 1/alpha (and the futility line when one was pre-registered)."""
+    seq = decision["sequential"]
+    rows = []
+    for p in seq["path"]:
+        rows.append({"n": p["n"], "wealth": max(float(p["for"]), 1e-300), "side": "for the claim"})
+        rows.append({"n": p["n"], "wealth": max(float(p["against"]), 1e-300), "side": "against the claim"})
+    base = alt.Chart(alt.Data(values=rows)).encode(x=alt.X("n:Q", title="Worlds (n, in the committed order)"))
+    lines = base.mark_line(point=len(seq["path"]) <= 60).encode(
+        y=alt.Y("wealth:Q", scale=alt.Scale(type="log"), title="Wealth (log scale; starts at 1)"),
+        color=alt.Color("side:N", title=None, scale=alt.Scale(domain=["for the claim", "against the claim"],
+                                                              range=["#1b5e20", "#6a1b9a"])),
+        tooltip=[alt.Tooltip("n:Q"), alt.Tooltip("side:N"), alt.Tooltip("wealth:Q", format=".4g")])
+    marks = [{"y": float(seq["threshold"]), "what": f"1/alpha = {seq['threshold']}"}]
+    if seq.get("futility"):
+        marks.append({"y": float(seq["futility"]), "what": f"futility {seq['futility']}"})
+    rule = alt.Chart(alt.Data(values=marks)).mark_rule(color="#b00020", strokeDash=[4, 3]).encode(
+        y="y:Q", tooltip=[alt.Tooltip("what:N")])
+    chart = alt.layer(lines, rule).properties(
+        width="container", height=260, title="Wealth for and against the claim as n grows (red: the threshold)")
     return chart.to_dict()
 
 
@@ -162,13 +205,50 @@ def _sweep_dir(sweep_href):
     return "/".join(sweep_href.split("/")[1:-1])
 
 
+def _question_key(d):
+    """What makes two decisions the same question asked of the same worlds: contrast, metric, items."""
+    return (json.dumps(d["arms"], sort_keys=True), d["metric"], json.dumps(d["items"], sort_keys=True))
+
+
+def _stopped_at(d):
+    """(n, how): where a betting rule stopped, or where a fixed-n bound first settled the margin read at
+    every n (which its rule does not allow; the decision itself used all of its n)."""
+    if d.get("method") == BETTING:
+        seq = d["sequential"]
+        return d["n"], ("stopped: " + seq["reason"]) if seq["stopped_at"] else "did not stop: every planned world used"
+    first = d.get("first_settled_n")
+    if first is None:
+        return None, "never settled the margin"
+    return first, f"first settled the margin at this n, read at every n (its rule decided at n {d['n']})"
+
+
+def same_question(loaded, c) -> list:
+    """The other rules on the same question and worlds, this one included, for the side-by-side table."""
+    key = _question_key(c["decision"])
+    rows = []
+    for other in loaded["comparisons"]:
+        d = other["decision"]
+        if _question_key(d) != key:
+            continue
+        at, how = _stopped_at(d)
+        rows.append({"slug": other["slug"], "comparison": d["comparison"], "method": METHOD_NAMES.get(d.get("method"),
+                     d.get("method")), "n": d["n"], "at": at, "how": how, "verdict": d["verdict"],
+                     "lower": d["lower_bound"], "self": other is c, "frozen_on": d["frozen_on"]})
+    return rows
+
+
 def comparison_page(env, loaded, c) -> str:
     d = c["decision"]
     sweep_file = next(f for f in c["files"] if f["kind"] == "sweep_manifest")
     check = _build_check(loaded["checks"], _sweep_dir(sweep_file["href"]), d["evaluator_id"])
+    betting = d.get("method") == BETTING
+    side = same_question(loaded, c)
     return env.get_template("comparison.md.j2").render(
-        c=c, d=d, sweep=c["sweep"], feas=c["feasibility"], check=check, root="../../",
-        provenance=_provenance_rows(c["sweep"]), chart=bound_chart(d), fraction=_fraction(d),
+        c=c, d=d, sweep=c["sweep"], feas=c["feasibility"], check=check, root="../../", betting=betting,
+        provenance=_provenance_rows(c["sweep"]), chart=wealth_chart(d) if betting else bound_chart(d),
+        fraction=_fraction(d), side=side if len(side) > 1 else [], method_name=METHOD_NAMES.get(d.get("method")),
+        power=((c["feasibility"] or {}).get("power") or {}).get(d["comparison"]), method_names=METHOD_NAMES,
+        evidence_href=f"runs/comparisons/{c['slug']}/evidence.json",
         description=f"{d['comparison']}: {d['verdict']} ({d['confidence']} confidence), estimate "
                     f"{d['estimate']['decimal']} {d['metric']}, lower bound {d['lower_bound']} against margin {d['margin']}")
 
@@ -202,7 +282,16 @@ def scale_page(env, loaded) -> str:
 def index_page(env, loaded) -> str:
     return env.get_template("comparison_index.md.j2").render(
         comparisons=loaded["comparisons"], cert=(loaded["certificate"] or {}).get("doc"), checks=loaded["checks"],
+        method_names=METHOD_NAMES, stopped_at=_stopped_at, calibration=loaded.get("calibration"),
         description=f"{len(loaded['comparisons'])} frozen comparisons and the grader certificate.")
+
+
+def calibration_page(env, loaded) -> str:
+    cal = loaded["calibration"]
+    return env.get_template("comparison_calibration.md.j2").render(
+        cal=cal, method_names=METHOD_NAMES, root="../../",
+        description=f"The decision rules measured: {cal['sweeps']:,} simulated null sweeps per rule and shape "
+                    f"(false-supported counts), and the worlds each rule needs at 80 % power.")
 
 
 def generated_pages(env, pub) -> dict:
@@ -212,6 +301,10 @@ def generated_pages(env, pub) -> dict:
     pages = {"comparisons/index.md": index_page(env, loaded), SCALE_URI: scale_page(env, loaded)}
     for c in loaded["comparisons"]:
         pages[f"comparisons/{c['slug']}/index.md"] = comparison_page(env, loaded, c)
+        if c["rules"] is not None:  # a static file (not .json): the bytes the evidence pins, for the browser's verify
+            pages[c["rules_href"]] = c["rules"]
+    if loaded.get("calibration"):
+        pages[CALIBRATION_URI] = calibration_page(env, loaded)
     if loaded["certificate"]:
         pages[CERTIFICATE_URI] = certificate_page(env, loaded)
     return pages
@@ -225,7 +318,11 @@ def page_titles(pub) -> dict:
         d = c["decision"]
         titles[f"comparisons/{c['slug']}/index.md"] = (
             d["comparison"], [d["verdict"], f"{d['confidence']} confidence", f"estimate {d['estimate']['decimal']}",
-                              f"n {d['n']}"])
+                              f"n {d['n']} ({METHOD_NAMES.get(d.get('method'), d.get('method'))})"])
+    if loaded.get("calibration"):
+        cal = loaded["calibration"]
+        titles[CALIBRATION_URI] = ("Calibration and power", [f"{cal['sweeps']:,} null sweeps per rule and shape",
+                                                             "worlds at 80 % power"])
     if loaded["certificate"]:
         doc = loaded["certificate"]["doc"]
         titles[CERTIFICATE_URI] = ("Grader certificate", ["passed" if doc["passed"] else "FAILED",

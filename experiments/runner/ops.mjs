@@ -45,9 +45,45 @@ export function runSample(runtime, args, emit) {
   return { tasks: index };
 }
 
+// The decision rules in Pyodide: experiments/rules.py, its sha256 checked, recomputes each decision
+// from its payload (spec, item ids, rows: experiments/rules.py `payload`), one JSON line each.
+// Events: {"event": "rules"}, one {"event": "decision"} per payload, {"event": "done"}.
+// args: {rules, rulesSha256, payloads, payloadsSha256}
+export function runDecide(runtime, args, emit) {
+  const source = readBytes(args.rules, "the decision rules");
+  if (sha256(source) !== args.rulesSha256) fail(`${args.rules}: sha256 expected ${args.rulesSha256}, actual ${sha256(source)}`);
+  const payloads = readBytes(args.payloads, "the decision payloads");
+  if (sha256(payloads) !== args.payloadsSha256) fail(`${args.payloads}: sha256 expected ${args.payloadsSha256}, actual ${sha256(payloads)}`);
+  const { py } = runtime;
+  py.FS.mkdirTree("/decide");
+  py.FS.writeFile("/decide/fundbook_rules.py", source);
+  const call = (fn, ...a) => {
+    try {
+      return fn(...a);
+    } catch (err) {
+      fail(pyError(err));
+    }
+  };
+  call(() => py.runPython(`import sys\nif "/decide" not in sys.path: sys.path.insert(0, "/decide")`));
+  const rules = call(() => py.pyimport("fundbook_rules"));
+  emit({ event: "rules", pyodide_version: runtime.version, rules_sha256: args.rulesSha256 });
+  let index = 0;
+  for (const line of payloads.toString("utf8").split("\n")) {
+    if (!line.trim()) continue;
+    const t0 = performance.now();
+    const text = call(rules.recompute_json, line);
+    emit({ event: "decision", index: index++, ms: Math.round(performance.now() - t0), result: JSON.parse(text) });
+  }
+  emit({ event: "done", decisions: index });
+  return { decisions: index };
+}
+
 // The ops builders/runner/session.mjs runs from this module ({"op", "module": "experiments/runner/ops.mjs"}).
 export const ops = {
   sample: (runtime, req, emit) => runSample(runtime, {
     bundle: req.bundle, bundleSha256: req.bundle_sha256, manifest: req.manifest, tasks: req.tasks, tasksSha256: req.tasks_sha256,
+  }, emit),
+  decide: (runtime, req, emit) => runDecide(runtime, {
+    rules: req.rules, rulesSha256: req.rules_sha256, payloads: req.payloads, payloadsSha256: req.payloads_sha256,
   }, emit),
 };

@@ -65,9 +65,13 @@ def sweep(out, arm_specs, families, seed_args, episodes, is_heldout, secret_file
           bundle_dir, pyodide_sample, sample_seed, pilot, progress, as_json):
     """Run arms over items: one observation row per (item, arm, seed, metric).
 
-    Rows go to OUT/observations.jsonl and .parquet under one evaluator id; a re-run
-    skips every (item, arm) already measured under the same id. Held-out sweeps need
-    the commitment published first and a feasibility pilot (--pilot) before the run.
+    Rows go to OUT/observations.jsonl and .parquet under one evaluator id, each item's
+    rows hash-chained into OUT/journal.jsonl as they are written, after the frozen
+    comparisons the sweep serves. A re-run reuses every (item, arm) whose rows still
+    hash to the journal (and recomputes a sample of them); an edited row stops it.
+    A sweep that serves only paired_betting comparisons runs the worlds in the committed
+    order and stops where their pre-registered rules stop. Held-out sweeps need the
+    commitment published first and a feasibility pilot (--pilot) before the run.
     """
     from experiments.arms import parse_arms
     from experiments.sweep import make_folder, prepare, pretty, run_sweep, write_atomic
@@ -75,8 +79,8 @@ def sweep(out, arm_specs, families, seed_args, episodes, is_heldout, secret_file
     plan, rows, commitment = _plan_and_rows(out, families, seed_args, episodes, is_heldout, secret_file)
     if pilot:
         from experiments.feasibility import run_pilot
-        fixed = prepare(out, plan, rows, arm_list, bundle_dir)
-        doc = run_pilot(out, plan, rows, arm_list, fixed["evaluator_id"], pilot)
+        fixed = prepare(out, plan, rows, arm_list, bundle_dir, comparisons)
+        doc = run_pilot(out, plan, rows, arm_list, fixed["evaluator_id"], pilot, comparisons=fixed["comparisons"])
         make_folder(out)
         write_atomic(os.path.join(out, "feasibility.json"), pretty(doc))
         if as_json:
@@ -91,6 +95,11 @@ def sweep(out, arm_specs, families, seed_args, episodes, is_heldout, secret_file
             click.echo(f"projection for {p['items']} items: {p['cpu_us'] / 1e6:.1f} CPU-s; local {p['local']['wall_us'] / 1e6:.1f} s "
                        f"on {p['local']['workers']} workers; modal {p['modal']['wall_us'] / 1e6:.1f} s, "
                        f"{p['modal']['compute_micro_usd']} micro-USD compute; inference {p['inference_micro_usd']} micro-USD")
+            for name, c in (doc.get("power") or {}).items():
+                need = ", ".join(f"{m} {w['worlds'] if w['worlds'] is not None else 'more than ' + str(w['cap'])}"
+                                 for m, w in c["worlds_needed"].items())
+                click.echo(f"  {name}: pilot effect {c['effect']['mean_difference']} (sd {c['effect']['sd']}); worlds "
+                           f"for 80% power: {need}")
         return 0
     doc = run_sweep(out, plan, rows, arm_list, bundle_dir, workers=workers, executor=executor,
                     sample_size=pyodide_sample, sample_seed=sample_seed, comparisons=comparisons,
@@ -99,8 +108,14 @@ def sweep(out, arm_specs, families, seed_args, episodes, is_heldout, secret_file
         emit_json({k: doc[k] for k in ("evaluator_id", "counts", "files", "execution", "comparisons")})
     else:
         sample = doc["execution"]["pyodide_sample"]
-        click.echo(f"sweep {out}: {doc['counts']['items']} items x {doc['counts']['arms']} arms = "
-                   f"{doc['counts']['rows']} rows ({doc['volatile']['items_computed']} items computed now)")
+        counts = doc["counts"]
+        measured = counts["items"] if counts["measured"] == counts["items"] else f"{counts['measured']} of {counts['items']}"
+        click.echo(f"sweep {out}: {measured} items x {counts['arms']} arms = "
+                   f"{counts['rows']} rows ({doc['volatile']['items_computed']} items computed now)")
+        if doc.get("sequential"):
+            seq = doc["sequential"]
+            click.echo(f"sequential: stopped after {seq['n']} worlds in the committed order ({seq['reason']}): " + "; ".join(
+                f"{name} at n {r['n']}, {r['verdict'] or 'not stopped'}" for name, r in seq["comparisons"].items()))
         click.echo(f"evaluator {doc['evaluator_id']}")
         click.echo(f"path: {doc['execution']['path']}; " + (
             f"{sample['size']} sampled items re-executed through the bundle in Pyodide {sample['pyodide_version']}: identical"
@@ -119,8 +134,12 @@ def sweep(out, arm_specs, families, seed_args, episodes, is_heldout, secret_file
 def compare(directory, do_freeze, sweep_dir, secret_file, do_verify, as_json):
     """A pre-registered paired comparison: --freeze, then --sweep SWEEP, then --verify.
 
-    The decision is the paired Hoeffding lower bound of the weighted difference against
-    the spec's margin: supported, not supported or inconclusive.
+    The decision is the spec's rule -- paired_hoeffding or paired_empirical_bernstein at
+    the last planned world, or paired_betting wherever its wealth stopped the sweep --
+    for the weighted difference against the spec's margin: supported, not supported or
+    inconclusive (and why). Every evidence file is read within its limit (16 MiB a
+    document; observations, journal and Parquet 1 GiB and 4,000,000 rows; items
+    512 MiB) and refused in one line beyond it.
     """
     from experiments import compare as cmp, heldout
     if sum(bool(x) for x in (do_freeze, sweep_dir, do_verify)) != 1:
@@ -137,10 +156,15 @@ def compare(directory, do_freeze, sweep_dir, secret_file, do_verify, as_json):
     if as_json:
         emit_json(decision)
     else:
-        click.echo(f"{decision['comparison']}: {decision['verdict'].upper()} ({decision['confidence']} confidence)")
-        click.echo(f"  estimate {decision['estimate']['decimal']} {decision['metric']}, lower bound "
+        why = f", {decision['inconclusive_because']}" if decision.get("inconclusive_because") else ""
+        click.echo(f"{decision['comparison']}: {decision['verdict'].upper()} ({decision['confidence']} confidence{why})")
+        click.echo(f"  {decision['method']}: estimate {decision['estimate']['decimal']} {decision['metric']}, lower bound "
                    f"{decision['lower_bound']}, upper bound {decision['upper_bound']} against margin "
                    f"{decision['margin']} (n {decision['n']}, alpha {decision['alpha']})")
+        if decision.get("sequential"):
+            seq = decision["sequential"]
+            click.echo(f"  wealth for {seq['wealth_for']}, against {seq['wealth_against']} (threshold {seq['threshold']}): "
+                       f"{seq['reason']}")
         if do_verify:
             click.echo("  verified: the decision recomputes from the evidence files and their sha256")
     return 0

@@ -32,8 +32,12 @@ def test_the_decision_and_its_evidence(practice_study):
     assert d["execution"]["pyodide_sample"]["identical"] is True and d["limits"] == []
     evidence = json.loads((practice_study["cmp"] / "evidence.json").read_text())
     kinds = [f["kind"] for f in evidence["files"]]
-    assert kinds == ["spec", "freeze", "deviations", "sweep_manifest", "items", "observations",
+    assert kinds == ["spec", "freeze", "deviations", "rules", "sweep_manifest", "journal", "items", "observations",
                      "observations_parquet", "decision"]
+    assert (practice_study["cmp"] / "rules.py").read_bytes() == cmp.rules_source()
+    assert d["rules_sha256"] == __import__("engine").sha256_hex(cmp.rules_source())
+    assert d["order"]["served_at_line"] == 2 and d["order"]["first_row_line"] == 3
+    assert set(d["report"]) == {"n", "per_arm_mean", "mean_difference", "se", "se_clustered", "clusters", "correlation"}
     code, out, err = invoke("compare", practice_study["cmp"], "--verify")
     assert code == 0 and "verified" in out, err
 
@@ -87,8 +91,9 @@ def test_rows_of_another_evaluator_are_never_compared(practice_study, tmp_path):
     cmp_dir, sweep_dir = copy_study(practice_study, tmp_path)
     blobs = {k: (cmp_dir / p).read_bytes() for k, p in
              (("spec", "spec.json"), ("freeze", "freeze.json"), ("deviations", "deviations.json"))}
+    blobs["rules"] = cmp.rules_source()
     for kind, name in (("sweep_manifest", "sweep.json"), ("items", "items.jsonl"),
-                       ("observations_parquet", "observations.parquet")):
+                       ("observations_parquet", "observations.parquet"), ("journal", "journal.jsonl")):
         blobs[kind] = (sweep_dir / name).read_bytes()
     lines = (sweep_dir / "observations.jsonl").read_text().splitlines()
     row = json.loads(lines[0])
@@ -98,7 +103,7 @@ def test_rows_of_another_evaluator_are_never_compared(practice_study, tmp_path):
     sweep = json.loads(blobs["sweep_manifest"])
     sweep["files"]["observations.jsonl"] = engine.sha256_hex(blobs["observations"])
     blobs["sweep_manifest"] = json.dumps(sweep).encode()
-    with pytest.raises(ExperimentError, match="parquet does not hold the same rows|never compared"):
+    with pytest.raises(ExperimentError, match="parquet does not hold the same rows|never compared|journalled"):
         cmp.compute_decision(blobs)
 
 
@@ -132,7 +137,7 @@ def test_a_heldout_study_end_to_end(bundle_dir, tmp_path):
             "--no-progress", "--pyodide-sample", 1]
     code, out, err = invoke(*base, "--comparison", cmp_dir)
     assert code == 1 and "feasibility pilot is published" in one_line_error(err)
-    code, out, err = invoke(*base, "--pilot", 4)
+    code, out, err = invoke(*base, "--pilot", 4, "--comparison", cmp_dir)
     assert code == 0 and "projection for 4 items" in out, err
     feas = json.loads((sweep_dir / "feasibility.json").read_text())
     assert feas["pilot"]["split"] == "practice" and feas["pilot"]["seeds"] == "1..4"
@@ -151,6 +156,9 @@ def test_a_heldout_study_end_to_end(bundle_dir, tmp_path):
     assert reveal["secret"] == secret.read_text().strip()
     decision = json.loads((cmp_dir / "decision.json").read_text())
     assert decision["heldout"]["revealed"] is True and decision["n"] == 4
+    feas = json.loads((sweep_dir / "feasibility.json").read_text())
+    assert set(feas["power"]["ref-vs-sc"]["worlds_needed"]) == {"paired_hoeffding", "paired_empirical_bernstein",
+                                                                "paired_betting"}
     assert invoke("compare", cmp_dir, "--verify")[0] == 0
     edit_json(sweep_dir / "reveal.json", lambda r: r.update(secret="44" * 32))
     code, out, err = invoke("compare", cmp_dir, "--verify")

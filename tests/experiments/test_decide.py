@@ -1,12 +1,10 @@
-"""The decision rule: spec checks, the paired Hoeffding bound against an
-independent float64 computation, verdicts and confidence."""
+"""The spec (versions 1 and 2) and its freeze: every field checked, a changed rule named; the
+verdicts and confidence of decide(). The rules' arithmetic is tested in test_rules.py."""
 
 import json
 from decimal import Decimal
 
-import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
 
 from experiments.decide import (INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, check_frozen, check_spec, decide, freeze_doc)
 from experiments.errors import ExperimentError
@@ -29,42 +27,6 @@ def values_for(pairs):
         vals[(iid, "a", 0)] = a
         vals[(iid, "b", 0)] = b
     return ids, vals
-
-
-def float64_bounds(pairs, R, alpha):
-    d = np.array([a - b for a, b in pairs], dtype=np.float64)
-    h = R * np.sqrt(np.log(1.0 / alpha) / (2.0 * len(d)))
-    return float(d.mean()), float(d.mean() - h), float(d.mean() + h)
-
-
-@settings(max_examples=80, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 100), st.integers(0, 100)), min_size=1, max_size=400),
-       st.sampled_from(["0.05", "0.01", "0.1", "0.001", "0.5"]), st.integers(-20, 20))
-def test_bounds_agree_with_an_independent_float64_computation(pairs, alpha, margin):
-    ids, vals = values_for(pairs)
-    out = decide(spec(alpha=alpha, margin=str(margin)), ids, vals)
-    mean, lower, upper = float64_bounds(pairs, 200.0, float(alpha))
-    assert abs(float(out["estimate"]["decimal"]) - mean) < 1e-9
-    assert abs(float(out["lower_bound"]) - lower) < 1e-8
-    assert abs(float(out["upper_bound"]) - upper) < 1e-8
-    assert out["n"] == len(pairs) and out["range"] == "200"
-    if lower > margin + 1e-6:
-        assert out["verdict"] == SUPPORTED
-    elif upper < margin - 1e-6:
-        assert out["verdict"] == NOT_SUPPORTED
-    elif lower < margin - 1e-6 and upper > margin + 1e-6:
-        assert out["verdict"] == INCONCLUSIVE
-
-
-def test_exact_values_for_a_known_case():
-    ids, vals = values_for([(100, 70)] * 1000)
-    out = decide(spec(), ids, vals)
-    # half-width = 200 * sqrt(ln 20 / 2000) = 7.740455120...
-    assert out["estimate"] == {"exact": "30/1", "decimal": "30.000000000"}
-    assert out["half_width"] == "7.740455120"
-    assert out["lower_bound"] == "22.259544880" and out["upper_bound"] == "37.740455120"
-    assert out["verdict"] == SUPPORTED and out["confidence"] == "strong"
-    assert out["series"][-1]["n"] == 1000 and len(out["series"]) == 100
 
 
 def test_verdicts_and_confidence():
@@ -110,7 +72,25 @@ def test_missing_null_and_out_of_bounds_values_are_refused():
     ({"metric": "gate:no_settlement_failure"}, None),
     ({"bounds": [100, 0]}, "a < b"),
     ({"method": "t_test"}, "paired_hoeffding"),
-    ({"version": 2}, "version: expected 1"),
+    ({"version": 3}, "version: expected 1 or 2"),
+    ({"version": 2}, "method: expected {\"name\""),
+    ({"version": 2, "method": {"name": "paired_hoeffding", "c": "1"}}, "method.c: paired_hoeffding has no parameters"),
+    ({"version": 2, "method": {"name": "paired_empirical_bernstein"}, "stopping": {"max_n": 5, "futility": None}},
+     "stopping: paired_empirical_bernstein is a fixed-n rule"),
+    ({"version": 2, "method": {"name": "paired_betting", "bet": "kelly"}}, "method.bet: expected"),
+    ({"version": 2, "method": {"name": "paired_betting", "bet": "agrapa", "truncation": "1"},
+      "stopping": {"max_n": 5, "futility": None}}, "method.truncation: expected 0 < truncation <= 0.99"),
+    ({"version": 2, "method": {"name": "paired_betting", "bet": "fixed", "truncation": "0.5"}}, "a fixed bet names"),
+    ({"version": 2, "method": {"name": "paired_betting", "bet": "agrapa", "truncation": "0.5"}}, "stopping: a betting"),
+    ({"version": 2, "method": {"name": "paired_betting", "bet": "agrapa", "truncation": "0.5"},
+      "stopping": {"max_n": 11, "futility": None}}, "max_n: 11 is more than the 10 planned worlds"),
+    ({"version": 2, "method": {"name": "paired_betting", "bet": "agrapa", "truncation": "0.5"},
+      "stopping": {"max_n": 10, "futility": "1"}}, "futility: expected null or a wealth between 0 and 1"),
+    ({"version": 2, "method": {"name": "paired_betting", "bet": "agrapa", "truncation": "0.5"},
+      "stopping": {"max_n": 10, "futility": None}, "margin": "100"}, "margin strictly inside the range"),
+    ({"version": 2, "method": {"name": "paired_betting", "bet": "fixed", "lambda": "0.5"},
+      "stopping": {"max_n": 10, "futility": "0.01"}}, None),
+    ({"stopping": {"max_n": 10, "futility": None}}, "stopping: unknown field"),
     ({"unit": "seeds"}, "unit"),
     ({"seeds": []}, "seeds"),
     ({"extra": 1}, "unknown field"),
@@ -145,6 +125,21 @@ def test_freezing_hashes_the_bytes_and_a_changed_spec_is_refused():
     whitespace = json.dumps(spec(), indent=1).encode()
     with pytest.raises(ExperimentError, match="changed after freezing"):
         check_frozen(whitespace, doc, "dir")
+
+
+def test_a_changed_rule_is_named_against_the_freeze():
+    bet = spec(version=2, method={"name": "paired_betting", "bet": "agrapa", "truncation": "0.75"},
+               stopping={"max_n": 10, "futility": None})
+    doc = freeze_doc(json.dumps(bet).encode(), "2026-02-03")
+    assert doc["method"] == bet["method"] and doc["stopping"] == bet["stopping"]
+    changed = json.dumps(dict(bet, method=dict(bet["method"], truncation="0.9"))).encode()
+    with pytest.raises(ExperimentError, match='its method.truncation was "0.75" when frozen, now "0.9"'):
+        check_frozen(changed, doc, "dir")
+    changed = json.dumps(dict(bet, stopping={"max_n": 5, "futility": None})).encode()
+    with pytest.raises(ExperimentError, match="its stopping.max_n was 10 when frozen, now 5"):
+        check_frozen(changed, doc, "dir")
+    with pytest.raises(ExperimentError, match="method or stopping differ"):
+        check_frozen(json.dumps(bet).encode(), dict(doc, method={"name": "paired_hoeffding"}), "dir")
 
 
 def test_no_floats_in_the_decision():

@@ -69,7 +69,7 @@ def test_secret_files_and_bad_inputs(tmp_path):
     (tmp_path / "bad").write_text("not a secret")
     with pytest.raises(ExperimentError, match="64 lowercase hex"):
         heldout.read_secret(tmp_path / "bad")
-    with pytest.raises(ExperimentError, match="cannot read"):
+    with pytest.raises(ExperimentError, match="missing: no such file"):
         heldout.read_secret(tmp_path / "missing")
     with pytest.raises(ExperimentError, match="distinct names"):
         heldout.commit(SECRET, ["FUND_09"], 3)

@@ -35,7 +35,7 @@ def test_hostile_specs_are_one_line_errors(tmp_path):
     episodes = dict(spec, items=dict(spec["items"], episodes=5))
     assert "items.episodes: expected names" in freeze_error(tmp_path / "c", json.dumps(episodes))
     assert "spec.json.name: expected" in freeze_error(tmp_path / "d", json.dumps(dict(spec, name="ref\n")))
-    assert "spec.json.version: expected 1" in freeze_error(tmp_path / "e", json.dumps(dict(spec, version=True)))
+    assert "spec.json.version: expected 1 or 2" in freeze_error(tmp_path / "e", json.dumps(dict(spec, version=True)))
     (tmp_path / "f").mkdir()
     (tmp_path / "f" / "spec.json").write_bytes(b'{"name": "\xff"}')
     code, out, err = invoke("compare", tmp_path / "f", "--freeze")
@@ -101,12 +101,12 @@ def test_verify_covers_the_comparison_folders_own_files(practice_study, tmp_path
     edit_json(cmp_dir / "evidence.json", lambda e: [f.update(path="kept.json") for f in e["files"]
                                                     if f["kind"] == "decision"])
     code, out, err = invoke("compare", cmp_dir, "--verify")
-    assert code == 1 and "files[7].path: the decision is decision.json in the comparison folder" in one_line_error(err)
+    assert code == 1 and "files[9].path: the decision is decision.json in the comparison folder" in one_line_error(err)
 
     cmp_dir, _ = copy_study(practice_study, tmp_path / "b")
     edit_json(cmp_dir / "evidence.json", lambda e: e["files"].append(dict(e["files"][0])))
     code, out, err = invoke("compare", cmp_dir, "--verify")
-    assert code == 1 and "files[8].kind: spec is listed twice" in one_line_error(err)
+    assert code == 1 and "files[10].kind: spec is listed twice" in one_line_error(err)
 
     for files, message in (([1], "files[0]: expected an object"), ([{"kind": ["spec"]}], "files[0]: expected"),
                            ([{"name": "x", "kind": "other", "path": "x", "sha256": "0"}], "not a kind of evidence"),
@@ -134,7 +134,7 @@ def test_compare_refuses_a_malformed_sweep_manifest_and_writes_nothing_half(prac
     os.mkdir(cmp_dir / "evidence.json")
     code, out, err = invoke("compare", cmp_dir, "--sweep", sweep_dir)
     assert code == 1 and "evidence.json: cannot write" in one_line_error(err)
-    assert sorted(os.listdir(cmp_dir)) == ["deviations.json", "evidence.json", "freeze.json", "spec.json"]
+    assert sorted(os.listdir(cmp_dir)) == ["deviations.json", "evidence.json", "freeze.json", "rules.py", "spec.json"]
 
 
 def small_sweep(out, bundle_dir, *extra):
@@ -150,33 +150,42 @@ def test_sweep_output_and_worker_errors(tmp_path, bundle_dir):
     assert code == 64 and "ASCII digits" in one_line_error(err)
     os.makedirs(tmp_path / "p" / "observations.partial.jsonl")
     code, out, err = small_sweep(tmp_path / "p", bundle_dir)
-    assert code == 1 and "cannot read the finished items (Is a directory)" in one_line_error(err)
+    assert code == 1 and "observations.partial.jsonl: is a directory" in one_line_error(err)
 
 
-def test_a_resumed_sweep_reuses_only_well_formed_rows(tmp_path, bundle_dir):
+def test_a_resumed_sweep_refuses_damaged_rows_and_skips_a_torn_partial(tmp_path, bundle_dir):
     fresh = tmp_path / "fresh"
     assert small_sweep(fresh, bundle_dir)[0] == 0
     want = (fresh / "observations.jsonl").read_bytes()
     eid = json.loads((fresh / "sweep.json").read_text())["evaluator_id"]
     lines = want.splitlines(keepends=True)
     damaged = {
-        "twice": want + lines[0],                                           # was 2 rows for one metric
-        "short": b"".join(lines[:3] + lines[4:]),                           # was an arm with a metric missing
-        "huge": want.replace(b'"value":1}', b'"value":' + b"9" * 30 + b"}", 1),  # was a pyarrow traceback
+        "twice": (want + lines[0], "the rows of item FUND_01/seed-1"),         # was 2 rows for one metric
+        "short": (b"".join(lines[:3] + lines[4:]), "the rows of item FUND_01/seed-1"),  # an arm with a metric missing
+        "huge": (want.replace(b'"value":1}', b'"value":' + b"9" * 30 + b"}", 1), "an integer outside"),  # was pyarrow's
     }
-    for name, data in damaged.items():
+    for name, (data, needle) in damaged.items():
         out = tmp_path / name
         shutil.copytree(fresh, out)
         (out / "observations.jsonl").write_bytes(data)
         code, _, err = small_sweep(out, bundle_dir)
-        assert code == 0, err
-        assert (out / "observations.jsonl").read_bytes() == want, name
+        assert code == 1 and needle in one_line_error(err), name
+        assert (out / "observations.jsonl").read_bytes() == data  # refused, nothing rewritten
     out = tmp_path / "partial"
-    out.mkdir()
+    shutil.copytree(fresh, out)
+    os.remove(out / "observations.jsonl")
     (out / "observations.partial.jsonl").write_text("\n".join(json.dumps(e) for e in (
         {"item_id": 5, "evaluator_id": eid, "values": 7},                   # each was a traceback
         {"item_id": "FUND_01/seed-1", "evaluator_id": eid, "values": [[]]},
         {"item_id": "FUND_01/seed-1", "evaluator_id": eid})) + "\n")
+    code, _, err = small_sweep(out, bundle_dir)
+    assert code == 1 and "neither observations.jsonl nor observations.partial.jsonl holds" in one_line_error(err)
+    out = tmp_path / "torn"
+    shutil.copytree(fresh, out)
+    os.remove(out / "observations.jsonl")
+    os.remove(out / "sweep.json")
+    journal = (out / "journal.jsonl").read_bytes().splitlines(keepends=True)
+    (out / "journal.jsonl").write_bytes(b"".join(journal[:-1]) + journal[-1][:40])  # an interrupted last write
     code, _, err = small_sweep(out, bundle_dir)
     assert code == 0 and (out / "observations.jsonl").read_bytes() == want, err
     assert engine.sha256_hex(want) == json.loads((out / "sweep.json").read_text())["files"]["observations.jsonl"]

@@ -29,11 +29,37 @@ def test_pages_put_the_decision_first(monkeypatch, tmp_path):
     page = generated["comparisons/reference-vs-shortest-cheapest/index.md"]
     decision = json.loads((RUNS / "comparisons/reference-vs-shortest-cheapest/decision.json").read_text())
     assert page.index("## Decision") < page.index("## The bound as n grows") < page.index("## Per family")
-    assert f"<strong>{decision['lower_bound']}</strong> against the margin" in page
+    assert f"data-fb-decision=\"lower_bound\">{decision['lower_bound']}</strong> against the margin" in page
     assert decision["evaluator_id"] in page and "no experiment re-check was recorded" in page
     assert 'data-spec-id="spec-bound"' in page and "../../runs/comparisons/heldout-baselines/observations.jsonl" in page
     scale = generated["comparisons/scale/index.md"]
     assert "100,000" in scale and "Modal" in scale
+    assert "## The full report" in page and f'data-fb-decision="report.se">{decision["report"]["se"]}<' in page
+    assert 'class="fb-verify-decision" data-evidence-url="../../runs/comparisons/reference-vs-shortest-cheapest/' \
+           'evidence.json"' in page and "assets/fundbook/decisions.js" in page
+    # the rules the decision ran, published beside it (the evidence pins their sha256)
+    rules = generated["runs/comparisons/reference-vs-shortest-cheapest/rules.py"]
+    assert rules == (RUNS / "comparisons/reference-vs-shortest-cheapest/rules.py").read_text()
+
+
+def test_the_betting_page_shows_the_wealth_and_both_stopping_points(monkeypatch, tmp_path):
+    monkeypatch.setenv("FUNDBOOK_EXPERIMENTS_DIR", str(tmp_path))
+    generated = comparisons.generated_pages(pages.environment(), Pub(RUNS))
+    page = generated["comparisons/reference-vs-shortest-cheapest-betting/index.md"]
+    bet = json.loads((RUNS / "comparisons/reference-vs-shortest-cheapest-betting/decision.json").read_text())
+    hoeffding = json.loads((RUNS / "comparisons/reference-vs-shortest-cheapest/decision.json").read_text())
+    assert page.index("## Decision") < page.index("## The same question under other rules") < page.index(
+        "## The wealth as n grows")
+    assert "This rule is valid at every n" in page and f"reaches 1/α = {bet['sequential']['threshold']}" in page
+    table = page[page.index("## The same question under other rules"):page.index("## The wealth as n grows")]
+    assert f'<td class="fb-num">{bet["n"]}</td>' in table and f'<td class="fb-num">{hoeffding["first_settled_n"]}</td>' \
+        in table and "paired Hoeffding" in table
+    spec = comparisons.wealth_chart(bet)
+    assert [layer["mark"]["type"] for layer in spec["layer"]] == ["line", "rule"]
+    index = generated["comparisons/index.md"]
+    assert "reference-vs-shortest-cheapest-betting" in index and "Stopping point" in index
+    cal = generated["comparisons/calibration/index.md"]
+    assert "10,000" in cal and "(misuse)" in cal and "Hoeffding / betting" in cal
 
 
 def test_a_build_check_is_shown_when_it_matches(monkeypatch, tmp_path):
@@ -69,3 +95,5 @@ def test_the_chart_layers_estimate_bounds_and_margin():
     spec = comparisons.bound_chart(decision)
     marks = [layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"] for layer in spec["layer"]]
     assert marks == ["area", "line", "line", "rule"]
+    page = comparisons.generated_pages(pages.environment(), Pub(RUNS))["comparisons/shortest-cheapest-vs-do-nothing/index.md"]
+    assert "is valid only at its pre-registered n = 1000" in page

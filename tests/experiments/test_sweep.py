@@ -34,7 +34,7 @@ def files(out):
 def test_rows_are_complete_ordered_and_integer(tmp_path, bundle_dir):
     doc = sweep(tmp_path / "s", bundle_dir)
     rows = obs.read_jsonl(tmp_path / "s" / obs.JSONL)
-    assert doc["counts"] == {"items": 6, "arms": 3, "rows": len(rows)}
+    assert doc["counts"] == {"items": 6, "measured": 6, "arms": 3, "rows": len(rows)}
     assert {r["evaluator_id"] for r in rows} == {doc["evaluator_id"]}
     assert [r["item_id"] for r in rows[::len(rows) // 6]] == ["FUND_01/seed-1", "FUND_04/seed-1", "FUND_01/seed-2",
                                                               "FUND_04/seed-2", "FUND_01/seed-3", "FUND_04/seed-3"]
@@ -83,30 +83,41 @@ def test_a_modal_container_with_other_engine_sources_is_refused(tmp_path, bundle
 
 
 @pyodide_test
-def test_resume_skips_what_was_measured_under_the_same_evaluator(tmp_path, bundle_dir, monkeypatch):
+def test_resume_skips_what_was_journalled_under_the_same_evaluator(tmp_path, bundle_dir, monkeypatch):
     full = sweep(tmp_path / "ref", bundle_dir)
     out = tmp_path / "resume"
-    out.mkdir()
-    rows = obs.read_jsonl(tmp_path / "ref" / obs.JSONL)
+    real = executors.host_run
+    seen = []
+
+    def interrupted(task):
+        if len(seen) == 2:
+            raise KeyboardInterrupt  # the operator stops the sweep after two worlds
+        seen.append(task["row"]["item_id"])
+        return real(task)
+    monkeypatch.setattr(executors, "host_run", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        sweep(out, bundle_dir)
     partial = obs.Partial(out / obs.PARTIAL)
-    for iid in ("FUND_01/seed-1", "FUND_04/seed-2"):
-        values = [[r["arm"], r["seed"], r["metric"], r["value"]] for r in rows if r["item_id"] == iid]
-        partial.append(iid, values, full["evaluator_id"])
     partial.append("FUND_01/seed-3", [["baseline:reference", 0, "score", 1]], "another-evaluator")
     with open(out / obs.PARTIAL, "ab") as fh:
-        fh.write(b'{"item_id": "FUND_04/seed-3", "evalu')  # torn by an interrupt
-    seen = []
-    real = executors.host_run
+        fh.write(b'{"item_id": "FUND_04/seed-3", "evalu')  # torn by the interrupt
+    done, seen = seen[:], []
     monkeypatch.setattr(executors, "host_run", lambda task: seen.append(task["row"]["item_id"]) or real(task))
     doc = sweep(out, bundle_dir)
-    assert sorted(seen) == ["FUND_01/seed-2", "FUND_01/seed-3", "FUND_04/seed-1", "FUND_04/seed-3"]
-    assert doc["volatile"]["items_computed"] == 4
+    rechecked = doc["volatile"]["resume_rechecked"]
+    assert sorted(rechecked) == sorted(done)  # what it reused, recomputed on host and compared first
+    assert sorted(i for i in seen if i not in rechecked) == sorted(
+        {"FUND_01/seed-1", "FUND_04/seed-1", "FUND_01/seed-2", "FUND_04/seed-2", "FUND_01/seed-3",
+         "FUND_04/seed-3"} - set(done))
+    assert doc["volatile"]["items_computed"] == 4 and doc["evaluator_id"] == full["evaluator_id"]
     assert files(out) == files(tmp_path / "ref") and not os.path.exists(out / obs.PARTIAL)
     arms_run = []
     monkeypatch.setattr(executors, "host_run", lambda task: arms_run.append([a["name"] for a in task["arms"]])
                         or real(task))
     sweep(out, bundle_dir, arms=BASELINES + ["gold"])  # a new arm: only it is computed, the rest read back
-    assert arms_run == [["gold"]] * 6
+    assert [a for a in arms_run if a == ["gold"]] == [["gold"]] * 6
+    with pytest.raises(ExperimentError, match="give every arm again"):
+        sweep(out, bundle_dir, arms=BASELINES)
 
 
 @pyodide_test
@@ -195,8 +206,9 @@ def test_a_modal_failure_is_one_line_and_the_sweep_resumes(tmp_path, bundle_dir,
     seen = []
     real = executors.host_run
     monkeypatch.setattr(executors, "host_run", lambda task: seen.append(task["row"]["item_id"]) or real(task))
-    sweep(tmp_path / "m", bundle_dir)  # resumed locally: only the three items Modal never returned
-    assert len(seen) == 3
+    doc = sweep(tmp_path / "m", bundle_dir)  # resumed locally: only the three items Modal never returned
+    rechecked = doc["volatile"]["resume_rechecked"]
+    assert len(rechecked) == 3 and len([i for i in seen if i not in rechecked]) == 3
 
 
 @pyodide_test

@@ -15,6 +15,7 @@
 // forces the cold start (the tests compare the two).
 import { BUNDLE_NAME, checkBundle, MANIFEST_NAME, PROVENANCE_NAME } from "./bundle.js";
 import { startRuntime } from "./start.js";
+import { decide } from "../fundbook/decisions-worker.js"; // a comparison's verify: its rules rerun here
 
 const ENGINE_URL = new URL("../../engine/", import.meta.url).href;
 const now = () => performance.now();
@@ -125,6 +126,7 @@ export const CALLS = {
   tool: ({ session }, a) => session.desk_tool(a[0], a[1], a[2]),
   verify: ({ session }, a) => session.verify_run(a[0]),
   replay: ({ helpers }, a) => helpers.get("desk_replay")(a[0], a[1]),
+  decide: ({ py }, a) => decide(py, a[0], a[1]),
 };
 
 self.onmessage = async (event) => {
