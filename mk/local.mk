@@ -51,3 +51,16 @@ local-pilot: $(LOCAL_STAMP)
 
 bench-local: $(LOCAL_STAMP)
 	@nice -n 10 $(PYTHON) -m launchers.bench_local --model-file $(LOCAL_MODEL)
+
+# The pre-registered studies under runs/studies/ (experiments/study.py): `make verify` recomputes every
+# journalled world from its recorded attempt (the model is never run) and requires the committed status.json.
+# Resume a study's sweep with `make study-run STUDY=runs/studies/NAME` (hours; pause it between attempts with
+# `touch PAUSE` and FUNDBOOK_ARM_PAUSE=PAUSE).
+STUDIES := $(sort $(wildcard runs/studies/*/study.json))
+.PHONY: verify-study study-run
+verify: verify-study
+verify-study: $(LOCAL_STAMP) build-engine
+	@for s in $(dir $(STUDIES)); do $(PYTHON) -m experiments.study verify $$s || exit 1; done
+
+study-run: $(LOCAL_STAMP) build-engine
+	nice -n 10 $(PYTHON) -m experiments.study run $(STUDY)
