@@ -102,9 +102,14 @@ def pilot_power(spec, item_ids, values) -> dict:
     s1, s2 = sum(Ds), sum(D * D for D in Ds)
     seed = int.from_bytes(hashlib.sha256(repr((spec["name"], Ds)).encode()).digest()[:6], "big")  # JSON-safe
     sd = rules._sqrt_text(n * s2 - s1 * s1, n * (n - 1) * rule.Q * rule.Q) if n >= 2 else None
-    return {"method_registered": rule.method, "effect": {"n": n, "mean_difference": rule.d_text(s1, n), "sd": sd},
-            "power": f"{power.POWER[0]}/{power.POWER[1]}", "seed": seed,
-            "worlds_needed": power.worlds_needed(spec, Ds, seed)}
+    out = {"method_registered": rule.method, "effect": {"n": n, "mean_difference": rule.d_text(s1, n), "sd": sd},
+           "power": f"{power.POWER[0]}/{power.POWER[1]}", "seed": seed,
+           "worlds_needed": power.worlds_needed(spec, Ds, seed)}
+    if n and s1 < rule.M * n and rule.M - rule.LO == rule.HI - rule.M:
+        # An effect below the margin: the worlds for the opposite verdict ("not supported" by the bet against
+        # the claim, a bound below the margin), found by mirroring the differences about the margin.
+        out["worlds_needed_against"] = power.worlds_needed(spec, [2 * rule.M - D for D in Ds], seed)
+    return out
 
 
 def run_pilot(out, plan, full_rows, arm_list, evaluator_id, n, date=None, comparisons=()) -> dict:
@@ -125,6 +130,8 @@ def run_pilot(out, plan, full_rows, arm_list, evaluator_id, n, date=None, compar
             usage = (prepared["inputs"].get(arm["name"]) or {}).get("usage") or {}
             for key in ("tokens_in", "tokens_out", "micro_usd"):
                 t[key] += usage.get(key, 0)
+            # a model attempt's own CPU, from its record: the same whether it ran now or was read back
+            t["attempt_cpu_ms"] = t.get("attempt_cpu_ms", 0) + (usage.get("cpu_ms") or 0)
         _, result, cpu, wall = _timed(dict(base, arms=arm_list))
         world_cpu += cpu
         world_wall += wall
@@ -134,8 +141,12 @@ def run_pilot(out, plan, full_rows, arm_list, evaluator_id, n, date=None, compar
     per_arm = {name: {"micros_per_item": _ceil_div(t["cpu"], k), "wall_micros_per_item": _ceil_div(t["wall"], k),
                       "tokens_in_per_item": _ceil_div(t["tokens_in"], k),
                       "tokens_out_per_item": _ceil_div(t["tokens_out"], k),
-                      "micro_usd_per_item": _ceil_div(t["micro_usd"], k)} for name, t in totals.items()}
-    per_world = {"micros": _ceil_div(world_cpu, k), "wall_micros": _ceil_div(world_wall, k)}
+                      "micro_usd_per_item": _ceil_div(t["micro_usd"], k),
+                      **({"attempt_cpu_ms_per_item": _ceil_div(t["attempt_cpu_ms"], k)} if t.get("attempt_cpu_ms")
+                         else {})} for name, t in totals.items()}
+    # The all-arms pass reads recorded attempts back, so a model arm's own cost is added from its records.
+    attempts_us = 1000 * sum(a.get("attempt_cpu_ms_per_item", 0) for a in per_arm.values())
+    per_world = {"micros": _ceil_div(world_cpu, k) + attempts_us, "wall_micros": _ceil_div(world_wall, k)}
     return {
         "schema": FEASIBILITY_SCHEMA,
         "date": date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),

@@ -95,11 +95,14 @@ def sweep(out, arm_specs, families, seed_args, episodes, is_heldout, secret_file
             click.echo(f"projection for {p['items']} items: {p['cpu_us'] / 1e6:.1f} CPU-s; local {p['local']['wall_us'] / 1e6:.1f} s "
                        f"on {p['local']['workers']} workers; modal {p['modal']['wall_us'] / 1e6:.1f} s, "
                        f"{p['modal']['compute_micro_usd']} micro-USD compute; inference {p['inference_micro_usd']} micro-USD")
+            def needed(table):
+                return ", ".join(f"{m} {w['worlds'] if w['worlds'] is not None else 'more than ' + str(w['cap'])}"
+                                 for m, w in table.items())
             for name, c in (doc.get("power") or {}).items():
-                need = ", ".join(f"{m} {w['worlds'] if w['worlds'] is not None else 'more than ' + str(w['cap'])}"
-                                 for m, w in c["worlds_needed"].items())
+                against = (f"; for the opposite verdict (an effect below the margin): "
+                           f"{needed(c['worlds_needed_against'])}" if c.get("worlds_needed_against") else "")
                 click.echo(f"  {name}: pilot effect {c['effect']['mean_difference']} (sd {c['effect']['sd']}); worlds "
-                           f"for 80% power: {need}")
+                           f"for 80% power: {needed(c['worlds_needed'])}{against}")
         return 0
     doc = run_sweep(out, plan, rows, arm_list, bundle_dir, workers=workers, executor=executor,
                     sample_size=pyodide_sample, sample_seed=sample_seed, comparisons=comparisons,

@@ -121,3 +121,23 @@ def test_a_study_definition_is_read_strictly(folder):
     (root / "study.json").write_text(json.dumps(doc))
     with pytest.raises(ExperimentError):
         study.status(str(root), BUNDLE)
+
+
+
+def test_a_pilot_effect_below_the_margin_gets_the_worlds_for_the_verdict_against():
+    """The pilot's power says how many worlds the opposite verdict ("not supported") needs when the effect is
+    below the margin -- the figure a study of a weak agent is sized by -- not only the unreachable "supported"."""
+    from experiments import feasibility
+    spec = {"alpha": "0.05", "arms": {"a": 1, "b": -1}, "bounds": [0, 100], "margin": "0", "metric": "score",
+            "method": {"bet": "agrapa", "name": "paired_betting", "truncation": "0.75"}, "seeds": [0],
+            "stopping": {"futility": None, "max_n": 1000}, "name": "x", "unit": "items"}
+    ids = [f"w{i}" for i in range(6)]
+    values = {(i, arm, 0): v for n, i in enumerate(ids) for arm, v in (("a", 20 + n % 3), ("b", 45))}
+    below = feasibility.pilot_power(spec, ids, values)
+    assert below["worlds_needed"]["paired_betting"]["worlds"] is None  # "supported" is out of reach
+    against = below["worlds_needed_against"]
+    assert 2 <= against["paired_betting"]["worlds"] <= against["paired_hoeffding"]["worlds"] <= 1000
+    mirrored = {(i, "b" if arm == "a" else "a", s): v for (i, arm, s), v in values.items()}
+    above = feasibility.pilot_power(spec, ids, mirrored)
+    assert "worlds_needed_against" not in above
+    assert above["worlds_needed"] == against  # the mirror image: the same worlds for the verdict it can reach
