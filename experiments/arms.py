@@ -15,6 +15,8 @@
                       study session's batches, graded afresh (arm_practitioners.py)
   mock-worker         the launcher's free mock worker, run per item through the
                       host controller in a local sandbox
+  model:llama-cpp:F   a real local model (GGUF file F), one recorded attempt per
+                      item (experiments/arm_model.py)
 
 `NAME=SPEC` names an arm (`mine=files:./candidates`). Engine arms (baseline,
 gold, mutation) are produced inside the work unit, wherever it runs; the
@@ -70,8 +72,12 @@ def parse_arm(text) -> list:
         return [_named(name or f"{kind}:{os.path.basename(os.path.normpath(arg))}", {"kind": kind, "path": arg})]
     if spec == "mock-worker":
         return [_named(name or "mock-worker", {"kind": "mock-worker"})]
+    if kind == "model":  # model:llama-cpp:PATH, one real attempt per item (experiments/arm_model.py)
+        from .arm_model import parse
+        model = parse(name, arg, text)
+        return [_named(model.pop("name"), model)]
     raise ExperimentError(f"--arm {text}: expected baseline:<policy>, gold, mutation:<name>, mutations, "
-                          f"files:<dir>, attempts:<dir>, practitioners:<dir> or mock-worker")
+                          f"files:<dir>, attempts:<dir>, practitioners:<dir>, mock-worker or model:llama-cpp:<GGUF file>")
 
 
 def parse_arms(values) -> list:
@@ -234,6 +240,10 @@ class Producer:
             candidate, sha = _read_candidate(_file_for(arm["path"], row["item_id"]))
         elif kind == "attempts" or kind in FOLDER_ARMS:
             candidate, sha = self.attempts[arm["name"]].by_fixture.get(row["fixture_sha256"], (None, None))
+        elif kind == "model":  # experiments/arm_model.py: the item's attempt, run now or read back
+            from .arm_model import produce
+            candidate, sha, usage = produce(arm, row)
+            self.usage.setdefault(arm["name"], {})[row["item_id"]] = usage
         else:  # mock-worker
             from . import work
             candidate, usage = mock_worker_candidate(work.instance_for(row_item(row)))

@@ -8,7 +8,7 @@ from ._errors import InputError
 from ._sampler_cache import CacheSampler, open_store
 from ._sampler_mock import MockSampler
 
-SAMPLERS = ("mock", "cache", "tinker")  # every sampler a factory below can build (the CLI's choices)
+SAMPLERS = ("mock", "cache", "tinker", "llama-cpp")  # every sampler a factory below can build (the CLI's choices)
 PAID_SAMPLERS = ("tinker",)             # samplers that spend money: a freeze, the modal sandbox, a clean tree
 
 
@@ -20,7 +20,10 @@ def _import(name):
 
 
 def make_sampler_factory(name, cache_path, call_deadline, temperature_milli=700, sampling_seed=0,
-                         replay_sampling=None, environ=None):
+                         replay_sampling=None, environ=None, local=None):
+    if name == "llama-cpp":  # the local open-weights sampler (launchers/_sampler_llama.py); `local`: its options
+        from ._sampler_llama import factory
+        return factory(cache_path=cache_path, temperature_milli=temperature_milli, seed=sampling_seed, **(local or {}))
     if cache_path:
         open_store(cache_path, must_exist=name == "cache")
     if name == "tinker":

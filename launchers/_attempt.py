@@ -46,13 +46,14 @@ from ._project import ProjectLedger, project_dir
 from ._provenance import code_revision, engine_identity, packages
 from ._record import fsync_dir, read_record, summary_text, transcript_doc, write_attempt
 from ._signals import Guard, Stopped, stop_reason
+from ._sampler_cache import CACHE_EXPORT
 from ._staging import NEVER_STAGED, worker_identity
 from ._verify import verify_attempt
 
 LABELS = {"mock": "mock", "cache": "cached replay"}  # anything else: "model"
-FREE_SAMPLERS = ("mock", "cache")
+FREE_SAMPLERS = ("mock", "cache", "llama-cpp")  # llama-cpp: open weights on this host, priced at 0
 PROJECTED_SAMPLERS = ("mock",)  # free, but priced as the model id it runs under: a projection (the mock row is 0)
-FREE = {"input_micro_usd_per_mtok": 0, "output_micro_usd_per_mtok": 0, "cached_input_micro_usd_per_mtok": 0}
+FREE = _budget.FREE_PRICE
 RECOVERED_END = {"status": "incomplete_execution", "limit": "infrastructure", "worker_exit_code": None,
                  "reason": "the host controller stopped mid-attempt (it died, or lost its power); the record was "
                            "recovered from its partial directory"}
@@ -276,8 +277,22 @@ def _run(claim_path, out, family, seed, split, model, sampler_name, sandbox_name
             journal.write("end", {"termination": end, "worker_stderr": "", "service": service})
         finally:
             with guard.deferred(swallow=True):
+                _export_cache(sampler, tmp)
                 record = finish(tmp, out, lock=lock, project=project_ledger.dir)
     return record
+
+
+def _export_cache(sampler, tmp):
+    """The decision-cache answers this attempt used, as canonical JSONL beside its record (hashed there), so the
+    attempt replays from its own folder. A failure leaves the file out: the record then lists no cache."""
+    if sampler is None or not hasattr(sampler, "export_jsonl"):
+        return
+    try:
+        sampler.export_jsonl(os.path.join(tmp, CACHE_EXPORT))
+    except Exception:
+        path = os.path.join(tmp, CACHE_EXPORT)
+        if os.path.exists(path):
+            os.remove(path)
 
 
 def _what(exc):
@@ -358,7 +373,8 @@ def _start_body(attempt_id, sampler_name, sandbox_name, model, price, projection
                   "sha256": claim_doc["sha256"], "consumed_at_step": 0, "consumption": claim_doc["consumption"]},
         "claim_expires": claim["expires"], "code": code, "packages": packages(),
         "engine": {k: engine_id[k] for k in ("bundle_sha256", "manifest_sha256", "sources_match")},
-        **worker_identity(), "freeze": freeze, "command_line": list(command_line or []),
+        **worker_identity((config.get("sampling") or {}).get("prompt")), "freeze": freeze,
+        "command_line": list(command_line or []),
         "salt": salt, "resumed_from": None, "replay_of": None,
         "host": f"{platform.system()} {platform.machine()} python {platform.python_version()}",
         # where the consumption and the project entry live (host paths: journal only, never the record)
@@ -551,6 +567,7 @@ def assemble(tmp, recovered=False):
             "cache_hits": sum(1 for e in ledger.entries if e["kind"] == "charge" and e["note"] == "cache hit"),
             "sandbox_micro_usd": totals["sandbox_charged_micro_usd"],
             "sandbox_unresolved_micro_usd": totals["sandbox_unresolved_micro_usd"],
+            **({"cpu_ms": totals["cpu_ms"]} if "cpu_ms" in totals else {}),  # the local sampler's CPU time
             "projection": bool(start.get("projection"))}
     if result is None and end["status"] == "completed":
         end = dict(RECOVERED_END, reason="the worker ended but the run was never finalised")

@@ -55,8 +55,13 @@ def worst(price, tokens_in, max_tokens, checkpoints, max_calls):
     return calls, usd, tokens
 
 
+# a model run on this host (the llama-cpp sampler) costs nothing: its claims are planned at this row
+FREE_PRICE = {"input_micro_usd_per_mtok": 0, "output_micro_usd_per_mtok": 0, "cached_input_micro_usd_per_mtok": 0}
+
+
 def estimate(prices, model, attempts, checkpoints, calls_per_checkpoint, tokens_in, tokens_out, max_tokens,
-             worker_seconds=DEFAULT_WORKER_SECONDS, sandbox="local", max_calls=None) -> dict:
+             worker_seconds=DEFAULT_WORKER_SECONDS, sandbox="local", max_calls=None, price=None) -> dict:
+    """`price`: a row to use instead of the table's (a free local sampler's zero row, `FREE_PRICE`)."""
     for name, value in (("attempts", attempts), ("checkpoints", checkpoints),
                         ("calls-per-checkpoint", calls_per_checkpoint), ("max-tokens", max_tokens)):
         if value <= 0:
@@ -70,7 +75,7 @@ def estimate(prices, model, attempts, checkpoints, calls_per_checkpoint, tokens_
     if calls_per_checkpoint > protocol.MAX_CALLS_PER_CHECKPOINT:
         raise InputError(f"--calls-per-checkpoint: the worker makes at most {protocol.MAX_CALLS_PER_CHECKPOINT} calls "
                          f"a checkpoint")
-    price = model_price(prices, model)
+    price = model_price(prices, model) if price is None else dict(price)
     rate = sandbox_rate(prices, sandbox)
     calls = attempts * checkpoints * calls_per_checkpoint
     per_call = call_cost(price, tokens_in, tokens_out)
@@ -87,10 +92,11 @@ def estimate(prices, model, attempts, checkpoints, calls_per_checkpoint, tokens_
 
 def attempt_plan(prices, model, tokens_in=DEFAULT_TOKENS_IN, max_tokens=Limits.max_tokens_per_call,
                  max_calls=Limits.max_calls, checkpoints=DEFAULT_HORIZON, worker_seconds=DEFAULT_WORKER_SECONDS,
-                 sandbox="modal") -> dict:
+                 sandbox="modal", price=None) -> dict:
     """What a claim's caps are checked against: one attempt's worst case (`estimate`'s figures) for these limits,
     with the price row and the table it came from (recorded in the claim, so the attempt is bound to them)."""
-    est = estimate(prices, model, 1, checkpoints, 1, tokens_in, 0, max_tokens, worker_seconds, sandbox, max_calls)
+    est = estimate(prices, model, 1, checkpoints, 1, tokens_in, 0, max_tokens, worker_seconds, sandbox, max_calls,
+                   price=price)
     return {"tokens_in": tokens_in, "max_tokens": max_tokens, "max_calls": max_calls, "checkpoints": checkpoints,
             "worker_seconds": worker_seconds, "sandbox": sandbox, "price": est["price"],
             "sandbox_micro_usd_per_second": est["sandbox_micro_usd_per_second"],

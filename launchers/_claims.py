@@ -30,7 +30,8 @@ from ._errors import ClaimRefused, InputError
 from ._jsonfile import read_json
 
 CLAIM_SCHEMA = "fundbook.claim/1"
-SPLITS = ("public-practice",)  # the only split the engine publishes: FUND_01..FUND_04, any seed
+SPLITS = ("public-practice", "heldout")  # any seed of FUND_01..FUND_04; heldout: a committed held-out world
+                                        # (experiments/heldout.py), run by a model arm of a held-out sweep
 DEFAULT_STATE = os.path.join(os.path.expanduser("~"), ".fundbook-launch")
 MAX_HOURS = 24 * 366  # a claim lives at most a year
 
@@ -91,12 +92,12 @@ def plan_text(plan) -> str:
 
 
 def authorise(out_path, family, split, model, cap_micro_usd, cap_tokens, hours, state=None, now=None,
-              cap_sandbox_micro_usd=0, plan=None, accept_partial_budget=False, project=None) -> dict:
+              cap_sandbox_micro_usd=0, plan=None, accept_partial_budget=False, project=None, local=False) -> dict:
     """Write a new claim file and register it (state directory and project ledger); returns the claim document.
 
     `plan`: what the caps are checked against (`_budget.attempt_plan`); by default the worker's defaults priced
     from launchers/prices.json. Caps below its worst case are refused unless `accept_partial_budget`."""
-    from ._budget import attempt_plan
+    from ._budget import FREE_PRICE, attempt_plan
     from ._prices import load_prices
     from ._project import ProjectLedger, project_dir
     if family not in FAMILIES:
@@ -108,8 +109,9 @@ def authorise(out_path, family, split, model, cap_micro_usd, cap_tokens, hours, 
                          "are required")
     if hours > MAX_HOURS:
         raise InputError(f"--hours {hours}: expected at most {MAX_HOURS} (a claim lives at most a year)")
-    if plan is None:
-        plan = attempt_plan(load_prices(), model, sandbox="local" if model == "mock" else "modal")
+    if plan is None:  # `local`: a model run on this host (llama-cpp), planned at zero cost in the local sandbox
+        plan = attempt_plan(load_prices(), model, sandbox="local" if model == "mock" or local else "modal",
+                            price=FREE_PRICE if local else None)
     short = _shortfalls(plan, cap_micro_usd, cap_tokens, cap_sandbox_micro_usd)
     if short and not accept_partial_budget:
         raise InputError(f"{'; '.join(short)} (budget's figure for {plan_text(plan)}): an attempt under this claim "

@@ -129,7 +129,8 @@ class Controller:
         try:
             packet = self.history.packet()
             self.day = packet["day"]
-            files = stage(packet)
+            prompt = (getattr(self.sampler, "sampling", None) or {}).get("prompt")  # the local sampler's compact prompt
+            files = stage(packet) if prompt is None else stage(packet, prompt=prompt)
             for rel, text in sorted(self.staged_retained.items()):
                 files[rel] = text.encode("utf-8")  # the retained work of the interrupted part
             files = dict(sorted(files.items()))
@@ -359,11 +360,13 @@ class Controller:
         with critical():  # the charge and the transcript's step that shows it: a stop lands before or after both
             charge = self.ledger.settle(call, completion.tokens_in, completion.tokens_out,
                                         "cache hit" if completion.cached else completion.stop_reason,
-                                        free=completion.cached, cached_in=completion.cache_hit_tokens)
+                                        free=completion.cached, cached_in=completion.cache_hit_tokens,
+                                        cpu_ms=completion.cpu_ms)
             self.step("model", completion.text, call={
                 "index": call, "request_sha256": prepared.request_sha256, "tokens_in": completion.tokens_in,
                 "tokens_out": completion.tokens_out, "prompt_cache_hit_tokens": charge["cached_tokens_in"],
                 "micro_usd": charge["micro_usd"], "cached": completion.cached, "stop_reason": completion.stop_reason,
+                **({"cpu_ms": charge["cpu_ms"]} if "cpu_ms" in charge else {}),
                 **({"backoff_ms": backoff} if backoff else {})})
         return {"type": "completion", "text": completion.text}
 

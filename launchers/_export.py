@@ -27,13 +27,14 @@ ATTEMPTS = pa.schema([
     ("deviations", pa.int64()), ("bundle_sha256", pa.string()), ("code_commit", pa.string()),
     ("resumed_from", pa.string()), ("replay_of", pa.string()), ("receipts_size", pa.int64()),
     ("receipts_hash", pa.string()), ("content_sha256", pa.string()), ("projection", pa.bool_()),
+    ("cpu_ms", pa.int64()),  # the local sampler's CPU time (null for a provider that reports none)
     ("role", pa.string()),
 ])
 CALLS = pa.schema([
     ("attempt_id", pa.string()), ("call", pa.int64()), ("day", pa.int64()), ("outcome", pa.string()),
     ("request_sha256", pa.string()), ("tokens_in", pa.int64()), ("tokens_out", pa.int64()),
     ("prompt_cache_hit_tokens", pa.int64()), ("micro_usd", pa.int64()), ("reserved_micro_usd", pa.int64()),
-    ("cached", pa.bool_()), ("stop_reason", pa.string()),
+    ("cached", pa.bool_()), ("stop_reason", pa.string()), ("cpu_ms", pa.int64()),
 ])
 
 
@@ -61,6 +62,7 @@ def attempt_row(record) -> dict:
         "resumed_from": (c.get("resumed_from") or {}).get("attempt_id"),
         "replay_of": (c.get("replay_of") or {}).get("attempt_id"),
         "receipts_size": head.get("size"), "receipts_hash": head.get("hash"), "content_sha256": record["content_sha256"],
+        "cpu_ms": cost.get("cpu_ms"),
         "projection": bool(cost.get("projection")), "role": c.get("role"),
     }
 
@@ -81,7 +83,7 @@ def call_rows(record, transcript) -> list:
             "request_sha256": call.get("request_sha256"), "tokens_in": call.get("tokens_in"),
             "tokens_out": call.get("tokens_out"), "prompt_cache_hit_tokens": call.get("prompt_cache_hit_tokens"),
             "micro_usd": call.get("micro_usd"), "reserved_micro_usd": reserved.get(call["index"]),
-            "cached": call.get("cached"), "stop_reason": call.get("stop_reason")})
+            "cached": call.get("cached"), "stop_reason": call.get("stop_reason"), "cpu_ms": call.get("cpu_ms")})
     return rows
 
 

@@ -28,7 +28,7 @@ LIMITS = {
     "deviations": 4 * MIB, "pilot": 16 * MIB, "transport record": 4 * MIB, "attempt record": 64 * MIB,
     "transcript": 256 * MIB, "receipts": 64 * MIB, "retained work": 1 * MIB, "ledger": 64 * MIB,
     "project ledger": 64 * MIB, "journal": 1024 * MIB, "engine index": 16 * MIB, "schema": 1 * MIB,
-    "status": 64 * KIB, "option": 1 * MIB,
+    "status": 64 * KIB, "option": 1 * MIB, "decision cache": 64 * MIB,
 }
 MAX_LINE = 16 * MIB  # one line of a JSON-lines file
 

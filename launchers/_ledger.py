@@ -54,10 +54,12 @@ class Ledger:
         last = self.entries[-1]["hash"] if self.entries else genesis(self.claim_sha256)
         return {"size": len(self.entries), "hash": last}
 
-    def _append(self, kind, account, call, micro_usd, tokens_in=0, tokens_out=0, note="", cached_in=0):
+    def _append(self, kind, account, call, micro_usd, tokens_in=0, tokens_out=0, note="", cached_in=0, cpu_ms=None):
         body = {"seq": len(self.entries), "kind": kind, "account": account, "call": call, "micro_usd": micro_usd,
                 "tokens_in": tokens_in, "tokens_out": tokens_out, "cached_tokens_in": cached_in, "note": note,
                 "prev_hash": self.head["hash"]}
+        if cpu_ms is not None:  # a call run on the host (the local sampler): its CPU time is its cost
+            body["cpu_ms"] = cpu_ms
         entry = dict(body, hash=content_sha256(body))
         with critical():
             if self.path is not None:
@@ -87,7 +89,13 @@ class Ledger:
                 "unresolved_calls": sorted(call for (account, call) in self._open if account == "inference"),
                 "committed_micro_usd": charged + open_usd, "committed_tokens": tokens_in + tokens_out + open_tokens,
                 "sandbox_charged_micro_usd": sandbox_charged, "sandbox_unresolved_micro_usd": sandbox_open,
-                "sandbox_committed_micro_usd": sandbox_charged + sandbox_open}
+                "sandbox_committed_micro_usd": sandbox_charged + sandbox_open,
+                **self._cpu_total()}
+
+    def _cpu_total(self):
+        """{"cpu_ms": total} when a charge carries CPU time (the local sampler), else nothing."""
+        charged = [e["cpu_ms"] for e in self.entries if e["kind"] == "charge" and "cpu_ms" in e]
+        return {"cpu_ms": sum(charged)} if charged else {}
 
     # -- inference -------------------------------------------------------------------
     def reserve(self, call, tokens_in, max_tokens, free=False):
@@ -114,16 +122,18 @@ class Ledger:
         self._open[("inference", call)] = entry
         return entry
 
-    def settle(self, call, tokens_in, tokens_out, note="", free=False, cached_in=0):
-        """Charge the call's actual usage and release the rest of its reservation."""
+    def settle(self, call, tokens_in, tokens_out, note="", free=False, cached_in=0, cpu_ms=None):
+        """Charge the call's actual usage and release the rest of its reservation (`cpu_ms`: the host CPU
+        time of a call run in this process, recorded with the charge)."""
         reservation = self._open.pop(("inference", call), None)
         if reservation is None:
             raise InputError(f"ledger: call {call} has no open reservation")
         if free:
             tokens_in = tokens_out = cached_in = 0
+            cpu_ms = None
         cached_in = max(0, min(cached_in, tokens_in))
         cost = call_cost(self.price, tokens_in, tokens_out, cached_in)
-        charge = self._append("charge", "inference", call, cost, tokens_in, tokens_out, note, cached_in)
+        charge = self._append("charge", "inference", call, cost, tokens_in, tokens_out, note, cached_in, cpu_ms)
         self._append("release", "inference", call, max(0, reservation["micro_usd"] - cost),
                      max(0, reservation["tokens_in"] - tokens_in), max(0, reservation["tokens_out"] - tokens_out))
         return charge

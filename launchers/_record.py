@@ -5,9 +5,11 @@ Written for every attempt, complete or not. `content` is hashed
 `volatile` holds the times, the host and the worker's stderr tail. Paths in
 `content` are relative to the attempt directory. Files: record.json,
 transcript.json, receipts.json (the desk's hash-chained receipts),
-ledger.jsonl (the ledger as it was appended, line by line) and, when the
+ledger.jsonl (the ledger as it was appended, line by line), when the
 worker kept any, retained.json (its retained work after the last settled
-checkpoint: what a continuation starts from).
+checkpoint: what a continuation starts from) and, for an attempt whose calls
+went through the decision cache, cache.jsonl (the answers it used, canonical
+JSON a line: what `execute --sampler cache --replay-of` replays from).
 """
 
 import os
@@ -62,10 +64,10 @@ def write_attempt(tmp_dir, content, volatile, transcript, receipts, retained=Non
     content["outputs"] = {"receipts": {"path": "receipts.json", "sha256": sha256_hex(files["receipts.json"])}}
     if retained is not None:
         content["outputs"]["retained"] = {"path": "retained.json", "sha256": sha256_hex(files["retained.json"])}
-    ledger_path = os.path.join(tmp_dir, "ledger.jsonl")
-    if os.path.exists(ledger_path):
-        content["outputs"]["ledger"] = {"path": "ledger.jsonl",
-                                        "sha256": sha256_hex(read_bytes(ledger_path, "ledger"))}
+    for key, name, what in (("ledger", "ledger.jsonl", "ledger"), ("cache", "cache.jsonl", "decision cache")):
+        path = os.path.join(tmp_dir, name)  # cache: the decision cache's answers, exported beside the record
+        if os.path.exists(path):
+            content["outputs"][key] = {"path": name, "sha256": sha256_hex(read_bytes(path, what))}
     record = {"schema": ATTEMPT_SCHEMA, "content": content, "content_sha256": content_sha256(content),
               "volatile": volatile}
     boundary("record:after-files")

@@ -34,6 +34,7 @@ class Completion:
     stop_reason: str = "stop"
     cached: bool = False
     cache_hit_tokens: int = 0     # prompt tokens the provider served from its prefix cache
+    cpu_ms: int = None            # host CPU time of a call run in this process (the local sampler); else None
 
 
 def request_sha256(model: str, messages, max_tokens: int, sampling: dict) -> str:

@@ -1,6 +1,7 @@
 """What the worker may read, and nothing else.
 
-Staged: the worker's own code (agent and protocol), the calculation tools
+Staged: the worker's own code (agent and protocol; with the local sampler, the
+compact prompt and worker.json naming it), the calculation tools
 (engine modules that read only a packet, copied into a `desktools` package),
 the current packet and its published sources. The worker keeps its retained
 work beside them. Never staged: grading, candidates, the reference policy,
@@ -47,12 +48,24 @@ def check_closure(modules=TOOL_MODULES):
                 raise RuntimeError(f"engine/{name}.py imports {names}: the worker has no such package")
 
 
-def stage(packet) -> dict:
-    """Relative path -> bytes: every file the worker starts with."""
+def worker_config(prompt=None) -> bytes:
+    """worker.json: the prompt the worker uses (absent: agent.py's full prompt). Only a known one is staged."""
+    from .worker import prompt as compact
+    if prompt not in (None, compact.PROMPT_VERSION):
+        raise ValueError(f"sampling.prompt: this worker knows {compact.PROMPT_VERSION!r}, not {prompt!r}")
+    return (json.dumps({"prompt": prompt}, sort_keys=True) + "\n").encode("utf-8")
+
+
+def stage(packet, prompt=None) -> dict:
+    """Relative path -> bytes: every file the worker starts with (`prompt`: the compact prompt's version,
+    which the local sampler's settings name; worker.json tells the worker)."""
     check_closure()
     files = {"worker.py": _read(os.path.join(WORKER_DIR, "agent.py")),
              "protocol.py": _read(os.path.join(WORKER_DIR, "protocol.py")),
              "desktools/__init__.py": DESKTOOLS_INIT}
+    if prompt is not None:  # the compact prompt and the file that tells the worker to use it
+        files["prompt.py"] = _read(os.path.join(WORKER_DIR, "prompt.py"))
+        files["worker.json"] = worker_config(prompt)
     for name in TOOL_MODULES:
         files[f"desktools/{name}.py"] = _read(os.path.join(ENGINE_DIR, name + ".py"))
     files["packet.json"] = (json.dumps(packet, sort_keys=True, indent=1) + "\n").encode("utf-8")
@@ -67,15 +80,27 @@ def manifest(files) -> list:
 
 
 
-def worker_identity() -> dict:
-    """The prompt, the output schema and the worker's code, by sha256 (for the freeze and every record)."""
+def worker_identity(prompt=None) -> dict:
+    """The prompt, the output schema and the worker's code, by sha256 (for the freeze and every record).
+
+    With the compact prompt (`prompt`, as the local sampler's settings name it) the prompt is the whole of
+    worker/prompt.py (its system text and the view it builds) and the output schema includes the grammar
+    builder (launchers/_grammar.py) the host decodes with."""
     from .worker import agent, protocol
+    from .worker import prompt as compact
     code = {"worker.py": _read(os.path.join(WORKER_DIR, "agent.py")),
             "protocol.py": _read(os.path.join(WORKER_DIR, "protocol.py")), "desktools/__init__.py": DESKTOOLS_INIT}
     for name in TOOL_MODULES:
         code[f"desktools/{name}.py"] = _read(os.path.join(ENGINE_DIR, name + ".py"))
+    if prompt is not None:
+        code["prompt.py"] = _read(os.path.join(WORKER_DIR, "prompt.py"))
+        code["worker.json"] = worker_config(prompt)
     schema = {rel: engine.sha256_hex(code[rel]) for rel in ("desktools/_batch.py", "protocol.py")}
-    return {"prompt": {"version": agent.PROMPT_VERSION, "sha256": engine.sha256_hex(agent.SYSTEM.encode("utf-8"))},
-            "output_schema": {"sha256": engine.content_sha256(schema)},
-            "worker": {"sha256": engine.content_sha256(manifest(code)),
-                       "max_calls_per_checkpoint": protocol.MAX_CALLS_PER_CHECKPOINT}}
+    shown = {"version": agent.PROMPT_VERSION, "sha256": engine.sha256_hex(agent.SYSTEM.encode("utf-8"))}
+    if prompt is not None:
+        shown = {"version": compact.PROMPT_VERSION, "sha256": engine.sha256_hex(code["prompt.py"])}
+        schema["launchers/_grammar.py"] = engine.sha256_hex(_read(os.path.join(os.path.dirname(__file__),
+                                                                                "_grammar.py")))
+    calls = compact.MAX_CALLS_PER_DAY if prompt is not None else protocol.MAX_CALLS_PER_CHECKPOINT
+    return {"prompt": shown, "output_schema": {"sha256": engine.content_sha256(schema)},
+            "worker": {"sha256": engine.content_sha256(manifest(code)), "max_calls_per_checkpoint": calls}}

@@ -110,7 +110,7 @@ def project_of(record_path, project=None):
 
 
 def _free(c):
-    return c["model"]["provider"] == "cache" or c["model"]["id"] == "mock"
+    return c["model"]["provider"] in ("cache", "llama-cpp") or c["model"]["id"] == "mock"  # llama-cpp: this host
 
 
 def check_prices(c, record_path):
@@ -123,6 +123,10 @@ def check_prices(c, record_path):
         want = {k: 0 for k in row} if c["model"]["provider"] == "cache" else plan.get("price")
         if row != want:
             _fail(record_path, f"content.prices.model: {row} is not the row the claim was authorised at ({want})")
+    if c["model"]["provider"] == "llama-cpp":  # open weights on the host: free by construction, never from the table
+        if not isinstance(row, dict) or any(row.values()):
+            _fail(record_path, f"content.prices.model: {row}: a local (llama-cpp) attempt is booked at zero")
+        return
     shipped = load_prices()
     if c["model"]["provider"] != "cache" and (c.get("prices") or {}).get("table_sha256") == table_sha256(shipped):
         try:
@@ -269,6 +273,9 @@ def _check_ledger(base, record_path, c):
                                          and e["account"] == "inference" and e["note"] == "cache hit"))):
         if cost.get(key) != want:
             _fail(record_path, f"content.cost.{key}: the record says {cost.get(key)}, the ledger says {want}")
+    if cost.get("cpu_ms") != totals.get("cpu_ms"):  # the local sampler's CPU time: present in both or neither
+        _fail(record_path, f"content.cost.cpu_ms: the record says {cost.get('cpu_ms')}, the ledger says "
+                           f"{totals.get('cpu_ms')}")
 
 
 def _rederive(ledger, record_path):
@@ -297,7 +304,7 @@ def _rederive(ledger, record_path):
                 again.reserve(e["call"], e["tokens_in"], e["tokens_out"], free=e["note"] == "cache hit")
             elif e["kind"] == "charge":
                 again.settle(e["call"], e["tokens_in"], e["tokens_out"], e["note"], free=e["note"] == "cache hit",
-                             cached_in=e["cached_tokens_in"])
+                             cached_in=e["cached_tokens_in"], cpu_ms=e.get("cpu_ms"))
             elif e["kind"] == "unresolved":
                 again.mark_unresolved(e["call"], e["note"])
         except (BudgetHalt, InputError) as exc:
@@ -336,6 +343,8 @@ def _check_calls(ledger, base, record_path, c):
         want = e and {"micro_usd": e["micro_usd"], "prompt_cache_hit_tokens": e["cached_tokens_in"],
                       "cached": e["note"] == "cache hit"}
         have = {k: call.get(k) for k in ("micro_usd", "prompt_cache_hit_tokens", "cached")}
+        if e is not None and ("cpu_ms" in e or "cpu_ms" in call):  # the local sampler's CPU time, step and charge
+            want["cpu_ms"], have["cpu_ms"] = e.get("cpu_ms"), call.get("cpu_ms")
         if e is not None and not call.get("cached"):
             want.update(tokens_in=e["tokens_in"], tokens_out=e["tokens_out"])
             have.update(tokens_in=call.get("tokens_in"), tokens_out=call.get("tokens_out"))

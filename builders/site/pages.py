@@ -271,6 +271,8 @@ def generated_pages(pub) -> dict:
         if attempt.transcript is not None:
             pages[f"attempts/{attempt.attempt_id}/index.md"] = transcript_page(env, pub, attempt)
     pages.update(comparisons.generated_pages(env, pub))
+    from . import studies  # runs/studies/: pre-registered studies of real agents and their state
+    pages["studies/index.md"] = studies.page(env, pub)
     return pages
 
 

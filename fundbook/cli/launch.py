@@ -12,7 +12,7 @@ import re
 import click
 
 from launchers._adapters import PAID_SAMPLERS, SAMPLERS
-from launchers._budget import DEFAULT_HORIZON, DEFAULT_TOKENS_IN, DEFAULT_WORKER_SECONDS, attempt_plan, estimate, render
+from launchers._budget import FREE_PRICE, DEFAULT_HORIZON, DEFAULT_TOKENS_IN, DEFAULT_WORKER_SECONDS, attempt_plan, estimate, render
 from launchers._claims import MAX_HOURS, SPLITS, authorise as write_claim, plan_text, state_dir
 from ._common import FundbookGroup
 
@@ -123,12 +123,15 @@ def budget(model, prices, attempts, checkpoints, calls_per_checkpoint, tokens_in
               help="The plan's sandbox (default: local for the mock model, modal otherwise).")
 @click.option("--accept-partial-budget", is_flag=True,
               help="Issue a claim whose caps are below the plan's worst case (recorded in the claim).")
+@click.option("--local", "local", is_flag=True,
+              help="A claim for a model run on this host (--sampler llama-cpp): planned at zero cost, local sandbox.")
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="The claim file to write (new).")
 @prices_option
 @state_option
 @project_option
 def authorise(family, split, model, cap_micro_usd, cap_tokens, cap_sandbox_micro_usd, hours, tokens_in, max_tokens,
-              max_calls, horizon, worker_seconds, sandbox, accept_partial_budget, out_path, prices, state, project):
+              max_calls, horizon, worker_seconds, sandbox, accept_partial_budget, local, out_path, prices, state,
+              project):
     """Write a single-use authorisation claim (scope, caps, plan, expiry), registered in the project ledger.
 
     The caps are checked against the worker's worst case for the plan (`budget`'s figure): a claim that could
@@ -136,7 +139,8 @@ def authorise(family, split, model, cap_micro_usd, cap_tokens, cap_sandbox_micro
     from launchers._project import project_dir
     _text("--model", model)
     plan = attempt_plan(load_prices(prices), model, tokens_in, max_tokens, max_calls, horizon, worker_seconds,
-                        sandbox or ("local" if model == "mock" else "modal"))
+                        sandbox or ("local" if model == "mock" or local else "modal"),
+                        price=FREE_PRICE if local else None)
     doc = write_claim(out_path, family, split, model, cap_micro_usd, cap_tokens, hours, state=state,
                       cap_sandbox_micro_usd=cap_sandbox_micro_usd, plan=plan,
                       accept_partial_budget=accept_partial_budget, project=project)
@@ -171,8 +175,8 @@ run_options = [
     click.option("--max-tokens", type=MAX_TOKENS, default=2048, show_default=True, help="Per-call output cap."),
     click.option("--max-calls", type=MAX_CALLS, default=400, show_default=True),
     click.option("--horizon", type=CHECKPOINTS, default=DEFAULT_HORIZON, show_default=True),
-    click.option("--temperature-milli", type=TEMPERATURE, default=700, show_default=True,
-                 help="Sampling temperature x 1000."),
+    click.option("--temperature-milli", type=TEMPERATURE, default=None,
+                 help="Sampling temperature x 1000 (default: 700; 0 for llama-cpp, greedy and reproducible)."),
     click.option("--sampling-seed", type=click.IntRange(0, MAX_SAFE), default=0, show_default=True),
 ]
 
@@ -226,6 +230,7 @@ def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd
         if family not in engine.FAMILIES:
             raise InputError(f"--family: expected one of {list(engine.FAMILIES)}, got {family!r}")
     table = load_prices(prices)
+    temperature_milli = (0 if sampler_name == "llama-cpp" else 700) if temperature_milli is None else temperature_milli
     limits = Limits(worker_seconds, call_deadline, max_tokens, max_calls)
     sampling = make_sampler_factory(sampler_name, None, call_deadline, temperature_milli, sampling_seed,
                                     environ={}).sampling  # the settings only: the service is checked at execute
@@ -285,7 +290,14 @@ def deviate(freeze_path, project, field, effective, reason):
               "id is priced as that model, a projection).")
 @click.option("--sampler", "sampler_name", type=click.Choice(SAMPLERS), default="mock", show_default=True)
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None,
-              help="Decision cache (SQLite): required for --sampler cache; records tinker/mock answers otherwise.")
+              help="Decision cache (SQLite, or an attempt's cache.jsonl to replay): required for --sampler cache "
+                   "(default with --replay-of DIR: DIR/cache.jsonl); records tinker/mock/llama-cpp answers otherwise.")
+@click.option("--model-file", type=click.Path(dir_okay=False), default=None,
+              help="With --sampler llama-cpp: the GGUF model file (run in this process; nothing is paid).")
+@click.option("--threads", type=click.IntRange(1, 256), default=1, show_default=True,
+              help="With --sampler llama-cpp: threads generating tokens.")
+@click.option("--threads-batch", type=click.IntRange(1, 256), default=2, show_default=True,
+              help="With --sampler llama-cpp: threads evaluating the prompt.")
 @with_run_options
 @click.option("--attempt-id", default=None, help="Default: <label>-<family>-seed-<seed>-<claim id>.")
 @click.option("--freeze", "freeze_path", type=click.Path(dir_okay=False), default=None,
@@ -299,9 +311,9 @@ def deviate(freeze_path, project, field, effective, reason):
 @prices_option
 @state_option
 @project_option
-def execute(claim_path, out, family, seed, split, model, sampler_name, cache_path, sandbox_name, worker_seconds,
-            call_deadline, max_tokens, max_calls, horizon, temperature_milli, sampling_seed, attempt_id, freeze_path,
-            resume_from, replay_of, pilot_path, prices, state, project):
+def execute(claim_path, out, family, seed, split, model, sampler_name, cache_path, model_file, threads, threads_batch,
+            sandbox_name, worker_seconds, call_deadline, max_tokens, max_calls, horizon, temperature_milli,
+            sampling_seed, attempt_id, freeze_path, resume_from, replay_of, pilot_path, prices, state, project):
     """Run one attempt: the paid path, not a dry run. Consumes the claim first."""
     from launchers._adapters import make_sampler_factory, make_sandbox_factory
     from launchers._attempt import command_line, execute as run_attempt, load_source
@@ -315,6 +327,13 @@ def execute(claim_path, out, family, seed, split, model, sampler_name, cache_pat
     if paid and sandbox_name == "local":
         raise click.UsageError("--sandbox local: a paid sampler runs only in the modal sandbox (local is for mock "
                                "and cache: it is not an isolation boundary)")
+    if model_file is not None and sampler_name != "llama-cpp":
+        raise click.UsageError("--model-file goes with --sampler llama-cpp")
+    if sampler_name == "llama-cpp" and model_file is None:
+        raise click.UsageError("--sampler llama-cpp needs --model-file PATH.gguf")
+    if sampler_name == "cache" and not cache_path and replay_of:  # a published attempt carries its answers
+        exported = os.path.join(replay_of, "cache.jsonl") if os.path.isdir(replay_of) else None
+        cache_path = exported if exported and os.path.isfile(exported) else None
     if sampler_name == "cache" and not cache_path:
         raise click.UsageError("--sampler cache needs --cache PATH")
     if replay_of and sampler_name != "cache":
@@ -338,13 +357,17 @@ def execute(claim_path, out, family, seed, split, model, sampler_name, cache_pat
     if family is None or seed is None:
         raise click.UsageError("--family and --seed are required (unless --resume-from or --replay-of names them)")
     model = model or ("mock" if sampler_name == "mock" else None)
-    if model is None:
+    if model is None and sampler_name != "llama-cpp":  # llama-cpp: the file's name unless --model names it
         raise click.UsageError("--model is required for --sampler tinker and cache")
     _positive(worker_seconds=worker_seconds, call_deadline=call_deadline, max_tokens=max_tokens, max_calls=max_calls)
+    if temperature_milli is None:
+        temperature_milli = 0 if sampler_name == "llama-cpp" else 700
+    local = {"model_file": model_file, "n_threads": threads, "n_threads_batch": threads_batch}
+    make_sampler = make_sampler_factory(sampler_name, cache_path, call_deadline, temperature_milli, sampling_seed,
+                                        replay_sampling, local=local if sampler_name == "llama-cpp" else None)
+    model = model or make_sampler.model_id
     table = load_prices(prices)
     limits = Limits(worker_seconds, call_deadline, max_tokens, max_calls)
-    make_sampler = make_sampler_factory(sampler_name, cache_path, call_deadline, temperature_milli, sampling_seed,
-                                        replay_sampling)
     make_sandbox = make_sandbox_factory(sandbox_name)
     record = run_attempt(claim_path=claim_path, out=out, family=family, seed=seed, split=split, model=model,
                          sampler_name=sampler_name, sandbox_name=sandbox_name, make_sampler=make_sampler,
@@ -445,6 +468,10 @@ def verify(record_path, project):
                    f"(entry {bound['claim_entry']}) and settled by this very record (entry {bound['settle_entry']})"
                    + (f"; prices as frozen in {bound['freeze'][:12]}" if bound["freeze"] else ""))
         return 0
+    if c["label"] == "model" and c["model"]["provider"] == "llama-cpp":  # nothing paid, so no ledger to bind to
+        click.echo("a local-model attempt (nothing paid) is bound by its answers: `fundbook-launch rederive` replays it "
+                   "from its cache.jsonl to the same receipts head (make verify does)")
+        return 0
     if c["label"] == "model":
         raise InputError(f"{record_path}: a paid attempt is verified against its project ledger (--project DIR): "
                          f"only it shows the claim's caps and prices as authorised and the record as settled")
@@ -500,6 +527,21 @@ def export(attempts_dir, out_dir, check):
         return
     for name, (path, rows) in sorted(write_tables(attempts_dir, out_dir).items()):
         click.echo(f"{path}: {rows} rows")
+
+
+@cli.command()
+@click.option("--attempts", "attempts_dir", type=click.Path(file_okay=False), default="runs/attempts",
+              show_default=True)
+def rederive(attempts_dir):
+    """Replay every local-model (llama-cpp) attempt from its own cache.jsonl: same answers, same receipts head, 0 cost.
+
+    Cache-only, no model loaded, a throwaway claim in a scratch folder; `make verify` runs it."""
+    from launchers._rederive import rederive_all
+    done = rederive_all(attempts_dir)
+    for r in done:
+        click.echo(f"ok      {r['attempt_id']}: {r['answers']} answers replayed from its cache.jsonl, receipts head "
+                   f"{(r['receipts_head'] or {}).get('hash', '-')[:12]} ({r['status']})")
+    click.echo(f"rederive: {len(done)} local-model attempts in {attempts_dir}, each reproduced from its own cache")
 
 
 # -- the sandbox transport ---------------------------------------------------------------

@@ -70,6 +70,15 @@ class Halt(Exception):
     pass
 
 
+def compact_prompt():
+    """worker/prompt.py, staged only beside a worker that worker.json tells to use it."""
+    if __package__:
+        from . import prompt
+    else:
+        import prompt
+    return prompt
+
+
 class Worker:
     def __init__(self, root, stdin=None, stdout=None):
         self.root = root
@@ -78,6 +87,7 @@ class Worker:
         os.makedirs(os.path.join(root, "retained"), exist_ok=True)
         os.makedirs(os.path.join(root, "sources"), exist_ok=True)
         self.history = self._load("retained/history.json", [])
+        self.config = self._load("worker.json", {})  # {"prompt": prompt.PROMPT_VERSION} for the compact prompt
 
     # -- files ---------------------------------------------------------------------
     def _load(self, rel, default):
@@ -188,6 +198,8 @@ class Worker:
         self.send({"type": "retained", "day": day, "files": files})
 
     def day(self, packet):
+        if self.config.get("prompt") is not None:
+            return self.compact_day(packet)
         day = packet["day"]
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": self.checkpoint_message(packet)}]
         invalid = failures = 0
@@ -237,7 +249,65 @@ class Worker:
         self.send_retained(day)
         return reply["packet"]
 
+    # -- the compact prompt (worker/prompt.py): one call a checkpoint, the refusal fed back --------------
+    def compact_day(self, packet):
+        day = packet["day"]
+        try:  # the no-action report, which a one-call day leaves no turn to ask the project tool for
+            projection = self.run_tool("project", {"actions": []}, packet)["report"]
+        except Exception:  # a packet the tool cannot read: the view goes without it
+            projection = None
+        prompt = compact_prompt()
+        opening = prompt.messages(packet, projection, self.history)
+        messages = opening
+        for call in range(1, prompt.MAX_CALLS_PER_DAY + 1):
+            self.send({"type": "sample", "messages": messages})
+            reply = self.receive()
+            if reply["type"] == "call_failed":
+                continue
+            text = reply["text"]
+            try:
+                batch = self.compact_batch(text, day)
+            except ValueError as exc:
+                self.send({"type": "invalid", "error": str(exc)})
+                messages = prompt.retry(opening, text, f"your answer is not a valid batch: {exc}", call + 1)
+                continue
+            self.send({"type": "submit", "batch": batch})
+            reply = self.receive()
+            if reply["type"] == "accepted":
+                self.history.append({"day": day, "accepted": sum(1 for d in reply["decisions"]
+                                                                 if d["decision"] == "ACCEPTED"),
+                                     "refused": [[d["action"], d["reason"]] for d in reply["decisions"]
+                                                 if d["decision"] == "REFUSED"]})
+                self._save("retained/history.json", self.history)
+                self.send_retained(day)
+                return reply["packet"]
+            messages = prompt.retry(opening, text, f"the evaluator rejected the batch: {reply.get('message')}",
+                                    call + 1)
+        self.send({"type": "pass", "day": day, "reason": "no valid artefact within the day's step limits"})
+        reply = self.receive()
+        self.history.append({"day": day, "batch": "missing"})
+        self._save("retained/history.json", self.history)
+        self.send_retained(day)
+        return reply["packet"]
+
+    def compact_batch(self, text, day):
+        """Today's batch from a compact answer: strictly read (prompt.read_answer), then the engine's own shape
+        check and today's day -- what the grammar cannot hold (integer bounds, unique ids) is refused here."""
+        from desktools._batch import check_batch_shape
+        from desktools._errors import BatchRejected
+        batch = compact_prompt().read_answer(text)
+        try:
+            check_batch_shape(batch)
+        except BatchRejected as exc:
+            raise ValueError(exc.message)
+        if batch["day"] != day:
+            raise ValueError(f"batch.day: expected today, {day}")
+        return batch
+
     def run(self):
+        wanted = self.config.get("prompt")
+        if wanted is not None and wanted != compact_prompt().PROMPT_VERSION:
+            raise Halt(f"worker.json: prompt {wanted!r} is not {compact_prompt().PROMPT_VERSION!r}")
         packet = self._load("packet.json", None)
         while packet is not None:
             self.keep_packet(packet)

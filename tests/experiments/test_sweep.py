@@ -3,6 +3,7 @@ replaced) giving byte-identical files, host arms, and the sampled Pyodide re-exe
 
 import json
 import os
+import shutil
 
 import modal
 import pytest
@@ -126,7 +127,9 @@ def test_host_arms_files_attempts_and_the_mock_worker(tmp_path, bundle_dir):
     cands.mkdir(parents=True)
     instance = engine.generate("FUND_01", 1)
     (cands / "seed-1.json").write_text(json.dumps(engine.gold_candidate(instance)))
-    attempts = os.path.join(os.path.dirname(__file__), "..", "..", "runs", "attempts")
+    attempts = str(tmp_path / "attempts")  # the committed mock attempt alone (runs/attempts also holds model attempts)
+    shutil.copytree(os.path.join(os.path.dirname(__file__), "..", "..", "runs", "attempts", "mock-FUND_01-seed-1"),
+                    os.path.join(attempts, "mock-FUND_01-seed-1"))
     doc = sweep(tmp_path / "s", bundle_dir, plan=plan, sample_size=2,
                 arms=["mine=files:" + str(tmp_path / "cands"), "attempts:" + attempts, "mock-worker"])
     rows = obs.read_jsonl(tmp_path / "s" / obs.JSONL)

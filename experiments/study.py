@@ -1,0 +1,180 @@
+"""A pre-registered study whose sequential sweep spans sessions: run it, read its state, verify it.
+
+  python -m experiments.study run    runs/studies/NAME   resume the sweep (a model arm: hours)
+  python -m experiments.study status runs/studies/NAME   write NAME/status.json from the journalled worlds
+  python -m experiments.study verify runs/studies/NAME   re-derive every journalled world and status.json
+
+A study folder holds `study.json` (the sweep's arms, its held-out secret file,
+the comparisons it serves), one frozen comparison folder per question
+(spec.json, freeze.json, deviations.json: committed before the first row) and
+the sweep folder (commitment.json, journal.jsonl and, while the sweep has not
+stopped, observations.partial.jsonl). A betting rule is valid at every n, so
+the state between sessions is a fact, not a peek that spends alpha: each
+comparison's wealth for and against its claim after the n worlds journalled so
+far, and the verdict once its rule has stopped. When the sweep stops
+(sweep.json written), `fundbook compare --sweep` decides as for any sweep.
+
+`status` never runs an arm: it reads the rows the journal vouches for (the
+sweep's own `reusable` check: every row hashes to its journal line). `verify`
+also recomputes every journalled world -- the model arm reads its recorded,
+verified attempt back, never running the model -- and requires the same rows
+and the committed status.json byte for byte.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+from . import executors, heldout, items as items_mod, rules, sequential
+from .arms import parse_arms
+from .errors import ExperimentError
+from .journal import JOURNAL, Journal
+from .sweep import heldout_plan, plan_rows, prepare, pretty, read_doc, reusable, run_sweep, write_atomic
+
+SCHEMA = "fundbook.study/1"
+STATUS_SCHEMA = "fundbook.study-status/1"
+STUDY = "study.json"
+STATUS = "status.json"
+FIELDS = {"schema", "name", "sweep", "arms", "secret_file", "comparisons"}
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_BUNDLE = os.path.join(ROOT, "build", "engine")
+
+
+def load(study_dir) -> dict:
+    path = os.path.join(study_dir, STUDY)
+    doc, _ = read_doc(path, "a study definition")
+    if not isinstance(doc, dict) or set(doc) != FIELDS or doc["schema"] != SCHEMA:
+        raise ExperimentError(f"{path}: expected {SCHEMA} with exactly {', '.join(sorted(FIELDS))}")
+    for key in ("arms", "comparisons"):
+        if not isinstance(doc[key], list) or not doc[key] or not all(isinstance(v, str) for v in doc[key]):
+            raise ExperimentError(f"{path}: {key}: expected a non-empty list of strings")
+    for key in ("name", "sweep", "secret_file"):
+        if not isinstance(doc[key], str) or not doc[key] or os.path.isabs(doc[key]) or ".." in doc[key].split("/"):
+            raise ExperimentError(f"{path}: {key}: expected a relative path inside the repository")
+    return doc
+
+
+def _setup(study_dir, bundle_dir):
+    doc = load(study_dir)
+    out = os.path.join(study_dir, doc["sweep"])
+    cpath = os.path.join(out, "commitment.json")
+    commitment, _ = read_doc(cpath, "the held-out commitment")
+    heldout.check_commitment_doc(commitment, cpath)
+    secret = heldout.read_secret(os.path.join(ROOT, doc["secret_file"]))
+    plan = heldout_plan(commitment)
+    rows = plan_rows(plan, secret, commitment)
+    arm_list = parse_arms(doc["arms"])
+    comparisons = [os.path.join(study_dir, c) for c in doc["comparisons"]]
+    fixed = prepare(out, plan, rows, arm_list, bundle_dir, comparisons)
+    return doc, out, plan, rows, arm_list, comparisons, fixed, commitment
+
+
+def run(study_dir, bundle_dir=DEFAULT_BUNDLE, progress=True) -> dict:
+    _, out, plan, rows, arm_list, comparisons, _, commitment = _setup(study_dir, bundle_dir)
+    return run_sweep(out, plan, rows, arm_list, bundle_dir, workers=1, comparisons=comparisons,
+                     commitment=commitment, progress=progress)
+
+
+def _journalled(out, fixed, arm_list):
+    """(journal, {item_id: {arm: values}}) of the worlds the journal vouches for, in journal order."""
+    path = os.path.join(out, JOURNAL)
+    if not os.path.exists(path):
+        return None, {}
+    journal = Journal.read(path, torn_ok=True)
+    if journal.start["evaluator_id"] != fixed["evaluator_id"]:
+        raise ExperimentError(f"{path}: the journal is evaluator {journal.start['evaluator_id'][:16]}'s, this checkout's is "
+                              f"{fixed['evaluator_id'][:16]} (the code or a configuration changed: a deviation)")
+    return journal, reusable(out, fixed["evaluator_id"], journal, arm_list)
+
+
+def status(study_dir, bundle_dir=DEFAULT_BUNDLE) -> dict:
+    doc, out, _, rows, arm_list, _, fixed, _ = _setup(study_dir, bundle_dir)
+    journal, done = _journalled(out, fixed, arm_list)
+    names = [a["name"] for a in arm_list]
+    monitors = sequential.monitors_for(fixed["comparisons"])
+    if not monitors:
+        raise ExperimentError(f"{os.path.join(study_dir, STUDY)}: a study serves betting comparisons only")
+    worlds = []
+    for row in rows:  # the committed order: the worlds measured so far are a prefix of it
+        have = done.get(row["item_id"])
+        if have is None or not all(n in have for n in names):
+            break
+        values = [v for n in names for v in have[n]]
+        for m in monitors:
+            m.feed(row["item_id"], values)
+        worlds.append({"item_id": row["item_id"], "family": row["family"],
+                       "score": {n: next((v[3] for v in have[n] if v[2] == "score"), None) for n in names}})
+    extra = sorted(set(done) - {w["item_id"] for w in worlds})
+    if extra:
+        raise ExperimentError(f"{out}: world {extra[0]} is journalled out of the committed order")
+    comparisons = {}
+    for m in monitors:
+        t = m.test
+        comparisons[m.name] = {"n": t.n, "max_n": m.rule.max_n, "verdict": t.outcome, "reason": t.why,
+                               "wealth_for": rules.wealth_text(t.mp, t.ep), "wealth_against": rules.wealth_text(t.mm, t.em),
+                               "threshold": str(t._tn // t._td) if t._tn % t._td == 0 else f"{t._tn}/{t._td}"}
+    stopped = all(m.stopped for m in monitors)
+    return {"schema": STATUS_SCHEMA, "name": doc["name"], "evaluator_id": fixed["evaluator_id"],
+            "journal": journal.summary() if journal else None, "worlds": len(worlds), "planned_max": max(
+                m.rule.max_n or len(rows) for m in monitors),
+            "state": "stopped" if stopped else ("not started" if not worlds else "running"),
+            "comparisons": comparisons, "per_world": worlds}
+
+
+def write_status(study_dir, bundle_dir=DEFAULT_BUNDLE) -> dict:
+    doc = status(study_dir, bundle_dir)
+    write_atomic(os.path.join(study_dir, STATUS), pretty(doc))
+    return doc
+
+
+def verify(study_dir, bundle_dir=DEFAULT_BUNDLE, log=print) -> dict:
+    """Recompute every journalled world (model attempts read back and verified, never re-run) and status.json."""
+    _, out, _, rows, arm_list, _, fixed, _ = _setup(study_dir, bundle_dir)
+    _, done = _journalled(out, fixed, arm_list)
+    by_id = {r["item_id"]: r for r in rows}
+    for iid in [r["item_id"] for r in rows if r["item_id"] in done]:
+        row = by_id[iid]
+        got = executors.host_run({"row": row, "item": items_mod.item_of(row), "fixture_sha256": row["fixture_sha256"],
+                                  "arms": arm_list})["values"]
+        want = [v for a in arm_list for v in done[iid][a["name"]]]
+        if got != want:
+            raise ExperimentError(f"{out}: world {iid} recomputes to {got}, the journalled rows say {want}")
+    fresh = pretty(status(study_dir, bundle_dir))
+    path = os.path.join(study_dir, STATUS)
+    with open(path, "rb") as fh:
+        if fh.read() != fresh:
+            raise ExperimentError(f"{path}: differs from the status of the journalled worlds (run `python -m "
+                                  f"experiments.study status {study_dir}`)")
+    doc = json.loads(fresh)
+    log(f"verify-study: {doc['name']}: {len(done)} journalled worlds recomputed from their records; status.json "
+        f"matches ({doc['state']})")
+    return doc
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments.study", description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", choices=("run", "status", "verify"))
+    parser.add_argument("study", help="the study folder, e.g. runs/studies/smollm2-heldout")
+    parser.add_argument("--bundle", default=DEFAULT_BUNDLE)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "run":
+            run(args.study, args.bundle)
+            doc = write_status(args.study, args.bundle)
+        elif args.command == "status":
+            doc = write_status(args.study, args.bundle)
+        else:
+            doc = verify(args.study, args.bundle)
+            return 0
+    except ExperimentError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    for name, c in doc["comparisons"].items():
+        print(f"{name}: n={c['n']} of at most {c['max_n']}, wealth for {c['wealth_for']}, against "
+              f"{c['wealth_against']} (threshold {c['threshold']}): {c['verdict'] or 'running'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

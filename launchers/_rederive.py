@@ -1,0 +1,100 @@
+"""Re-deriving a published real-model attempt from its own decision cache.
+
+A local-model attempt (provider llama-cpp) carries the answers it used in
+cache.jsonl, hashed in its record. `rederive` replays it the way anyone can
+-- a cache-only `execute --sampler cache --replay-of`, with a throwaway claim
+and project, in a scratch folder, no model loaded -- and requires what the
+record claims: every answered call served from the cache (zero cost), the
+same requests answered with the same text in the same order, and the same
+receipts head. The record itself is verified first (hashes, receipts,
+ledger). `make verify` runs it over runs/attempts/ (`fundbook-launch
+rederive`).
+"""
+
+import json
+import os
+import tempfile
+
+from ._errors import InputError
+from ._verify import verify_attempt
+
+PROVIDERS = ("llama-cpp",)  # every published attempt of these must re-derive
+
+
+def _answers(transcript_path):
+    with open(transcript_path, encoding="utf-8") as fh:
+        steps = json.load(fh)["steps"]
+    return [(s["call"].get("request_sha256"), s["text"]) for s in steps
+            if s.get("role") == "model" and isinstance(s.get("call"), dict)]
+
+
+def rederive(record_path) -> dict:
+    """Replay one attempt from its cache.jsonl; returns what was compared, or raises InputError naming the first
+    difference."""
+    from ._adapters import make_sampler_factory, make_sandbox_factory
+    from ._attempt import execute
+    from ._claims import authorise
+    from ._controller import Limits
+    from ._prices import load_prices
+    found = verify_attempt(record_path)
+    c = found["record"]["content"]
+    base = os.path.dirname(os.path.abspath(record_path))
+    cache = (c.get("outputs") or {}).get("cache")
+    if cache is None:
+        raise InputError(f"{record_path}: content.outputs.cache: no cache.jsonl, so the attempt cannot be re-derived")
+    lim = c["limits"]
+    limits = Limits(lim["worker_seconds"], lim["call_deadline_s"], lim["max_tokens_per_call"], lim["max_calls"])
+    sampling = {k: v for k, v in c["sampling"].items() if k != "max_tokens_per_call"}
+    task = c["task"]
+    with tempfile.TemporaryDirectory(prefix="fundbook-rederive-") as scratch:
+        state, claim = os.path.join(scratch, "state"), os.path.join(scratch, "claim.json")
+        authorise(claim, task["family"], task["split"], c["model"]["id"], 0, 10**9, 1, state=state, local=True,
+                  project=os.path.join(scratch, "project"))
+        out = os.path.join(scratch, "replay")
+        replay = execute(claim_path=claim, out=out, family=task["family"], seed=task["seed"], split=task["split"],
+                         model=c["model"]["id"], sampler_name="cache", sandbox_name="local",
+                         make_sampler=make_sampler_factory("cache", os.path.join(base, cache["path"]),
+                                                           lim["call_deadline_s"], replay_sampling=sampling),
+                         make_sandbox=make_sandbox_factory("local"), prices=load_prices(), limits=limits,
+                         horizon=task["horizon"], state=state, project=os.path.join(scratch, "project"),
+                         replay_of=base, sampling=sampling, sandbox_config={"name": "local"})
+        r = replay["content"]
+        recorded, replayed = _answers(os.path.join(base, c["transcript"]["path"])), _answers(
+            os.path.join(out, "transcript.json"))
+    where = f"{record_path}: re-derived from {cache['path']}"
+    if r["termination"]["status"] != c["termination"]["status"] and not (
+            c["termination"]["status"] != "completed" and r["termination"]["limit"] == "cache_miss"):
+        raise InputError(f"{where}: the replay ended {r['termination']['status']} ({r['termination']['reason']}), the "
+                         f"record {c['termination']['status']}")
+    if r["cost"]["cache_hits"] != r["cost"]["calls"] or r["cost"]["micro_usd"] != 0:
+        raise InputError(f"{where}: {r['cost']['cache_hits']} of {r['cost']['calls']} calls from the cache")
+    if replayed != recorded:
+        first = next((i for i, (a, b) in enumerate(zip(recorded, replayed)) if a != b),
+                     min(len(recorded), len(replayed)))
+        raise InputError(f"{where}: model answer {first + 1} differs (its request or its text), or the replay has "
+                         f"{len(replayed)} answered calls where the record has {len(recorded)}")
+    if r["receipts_head"] != c["receipts_head"]:
+        raise InputError(f"{where}: the replay's receipts head {r['receipts_head']} is not the record's "
+                         f"{c['receipts_head']}")
+    return {"attempt_id": c["attempt_id"], "answers": len(replayed), "receipts_head": r["receipts_head"],
+            "status": c["termination"]["status"]}
+
+
+def rederive_all(attempts_dir) -> list:
+    """Every attempt of a re-derivable provider under `attempts_dir` (sorted by folder), re-derived."""
+    out = []
+    if not os.path.isdir(attempts_dir):
+        raise InputError(f"--attempts {attempts_dir}: no such folder")
+    for name in sorted(os.listdir(attempts_dir)):
+        path = os.path.join(attempts_dir, name, "record.json")
+        if not os.path.isfile(path):
+            continue
+        try:
+            with open(path, encoding="utf-8") as fh:
+                provider = json.load(fh)["content"]["model"]["provider"]
+        except (OSError, ValueError, KeyError, TypeError):
+            provider = None  # verify_attempt names what is wrong with it
+            verify_attempt(path)
+        if provider in PROVIDERS:
+            out.append(rederive(path))
+    return out

