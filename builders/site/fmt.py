@@ -24,6 +24,43 @@ def micro_usd(amount) -> str:
     return f"{sign}${whole:,}.{frac:06d}"
 
 
+def usd(amount) -> str:
+    """Integer micro-USD as dollars for reading: cents always, sub-cent digits only
+    when there are any ($0.00, $50.00, $0.001234); None as an em dash."""
+    if amount is None or isinstance(amount, bool) or not isinstance(amount, int):
+        return "—"
+    sign = "-" if amount < 0 else ""
+    whole, frac = divmod(abs(amount), 1_000_000)
+    digits = f"{frac:06d}".rstrip("0").ljust(2, "0")
+    return f"{sign}${whole:,}.{digits}"
+
+
+def count(n) -> str:
+    """An integer count with thousands separators (1,000); anything else as it is."""
+    if isinstance(n, int) and not isinstance(n, bool):
+        return f"{n:,}"
+    return "—" if n is None else str(n)
+
+
+def decimal(text, places=2, rounding="half-even") -> str:
+    """A decision's decimal string ("22.955000000") at `places` decimals ("22.96"),
+    rounded exactly: "floor" for a lower bound, "ceiling" for an upper one, so a
+    shortened bound never claims more than the exact one. Grouped thousands.
+    Anything that is not a decimal string is returned as it is."""
+    from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal, InvalidOperation
+    modes = {"half-even": ROUND_HALF_EVEN, "floor": ROUND_FLOOR, "ceiling": ROUND_CEILING}
+    if not isinstance(text, str) or not DECIMAL.match(text):
+        return "—" if text is None else str(text)
+    try:
+        value = Decimal(text).quantize(Decimal(1).scaleb(-places), rounding=modes[rounding])
+    except InvalidOperation:
+        return text
+    return f"{value:,.{places}f}"
+
+
+DECIMAL = re.compile(r"^-?[0-9]{1,30}(\.[0-9]{1,30})?$", re.ASCII)
+
+
 def short(sha) -> str:
     return (sha or "")[:12] or "—"
 
