@@ -16,14 +16,6 @@ def money(cents) -> str:
     return f"{sign}{whole:,}.{frac:02d}"
 
 
-def micro_usd(amount) -> str:
-    if amount is None:
-        return "—"
-    sign = "-" if amount < 0 else ""
-    whole, frac = divmod(abs(int(amount)), 1_000_000)
-    return f"{sign}${whole:,}.{frac:06d}"
-
-
 def usd(amount) -> str:
     """Integer micro-USD as dollars for reading: cents always, sub-cent digits only
     when there are any ($0.00, $50.00, $0.001234); None as an em dash."""
@@ -33,6 +25,9 @@ def usd(amount) -> str:
     whole, frac = divmod(abs(amount), 1_000_000)
     digits = f"{frac:06d}".rstrip("0").ljust(2, "0")
     return f"{sign}${whole:,}.{digits}"
+
+
+micro_usd = usd  # the name the comparison templates use: "$0.00", never "$0.000000"
 
 
 def count(n) -> str:
@@ -55,7 +50,7 @@ def decimal(text, places=2, rounding="half-even") -> str:
         value = Decimal(text).quantize(Decimal(1).scaleb(-places), rounding=modes[rounding])
     except InvalidOperation:
         return text
-    return f"{value:,.{places}f}"
+    return f"{value.copy_abs() if value == 0 else value:,.{places}f}"
 
 
 DECIMAL = re.compile(r"^-?[0-9]{1,30}(\.[0-9]{1,30})?$", re.ASCII)

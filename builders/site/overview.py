@@ -48,7 +48,7 @@ def board_chart(groups) -> dict | None:
     kinds = [leaderboard.KIND_LABELS[k] for k in KIND_COLOURS]
     y = alt.Y("agent:N", title=None, sort=[r["agent"] for r in rows])
     base = alt.Chart(alt.Data(values=rows)).encode(y=y)
-    bars = base.mark_rule(strokeWidth=3).encode(
+    bars = base.mark_rule(strokeWidth=3, aria=False).encode(  # the dots carry the description
         x=alt.X("lower:Q", title="Mean score (points out of 100)", scale=alt.Scale(domain=[0, 100])), x2="upper:Q",
         color=alt.Color("kind:N", title="Agent", scale=alt.Scale(domain=kinds, range=list(KIND_COLOURS.values()))))
     dots = base.mark_point(filled=True, size=90).encode(

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from . import comparisons, escape, fmt, readable, records, register, scale, unscored
+from . import comparisons, escape, fmt, leaderboard, readable, records, register, scale, unscored
 from . import transcript as trajectory
 from .charts import below_zero, run_charts
 from .figures import Figures
@@ -261,6 +261,7 @@ def transcript_page(env, pub, attempt) -> str:
     return env.get_template("transcript.md.j2").render(
         a=attempt, model=view["model"], score=view["score"] if result.get("score") else None,
         groups=groups, step_count=sum(len(g["steps"]) for g in groups),
+        machinery=not leaderboard.is_real_model(c),
         days=sum(1 for g in groups if g["day"] is not None),
         errors=sum(g["errors"] for g in groups), refusals=sum(g["refusals"] for g in groups),
         duration=fmt.duration(ms if isinstance(ms, int) else None), status=status,

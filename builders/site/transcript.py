@@ -23,7 +23,7 @@ from . import fmt, readable
 FOLD_LINES = 30          # a model answer longer than this is folded (never cut)
 FOLD_CHARS = 3000
 BATCH_WORDS = {"accepted": "batch accepted", "rejected": "batch rejected", "missing": "no batch"}
-_REFUSED = re.compile(r"; (\d+) refused\b")
+_REFUSED = re.compile(r"\b(\d+) refused\b", re.ASCII)
 
 
 def text_of(value) -> str:
@@ -143,7 +143,7 @@ def checkpoints(transcript, result) -> list:
             g["title"], g["outcome"] = f"Day {g['day']}", _outcome(g["day"], by_day.get(g["day"]))
         else:
             g["title"] = "Before the first checkpoint" if g["key"] == "before" else "After the last checkpoint"
-            g["outcome"] = "the run's start" if g["key"] == "before" else "the run's close"
+            g["outcome"] = "before the desk opens" if g["key"] == "before" else "the run is closed"
         g["errors"] = sum(1 for s in g["steps"] if s["error"])
         g["refusals"] = sum(1 for s in g["steps"] if s["refusal"])
         roles = {}
