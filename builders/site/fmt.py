@@ -198,3 +198,51 @@ def _expectation(e) -> str:
 
 
 FORMATS["expectation"] = _expectation
+
+# Keys whose integer values are money (cents) or money-days (cent-days) in the
+# engine's receipts, reports and tool outputs. site/assets/desk/checks.js
+# PAYLOAD_MONEY_KEYS and PAYLOAD_MONEY_DAY_KEYS are the same sets.
+MONEY_KEYS = frozenset({
+    "all_in_cost", "amount", "capacity", "capacity_before", "cash", "coupon", "funded", "funding_cost_to_date",
+    "haircut", "headroom", "interest", "margin_returned", "max_notional", "notional", "peak_usage", "principal",
+    "reference_all_in_cost", "remaining", "treasury_charge", "unfunded", "usage", "used"})
+MONEY_DAY_KEYS = frozenset({"tail_cent_days", "realized_tail", "unfunded_tail", "reference_realized_tail"})
+_HASH64 = re.compile(r"^[0-9a-f]{64}$", re.ASCII)
+
+
+def _payload_value(key, v) -> str:
+    if isinstance(v, int) and not isinstance(v, bool):
+        if key in MONEY_KEYS:
+            return money(v)
+        if key in MONEY_DAY_KEYS:
+            return money(v) + " money-days"
+        return str(v)
+    if isinstance(v, str) and _HASH64.match(v):
+        return v[:12] + "…"
+    return _text(v)
+
+
+def _payload(value) -> str:
+    """A receipt's payload as a person reads it (checks.js `payloadText`): every scalar as
+    "label value" in key order ("batch.report.cash 5,300,000.00; day 1"), money as money,
+    tails in money-days, a 64-hex hash by its first 12 digits, list items numbered from 1.
+    Walked with a stack, so no nesting depth can overflow it."""
+    parts, stack = [], [("", value, None)]
+    while stack:
+        label, v, key = stack.pop()
+        if isinstance(v, dict) and v:
+            stack.extend((f"{label}.{k}" if label else k, v[k], k) for k in sorted(v, reverse=True))
+        elif isinstance(v, list) and any(isinstance(x, (dict, list)) for x in v):
+            stack.extend((f"{label}[{i + 1}]", v[i], key) for i in range(len(v) - 1, -1, -1))
+        else:
+            if isinstance(v, (dict, list)) and not v:
+                shown = "none"
+            elif isinstance(v, list):
+                shown = ", ".join(_payload_value(None, x) for x in v)
+            else:
+                shown = _payload_value(key, v)
+            parts.append(f"{label} {shown}" if label else shown)
+    return "; ".join(parts) if parts else "—"
+
+
+FORMATS["payload"] = _payload

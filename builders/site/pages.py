@@ -13,7 +13,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from . import comparisons, escape, fmt, leaderboard, readable, records, register, scale, unscored
+from . import comparisons, escape, fmt, leaderboard, records, register, scale, unscored
 from . import transcript as trajectory
 from .charts import below_zero, run_charts
 from .figures import Figures
@@ -126,7 +126,7 @@ def run_page(env, pub, run) -> str:
                                                          else None),
         unscored_status=c.get("status") if c.get("status") in unscored.UNSCORED else None,
         reason=unscored.reason(pub.runs_dir, c), input_path=input_out.get("path") or "",
-        receipt_views=[_receipt_view(x) for x in receipts], below_zero=day_ranges(low), captions=captions,
+        below_zero=day_ranges(low), captions=captions,
         r=run, c=c, root="../../", fig=Figures(run_roots(run, pub, receipts)),
         duration=fmt.duration(run.duration_ms), kind_note=KIND_NOTES.get(c.get("kind"), ""),
         expectation_note=EXPECTATION_NOTES.get(c.get("kind"), "This fixture states an expected outcome."),
@@ -148,17 +148,6 @@ def day_ranges(days) -> str:
         return ""
     word = "day" if len(parts) == 1 and "–" not in parts[0] else "days"
     return f"{word} {', '.join(parts[:-1])} and {parts[-1]}" if len(parts) > 1 else f"{word} {parts[0]}"
-
-
-RECEIPT_FIELDS_SHOWN = 8   # a receipt's first fields inline, the rest one click away
-
-
-def _receipt_view(receipt) -> dict:
-    payload = receipt.get("payload") if isinstance(receipt, dict) else None
-    found = readable.leaves(payload) if isinstance(payload, (dict, list)) else [("payload", [], "text")]
-    if found is None:
-        return {"leaves": None}
-    return {"leaves": found, "shown": found[:RECEIPT_FIELDS_SHOWN], "more": found[RECEIPT_FIELDS_SHOWN:]}
 
 
 def _scale(pub, run) -> list:

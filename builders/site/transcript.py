@@ -27,7 +27,12 @@ _REFUSED = re.compile(r"\b(\d+) refused\b", re.ASCII)
 
 
 def text_of(value) -> str:
-    return value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False)
+    except RecursionError:  # indenting walks in Python; the compact encoder reads as deep as the parser did
+        return json.dumps(value, ensure_ascii=False)
 
 
 def _int(value):

@@ -228,3 +228,31 @@ def test_gate_details_show_money_not_cents(built_site):
     assert "740000000" not in gates[:gates.index("</table>")]
     html = (built_site[0] / "runs" / "adversarial-W2-M9_understated_tail" / "index.html").read_text()
     assert "day 1 A1 tail 142,500,000.00 &#60; 285,000,000.00 money-days" in html
+
+
+def _visible_text(html: str) -> str:
+    body = html[html.find("<article"):html.find("</article>")] if "<article" in html else html
+    body = re.sub(r"<script\b.*?</script>", " ", body, flags=re.S)
+    return re.sub(r"<[^>]+>", " ", body)
+
+
+def test_numbers_read_as_numbers(built_site):
+    """No "$0.000000" anywhere (sub-cent digits only when there are any: "$0.001234"); no 7+ decimal places and no ungrouped 5+ digit count on the pages
+    this area renders. The decision pages (comparisons/<name>/) print the decisions' own decimal
+    strings: their template is the experiments' (fmt.decimal is there for it)."""
+    public = built_site[0]
+    problems = []
+    for path in sorted(public.rglob("index.html")):
+        rel = path.relative_to(public).as_posix()
+        text = _visible_text(path.read_text(encoding="utf-8"))
+        padded = re.search(r"\$\d[\d,]*\.\d\d0000\b", text)  # "$0.000000", "$50.000000": cents padded to micro-USD
+        if padded:
+            problems.append((rel, padded.group(0)))
+        decision_page = rel.startswith("comparisons/") and rel.count("/") == 2 and \
+            rel.split("/")[1] not in ("scale", "method", "grader-certificate")
+        if not decision_page and re.search(r"(?<![\w.])\d+\.\d{7,}\b", text):
+            problems.append((rel, re.search(r"(?<![\w.])\d+\.\d{7,}\b", text).group(0)))
+    assert not problems, problems[:10]
+    index = _visible_text((public / "comparisons" / "index.html").read_text())
+    assert not re.search(r"\b\d{4,}\b(?![,.]\d)", re.sub(r"\b[0-9a-f]{12}\b|seed \d+|\d{4}-\d\d-\d\d", "", index)), \
+        re.findall(r"\b\d{4,}\b", index)[:5]

@@ -5,6 +5,7 @@ pages read the outcome first and fit, transcripts are a day index with an
 the query string."""
 
 import json
+import re
 
 import pytest
 
@@ -261,3 +262,23 @@ def test_the_errors_only_filter_shows_the_marked_steps_and_lives_in_the_url(at, 
     assert page.locator("section.fb-step:visible").count() == marked
     page.uncheck("[data-fb-errors-only]")
     assert "errors=" not in page.url
+
+
+# ---- comparisons and attempts ----
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_comparisons_table_is_not_clipped(at, size):
+    page = at("comparisons/", size)
+    got = page.evaluate("""() => { const t = document.querySelector('table.fb-comparisons-table');
+        const box = t.parentElement, c = document.querySelector('.md-content__inner');
+        return {scroll: box.scrollWidth, width: box.clientWidth, right: box.getBoundingClientRect().right,
+                limit: c.getBoundingClientRect().right, region: box.hasAttribute('data-fb-region'),
+                cells: [...t.tBodies[0].rows[0].cells].map(td => td.innerText)}; }""")
+    assert got["right"] <= got["limit"] + 1, got  # never past the content column
+    if size == "phone":  # wider than a phone: it scrolls in its own focusable region, nothing is cut
+        assert got["scroll"] > got["width"] and got["region"], got
+    else:
+        assert got["scroll"] <= got["width"] + 1 and not got["region"], got
+        estimate, lower, n = got["cells"][3], got["cells"][4], got["cells"][6]
+        assert re.fullmatch(r"-?[\d,]+\.\d\d", estimate) and re.fullmatch(r"-?[\d,]+\.\d\d", lower), got["cells"]
+        assert re.fullmatch(r"\d{1,3}(,\d{3})*", n), n

@@ -80,33 +80,45 @@ def test_an_input_that_does_not_hash_to_the_record_gives_no_reason(pub, tmp_path
     assert "expected array" not in text and "could not be re-derived from the published input" in text
 
 
-def test_receipts_read_as_money_and_every_value_is_a_figure(pub):
+def test_receipts_read_as_money_one_figure_each(pub):
     run = next(r for r in pub.runs if r.run_id == "reference-W3")
     text = pages.run_page(pages.environment(), pub, run)
     receipts = pages._receipts(pub.runs_dir, run.content)
     i, asset = next((i, x) for i, x in enumerate(receipts) if x["kind"] == "ASSET")
-    notional = asset["payload"]["notional"]
-    assert (f'<span class="fb-k">notional</span> <span data-fb-path="receipts/{i}/payload/notional" '
-            f'data-fb-format="money">{fmt.money(notional)}</span>') in text
+    p = asset["payload"]
+    assert (f'<span data-fb-path="receipts/{i}/payload" data-fb-format="payload">asset {p["asset"]}; exit_day '
+            f'{p["exit_day"]}; notional {fmt.money(p["notional"])}; settle_day {p["settle_day"]}</span>') in text
     table = text[text.index('<table class="fb-receipts-table">'):text.index("</table>", text.index("fb-receipts-table"))]
-    assert str(notional) not in table.replace(f"receipts/{i}", "")  # no raw cents anywhere in the table
-    j = next(i for i, x in enumerate(receipts) if x["kind"] == "BATCH")
-    assert f'data-fb-path="receipts/{j}/payload/batch/report/cash" data-fb-format="money"' in text
-    assert f'data-fb-path="receipts/{j}/payload/batch/actions/0/notional" data-fb-format="money"' in text
+    assert str(p["notional"]) not in table  # no raw cents anywhere in the table
+    assert table.count('data-fb-format="payload"') == len(receipts)
 
 
-def test_leaves_and_pretty_json_format_money_keys_only():
-    payload = {"cash": 530000000, "day": 3, "report": {"assets": {"A1": {"tail_cent_days": 28500000000, "funded": 5}}},
-               "ids": ["Q1", "Q2"], "actions": [{"notional": 100, "quote": "Q1"}]}
-    assert readable.leaves(payload) == [
-        ("actions[1].notional", ["actions", 0, "notional"], "money"), ("actions[1].quote", ["actions", 0, "quote"], "text"),
-        ("cash", ["cash"], "money"), ("day", ["day"], "text"), ("ids", ["ids"], "list"),
-        ("report.assets.A1.funded", ["report", "assets", "A1", "funded"], "money"),
-        ("report.assets.A1.tail_cent_days", ["report", "assets", "A1", "tail_cent_days"], "money_days")]
-    text = readable.pretty(payload)
+def test_the_payload_format_reads_money_and_shortens_hashes():
+    payload = {"cash": 530000000, "day": 3, "report": {"assets": {"A1": {"tail_cent_days": 28500000000, "funded": 5}},
+                                                       "open_approvals": []},
+               "ids": ["Q1", "Q2"], "actions": [{"notional": 100, "quote": "Q1"}], "state_hash": "ab" * 32,
+               "batch": True, "reason": None}
+    assert fmt.figure_text(payload, "payload") == (
+        "actions[1].notional 1.00; actions[1].quote Q1; batch yes; cash 5,300,000.00; day 3; ids Q1, Q2; "
+        "reason —; report.assets.A1.funded 0.05; report.assets.A1.tail_cent_days 285,000,000.00 money-days; "
+        "report.open_approvals none; state_hash abababababab…")
+    assert fmt.figure_text({}, "payload") == "none" and fmt.figure_text("x", "payload") == "x"
+    deep = {}
+    node = deep
+    for _ in range(5000):  # deeper than any recursion limit: walked with a stack
+        node["a"] = {}
+        node = node["a"]
+    node["cash"] = 1
+    assert fmt.figure_text(deep, "payload").endswith(".a.cash 0.01")
+
+
+def test_pretty_json_formats_money_keys_only():
+    text = readable.pretty({"cash": 530000000, "day": 3, "tail_cent_days": 28500000000, "id": "Q1"})
     assert '"cash": 5,300,000.00' in text and '"day": 3' in text and '"tail_cent_days": 285,000,000.00 money-days' in text
-    assert readable.leaves({"x": list(range(3000))}) is not None  # a list of scalars is one leaf
-    assert readable.leaves({str(i): {"a": 1} for i in range(3000)}) is None
+    deep = []
+    for _ in range(3000):
+        deep = [deep]
+    assert readable.pretty(deep) is None  # too deep to walk: the page shows the text as written
 
 
 def test_the_funding_chart_keeps_every_day_and_the_cash_chart_marks_zero():
@@ -118,7 +130,8 @@ def test_the_funding_chart_keeps_every_day_and_the_cash_chart_marks_zero():
     cash = charts.cash_chart(days)
     assert cash["data"]["values"] == [{"day": d["day"], "cash": d["cash"] / 100} for d in days]
     zero, line, points = cash["layer"]
-    assert zero["mark"]["type"] == "rule" and zero["encoding"]["y"] == {"datum": 0}
+    assert zero["mark"]["type"] == "rule" and zero["data"] == {"values": [{"zero": 0}]}  # one rule, at zero
+    assert zero["encoding"]["y"]["field"] == "zero"
     assert points["encoding"]["color"]["condition"] == {"test": "datum.cash < 0", "value": charts.BELOW_ZERO}
     assert line["encoding"]["x"]["scale"]["domain"] == list(range(1, 11))
     assert charts.below_zero(days) == [6, 7, 8, 9, 10] and pages.day_ranges([6, 7, 8, 10]) == "days 6–8 and 10"

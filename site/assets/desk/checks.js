@@ -190,6 +190,41 @@ function shellQuote(s) {
   return `'${s.replace(/'/g, `'"'"'`)}'`;
 }
 
+// A receipt's payload in words (fmt.py `_payload`; the key sets are fmt.MONEY_KEYS and MONEY_DAY_KEYS).
+const PAYLOAD_MONEY_KEYS = new Set(["all_in_cost", "amount", "capacity", "capacity_before", "cash", "coupon", "funded",
+  "funding_cost_to_date", "haircut", "headroom", "interest", "margin_returned", "max_notional", "notional",
+  "peak_usage", "principal", "reference_all_in_cost", "remaining", "treasury_charge", "unfunded", "usage", "used"]);
+const PAYLOAD_MONEY_DAY_KEYS = new Set(["tail_cent_days", "realized_tail", "unfunded_tail", "reference_realized_tail"]);
+const HASH64 = /^[0-9a-f]{64}$/;
+
+function payloadValue(key, v) {
+  if (Number.isInteger(v)) {
+    if (PAYLOAD_MONEY_KEYS.has(key)) return money(v);
+    if (PAYLOAD_MONEY_DAY_KEYS.has(key)) return `${money(v)} money-days`;
+    return String(v);
+  }
+  if (typeof v === "string" && HASH64.test(v)) return `${v.slice(0, 12)}…`;
+  return text(v);
+}
+
+export function payloadText(value) {
+  const parts = [];
+  const stack = [["", value, null]];
+  while (stack.length) {
+    const [label, v, key] = stack.pop();
+    if (isDict(v) && Object.keys(v).length) {
+      for (const k of Object.keys(v).sort(byCodePoint).reverse()) stack.push([label ? `${label}.${k}` : k, v[k], k]);
+    } else if (Array.isArray(v) && v.some((x) => x !== null && typeof x === "object")) {
+      for (let i = v.length - 1; i >= 0; i -= 1) stack.push([`${label}[${i + 1}]`, v[i], key]);
+    } else {
+      const shown = (isDict(v) || Array.isArray(v)) && !truthy(v) ? "none"
+        : Array.isArray(v) ? v.map((x) => payloadValue(null, x)).join(", ") : payloadValue(key, v);
+      parts.push(label ? `${label} ${shown}` : shown);
+    }
+  }
+  return parts.length ? parts.join("; ") : "—";
+}
+
 const FORMATS = {
   text,
   money,
@@ -225,6 +260,7 @@ const FORMATS = {
     return parts.join(" ");
   },
   gate_detail: (v) => (typeof v === "string" ? gateDetail(v) : text(v)),
+  payload: payloadText,
 };
 
 /** The text a figure of this format shows for `value` (fmt.figure_text, after escape.visible). */
