@@ -223,17 +223,19 @@ def _payload_value(key, v) -> str:
 
 
 def _payload(value) -> str:
-    """A receipt's payload as a person reads it (checks.js `payloadText`): every scalar as
-    "label value" in key order ("batch.report.cash 5,300,000.00; day 1"), money as money,
-    tails in money-days, a 64-hex hash by its first 12 digits, list items numbered from 1.
-    Walked with a stack, so no nesting depth can overflow it."""
-    parts, stack = [], [("", value, None)]
+    """A receipt's payload as a person reads it (checks.js `payloadText`): the scalars in key
+    order, grouped by the object that holds them -- "batch.report.assets.A1: funded
+    14,000,000.00 · unfunded 0.00; day 4" -- money as money, tails in money-days, a 64-hex
+    hash by its first 12 digits, list items numbered from 1. Walked with a stack, so no
+    nesting depth can overflow it."""
+    leaves, stack = [], [("", "", value, None)]  # (parent label, name in the parent, value, governing key)
     while stack:
-        label, v, key = stack.pop()
+        parent, name, v, key = stack.pop()
+        label = f"{parent}.{name}" if parent and name and not name.startswith("[") else parent + name
         if isinstance(v, dict) and v:
-            stack.extend((f"{label}.{k}" if label else k, v[k], k) for k in sorted(v, reverse=True))
+            stack.extend((label, k, v[k], k) for k in sorted(v, reverse=True))
         elif isinstance(v, list) and any(isinstance(x, (dict, list)) for x in v):
-            stack.extend((f"{label}[{i + 1}]", v[i], key) for i in range(len(v) - 1, -1, -1))
+            stack.extend((label, f"[{i + 1}]", v[i], key) for i in range(len(v) - 1, -1, -1))
         else:
             if isinstance(v, (dict, list)) and not v:
                 shown = "none"
@@ -241,7 +243,13 @@ def _payload(value) -> str:
                 shown = ", ".join(_payload_value(None, x) for x in v)
             else:
                 shown = _payload_value(key, v)
-            parts.append(f"{label} {shown}" if label else shown)
+            leaves.append((parent, f"{name} {shown}" if name else shown))
+    parts = []
+    for i, (parent, field) in enumerate(leaves):
+        if parent and i and leaves[i - 1][0] == parent:
+            parts[-1] += f" · {field}"
+        else:
+            parts.append(f"{parent}: {field}" if parent else field)
     return "; ".join(parts) if parts else "—"
 
 

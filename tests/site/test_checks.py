@@ -172,3 +172,12 @@ def test_receipt_payloads_read_alike_on_both_sides():
     out = node(figures=[[v, "payload"] for v in values])["figures"]
     assert out == [escape.visible(fmt.figure_text(v, "payload")) for v in values]
     assert not receipts or any("; notional " in t and ",000.00" in t for t in out)
+
+
+def test_canonical_json_orders_keys_by_utf16_code_units_like_the_engine():
+    """U+E000 sorts after U+10000 in UTF-16 (a surrogate pair starts at 0xD800), before it by
+    code point: the engine hashes the UTF-16 order (RFC 8785), and so must verify."""
+    values = [{"\ue000": None, "\U00010000": None}, {"\uffff": 1, "\U0001f600": 2, "a": 3}]
+    out = node(canon=values)["canon"]
+    assert out == [engine.canonical_json(v).decode("utf-8") for v in values]
+    assert out[0] == '{"\U00010000":null,"\ue000":null}'

@@ -88,6 +88,9 @@ def test_receipts_read_as_money_one_figure_each(pub):
     p = asset["payload"]
     assert (f'<span data-fb-path="receipts/{i}/payload" data-fb-format="payload">asset {p["asset"]}; exit_day '
             f'{p["exit_day"]}; notional {fmt.money(p["notional"])}; settle_day {p["settle_day"]}</span>') in text
+    j, batch = next((i, x) for i, x in enumerate(receipts) if x["kind"] == "BATCH")
+    report = batch["payload"]["batch"]["report"]
+    assert f"batch.report: breaches none · cash {fmt.money(report['cash'])} · funding_cost_to_date " in text
     table = text[text.index('<table class="fb-receipts-table">'):text.index("</table>", text.index("fb-receipts-table"))]
     assert str(p["notional"]) not in table  # no raw cents anywhere in the table
     assert table.count('data-fb-format="payload"') == len(receipts)
@@ -99,9 +102,9 @@ def test_the_payload_format_reads_money_and_shortens_hashes():
                "ids": ["Q1", "Q2"], "actions": [{"notional": 100, "quote": "Q1"}], "state_hash": "ab" * 32,
                "batch": True, "reason": None}
     assert fmt.figure_text(payload, "payload") == (
-        "actions[1].notional 1.00; actions[1].quote Q1; batch yes; cash 5,300,000.00; day 3; ids Q1, Q2; "
-        "reason —; report.assets.A1.funded 0.05; report.assets.A1.tail_cent_days 285,000,000.00 money-days; "
-        "report.open_approvals none; state_hash abababababab…")
+        "actions[1]: notional 1.00 · quote Q1; batch yes; cash 5,300,000.00; day 3; ids Q1, Q2; reason —; "
+        "report.assets.A1: funded 0.05 · tail_cent_days 285,000,000.00 money-days; report: open_approvals none; "
+        "state_hash abababababab…")
     assert fmt.figure_text({}, "payload") == "none" and fmt.figure_text("x", "payload") == "x"
     deep = {}
     node = deep
@@ -109,7 +112,7 @@ def test_the_payload_format_reads_money_and_shortens_hashes():
         node["a"] = {}
         node = node["a"]
     node["cash"] = 1
-    assert fmt.figure_text(deep, "payload").endswith(".a.cash 0.01")
+    assert fmt.figure_text(deep, "payload").endswith(".a: cash 0.01")
 
 
 def test_pretty_json_formats_money_keys_only():
