@@ -18,6 +18,7 @@ rule the experiments use for failures. Rates and means carry 95 % intervals
 import json
 from dataclasses import dataclass, field
 from fractions import Fraction
+from urllib.parse import quote
 
 from . import fmt, intervals
 
@@ -173,7 +174,8 @@ def _baseline_agents(pub) -> list:
         policy = str(_dict(c.get("fixture")).get("policy") or "unnamed")
         agent = groups.setdefault(policy, Agent(
             key=f"baseline:{policy}", kind="baseline", name=policy, note=POLICY_NOTES.get(policy, "a scripted policy"),
-            cost={"engine_ms": 0}, links=[("runs", f"runs/?policy={policy}")], arms=(f"baseline:{policy}",)))
+            cost={"engine_ms": 0}, links=[("runs", f"runs/?policy={quote(policy, safe='')}")],
+            arms=(f"baseline:{policy}",)))
         qualified, points, ended = _outcome({"status": c.get("status"), "verdict": c.get("verdict"),
                                              "score": c.get("score")})
         agent.observations.append({"world": str(c.get("instance_id") or c.get("fixture_sha256")),

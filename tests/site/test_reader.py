@@ -282,3 +282,32 @@ def test_the_comparisons_table_is_not_clipped(at, size):
         estimate, lower, n = got["cells"][3], got["cells"][4], got["cells"][6]
         assert re.fullmatch(r"-?[\d,]+\.\d\d", estimate) and re.fullmatch(r"-?[\d,]+\.\d\d", lower), got["cells"]
         assert re.fullmatch(r"\d{1,3}(,\d{3})*", n), n
+
+
+def test_the_charts_keep_every_day_and_mark_cash_below_zero(at, run_index, built_site):
+    entry = _first(run_index, built_site, lambda e, c: any(d["cash"] < 0 for d in c.get("days") or []))
+    days = _record(built_site, entry)["days"]
+    page = at(f"runs/{entry['run_id']}/")
+    for chart in ("cash", "funding"):
+        page.locator(f"#chart-{chart} svg").first.wait_for(state="attached", timeout=10_000)
+    axes = page.eval_on_selector_all(".fb-chart [aria-label^='X-axis']", "as => as.map(a => a.getAttribute('aria-label'))")
+    assert len(axes) == 2 and all(f"with {len(days)} values" in a for a in axes), axes  # quiet days are on the axis
+    red = page.eval_on_selector_all("#chart-cash .mark-symbol path", "ps => ps.filter(p => "
+                                    "(p.getAttribute('fill') || '').toLowerCase() === '#b91c1c').length")
+    assert red == sum(1 for d in days if d["cash"] < 0)
+    zero = page.eval_on_selector_all("#chart-cash .mark-rule line", "ls => ls.filter(l => "
+                                     "(l.getAttribute('stroke') || '').toLowerCase() === '#b91c1c').length")
+    assert zero == 1  # the zero line, once
+    below = [d["day"] for d in days if d["cash"] < 0]
+    assert f"Cash closed below zero on days {below[0]}" in page.inner_text(".fb-below-zero-note")
+
+
+def test_a_leaderboard_row_links_to_its_runs_in_the_register(at, run_index, built_site):
+    page = at("")
+    href = page.get_attribute('tr[data-agent="baseline:do-nothing"] a:text-is("runs")', "href")
+    assert href == "runs/?policy=do-nothing"
+    page.click('tr[data-agent="baseline:do-nothing"] a:text-is("runs")')
+    page.wait_for_selector("html[data-fb-regions]", state="attached")
+    shown = page.eval_on_selector_all("section#results tbody tr:not([hidden])", "rs => rs.map(r => r.dataset.runId)")
+    assert shown == [e["run_id"] for e in run_index["entries"] if e["run_id"].endswith("-do-nothing")]
+    assert page.input_value("[data-fb-filter=policy][data-fb-view=results]") == "do-nothing"
