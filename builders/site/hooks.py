@@ -5,7 +5,7 @@ on_files adds the generated pages (register, run pages, attempts, transcripts),
 the Parquet exports, the published records and the vendored runtime assets as
 in-memory or copied files; nothing is written into docs_dir. on_page_markdown
 fills the sections of written pages that are generated from the records (the
-home page's overview chart, the Limitations page's status). on_page_context
+home page's status line and leaderboard, the Limitations page's status). on_page_context
 escapes the page description, which the theme writes into an attribute as it
 is. on_post_page and on_post_template add the CSP meta (404.html included) and
 the Open Graph tags (og:image relative unless a site URL is configured);

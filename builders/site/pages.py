@@ -1,5 +1,6 @@
-"""Generated pages: the run register, one page per run, the attempts record and
-one transcript page per attempt, rendered from runs/ with Jinja2 templates.
+"""Generated pages: the run register (register.py), one page per run, the
+attempts record and one transcript page per attempt (transcript.py groups its
+steps by checkpoint), rendered from runs/ with Jinja2 templates.
 
 Every `{{ }}` goes through escape.finalize (HTML specials, Markdown and line
 breaks as character references, invisible characters by code point), inside
@@ -17,7 +18,6 @@ from . import comparisons, escape, fmt, leaderboard, records, register, scale, u
 from . import transcript as trajectory
 from .charts import below_zero, run_charts
 from .figures import Figures
-from .parquet import table_links
 from .records import SiteInputError
 
 TEMPLATES = Path(__file__).parent / "templates"
