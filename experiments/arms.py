@@ -9,6 +9,8 @@
                       unreadable one is graded (MALFORMED)
   attempts:<dir>      model attempts (runs/attempts/<id>/record.json): the batches
                       the desk accepted, graded afresh
+  practitioners:<dir> practitioner attempts (runs/practitioners/<id>/record.json): the
+                      study session's batches, graded afresh (arm_practitioners.py)
   mock-worker         the launcher's free mock worker, run per item through the
                       host controller in a local sandbox
 
@@ -25,9 +27,12 @@ import tempfile
 import engine
 from engine._baselines import POLICIES
 
+from .arm_practitioners import PractitionerIndex
 from .errors import ExperimentError
 
 ENGINE_KINDS = ("policy", "gold", "mutation")
+# Folder arms beyond files: and attempts:, each an index of candidates by fixture_sha256.
+FOLDER_ARMS = {"practitioners": PractitionerIndex}
 NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-")
 
 
@@ -55,14 +60,14 @@ def parse_arm(text) -> list:
         if arg not in engine.MUTATIONS:
             raise ExperimentError(f"--arm {text}: expected mutation:<one of {', '.join(engine.MUTATIONS)}>")
         return [_named(name or arg, {"kind": "mutation", "mutation": arg})]
-    if kind in ("files", "attempts"):
+    if kind in ("files", "attempts", *FOLDER_ARMS):
         if not arg or not os.path.isdir(arg):
             raise ExperimentError(f"--arm {text}: {arg or '(nothing)'} is not a folder")
         return [_named(name or f"{kind}:{os.path.basename(os.path.normpath(arg))}", {"kind": kind, "path": arg})]
     if spec == "mock-worker":
         return [_named(name or "mock-worker", {"kind": "mock-worker"})]
     raise ExperimentError(f"--arm {text}: expected baseline:<policy>, gold, mutation:<name>, mutations, "
-                          f"files:<dir>, attempts:<dir> or mock-worker")
+                          f"files:<dir>, attempts:<dir>, practitioners:<dir> or mock-worker")
 
 
 def parse_arms(values) -> list:
@@ -162,6 +167,7 @@ class Producer:
     def __init__(self, arms):
         self.arms = arms
         self.attempts = {a["name"]: AttemptIndex(a["path"]) for a in arms if a["kind"] == "attempts"}
+        self.attempts.update({a["name"]: FOLDER_ARMS[a["kind"]](a["path"]) for a in arms if a["kind"] in FOLDER_ARMS})
         self.inputs = {a["name"]: {} for a in arms if a["kind"] not in ENGINE_KINDS}
         self.usage = {}
 
@@ -172,7 +178,7 @@ class Producer:
             return {k: arm[k] for k in ("name", "kind", "policy", "mutation") if k in arm}
         if kind == "files":
             candidate, sha = _read_candidate(_file_for(arm["path"], row["item_id"]))
-        elif kind == "attempts":
+        elif kind == "attempts" or kind in FOLDER_ARMS:
             candidate, sha = self.attempts[arm["name"]].by_fixture.get(row["fixture_sha256"], (None, None))
         else:  # mock-worker
             from . import work

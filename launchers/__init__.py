@@ -9,5 +9,5 @@ Never part of `make build`. The CLI is `fundbook-launch` (fundbook/cli/launch.py
 """
 
 ATTEMPT_SCHEMA = "fundbook.attempt/1"
-ATTEMPT_SCHEMA_VERSION = 2  # bump when a record content field changes meaning
+ATTEMPT_SCHEMA_VERSION = 3  # bump when a record content field changes meaning (3: claim plan, role, projection, new statuses)
 TRANSCRIPT_SCHEMA = "fundbook.transcript/1"

@@ -8,6 +8,9 @@ from ._errors import InputError
 from ._sampler_cache import CacheSampler, open_store
 from ._sampler_mock import MockSampler
 
+SAMPLERS = ("mock", "cache", "tinker")  # every sampler a factory below can build (the CLI's choices)
+PAID_SAMPLERS = ("tinker",)             # samplers that spend money: a freeze, the modal sandbox, a clean tree
+
 
 def _import(name):
     try:

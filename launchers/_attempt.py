@@ -2,49 +2,80 @@
 
 Order matters. Everything that can be refused or can fail is done first, and
 costs nothing: the options (a paid sampler never runs in the local sandbox),
-the output folder (created, with the attempt's lock), the world, the prices,
-the code (a paid attempt needs a clean tree and the published engine), the
-freeze, the claim (checked, not spent), the project ledger (a claim it has
-seen is refused; the project caps), the settled history being continued, the
-decision cache. Then the claim is consumed (step 0), with the journal's start
-and the project ledger's claim entry in the same signal-free block. From there
-on every exit -- a normal end, any exception, SIGTERM, SIGHUP, Ctrl-C --
-leaves an end in the journal and a record assembled from the partial folder's
-files (the journal, the ledger, the desk history), whose counts come from the
-receipts. The folder is `<out>.partial/` while the attempt runs and is renamed
-to `<out>` when the record is written; `recover` does the same for a host that
-died, once the attempt's lock is free.
+the output folder, the world, the prices (a mock standing in for a real model
+is priced as that model, a projection), the code (a paid attempt needs a
+clean tree and the published engine), the claim (checked, not spent; its caps
+against this attempt's worst case; its price row), the freeze and, for a
+confirmatory attempt, a passing pilot, the project ledger (a claim it never
+registered or has seen is refused; the project caps), the credentials, the
+host (power, sleep, disk), the settled history being continued, the decision
+cache. Then the claim is consumed (step 0), in one signal-free block whose
+every step is journaled before the next: the start (with the consumption's
+nonce, chosen before), the marker, the consumption, the project ledger's
+claim entry. From there on every exit -- a normal end, any exception,
+SIGTERM, SIGHUP, Ctrl-C -- leaves an end in the journal and a record
+assembled from the partial folder's files (the journal, the ledger, the desk
+history), whose counts come from the receipts. The folder is
+`<out>.partial/` while the attempt runs (with `status.json` saying
+`running`) and is renamed to `<out>` when the record is written: the record
+first (atomically), then the project ledger's settlement, then the working
+files, then the rename. `recover` finishes whatever a dead host left, from
+whichever boundary it died at (`_crash.BOUNDARIES`): a folder that never
+consumed its claim is cleared, a record already written is settled and
+moved, anything else is assembled as an `incomplete_execution`.
 """
 
 import os
 import platform
 import shutil
-import sys
 
 import engine
 
-from . import ATTEMPT_SCHEMA_VERSION, _desk, _freeze
+from . import ATTEMPT_SCHEMA_VERSION, _budget, _credentials, _desk, _freeze, _host, _pilot
 from ._claims import check as check_claim
-from ._claims import consume
+from ._claims import consume, marker_state, new_consumption, plan_text, state_dir
 from ._controller import Controller, Limits, close_status
-from ._errors import (BudgetHalt, FreezeRefused, InputError, LaunchError, OutputExists, SandboxError,
-                      UsageRefused)
-from ._journal import Journal, now_iso, parse_iso, read_journal
+from ._crash import boundary
+from ._errors import (BudgetHalt, CapacityError, ClaimRefused, FreezeRefused, InputError, LaunchError, OutputExists,
+                      SandboxError, UsageRefused)
+from ._journal import STATUS_NAME, Journal, now_iso, parse_iso, read_journal, write_status
 from ._ledger import Ledger, load_ledger
-from ._lock import AttemptLock
+from ._lock import LOCK_NAME, AttemptLock
 from ._prices import model_price, sandbox_rate, table_sha256
 from ._project import ProjectLedger, project_dir
 from ._provenance import code_revision, engine_identity, packages
-from ._record import summary_text, transcript_doc, write_attempt
+from ._record import fsync_dir, read_record, summary_text, transcript_doc, write_attempt
 from ._signals import Guard, Stopped, stop_reason
 from ._staging import NEVER_STAGED, worker_identity
 from ._verify import verify_attempt
 
 LABELS = {"mock": "mock", "cache": "cached replay"}  # anything else: "model"
 FREE_SAMPLERS = ("mock", "cache")
+PROJECTED_SAMPLERS = ("mock",)  # free, but priced as the model id it runs under: a projection (the mock row is 0)
 FREE = {"input_micro_usd_per_mtok": 0, "output_micro_usd_per_mtok": 0, "cached_input_micro_usd_per_mtok": 0}
-RECOVERED_END = {"status": "infrastructure_interruption", "limit": "infrastructure", "worker_exit_code": None,
-                 "reason": "the host controller stopped mid-attempt; the record was recovered from its partial directory"}
+RECOVERED_END = {"status": "incomplete_execution", "limit": "infrastructure", "worker_exit_code": None,
+                 "reason": "the host controller stopped mid-attempt (it died, or lost its power); the record was "
+                           "recovered from its partial directory"}
+WORKING_FILES = ("desk.sqlite", "journal.jsonl", STATUS_NAME)
+
+
+class NothingSpent(LaunchError):
+    """`recover` found an attempt that never consumed its claim: its folder is cleared, the claim still usable."""
+
+
+def pricing(sampler_name, model, prices):
+    """(price row the ledger books at, projection): a mock is priced as the model id it runs under (a projection:
+    nothing is spent), a cached replay costs nothing, every other sampler is priced from the table."""
+    if sampler_name in PROJECTED_SAMPLERS:
+        try:
+            row = model_price(prices, model)
+        except InputError as exc:
+            raise InputError(f"--model {model}: {exc.format_message()}; a mock attempt is priced as the model it "
+                             f"stands for (`mock` itself costs nothing)") from None
+        return row, any(row.values())
+    if sampler_name in FREE_SAMPLERS:
+        return dict(FREE), False
+    return model_price(prices, model), False
 
 
 def label_of(sampler_name):
@@ -86,12 +117,15 @@ def load_source(path, what):
 
 def execute(*, claim_path, out, family, seed, split, model, sampler_name, sandbox_name, make_sampler, make_sandbox,
             prices, limits: Limits, horizon=20, attempt_id=None, state=None, paid=False, freeze_path=None,
-            project=None, command_line=None, resume_from=None, replay_of=None, sampling=None, sandbox_config=None):
+            project=None, command_line=None, resume_from=None, replay_of=None, sampling=None, sandbox_config=None,
+            role=None, pilot_path=None, host=None, environ=None, sleep=None):
     """Run one attempt. `make_sampler(model)` / `make_sandbox()` build the adapters after the claim is consumed.
 
     `paid`: a sampler that spends money (needs the modal sandbox, a clean tree, the published engine and a
     matching freeze). `resume_from`: an interrupted attempt's folder to continue. `replay_of`: the record a
-    cached replay reproduces."""
+    cached replay reproduces. `role`: "pilot" for an attempt of `fundbook-launch pilot` (any other attempt under a
+    freeze is confirmatory: it needs a passing pilot, `pilot_path`, or a deviation). `host`: the host probes
+    (`_host.Host`); `environ`: where credentials are looked up."""
     if paid and sandbox_name == "local":
         raise UsageRefused("--sandbox local: a paid sampler runs only in the modal sandbox (local is for mock and "
                            "cache: it is not an isolation boundary)")
@@ -107,8 +141,9 @@ def execute(*, claim_path, out, family, seed, split, model, sampler_name, sandbo
             raise InputError(f"--family/--seed: {exc}")
         except engine.DeskError as exc:
             raise InputError(f"--horizon: {exc.message}")
-    price = FREE if sampler_name in FREE_SAMPLERS else model_price(prices, model)
+    price, projection = pricing(sampler_name, model, prices)
     rate = sandbox_rate(prices, sandbox_name)
+    _credentials.check(sampler_name, sandbox_name, environ)  # present and well-formed, before the claim is touched
     sandbox_config = sandbox_config or {"name": sandbox_name}
     config = {"sampler": sampler_name, "sandbox": sandbox_config, "sampling": sampling or {},
               "limits": vars(limits), "horizon": instance["horizon"]}
@@ -121,23 +156,38 @@ def execute(*, claim_path, out, family, seed, split, model, sampler_name, sandbo
                             f"by the published engine")
     claim_doc = check_claim(claim_path, family, split, model, state=state)
     claim = claim_doc["claim"]
-    need = (limits.worker_seconds + sandbox_config.get("grace_s", 0)) * rate
-    if paid and claim.get("cap_sandbox_micro_usd", 0) < need:
-        raise BudgetHalt(f"{claim_path}: the claim's sandbox cap of {claim.get('cap_sandbox_micro_usd', 0)} micro-USD "
-                         f"cannot cover the worker's {limits.worker_seconds} s at {rate} micro-USD/s", limit="sandbox")
     freeze = caps = None
     if paid or freeze_path:
         freeze, caps = _check_freeze(freeze_path or os.path.join(project_dir(project), "freeze.json"), paid, config,
                                      model, price, sampler_name, sandbox_config, rate, instance, family, seed, split,
-                                     claim)
+                                     claim, prices, role, pilot_path)
+    _check_budget(claim_path, claim, limits, instance["horizon"], sandbox_name, sandbox_config, price, rate,
+                  sampler_name)
     project_ledger = ProjectLedger(project_dir(project))
-    project_ledger.check_claim(claim, caps)
+    project_ledger.check_claim(claim, caps, claim_doc["sha256"])
+    parent = os.path.dirname(os.path.abspath(out))
+    host_facts, inhibitor = _host.preflight(parent if os.path.isdir(parent) else ".",
+                                            _host.worst_case_bytes(limits, instance["horizon"]),
+                                            f"fundbook attempt {os.path.basename(out)}", host)
+    try:
+        return _run(claim_path, out, family, seed, split, model, sampler_name, sandbox_name, make_sampler,
+                    make_sandbox, prices, limits, attempt_id, state, freeze, caps, project_ledger, command_line,
+                    resume, replay, instance, price, projection, rate, config, code, engine_id, role, host_facts,
+                    resume_from, sleep)
+    finally:
+        if inhibitor is not None:
+            inhibitor.release()
 
+
+def _run(claim_path, out, family, seed, split, model, sampler_name, sandbox_name, make_sampler, make_sandbox,
+         prices, limits, attempt_id, state, freeze, caps, project_ledger, command_line, resume, replay, instance,
+         price, projection, rate, config, code, engine_id, role, host_facts, resume_from, sleep):
     guard = Guard()  # from here a stop is an exception: the folder is removed before, recorded after, consumption
     with guard:
         tmp, lock = _make_partial(out), None
         try:
             lock = AttemptLock(tmp).acquire()
+            write_status(tmp, "preparing")
             resumed = None
             history = engine.History(os.path.join(tmp, "desk.sqlite"))
             # the desk history is made before the claim is spent: an unscorable horizon costs nothing
@@ -159,36 +209,54 @@ def execute(*, claim_path, out, family, seed, split, model, sampler_name, sandbo
             if isinstance(exc, (Stopped, KeyboardInterrupt)):
                 raise LaunchError(f"{stop_reason(exc)} before the claim was spent: nothing was consumed")
             raise
-        consumed, stop = False, None
+        journal = Journal(os.path.join(tmp, "journal.jsonl"))
+        started = consumed = False
+        stop = None
+        claim_doc = None
         try:
             with guard.deferred():
-                claim_doc = consume(claim_path, family, split, model, state=state)  # step 0: nothing spent before
-                consumed = True
-                claim = claim_doc["claim"]
+                boundary("consume:before-start")
+                consumption = new_consumption()
+                pending = check_claim(claim_path, family, split, model, state=state)
+                claim = pending["claim"]
                 attempt_id = attempt_id or f"{label_of(sampler_name).split()[0]}-{family}-seed-{seed}-{claim['id'][4:12]}"
-                journal = Journal(os.path.join(tmp, "journal.jsonl"))
                 journal.write("start", _start_body(
-                    attempt_id, sampler_name, sandbox_name, model, price, rate, limits, config, instance, family, seed,
-                    split, claim_doc, code, engine_id, freeze, command_line, project_ledger, resume, replay, salt,
-                    prices))
-        except BaseException:
+                    attempt_id, sampler_name, sandbox_name, model, price, projection, rate, limits, config, instance,
+                    family, seed, split, dict(pending, consumption=consumption), code, engine_id, freeze,
+                    command_line, project_ledger, resume, replay, salt, prices, role, state, host_facts))
+                started = True
+                boundary("consume:before-marker")
+                claim_doc = consume(claim_path, family, split, model, state=state, consumption=consumption)
+                consumed = True  # step 0: nothing was spent before this
+                boundary("consume:after-marker")
+                journal.write("consumed", {"nonce": consumption["nonce"]})
+                boundary("consume:after-journal")
+                try:
+                    entry = project_ledger.open_claim(claim_doc, attempt_id, caps)
+                except BudgetHalt:  # the project filled up since the check: the claim is spent, so it is entered
+                    entry = project_ledger.open_claim(claim_doc, attempt_id, caps, recovering=True)
+                    raise
+                boundary("project:after-open")
+                journal.write("project", {"dir": os.path.abspath(project_ledger.dir), "seq": entry["seq"],
+                                          "hash": entry["hash"]})
+                boundary("project:after-journal")
+                write_status(tmp, "running", attempt_id=attempt_id, claim_id=claim["id"])
+        except BaseException as exc:
             if not consumed:
                 lock.release()
                 shutil.rmtree(tmp, ignore_errors=True)
+                if isinstance(exc, (Stopped, KeyboardInterrupt)):
+                    raise LaunchError(f"{stop_reason(exc)} before the claim was spent: nothing was consumed") from None
+                if not isinstance(exc, LaunchError):  # e.g. the journal's disk is full: one line, nothing spent
+                    raise LaunchError(f"{claim_path}: the claim could not be consumed ({_what(exc)}); nothing was "
+                                      f"spent") from None
                 raise
-            if not os.path.exists(os.path.join(tmp, "journal.jsonl")):
-                lock.release()
-                raise LaunchError(f"{claim_path}: the claim is consumed but the attempt's journal could not be written "
-                                  f"in {tmp}; nothing was spent")
-            stop = sys.exc_info()[1]  # a signal held while the start was journaled: the attempt ends at once
+            stop = exc  # the attempt ends at once, and is recorded
         sampler = None
         try:
             if stop is not None:
                 raise stop
-            with guard.deferred():
-                entry = project_ledger.open_claim(claim_doc, attempt_id, caps)
-                journal.write("project", {"dir": os.path.abspath(project_ledger.dir), "seq": entry["seq"],
-                                          "hash": entry["hash"]})
+            claim = claim_doc["claim"]
             ledger = Ledger(claim_doc["sha256"], claim["cap_micro_usd"], claim["cap_tokens"], price,
                             path=os.path.join(tmp, "ledger.jsonl"),
                             cap_sandbox_micro_usd=claim.get("cap_sandbox_micro_usd", 0), sandbox_rate=rate)
@@ -196,8 +264,9 @@ def execute(*, claim_path, out, family, seed, split, model, sampler_name, sandbo
             sandbox = make_sandbox()
             journal.write("adapters", {"provider": sampler.provider, "sampling": sampler.sampling,
                                        "network": sandbox.network, "worker_env_keys": sandbox.worker_env_keys()})
+            extra = {"sleep": sleep} if sleep is not None else {}
             Controller(instance, sampler, sandbox, ledger, limits, os.path.join(tmp, "desk.sqlite"), journal,
-                       retained=(resumed or {}).get("retained")).run()
+                       retained=(resumed or {}).get("retained"), **extra).run()
         except BaseException as exc:  # whatever ended it before the controller did: the record says so
             end = _end_for(exc)
             service = None
@@ -207,14 +276,46 @@ def execute(*, claim_path, out, family, seed, split, model, sampler_name, sandbo
             journal.write("end", {"termination": end, "worker_stderr": "", "service": service})
         finally:
             with guard.deferred(swallow=True):
-                record = finish(tmp, out, lock=lock)
-                if project_ledger.claim_entry(claim["id"]) is not None:
-                    project_ledger.settle(record)
+                record = finish(tmp, out, lock=lock, project=project_ledger.dir)
     return record
 
 
+def _what(exc):
+    return exc.format_message() if isinstance(exc, LaunchError) else f"{type(exc).__name__}: {exc}"
+
+
+def _check_budget(claim_path, claim, limits, horizon, sandbox_name, sandbox_config, price, rate, sampler_name):
+    """The claim's plan against this attempt, before anything is spent: the price row it was authorised at, the
+    sandbox compute its time limit needs, and the worker's worst case for these limits (unless the claim says
+    its budget is partial)."""
+    plan = claim["plan"]
+    if sampler_name not in FREE_SAMPLERS or sampler_name in PROJECTED_SAMPLERS:
+        if plan.get("price") != price:
+            raise ClaimRefused(f"{claim_path}: claim.plan.price: the claim was authorised at {plan.get('price')}, this "
+                               f"attempt prices {claim['scope']['model']} at {price} (authorise with the same "
+                               f"--prices)")
+    need = (limits.worker_seconds + sandbox_config.get("grace_s", 0)) * rate
+    if claim.get("cap_sandbox_micro_usd", 0) < need:
+        raise BudgetHalt(f"{claim_path}: the claim's sandbox cap of {claim.get('cap_sandbox_micro_usd', 0)} micro-USD "
+                         f"cannot cover the worker's {limits.worker_seconds} s at {rate} micro-USD/s", limit="sandbox")
+    if claim["partial_budget"].get("accepted") or (sampler_name in FREE_SAMPLERS
+                                                   and sampler_name not in PROJECTED_SAMPLERS):
+        return  # accepted as partial; or a cached replay, whose hits reserve neither money nor tokens
+    tokens_in = plan.get("tokens_in")
+    if not isinstance(tokens_in, int) or isinstance(tokens_in, bool) or tokens_in < 0:
+        raise ClaimRefused(f"{claim_path}: claim.plan.tokens_in: expected a non-negative integer")
+    _, usd, tokens = _budget.worst(price, tokens_in, limits.max_tokens_per_call, horizon, limits.max_calls)
+    short = [f"--cap-micro-usd {claim['cap_micro_usd']} < {usd} micro-USD" for _ in [0] if claim["cap_micro_usd"] < usd]
+    short += [f"--cap-tokens {claim['cap_tokens']} < {tokens} tokens" for _ in [0] if claim["cap_tokens"] < tokens]
+    if short:
+        raise BudgetHalt(f"{claim_path}: the claim's caps are below this attempt's worst case ({'; '.join(short)}, for "
+                         f"{horizon} checkpoints, --max-tokens {limits.max_tokens_per_call}, --max-calls "
+                         f"{limits.max_calls}; authorised for {plan_text(plan)}): it could be planned to halt; "
+                         f"authorise for these limits, or with --accept-partial-budget", limit="cost")
+
+
 def _check_freeze(path, paid, config, model, price, sampler_name, sandbox_config, rate, instance, family, seed, split,
-                  claim):
+                  claim, prices, role, pilot_path):
     if not os.path.exists(path):
         if paid:
             raise FreezeRefused(f"{path}: no freeze: a paid attempt runs only against a freeze (`fundbook-launch "
@@ -223,34 +324,46 @@ def _check_freeze(path, paid, config, model, price, sampler_name, sandbox_config
     doc, entries = _freeze.load(path)
     current = _freeze.content(
         config=config, models=[model], provider=sampler_name,
-        prices={"models": {model: price}, "sandbox": {"name": sandbox_config["name"], "micro_usd_per_second": rate}},
-        families=[family], split=split, seeds=[seed],
+        prices={"models": {model: price}, "sandbox": {"name": sandbox_config["name"], "micro_usd_per_second": rate},
+                "table_sha256": table_sha256(prices)},
+        families=[family], split=split, seeds=[] if role == "pilot" else [seed],  # pilot seeds are not the study's
         caps={"claim_micro_usd": claim["cap_micro_usd"], "claim_tokens": claim["cap_tokens"],
               "claim_sandbox_micro_usd": claim.get("cap_sandbox_micro_usd", 0)},
         intervention_policy=doc["content"].get("intervention_policy"))
     used = _freeze.check(doc, entries, current, path)
     caps = _freeze.project_caps(doc, entries, path)
-    return {"sha256": doc["content_sha256"], "frozen_at": doc["frozen_at"], "deviations": used}, caps
+    out = {"sha256": doc["content_sha256"], "frozen_at": doc["frozen_at"], "deviations": used}
+    if role != "pilot":
+        out["pilot"] = _pilot.require(path, doc, entries, pilot_path)
+        for entry in out["pilot"].pop("deviations", []):
+            if entry not in used:
+                used.append(entry)
+    return out, caps
 
 
-def _start_body(attempt_id, sampler_name, sandbox_name, model, price, rate, limits, config, instance, family, seed,
-                split, claim_doc, code, engine_id, freeze, command_line, project_ledger, resume, replay, salt, prices):
+def _start_body(attempt_id, sampler_name, sandbox_name, model, price, projection, rate, limits, config, instance,
+                family, seed, split, claim_doc, code, engine_id, freeze, command_line, project_ledger, resume, replay,
+                salt, prices, role, state, host_facts):
     claim = claim_doc["claim"]
     body = {
         "attempt_id": attempt_id, "label": label_of(sampler_name), "sampler": sampler_name, "sandbox": sandbox_name,
-        "model": model, "price": price, "sandbox_rate": rate, "limits": vars(limits), "config": config,
-        "prices_table_sha256": table_sha256(prices),
+        "model": model, "price": price, "projection": projection, "sandbox_rate": rate, "limits": vars(limits),
+        "config": config, "prices_table_sha256": table_sha256(prices), "role": role,
         "task": {"version": engine.ENGINE_VERSION, "family": family, "seed": seed, "split": split,
                  "instance_id": instance["instance_id"], "fixture_sha256": engine.fixture_sha256(instance),
                  "horizon": instance["horizon"]},
         "claim": {"id": claim["id"], "scope": claim["scope"], "cap_micro_usd": claim["cap_micro_usd"],
                   "cap_tokens": claim["cap_tokens"], "cap_sandbox_micro_usd": claim.get("cap_sandbox_micro_usd", 0),
+                  "plan": claim["plan"], "partial_budget": claim["partial_budget"],
                   "sha256": claim_doc["sha256"], "consumed_at_step": 0, "consumption": claim_doc["consumption"]},
         "claim_expires": claim["expires"], "code": code, "packages": packages(),
         "engine": {k: engine_id[k] for k in ("bundle_sha256", "manifest_sha256", "sources_match")},
         **worker_identity(), "freeze": freeze, "command_line": list(command_line or []),
         "salt": salt, "resumed_from": None, "replay_of": None,
-        "host": f"{platform.system()} {platform.machine()} python {platform.python_version()}"}
+        "host": f"{platform.system()} {platform.machine()} python {platform.python_version()}",
+        # where the consumption and the project entry live (host paths: journal only, never the record)
+        "state_dir": os.path.abspath(state_dir(state)), "project_dir": os.path.abspath(project_ledger.dir),
+        "host_preflight": host_facts}
     if resume is not None:
         c = resume["record"]["content"]
         body["resumed_from"] = {"attempt_id": c["attempt_id"], "content_sha256": resume["record"]["content_sha256"],
@@ -267,7 +380,11 @@ def _end_for(exc):
         return {"status": "operator", "reason": stop_reason(exc), "limit": "operator", "worker_exit_code": None}
     if isinstance(exc, BudgetHalt):
         return {"status": "budget_halt", "reason": exc.format_message(), "limit": exc.limit, "worker_exit_code": None}
-    what = exc.format_message() if isinstance(exc, LaunchError) else f"{type(exc).__name__}: {exc}"
+    what = _what(exc)
+    if isinstance(exc, CapacityError):  # refused for capacity before any call (e.g. creating the client)
+        return {"status": "capacity_block", "reason": what, "limit": "capacity", "worker_exit_code": None,
+                "capacity_block": {"call": None, "error": what[:300], "backoff_ms": [], "waited_ms": 0,
+                                   "calls_answered": 0, "released_clients": None}}
     if isinstance(exc, SandboxError):
         return {"status": "infrastructure_interruption", "reason": what, "limit": "infrastructure",
                 "worker_exit_code": None}
@@ -275,25 +392,71 @@ def _end_for(exc):
             "limit": "infrastructure", "worker_exit_code": None}
 
 
-def recover(partial, out, project=None):
-    """Assemble the record of an attempt whose host died, from its partial directory (refused while it is live)."""
-    if not os.path.isdir(partial) or not os.path.exists(os.path.join(partial, "journal.jsonl")):
-        raise InputError(f"{partial}: not an unfinished attempt (no journal.jsonl)")
+def _clear(partial, lock, why):
+    lock.release()
+    shutil.rmtree(partial, ignore_errors=True)
+    raise NothingSpent(f"{partial}: {why}: nothing was spent and the claim was not consumed; the folder was removed")
+
+
+def recover(partial, out, project=None, state=None):
+    """Finish an attempt whose host died, from its partial directory (refused while it is live), from whichever
+    step boundary the host died at: clear a folder that never consumed its claim (NothingSpent); settle and move a
+    record already written; otherwise assemble the record (an `incomplete_execution`) and settle it."""
+    if not os.path.isdir(partial):
+        raise InputError(f"{partial}: not an unfinished attempt (no such folder)")
     if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
         raise OutputExists(f"{out}: exists and is not empty")
     lock = AttemptLock(partial).acquire()
     journal_path = os.path.join(partial, "journal.jsonl")
-    events = read_journal(journal_path)
-    registered = _last(events, "project")
+    if _complete_record(partial) is not None:  # the host died after record.json was in place
+        return finish(partial, out, recovered=True, lock=lock, project=project)
+    if not os.path.exists(journal_path):
+        _clear(partial, lock, "the host stopped before the attempt's start was journaled")
+    try:
+        events = read_journal(journal_path)
+    except InputError:
+        if not _has_whole_line(journal_path):  # the host died writing the start: the claim was never touched
+            _clear(partial, lock, "the host stopped while the attempt's start was being journaled")
+        lock.release()
+        raise
+    start = events[0][2]
+    claim = start["claim"]
+    journal = Journal(journal_path)
+    if not any(kind == "consumed" for kind, _, _ in events):
+        root = state or start.get("state_dir")
+        found = marker_state(root, claim["id"], claim["consumption"]["nonce"]) if root else "ours"
+        if found != "ours":
+            _clear(partial, lock, "the host stopped before the claim was consumed"
+                   + (" (another attempt consumed it)" if found == "theirs" else ""))
+        journal.write("consumed", {"nonce": claim["consumption"]["nonce"], "recovered": True})
+    folder = project or (_last(events, "project") or {}).get("dir") or start.get("project_dir")
+    if _last(events, "project") is None and folder:
+        doc = {"claim": claim, "sha256": claim["sha256"], "consumption": claim["consumption"]}
+        entry = ProjectLedger(folder).open_claim(doc, start["attempt_id"], None, recovering=True)
+        journal.write("project", {"dir": os.path.abspath(folder), "seq": entry["seq"], "hash": entry["hash"],
+                                  "recovered": True})
+        events = read_journal(journal_path)
     left = _sandbox_info(events)
-    if events[0][2].get("sandbox") == "modal" and left.get("app_created") and not left.get("app_stopped"):
+    if start.get("sandbox") == "modal" and left.get("app_created") and not left.get("app_stopped"):
         from ._sandbox_modal import stop_leftovers  # leave no app behind that the launcher created
-        Journal(journal_path).write("sandbox", stop_leftovers(left))
-    record = finish(partial, out, recovered=True, lock=lock)
-    folder = project or (registered or {}).get("dir")
-    if folder and registered is not None:
-        ProjectLedger(folder).settle(record)  # reconciled after every attempt, recovered ones included
-    return record
+        journal.write("sandbox", stop_leftovers(left))
+    return finish(partial, out, recovered=True, lock=lock, project=folder)
+
+
+def _has_whole_line(path):
+    from ._jsonfile import read_head
+    head = read_head(path, 1 << 20)
+    return head is None or b"\n" in head
+
+
+def _complete_record(folder):
+    path = os.path.join(folder, "record.json")
+    if not os.path.exists(path):
+        return None
+    try:
+        return read_record(path)
+    except InputError:
+        return None
 
 
 def _last(events, kind):
@@ -367,6 +530,10 @@ def assemble(tmp, recovered=False):
     else:
         ledger = Ledger(claim["sha256"], claim["cap_micro_usd"], claim["cap_tokens"], start["price"], **caps)
     receipts, head, desk_result = _desk_state(tmp, start["salt"])
+    if not receipts and any(k == "result" or (k == "proposal" and body.get("outcome") == "accepted")
+                            for k, _, body in events):
+        raise InputError(f"{tmp}: desk.sqlite is missing or unreadable, yet the journal says batches were committed: "
+                         f"the receipts cannot be rebuilt (no record is written over a history it cannot show)")
     offset = (start.get("resumed_from") or {}).get("settled_days", 0)
     proposals = _proposals(events, receipts, offset)
     result = _last(events, "result") or desk_result
@@ -383,7 +550,8 @@ def assemble(tmp, recovered=False):
             "calls": len({e["call"] for e in ledger.entries if e["account"] == "inference"}),
             "cache_hits": sum(1 for e in ledger.entries if e["kind"] == "charge" and e["note"] == "cache hit"),
             "sandbox_micro_usd": totals["sandbox_charged_micro_usd"],
-            "sandbox_unresolved_micro_usd": totals["sandbox_unresolved_micro_usd"]}
+            "sandbox_unresolved_micro_usd": totals["sandbox_unresolved_micro_usd"],
+            "projection": bool(start.get("projection"))}
     if result is None and end["status"] == "completed":
         end = dict(RECOVERED_END, reason="the worker ended but the run was never finalised")
     summary = summary_text(end, result, counted["accepted_actions"], counted["settled_days"], cost)
@@ -422,13 +590,17 @@ def assemble(tmp, recovered=False):
         "receipts_head": receipts_head, "result": result,
         "accepted_actions": counted["accepted_actions"], "settled_days": counted["settled_days"],
         "cost": cost, "resumed_from": start.get("resumed_from"), "replay_of": replay_of, "summary": summary,
+        "role": start.get("role") or ("confirmatory" if start["freeze"] else None),
     }
     started, finished = events[0][1], events[-1][1]
     volatile = {"started": started, "finished": finished if not recovered else now_iso(),
                 "duration_ms": int((parse_iso(finished) - parse_iso(started)).total_seconds() * 1000),
                 "host": start["host"], "claim_expires": start["claim_expires"],
                 "worker_stderr_tail": (end_event or {}).get("worker_stderr", ""), "recovered": recovered,
-                "sandbox_seconds": (end_event or {}).get("sandbox_seconds")}
+                "sandbox_seconds": (end_event or {}).get("sandbox_seconds"),
+                "calls_ms": [body["ms"] for k, _, body in events if k == "latency"],
+                "backoff": [body for k, _, body in events if k == "backoff"],
+                "host_preflight": start.get("host_preflight")}
     return write_attempt(tmp, content, volatile, transcript_doc(start["attempt_id"], steps, summary), receipts,
                          retained=retained)
 
@@ -438,23 +610,49 @@ def _project_ref(entry):
     return None if entry is None else {"seq": entry["seq"], "hash": entry["hash"]}
 
 
-def finish(tmp, out, recovered=False, lock=None):
+def finish(tmp, out, recovered=False, lock=None, project=None):
+    """Write the record, settle the project ledger, remove the working files, rename the folder -- in that order,
+    each step durable before the next, so a death between any two is finished by `recover`."""
+    record = _complete_record(tmp)
+    journal_path = os.path.join(tmp, "journal.jsonl")
+    if project is None and os.path.exists(journal_path):
+        try:
+            project = (_last(read_journal(journal_path), "project") or {}).get("dir")
+        except InputError:
+            project = None
     try:
-        record = assemble(tmp, recovered)
+        if record is None:
+            if os.path.exists(journal_path):
+                write_status(tmp, "ending")
+            record = assemble(tmp, recovered)
+        boundary("record:after-record")
+        if project:
+            book = ProjectLedger(project)
+            if book.claim_entry(record["content"]["claim"]["id"]) is not None:
+                book.settle(record)
+        boundary("record:after-settle")
     except Exception as exc:
         if lock is not None:
             lock.release()
-        raise LaunchError(f"{tmp}: the record could not be assembled ({type(exc).__name__}: {exc}); the attempt's "
-                          f"files stay there for `fundbook-launch recover`")
-    for name in ("desk.sqlite", "journal.jsonl"):  # their content is in the record, transcript and receipts
+        raise LaunchError(f"{tmp}: the record could not be {'settled' if record else 'assembled'} "
+                          f"({_what(exc)}); the attempt's files stay there for `fundbook-launch recover`") from None
+    for name in WORKING_FILES:  # their content is in the record, transcript and receipts
         path = os.path.join(tmp, name)
         if os.path.exists(path):
             os.remove(path)
+        if name == "desk.sqlite":
+            boundary("record:after-desk-removed")
     if lock is not None:
         lock.release(remove=True)
+    elif os.path.exists(os.path.join(tmp, LOCK_NAME)):
+        os.remove(os.path.join(tmp, LOCK_NAME))
+    fsync_dir(tmp)
+    boundary("record:after-cleanup")
     if os.path.isdir(out):
         os.rmdir(out)  # checked empty
-    shutil.move(tmp, out)
+    os.rename(tmp, out)
+    fsync_dir(os.path.dirname(os.path.abspath(out)))
+    boundary("record:after-rename")
     return record
 
 

@@ -7,25 +7,33 @@ checkpoint uses all the calls the worker may ask for (the controller refuses
 one more), each call's prompt is the checkpoint's opening prompt grown by the
 earlier answers at max_tokens and the tool results at their length limit, and
 each answer is max_tokens long. The ledger never reserves more than that, so
-a claim authorised at the worst case cannot halt for budget. Sandbox compute
-is priced separately, per second of the worker's time limit plus the
-sandbox's setup grace. Integer micro-USD throughout.
+a claim authorised at the worst case cannot halt for budget: `authorise`
+refuses caps below it (`attempt_plan`) unless a partial budget is accepted.
+Sandbox compute is priced separately, per second of the worker's time limit
+(1,200 s unless told otherwise, as `execute`) plus the sandbox's setup grace.
+Integer micro-USD throughout, and no list as long as the attempt: a figure
+for any number of checkpoints costs the same to compute.
 """
 
+from ._controller import Limits
 from ._errors import InputError
-from ._prices import call_cost, format_usd, model_price, sandbox_rate
+from ._prices import call_cost, format_usd, model_price, sandbox_rate, table_sha256
 from ._sandbox_modal import GRACE_S
 from .worker import protocol
 
 MESSAGE_OVERHEAD = 16   # chat-template tokens around one message, generously
+TOOL_RESULT_FRAME = 128  # characters around a tool result: its 'TOOL RESULT name (exit n): ' prefix and the cut's marker
 FEEDBACK_BOUND = 1024   # tokens of the worker's own feedback (invalid answer, rejected batch): short fixed texts
 GRACE = {"modal": GRACE_S, "local": 0}
+DEFAULT_WORKER_SECONDS = Limits.worker_seconds  # the same default as `execute`
+DEFAULT_TOKENS_IN = 8000  # an opening prompt (system text + checkpoint packet) the shipped families stay under
+DEFAULT_HORIZON = 20
 
 
 def step_growth(max_tokens) -> int:
     """Tokens one step adds to the next prompt: the answer, then a tool result (ASCII JSON cut at its limit,
-    at most one token a byte) or the worker's feedback, with their template overhead."""
-    return max_tokens + max(protocol.TOOL_OUTPUT_LIMIT + 64, FEEDBACK_BOUND) + 2 * MESSAGE_OVERHEAD
+    with the cut's marker, at most one token a byte) or the worker's feedback, with their template overhead."""
+    return max_tokens + max(protocol.TOOL_OUTPUT_LIMIT + TOOL_RESULT_FRAME, FEEDBACK_BOUND) + 2 * MESSAGE_OVERHEAD
 
 
 def worst_calls(checkpoints, max_calls=None) -> int:
@@ -33,8 +41,22 @@ def worst_calls(checkpoints, max_calls=None) -> int:
     return calls if max_calls is None else min(calls, max_calls)
 
 
+def worst(price, tokens_in, max_tokens, checkpoints, max_calls):
+    """(calls, micro-USD, tokens) of the dearest `worst_calls` calls: each of the day's call sizes occurs once a
+    checkpoint, so the dearest sizes are taken `checkpoints` times each, in order, until the call limit."""
+    growth = step_growth(max_tokens)
+    sizes = sorted(((call_cost(price, tokens_in + k * growth, max_tokens), tokens_in + k * growth + max_tokens)
+                    for k in range(protocol.MAX_CALLS_PER_CHECKPOINT)), reverse=True)
+    left = worst_calls(checkpoints, max_calls)
+    calls = usd = tokens = 0
+    for cost, size in sizes:
+        take = min(checkpoints, left)
+        calls, usd, tokens, left = calls + take, usd + take * cost, tokens + take * size, left - take
+    return calls, usd, tokens
+
+
 def estimate(prices, model, attempts, checkpoints, calls_per_checkpoint, tokens_in, tokens_out, max_tokens,
-             worker_seconds=0, sandbox="local", max_calls=None) -> dict:
+             worker_seconds=DEFAULT_WORKER_SECONDS, sandbox="local", max_calls=None) -> dict:
     for name, value in (("attempts", attempts), ("checkpoints", checkpoints),
                         ("calls-per-checkpoint", calls_per_checkpoint), ("max-tokens", max_tokens)):
         if value <= 0:
@@ -52,19 +74,29 @@ def estimate(prices, model, attempts, checkpoints, calls_per_checkpoint, tokens_
     rate = sandbox_rate(prices, sandbox)
     calls = attempts * checkpoints * calls_per_checkpoint
     per_call = call_cost(price, tokens_in, tokens_out)
-    # worst case: every call of every checkpoint, prompts grown step by step; capped by --max-calls, keep the dearest
-    growth = step_growth(max_tokens)
-    day = [(tokens_in + k * growth, max_tokens) for k in range(protocol.MAX_CALLS_PER_CHECKPOINT)]
-    one = sorted((call_cost(price, t_in, t_out), t_in + t_out) for t_in, t_out in day * checkpoints)[::-1]
-    kept = one[:worst_calls(checkpoints, max_calls)]
+    kept, worst_usd, worst_tokens = worst(price, tokens_in, max_tokens, checkpoints, max_calls)
     compute = rate * (worker_seconds + GRACE.get(sandbox, 0)) * attempts if worker_seconds else 0
-    return {"model": model, "price": price, "calls": calls, "worst_case_calls": attempts * len(kept),
+    return {"model": model, "price": price, "calls": calls, "worst_case_calls": attempts * kept,
             "max_calls_per_checkpoint": protocol.MAX_CALLS_PER_CHECKPOINT,
             "tokens_in": calls * tokens_in, "tokens_out": calls * tokens_out,
-            "expected_micro_usd": calls * per_call, "worst_case_micro_usd": attempts * sum(c for c, _ in kept),
-            "worst_case_tokens": attempts * sum(t for _, t in kept),
+            "expected_micro_usd": calls * per_call, "worst_case_micro_usd": attempts * worst_usd,
+            "worst_case_tokens": attempts * worst_tokens, "worker_seconds": worker_seconds,
             "sandbox": sandbox, "sandbox_micro_usd_per_second": rate, "sandbox_micro_usd": compute,
             "prices_file": prices["_path"]}
+
+
+def attempt_plan(prices, model, tokens_in=DEFAULT_TOKENS_IN, max_tokens=Limits.max_tokens_per_call,
+                 max_calls=Limits.max_calls, checkpoints=DEFAULT_HORIZON, worker_seconds=DEFAULT_WORKER_SECONDS,
+                 sandbox="modal") -> dict:
+    """What a claim's caps are checked against: one attempt's worst case (`estimate`'s figures) for these limits,
+    with the price row and the table it came from (recorded in the claim, so the attempt is bound to them)."""
+    est = estimate(prices, model, 1, checkpoints, 1, tokens_in, 0, max_tokens, worker_seconds, sandbox, max_calls)
+    return {"tokens_in": tokens_in, "max_tokens": max_tokens, "max_calls": max_calls, "checkpoints": checkpoints,
+            "worker_seconds": worker_seconds, "sandbox": sandbox, "price": est["price"],
+            "sandbox_micro_usd_per_second": est["sandbox_micro_usd_per_second"],
+            "prices_table_sha256": table_sha256(prices), "worst_case_calls": est["worst_case_calls"],
+            "worst_case_micro_usd": est["worst_case_micro_usd"], "worst_case_tokens": est["worst_case_tokens"],
+            "sandbox_micro_usd": est["sandbox_micro_usd"]}
 
 
 def render(est) -> str:
@@ -78,7 +110,7 @@ def render(est) -> str:
         f"worst case reserved {format_usd(est['worst_case_micro_usd'])}  ({est['worst_case_micro_usd']:,} micro-USD, "
         f"{est['worst_case_tokens']:,} tokens)",
         f"sandbox ({est['sandbox']})     {format_usd(est['sandbox_micro_usd'])}  ({est['sandbox_micro_usd_per_second']} "
-        f"micro-USD/s over the worker's time limit and setup grace; a separate cap)",
+        f"micro-USD/s over the worker's {est['worker_seconds']:,} s and setup grace; a separate cap)",
         "Authorise at least the worst case (--cap-micro-usd, --cap-tokens) and the sandbox figure "
-        "(--cap-sandbox-micro-usd).",
+        "(--cap-sandbox-micro-usd); `authorise` refuses less unless --accept-partial-budget.",
     ])

@@ -9,15 +9,17 @@ and ends -- whatever the cause -- with an honest termination reason. It never
 raises for the attempt's own failures: they are the record.
 """
 
+import json
 import math
 import time
 from dataclasses import dataclass
 
 import engine
+from engine._batch import MAX_BATCH_BYTES
 
 from ._channel import ChannelTimeout, ProtocolError
 from ._deadline import call_with_deadline
-from ._errors import BudgetHalt, CacheMiss, CallTimeout, SamplerError, SandboxError
+from ._errors import BudgetHalt, CacheMiss, CallTimeout, CapacityError, SamplerError, SandboxError
 from ._journal import plain
 from ._signals import Stopped, critical, stop_reason
 from ._staging import manifest, stage
@@ -25,6 +27,10 @@ from .worker import protocol
 
 MAX_CONSECUTIVE_CALL_FAILURES = 3
 MIN_CALL_SECONDS = 1  # a call is not started when less than this is left of the worker's time
+# A call the provider refuses for capacity is retried after each of these waits, as long as the wait and a
+# retry fit in the call's deadline; then the attempt ends `capacity_block` with the schedule in its record.
+BACKOFF_MS = (1000, 2000, 4000, 8000, 16000, 32000)
+JOURNAL_VALUE_LIMIT = 64 * 1024  # characters of one worker value (arguments, error text) kept in the journal
 
 
 @dataclass
@@ -37,6 +43,23 @@ class Limits:
 
 class WorkerLimit(Exception):
     pass
+
+
+class CapacityBlock(Exception):
+    def __init__(self, call, error, schedule):
+        super().__init__(error)
+        self.call = call
+        self.error = error
+        self.schedule = schedule  # [{"wait_ms", "error"}] in the order waited
+
+
+def bounded(value, limit=JOURNAL_VALUE_LIMIT):
+    """A worker value as kept: itself when its JSON text fits `limit` characters, else that text cut and marked."""
+    value = plain(value)
+    text = value if isinstance(value, str) else engine.canonical_json(value).decode("utf-8")
+    if len(text) <= limit:
+        return value
+    return text[:limit] + protocol.truncation_mark(limit, len(text))
 
 
 class Interrupted(Exception):
@@ -60,7 +83,7 @@ def packet_text(packet) -> str:
 
 class Controller:
     def __init__(self, instance, sampler, sandbox, ledger, limits, db_path, journal, clock=time.monotonic,
-                 retained=None):
+                 retained=None, sleep=time.sleep):
         """`db_path`: an initialised desk history (new, or a settled one rebuilt to continue an attempt, then
         `retained` is the worker's retained work to stage with the open checkpoint's packet)."""
         self.instance = instance
@@ -84,7 +107,11 @@ class Controller:
         self.worker_stderr = ""
         self.retained = None
         self.sandbox_seconds = None
+        self.sleep = sleep
         self._failures = 0
+        self._reports = 0          # worker reports (tool, invalid, submit) owed to model answers not yet reported
+        self._retained_due = 0     # retained-work messages owed to checkpoints closed
+        self.released = {}
 
     # -- transcript ------------------------------------------------------------------
     def step(self, role, text, tool_calls=None, **extra):
@@ -133,13 +160,16 @@ class Controller:
                     self.worker_stderr = worker.stderr_tail()
                     worker.close()
                 _quietly(stop_worker, "stopping the worker", problems)
-            _quietly(self.sandbox.shutdown, "shutting the sandbox down", problems)
+            self.released["sandbox"] = _quietly(self.sandbox.shutdown, "shutting the sandbox down", problems)
             _quietly(lambda: self._settle_sandbox(started), "settling the sandbox's compute", problems)
             if hasattr(self.sampler, "close"):
-                _quietly(lambda: self.sampler.close(close_status(end["status"]), end["reason"][:200]),
-                         "closing the provider session", problems)
+                self.released["provider_session"] = _quietly(
+                    lambda: self.sampler.close(close_status(end["status"]), end["reason"][:200]),
+                    "closing the provider session", problems)
             if problems:
                 end["reason"] = (end["reason"] + "; " if end["reason"] else "") + "; ".join(problems)
+            if end["status"] == "capacity_block":
+                end["capacity_block"]["released_clients"] = not problems
         info = getattr(self.sampler, "service_info", None)
         self.journal.write("end", {"termination": end, "worker_stderr": self.worker_stderr,
                                    "sampling": getattr(self.sampler, "sampling", None),
@@ -197,6 +227,15 @@ class Controller:
             worker.kill()
             return {"status": "infrastructure_interruption", "reason": exc.reason, "limit": exc.limit,
                     "worker_exit_code": worker.wait(10)}
+        except CapacityBlock as exc:
+            worker.kill()
+            waited = sum(w["wait_ms"] for w in exc.schedule)
+            return {"status": "capacity_block", "limit": "capacity", "worker_exit_code": worker.wait(10),
+                    "reason": f"the provider refused model call {exc.call} for capacity {len(exc.schedule) + 1} "
+                              f"times over {waited} ms of backoff ({exc.error})",
+                    "capacity_block": {"call": exc.call, "error": exc.error[:300], "backoff_ms": exc.schedule,
+                                       "waited_ms": waited, "calls_answered": self.calls - len(self._unanswered()),
+                                       "released_clients": None}}
 
     # -- messages --------------------------------------------------------------------
     def _handle(self, worker, msg, deadline):
@@ -204,16 +243,33 @@ class Controller:
         if kind == "sample":
             worker.channel.send(self._sample(msg, deadline))
         elif kind == "tool":
+            self._report("a tool result")
             code = msg.get("exit_code")
-            self.step("tool", "", [{"name": str(msg.get("name")), "arguments": plain(msg.get("arguments")),
-                                    "output": plain(msg.get("output")),
-                                    "exit_code": code if isinstance(code, int) and not isinstance(code, bool) else None}])
+            call = {"name": bounded(str(msg.get("name")), 200), "arguments": bounded(msg.get("arguments")),
+                    "output": plain(msg.get("output")),
+                    "exit_code": code if isinstance(code, int) and not isinstance(code, bool) else None}
+            try:
+                shown = protocol.tool_result_text(msg.get("output"))
+            except (TypeError, ValueError, RecursionError):
+                shown = None
+            if shown is not None and len(shown) > protocol.TOOL_OUTPUT_LIMIT:  # what the model saw: cut, marked
+                call["output"] = bounded(shown, protocol.TOOL_OUTPUT_LIMIT + 128)
+                call["truncated"] = {"shown": protocol.TOOL_OUTPUT_LIMIT,
+                                     "total": len(json.dumps(msg.get("output"), sort_keys=True))}
+            else:
+                call["output"] = bounded(call["output"])
+            self.step("tool", "", [call])
         elif kind == "invalid":
-            self.step("tool", "", [{"name": "validate_artefact", "arguments": {}, "output": str(msg.get("error")),
-                                    "exit_code": 1}])
+            self._report("an invalid answer")
+            self.step("tool", "", [{"name": "validate_artefact", "arguments": {},
+                                    "output": bounded(str(msg.get("error")), 4000), "exit_code": 1}])
         elif kind == "submit":
+            self._report("a batch")
             worker.channel.send(self._submit(msg.get("batch")))
         elif kind == "retained":
+            if self._retained_due < 1:
+                raise ProtocolError("the worker sent retained work when no checkpoint had closed since the last")
+            self._retained_due -= 1
             self._retained(msg)
         elif kind == "pass":
             self.journal.write("pass", {"day": self.day, "reason": str(msg.get("reason", ""))[:200]})  # write-ahead
@@ -224,11 +280,21 @@ class Controller:
                 raise
             except engine.DeskError as exc:
                 raise ProtocolError(f"the worker passed a checkpoint the desk cannot close ({exc.message})")
-            self.step("evaluator", f"Checkpoint {record['day']} closed without a batch ({msg.get('reason', '')}).",
-                      day=record["day"])
+            self._retained_due += 1
+            self.step("evaluator", f"Checkpoint {record['day']} closed without a batch "
+                      f"({bounded(str(msg.get('reason', '')), 200)}).", day=record["day"])
             worker.channel.send({"type": "advanced", "packet": self._next(run)})
         else:
             raise ProtocolError(f"unknown message type {kind!r} from the worker")
+
+    def _report(self, what):
+        """A worker report (tool result, invalid answer, batch) answers one model answer: no more than that."""
+        if self._reports < 1:
+            raise ProtocolError(f"the worker sent {what} that follows no model answer (one report per answer)")
+        self._reports -= 1
+
+    def _unanswered(self):
+        return [s for s in self.steps if isinstance(s.get("call"), dict) and "outcome" in s["call"]]
 
     def _retained(self, msg):
         files = msg.get("files")
@@ -268,8 +334,15 @@ class Controller:
         self.ledger.reserve(call, prepared.prompt_tokens, max_tokens, free=prepared.cached)
         seconds = min(self.limits.call_deadline_s, deadline - self.clock())
         try:
-            completion = call_with_deadline(lambda: self.sampler.sample(prepared, seconds), seconds,
-                                            f"model call {call}")
+            completion, backoff = self._call(call, prepared, seconds)
+        except CapacityBlock as exc:
+            with critical():  # the liability and the step that shows it: a stop lands before or after both
+                self.ledger.mark_unresolved(call, f"capacity_block: {exc.error}"[:300])
+                self.step("evaluator", f"Model call {call} ended without an answer (capacity_block): the provider "
+                          f"refused it {len(exc.schedule) + 1} times, backing off {[w['wait_ms'] for w in exc.schedule]} "
+                          f"ms; its reservation stays an unresolved liability.",
+                          call={"index": call, "outcome": "capacity_block"})
+            raise
         except (CallTimeout, SamplerError) as exc:
             reason = "request_timeout" if isinstance(exc, CallTimeout) else "call_failed"
             with critical():  # the ledger's entry and the transcript's step: a stop lands before or after both
@@ -282,6 +355,7 @@ class Controller:
                                   f"{exc.format_message()})")
             return {"type": "call_failed", "reason": reason}
         self._failures = 0
+        self._reports += 1
         with critical():  # the charge and the transcript's step that shows it: a stop lands before or after both
             charge = self.ledger.settle(call, completion.tokens_in, completion.tokens_out,
                                         "cache hit" if completion.cached else completion.stop_reason,
@@ -289,15 +363,40 @@ class Controller:
             self.step("model", completion.text, call={
                 "index": call, "request_sha256": prepared.request_sha256, "tokens_in": completion.tokens_in,
                 "tokens_out": completion.tokens_out, "prompt_cache_hit_tokens": charge["cached_tokens_in"],
-                "micro_usd": charge["micro_usd"], "cached": completion.cached, "stop_reason": completion.stop_reason})
+                "micro_usd": charge["micro_usd"], "cached": completion.cached, "stop_reason": completion.stop_reason,
+                **({"backoff_ms": backoff} if backoff else {})})
         return {"type": "completion", "text": completion.text}
+
+    def _call(self, call, prepared, seconds):
+        """Sample under the call's deadline; a capacity refusal is retried after each BACKOFF_MS wait that still
+        leaves time for a retry inside that deadline, each wait journaled; then CapacityBlock."""
+        end = self.clock() + seconds
+        schedule = []
+        while True:
+            left = end - self.clock()
+            started = time.monotonic()
+            try:
+                completion = call_with_deadline(lambda: self.sampler.sample(prepared, left), left, f"model call {call}")
+            except CapacityError as exc:
+                error = exc.format_message()
+                wait = BACKOFF_MS[len(schedule)] if len(schedule) < len(BACKOFF_MS) else None
+                if wait is None or self.clock() + wait / 1000 + MIN_CALL_SECONDS > end:
+                    raise CapacityBlock(call, error, schedule)
+                schedule.append({"wait_ms": wait, "error": error[:300]})
+                self.journal.write("backoff", {"call": call, "wait_ms": wait, "error": error[:300]})
+                self.sleep(wait / 1000)
+                continue
+            self.journal.write("latency", {"call": call, "ms": int((time.monotonic() - started) * 1000),
+                                           "retries": len(schedule)})
+            return completion, schedule
 
     def _submit(self, batch):
         hashable = _hashable(batch)
         day = batch.get("day") if isinstance(batch, dict) else None
         proposal = {"index": len(self.proposals), "step": len(self.steps),
                     "day": day if isinstance(day, int) and _hashable(day) else None,
-                    "batch_sha256": engine.content_sha256(batch) if hashable else None, "batch": plain(batch)}
+                    "batch_sha256": engine.content_sha256(batch) if hashable else None,
+                    "batch": bounded(batch, 2 * MAX_BATCH_BYTES)}  # a larger batch is refused by the desk anyway
         self.proposals.append(proposal)
         self.journal.write("submit", proposal)  # write-ahead: the journal knows of a batch before the desk does
         with critical():  # the desk's commit and the journal of its answer: a stop lands before or after both
@@ -319,6 +418,7 @@ class Controller:
             return {"type": "rejected", "message": rejected}
         accepted = sum(1 for d in decisions if d["decision"] == "ACCEPTED")
         self.settled_days += 1
+        self._retained_due += 1
         refused = [f"{d['action']} {d['reason']}" for d in decisions if d["decision"] == "REFUSED"]
         self.step("evaluator", f"Checkpoint {record['day']}: batch accepted; {count(accepted, 'action')} accepted, "
                   f"{len(refused)} refused" + (f" ({'; '.join(refused)})" if refused else "") +
@@ -342,11 +442,13 @@ class Controller:
         return packet
 
 
-def _quietly(fn, what, problems):
+def _quietly(fn, what, problems) -> bool:
     try:
         fn()
+        return True
     except Exception as exc:
         problems.append(f"{what} failed ({type(exc).__name__}: {exc})")
+        return False
 
 
 def close_status(status) -> str:

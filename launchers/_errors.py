@@ -44,6 +44,10 @@ class SamplerError(LaunchError):
     """A model call failed (not a timeout)."""
 
 
+class CapacityError(SamplerError):
+    """The provider refused a call for capacity or a rate limit (HTTP 429/503): retried on a backoff schedule."""
+
+
 class CallTimeout(LaunchError):
     """A model call passed the controller's per-call deadline."""
 

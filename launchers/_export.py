@@ -5,14 +5,14 @@ record is verified before it is read, so the files are identical across
 rebuilds and never show a number a record does not back.
 """
 
-import json
 import os
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ._errors import InputError
-from ._verify import verify_attempt
+from ._jsonfile import read_json
+from ._verify import bind, verify_attempt
 
 ATTEMPTS = pa.schema([
     ("attempt_id", pa.string()), ("label", pa.string()), ("model", pa.string()), ("provider", pa.string()),
@@ -26,7 +26,8 @@ ATTEMPTS = pa.schema([
     ("cap_micro_usd", pa.int64()), ("config_hash", pa.string()), ("freeze_sha256", pa.string()),
     ("deviations", pa.int64()), ("bundle_sha256", pa.string()), ("code_commit", pa.string()),
     ("resumed_from", pa.string()), ("replay_of", pa.string()), ("receipts_size", pa.int64()),
-    ("receipts_hash", pa.string()), ("content_sha256", pa.string()),
+    ("receipts_hash", pa.string()), ("content_sha256", pa.string()), ("projection", pa.bool_()),
+    ("role", pa.string()),
 ])
 CALLS = pa.schema([
     ("attempt_id", pa.string()), ("call", pa.int64()), ("day", pa.int64()), ("outcome", pa.string()),
@@ -60,6 +61,7 @@ def attempt_row(record) -> dict:
         "resumed_from": (c.get("resumed_from") or {}).get("attempt_id"),
         "replay_of": (c.get("replay_of") or {}).get("attempt_id"),
         "receipts_size": head.get("size"), "receipts_hash": head.get("hash"), "content_sha256": record["content_sha256"],
+        "projection": bool(cost.get("projection")), "role": c.get("role"),
     }
 
 
@@ -84,17 +86,23 @@ def call_rows(record, transcript) -> list:
 
 
 def records_in(attempts_dir) -> list:
-    """Every attempt folder's record, verified: [(record, transcript)] sorted by attempt id."""
+    """Every attempt folder's record, verified (and bound to the folder's project ledger when it holds one):
+    [(record, transcript)] sorted by attempt id."""
+    from ._project import LEDGER_NAME, ProjectLedger
     out = []
     if not os.path.isdir(attempts_dir):
         return out
+    book = ProjectLedger(attempts_dir) if os.path.exists(os.path.join(attempts_dir, LEDGER_NAME)) else None
     for name in sorted(os.listdir(attempts_dir)):
         path = os.path.join(attempts_dir, name, "record.json")
         if not os.path.isfile(path):
             continue
         record = verify_attempt(path)["record"]
-        with open(os.path.join(attempts_dir, name, record["content"]["transcript"]["path"]), encoding="utf-8") as fh:
-            out.append((record, json.load(fh)))
+        c = record["content"]
+        if book is not None and (c["label"] == "model" or book.authorised(c["claim"]["id"]) is not None):
+            bind(record, path, attempts_dir)  # a paid attempt, or one this project issued: as settled
+        out.append((record, read_json(os.path.join(attempts_dir, name, record["content"]["transcript"]["path"]),
+                                      "transcript")))
     return sorted(out, key=lambda pair: pair[0]["content"]["attempt_id"])
 
 

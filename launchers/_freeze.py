@@ -22,6 +22,7 @@ from engine import canonical_json, content_sha256, pretty_json
 from engine._canon import NotCanonical
 
 from ._errors import FreezeRefused, InputError
+from ._jsonfile import read_json
 from ._provenance import code_revision, engine_identity, packages
 from ._staging import worker_identity
 
@@ -32,6 +33,7 @@ MEMBERSHIP = ("models", "families", "seeds")           # what runs must be one o
 AT_MOST = ("caps.claim_micro_usd", "caps.claim_tokens", "caps.claim_sandbox_micro_usd")  # a claim may be smaller
 NOT_COMPARED = ("config_hash", "intervention_policy", "caps.project_micro_usd", "caps.project_sandbox_micro_usd",
                 "code.commit")  # derived, or not a property of one attempt; code.trees are compared instead
+# pilot.*: the pilot's terms gate confirmatory attempts (`_pilot.require`); they are not a property of one attempt
 
 
 def now_iso():
@@ -48,11 +50,17 @@ def identity() -> dict:
             "packages": {"tinker": pk["tinker"], "modal": pk["modal"]}}
 
 
-def content(*, config, models, provider, prices, families, split, seeds, caps, intervention_policy) -> dict:
-    """The frozen (or, for an attempt, the current) fields. `prices`: {"models": {id: row}, "sandbox": {...}}."""
-    return {**identity(), "config": config, "config_hash": content_sha256(config), "models": sorted(models),
+def content(*, config, models, provider, prices, families, split, seeds, caps, intervention_policy,
+            pilot=None) -> dict:
+    """The frozen (or, for an attempt, the current) fields. `prices`: {"models": {id: row}, "sandbox": {...},
+    "table_sha256"}. `pilot` (the freeze only): whether a passing pilot gates confirmatory attempts, its
+    criteria and the cost estimate it is held to (`_pilot.terms`)."""
+    body = {**identity(), "config": config, "config_hash": content_sha256(config), "models": sorted(models),
             "provider": provider, "prices": prices, "families": sorted(families), "split": split,
             "seeds": sorted(seeds), "caps": caps, "intervention_policy": intervention_policy}
+    if pilot is not None:
+        body["pilot"] = pilot
+    return body
 
 
 def write_freeze(path, body) -> dict:
@@ -85,13 +93,7 @@ def _write(path, doc):
 
 
 def _read_json(path, what):
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the {what} ({exc.strerror})")
-    except ValueError as exc:
-        raise InputError(f"{path}: the {what} is not valid JSON ({exc})")
+    return read_json(path, what)
 
 
 def deviations_path(freeze_path):
@@ -114,6 +116,10 @@ def load(path):
         if dev.get("freeze_sha256") != doc["content_sha256"]:
             raise FreezeRefused(f"{dev_path}: freeze_sha256 names another freeze than {path}")
         entries = dev["entries"]
+        for i, entry in enumerate(entries):
+            if not isinstance(entry, dict) or not isinstance(entry.get("field"), str):
+                raise FreezeRefused(f"{dev_path}: entries[{i}]: expected a deviation {{date, field, original, "
+                                    f"effective, reason}}")
     return doc, entries
 
 
@@ -202,7 +208,7 @@ def check(doc, entries, current, where) -> list:
         return False
 
     for field in sorted(set(frozen) | set(now)):
-        if field in NOT_COMPARED or field.startswith("prices.models."):
+        if field in NOT_COMPARED or field.startswith(("prices.models.", "pilot.")):
             continue
         want, have = frozen.get(field), now.get(field)
         if field in MEMBERSHIP:

@@ -13,12 +13,12 @@ fsynced) and hash-chained, so a crash leaves an honest ledger and an edit is
 visible.
 """
 
-import json
 import os
 
 from engine import canonical_json, content_sha256
 
 from ._errors import BudgetHalt, InputError
+from ._jsonfile import read_lines
 from ._prices import call_cost, format_usd
 from ._signals import critical
 
@@ -171,23 +171,18 @@ def load_ledger(path, claim_sha256, cap_micro_usd, cap_tokens, price, tolerate_t
     it is dropped (its reservation, if any earlier line made one, stays open)."""
     ledger = Ledger(claim_sha256, cap_micro_usd, cap_tokens, price, cap_sandbox_micro_usd=cap_sandbox_micro_usd,
                     sandbox_rate=sandbox_rate)
-    try:
-        with open(path, "rb") as fh:
-            lines = fh.read().splitlines()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})")
-    for i, line in enumerate(lines):
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            if tolerate_torn_tail and i == len(lines) - 1:
-                break
-            raise InputError(f"{path}: line {i + 1}: not JSON (a torn write?)")
+    lines, _ = read_lines(path, "ledger", torn_tail=tolerate_torn_tail)
+    for i, (number, entry) in enumerate(lines):
         body = {k: v for k, v in entry.items() if k != "hash"} if isinstance(entry, dict) else {}
         if body.get("seq") != i or body.get("prev_hash") != ledger.head["hash"] or content_sha256(body) != entry.get("hash"):
-            raise InputError(f"{path}: line {i + 1}: the hash chain is broken (edited, dropped or reordered)")
+            raise InputError(f"{path}: line {number}: the hash chain is broken (edited, dropped or reordered)")
         if entry.get("kind") not in KINDS or entry.get("account") not in ACCOUNTS:
-            raise InputError(f"{path}: line {i + 1}: kind/account: expected one of {list(KINDS)} / {list(ACCOUNTS)}")
+            raise InputError(f"{path}: line {number}: kind/account: expected one of {list(KINDS)} / {list(ACCOUNTS)}")
+        for key in ("call", "micro_usd", "tokens_in", "tokens_out", "cached_tokens_in"):
+            if not isinstance(entry.get(key), int) or isinstance(entry.get(key), bool) or entry[key] < 0:
+                raise InputError(f"{path}: line {number}: {key}: expected a non-negative integer")
+        if not isinstance(entry.get("note"), str):
+            raise InputError(f"{path}: line {number}: note: expected text")
         ledger.entries.append(entry)
         key = (entry["account"], entry["call"])
         if entry["kind"] == "reserve":

@@ -7,7 +7,6 @@ Prompt tokens the provider served from its prefix cache are charged at
 input price. Sandbox compute is priced per second, apart from inference.
 """
 
-import json
 import os
 
 from ._errors import InputError
@@ -26,14 +25,9 @@ def _int(value, where):
 
 def load_prices(path=None) -> dict:
     """Read and check a price table file; returns it as a dict."""
+    from ._jsonfile import read_json
     path = path or DEFAULT_PRICES
-    try:
-        with open(path, encoding="utf-8") as fh:
-            table = json.load(fh)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})")
-    except ValueError as exc:
-        raise InputError(f"{path}: not valid JSON ({exc})")
+    table = read_json(path, "price table")
     if not isinstance(table, dict) or table.get("schema") != PRICES_SCHEMA:
         raise InputError(f"{path}: schema: expected {PRICES_SCHEMA!r}")
     models = table.get("models")

@@ -10,7 +10,6 @@ differs from the bundle.
 
 import hashlib
 import importlib.metadata
-import json
 import os
 import platform
 import subprocess
@@ -61,18 +60,21 @@ def engine_identity(runs_dir=RUNS) -> dict:
     """{bundle_sha256, manifest_sha256, sources_match, mismatch}: the published bundle and whether the host's
     engine sources are the ones in it (every non-bytecode file of its manifest, byte for byte)."""
     out = {"bundle_sha256": None, "manifest_sha256": None, "sources_match": False, "mismatch": None}
+    from ._errors import InputError
+    from ._jsonfile import read_json
     try:
-        with open(os.path.join(runs_dir, "index.json"), encoding="utf-8") as fh:
-            index_engine = json.load(fh).get("engine") or {}
-        with open(os.path.join(runs_dir, "engine", "manifest.json"), encoding="utf-8") as fh:
-            manifest = json.load(fh)
-    except (OSError, ValueError) as exc:
-        out["mismatch"] = f"no published engine ({exc})"
+        index = read_json(os.path.join(runs_dir, "index.json"), "engine index")
+        manifest = read_json(os.path.join(runs_dir, "engine", "manifest.json"), "engine index")
+        index_engine = (index.get("engine") if isinstance(index, dict) else None) or {}
+        if not isinstance(manifest, dict) or not isinstance(index_engine, dict):
+            raise InputError("not an index and a manifest")
+    except InputError as exc:
+        out["mismatch"] = f"no published engine ({exc.format_message()})"
         return out
     out["bundle_sha256"] = index_engine.get("bundle_sha256")
     out["manifest_sha256"] = index_engine.get("manifest_sha256")
     for entry in manifest.get("files") or []:
-        path = entry.get("path", "")
+        path = entry.get("path", "") if isinstance(entry, dict) else ""
         if path.endswith(".pyc"):
             continue
         local = os.path.join(REPO, *path.split("/"))

@@ -14,10 +14,12 @@ from the cache (cache_hits == calls).
 import json
 import os
 import sqlite3
+import urllib.parse
 
 from engine import canonical_json
 
 from ._errors import CacheMiss, InputError
+from ._jsonfile import read_head
 from ._sampling import Completion, Prepared, cache_key, request_sha256
 
 SCHEMA = """CREATE TABLE IF NOT EXISTS answers (
@@ -26,8 +28,36 @@ SCHEMA = """CREATE TABLE IF NOT EXISTS answers (
   stop_reason TEXT NOT NULL, PRIMARY KEY (cache_key, sampling))"""
 
 
+COLUMNS = ("cache_key", "sampling", "model", "text", "tokens_in", "tokens_out", "cache_hit_tokens", "stop_reason")
+
+
 def _settings(sampling) -> str:
     return canonical_json(sampling).decode("utf-8")
+
+
+def _refuse_other_files(path):
+    """An existing file is a decision cache (an SQLite database holding only the answers table) or it is refused:
+    nothing else -- a desk history, a record, a FIFO, an empty file -- is silently turned into one."""
+    if not os.path.lexists(path):
+        return
+    head = read_head(path, 16)
+    if head is None:
+        raise InputError(f"--cache {path}: not a regular file (a decision cache is an SQLite file)")
+    if head != b"SQLite format 3\x00":
+        raise InputError(f"--cache {path}: exists and is not an SQLite database (refusing to turn it into a decision "
+                         f"cache: name a new file, or an existing cache)")
+    try:
+        conn = sqlite3.connect(f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=ro", uri=True)
+        try:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            columns = [r[1] for r in conn.execute("PRAGMA table_info(answers)")]
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise InputError(f"--cache {path}: cannot read the decision cache ({exc})") from None
+    if tables - {"answers"} or (tables and columns != list(COLUMNS)):
+        raise InputError(f"--cache {path}: an SQLite database that is not a decision cache (tables: "
+                         f"{', '.join(sorted(tables)) or 'none'})")
 
 
 def open_store(path, must_exist=False):
@@ -35,6 +65,7 @@ def open_store(path, must_exist=False):
     path = str(path)
     if must_exist and not os.path.isfile(path):
         raise InputError(f"--cache {path}: no such file (a replay reads a recorded cache)")
+    _refuse_other_files(path)
     try:
         conn = sqlite3.connect(path)
         try:

@@ -14,7 +14,9 @@ are sent as the `Modal-Key` / `Modal-Secret` headers. Their values are never
 recorded (the record says only that proxy auth was used), and the base URL is
 recorded without credentials or query. The service session is closed at the
 end of the attempt; prompt-cache hits reported by the response are charged at
-the cached input price.
+the cached input price. A refusal for capacity (RateLimitError, HTTP 429/503/
+529, once the SDK's own retries inside the call deadline are spent) is a
+CapacityError: the controller backs off and retries on its recorded schedule.
 """
 
 import concurrent.futures
@@ -22,10 +24,21 @@ import os
 import urllib.parse
 
 from ._deadline import call_with_deadline
-from ._errors import CallTimeout, InputError, SamplerError
+from ._errors import CallTimeout, CapacityError, InputError, SamplerError
 from ._sampling import Completion, Prepared, request_sha256
 
 SERVICE_HEADERS = (("Modal-Key", "TINKER_MODAL_KEY"), ("Modal-Secret", "TINKER_MODAL_SECRET"))
+CAPACITY_STATUS = (429, 503, 529)  # rate limited, service unavailable, overloaded
+
+
+def is_capacity(tinker, exc) -> bool:
+    """A refusal for capacity or rate: the SDK's RateLimitError, or an API status error with a capacity status."""
+    rate_limit = getattr(tinker, "RateLimitError", None)
+    if isinstance(rate_limit, type) and isinstance(exc, rate_limit):
+        return True
+    status_error = getattr(tinker, "APIStatusError", None)
+    return (isinstance(status_error, type) and isinstance(exc, status_error)
+            and getattr(exc, "status_code", None) in CAPACITY_STATUS)
 
 
 def _default_sdk():
@@ -121,6 +134,8 @@ class TinkerSampler:
             future.future().cancel()
             raise CallTimeout(f"tinker: no answer within {deadline_s} s")
         except Exception as exc:
+            if is_capacity(self.tinker, exc):
+                raise CapacityError(f"tinker: capacity ({type(exc).__name__}: {' '.join(str(exc).split())[:160]})")
             raise SamplerError(f"tinker: sample failed ({type(exc).__name__}: {exc})")
         sequence = response.sequences[0]
         tokens = list(sequence.tokens)

@@ -32,6 +32,12 @@ def _default_modal():
     return modal
 
 
+def sdk_error(exc) -> str:
+    """An SDK exception as one short line (Modal's messages span lines: an AuthError explains itself at length)."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:200] + '...' if len(text) > 200 else text}"
+
+
 def modal_config(python_version="3.11", cpu_milli=1000, memory_mib=1024) -> dict:
     """What the freeze and the config hash see of a Modal sandbox (integers only)."""
     return {"name": "modal", "python_version": python_version, "cpu_milli": cpu_milli, "memory_mib": memory_mib,
@@ -155,7 +161,7 @@ class ModalSandbox:
                                f"terminated and the app stopped)")
         except Exception as exc:
             self.shutdown()
-            raise SandboxError(f"modal: cannot create the worker sandbox ({type(exc).__name__}: {exc})")
+            raise SandboxError(f"modal: cannot create the worker sandbox ({sdk_error(exc)})")
         try:
             for rel, data in sorted(files.items()):
                 sandbox.filesystem.write_bytes(data, f"{WORKDIR}/{rel}")
@@ -164,7 +170,7 @@ class ModalSandbox:
         except Exception as exc:
             self.terminate(sandbox)
             self.shutdown()
-            raise SandboxError(f"modal: cannot stage or start the worker ({type(exc).__name__}: {exc})")
+            raise SandboxError(f"modal: cannot stage or start the worker ({sdk_error(exc)})")
         return ModalWorker(self, sandbox, process)
 
     def terminate(self, sandbox):
@@ -209,9 +215,9 @@ def stop_leftovers(info, modal=None) -> dict:
             modal.Sandbox.from_id(info["sandbox_id"]).terminate()
         except Exception:
             pass  # already gone
-    if info.get("app_id"):
+    if info.get("app_name"):
         try:
-            modal.App.lookup(info["app_id"]).stop()
+            modal.App.lookup(info["app_name"]).stop()
             out["app_stopped"] = True
         except Exception:
             pass

@@ -29,7 +29,8 @@ def run_self_check() -> list:
         state = os.path.join(root, "state")
         claim_path = os.path.join(root, "claim.json")
         doc = authorise(claim_path, "FUND_01", "public-practice", "Qwen/Qwen3-8B", cap_micro_usd=5000,
-                        cap_tokens=100000, hours=1, state=state, now=NOW)
+                        cap_tokens=100000, hours=1, state=state, now=NOW, accept_partial_budget=True,
+                        project=os.path.join(root, "project"))
         consumed = consume(claim_path, "FUND_01", "public-practice", "Qwen/Qwen3-8B", state=state, now=NOW)
         out.append(_check("claim consumed once", consumed["sha256"] == doc["sha256"], f"claim {doc['claim']['id']}"))
 
@@ -88,6 +89,74 @@ def run_self_check() -> list:
     return out
 
 
+def _preflights(root, state):
+    """The checks made before a claim is consumed: the claim's caps at authorise, credentials, the host, the cache."""
+    from . import _host
+    from ._budget import attempt_plan
+    from ._credentials import check as credentials
+    from ._errors import InputError
+    from ._prices import load_prices
+    from ._sampler_cache import open_store
+    out = []
+    low = _refused(lambda: authorise(os.path.join(root, "low.json"), "FUND_01", "public-practice", "Qwen/Qwen3-8B",
+                                     cap_micro_usd=5000, cap_tokens=100000, hours=1, state=state, now=NOW,
+                                     project=os.path.join(root, "project")), InputError)
+    plan = attempt_plan(load_prices(), "Qwen/Qwen3-8B")
+    out.append(_check("a claim below the worker's worst case is refused at authorise", low is not None
+                      and "--accept-partial-budget" in low.format_message() and not os.path.exists(
+                          os.path.join(root, "low.json")),
+                      f"worst case {plan['worst_case_micro_usd']} micro-USD, {plan['worst_case_tokens']} tokens"
+                      if low else "a 5000 micro-USD claim was issued"))
+    missing = _refused(lambda: credentials("tinker", "modal", environ={"HOME": root}), InputError)
+    shape = _refused(lambda: credentials("mock", "modal", environ={"HOME": root, "MODAL_TOKEN_ID": "ak-x",
+                                                                    "MODAL_TOKEN_SECRET": "secret"}), InputError)
+    out.append(_check("missing or malformed credentials are refused before consumption",
+                      missing is not None and "TINKER_API_KEY" in missing.format_message() and shape is not None,
+                      missing.format_message() if missing else "no credential was accepted"))
+
+    class Healthy(_host.Host):
+        def power(self):
+            return {"on_battery": False, "percent": None, "source": "self-check"}
+
+        def can_sleep(self):
+            return {"can_sleep": False, "source": "self-check"}
+
+        def free_bytes(self, folder):
+            return 10 ** 12
+
+    class Battery(Healthy):
+        def power(self):
+            return {"on_battery": True, "percent": 80, "source": "self-check"}
+
+    class Sleepy(Healthy):
+        def can_sleep(self):
+            return {"can_sleep": True, "source": "self-check"}
+
+        def inhibit(self, why):
+            return None
+
+    class Full(Healthy):
+        def free_bytes(self, folder):
+            return 1024
+
+    refusals = {name: _refused(lambda h=h: _host.preflight(root, 10 ** 6, "self-check", h), InputError)
+                for name, h in (("battery", Battery()), ("sleep", Sleepy()), ("disk", Full()))}
+    healthy = _host.preflight(root, 10 ** 6, "self-check", Healthy())
+    out.append(_check("the host preflight refuses battery power, an uninhibited sleep and a full disk",
+                      all(refusals.values()) and healthy[1] is None,
+                      "; ".join(f"{k}: {v.format_message()[:60]}" if v else f"{k}: NOT refused"
+                                for k, v in refusals.items())))
+    other = os.path.join(root, "not-a-cache.json")
+    with open(other, "w", encoding="utf-8") as fh:
+        fh.write("{}")
+    cache = _refused(lambda: open_store(other), InputError)
+    with open(other, encoding="utf-8") as fh:
+        kept = fh.read() == "{}"
+    out.append(_check("a --cache that is not a decision cache is refused, untouched", cache is not None and kept,
+                      cache.format_message() if cache else "the file became a database"))
+    return out
+
+
 def _refused(fn, kind):
     try:
         fn()
@@ -112,6 +181,11 @@ def _new_controls(root, state, claim_path, doc):
     seen = _refused(lambda: project.check_claim(doc["claim"], None), ClaimRefused)
     out.append(_check("a deleted consumed marker does not renew the claim", seen is not None,
                       seen.format_message() if seen else "the project ledger accepted the claim again"))
+    elsewhere = _refused(lambda: ProjectLedger(os.path.join(root, "fresh")).check_claim(doc["claim"], None),
+                         ClaimRefused)
+    out.append(_check("a claim is refused in a project that never authorised it", elsewhere is not None,
+                      elsewhere.format_message() if elsewhere else "a fresh project folder accepted the claim"))
+    out += _preflights(root, state)
 
     local = _refused(lambda: _attempt.execute(
         claim_path=claim_path, out=os.path.join(root, "paid"), family="FUND_01", seed=1, split="public-practice",

@@ -1,12 +1,24 @@
-"""`verify`: an attempt record against its files, its receipts and its ledger.
+"""`verify`: an attempt record against its files, its receipts, its ledger and its project ledger.
 
 The hashes (content, transcript, receipts, ledger, retained work) say nothing
 was edited; reconciliation says the record tells what the receipts -- the
 truth -- hold: the engine replays them from the task's world to the recorded
 head, the settled checkpoints and accepted actions are counted from them, the
 accepted proposals are the batches in them, the graded result is the one the
-engine computes from them; and the ledger file rebuilds to the totals and
-costs the record states. The first disagreement is a one-line error.
+engine computes from them; the ledger file rebuilds to the totals and costs
+the record states, at the price row the claim was authorised at (or, for the
+shipped price table, the table's own row). The first disagreement is a
+one-line error.
+
+All of that is self-consistency: someone who can write the attempt's folder
+can rewrite it consistently (lower the charges with the price row, raise a
+cap in the record's claim copy, rewrite the retained work) and re-hash it.
+What such a rewrite cannot match is the project ledger (`bind`): the claim as
+registered at `authorise` (its sha256 and content: scope, caps, plan, price
+row), its consumption (nonce, attempt), the settlement naming the record's
+content sha256, and the freeze it ran under (its price table by sha256, its
+price rows). A paid attempt is verified against it; without one, verify says
+that a consistent rewrite would not be seen.
 """
 
 import functools
@@ -18,6 +30,7 @@ import engine
 from . import ATTEMPT_SCHEMA_VERSION, _desk
 from ._errors import BudgetHalt, InputError
 from ._ledger import SANDBOX_CALL, Ledger, load_ledger
+from ._jsonfile import read_json
 from ._record import read_record
 
 SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "schemas", "attempt.schema.json")
@@ -29,10 +42,12 @@ def _fail(path, message):
 
 def load_receipts(base, record_path):
     try:
-        with open(os.path.join(base, "receipts.json"), encoding="utf-8") as fh:
-            return json.load(fh)
-    except (OSError, ValueError) as exc:
-        _fail(record_path, f"receipts.json unreadable ({exc})")
+        receipts = read_json(os.path.join(base, "receipts.json"), "receipts")
+    except InputError as exc:
+        _fail(record_path, f"receipts.json unreadable ({exc.format_message()})")
+    if not isinstance(receipts, list) or not all(isinstance(r, dict) for r in receipts):
+        _fail(record_path, "receipts.json: expected a list of receipts")
+    return receipts
 
 
 def instance_of(task, where):
@@ -51,8 +66,7 @@ def _validator():
         import jsonschema
     except ImportError:  # a runtime without the dev extras: the checks below still refuse a malformed record
         return None
-    with open(SCHEMA_PATH, encoding="utf-8") as fh:
-        return jsonschema.Draft202012Validator(json.load(fh))
+    return jsonschema.Draft202012Validator(read_json(SCHEMA_PATH, "schema"))
 
 
 def check_shape(record, record_path):
@@ -69,14 +83,117 @@ def check_shape(record, record_path):
                            f"{message if len(message) <= 160 else message[:157] + '...'})")
 
 
-def verify_attempt(record_path) -> dict:
-    """Check a record fully; returns {"record", "receipts", "run", "retained"} or raises InputError."""
+def verify_attempt(record_path, project=None) -> dict:
+    """Check a record fully; returns {"record", "receipts", "run", "retained", "instance", "bound"} or raises
+    InputError. `project`: a project folder whose ledger (and freeze) the record is bound to (`bind`)."""
     record = read_record(record_path)
     check_shape(record, record_path)
     try:
-        return _verify(record, record_path)
+        found = _verify(record, record_path)
+        found["bound"] = bind(record, record_path, project) if project is not None else None
     except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:  # a shape the schema let through
         _fail(record_path, f"content: malformed ({type(exc).__name__}: {exc})")
+    return found
+
+
+def project_of(record_path, project=None):
+    """The project folder to bind a record to: the one named, else $FUNDBOOK_LAUNCH_PROJECT, the folder holding
+    the attempt's folder, or runs/attempts/ -- the first that holds a project ledger; None if none does."""
+    from ._project import LEDGER_NAME, project_dir
+    if project is not None:
+        return project
+    here = os.path.dirname(os.path.dirname(os.path.abspath(record_path)))
+    for folder in (os.environ.get("FUNDBOOK_LAUNCH_PROJECT"), here, project_dir(None)):
+        if folder and os.path.exists(os.path.join(folder, LEDGER_NAME)):
+            return folder
+    return None
+
+
+def _free(c):
+    return c["model"]["provider"] == "cache" or c["model"]["id"] == "mock"
+
+
+def check_prices(c, record_path):
+    """The price row the ledger was booked at: free for a cached replay, else the claim's authorised row (records
+    from schema version 3 on); and, for the shipped price table (by sha256), that table's own row."""
+    from ._prices import load_prices, model_price, table_sha256
+    row = (c.get("prices") or {}).get("model")
+    plan = (c.get("claim") or {}).get("plan")
+    if c.get("schema_version", 0) >= 3 and isinstance(plan, dict):
+        want = {k: 0 for k in row} if c["model"]["provider"] == "cache" else plan.get("price")
+        if row != want:
+            _fail(record_path, f"content.prices.model: {row} is not the row the claim was authorised at ({want})")
+    shipped = load_prices()
+    if c["model"]["provider"] != "cache" and (c.get("prices") or {}).get("table_sha256") == table_sha256(shipped):
+        try:
+            want = model_price(shipped, c["model"]["id"])
+        except InputError:
+            _fail(record_path, f"content.prices.table_sha256: the shipped table has no row for {c['model']['id']}")
+        if row != want:
+            _fail(record_path, f"content.prices.model: {row} is not the row of the shipped price table it names "
+                               f"({want})")
+
+
+def bind(record, record_path, project) -> dict:
+    """The record against its project ledger (and freeze): what a consistent rewrite of the attempt's own files
+    cannot match. {"ledger": path, "claim_entry": seq, "settle_entry": seq, "freeze": sha or None}."""
+    from engine import content_sha256
+
+    from . import _freeze
+    from ._project import ProjectLedger
+    c = record["content"]
+    book = ProjectLedger(project)
+    where = f"{book.path}"
+    claim = c["claim"]
+    cid = claim["id"]
+    auth = book.authorised(cid)
+    if auth is None:
+        _fail(record_path, f"content.claim.id: {where} never authorised claim {cid}")
+    if auth["claim_sha256"] != claim["sha256"] or content_sha256(auth.get("claim")) != auth["claim_sha256"]:
+        _fail(record_path, f"content.claim.sha256: not the claim registered at authorise ({where}, entry "
+                           f"{auth['seq']})")
+    for key in ("scope", "cap_micro_usd", "cap_tokens", "cap_sandbox_micro_usd", "plan", "partial_budget"):
+        if key in claim or c.get("schema_version", 0) >= 3:
+            if claim.get(key) != auth["claim"].get(key):
+                _fail(record_path, f"content.claim.{key}: the record says {_short(claim.get(key))}, the claim "
+                                   f"registered at authorise says {_short(auth['claim'].get(key))} ({where}, entry "
+                                   f"{auth['seq']})")
+    opened = book.claim_entry(cid)
+    if opened is None or opened.get("nonce") != (claim.get("consumption") or {}).get("nonce") or \
+            opened.get("attempt_id") != c["attempt_id"]:
+        _fail(record_path, f"content.claim.consumption: not the consumption {where} holds for claim {cid}")
+    settled = book.settlement(cid)
+    if settled is None:
+        _fail(record_path, f"content_sha256: {where} has not settled claim {cid} (`fundbook-launch recover`)")
+    if settled["record_content_sha256"] != record["content_sha256"]:
+        _fail(record_path, f"content_sha256: {where} settled claim {cid} with record "
+                           f"{settled['record_content_sha256'][:12]}..., not this one (rewritten after it was settled)")
+    freeze_sha = None
+    if c.get("freeze"):
+        path = os.path.join(project, "freeze.json")
+        if not os.path.exists(path):
+            _fail(record_path, f"content.freeze.sha256: the freeze it ran under is not in {project}")
+        doc, entries = _freeze.load(path)
+        if doc["content_sha256"] != c["freeze"]["sha256"]:
+            _fail(record_path, f"content.freeze.sha256: not {path}")
+        prices = c.get("prices") or {}
+        if not _free(c):
+            frozen_row = _freeze.effective(doc, entries, f"prices.models.{c['model']['id']}") \
+                if c["model"]["id"] in (doc["content"].get("prices", {}).get("models") or {}) else None
+            if prices.get("model") != frozen_row:
+                _fail(record_path, f"content.prices.model: not the row frozen in {path} ({_short(frozen_row)})")
+        table = _freeze.effective(doc, entries, "prices.table_sha256") if "table_sha256" in (
+            doc["content"].get("prices") or {}) else None
+        if table is not None and prices.get("table_sha256") != table:
+            _fail(record_path, f"content.prices.table_sha256: not the price table frozen in {path}")
+        freeze_sha = doc["content_sha256"]
+    return {"ledger": book.path, "authorise_entry": auth["seq"], "claim_entry": opened["seq"],
+            "settle_entry": settled["seq"], "freeze": freeze_sha}
+
+
+def _short(value):
+    text = json.dumps(value, sort_keys=True)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _verify(record, record_path) -> dict:
@@ -113,11 +230,11 @@ def _verify(record, record_path) -> dict:
         _fail(record_path, "content.result: the receipts hold no finalised run")
     if (c["termination"]["status"] == "completed") != (result is not None):
         _fail(record_path, "content.termination.status: only a completed attempt carries a result")
+    check_prices(c, record_path)
     _check_ledger(base, record_path, c)
     retained = None
     if "retained" in (c.get("outputs") or {}):
-        with open(os.path.join(base, c["outputs"]["retained"]["path"]), encoding="utf-8") as fh:
-            retained = json.load(fh)
+        retained = read_json(os.path.join(base, c["outputs"]["retained"]["path"]), "retained work")
     return {"record": record, "receipts": receipts, "run": run, "retained": retained, "instance": instance}
 
 
@@ -201,10 +318,13 @@ def _brief(entry):
 def _check_calls(ledger, base, record_path, c):
     """The transcript's answered calls are the ledger's charges (tokens, cache hits, micro-USD)."""
     try:
-        with open(os.path.join(base, c["transcript"]["path"]), encoding="utf-8") as fh:
-            steps = json.load(fh)["steps"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        _fail(record_path, f"transcript.json unreadable ({exc})")
+        steps = read_json(os.path.join(base, c["transcript"]["path"]), "transcript")["steps"]
+    except InputError as exc:
+        _fail(record_path, f"transcript.json unreadable ({exc.format_message()})")
+    except (KeyError, TypeError):
+        _fail(record_path, "transcript.json: expected a transcript with steps")
+    if not isinstance(steps, list):
+        _fail(record_path, "transcript.json: steps: expected a list")
     charges = {e["call"]: e for e in ledger.entries if e["account"] == "inference" and e["kind"] == "charge"}
     answered = set()
     for step in steps:

@@ -19,12 +19,13 @@ PRICE = {"input_micro_usd_per_mtok": 130000, "output_micro_usd_per_mtok": 400000
 def mock_attempt(root, n):
     state = os.path.join(root, f"state-{n}")
     claim = os.path.join(root, f"claim-{n}.json")
-    authorise(claim, "FUND_01", "public-practice", "mock", 0, 2_000_000, 1, state=state)
+    project = os.path.join(root, f"project-{n}")
+    authorise(claim, "FUND_01", "public-practice", "mock", 0, 20_000_000, 1, state=state, project=project)
     t0 = time.perf_counter()
     record = execute(claim_path=claim, out=os.path.join(root, f"attempt-{n}"), family="FUND_01", seed=1,
                      split="public-practice", model="mock", sampler_name="mock", sandbox_name="local",
                      make_sampler=make_sampler_factory("mock", None, 120), make_sandbox=make_sandbox_factory("local"),
-                     prices=load_prices(), limits=Limits(), state=state, project=os.path.join(root, f"project-{n}"))
+                     prices=load_prices(), limits=Limits(), state=state, project=project)
     return time.perf_counter() - t0, record["content"]["cost"]["calls"]
 
 

@@ -13,8 +13,8 @@ launch-self-check: $(STAMP)
 
 mock-attempt: $(STAMP)
 	@state=$$(mktemp -d) && \
-	FUNDBOOK_LAUNCH_STATE=$$state $(BIN)/fundbook-launch authorise --family FUND_01 --model mock \
-	  --cap-micro-usd 0 --cap-tokens 2000000 --hours 1 --out $$state/claim.json && \
+	FUNDBOOK_LAUNCH_STATE=$$state FUNDBOOK_LAUNCH_PROJECT=$$state/project $(BIN)/fundbook-launch authorise \
+	  --family FUND_01 --model mock --cap-micro-usd 0 --cap-tokens 20000000 --hours 1 --out $$state/claim.json && \
 	rm -rf $(MOCK_ATTEMPT) && \
 	FUNDBOOK_LAUNCH_STATE=$$state FUNDBOOK_LAUNCH_PROJECT=$$state/project $(BIN)/fundbook-launch execute \
 	  --claim $$state/claim.json --out $(MOCK_ATTEMPT) \

@@ -7,6 +7,7 @@ declared dependency the runtime lock does not hold.
 """
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -22,11 +23,19 @@ pytestmark = pytest.mark.xdist_group("plain-install")  # one venv for the module
 def plain_install(tmp_path_factory):
     if not os.path.exists(os.path.join(WHEELHOUSE, ".downloaded")):
         pytest.fail("build/wheelhouse is missing: `make test` downloads it (requirements-runtime.lock)")
-    venv = tmp_path_factory.mktemp("plain") / "venv"
+    base = tmp_path_factory.mktemp("plain")
+    # a copy of the checkout's tracked files: setuptools builds in the source tree (build/lib), never in this one
+    source = base / "fundbook"
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, text=True, check=True).stdout
+    for name in filter(None, files.split("\0")):
+        if not name.startswith(("runs/", "tests/", "site/")) and os.path.isfile(os.path.join(REPO, name)):
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(os.path.join(REPO, name), source / name)
+    venv = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     # --no-compile: the commands run once here, byte-compiling 60 packages would cost more than they do
     proc = subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--no-compile", "--no-index", "--find-links", WHEELHOUSE,
-                           "--no-cache-dir", REPO], capture_output=True, text=True, env={**os.environ, "PIP_CONFIG_FILE": os.devnull})
+                           "--no-cache-dir", str(source)], capture_output=True, text=True, env={**os.environ, "PIP_CONFIG_FILE": os.devnull})
     assert proc.returncode == 0, proc.stderr[-2000:]
     return venv / "bin"
 

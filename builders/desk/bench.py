@@ -2,10 +2,14 @@
 
 In one run, each repetition in a fresh browser profile (cold HTTP cache):
   bare    a page that only calls loadPyodide() on the same vendored runtime, stock options;
-  desk    the practice desk from page open to the first packet shown;
+  desk    the practice desk from page open to the first packet shown, restoring the
+          engine's memory snapshot (then once more in the same profile: a return visit);
+  cold    the same with the snapshot skipped (?start=cold: start Python, import the engine);
   verify  a run page's verify, timed from the click once the runtime is ready.
-For the desk it also counts what a cold load transfers: requests and bytes
-(headers and bodies, the worker's included), and any request that failed.
+The site is served as a static host serves it: precompressed twins (.br, .gz)
+with their Content-Encoding (builders/site/serve.py). For the desk it also
+counts what a first visit transfers: requests and bytes on the wire (headers
+and encoded bodies, the worker's included), and any request that failed.
 Figures are printed, never asserted; the goals (desk <= 0.4x bare, <= 12 MiB
 transferred, verify <= 1 s) are shown beside them.
 """
@@ -49,7 +53,8 @@ def _site(tmp: Path):
     choice = os.environ.get("FUNDBOOK_DESK_SITE") or ("public" if devsite.public_is_current(public) else "dev")
     if choice == "public":
         return public, "built site (public/)"
-    return devsite.build(tmp / "site", devsite.engine_bundle(tmp), [RUN]), "stand-in site (builders/desk/devsite.py)"
+    return (devsite.build(tmp / "site", devsite.engine_bundle(tmp), [RUN], precompressed=True),
+            "stand-in site (builders/desk/devsite.py, precompressed as `make build` does)")
 
 
 def measure(repeat: int):
@@ -60,10 +65,11 @@ def measure(repeat: int):
         with Server(root, overlay={"/__bench/bare.html": BARE}) as url, sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             rows = {"bare": [], "desk": [], "verify": [], "runtime": [], "bundle": [], "import": [], "worker": [],
-                    "state": [], "bytes": [], "requests": [], "failed": []}
-            results = set()
+                    "state": [], "bytes": [], "requests": [], "failed": [], "cold": [], "cold_runtime": [],
+                    "cold_import": [], "return": []}
+            results, starts = set(), set()
             for _ in range(repeat):
-                for kind in ("bare", "desk", "verify"):  # interleaved, so load on the machine hits all alike
+                for kind in ("bare", "desk", "cold", "verify"):  # interleaved, so load on the machine hits all alike
                     ctx = browser.new_context()
                     page = ctx.new_page()
                     if kind == "bare":
@@ -88,6 +94,17 @@ def measure(repeat: int):
                         rows["import"].append(t["import_ms"])
                         rows["worker"].append(t["engine_ready_ms"] - t["ready_ms"])
                         rows["state"].append(t["first_packet_ms"] - t["engine_ready_ms"])
+                        starts.add(t["start"])
+                        page.reload()  # a return visit: the HTTP cache holds the runtime, the image and the bundle
+                        page.wait_for_function("() => window.fbDeskTimings !== undefined", timeout=120_000)
+                        rows["return"].append(page.evaluate("window.fbDeskTimings")["first_packet_ms"])
+                    elif kind == "cold":
+                        page.goto(url + "desk/?start=cold")
+                        page.wait_for_function("() => window.fbDeskTimings !== undefined", timeout=120_000)
+                        t = page.evaluate("window.fbDeskTimings")
+                        rows["cold"].append(t["first_packet_ms"])
+                        rows["cold_runtime"].append(t["runtime_ms"])
+                        rows["cold_import"].append(t["import_ms"])
                     else:
                         page.goto(url + run_page)
                         out = page.evaluate(VERIFY)
@@ -95,7 +112,7 @@ def measure(repeat: int):
                         results.add(out["result"])
                     ctx.close()
             browser.close()
-    return label, rows, results
+    return label, rows, results, starts
 
 
 def _run_page(root: Path) -> str:
@@ -116,19 +133,24 @@ def main(argv=None):
     if not Path(CHROMIUM).exists():
         print(f"bench-desk: {CHROMIUM} is not installed (apt-get install chromium)", file=sys.stderr)
         return 1
-    label, rows, results = measure(args.repeat)
-    bare, desk, verify = (statistics.median(rows[k]) for k in ("bare", "desk", "verify"))
+    label, rows, results, starts = measure(args.repeat)
+    bare, desk, cold, back = (statistics.median(rows[k]) for k in ("bare", "desk", "cold", "return"))
     print(f"desk benchmark: headless Chromium, {label}, {args.repeat} cold runs each, median [min-max]")
     print(f"  bare loadPyodide (stock options)     {fmt(rows['bare'])}")
-    print(f"  desk: page open to first packet      {fmt(rows['desk'])}   {desk / bare:.2f}x bare (goal <= 0.40x)")
+    print(f"  desk: page open to first packet      {fmt(rows['desk'])}   {desk / bare:.2f}x bare (goal <= 0.40x; "
+          f"started from: {', '.join(sorted(starts))})")
     print(f"    page open to worker start          {fmt(rows['worker'])}")
-    print(f"    runtime ready (in the worker)      {fmt(rows['runtime'])}")
+    print(f"    runtime ready (in the worker)      {fmt(rows['runtime'])}   (the snapshot fetched, checked, restored)")
     print(f"    bundle fetched and checked         {fmt(rows['bundle'])}   (in parallel with the runtime)")
-    print(f"    engine import from the zip         {fmt(rows['import'])}")
+    print(f"    engine import (in the image)       {fmt(rows['import'])}")
     print(f"    first packet: engine call + paint  {fmt(rows['state'])}")
+    print(f"  desk, return visit (HTTP cache)      {fmt(rows['return'])}   {back / bare:.2f}x bare")
+    print(f"  desk, cold start (?start=cold)       {fmt(rows['cold'])}   {cold / bare:.2f}x bare (no snapshot)")
+    print(f"    runtime ready (in the worker)      {fmt(rows['cold_runtime'])}")
+    print(f"    engine import from the zip         {fmt(rows['cold_import'])}")
     mib = statistics.median(rows["bytes"]) / 2**20
-    print(f"  desk cold load transfers             {mib:7.2f} MiB in {statistics.median(rows['requests']):.0f} requests"
-          f"   (goal <= 12 MiB; {len(rows['failed'])} failed{': ' + rows['failed'][0] if rows['failed'] else ''})")
+    print(f"  desk first visit transfers           {mib:7.2f} MiB in {statistics.median(rows['requests']):.0f} requests"
+          f"   (goal <= 12 MiB on the wire; {len(rows['failed'])} failed{': ' + rows['failed'][0] if rows['failed'] else ''})")
     print(f"  verify {RUN}, runtime ready   {fmt(rows['verify'])}   (goal <= 1000 ms; result: {', '.join(sorted(results))})")
     return 0
 

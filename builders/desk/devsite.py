@@ -33,11 +33,17 @@ PAGE = """<!doctype html>
 """
 
 
-def _link(src: Path, dst: Path):
+def _link(src: Path, dst: Path, copy=False):
+    """dst -> src as a symbolic link, or (copy) as a copy a precompressed site can write twins into."""
     dst.parent.mkdir(parents=True, exist_ok=True)
     if dst.exists() or dst.is_symlink():
         dst.unlink() if dst.is_symlink() or dst.is_file() else shutil.rmtree(dst)
-    os.symlink(src, dst)
+    if not copy:
+        os.symlink(src, dst)
+    elif src.is_dir():
+        shutil.copytree(src, dst, ignore=shutil.ignore_patterns("*.br", "*.gz", "*.tmp"))
+    else:
+        shutil.copyfile(src, dst)
 
 
 def record_for(spec: dict, bundle: dict) -> dict:
@@ -77,7 +83,7 @@ def run_page(run_id: str) -> str:
     return with_csp(PAGE.format(title=run_id, base="../../", body=body, head=""))
 
 
-def _fresh_bundle(directory: Path) -> bool:
+def fresh_bundle(directory: Path) -> bool:
     """`directory` holds a bundle of exactly the current engine sources."""
     from builders.bundle import engine_sources
     try:
@@ -92,7 +98,7 @@ def _fresh_bundle(directory: Path) -> bool:
 def engine_bundle(tmp: Path) -> Path:
     """build/engine when it matches the sources, else a fresh build-engine into `tmp`/engine."""
     built = ROOT / "build" / "engine"
-    if _fresh_bundle(built):
+    if fresh_bundle(built):
         return built
     from builders.bundle import build_engine
     os.environ.setdefault("SOURCE_DATE_EPOCH", "1788739200")
@@ -100,24 +106,32 @@ def engine_bundle(tmp: Path) -> Path:
     return tmp / "engine"
 
 
-def build(out: Path, engine_dir: Path, run_ids=()) -> Path:
-    """Lay out the stand-in site in `out` around a built engine bundle directory."""
-    out.mkdir(parents=True, exist_ok=True)
-    _link(ROOT / "node_modules" / "pyodide", out / "vendor" / "pyodide")
-    _link(ROOT / "site" / "assets" / "desk", out / "assets" / "desk")
-    _link(engine_dir, out / "engine")
-    subjects = {s["name"]: s["digest"]["sha256"] for s in
-                json.loads((engine_dir / "provenance.json").read_text())["subject"]}
-    bundle = {"bundle_sha256": subjects["fundbook-engine.zip"], "manifest_sha256": subjects["manifest.json"]}
-    source = (ROOT / "site" / "desk" / "index.md").read_text()
+def _desk_page(source_md: Path, target: Path, base: str):
+    """A desk page (the practice desk, its study mode) rendered as the site renders it, under the site's CSP."""
+    source = source_md.read_text()
     front = re.match(r"\A---\n(.*?)\n---\n", source, flags=re.S)
     text = source[front.end():] if front else source
     # as site/overrides/main.html: `engine: early` starts the worker from <head>
     early = bool(front and re.search(r"^engine: early\b", front.group(1), flags=re.M))
-    head = '<script async src="../assets/desk/early.js"></script>' if early else ""
+    head = f'<script async src="{base}assets/desk/early.js"></script>' if early else ""
     body = markdown.markdown(text, extensions=["md_in_html", "attr_list"])
-    (out / "desk").mkdir(exist_ok=True)
-    (out / "desk" / "index.html").write_text(with_csp(PAGE.format(title="Practice desk", base="../", body=body, head=head)))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(with_csp(PAGE.format(title=source_md.stem, base=base, body=body, head=head)))
+
+
+def build(out: Path, engine_dir: Path, run_ids=(), precompressed=False) -> Path:
+    """Lay out the stand-in site in `out` around a built engine bundle directory.
+    `precompressed`: copies instead of links, with .br/.gz twins as `make build` writes them
+    (the benchmark measures what a static host transfers)."""
+    out.mkdir(parents=True, exist_ok=True)
+    _link(ROOT / "node_modules" / "pyodide", out / "vendor" / "pyodide", precompressed)
+    _link(ROOT / "site" / "assets" / "desk", out / "assets" / "desk", precompressed)
+    _link(engine_dir, out / "engine", precompressed)
+    subjects = {s["name"]: s["digest"]["sha256"] for s in
+                json.loads((engine_dir / "provenance.json").read_text())["subject"]}
+    bundle = {"bundle_sha256": subjects["fundbook-engine.zip"], "manifest_sha256": subjects["manifest.json"]}
+    for page, html, base in (("index.md", "desk/index.html", "../"), ("study.md", "desk/study/index.html", "../../")):
+        _desk_page(ROOT / "site" / "desk" / page, out / html, base)
     specs = {s["run_id"]: s for s in engine.fixture_specs()}
     published_pages = _published_run_pages(run_ids)
     if published_pages:  # verify checks the record against the index, so the index comes too
@@ -137,6 +151,9 @@ def build(out: Path, engine_dir: Path, run_ids=()) -> Path:
             spec = {k: v for k, v in specs[run_id].items() if k != "run_id"}
             (out / "runs" / f"{run_id}.json").write_text(json.dumps(record_for(spec, bundle), sort_keys=True, indent=1))
         (out / "runs" / run_id / "index.html").write_text(published_pages.get(run_id) or run_page(run_id))
+    if precompressed:
+        from builders.desk.precompress import precompress
+        precompress(out)
     return out
 
 
@@ -156,3 +173,22 @@ def _published_run_pages(run_ids) -> dict:
             body = markdown.markdown(text, extensions=["md_in_html", "attr_list", "tables"])
             out[run.run_id] = with_csp(PAGE.format(title=run.run_id, base="../../", body=body, head=""))
     return out
+
+
+def practitioner_pages(out: Path, runs_dir: Path) -> list:
+    """The practitioner record pages and files of `runs_dir` in the stand-in site, as the site publishes
+    them (builders/desk/practitioner_page.py); returns their site paths."""
+    from builders.desk.practitioner_page import site_files
+    pages = []
+    for uri, data in site_files(runs_dir).items():
+        target = out / uri
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if uri.endswith(".md"):
+            text = data.split("\n---\n", 1)[1]  # without the front matter
+            body = markdown.markdown(text, extensions=["md_in_html", "attr_list", "tables"])
+            target = target.with_name("index.html")
+            target.write_text(with_csp(PAGE.format(title="Practitioner attempt", base="../../", body=body, head="")))
+            pages.append(target.relative_to(out).parent.as_posix() + "/")
+        else:
+            target.write_bytes(data)
+    return pages

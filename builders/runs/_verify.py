@@ -14,13 +14,14 @@ runs/ against the rebuild:
   differences), its bytes against the file_sha256 the chain fixes (volatile
   differences), canonical form, schema;
 - receipts/, traces/, inputs/, the Parquet exports, schemas/: byte for byte;
-- no file that no index entry or record lists. Three parts of runs/ are not
+- no file that no index entry or record lists. Four parts of runs/ are not
   the build's and have their own check, which `make verify` runs after this
   one: runs/attempts/ and its tables attempts.parquet and calls.parquet
   (written by the launchers: `fundbook-launch export --check` verifies every
   record and the tables' bytes), and runs/comparisons/ and runs/certificates/
   (the experiments: `make verify-experiments` recomputes them and compares
-  the bytes).
+  the bytes), and runs/practitioners/ (`fundbook practitioner verify`
+  re-executes each record's submission through the bundle).
 
 Each difference is one line naming the file, the field and both values, and
 whether it is content, volatile or a build input; the first is the error.
@@ -41,7 +42,8 @@ from .._session import PyodideSession
 from ._index import INDEX_SCHEMA, check_chain, genesis
 from ._schemas import validate
 
-OUT_OF_SCOPE = ("attempts", "comparisons", "certificates")  # folders with their own check (above)
+# folders with their own check (above; practitioners: `fundbook practitioner verify`, mk/desk.mk)
+OUT_OF_SCOPE = ("attempts", "comparisons", "certificates", "practitioners")
 OUT_OF_SCOPE_FILES = ("attempts.parquet", "calls.parquet")      # the attempts' tables
 LIMIT = 20  # differences listed before "and N more"
 

@@ -64,6 +64,10 @@ def on_files(files, config):
         files.append(File.generated(config, uri, content=data))
     for rel in pub.extra_files():
         files.append(File.generated(config, f"runs/{rel}", abs_src_path=str(pub.runs_dir / rel)))
+    # practitioner records: a page each (with its verify box) and their files (builders/desk/practitioner_page.py)
+    from builders.desk.practitioner_page import site_files as practitioner_files
+    for uri, data in practitioner_files(p["runs"]).items():
+        files.append(File.generated(config, uri, content=data))
     copied, missing = vendor.vendored(ROOT, p["node_modules"], p["engine"], p["og"])
     for uri, src in copied:
         files.append(File.generated(config, uri, abs_src_path=str(src)))

@@ -3,13 +3,16 @@ site on 127.0.0.1 only, as a static host should serve it: .wasm as
 application/wasm (Pyodide compiles it while it streams), .mjs as JavaScript,
 long cache lifetimes on the vendored runtime and the engine bundle, and the
 headers the build wrote to `_headers` (the Content-Security-Policy with
-`frame-ancestors 'none'`, nosniff) on every response. The one static server
+`frame-ancestors 'none'`, nosniff) on every response, and a file's
+precompressed twin (`x.br`, `x.gz`, written by builders/desk/precompress.py)
+with its Content-Encoding when the browser accepts it, as static hosts do. The one static server
 of the project: `make preview`, the site and desk tests and the desk
 benchmark all use it. `overlay` maps extra URL paths to HTML bytes (the
 benchmark's bare page) without writing into the site."""
 
 import functools
 import http.server
+import os
 import sys
 import threading
 from pathlib import Path
@@ -39,6 +42,31 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+    def send_head(self):
+        twin = self._precompressed()
+        if twin is None:
+            return super().send_head()
+        path, encoding = twin
+        f = open(path, "rb")
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(self.translate_path(self.path)))
+        self.send_header("Content-Encoding", encoding)
+        self.send_header("Content-Length", str(os.fstat(f.fileno()).st_size))
+        self.send_header("Vary", "Accept-Encoding")
+        self.end_headers()
+        return f
+
+    def _precompressed(self):
+        """(path of the twin, encoding) for a file with a .br or .gz twin the client accepts, else None."""
+        path = self.translate_path(self.path)
+        if not os.path.isfile(path):
+            return None
+        accepted = {part.split(";")[0].strip().lower() for part in self.headers.get("Accept-Encoding", "").split(",")}
+        for suffix, encoding in ((".br", "br"), (".gz", "gzip")):
+            if encoding in accepted and os.path.isfile(path + suffix):
+                return path + suffix, encoding
+        return None
 
     def end_headers(self):
         for name, value in ([] if getattr(self, "in_overlay", False) else self.site_headers):

@@ -313,3 +313,4 @@ cli.add_command(tools)
 def main():
     cli(prog_name="fundbook")
 from . import experiments  # noqa: E402,F401  (registers sweep, compare and heldout)
+from . import practitioner  # noqa: E402,F401  (registers practitioner import and verify)

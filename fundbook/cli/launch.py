@@ -11,8 +11,9 @@ import re
 
 import click
 
-from launchers._budget import estimate, render
-from launchers._claims import SPLITS, authorise as write_claim, state_dir
+from launchers._adapters import PAID_SAMPLERS, SAMPLERS
+from launchers._budget import DEFAULT_HORIZON, DEFAULT_TOKENS_IN, DEFAULT_WORKER_SECONDS, attempt_plan, estimate, render
+from launchers._claims import MAX_HOURS, SPLITS, authorise as write_claim, plan_text, state_dir
 from ._common import FundbookGroup
 
 from launchers._errors import InputError, LaunchError
@@ -46,9 +47,31 @@ state_option = click.option("--state", type=click.Path(file_okay=False), default
 project_option = click.option("--project", type=click.Path(file_okay=False), default=None,
                               help="Project directory: project ledger, freeze, deviations (default: "
                                    "$FUNDBOOK_LAUNCH_PROJECT or runs/attempts/).")
-PAID_SAMPLERS = ("tinker",)
-SAFE_INT = click.IntRange(-MAX_SAFE, MAX_SAFE)  # what hashed content (claims, journals, records) can hold
+# Every integer option has a bound: what hashed content can hold, and what the machinery behind it can honour
+# without allocating by the option's size (a budget for any number of checkpoints costs the same to compute).
+CAP = click.IntRange(0, MAX_SAFE)
+SEED = click.IntRange(1, MAX_SAFE)
+HOURS = click.IntRange(1, MAX_HOURS)
+CHECKPOINTS = click.IntRange(1, 1000)
+ATTEMPTS = click.IntRange(1, 100_000)
+TOKENS = click.IntRange(0, 10_000_000)
+MAX_TOKENS = click.IntRange(1, 1_000_000)
+MAX_CALLS = click.IntRange(1, 100_000)
+SECONDS = click.IntRange(1, 86_400)      # a day: Modal's own limit for a sandbox
+CALL_SECONDS = click.IntRange(1, 3600)
+TEMPERATURE = click.IntRange(0, 2000)
+PER_CHECKPOINT = click.IntRange(1, 8)
 ATTEMPT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,159}")
+
+
+def _text(option, value):
+    """An option's text must be Unicode (a lone surrogate from a mis-encoded argv is not): one line otherwise."""
+    if value is not None:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(f"{option}: not Unicode text (a lone surrogate in the command line)") from None
+    return value
 
 
 def _positive(**values):
@@ -60,15 +83,16 @@ def _positive(**values):
 @cli.command()
 @click.option("--model", required=True, help="Model id as in the price table, e.g. Qwen/Qwen3-8B.")
 @prices_option
-@click.option("--attempts", type=SAFE_INT, default=1, show_default=True)
-@click.option("--checkpoints", type=SAFE_INT, default=20, show_default=True)
-@click.option("--calls-per-checkpoint", type=SAFE_INT, default=3, show_default=True,
+@click.option("--attempts", type=ATTEMPTS, default=1, show_default=True)
+@click.option("--checkpoints", type=CHECKPOINTS, default=DEFAULT_HORIZON, show_default=True)
+@click.option("--calls-per-checkpoint", type=PER_CHECKPOINT, default=3, show_default=True,
               help="Expected calls a checkpoint (the worst case uses the worker's limit).")
-@click.option("--tokens-in", type=SAFE_INT, required=True, help="Assumed opening prompt tokens of a checkpoint.")
-@click.option("--tokens-out", type=SAFE_INT, required=True, help="Assumed output tokens per call.")
-@click.option("--max-tokens", type=SAFE_INT, default=2048, show_default=True, help="The per-call cap the ledger reserves.")
-@click.option("--max-calls", type=SAFE_INT, default=None, help="The attempt's call limit (execute --max-calls).")
-@click.option("--worker-seconds", type=SAFE_INT, default=0, show_default=True)
+@click.option("--tokens-in", type=TOKENS, required=True, help="Assumed opening prompt tokens of a checkpoint.")
+@click.option("--tokens-out", type=TOKENS, required=True, help="Assumed output tokens per call.")
+@click.option("--max-tokens", type=MAX_TOKENS, default=2048, show_default=True, help="The per-call cap the ledger reserves.")
+@click.option("--max-calls", type=MAX_CALLS, default=None, help="The attempt's call limit (execute --max-calls).")
+@click.option("--worker-seconds", type=click.IntRange(0, 86_400), default=DEFAULT_WORKER_SECONDS, show_default=True,
+              help="The worker's time limit the sandbox compute is priced over (execute's default).")
 @click.option("--sandbox", type=click.Choice(["local", "modal"]), default="modal", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
 def budget(model, prices, attempts, checkpoints, calls_per_checkpoint, tokens_in, tokens_out, max_tokens, max_calls,
@@ -83,22 +107,48 @@ def budget(model, prices, attempts, checkpoints, calls_per_checkpoint, tokens_in
 @click.option("--family", required=True)
 @click.option("--split", type=click.Choice(SPLITS), default="public-practice", show_default=True)
 @click.option("--model", required=True)
-@click.option("--cap-micro-usd", type=SAFE_INT, required=True, help="The inference cap in integer micro-USD (1 USD = 1000000).")
-@click.option("--cap-tokens", type=SAFE_INT, required=True, help="The token cap (input + output).")
-@click.option("--cap-sandbox-micro-usd", type=SAFE_INT, default=0, show_default=True,
+@click.option("--cap-micro-usd", type=CAP, required=True, help="The inference cap in integer micro-USD (1 USD = 1000000).")
+@click.option("--cap-tokens", type=click.IntRange(1, MAX_SAFE), required=True, help="The token cap (input + output).")
+@click.option("--cap-sandbox-micro-usd", type=CAP, default=0, show_default=True,
               help="The sandbox compute cap in integer micro-USD (separate from inference).")
-@click.option("--hours", type=SAFE_INT, default=24, show_default=True, help="Hours until the claim expires.")
+@click.option("--hours", type=HOURS, default=24, show_default=True, help="Hours until the claim expires.")
+@click.option("--tokens-in", type=TOKENS, default=DEFAULT_TOKENS_IN, show_default=True,
+              help="The plan's opening prompt tokens of a checkpoint (as `budget --tokens-in`).")
+@click.option("--max-tokens", type=MAX_TOKENS, default=2048, show_default=True, help="The plan's per-call output cap.")
+@click.option("--max-calls", type=MAX_CALLS, default=400, show_default=True, help="The plan's call limit.")
+@click.option("--horizon", type=CHECKPOINTS, default=DEFAULT_HORIZON, show_default=True, help="The plan's checkpoints.")
+@click.option("--worker-seconds", type=SECONDS, default=DEFAULT_WORKER_SECONDS, show_default=True,
+              help="The plan's worker time limit.")
+@click.option("--sandbox", type=click.Choice(["local", "modal"]), default=None,
+              help="The plan's sandbox (default: local for the mock model, modal otherwise).")
+@click.option("--accept-partial-budget", is_flag=True,
+              help="Issue a claim whose caps are below the plan's worst case (recorded in the claim).")
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="The claim file to write (new).")
+@prices_option
 @state_option
-def authorise(family, split, model, cap_micro_usd, cap_tokens, cap_sandbox_micro_usd, hours, out_path, state):
-    """Write a single-use authorisation claim (scope, caps, expiry)."""
+@project_option
+def authorise(family, split, model, cap_micro_usd, cap_tokens, cap_sandbox_micro_usd, hours, tokens_in, max_tokens,
+              max_calls, horizon, worker_seconds, sandbox, accept_partial_budget, out_path, prices, state, project):
+    """Write a single-use authorisation claim (scope, caps, plan, expiry), registered in the project ledger.
+
+    The caps are checked against the worker's worst case for the plan (`budget`'s figure): a claim that could
+    be planned to halt is refused unless --accept-partial-budget, which the claim then says."""
+    from launchers._project import project_dir
+    _text("--model", model)
+    plan = attempt_plan(load_prices(prices), model, tokens_in, max_tokens, max_calls, horizon, worker_seconds,
+                        sandbox or ("local" if model == "mock" else "modal"))
     doc = write_claim(out_path, family, split, model, cap_micro_usd, cap_tokens, hours, state=state,
-                      cap_sandbox_micro_usd=cap_sandbox_micro_usd)
+                      cap_sandbox_micro_usd=cap_sandbox_micro_usd, plan=plan,
+                      accept_partial_budget=accept_partial_budget, project=project)
     c = doc["claim"]
     click.echo(f"claim {c['id']}: {c['scope']['family']}/{c['scope']['split']} on {c['scope']['model']}, cap "
                f"{format_usd(c['cap_micro_usd'])} and {c['cap_tokens']:,} tokens, sandbox "
                f"{format_usd(c['cap_sandbox_micro_usd'])}, expires {c['expires']} -> {out_path}")
-    click.echo(f"registered in {state_dir(state)}; it can be consumed once.")
+    if c["partial_budget"]["accepted"]:
+        click.echo(f"PARTIAL BUDGET (accepted, recorded in the claim): {'; '.join(c['partial_budget']['shortfalls'])}")
+    else:
+        click.echo(f"covers the worker's worst case for {plan_text(plan)}")
+    click.echo(f"registered in {state_dir(state)} and {project_dir(project)}; it can be consumed once.")
 
 
 @cli.command("self-check")
@@ -114,14 +164,16 @@ def self_check():
 
 run_options = [
     click.option("--sandbox", "sandbox_name", type=click.Choice(["local", "modal"]), default=None,
-                 help="Default: modal for a paid sampler, local for mock and cache."),
-    click.option("--worker-seconds", type=SAFE_INT, default=1200, show_default=True),
-    click.option("--call-deadline", type=SAFE_INT, default=120, show_default=True, help="Seconds the controller waits for one call."),
-    click.option("--max-tokens", type=SAFE_INT, default=2048, show_default=True, help="Per-call output cap."),
-    click.option("--max-calls", type=SAFE_INT, default=400, show_default=True),
-    click.option("--horizon", type=SAFE_INT, default=20, show_default=True),
-    click.option("--temperature-milli", type=SAFE_INT, default=700, show_default=True, help="Sampling temperature x 1000."),
-    click.option("--sampling-seed", type=SAFE_INT, default=0, show_default=True),
+                 help="Default: modal for a paid sampler, local for the others."),
+    click.option("--worker-seconds", type=SECONDS, default=DEFAULT_WORKER_SECONDS, show_default=True),
+    click.option("--call-deadline", type=CALL_SECONDS, default=120, show_default=True,
+                 help="Seconds the controller waits for one call."),
+    click.option("--max-tokens", type=MAX_TOKENS, default=2048, show_default=True, help="Per-call output cap."),
+    click.option("--max-calls", type=MAX_CALLS, default=400, show_default=True),
+    click.option("--horizon", type=CHECKPOINTS, default=DEFAULT_HORIZON, show_default=True),
+    click.option("--temperature-milli", type=TEMPERATURE, default=700, show_default=True,
+                 help="Sampling temperature x 1000."),
+    click.option("--sampling-seed", type=click.IntRange(0, MAX_SAFE), default=0, show_default=True),
 ]
 
 
@@ -135,57 +187,69 @@ def with_run_options(fn):
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="The freeze file to write "
               "(default place: <project>/freeze.json).")
 @click.option("--model", "models", required=True, multiple=True, help="A model id the study runs (repeatable).")
-@click.option("--sampler", "sampler_name", type=click.Choice(PAID_SAMPLERS), default="tinker", show_default=True)
+@click.option("--sampler", "sampler_name", type=click.Choice([n for n in SAMPLERS if n != "cache"]), default="tinker",
+              show_default=True, help="The study's sampler (a paid one runs in the modal sandbox).")
 @click.option("--family", "families", required=True, multiple=True, help="A family the study runs (repeatable).")
-@click.option("--seed", "seeds", type=SAFE_INT, required=True, multiple=True, help="A seed the study runs (repeatable).")
+@click.option("--seed", "seeds", type=SEED, required=True, multiple=True, help="A seed the study runs (repeatable).")
 @click.option("--split", type=click.Choice(SPLITS), default="public-practice", show_default=True)
-@click.option("--cap-micro-usd", type=SAFE_INT, required=True, help="Per-claim inference cap.")
-@click.option("--cap-tokens", type=SAFE_INT, required=True, help="Per-claim token cap.")
-@click.option("--cap-sandbox-micro-usd", type=SAFE_INT, required=True, help="Per-claim sandbox compute cap.")
-@click.option("--project-cap-micro-usd", type=SAFE_INT, required=True, help="Project-wide inference cap.")
-@click.option("--project-cap-sandbox-micro-usd", type=SAFE_INT, required=True, help="Project-wide sandbox compute cap.")
+@click.option("--cap-micro-usd", type=CAP, required=True, help="Per-claim inference cap.")
+@click.option("--cap-tokens", type=CAP, required=True, help="Per-claim token cap.")
+@click.option("--cap-sandbox-micro-usd", type=CAP, required=True, help="Per-claim sandbox compute cap.")
+@click.option("--project-cap-micro-usd", type=CAP, required=True, help="Project-wide inference cap.")
+@click.option("--project-cap-sandbox-micro-usd", type=CAP, required=True, help="Project-wide sandbox compute cap.")
 @click.option("--intervention-policy", required=True, help="What the operator may do once attempts run.")
+@click.option("--estimate-tokens-in", type=TOKENS, default=DEFAULT_TOKENS_IN, show_default=True,
+              help="The pilot's cost estimate: opening prompt tokens of a checkpoint (as `budget --tokens-in`).")
+@click.option("--estimate-tokens-out", type=TOKENS, default=600, show_default=True,
+              help="The pilot's cost estimate: output tokens per call.")
+@click.option("--estimate-calls-per-checkpoint", type=PER_CHECKPOINT, default=3, show_default=True,
+              help="The pilot's cost estimate: calls a checkpoint.")
 @with_run_options
 @prices_option
 def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd, cap_tokens, cap_sandbox_micro_usd,
-           project_cap_micro_usd, project_cap_sandbox_micro_usd, intervention_policy, sandbox_name, worker_seconds,
-           call_deadline, max_tokens, max_calls, horizon, temperature_milli, sampling_seed, prices):
-    """Write freeze.json before the first paid call: code, prompt, schema, engine, config, models, prices, caps."""
-    from launchers import _freeze
+           project_cap_micro_usd, project_cap_sandbox_micro_usd, intervention_policy, estimate_tokens_in,
+           estimate_tokens_out, estimate_calls_per_checkpoint, sandbox_name, worker_seconds, call_deadline,
+           max_tokens, max_calls, horizon, temperature_milli, sampling_seed, prices):
+    """Write freeze.json before the first paid call: code, prompt, schema, engine, config, models, prices, caps, and
+    the pilot's criteria and cost estimate (a confirmatory attempt needs a passing pilot)."""
+    from launchers import _freeze, _pilot
+    from launchers._adapters import make_sampler_factory
     from launchers._controller import Limits
-    from launchers._prices import model_price, sandbox_rate
+    from launchers._prices import model_price, sandbox_rate, table_sha256
     from launchers._sandbox_modal import modal_config
-    _positive(worker_seconds=worker_seconds, call_deadline=call_deadline, max_tokens=max_tokens, max_calls=max_calls,
-              horizon=horizon)
-    if sandbox_name == "local":
+    paid = sampler_name in PAID_SAMPLERS
+    sandbox_name = sandbox_name or ("modal" if paid else "local")
+    if paid and sandbox_name == "local":
         raise click.UsageError("--sandbox local: a paid study runs in the modal sandbox")
     import engine
     for family in families:
         if family not in engine.FAMILIES:
             raise InputError(f"--family: expected one of {list(engine.FAMILIES)}, got {family!r}")
-    for name, value in (("cap-micro-usd", cap_micro_usd), ("cap-tokens", cap_tokens),
-                        ("cap-sandbox-micro-usd", cap_sandbox_micro_usd), ("project-cap-micro-usd", project_cap_micro_usd),
-                        ("project-cap-sandbox-micro-usd", project_cap_sandbox_micro_usd)):
-        if value < 0:
-            raise InputError(f"--{name}: expected a non-negative integer")
     table = load_prices(prices)
     limits = Limits(worker_seconds, call_deadline, max_tokens, max_calls)
-    config = {"sampler": sampler_name, "sandbox": modal_config(),
-              "sampling": {"temperature_milli": temperature_milli, "seed": sampling_seed},
-              "limits": vars(limits), "horizon": horizon}
+    sampling = make_sampler_factory(sampler_name, None, call_deadline, temperature_milli, sampling_seed,
+                                    environ={}).sampling  # the settings only: the service is checked at execute
+    config = {"sampler": sampler_name, "sandbox": modal_config() if sandbox_name == "modal" else {"name": "local"},
+              "sampling": sampling, "limits": vars(limits), "horizon": horizon}
+    estimates = {m: estimate(table, m, 1, horizon, estimate_calls_per_checkpoint, estimate_tokens_in,
+                             min(estimate_tokens_out, max_tokens), max_tokens, worker_seconds, sandbox_name,
+                             max_calls)["expected_micro_usd"] for m in models}
     body = _freeze.content(
         config=config, models=list(models), provider=sampler_name,
         prices={"models": {m: model_price(table, m) for m in models},
-                "sandbox": {"name": "modal", "micro_usd_per_second": sandbox_rate(table, "modal")}},
+                "sandbox": {"name": sandbox_name, "micro_usd_per_second": sandbox_rate(table, sandbox_name)},
+                "table_sha256": table_sha256(table)},
         families=list(families), split=split, seeds=list(seeds),
         caps={"claim_micro_usd": cap_micro_usd, "claim_tokens": cap_tokens,
               "claim_sandbox_micro_usd": cap_sandbox_micro_usd, "project_micro_usd": project_cap_micro_usd,
               "project_sandbox_micro_usd": project_cap_sandbox_micro_usd},
-        intervention_policy=intervention_policy)
+        intervention_policy=intervention_policy,
+        pilot=_pilot.terms(estimates, estimate_tokens_in, estimate_tokens_out, estimate_calls_per_checkpoint))
     doc = _freeze.write_freeze(out_path, body)
     click.echo(f"freeze {doc['content_sha256'][:12]} ({doc['frozen_at']}): {', '.join(models)} on "
                f"{', '.join(sorted(families))} seeds {', '.join(str(s) for s in sorted(seeds))}, config "
                f"{body['config_hash'][:12]} -> {out_path}")
+    click.echo("a confirmatory attempt under it needs a passing pilot (`fundbook-launch pilot`)")
 
 
 @cli.command()
@@ -199,10 +263,12 @@ def deviate(freeze_path, project, field, effective, reason):
     """Record a dated deviation from the freeze (field, original, effective, reason)."""
     from launchers import _freeze
     from launchers._project import project_dir
-    try:
-        value = json.loads(effective)
-    except ValueError:
-        value = effective
+    from launchers._jsonfile import loads
+    stripped = effective.strip()
+    if stripped[:1] in ("{", "[", '"') or re.match(r"-?[0-9]", stripped) or stripped in ("true", "false", "null"):
+        value = loads(effective, "--effective", "option")  # JSON, read strictly (no NaN, nesting bounded)
+    else:
+        value = effective  # plain text is a string
     path = freeze_path or os.path.join(project_dir(project), "freeze.json")
     entry = _freeze.deviate(path, field, value, reason)
     click.echo(f"deviation {entry['date']}: {field} {json.dumps(entry['original'])} -> {json.dumps(entry['effective'])} "
@@ -213,11 +279,11 @@ def deviate(freeze_path, project, field, effective, reason):
 @click.option("--claim", "claim_path", required=True, type=click.Path(dir_okay=False), help="The claim file.")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="A new (or empty) output directory.")
 @click.option("--family", default=None, help="Required unless --resume-from or --replay-of names the task.")
-@click.option("--seed", type=SAFE_INT, default=None)
+@click.option("--seed", type=SEED, default=None)
 @click.option("--split", type=click.Choice(SPLITS), default="public-practice", show_default=True)
-@click.option("--model", default=None, help="Model id (default: mock for --sampler mock).")
-@click.option("--sampler", "sampler_name", type=click.Choice(["mock", "cache", "tinker"]), default="mock",
-              show_default=True)
+@click.option("--model", default=None, help="Model id (default: mock for --sampler mock; a mock under a real model "
+              "id is priced as that model, a projection).")
+@click.option("--sampler", "sampler_name", type=click.Choice(SAMPLERS), default="mock", show_default=True)
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None,
               help="Decision cache (SQLite): required for --sampler cache; records tinker/mock answers otherwise.")
 @with_run_options
@@ -228,17 +294,20 @@ def deviate(freeze_path, project, field, effective, reason):
               help="Continue an interrupted attempt (its folder) from its settled history, with this new claim.")
 @click.option("--replay-of", type=click.Path(), default=None,
               help="With --sampler cache: the recorded attempt to reproduce (its salt, settings and receipts head).")
+@click.option("--pilot", "pilot_path", type=click.Path(dir_okay=False), default=None,
+              help="The passing pilot a confirmatory attempt under a freeze needs (default: <freeze dir>/pilot/pilot.json).")
 @prices_option
 @state_option
 @project_option
 def execute(claim_path, out, family, seed, split, model, sampler_name, cache_path, sandbox_name, worker_seconds,
             call_deadline, max_tokens, max_calls, horizon, temperature_milli, sampling_seed, attempt_id, freeze_path,
-            resume_from, replay_of, prices, state, project):
+            resume_from, replay_of, pilot_path, prices, state, project):
     """Run one attempt: the paid path, not a dry run. Consumes the claim first."""
     from launchers._adapters import make_sampler_factory, make_sandbox_factory
     from launchers._attempt import command_line, execute as run_attempt, load_source
     from launchers._controller import Limits
 
+    _text("--model", model)
     if attempt_id is not None and not ATTEMPT_ID.fullmatch(attempt_id):
         raise InputError(f"--attempt-id {attempt_id!r}: expected letters, digits, '.', '_' and '-' (at most 160)")
     paid = sampler_name in PAID_SAMPLERS
@@ -282,7 +351,7 @@ def execute(claim_path, out, family, seed, split, model, sampler_name, cache_pat
                          make_sandbox=make_sandbox, prices=table, limits=limits, horizon=horizon,
                          attempt_id=attempt_id, state=state, paid=paid, freeze_path=freeze_path, project=project,
                          command_line=command_line(), resume_from=resume_from, replay_of=replay_of,
-                         sampling=make_sampler.sampling, sandbox_config=make_sandbox.config)
+                         sampling=make_sampler.sampling, sandbox_config=make_sandbox.config, pilot_path=pilot_path)
     content = record["content"]
     click.echo(content["summary"])
     click.echo(f"record: {out}/record.json (content {record['content_sha256'][:12]})")
@@ -298,18 +367,61 @@ def execute(claim_path, out, family, seed, split, model, sampler_name, cache_pat
 
 
 @cli.command()
+@click.option("--freeze", "freeze_path", type=click.Path(dir_okay=False), default=None,
+              help="The freeze whose configuration the pilot runs (default: <project>/freeze.json).")
+@click.option("--claim", "claims", required=True, multiple=True, type=click.Path(dir_okay=False),
+              help="A claim for one pilot attempt (repeatable: one per --seed, in order).")
+@click.option("--seed", "seeds", type=SEED, required=True, multiple=True, help="A pilot seed (repeatable).")
+@click.option("--family", default=None, help="Default: the freeze's family, when it has one.")
+@click.option("--model", default=None, help="Default: the freeze's model, when it has one.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
+              help="A new folder for the attempts and pilot.json (default: <freeze dir>/pilot).")
+@click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None,
+              help="Decision cache recording every answer (as execute --cache).")
+@prices_option
+@state_option
+@project_option
+def pilot(freeze_path, claims, seeds, family, model, out_dir, cache_path, prices, state, project):
+    """Run the pilot: one attempt of the frozen configuration per seed, judged from the records against the
+    freeze's criteria (validity, failures, cost against the estimate, budget halts); writes pilot.json.
+
+    Exit 0 when every criterion passes, 1 when one fails (a confirmatory execute is then refused)."""
+    from launchers import _pilot, _pilot_run
+    from launchers._attempt import command_line
+    from launchers._project import project_dir
+    freeze_path = freeze_path or os.path.join(project_dir(project), "freeze.json")
+    out_dir = out_dir or os.path.dirname(_pilot.default_path(freeze_path))
+    doc = _pilot_run.run(freeze_path=freeze_path, claims=list(claims), seeds=list(seeds), family=family, model=model,
+                     out_dir=out_dir, prices=load_prices(prices), state=state, project=project, cache_path=cache_path,
+                     command_line=command_line())
+    body = doc["content"]
+    for c in body["criteria"]:
+        click.echo(f"{c['result']} {c['criterion']:<13} {c['value'] if c['value'] is not None else '-':>6}  {c['rule']}")
+    lat = doc["volatile"]["latency"]
+    f = body["figures"]
+    click.echo(f"{f['attempts']} attempts ({', '.join(f'{k} {v}' for k, v in f['statuses'].items())}), {f['calls']} "
+               f"calls, cache hits {f['cache_hit_bps'] if f['cache_hit_bps'] is not None else '-'} bps, latency p50 "
+               f"{lat.get('p50_ms', '-')} ms, p90 {lat.get('p90_ms', '-')} ms")
+    click.echo(f"pilot {body['verdict']}: {os.path.join(out_dir, 'pilot.json')} (content {doc['content_sha256'][:12]})")
+    return 0 if body["verdict"] == "PASS" else 1
+
+
+@cli.command()
 @click.argument("partial", type=click.Path(file_okay=False))
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="A new (or empty) output directory.")
 @project_option
-def recover(partial, out, project):
-    """Record an attempt whose host died: assemble it from PARTIAL (its `<out>.partial` directory).
+@state_option
+def recover(partial, out, project, state):
+    """Finish an attempt whose host died, from PARTIAL (its `<out>.partial` directory).
 
-    Refused while the attempt is live (its lock is held). The attempt ends as an
-    infrastructure interruption; the counts come from the receipts; open
-    reservations stay unresolved liabilities; the claim stays consumed; the
-    project ledger is settled."""
+    Refused while the attempt is live (its lock is held). Whichever step the host
+    died at: a folder that never consumed its claim is cleared (nothing was
+    spent); a record already written is settled and moved; otherwise the attempt
+    ends as an incomplete execution, its counts from the receipts, its open
+    reservations unresolved liabilities, its claim consumed, the project ledger
+    settled. Always exit 1."""
     from launchers._attempt import recover as recover_attempt
-    record = recover_attempt(partial, out, project)
+    record = recover_attempt(partial, out, project, state)
     click.echo(record["content"]["summary"])
     click.echo(f"record: {out}/record.json (content {record['content_sha256'][:12]})")
     return 1
@@ -317,12 +429,28 @@ def recover(partial, out, project):
 
 @cli.command()
 @click.argument("record_path", type=click.Path(dir_okay=False))
-def verify(record_path):
-    """Check an attempt record: its hashes, and that it tells what its receipts and ledger hold."""
-    from launchers._verify import verify_attempt
-    c = verify_attempt(record_path)["record"]["content"]
+@project_option
+def verify(record_path, project):
+    """Check an attempt record: its hashes, that it tells what its receipts and ledger hold, and -- against the
+    project ledger -- that its claim, prices and content are the ones registered, consumed and settled."""
+    from launchers._verify import project_of, verify_attempt
+    folder = project_of(record_path, project)
+    found = verify_attempt(record_path, project=folder)
+    c = found["record"]["content"]
     click.echo(f"{c['attempt_id']}: content verified and reconciled with {c['receipts_head']['size'] if c['receipts_head'] else 0} "
                f"receipts and {len(c['ledger']['entries'])} ledger entries; ended {c['termination']['status']}")
+    bound = found["bound"]
+    if bound is not None:
+        click.echo(f"bound to {bound['ledger']}: the claim as authorised (entry {bound['authorise_entry']}), consumed "
+                   f"(entry {bound['claim_entry']}) and settled by this very record (entry {bound['settle_entry']})"
+                   + (f"; prices as frozen in {bound['freeze'][:12]}" if bound["freeze"] else ""))
+        return 0
+    if c["label"] == "model":
+        raise InputError(f"{record_path}: a paid attempt is verified against its project ledger (--project DIR): "
+                         f"only it shows the claim's caps and prices as authorised and the record as settled")
+    click.echo("not checked against a project ledger (none found): a consistent rewrite of the record and its files "
+               "would not be seen")
+    return 0
 
 
 @cli.command()
@@ -393,19 +521,24 @@ def sandbox_build(python_version):
     click.echo(f"image {out['image_id']} (python {out['python_version']})")
 
 
+FIXTURE_NAMES = ("echo", "tools")  # launchers/_proofs.py
+
+
 @sandbox.command("launch")
 @record_option
 @click.option("--family", required=True)
-@click.option("--seed", type=SAFE_INT, required=True)
-@click.option("--horizon", type=SAFE_INT, default=20, show_default=True)
-@click.option("--timeout", "timeout_s", type=SAFE_INT, default=1200, show_default=True, help="The sandbox's lifetime (s).")
-@click.option("--cap-micro-usd", type=SAFE_INT, required=True, help="The compute cap for this sandbox.")
+@click.option("--seed", type=SEED, required=True)
+@click.option("--horizon", type=CHECKPOINTS, default=DEFAULT_HORIZON, show_default=True)
+@click.option("--timeout", "timeout_s", type=SECONDS, default=1200, show_default=True, help="The sandbox's lifetime (s).")
+@click.option("--cap-micro-usd", type=CAP, required=True, help="The compute cap for this sandbox.")
+@click.option("--fixture", type=click.Choice(FIXTURE_NAMES), default=None,
+              help="Stage a deterministic proof fixture (echo: the staged files; tools: the calculation tools).")
 @prices_option
-def sandbox_launch(record_path, family, seed, horizon, timeout_s, cap_micro_usd, prices):
+def sandbox_launch(record_path, family, seed, horizon, timeout_s, cap_micro_usd, fixture, prices):
     """Create a network-blocked sandbox holding the worker and the first packet (no model, no claim)."""
     from launchers import _transport
-    _positive(timeout=timeout_s)
-    doc = _transport.launch(record_path, family, seed, horizon, timeout_s, cap_micro_usd, load_prices(prices))
+    doc = _transport.launch(record_path, family, seed, horizon, timeout_s, cap_micro_usd, load_prices(prices),
+                            fixture=fixture)
     click.echo(f"sandbox {doc['sandbox_id']} in app {doc['app_name']} ({doc['app_id']}), up to "
                f"{format_usd(doc['max_micro_usd'])} -> {record_path}")
 
@@ -423,11 +556,24 @@ def sandbox_status(record_path):
 
 @sandbox.command("exec-worker", context_settings={"ignore_unknown_options": True})
 @record_option
-@click.option("--timeout", "timeout_s", type=SAFE_INT, default=600, show_default=True)
+@click.option("--timeout", "timeout_s", type=SECONDS, default=600, show_default=True)
+@click.option("--fixture", type=click.Choice(FIXTURE_NAMES), default=None,
+              help="Run the proof fixture staged at launch and compare its output with the host's.")
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
-def sandbox_exec(record_path, timeout_s, argv):
-    """Run a command in the sandbox (after --) and print its output; exit 0 only if it exited 0."""
+def sandbox_exec(record_path, timeout_s, fixture, argv):
+    """Run a command in the sandbox (after --) and print its output; exit 0 only if it exited 0.
+
+    With --fixture NAME: run the proof fixture and exit 0 only if its output is, byte for byte, the host's."""
     from launchers import _transport
+    if fixture is not None:
+        if argv:
+            raise click.UsageError("--fixture runs the staged fixture: give no command after --")
+        got = _transport.run_fixture(record_path, fixture, timeout_s)
+        click.echo(f"fixture {fixture}: {'proof matches' if got['matches'] else 'MISMATCH'} (exit {got['exit_code']}, "
+                   f"output sha256 {str(got['sha256'])[:12]}, expected {got['expected_sha256'][:12]})")
+        if not got["matches"] and got["stderr"]:
+            click.echo(got["stderr"], err=True, nl=not got["stderr"].endswith("\n"))
+        return 0 if got["matches"] else 1
     out, err, code = _transport.exec_worker(record_path, list(argv), timeout_s)
     if out:
         click.echo(out, nl=not out.endswith("\n"))
@@ -449,13 +595,12 @@ def sandbox_checkpoint(record_path):
 @sandbox.command("resume")
 @record_option
 @click.option("--new-record", required=True, type=click.Path(dir_okay=False), help="The new transport record.")
-@click.option("--timeout", "timeout_s", type=SAFE_INT, default=1200, show_default=True)
-@click.option("--cap-micro-usd", type=SAFE_INT, required=True, help="The compute cap for the new sandbox.")
+@click.option("--timeout", "timeout_s", type=SECONDS, default=1200, show_default=True)
+@click.option("--cap-micro-usd", type=CAP, required=True, help="The compute cap for the new sandbox.")
 @prices_option
 def sandbox_resume(record_path, new_record, timeout_s, cap_micro_usd, prices):
     """Start a new sandbox from the last checkpoint; write a new record linked to the old one."""
     from launchers import _transport
-    _positive(timeout=timeout_s)
     doc = _transport.resume(record_path, new_record, timeout_s, cap_micro_usd, load_prices(prices))
     click.echo(f"sandbox {doc['sandbox_id']} from {doc['resumed_from']['image_id']} -> {new_record}")
 
@@ -463,7 +608,8 @@ def sandbox_resume(record_path, new_record, timeout_s, cap_micro_usd, prices):
 @sandbox.command("stop")
 @record_option
 def sandbox_stop(record_path):
-    """Terminate the sandbox and stop the app the launcher created."""
+    """Terminate the sandbox and stop the app the launcher created; exit 1 (and no `stopped`) unless both were
+    reached."""
     from launchers import _transport
     out = _transport.stop(record_path)
     click.echo(f"sandbox terminated: {out['sandbox_terminated']}; app stopped: {out['app_stopped']}")

@@ -217,7 +217,7 @@ class Worker:
                     output, code = {"error": f"{type(exc).__name__}: {exc}"}, 1
                 self.send({"type": "tool", "name": obj["tool"], "arguments": obj.get("arguments", {}),
                            "output": output, "exit_code": code})
-                text_out = json.dumps(output, sort_keys=True)[:TOOL_OUTPUT_LIMIT]
+                text_out = protocol.tool_result_text(output)  # cut at TOOL_OUTPUT_LIMIT, the cut marked
                 messages.append({"role": "user", "content": f"TOOL RESULT {obj['tool']} (exit {code}): {text_out}"})
                 continue
             self.send({"type": "submit", "batch": obj["batch"]})

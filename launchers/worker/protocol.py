@@ -40,6 +40,19 @@ def decode(line):
     return obj
 
 
+def truncation_mark(shown, total) -> str:
+    """The marker a cut leaves, in what the model sees and on the transcript."""
+    return f"...[output truncated: {shown} of {total} characters]..."
+
+
+def tool_result_text(output) -> str:
+    """A tool result as the model sees it: its JSON text, cut at TOOL_OUTPUT_LIMIT characters with the cut marked."""
+    text = json.dumps(output, sort_keys=True)
+    if len(text) <= TOOL_OUTPUT_LIMIT:
+        return text
+    return text[:TOOL_OUTPUT_LIMIT] + truncation_mark(TOOL_OUTPUT_LIMIT, len(text))
+
+
 def prompt_packet(packet) -> dict:
     """The packet as the model sees it: everything but the raw receipts (counted instead)."""
     shown = {k: v for k, v in packet.items() if k != "receipts"}

@@ -17,6 +17,10 @@ def open_desk(page, site):
 
 
 def start(page, episode=None, family=None, seed=None):
+    """Start a session from the form (opening its panel; confirming when the desk asks, there being a session to lose)."""
+    more = page.locator("details.fb-more")
+    if more.get_attribute("open") is None:
+        more.locator("summary").click()
     form = page.locator("form.fb-session-form")
     if episode:
         form.get_by_label("Source").select_option("episode")
@@ -26,6 +30,10 @@ def start(page, episode=None, family=None, seed=None):
         form.get_by_label("Family").select_option(family)
         form.get_by_label("Seed").fill(str(seed))
     form.get_by_role("button", name="Start new session").click()
+    confirm = form.locator("button.fb-confirm")
+    if confirm.count():
+        assert confirm.inner_text().startswith("Confirm: discard ")
+        confirm.click()
     label = f"episode {episode}" if episode else f"{family} seed {seed}"
     page.wait_for_function("""(label) => {
         const where = document.querySelector('.fb-where');
@@ -38,10 +46,13 @@ def open_day(page):
     return int(section.get_attribute("data-day")) if section.count() else None
 
 
+ERRORS = "#fb-desk > .fb-error, #fb-desk .fb-submit-errors"
+
+
 def wait_for(page, selector):
     """Wait until `selector` is there or the desk shows an error; fail with the error's text."""
-    page.wait_for_function("""(sel) => document.querySelector(sel)
-        || document.querySelector('#fb-desk > .fb-error').textContent""", arg=selector)
+    page.wait_for_function("""([sel, errors]) => document.querySelector(sel)
+        || [...document.querySelectorAll(errors)].map((e) => e.textContent).join('')""", arg=[selector, ERRORS])
     error = error_text(page)
     assert not error, error
 
@@ -119,12 +130,18 @@ def submit(page):
 
 
 def clear_error(page):
-    """Blank the error line, so a wait for the next error cannot match the previous one."""
-    page.evaluate("() => { document.querySelector('#fb-desk > .fb-error').textContent = ''; }")
+    """Blank the error lines, so a wait for the next error cannot match the previous one."""
+    page.evaluate("(errors) => document.querySelectorAll(errors).forEach((e) => { e.textContent = ''; })", ERRORS)
 
 
 def error_text(page):
-    return page.locator("#fb-desk > .fb-error").inner_text()
+    """The desk's error line and the problems listed next to Submit."""
+    return " ".join(t for t in page.eval_on_selector_all(ERRORS, "els => els.map((e) => e.textContent)") if t)
+
+
+def wait_error(page, text):
+    page.wait_for_function("([errors, text]) => [...document.querySelectorAll(errors)].some((e) => e.textContent.includes(text))",
+                           arg=[ERRORS, text])
 
 
 def open_json(page):
@@ -161,3 +178,12 @@ def export(page):
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
         assert zf.testzip() is None
         return {n.split("/", 1)[1]: zf.read(n).decode() for n in zf.namelist()}
+
+
+def reset(page):
+    """Reset the session: the desk asks first when there is something to lose; confirm."""
+    page.get_by_role("button", name="Reset session").click()
+    confirm = page.locator("section.fb-session button.fb-confirm")
+    if confirm.count():
+        assert confirm.inner_text().startswith("Confirm: discard ")
+        confirm.click()

@@ -103,7 +103,7 @@ def test_an_inner_manifest_that_differs_is_refused(bundle_dir, tmp_path):
 def test_minimal_lock_matches_the_vendored_runtime():
     """The worker's lock file names no package; its info must be the pinned runtime's."""
     vendored = json.loads((ROOT / "node_modules" / "pyodide" / "pyodide-lock.json").read_text())["info"]
-    text = (DESK / "worker.js").read_text()
+    text = (DESK / "start.js").read_text()
     match = re.search(r"info: (\{[^}]*\})", text)
     info = json.loads(re.sub(r"(\w+):", r'"\1":', match.group(1)))
     assert info == vendored
@@ -132,10 +132,13 @@ await attempt("duplicate", [file("a.json", batch(2)), file("b.json", batch(2))])
 await attempt("candidate", [file("c.json", { format: 1, fixture_sha256: "f".repeat(64), batches: [batch(1), batch(2)] })]);
 await attempt("foreign", [file("c.json", { format: 1, fixture_sha256: "e".repeat(64), batches: [batch(1)] })]);
 await attempt("session", [file("session.json", { format: 1, source: { family: "FUND_02", seed: 3 }, moves: [{ skip: 1 }] })]);
+await attempt("assisted", [file("session.json", { format: 1, source: { episode: "W1" }, moves: [], assisted_days: [3, 1, 3] })]);
+await attempt("assisted_bad", [file("session.json", { format: 1, source: { episode: "W1" }, moves: [], assisted_days: ["x"] })]);
 await attempt("broken", [file("x.json", "{")]);
 await attempt("stranger", [file("x.json", { hello: 1 })]);
 await attempt("badday", [file("x.json", batch(0))]);
 out.export = exportFiles({ source: { family: "FUND_01", seed: 1 }, moves: [{ batch: batch(1) }, { skip: 2 }] }, current);
+out.assistedExport = exportFiles({ source: { episode: "W1" }, moves: [{ batch: batch(1) }], assisted_days: [1] }, current);
 console.log(JSON.stringify(out));
 """
 
@@ -156,7 +159,9 @@ def test_import_and_export_of_batch_files():
     assert got["duplicate"]["error"] == "b.json: a second batch for day 2"
     assert got["candidate"]["moves"] == [{"batch": batch(1)}, {"batch": batch(2)}]
     assert "is not this session's" in got["foreign"]["error"]
-    assert got["session"] == {"format": 1, "source": {"family": "FUND_02", "seed": 3}, "moves": [{"skip": 1}]}
+    assert got["session"] == {"format": 1, "source": {"family": "FUND_02", "seed": 3}, "moves": [{"skip": 1}], "assisted_days": []}
+    # the assisted mode's days travel with a session file (sorted, once each); anything else is dropped, not trusted
+    assert got["assisted"]["assisted_days"] == [1, 3] and got["assisted_bad"]["assisted_days"] == []
     assert got["broken"]["error"].startswith("x.json: not valid JSON")
     assert got["stranger"]["error"].startswith("x.json: expected a batch {day, report, actions}")
     assert got["badday"]["error"] == "x.json: batch.day: expected a day number from 1 to 1000"
@@ -166,6 +171,11 @@ def test_import_and_export_of_batch_files():
     readme = files["fundbook-desk-FUND_01-seed-1/README.txt"]
     assert "fundbook families --output families --family FUND_01 --seeds 1" in readme
     assert "fundbook desk advance --db desk.sqlite --family-root families/FUND_01/seed-1" in readme
+    assert "Assisted mode: not used (every report was typed)." in readme
+    assert json.loads(files["fundbook-desk-FUND_01-seed-1/session.json"])["assisted_days"] == []
+    assisted = {f["name"]: f["text"] for f in got["assistedExport"]["files"]}
+    assert json.loads(assisted["fundbook-desk-W1/session.json"])["assisted_days"] == [1]
+    assert "Assisted mode: the projection tool filled the report on day 1." in assisted["fundbook-desk-W1/README.txt"]
 
 
 def test_every_desk_make_target_is_documented():

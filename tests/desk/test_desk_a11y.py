@@ -33,6 +33,7 @@ def test_desk_controls_are_labelled_and_keyboard_usable(page, site):
     d.open_desk(page, site)
     d.start(page, episode="W1")
     page.locator("details.fb-json > summary").click()  # open the JSON view so its controls count too
+    page.locator("details.fb-more > summary").click()  # and the session's other controls
     assert page.evaluate(UNNAMED, "#fb-desk") == []
     assert page.evaluate(UNREACHABLE, "#fb-desk") == []
 
@@ -53,7 +54,7 @@ def test_desk_controls_are_labelled_and_keyboard_usable(page, site):
     page.wait_for_selector("ol.fb-actions li", state="attached")
     added = page.locator("ol.fb-actions li").inner_text()
     assert action["asset"] in added and action["quote"] in added
-    tab_until(page, "document.activeElement.textContent === 'Fill the report from the projection tool'")
+    tab_until(page, "document.activeElement.textContent === 'Fill the report from the projection (assisted mode)'")
     page.keyboard.press("Enter")
     page.wait_for_function("() => document.querySelector('form.fb-report-form [name=cash]').value !== ''")
     page.keyboard.press("Tab")

@@ -61,7 +61,7 @@ def test_the_projection_and_the_tools_read_as_money(page, site):
         page.get_by_label("Batch JSON").fill(json.dumps({"day": 1, "report": empty, "actions": actions}))
         page.get_by_role("button", name="Load JSON into the forms").click()
         page.evaluate("() => { document.querySelector('#fb-desk > .fb-status').textContent = ''; }")
-        page.get_by_role("button", name="Fill the report from the projection tool").click()
+        page.get_by_role("button", name="Fill the report from the projection (assisted mode)").click()
         page.wait_for_function("() => document.querySelector('#fb-desk > .fb-status').textContent.includes('projection')")
         return page.locator("#fb-desk > .fb-status").inner_text()
     status = project([{"id": "ghost", "type": "REPAY", "trade": "FT404"}])

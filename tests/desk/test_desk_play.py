@@ -54,7 +54,7 @@ def test_gold_through_the_forms_scores_100_and_replays_with_the_cli(page, site, 
     gold = engine.gold_candidate(engine.load_episode(episode))
     d.open_desk(page, site)
     # the runtime started from the stdlib subset `make build-desk` compiled
-    assert "(the desk's subset of the standard library)" in page.locator(".fb-bundle").inner_text()
+    assert "(the desk's subset of the standard library, restored from the snapshot of this bundle)" in page.locator(".fb-bundle").inner_text()
     d.start(page, episode=episode)
     for batch in gold["batches"]:
         assert d.open_day(page) == batch["day"]

@@ -1,8 +1,13 @@
 """A lighter desk start: the runtime starts from the desk's stdlib subset with no
-probe request, nothing fails on the way, and the start-up shows its stages."""
+probe request, restores the engine's memory snapshot when there is one for the
+checked bundle (a cold start otherwise, with the same packets), nothing fails
+on the way, and the start-up shows its stages."""
+
+import json
 
 import pytest
 
+import engine
 from tests.desk import helpers as d
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
@@ -20,7 +25,10 @@ def test_the_desk_starts_without_a_failed_or_wasted_request(context, site):
     assert "assets/desk/runtime/python_stdlib.zip" in paths
     # neither the runtime's whole stdlib nor its package lock: the desk needs neither
     assert not [p for p in paths if p.startswith("vendor/pyodide/") and p.endswith((".zip", ".json"))]
-    assert paths.count("assets/desk/runtime/python_stdlib.zip") == 1
+    for asset in ("python_stdlib.zip", "runtime.json", "engine.snapshot"):
+        assert paths.count(f"assets/desk/runtime/{asset}") == 1, asset
+    # restored from the snapshot of exactly the bundle this page checked
+    assert page.evaluate("window.fbDeskTimings.start") == "snapshot"
 
 
 def test_start_up_is_shown_in_stages(page, site):
@@ -68,3 +76,60 @@ def test_when_the_desk_modules_run_before_early_js_there_is_still_one_worker(con
     assert [w.url[len(site.url):] for w in page.workers if "/desk/" in w.url] == ["assets/desk/worker.js"]
     assert requests.count("assets/desk/worker.js") == 1
     assert requests.count("assets/desk/runtime/python_stdlib.zip") == 1
+
+
+# A session with moves: three of W2's gold batches and a day closed without one.
+ANSWER = """async (moves) => {
+  const client = await import(new URL("../assets/desk/client.js", location.href).href);
+  const info = await client.engineInfo();
+  const source = JSON.stringify({ episode: "W2" });
+  const state = await client.call("state", source, JSON.stringify(moves));
+  const tool = await client.call("tool", JSON.stringify(state.packet), "project", JSON.stringify({ actions: [] }));
+  const refused = await client.call("tool", "{}", "headroom", "{}");  // an error path too
+  delete state.ms; delete tool.ms;
+  return { start: info.start, note: info.start_note, state, tool, refusal: refused.error };
+}"""
+
+
+def _answers(context, site, query=""):
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(site.url + "desk/" + query)
+    page.wait_for_selector("#fb-desk[data-ready=true]", state="attached", timeout=90_000)
+    gold = engine.gold_candidate(engine.load_episode("W2"))["batches"]
+    out = page.evaluate(ANSWER, [{"batch": b} for b in gold[:3]] + [{"skip": 4}])
+    assert not errors
+    page.close()
+    return out
+
+
+def test_the_snapshot_and_a_cold_start_give_the_same_packets(context, site):
+    from_snapshot = _answers(context, site)
+    cold = _answers(context, site, "?start=cold")
+    assert (from_snapshot["start"], cold["start"]) == ("snapshot", "cold")
+    assert cold["note"] == "cold start asked for (?start=cold)"
+    for key in ("state", "tool", "refusal"):
+        assert from_snapshot[key] == cold[key], key
+    # and both are the host engine's answers, byte for byte
+    run = engine.Run(engine.load_episode("W2"))
+    for batch in engine.gold_candidate(engine.load_episode("W2"))["batches"][:3]:
+        run.submit(batch)
+    run.skip()
+    assert from_snapshot["state"]["packet"] == json.loads(json.dumps(run.packet()))
+    assert from_snapshot["state"]["head"] == run.head
+
+
+def test_a_snapshot_that_does_not_hash_to_its_key_is_not_restored(context, site):
+    """A stale or damaged image (its bytes are not the ones runtime.json names) means a cold start.
+    (runtime.json is changed rather than the 30 MB image: the same check, a small route.)"""
+    def stale(route):
+        key = json.loads(route.fetch().text())
+        key["snapshot"]["sha256"] = "0" * 64
+        route.fulfill(status=200, body=json.dumps(key), headers={"Content-Type": "application/json"})
+
+    context.route("**/assets/desk/runtime/runtime.json", stale)
+    out = _answers(context, site)
+    assert out["start"] == "cold"
+    assert out["note"].startswith("cold start: runtime/engine.snapshot: sha256 ") and out["note"].endswith(f"is not runtime.json's {'0' * 64}")
+    assert out["state"]["open_day"] == 5

@@ -38,19 +38,19 @@ def test_rejected_batch_refused_action_and_malformed_import_leave_the_session(pa
     page.get_by_label("Batch JSON").fill(json.dumps(bad))
     page.get_by_role("button", name="Load JSON into the forms").click()
     d.submit(page)
-    page.wait_for_function("() => document.querySelector('#fb-desk > .fb-error').textContent.includes('Batch rejected')")
+    d.wait_error(page, "Batch rejected")
     assert "FT999" in d.error_text(page)
     assert snapshot(page) == before
     # the same through "Submit the JSON as it is", and JSON that does not parse
     d.clear_error(page)
     page.get_by_label("Batch JSON").fill(json.dumps(bad))
     page.get_by_role("button", name="Submit the JSON as it is").click()
-    page.wait_for_function("() => document.querySelector('#fb-desk > .fb-error').textContent.includes('FT999')")
+    d.wait_error(page, "FT999")
     assert snapshot(page) == before
     d.clear_error(page)
     page.get_by_label("Batch JSON").fill("{\"day\": 2,")
     page.get_by_role("button", name="Submit the JSON as it is").click()
-    page.wait_for_function("() => document.querySelector('#fb-desk > .fb-error').textContent.includes('not valid')")
+    d.wait_error(page, "not valid")
     assert snapshot(page) == before
     # an incomplete report is refused by the form before it reaches the desk
     page.locator("form.fb-report-form").get_by_label("Cash", exact=True).fill("lots")
@@ -65,7 +65,7 @@ def test_rejected_batch_refused_action_and_malformed_import_leave_the_session(pa
         path.write_text(text)
         d.clear_error(page)
         page.get_by_label("Import batches", exact=False).set_input_files(str(path))
-        page.wait_for_function("() => document.querySelector('#fb-desk > .fb-error').textContent.includes('Import refused')")
+        d.wait_error(page, "Import refused")
         assert name in d.error_text(page) or "rejects" in d.error_text(page)
         assert snapshot(page) == before
 
@@ -107,7 +107,14 @@ def test_reload_keeps_the_session_and_reset_clears_it(page, site):
     assert d.head(page) == before
     assert page.locator("table.fb-decisions").count() == 0  # the page shows state, not stale answers
     assert page.locator(".fb-days tbody tr").count() == 2
+    # Reset asks first (two days would be lost): the first press changes nothing
+    stored = d.stored(page)
     page.get_by_role("button", name="Reset session").click()
+    confirm = page.locator("section.fb-session button.fb-confirm")
+    assert confirm.inner_text() == "Confirm: discard episode W2: 2 day(s) played"
+    assert "Reset discards episode W2: 2 day(s) played" in page.locator(".fb-status").inner_text()
+    assert d.stored(page) == stored and d.open_day(page) == 3 and d.head(page) == before
+    confirm.click()
     d.wait_day(page, 1)
     assert d.stored(page)["moves"] == [] and d.stored(page)["source"] == {"episode": "W2"}
     assert d.head(page)["size"] < before["size"]
@@ -136,7 +143,7 @@ def test_export_then_import_round_trips_and_a_candidate_file_imports(page, site,
         for name, text in files.items():
             zf.writestr(f"fundbook-desk-W2/{name}", text)
 
-    page.get_by_role("button", name="Reset session").click()
+    d.reset(page)
     d.wait_day(page, 1)
     page.get_by_label("Import batches", exact=False).set_input_files(str(archive))
     d.wait_day(page, 4)
@@ -147,7 +154,7 @@ def test_export_then_import_round_trips_and_a_candidate_file_imports(page, site,
     other.write_text(json.dumps(engine.gold_candidate(engine.load_episode("W1"))))
     d.clear_error(page)
     page.get_by_label("Import batches", exact=False).set_input_files(str(other))
-    page.wait_for_function("() => document.querySelector('#fb-desk > .fb-error').textContent.includes('Import refused')")
+    d.wait_error(page, "Import refused")
     assert "is not this session's" in d.error_text(page)
     assert d.head(page) == played["head"]
     mine = tmp_path / "w2.json"

@@ -20,11 +20,11 @@ DESK = ROOT / "site" / "assets" / "desk"
 
 SCRIPT = """
 import { parseMoney, money, parseCount } from "%s";
-import { moneyText, readable, basis, expected, gateDetail } from "%s";
+import { moneyText, readable, basis, expected, gateDetail, sourceText } from "%s";
 const cases = JSON.parse(process.argv[1]);
 const out = cases.map(([fn, ...args]) => {
   try {
-    const f = { parseMoney, money, parseCount, moneyText, readable, basis, expected, gateDetail }[fn];
+    const f = { parseMoney, money, parseCount, moneyText, readable, basis, expected, gateDetail, sourceText }[fn];
     return { ok: f(...args) };
   } catch (e) {
     return { error: e.message };
@@ -157,7 +157,7 @@ def test_answers_read_as_money_and_no_reason_is_left_empty():
         ["expected", [], "batch.actions[0].trade: unknown funding trade 'FT404'"],
     ])
     assert [g["ok"] for g in got] == [
-        "64,088.06", "540,000,000.00 money-days", "4.50%", "12", "284",
+        "64,088.06", "540,000,000.00 money-days", "450 bps", "12", "284",
         "all in cost 64,088.06; reference all in cost 64,088.06; treasury charge 0.00",
         "It expects d01-a1 REJECTED (actions[0].trade: unknown funding trade 'FT404'); "
         "d01-a2 REFUSED CAPACITY (quote Q1 has 0.00 left, 1.00 asked).",
@@ -174,3 +174,68 @@ def test_counts_are_whole_and_not_negative():
     assert got[1]["error"] == "Gap: -1 is negative; expected zero or more"
     assert got[2]["error"] == 'Gap: expected a whole number, got "1.5"'
     assert got[3]["error"] == "Days: must be more than zero"
+
+
+def test_sources_read_as_money_and_rates_stay_in_bps_everywhere():
+    """Issue 19: one unit per kind of figure on the desk. Every source of every family and episode
+    shows its amounts as money (no raw cents) and keeps its rates in bps, as the tables do."""
+    import engine
+    texts = []
+    for family in engine.FAMILIES:
+        for seed in (1, 2):
+            texts += [s["text"] for s in engine.generate(family, seed)["sources"]]
+    texts += [s["text"] for e in engine.EPISODES for s in engine.load_episode(e)["sources"]]
+    assert any(" cents" in t for t in texts)
+    shown = [g["ok"] for g in node([["sourceText", t] for t in texts])]
+    for raw, text in zip(texts, shown):
+        assert " cents" not in text and not re.search(r"(?<![\w.,:])\d{7,}(?![\w.,])", text), text
+        assert re.findall(r"\d[\d,]* bps", raw) == re.findall(r"\d[\d,]* bps", text)
+    (one,) = node([["sourceText", "A1, notional 800000000 cents, coupon 625 bps."]])
+    assert one["ok"] == "A1, notional 8,000,000.00, coupon 625 bps."
+    rates = node([["readable", "coupon_bps", 625], ["readable", "haircut_bps", 1200], ["readable", "rate_bps", -5]])
+    assert [g["ok"] for g in rates] == ["625 bps", "1,200 bps", "-5 bps"]
+
+
+def test_the_matched_count_the_desk_shows_is_the_grades():
+    """After each day the desk counts the report fields that match the projection's exact report (outcome.js
+    fieldsMatched); the count must be the grade's (engine _report.assess_report `matched`) for any report,
+    errors within and beyond the 1 bp tolerance, missing figures and wrong lists included."""
+    import random
+
+    import engine
+    from engine._report import assess_report
+    exe = shutil.which("node")
+    if exe is None:
+        pytest.skip("node is not installed")
+    rng = random.Random(19)
+    cases = []
+    for family, seed, policy in (("FUND_01", 1, "reference"), ("FUND_03", 2, "shortest-cheapest"), ("FUND_04", 5, "reference")):
+        instance = engine.generate(family, seed)
+        run = engine.Run(instance)
+        for batch in engine.policy_candidate(instance, policy)["batches"][:8]:
+            packet = run.packet()
+            run.submit(batch)
+            gold = run.days[-1]["gold_report"]
+            scale = {"min_buffer": packet["desk"]["min_buffer"], "notionals": {a["id"]: a["notional"] for a in packet["assets"]}}
+            for _ in range(6):
+                got = json.loads(json.dumps(gold))
+                for name in rng.sample(["cash", "funding_cost_to_date", "breaches", "open_approvals"] + [
+                        f"{aid}.{k}" for aid in got["assets"] for k in ("funded", "unfunded", "maturity_gap_days", "tail_cent_days")],
+                        k=rng.randint(0, 4)):
+                    where, key = (got, name) if "." not in name else (got["assets"][name.split(".")[0]], name.split(".")[1])
+                    if key in ("breaches", "open_approvals"):
+                        where[key] = where[key] + ["x"] if rng.random() < 0.5 else []
+                    elif rng.random() < 0.15:
+                        del where[key]
+                    else:
+                        base = abs(where[key]) or 1
+                        where[key] += rng.choice([1, -1, base // 10_000, base // 9_999 + 1, base // 100, 10**6])
+                cases.append({"exact": gold, "got": got, "scale": scale,
+                              "want": assess_report(gold, got, {"min_buffer": scale["min_buffer"], "notionals": scale["notionals"]})["matched"]})
+    script = f"""import {{ fieldsMatched }} from "{(DESK / 'outcome.js').as_uri()}";
+const cases = JSON.parse(process.argv[1]);
+console.log(JSON.stringify(cases.map((c) => fieldsMatched(c.exact, c.got, c.scale).matched)));"""
+    got = json.loads(subprocess.run([exe, "--input-type=module", "-e", script, json.dumps(cases)], capture_output=True,
+                                    text=True, timeout=60, check=True).stdout)
+    assert got == [c["want"] for c in cases]
+    assert len({c["want"] for c in cases}) > 3  # the cases do reach different counts

@@ -25,8 +25,44 @@ TEST_PRICES = {
 
 @pytest.fixture(autouse=True)
 def _private_project(tmp_path, monkeypatch):
-    """No test writes to the checkout's project ledger (runs/attempts/)."""
+    """No test writes to the checkout's project ledger (runs/attempts/), reads this machine's credentials or
+    depends on its power supply: the host probes answer "healthy" unless a test says otherwise (tests/launchers/
+    test_preflight.py drives every branch of the real probes)."""
+    from launchers import _host
     monkeypatch.setenv("FUNDBOOK_LAUNCH_PROJECT", str(tmp_path / "project"))
+    for name in ("TINKER_API_KEY", "TINKER_CREDENTIAL_CMD", "MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET", "MODAL_PROFILE",
+                 "MODAL_OAUTH_REFRESH_TOKEN", "MODAL_OAUTH_CLIENT_ID", "MODAL_OAUTH_CLIENT_SECRET",
+                 "MODAL_OAUTH_JWT_KEY", "FUNDBOOK_LAUNCH_DIE_AT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MODAL_CONFIG_PATH", str(tmp_path / "no-modal.toml"))
+    monkeypatch.setattr(_host, "DEFAULT", HealthyHost())
+
+
+class HealthyHost:
+    """Mains power, a host that cannot suspend, room on disk (the probes a test does not look at)."""
+
+    def power(self):
+        return {"on_battery": False, "percent": None, "source": "test"}
+
+    def can_sleep(self):
+        return {"can_sleep": False, "source": "test"}
+
+    def inhibit(self, why):
+        return None
+
+    def free_bytes(self, folder):
+        return 10 ** 13
+
+
+CREDENTIALS = {"TINKER_API_KEY": "tml-" + "t" * 40, "MODAL_TOKEN_ID": "ak-" + "i" * 22,
+               "MODAL_TOKEN_SECRET": "as-" + "s" * 22}  # the right shapes; the fakes never read them
+
+
+def plan_for(model="test-model", sandbox="local", prices=None, **kw):
+    """A claim plan (`authorise`'s check) priced from the test table."""
+    from launchers._budget import attempt_plan
+    table = dict(TEST_PRICES, _path="test") if prices is None else prices
+    return attempt_plan(table, model, sandbox=sandbox, **kw)
 
 
 @pytest.fixture
@@ -74,21 +110,23 @@ def run_attempt(tmp_path, state, prices_file):
     """Authorise and execute one attempt; returns (record, out_dir)."""
     counter = {"n": 0}
 
-    def go(sampler=None, sandbox=None, model="test-model", cap_micro_usd=10_000_000, cap_tokens=5_000_000,
+    def go(sampler=None, sandbox=None, model="test-model", cap_micro_usd=10_000_000, cap_tokens=20_000_000,
            limits=None, horizon=20, sampler_name="fake", family="FUND_01", seed=1, cap_sandbox_micro_usd=10**9,
-           **kw):
-        """A priced fake sampler (sampler_name "fake": billed, but not a paid provider) in the local sandbox."""
+           partial=False, **kw):
+        """A priced fake sampler (sampler_name "fake": billed, but not a paid provider) in the local sandbox.
+        `partial`: the claim's caps may be below the worst case (a test of a budget halt)."""
         counter["n"] += 1
         claim = str(tmp_path / f"claim-{counter['n']}.json")
-        authorise(claim, family, "public-practice", model, cap_micro_usd, cap_tokens, 1, state=state,
-                  cap_sandbox_micro_usd=cap_sandbox_micro_usd)
-        out = str(tmp_path / f"attempt-{counter['n']}")
         the_sandbox = sandbox if sandbox is not None else LocalSandbox()
+        authorise(claim, family, "public-practice", model, cap_micro_usd, cap_tokens, 1, state=state,
+                  cap_sandbox_micro_usd=cap_sandbox_micro_usd, accept_partial_budget=partial,
+                  plan=plan_for(model, getattr(the_sandbox, "name", "local"), load_prices(prices_file)))
+        out = str(tmp_path / f"attempt-{counter['n']}")
         record = execute(claim_path=claim, out=out, family=family, seed=seed, split="public-practice", model=model,
                          sampler_name=sampler_name, sandbox_name=getattr(the_sandbox, "name", "local"),
                          make_sampler=lambda m: sampler if sampler is not None else PricedMock(m),
                          make_sandbox=lambda: the_sandbox, prices=load_prices(prices_file), limits=limits or Limits(),
-                         horizon=horizon, state=state, **kw)
+                         horizon=horizon, state=state, **dict({"environ": dict(CREDENTIALS)}, **kw))
         return record, out
     return go
 

@@ -13,7 +13,7 @@ from launchers._verify import verify_attempt
 from launchers._sandbox_modal import GRACE_S, ModalSandbox
 from fundbook.cli.launch import cli
 
-from .conftest import PricedMock
+from .conftest import plan_for, PricedMock
 from .fakes import FakeModal
 
 TRANSCRIPT_ROLES = {"model", "tool", "evaluator"}
@@ -21,7 +21,7 @@ TRANSCRIPT_ROLES = {"model", "tool", "evaluator"}
 
 def _check_shapes(record, out):
     c = record["content"]
-    assert record["schema"] == "fundbook.attempt/1" and c["schema_version"] == 2
+    assert record["schema"] == "fundbook.attempt/1" and c["schema_version"] == 3
     for key in ("attempt_id", "label", "model", "sampling", "code", "packages", "task", "information_boundary", "claim",
                 "ledger", "termination", "proposals", "receipts_head", "result", "accepted_actions", "settled_days",
                 "cost", "transcript", "config", "config_hash", "prices", "engine", "prompt", "command_line", "salt",
@@ -77,7 +77,7 @@ def test_worker_limit_with_no_submission(run_attempt):
 
 
 def test_budget_halt(run_attempt):
-    record, out = run_attempt(cap_micro_usd=5000)
+    record, out = run_attempt(cap_micro_usd=5000, partial=True)
     c, _ = _check_shapes(record, out)
     assert c["termination"]["status"] == "budget_halt" and c["termination"]["limit"] == "cost"
     t = c["ledger"]["totals"]
@@ -85,7 +85,7 @@ def test_budget_halt(run_attempt):
 
 
 def test_token_cap_halt(run_attempt):
-    record, out = run_attempt(cap_tokens=20000)
+    record, out = run_attempt(cap_tokens=20000, partial=True)
     c, _ = _check_shapes(record, out)
     assert c["termination"]["status"] == "budget_halt" and c["termination"]["limit"] == "tokens"
 
@@ -143,7 +143,7 @@ def test_existing_output_dir_is_refused_before_the_claim_is_consumed(tmp_path, s
     runner = CliRunner()
     claim = str(tmp_path / "c.json")
     assert runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "mock", "--cap-micro-usd", "0",
-                               "--cap-tokens", "2000000", "--out", claim]).exit_code == 0
+                               "--cap-tokens", "20000000", "--out", claim]).exit_code == 0
     args = ["execute", "--claim", claim, "--family", "FUND_01", "--seed", "1", "--horizon", "6"]
     result = runner.invoke(cli, args + ["--out", str(tmp_path / "busy")])
     assert result.exit_code == 1 and "not empty" in result.output
@@ -167,7 +167,7 @@ def test_cached_replay_costs_nothing(tmp_path, state, prices_file):
                      (2, ["--sampler", "cache", "--cache", cache, "--replay-of", str(tmp_path / "a1")])):
         claim = str(tmp_path / f"c{n}.json")
         assert runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "mock", "--cap-micro-usd", "0",
-                                   "--cap-tokens", "2000000", "--out", claim]).exit_code == 0
+                                   "--cap-tokens", "20000000", "--out", claim]).exit_code == 0
         result = runner.invoke(cli, ["execute", "--claim", claim, "--out", str(tmp_path / f"a{n}"), "--family",
                                      "FUND_01", "--seed", "1", "--horizon", "6", "--model", "mock", "--prices",
                                      prices_file, *extra])
@@ -182,12 +182,17 @@ def test_cached_replay_costs_nothing(tmp_path, state, prices_file):
 def test_bad_inputs_are_refused_before_the_claim_is_consumed(tmp_path, state, prices_file):
     runner = CliRunner()
     claim = str(tmp_path / "c.json")
-    assert runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "unpriced", "--cap-micro-usd", "10",
-                               "--cap-tokens", "10", "--out", claim]).exit_code == 0
+    result = runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "unpriced", "--cap-micro-usd", "10",
+                                 "--cap-tokens", "10", "--out", claim])  # the model id against the price table
+    assert result.exit_code == 1 and "models.unpriced: no price for this model" in result.output, result.output
+    assert not os.path.exists(claim) and not os.path.exists(os.path.join(state, "issued"))
+    assert runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "test-model", "--prices", prices_file,
+                               "--cap-micro-usd", "10000000", "--cap-tokens", "20000000", "--cap-sandbox-micro-usd",
+                               "100000", "--out", claim]).exit_code == 0
     base = ["execute", "--claim", claim, "--family", "FUND_01", "--seed", "1", "--prices", prices_file,
-            "--sampler", "tinker", "--model", "unpriced"]
+            "--sampler", "tinker", "--model", "test-model"]
     for extra, message in ((["--horizon", "99"], "--horizon: observation end day"),
-                           ([], "models.unpriced: no price for this model")):
+                           ([], "TINKER_API_KEY: not set")):
         result = runner.invoke(cli, base + extra + ["--out", str(tmp_path / "o")])
         assert result.exit_code == 1 and message in result.output, result.output
         assert not os.path.exists(tmp_path / "o") and not os.path.exists(os.path.join(state, "consumed"))
@@ -238,10 +243,11 @@ from launchers._attempt import execute
 from launchers._controller import Limits
 from launchers._prices import load_prices
 from launchers._sandbox_local import LocalSandbox
-from tests.launchers.conftest import PricedMock
+from tests.launchers.conftest import HealthyHost, PricedMock
 execute(claim_path=sys.argv[1], out=sys.argv[2], family="FUND_01", seed=1, split="public-practice", model="test-model",
         sampler_name="fake", sandbox_name="local", make_sampler=lambda m: PricedMock(m, delay_s=0.25),
-        make_sandbox=LocalSandbox, prices=load_prices(sys.argv[3]), limits=Limits(), state=sys.argv[4])
+        make_sandbox=LocalSandbox, prices=load_prices(sys.argv[3]), limits=Limits(), state=sys.argv[4],
+        host=HealthyHost())
 """
 
 
@@ -251,9 +257,9 @@ def test_a_host_that_dies_mid_attempt_is_recovered_into_a_record(tmp_path, state
     import sys
     import time
     from launchers._claims import authorise
-    from .conftest import REPO
+    from .conftest import plan_for, REPO
     claim, out = str(tmp_path / "c.json"), str(tmp_path / "attempt")
-    authorise(claim, "FUND_01", "public-practice", "test-model", 10_000_000, 5_000_000, 1, state=state)
+    authorise(claim, "FUND_01", "public-practice", "test-model", 10_000_000, 20_000_000, 1, state=state, plan=plan_for())
     scratch = tmp_path / "tmp"  # the orphaned worker's folder lands here, not in the system temp dir
     scratch.mkdir()
     host = subprocess.Popen([sys.executable, "-c", HOST, claim, out, prices_file, state], cwd=REPO,
@@ -279,7 +285,7 @@ def test_a_host_that_dies_mid_attempt_is_recovered_into_a_record(tmp_path, state
     assert result.exit_code == 1, result.output
     record = read_record(os.path.join(out, "record.json"))
     c = record["content"]
-    assert c["termination"]["status"] == "infrastructure_interruption" and "recovered" in c["termination"]["reason"]
+    assert c["termination"]["status"] == "incomplete_execution" and "recovered" in c["termination"]["reason"]
     assert record["volatile"]["recovered"] is True and c["result"] is None
     assert c["cost"]["calls"] >= 3 and c["claim"]["consumed_at_step"] == 0
     opened = {e["call"] for e in c["ledger"]["entries"] if e["kind"] == "reserve" and e["account"] == "inference"}

@@ -22,14 +22,14 @@ from launchers._record import read_record
 from launchers._verify import verify_attempt
 from fundbook.cli.launch import cli
 
-from .conftest import REPO, PricedMock
+from .conftest import REPO, PricedMock, plan_for
 
 MOCK = os.path.join(REPO, "runs", "attempts", "mock-FUND_01-seed-1")
 
 
 def _authorise(runner, path, model="mock"):
     result = runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", model, "--cap-micro-usd", "0",
-                                 "--cap-tokens", "2000000", "--out", path])
+                                 "--cap-tokens", "20000000", "--out", path])
     assert result.exit_code == 0, result.output
 
 
@@ -81,7 +81,8 @@ def test_an_adapter_that_cannot_be_built_is_recorded(run_attempt, tmp_path):
     from launchers._prices import load_prices
     from launchers._sandbox_local import LocalSandbox
     claim = str(tmp_path / "c.json")
-    authorise(claim, "FUND_01", "public-practice", "test-model", 10**6, 10**6, 1, state=os.environ["FUNDBOOK_LAUNCH_STATE"])
+    authorise(claim, "FUND_01", "public-practice", "test-model", 10**6, 10**6, 1, state=os.environ["FUNDBOOK_LAUNCH_STATE"],
+              plan=plan_for(), accept_partial_budget=True)
     from .conftest import TEST_PRICES
     (tmp_path / "p.json").write_text(json.dumps(TEST_PRICES))
     record = execute(claim_path=claim, out=str(tmp_path / "a"), family="FUND_01", seed=1, split="public-practice",
@@ -98,7 +99,7 @@ from launchers._attempt import execute
 from launchers._controller import Limits
 from launchers._prices import load_prices
 from launchers._sandbox_local import LocalSandbox
-from tests.launchers.conftest import PricedMock
+from tests.launchers.conftest import HealthyHost, PricedMock
 if mode == "crash-after-commit":  # the desk commits the third batch, then the host dies before journaling it
     import engine
     real, seen = engine.History.submit, {"n": 0}
@@ -112,14 +113,14 @@ if mode == "crash-after-commit":  # the desk commits the third batch, then the h
 execute(claim_path=claim, out=out, family="FUND_01", seed=1, split="public-practice", model="test-model",
         sampler_name="fake", sandbox_name="local",
         make_sampler=lambda m: PricedMock(m, delay_s=0.25 if mode == "slow" else 0.0),
-        make_sandbox=LocalSandbox, prices=load_prices(prices), limits=Limits(), state=state)
+        make_sandbox=LocalSandbox, prices=load_prices(prices), limits=Limits(), state=state, host=HealthyHost())
 """
 
 
 def _host(tmp_path, state, prices_file, mode):
     claim, out = str(tmp_path / "c.json"), str(tmp_path / "attempt")
-    authorise(claim, "FUND_01", "public-practice", "test-model", 10_000_000, 5_000_000, 1, state=state,
-              cap_sandbox_micro_usd=10**6)
+    authorise(claim, "FUND_01", "public-practice", "test-model", 10_000_000, 20_000_000, 1, state=state,
+              cap_sandbox_micro_usd=10**6, plan=plan_for())
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     log = open(tmp_path / "host.log", "w")  # noqa: SIM115 -- closed by the subprocess's end
@@ -154,7 +155,7 @@ def test_a_signal_after_consumption_still_leaves_a_record(tmp_path, state, proje
     assert c["cost"]["calls"] >= 3 and not os.path.exists(out + ".partial")
     with open(os.path.join(project, "project-ledger.jsonl")) as fh:
         kinds = [json.loads(line)["kind"] for line in fh]
-    assert kinds == ["claim", "settle"]  # reconciled after the attempt, stopped or not
+    assert kinds == ["authorise", "claim", "settle"]  # reconciled after the attempt, stopped or not
 
 
 def test_a_crash_between_commit_and_journal_is_reconciled_from_the_receipts(tmp_path, state, project, prices_file):
@@ -174,7 +175,7 @@ def test_a_crash_between_commit_and_journal_is_reconciled_from_the_receipts(tmp_
     assert runner.invoke(cli, ["verify", os.path.join(out, "record.json")]).exit_code == 0
     with open(os.path.join(project, "project-ledger.jsonl")) as fh:
         settle = [json.loads(line) for line in fh][-1]
-    assert settle["kind"] == "settle" and settle["status"] == "infrastructure_interruption"  # recover settles it too
+    assert settle["kind"] == "settle" and settle["status"] == "incomplete_execution"  # recover settles it too
 
 
 def test_recover_refuses_a_live_attempt(tmp_path, state, project, prices_file):
@@ -233,7 +234,7 @@ def test_a_claim_is_spent_once_even_if_its_consumed_marker_is_deleted(tmp_path, 
     c = read_record(str(tmp_path / "a" / "record.json"))["content"]
     assert c["claim"]["consumption"] == {"nonce": consumption["nonce"], "consumed_at": consumption["consumed_at"]}
     with open(os.path.join(project, "project-ledger.jsonl")) as fh:
-        opened = json.loads(fh.readline())
+        opened = [json.loads(line) for line in fh][1]
     assert opened["nonce"] == consumption["nonce"] and opened["claim_id"] == c["claim"]["id"]
 
 
@@ -243,11 +244,11 @@ def test_the_project_ledger_refuses_an_edit(tmp_path, state, project):
     _authorise(runner, claim)
     assert runner.invoke(cli, ["execute", "--claim", claim, "--family", "FUND_01", "--seed", "1", "--horizon", "6",
                                "--out", str(tmp_path / "a")]).exit_code == 0
-    path = tmp_path / "project" / "project-ledger.jsonl"
-    lines = path.read_text().splitlines()
-    path.write_text(lines[1] + "\n")  # the claim's entry dropped
     claim2 = str(tmp_path / "c2.json")
     _authorise(runner, claim2)
+    path = tmp_path / "project" / "project-ledger.jsonl"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[:1] + lines[2:]) + "\n")  # the first claim's consumption dropped
     result = runner.invoke(cli, ["execute", "--claim", claim2, "--family", "FUND_01", "--seed", "1", "--out",
                                  str(tmp_path / "b")])
     assert result.exit_code == 1 and "hash chain is broken" in result.output and len(_consumed(state)) == 1

@@ -106,7 +106,7 @@ def test_verify_refuses_a_charge_the_transcript_does_not_show(tmp_path):
     ('"sandboxes": {"modal": 5}', "sandboxes.modal: expected an object"),
     ('"sandboxes": [1]', "sandboxes: expected an object"),
     ('"sandboxes": {"local": {"micro_usd_per_second": 100000000000000000000}}',
-     "sandboxes.local.micro_usd_per_second: expected a non-negative integer of at most"),
+     "sandboxes.local.micro_usd_per_second: integer outside +-(2^53-1)"),
 ])
 def test_prices_of_the_wrong_shape(tmp_path, body, message):
     path = tmp_path / "p.json"
@@ -117,12 +117,12 @@ def test_prices_of_the_wrong_shape(tmp_path, body, message):
 
 
 @pytest.mark.parametrize("extra, code, message", [
-    (["--hours", 100_000_000], 1, "--hours 100000000: expected a number of hours before the year 9999"),
+    (["--hours", 100_000_000], 64, "--hours"),
     (["--cap-micro-usd", 2**53], 64, "--cap-micro-usd"),
     (["--model", "\udcff"], 1, "--model"),
 ])
 def test_authorise_refuses_what_a_claim_cannot_hold(state, tmp_path, extra, code, message):
-    args = {"--family": "FUND_01", "--model": "mock", "--cap-micro-usd": 1, "--cap-tokens": 10,
+    args = {"--family": "FUND_01", "--model": "mock", "--cap-micro-usd": 1, "--cap-tokens": 10 ** 8,
             "--out": tmp_path / "c.json"}
     args.update(zip(extra[::2], extra[1::2]))
     one_line_error(run("authorise", *[x for kv in args.items() for x in kv]), code, message)
@@ -131,8 +131,8 @@ def test_authorise_refuses_what_a_claim_cannot_hold(state, tmp_path, extra, code
 
 def test_authorise_into_a_missing_folder_registers_nothing(state, tmp_path):
     out = tmp_path / "missing" / "c.json"
-    one_line_error(run("authorise", "--family", "FUND_01", "--model", "mock", "--cap-micro-usd", 1, "--cap-tokens", 10,
-                       "--out", out), 1, f"--out {out}: cannot write the claim file")
+    one_line_error(run("authorise", "--family", "FUND_01", "--model", "mock", "--cap-micro-usd", 1, "--cap-tokens",
+                       10 ** 8, "--out", out), 1, f"--out {out}: cannot write the claim file")
     assert not os.path.exists(os.path.join(state, "issued"))
 
 

@@ -4,8 +4,9 @@ Runs only with `pytest --run-paid` and an operator's freeze and claim:
   FUNDBOOK_LAUNCH_PROJECT=<the project folder holding freeze.json (and project-ledger.jsonl)>
   FUNDBOOK_PAID_CLAIM=<claim file from `fundbook-launch authorise`, within the freeze's caps>
   FUNDBOOK_PAID_MODEL=<the claim's model, one of the frozen models>
-plus the SDKs' own credentials in the environment (TINKER_API_KEY, the Modal token) and a clean checkout.
-The run settings are the freeze's; the claim is consumed by the run, as any paid attempt consumes it.
+plus the SDKs' own credentials in the environment (TINKER_API_KEY, the Modal token), a clean checkout, a
+passing pilot under the freeze (`fundbook-launch pilot`; or a dated deviation of pilot.required) and a host on
+mains power. The run settings are the freeze's; the claim is consumed by the run, as any paid attempt consumes it.
 """
 
 import json
@@ -38,7 +39,7 @@ def test_a_real_attempt_under_the_freeze(tmp_path):
         "--temperature-milli", str(config["sampling"]["temperature_milli"]),
         "--sampling-seed", str(config["sampling"]["seed"])])
     assert os.path.exists(os.path.join(out, "record.json")), result.output
-    c = verify_attempt(os.path.join(out, "record.json"))["record"]["content"]
+    c = verify_attempt(os.path.join(out, "record.json"), project=project)["record"]["content"]
     charges = sum(e["micro_usd"] for e in c["ledger"]["entries"] if e["kind"] == "charge" and e["account"] == "inference")
     assert c["cost"]["micro_usd"] == charges and c["model"] == {"id": model, "provider": "tinker"}
     assert c["information_boundary"]["network"].startswith("blocked") and c["sandbox"]["app_stopped"] is True

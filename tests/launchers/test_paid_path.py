@@ -17,7 +17,7 @@ from launchers._verify import verify_attempt
 from fundbook.cli.launch import cli
 from launchers.worker.agent import SYSTEM
 
-from .conftest import REPO, schema_valid
+from .conftest import CREDENTIALS, REPO, schema_valid
 from .fakes import FakeModal, FakeRetryConfig, FakeTinker, mock_answer
 
 CLEAN = {"commit": "c" * 40, "dirty": False, "trees": {"engine": "e" * 40, "launchers": "l" * 40}}
@@ -36,22 +36,32 @@ def paid(monkeypatch, state, project, prices_file, tmp_path):
     for module in (_attempt, _freeze):
         monkeypatch.setattr(module, "code_revision", lambda: dict(CLEAN))
         monkeypatch.setattr(module, "engine_identity", lambda: dict(PUBLISHED))
+    for name, value in CREDENTIALS.items():  # of the right shape: the fakes never read them
+        monkeypatch.setenv(name, value)
     fakes = {"tinker": FakeTinker(answer=mock_answer), "modal": FakeModal()}
     monkeypatch.setattr(_sampler_tinker, "_default_sdk", lambda: (fakes["tinker"], FakeRetryConfig))
     monkeypatch.setattr(_sandbox_modal, "_default_modal", lambda: fakes["modal"])
     runner = CliRunner()
     counter = {"n": 0}
 
-    def claim(model="test-model", caps=CAPS, family="FUND_01"):
+    def claim(model="test-model", caps=CAPS, family="FUND_01", prices=prices_file, *extra):
         counter["n"] += 1
         path = str(tmp_path / f"claim-{counter['n']}.json")
-        result = runner.invoke(cli, ["authorise", "--family", family, "--model", model, *caps, "--out", path])
+        result = runner.invoke(cli, ["authorise", "--family", family, "--model", model, *caps, "--out", path,
+                                     "--prices", prices, "--worker-seconds", "300", "--horizon", "6", *extra])
         assert result.exit_code == 0, result.output
         return path
 
-    def freeze(*extra):
-        return runner.invoke(cli, ["freeze", "--out", os.path.join(project, "freeze.json"), "--prices", prices_file,
-                                   *FREEZE, *extra])
+    def freeze(*extra, pilot=False):
+        """The freeze; unless `pilot`, with a dated deviation that drops the pilot requirement (tests/launchers/
+        test_pilot.py runs real pilots)."""
+        result = runner.invoke(cli, ["freeze", "--out", os.path.join(project, "freeze.json"), "--prices", prices_file,
+                                     *FREEZE, *extra])
+        if result.exit_code == 0 and not pilot:
+            dropped = runner.invoke(cli, ["deviate", "--field", "pilot.required", "--effective", "false",
+                                          "--reason", "machinery test: no pilot"])
+            assert dropped.exit_code == 0, dropped.output
+        return result
 
     def execute(claim_path, out, *extra):
         return runner.invoke(cli, ["execute", "--claim", claim_path, "--out", out, "--family", "FUND_01", "--seed", "1",
@@ -99,7 +109,8 @@ def test_a_paid_attempt_end_to_end(paid, tmp_path, project):
     assert c["engine"]["bundle_sha256"] == PUBLISHED["bundle_sha256"] and c["engine"]["sources_match"] is True
     with open(os.path.join(project, "freeze.json")) as fh:
         assert c["freeze"] == {"sha256": json.load(fh)["content_sha256"], "frozen_at": c["freeze"]["frozen_at"],
-                               "deviations": []}
+                               "deviations": c["freeze"]["deviations"], "pilot": {"required": False}}
+    assert [d["field"] for d in c["freeze"]["deviations"]] == ["pilot.required"]
     # the Modal app and sandbox: recorded, network blocked, the app the launcher created stopped
     fake = paid["fakes"]["modal"]
     (sb,), (app,) = fake.sandboxes, fake.apps
@@ -113,7 +124,10 @@ def test_a_paid_attempt_end_to_end(paid, tmp_path, project):
     # the provider session was closed with the attempt's outcome
     assert paid["fakes"]["tinker"].closed == [("success", "every checkpoint closed; the run is finalised")]
     assert c["service"] == {"base_url": None, "proxy_auth": False, "session_closed": True}
-    verify_attempt(os.path.join(out, "record.json"))
+    bound = verify_attempt(os.path.join(out, "record.json"), project=project)["bound"]
+    with open(os.path.join(project, "freeze.json")) as fh:
+        assert bound["freeze"] == json.load(fh)["content_sha256"]  # prices as frozen, the table by its sha256
+    assert c["prices"]["table_sha256"] == c["claim"]["plan"]["prices_table_sha256"]
     schema_valid(out)
     result = paid["runner"].invoke(cli, ["ledger", "--attempts", str(tmp_path)])
     assert result.exit_code == 0 and "1 claims (0 open)" in result.output, result.output
@@ -192,12 +206,13 @@ def test_a_change_after_the_freeze_needs_a_dated_deviation(paid, tmp_path, proje
                                          "--reason", "the pilot showed answers cut at 2048"])
     assert result.exit_code == 0, result.output
     with open(os.path.join(project, "deviations.json")) as fh:
-        (entry,) = json.load(fh)["entries"]
+        (entry,) = [e for e in json.load(fh)["entries"] if e["field"] == field]
     assert entry["field"] == field and entry["effective"] == int(value) and entry["date"].endswith("Z")
     out = str(tmp_path / "b")
     result = paid["execute"](claim, out, *extra)
     assert os.path.exists(os.path.join(out, "record.json")), result.output
-    assert read_record(os.path.join(out, "record.json"))["content"]["freeze"]["deviations"] == [entry]
+    deviations = read_record(os.path.join(out, "record.json"))["content"]["freeze"]["deviations"]
+    assert [d["field"] for d in deviations] == [field, "pilot.required"] and deviations[0] == entry
 
 
 def test_a_seed_outside_the_freeze_is_refused(paid, tmp_path, prices_file):
@@ -232,10 +247,11 @@ def test_a_freeze_is_never_overwritten_or_edited(paid, project, tmp_path):
     assert result.exit_code == 1 and "the freeze was edited" in result.output and paid["consumed"]() == []
 
 
-def test_the_claims_sandbox_cap_must_cover_the_worker_time(paid, tmp_path):
+def test_the_claims_sandbox_cap_must_cover_the_worker_time(paid, tmp_path, prices_file):
     assert paid["freeze"]().exit_code == 0
-    claim = paid["claim"](caps=["--cap-micro-usd", "5000000", "--cap-tokens", "20000000",
-                                "--cap-sandbox-micro-usd", "1000"])
+    claim = paid["claim"]("test-model", ["--cap-micro-usd", "5000000", "--cap-tokens", "20000000",
+                                         "--cap-sandbox-micro-usd", "1000"], "FUND_01", prices_file,
+                          "--accept-partial-budget")
     result = paid["execute"](claim, str(tmp_path / "a"))
     assert result.exit_code == 1 and "sandbox cap" in result.output and paid["consumed"]() == []
 
@@ -287,7 +303,7 @@ def test_recover_stops_the_app_a_dead_host_left_behind(run_attempt, monkeypatch,
     monkeypatch.setattr(_sandbox_modal.ModalSandbox, "shutdown", lambda self, wait_for_late=True: None)
     monkeypatch.setattr(_sandbox_modal.ModalSandbox, "terminate", lambda self, sandbox: None)
 
-    def died(tmp, out, recovered=False, lock=None):
+    def died(tmp, out, recovered=False, lock=None, project=None):
         lock.release()
         raise LaunchError("the host died")
     monkeypatch.setattr(_attempt, "finish", died)
@@ -314,6 +330,12 @@ def test_a_price_change_is_a_deviation_too(paid, tmp_path, prices_file):
     path = tmp_path / "dearer.json"
     path.write_text(json.dumps(dearer))
     claim = paid["claim"]()
+    from launchers._prices import load_prices, table_sha256
+    result = paid["execute"](claim, str(tmp_path / "a"), "--prices", str(path))  # the table is frozen by its sha256
+    assert result.exit_code == 1 and "prices.table_sha256: frozen" in result.output and paid["consumed"]() == []
+    result = paid["runner"].invoke(cli, ["deviate", "--field", "prices.table_sha256", "--effective",
+                                         json.dumps(table_sha256(load_prices(str(path)))), "--reason", "the new table"])
+    assert result.exit_code == 0, result.output
     result = paid["execute"](claim, str(tmp_path / "a"), "--prices", str(path))
     assert result.exit_code == 1 and "prices.models.test-model: frozen" in result.output and paid["consumed"]() == []
     row = {"input_micro_usd_per_mtok": 150000, "output_micro_usd_per_mtok": 400000,
@@ -321,7 +343,11 @@ def test_a_price_change_is_a_deviation_too(paid, tmp_path, prices_file):
     result = paid["runner"].invoke(cli, ["deviate", "--field", "prices.models.test-model", "--effective", json.dumps(row),
                                          "--reason", "tinker raised its prefill price"])
     assert result.exit_code == 0, result.output
-    assert paid["execute"](claim, str(tmp_path / "b"), "--prices", str(path)).exit_code == 0
+    result = paid["execute"](claim, str(tmp_path / "a"), "--prices", str(path))  # the claim was priced at the old row
+    assert result.exit_code == 1 and "claim.plan.price: the claim was authorised at" in result.output
+    assert paid["consumed"]() == []
+    dearer_claim = paid["claim"]("test-model", CAPS, "FUND_01", str(path))
+    assert paid["execute"](dearer_claim, str(tmp_path / "b"), "--prices", str(path)).exit_code == 0
 
 
 def test_a_session_opened_for_an_attempt_that_never_starts_is_closed(paid, tmp_path, monkeypatch):

@@ -32,8 +32,9 @@ def test_shipped_price_table_loads_and_mock_is_free():
 
 def _worst_day(tokens_in, max_tokens):
     """The worker's 8 calls on one checkpoint, each prompt grown by an answer at max_tokens and a tool result at
-    its 12,000-character limit (+64 for its prefix, +2 x 16 template tokens): (micro-USD, tokens)."""
-    growth = max_tokens + 12_064 + 32
+    its 12,000-character limit (+128 for its prefix and the cut's marker, +2 x 16 template tokens): (micro-USD,
+    tokens)."""
+    growth = max_tokens + 12_128 + 32
     calls = [(tokens_in + k * growth, max_tokens) for k in range(8)]
     return sum(call_cost(PRICE, i, o) for i, o in calls), sum(i + o for i, o in calls)
 
@@ -46,7 +47,7 @@ def test_estimate_counts_calls_and_worst_case(prices_file):
     assert est["sandbox_micro_usd"] == 40 * (1200 + 60) * 2  # the time limit plus Modal's setup grace, apart
     assert est["expected_micro_usd"] == 120 * 980
     usd, tokens = _worst_day(6000, 2000)
-    assert (usd, tokens) == (63_952, 458_688)  # 1580 + 3413 + 5245 + 7078 + 8910 + 10743 + 12575 + 14408
+    assert (usd, tokens) == (64_185, 460_480)  # 1580 + 3421 + 5262 + 7103 + 8944 + 10784 + 12625 + 14466
     assert est["worst_case_micro_usd"] == 2 * 20 * usd and est["worst_case_tokens"] == 2 * 20 * tokens
 
 
@@ -76,6 +77,8 @@ def test_the_worst_case_is_the_ledgers_bound(run_attempt):
     ("{", "not valid JSON"),
     ('{"schema": "other"}', "schema: expected"),
     ('{"schema": "fundbook.prices/1", "models": {"m": {"input_micro_usd_per_mtok": 1.5, '
+     '"output_micro_usd_per_mtok": 1}}}', "the number 1.5 is not an integer"),
+    ('{"schema": "fundbook.prices/1", "models": {"m": {"input_micro_usd_per_mtok": -1, '
      '"output_micro_usd_per_mtok": 1}}}', "models.m.input_micro_usd_per_mtok: expected a non-negative integer"),
 ])
 def test_bad_price_table_is_one_line_naming_file_and_field(tmp_path, body, message):
@@ -120,6 +123,36 @@ def test_prompt_cache_hits_are_charged_at_the_cached_rate():
     price = dict(PRICE, cached_input_micro_usd_per_mtok=13000)
     assert call_cost(price, 6000, 500, cached_in=4000) == -(-(2000 * 130000 + 4000 * 13000 + 500 * 400000) // 10**6)
     assert call_cost(PRICE, 6000, 500, cached_in=4000) == call_cost(PRICE, 6000, 500)  # no cached rate: full price
+
+
+def test_budget_defaults_the_worker_time_to_executes(prices_file):
+    """Held back: `budget` priced sandbox compute at 0 unless --worker-seconds was given, while `execute` runs
+    1,200 s by default. Now both default to 1,200 s."""
+    result = CliRunner().invoke(cli, ["budget", "--model", "test-model", "--prices", prices_file, "--tokens-in", "6000",
+                                      "--tokens-out", "500", "--json"])
+    est = json.loads(result.output)
+    assert est["worker_seconds"] == 1200 and est["sandbox_micro_usd"] == 40 * (1200 + 60)
+
+
+@pytest.mark.parametrize("option, value", [("--checkpoints", "9007199254740991"), ("--checkpoints", "10000000"),
+                                           ("--attempts", "9007199254740991"), ("--max-calls", "9007199254740991"),
+                                           ("--tokens-in", "9007199254740991"), ("--max-tokens", "9007199254740991")])
+def test_budget_options_are_bounded(prices_file, option, value):
+    """Held back: `budget --checkpoints 9007199254740991` died of MemoryError (mid-size values allocated
+    gigabytes). Every option has a bound: a usage error in one line, exit 64."""
+    result = CliRunner().invoke(cli, ["budget", "--model", "test-model", "--prices", prices_file, "--tokens-in", "6000",
+                                      "--tokens-out", "500", option, value])
+    assert result.exit_code == 64 and option in result.output and result.output.count("\n") == 1, result.output
+
+
+def test_the_worst_case_costs_the_same_to_compute_for_any_horizon(prices_file):
+    """No list as long as the attempt: a million checkpoints is the same sum, computed at once."""
+    table = load_prices(prices_file)
+    one = estimate(table, "test-model", 1, 1, 3, 6000, 500, 2000)
+    many = estimate(table, "test-model", 1, 1_000_000, 3, 6000, 500, 2000)
+    assert many["worst_case_micro_usd"] == 1_000_000 * one["worst_case_micro_usd"]
+    capped = estimate(table, "test-model", 1, 1_000_000, 3, 6000, 500, 2000, max_calls=3)
+    assert capped["worst_case_micro_usd"] == 3 * 14466  # three calls at the dearest size (one a checkpoint)
 
 
 def test_budget_usage_error_exits_64(prices_file):

@@ -40,6 +40,8 @@ def _record(claim_id, charged, unresolved, sandbox):
 def test_the_project_caps_hold_across_claims(tmp_path):
     caps = {"project_micro_usd": 2500, "project_sandbox_micro_usd": 1000}
     book = ProjectLedger(str(tmp_path))
+    for claim_id in ("c1", "c2", "c3"):
+        book.register(_doc(claim_id))  # as `authorise` does
     book.open_claim(_doc("c1"), "a-c1", caps)
     book.open_claim(_doc("c2"), "a-c2", caps)  # 2000 reserved of 2500
     with pytest.raises(BudgetHalt, match="would pass the project's inference cap") as err:
@@ -62,16 +64,23 @@ def test_a_claim_above_the_project_cap_is_refused_before_consumption(tmp_path, s
     for module in (_attempt, _freeze):
         monkeypatch.setattr(module, "code_revision", lambda: dict(CLEAN))
         monkeypatch.setattr(module, "engine_identity", lambda: dict(PUBLISHED))
+    from .conftest import CREDENTIALS
+    for name, value in CREDENTIALS.items():
+        monkeypatch.setenv(name, value)
     runner = CliRunner()
     freeze = [a if a != "50000000" else "6000000" for a in FREEZE]  # room for one claim of 5 USD, not two
     assert runner.invoke(cli, ["freeze", "--out", os.path.join(project, "freeze.json"), "--prices", prices_file,
                                *freeze]).exit_code == 0
+    assert runner.invoke(cli, ["deviate", "--field", "pilot.required", "--effective", "false", "--reason",
+                               "machinery test"]).exit_code == 0
     book = ProjectLedger(project)
+    book.register(_doc("clm-earlier", cap=5_000_000, sandbox=0))
     book.open_claim(_doc("clm-earlier", cap=5_000_000, sandbox=0), "earlier", None)  # an attempt still open
     claim = str(tmp_path / "c.json")
     assert runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "test-model", "--cap-micro-usd",
                                "5000000", "--cap-tokens", "20000000", "--cap-sandbox-micro-usd", "20000",
-                               "--out", claim]).exit_code == 0
+                               "--out", claim, "--prices", prices_file, "--worker-seconds", "300",
+                               "--horizon", "6"]).exit_code == 0
     result = runner.invoke(cli, ["execute", "--claim", claim, "--out", str(tmp_path / "a"), "--family", "FUND_01",
                                  "--seed", "1", "--sampler", "tinker", "--model", "test-model", "--prices", prices_file,
                                  "--worker-seconds", "300", "--horizon", "6"])
@@ -92,14 +101,15 @@ def test_sandbox_compute_halts_apart_from_inference():
     assert ledger.totals()["sandbox_charged_micro_usd"] == 400 and not ledger.has_open_sandbox()
 
 
-def test_an_attempt_whose_sandbox_does_not_fit_its_cap_never_starts(run_attempt, monkeypatch):
+def test_an_attempt_whose_sandbox_does_not_fit_its_cap_is_refused_before_consumption(run_attempt, monkeypatch,
+                                                                                       state):
+    """Nothing is consumed that a check could have saved: a claim whose sandbox cap cannot cover the worker's time
+    limit is refused before it is spent, whatever the sampler (it used to be consumed, then halted at once)."""
     from launchers import _attempt
     monkeypatch.setattr(_attempt, "sandbox_rate", lambda prices, name: 40)
-    record, out = run_attempt(cap_sandbox_micro_usd=1000, horizon=6)
-    c = record["content"]
-    assert c["termination"]["status"] == "budget_halt" and c["termination"]["limit"] == "sandbox"
-    assert c["cost"]["calls"] == 0 and c["information_boundary"]["staged"]  # staged, never started
-    assert [e["account"] for e in c["ledger"]["entries"]] == []
+    with pytest.raises(BudgetHalt, match="sandbox cap of 1000 micro-USD cannot cover the worker's 1200 s") as err:
+        run_attempt(cap_sandbox_micro_usd=1000, horizon=6, partial=True)
+    assert err.value.limit == "sandbox" and not os.path.exists(os.path.join(state, "consumed"))
 
 
 def test_attempts_and_calls_are_exported_to_parquet(tmp_path):
@@ -157,7 +167,7 @@ def test_the_ledger_never_commits_past_its_caps_and_reloads_the_same(tmp_path_fa
 
 def test_self_check_fails_when_a_new_control_is_broken(monkeypatch):
     from launchers import _project
-    monkeypatch.setattr(_project.ProjectLedger, "check_claim", lambda self, claim, caps: None)
+    monkeypatch.setattr(_project.ProjectLedger, "check_claim", lambda self, claim, caps, sha256=None: None)
     result = CliRunner().invoke(cli, ["self-check"])
     assert result.exit_code == 1 and "FAIL a deleted consumed marker does not renew the claim" in result.output
 

@@ -20,7 +20,7 @@ from launchers._sampler_tinker import TinkerSampler
 from launchers._sandbox_local import LocalSandbox
 from fundbook.cli.launch import cli
 
-from .conftest import schema_valid
+from .conftest import CREDENTIALS, plan_for, schema_valid
 from .fakes import FakeRetryConfig, FakeTinker, mock_answer
 
 
@@ -28,17 +28,17 @@ from .fakes import FakeRetryConfig, FakeTinker, mock_answer
 def recording(tmp_path, state, prices_file):
     """An attempt recorded with the tinker sampler (the network faked) through a write-through decision cache."""
     claim, out, db = str(tmp_path / "c.json"), str(tmp_path / "recorded"), str(tmp_path / "cache.sqlite")
-    authorise(claim, "FUND_01", "public-practice", "test-model", 10_000_000, 5_000_000, 1, state=state,
-              cap_sandbox_micro_usd=10**6)
+    authorise(claim, "FUND_01", "public-practice", "test-model", 10_000_000, 20_000_000, 1, state=state,
+              cap_sandbox_micro_usd=10**6, plan=plan_for())
     fake = FakeTinker(answer=mock_answer)
     record = execute(claim_path=claim, out=out, family="FUND_01", seed=1, split="public-practice", model="test-model",
                      sampler_name="tinker", sandbox_name="local",
                      make_sampler=lambda m: CacheSampler(db, m, inner=TinkerSampler(
                          m, 30, temperature_milli=700, seed=5, sdk=(fake, FakeRetryConfig))),
                      make_sandbox=LocalSandbox, prices=load_prices(prices_file), limits=Limits(), horizon=6,
-                     state=state, sampling={"temperature_milli": 700, "seed": 5})
+                     state=state, sampling={"temperature_milli": 700, "seed": 5}, environ=dict(CREDENTIALS))
     assert record["content"]["termination"]["status"] == "completed" and record["content"]["cost"]["micro_usd"] > 0
-    return {"out": out, "db": db, "record": record}
+    return {"out": out, "db": db, "record": record, "prices": prices_file}
 
 
 @pytest.fixture
@@ -54,7 +54,8 @@ def _replay(tmp_path, recording, name="replay", extra=()):
     runner = CliRunner()
     claim = str(tmp_path / f"{name}.json")
     assert runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "test-model", "--cap-micro-usd", "0",
-                               "--cap-tokens", "1", "--out", claim]).exit_code == 0
+                               "--cap-tokens", "1", "--out", claim, "--sandbox", "local", "--prices",
+                               recording["prices"], "--accept-partial-budget"]).exit_code == 0  # a replay costs 0
     out = str(tmp_path / name)
     result = runner.invoke(cli, ["execute", "--claim", claim, "--out", out, "--sampler", "cache", "--cache",
                                  recording["db"], "--replay-of", recording["out"], *extra])

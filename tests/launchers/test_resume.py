@@ -41,7 +41,7 @@ def test_an_interrupted_attempt_is_continued_with_a_new_claim(run_attempt, tmp_p
     runner = CliRunner()
     claim = str(tmp_path / "new-claim.json")
     assert runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "mock", "--cap-micro-usd", "0",
-                               "--cap-tokens", "2000000", "--out", claim]).exit_code == 0
+                               "--cap-tokens", "20000000", "--out", claim]).exit_code == 0
     out2 = str(tmp_path / "continued")
     result = runner.invoke(cli, ["execute", "--claim", claim, "--out", out2, "--resume-from", out1])
     assert result.exit_code == 0, result.output

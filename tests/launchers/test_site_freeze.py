@@ -64,7 +64,7 @@ def test_the_project_spend_is_shown(runs, tmp_path, state):
     runner = CliRunner()
     claim = str(tmp_path / "c.json")
     assert runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "mock", "--cap-micro-usd", "0",
-                               "--cap-tokens", "2000000", "--out", claim]).exit_code == 0
+                               "--cap-tokens", "20000000", "--out", claim]).exit_code == 0
     assert runner.invoke(cli, ["execute", "--claim", claim, "--family", "FUND_01", "--seed", "1", "--horizon", "6",
                                "--out", str(tmp_path / "a")]).exit_code == 0
     page = _page(runs)

@@ -112,10 +112,25 @@ def test_floats_from_the_model_never_break_the_record(run_attempt):
 ROGUE = b"""import json, sys
 def send(obj):
     sys.stdout.write(json.dumps(obj) + "\\n"); sys.stdout.flush()
+def sample():
+    send({"type": "sample", "messages": [{"role": "user", "content": "hello"}]})
+    return json.loads(sys.stdin.readline())
+sample()
 send({"type": "submit", "batch": {"day": 1.5, "report": {"cash": 1e300}, "actions": [], "x": 2**60}})
 reply = json.loads(sys.stdin.readline())
+sample()
 send({"type": "tool", "name": "x", "arguments": {"f": 0.1}, "output": None, "exit_code": True})
 send({"type": "bogus", "echo": reply["type"]})
+sys.stdin.readline()
+"""
+
+CHATTY = b"""import json, sys
+def send(obj):
+    sys.stdout.write(json.dumps(obj) + "\\n"); sys.stdout.flush()
+send({"type": "sample", "messages": [{"role": "user", "content": "hello"}]})
+sys.stdin.readline()
+for i in range(3):  # one report per model answer: the second is a protocol error, never a journal without end
+    send({"type": "tool", "name": "note", "arguments": {}, "output": "x" * 100, "exit_code": 0})
 sys.stdin.readline()
 """
 
@@ -125,6 +140,23 @@ class RogueSandbox(LocalSandbox):
 
     def start(self, files, time_limit_s):
         return super().start(dict(files, **{"worker.py": ROGUE}), time_limit_s)
+
+
+class ChattySandbox(LocalSandbox):
+    def start(self, files, time_limit_s):
+        return super().start(dict(files, **{"worker.py": CHATTY}), time_limit_s)
+
+
+def test_a_worker_reports_once_per_model_answer(run_attempt):
+    """The journal's worst case is bounded: a worker that reports more than one tool result (or invalid answer, or
+    batch) per model answer is stopped as a protocol error, its one legitimate report kept."""
+    record, out = run_attempt(sandbox=ChattySandbox(), horizon=6)
+    c = record["content"]
+    assert c["termination"]["status"] == "infrastructure_interruption"
+    assert "the worker sent a tool result that follows no model answer" in c["termination"]["reason"]
+    with open(f"{out}/transcript.json") as fh:
+        tools = [t for st in json.load(fh)["steps"] for t in st["tool_calls"]]
+    assert [t["name"] for t in tools] == ["note"]
 
 
 def test_a_worker_that_breaks_the_protocol_is_recorded_not_trusted(run_attempt):

@@ -9,6 +9,13 @@ const pending = new Map();
 const progressListeners = new Set();
 const progressSeen = [];
 
+// ?start=cold on the page: the worker skips the snapshot (the tests and the benchmark compare the two).
+function workerUrl() {
+  const url = new URL("./worker.js", import.meta.url);
+  if (new URLSearchParams(location.search).get("start") === "cold") url.search = "?start=cold";
+  return url;
+}
+
 function start() {
   if (worker) return worker;
   // The desk page starts its worker from <head> (early.js): adopt it.
@@ -17,7 +24,7 @@ function start() {
   const early = window.fbEarlyWorker;
   delete window.fbEarlyWorker;
   window.fbEngineStarted = true;
-  worker = early?.worker ?? new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
+  worker = early?.worker ?? new Worker(workerUrl(), { type: "module" });
   worker.onmessage = (event) => {
     if (event.data.progress) {
       progressSeen.push(event.data.progress);

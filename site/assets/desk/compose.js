@@ -2,7 +2,7 @@
 // and approvals the packet shows are offered), the report, and a JSON view of
 // the same batch. The engine validates everything again on submit; the form
 // only keeps people from typing ids by hand.
-import { field, h, money } from "./dom.js";
+import { bps, field, h, money } from "./dom.js";
 import { parseCount, parseMoney } from "./money.js";
 
 const ACTION_TYPES = ["FUND", "ROLL", "REPAY", "ESCALATE", "EXECUTE"];
@@ -69,7 +69,7 @@ export class Composer {
     return this.packet.assets.map((a) => [a.id, `${a.id} ${a.name} (${a.kind}, ${money(a.notional)})`]);
   }
   quoteOptions() {
-    return this.packet.quotes.map((q) => [q.id, `${q.id} ${q.counterparty} ${q.rate_bps} bps, ${q.tenor} d, haircut ${q.haircut_bps} bps`]);
+    return this.packet.quotes.map((q) => [q.id, `${q.id} ${q.counterparty} ${bps(q.rate_bps)}, ${q.tenor} d, haircut ${bps(q.haircut_bps)}`]);
   }
   tradeOptions() {
     return this.packet.trades.map((t) => [t.id, `${t.id} ${t.asset} ${t.counterparty} to day ${t.maturity} (${t.status})`]);
@@ -82,9 +82,19 @@ export class Composer {
   fieldsFor(type, prefix = "") {
     const n = (name) => prefix + name;
     if (type === "FUND") {
-      return [field("Asset", select(n("asset"), this.assetOptions())),
-        field("Quote", select(n("quote"), this.quoteOptions())),
-        moneyField("Notional", n("notional"))];
+      const asset = select(n("asset"), this.assetOptions());
+      const quote = select(n("quote"), this.quoteOptions());
+      const applies = h("p", { class: "fb-hint fb-applies", "aria-live": "polite" });
+      const show = () => {
+        const a = this.packet.assets.find((x) => x.id === asset.value);
+        const q = this.packet.quotes.find((x) => x.id === quote.value);
+        applies.textContent = a && q ? `Haircut that applies: ${bps(Math.max(q.haircut_bps, a.haircut_floor_bps))} ` +
+          `(the larger of ${q.id}'s ${bps(q.haircut_bps)} and ${a.id}'s minimum ${bps(a.haircut_floor_bps)}).` : "";
+      };
+      asset.addEventListener("change", show);
+      quote.addEventListener("change", show);
+      show();
+      return [field("Asset", asset), field("Quote", quote), moneyField("Notional", n("notional")), applies];
     }
     if (type === "ROLL") {
       return [field("Funding trade", select(n("trade"), this.tradeOptions())),
@@ -214,26 +224,56 @@ export class Composer {
         field("Open approvals", h("input", { type: "text", name: "open_approvals", autocomplete: "off" }), "approval ids, comma-separated; empty for none")));
   }
 
+  /** The report, or an Error whose `problems` list every field at fault ({input, message}); each is marked. */
   readReport() {
     const f = this.reportForm.elements;
+    const problems = [];
+    const read = (input, parse) => {
+      try {
+        const value = parse(input.value);
+        input.removeAttribute("aria-invalid");
+        return value;
+      } catch (e) {
+        input.setAttribute("aria-invalid", "true");
+        problems.push({ input, message: e.message });
+        return undefined;
+      }
+    };
+    // in the form's order, so the list next to Submit reads top to bottom and the first one gets the focus
+    const cash = read(f.cash, (text) => parseMoney(text, "Report cash", "any"));
+    const cost = read(f.funding_cost_to_date, (text) => parseMoney(text, "Report funding cost to date", "nonnegative"));
     const assets = {};
     for (const a of this.reportable()) {
-      if (!f[`include.${a.id}`].checked) continue;
-      assets[a.id] = {};
+      const include = f[`include.${a.id}`].checked;
       for (const [k, label, kind] of REPORT_FIELDS) {
-        const text = f[`asset.${a.id}.${k}`].value;
-        assets[a.id][k] = kind === "count" ? parseCount(text, `Report ${a.id} ${label}`) : parseMoney(text, `Report ${a.id} ${label}`, "nonnegative");
+        const input = f[`asset.${a.id}.${k}`];
+        if (!include) {
+          input.removeAttribute("aria-invalid");
+          continue;
+        }
+        assets[a.id] ??= {};
+        assets[a.id][k] = read(input, (text) => kind === "count" ? parseCount(text, `Report ${a.id} ${label}`)
+          : parseMoney(text, `Report ${a.id} ${label}`, "nonnegative"));
       }
     }
     const list = (text) => text.split(",").map((s) => s.trim()).filter(Boolean);
-    const breaches = list(f.breaches.value).map((item) => {
-      const m = /^(\d+)\s*:\s*([A-Z_]+)$/.exec(item);
-      if (!m) throw new Error(`Report breaches: expected day:CODE, got "${item}"`);
-      return { day: Number(m[1]), code: m[2] };
-    });
-    return { cash: parseMoney(f.cash.value, "Report cash", "any"),
-      funding_cost_to_date: parseMoney(f.funding_cost_to_date.value, "Report funding cost to date", "nonnegative"),
-      assets, breaches, open_approvals: list(f.open_approvals.value) };
+    const report = {
+      cash,
+      funding_cost_to_date: cost,
+      assets,
+      breaches: read(f.breaches, (text) => list(text).map((item) => {
+        const m = /^(\d+)\s*:\s*([A-Z_]+)$/.exec(item);
+        if (!m) throw new Error(`Report breaches: expected day:CODE, got "${item}"`);
+        return { day: Number(m[1]), code: m[2] };
+      })),
+      open_approvals: read(f.open_approvals, list),
+    };
+    if (problems.length) {
+      const error = new Error(problems.map((p) => p.message).join("; "));
+      error.problems = problems;
+      throw error;
+    }
+    return report;
   }
 
   fillReport(report) {
@@ -249,11 +289,16 @@ export class Composer {
       for (const [k, v] of Object.entries(entry)) {
         const input = f[`asset.${id}.${k}`];
         const kind = REPORT_FIELDS.find(([key]) => key === k)?.[2];
-        if (input) input.value = kind === "money" && Number.isSafeInteger(v) ? money(v) : String(v);
+        if (input) {
+          input.value = kind === "money" && Number.isSafeInteger(v) ? money(v) : String(v);
+          input.removeAttribute("aria-invalid");
+        }
       }
     }
     f.breaches.value = (report.breaches || []).map((b) => `${b.day}:${b.code}`).join(", ");
     f.open_approvals.value = (report.open_approvals || []).join(", ");
+    f.breaches.removeAttribute("aria-invalid");
+    f.open_approvals.removeAttribute("aria-invalid");
   }
 
   // -- whole batch -------------------------------------------------------------

@@ -61,3 +61,23 @@ export function ensureStyles() {
   if ([...document.querySelectorAll("link[rel=stylesheet]")].some((l) => l.href === href)) return;
   document.head.append(h("link", { rel: "stylesheet", href }));
 }
+
+/**
+ * A button that acts at once, or, when `confirmLabel` is given (there is
+ * something to lose), asks first: the first press turns it into the
+ * confirmation (`confirmLabel`, and `warning` said aloud), the second acts.
+ */
+export function confirmButton(label, confirmLabel, action, { disabled = false, say = () => {}, warning = "" } = {}) {
+  const button = h("button", { type: "button", disabled }, label);
+  button.addEventListener("click", () => {
+    if (confirmLabel && button.dataset.confirm !== "yes") {
+      button.dataset.confirm = "yes";
+      button.classList.add("fb-confirm");
+      button.textContent = confirmLabel;
+      if (warning) say(warning);
+      return;
+    }
+    action();
+  });
+  return button;
+}

@@ -7,7 +7,10 @@
 (() => {
   if (window.fbEngineStarted) return; // the desk's modules ran first and started it (async scripts race)
   window.fbEngineStarted = true;
-  const worker = new Worker(new URL("worker.js", document.currentScript.src), { type: "module" });
+  const url = new URL("worker.js", document.currentScript.src);
+  // ?start=cold on the page: the worker skips the snapshot (the tests and the benchmark compare the two)
+  if (new URLSearchParams(location.search).get("start") === "cold") url.search = "?start=cold";
+  const worker = new Worker(url, { type: "module" });
   const early = [];
   worker.onmessage = (event) => early.push(event);
   worker.onerror = (event) => early.push(event);

@@ -14,12 +14,12 @@ export function money(cents) {
 /** A tail in cent-days as money-days (amount x days): 56600000000 -> "566,000,000.00". */
 export const moneyDays = money;
 
-/** Basis points as a percentage without floats: 450 -> "4.50%". */
+/** A rate as the desk shows every rate (coupons, funding rates, haircuts, the
+ * engine's messages and the sources all speak basis points): 450 -> "450 bps",
+ * 1200 -> "1,200 bps". 100 bps is 1 %. */
 export function bps(value) {
   if (!Number.isSafeInteger(value)) return String(value);
-  const sign = value < 0 ? "-" : "";
-  const abs = Math.abs(value);
-  return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, "0")}%`;
+  return `${String(value).replace(/\B(?=(\d{3})+(?!\d))/g, ",")} bps`;
 }
 
 const AMOUNT = /^(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d*))?$/;

@@ -28,6 +28,15 @@ export function moneyText(message) {
   return MONEY_PHRASES.reduce((text, re) => text.replace(re, (n) => money(Number(n))), message);
 }
 
+// The sources state amounts in integer cents ("notional 800000000 cents");
+// shown as every other amount on the desk. Rates stay in bps, as everywhere.
+const SOURCE_CENTS = /\b(\d{1,15}) cents\b/g;
+
+/** A source's text as the desk shows it: amounts in cents as money. */
+export function sourceText(text) {
+  return typeof text === "string" ? text.replace(SOURCE_CENTS, (_, n) => money(Number(n))) : text;
+}
+
 // A gate's detail names the report figures it faults in the engine's integers;
 // these two phrases read as money and money-days (fmt._gate_detail is the same
 // rewrite, for the published pages: ASCII, at most 15 digits, exact here too).

@@ -59,8 +59,37 @@ function readableOutput(value, key = "") {
   return h("span", {}, readable(key, value));
 }
 
-/** The tools panel; `run(name, args)` calls the engine, `actions()` gives today's draft actions. */
-export function renderTools(packet, run, actions) {
+/** Python's json.dumps(value, sort_keys=True): ", " and ": ", keys by code point, non-ASCII as \\uXXXX. */
+export function pythonJson(value) {
+  const ascii = (text) => text.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  const walk = (v) => {
+    if (v === null || typeof v !== "object") return ascii(JSON.stringify(v));
+    if (Array.isArray(v)) return `[${v.map(walk).join(", ")}]`;
+    const points = (k) => Array.from(k, (c) => c.codePointAt(0));
+    const byPoint = (a, b) => {
+      const [x, y] = [points(a), points(b)];
+      for (let i = 0; i < Math.min(x.length, y.length); i += 1) if (x[i] !== y[i]) return x[i] - y[i];
+      return x.length - y.length;
+    };
+    const keys = Object.keys(v).sort(byPoint);
+    return `{${keys.map((k) => `${ascii(JSON.stringify(k))}: ${walk(v[k])}`).join(", ")}}`;
+  };
+  return walk(value);
+}
+
+/** A tool's result as the model worker reads it: its JSON text, cut at `limit` characters with the cut marked
+ * (launchers/worker/protocol.py tool_result_text); null when it is not cut. */
+export function modelCut(output, limit) {
+  const text = pythonJson(output);
+  return text.length <= limit ? null : `${text.slice(0, limit)}...[output truncated: ${limit} of ${text.length} characters]...`;
+}
+
+/**
+ * The tools panel; `run(name, args)` calls the engine, `actions()` gives today's draft actions.
+ * `opts.cut` (the study mode): a result longer than the model worker reads is shown as the worker
+ * reads it, cut at that many characters.
+ */
+export function renderTools(packet, run, actions, opts = {}) {
   const choice = h("select", { name: "tool" }, Object.entries(TOOLS).map(([k, label]) => h("option", { value: k }, label)));
   const slot = h("div", { class: "fb-tool-args" });
   const output = h("div", { class: "fb-tool-output", "aria-live": "polite", role: "region", tabindex: "0", "aria-label": "Tool output" });
@@ -73,10 +102,11 @@ export function renderTools(packet, run, actions) {
     event.preventDefault();
     try {
       const answer = await run(choice.value, readArgs(choice.value, form, actions));
-      output.replaceChildren(...(answer.ok
-        ? [readableOutput(answer.output), h("details", {}, h("summary", {}, "As JSON (integer cents and cent-days, as the engine returns it)"),
-          h("pre", { class: "fb-json-out" }, stableJson(answer.output)))]
-        : [h("p", { class: "fb-error" }, `error: ${moneyText(answer.error)}`)]));
+      const cut = answer.ok && opts.cut ? modelCut(answer.output, opts.cut) : null;
+      output.replaceChildren(...(!answer.ok ? [h("p", { class: "fb-error" }, `error: ${moneyText(answer.error)}`)]
+        : cut ? [h("p", { class: "fb-hint" }, "Longer than the model worker reads: shown as it reads it."), h("pre", { class: "fb-json-out" }, cut)]
+          : [readableOutput(answer.output), h("details", {}, h("summary", {}, "As JSON (integer cents and cent-days, as the engine returns it)"),
+            h("pre", { class: "fb-json-out" }, stableJson(answer.output)))]));
     } catch (e) {
       output.replaceChildren(h("p", { class: "fb-error" }, `error: ${e.message}`));
     }

@@ -29,8 +29,12 @@ function readme(session, current, name) {
   const steps = session.moves.map((m) => m.batch
     ? `fundbook desk submit --db desk.sqlite${root} --input batches/day-${pad(m.batch.day)}.json`
     : `fundbook desk advance --db desk.sqlite${root}   # day ${m.skip}: closed without a batch`);
+  const assisted = session.assisted_days?.length
+    ? `Assisted mode: the projection tool filled the report on day ${session.assisted_days.join(", ")}.`
+    : "Assisted mode: not used (every report was typed).";
   return [
     `${name}: a practice-desk session exported from the browser.`,
+    assisted,
     `Fixture sha256 ${current ? current.fixture_sha256 : "(unknown)"}; receipts head ${current ? current.head.size + ":" + current.head.hash : "(unknown)"}.`,
     "",
     "Replay it with the evaluator CLI:",
@@ -45,8 +49,10 @@ function readme(session, current, name) {
 /** The files of an export: {name, files: [{name, text}]}. */
 export function exportFiles(session, current) {
   const name = sessionName(session.source);
+  // assisted_days: the days the projection filled the report (the assisted mode), recorded in any export
   const files = [
-    { name: `${name}/session.json`, text: stableJson({ format: 1, source: session.source, moves: session.moves }) + "\n" },
+    { name: `${name}/session.json`, text: stableJson({ format: 1, source: session.source, moves: session.moves,
+      assisted_days: session.assisted_days || [] }) + "\n" },
     { name: `${name}/README.txt`, text: readme(session, current, name) },
   ];
   for (const move of session.moves) {
@@ -117,7 +123,9 @@ export async function importMoves(files, session, current) {
     // An export carries session.json: it is the whole truth (skips included).
     if (sessions.length > 1) throw new Error("more than one session file chosen");
     const [, { session: s }] = sessions[0];
-    return { format: 1, source: s.source, moves: s.moves };
+    const assisted = Array.isArray(s.assisted_days) && s.assisted_days.every((d) => Number.isSafeInteger(d) && d >= 1 && d <= MAX_DAY)
+      ? [...new Set(s.assisted_days)].sort((a, b) => a - b) : [];
+    return { format: 1, source: s.source, moves: s.moves, assisted_days: assisted };
   }
   const byDay = new Map();
   for (const [name, doc] of docs) {

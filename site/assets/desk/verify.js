@@ -12,10 +12,14 @@
 //   page          every figure the page shows (data-fb-path marks) equals the verified record,
 //                 and none of the figures a run page must show is missing.
 // The register's button does the same for every run in the index, reading each
-// run page too, and then checks the register's own figures.
+// run page too, and then checks the register's own figures. A practitioner
+// record's page has <div class="fb-verify-practitioner" data-record-url
+// data-site-root></div>: its submission is re-executed and the record rebuilt
+// from the two (practitioner.js).
 import { call, engineInfo } from "./client.js";
 import { ensureStyles } from "./dom.js";
 import * as checks from "./checks.js";
+import { verifyPractitioner } from "./practitioner.js";
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -291,9 +295,42 @@ async function verifyRegister(box, button, out) {
   }
 }
 
+// ---- a practitioner record ----
+
+async function verifyPractitionerPage(box, button, out) {
+  button.disabled = true;
+  out.replaceChildren(el("p", {}, "Loading the engine and re-executing the session…"));
+  try {
+    const info = await engineInfo();
+    const t0 = performance.now();
+    const outcome = await verifyPractitioner({ recordUrl: new URL(box.dataset.recordUrl, location.href).href,
+      siteRoot: new URL(box.dataset.siteRoot || "../../", location.href), doc: document, info });
+    const facts = el("dl", { class: "fb-facts" });
+    const fact = (term, value) => facts.append(el("dt", {}, term), el("dd", {}, el("code", {}, value)));
+    fact("published content_sha256", String(outcome.record?.content_sha256));
+    fact("engine bundle loaded", info.bundle_sha256);
+    fact("re-execution time", `${Math.round(performance.now() - t0)} ms`);
+    out.replaceChildren(verdictLine(outcome), checkLines(outcome.results), facts);
+  } catch (error) {
+    out.replaceChildren(errorLine(error));
+  } finally {
+    button.disabled = false;
+  }
+}
+
 const runBoxes = document.querySelectorAll(".fb-verify");
 const registerBoxes = document.querySelectorAll(".fb-verify-register");
-if (runBoxes.length || registerBoxes.length) ensureStyles();
+const practitionerBoxes = document.querySelectorAll(".fb-verify-practitioner");
+if (runBoxes.length || registerBoxes.length || practitionerBoxes.length) ensureStyles();
+for (const box of practitionerBoxes) {
+  const out = el("div", { class: "fb-verify-output", "aria-live": "polite" });
+  const button = el("button", { type: "button", class: "md-button fb-verify-button" }, "Verify this practitioner run in your browser");
+  button.addEventListener("click", () => verifyPractitionerPage(box, button, out));
+  const note = el("p", { class: "fb-verify-note" },
+    "Runs the published engine bundle in this page, re-executes the participant's batches from the submission file, rebuilds "
+    + "the record from the two and checks it, its receipts and every figure on this page. Nothing leaves your browser.");
+  box.replaceChildren(button, note, out);
+}
 for (const box of runBoxes) {
   const out = el("div", { class: "fb-verify-output", "aria-live": "polite" });
   const button = el("button", { type: "button", class: "md-button fb-verify-button" }, "Verify this run in your browser");

@@ -4,35 +4,26 @@
 // Order matters for the integrity claim: the runtime and the bundle are
 // fetched in parallel, the bundle is checked (bundle.js: its sha256 and the
 // manifest's against provenance.json, every file against the manifest), and
-// only then is anything of the engine imported. A mismatch is reported as a
-// plain error and the worker refuses every call.
-import { loadPyodide } from "../../vendor/pyodide/pyodide.mjs";
+// only then is the engine answered from. A mismatch is reported as a plain
+// error and the worker refuses every call.
+//
+// Two ways to start (start.js): restore the memory snapshot `make build-desk`
+// made of the started engine (runtime/engine.snapshot, keyed by
+// runtime/runtime.json to the exact runtime, stdlib, bundle and manifest), or,
+// when there is none for the bundle checked here, a cold start (start Python,
+// import the engine from the checked zip). `?start=cold` on the worker's URL
+// forces the cold start (the tests compare the two).
 import { BUNDLE_NAME, checkBundle, MANIFEST_NAME, PROVENANCE_NAME } from "./bundle.js";
+import { startRuntime } from "./start.js";
 
-const ROOT = new URL("../../", import.meta.url);
-const PYODIDE_URL = new URL("vendor/pyodide/", ROOT).href;
-const ENGINE_URL = new URL("engine/", ROOT).href;
-
-// The engine needs no package from the Pyodide distribution, so the worker
-// hands Pyodide a lock file with none instead of fetching the 120 KB one.
-// tests/desk/test_assets.py keeps `info` equal to the vendored lock file's.
-const MINIMAL_LOCK = {
-  info: { abi_version: "2026_0", arch: "wasm32", platform: "emscripten_5_0_3", python: "3.14.2" },
-  packages: {},
-};
-
-// The desk's standard library (`make build-desk`): only the modules the engine
-// and the desk load, compiled by the pinned runtime. Always this one: the site
-// build makes it, so no request probes for it first.
-const STDLIB_URL = new URL("./runtime/python_stdlib.zip", import.meta.url).href;
-
+const ENGINE_URL = new URL("../../engine/", import.meta.url).href;
 const now = () => performance.now();
 
 // Start-up progress: "bundle" (fetched and checked), "runtime" (Pyodide
-// started), "import" (engine imported). The first two complete in either
-// order: they load side by side.
-function progress(stage, t0) {
-  self.postMessage({ progress: { stage, ms: Math.round(now() - t0) } });
+// started or restored), "import" (engine imported). The first two complete in
+// either order: they load side by side.
+function progress(stage, t0, extra = {}) {
+  self.postMessage({ progress: { stage, ms: Math.round(now() - t0), ...extra } });
 }
 
 async function fetchBytes(name) {
@@ -42,30 +33,45 @@ async function fetchBytes(name) {
   return new Uint8Array(await response.arrayBuffer());
 }
 
-async function fetchBundle(t0) {
-  const [zipBytes, manifestBytes, provenanceBytes] = await Promise.all(
-    [BUNDLE_NAME, MANIFEST_NAME, PROVENANCE_NAME].map(fetchBytes));
-  let provenance;
+function parseProvenance(bytes) {
   try {
-    provenance = JSON.parse(new TextDecoder().decode(provenanceBytes));
+    return JSON.parse(new TextDecoder().decode(bytes));
   } catch {
     throw new Error(`engine/${PROVENANCE_NAME}: not valid JSON; nothing was run`);
   }
-  const checked = await checkBundle(zipBytes, manifestBytes, provenance);
+}
+
+async function fetchBundle(t0) {
+  const provenance = fetchBytes(PROVENANCE_NAME).then(parseProvenance);
+  const [zipBytes, manifestBytes, prov] = await Promise.all([fetchBytes(BUNDLE_NAME), fetchBytes(MANIFEST_NAME), provenance]);
+  const checked = await checkBundle(zipBytes, manifestBytes, prov);
   progress("bundle", t0);
   return { ...checked, bytes: zipBytes, fetch_ms: now() - t0 };
 }
 
+// Python helpers the desk needs beyond engine._session's calls, defined in
+// their own namespace once the engine is imported: `desk_replay` is the
+// session as desk_state rebuilds it, with its receipts (a practitioner
+// record's receipts are checked against them before the run is finalised).
+const HELPERS = `
+from engine import _session as _s
+
+def desk_replay(source_json, moves_json):
+    def go():
+        run = _s._rebuild(*_s._session(source_json, moves_json))
+        return {"receipts": run.receipts, **_s._state(run)}
+    return _s._call(go)
+`;
+
 async function boot() {
   const t0 = now();
-  // Start the runtime and the bundle together; import only after the check.
+  const cold = new URL(self.location.href).searchParams.get("start") === "cold";
+  // Start the runtime and the bundle together; answer only after the check.
   const bundle = fetchBundle(t0);
-  const runtime = loadPyodide({ indexURL: PYODIDE_URL, lockFileContents: MINIMAL_LOCK, stdLibURL: STDLIB_URL })
-    .then((py) => {
-      progress("runtime", t0);
-      return { py, runtime_ms: now() - t0 };
-    });
-  const [{ py, runtime_ms }, checked] = await Promise.all([runtime, bundle]);
+  const provenance = bundle.then((b) => ({ bundle_sha256: b.bundleSha, manifest_sha256: b.manifestSha }), () => null);
+  const started = startRuntime({ cold, provenance, onRuntime: (path) => progress("runtime", t0, { path }) });
+  const [runtime, checked] = await Promise.all([started, bundle]);
+  const { py } = runtime;
   const compiledFor = checked.manifest.runtime?.pyodide_version;
   if (compiledFor !== py.version) {
     throw new Error(`engine bundle ${BUNDLE_NAME}: compiled for Pyodide ${compiledFor}, this runtime is ${py.version}; nothing was run`);
@@ -74,50 +80,65 @@ async function boot() {
   const path = `/fundbook/${BUNDLE_NAME}`;
   py.FS.mkdirTree("/fundbook");
   py.FS.writeFile(path, checked.bytes);
-  py.runPython(`import sys\nsys.path.insert(0, ${JSON.stringify(path)})\nimport engine._session`);
+  if (runtime.path === "snapshot") {
+    // The image must be of exactly this bundle: its own key, not only runtime.json's.
+    const key = JSON.parse(py.runPython("import sys; getattr(sys, '_fundbook_snapshot', 'null')"));
+    if (key?.bundle_sha256 !== checked.bundleSha || key?.manifest_sha256 !== checked.manifestSha) {
+      throw new Error(`engine snapshot: made for bundle ${key?.bundle_sha256}, the checked bundle is ${checked.bundleSha}; nothing was run`);
+    }
+  } else {
+    py.runPython(`import sys\nsys.path.insert(0, ${JSON.stringify(path)})\nimport engine._session`);
+  }
   const session = py.pyimport("engine._session");
   const engine = py.pyimport("engine");
-  progress("import", t0);
+  const helpers = py.globals.get("dict")();
+  py.runPython(HELPERS, { globals: helpers });
+  progress("import", t0, { path: runtime.path });
   const info = {
     bundle_sha256: checked.bundleSha,
     manifest_sha256: checked.manifestSha,
     runtime: checked.manifest.runtime,
     stdlib: "desk subset",
+    start: runtime.path,
+    start_note: runtime.note,
     engine_version: engine.ENGINE_VERSION,
     families: engine.FAMILIES.toJs(),
     episodes: engine.EPISODES.toJs(),
     python_version: py.runPython("import sys; sys.version.split()[0]"),
     pyodide_version: py.version,
-    timings: { runtime_ms, bundle_fetch_ms: checked.fetch_ms, import_ms: now() - t1, ready_ms: now() - t0 },
+    timings: { runtime_ms: runtime.ms, bundle_fetch_ms: checked.fetch_ms, import_ms: now() - t1, ready_ms: now() - t0 },
   };
-  return { py, session, info };
+  return { py, session, helpers, info };
 }
 
 const booted = boot();
 booted.catch(() => {}); // reported to each caller below, not as an unhandled rejection
 
-// Calls into engine._session: each returns its JSON string unchanged.
-const CALLS = {
-  state: (s, a) => s.desk_state(a[0], a[1]),
-  submit: (s, a) => s.desk_submit(a[0], a[1], a[2]),
-  skip: (s, a) => s.desk_skip(a[0], a[1]),
-  finalize: (s, a) => s.desk_finalize(a[0], a[1]),
-  tool: (s, a) => s.desk_tool(a[0], a[1], a[2]),
-  verify: (s, a) => s.verify_run(a[0]),
+// Calls into the engine: each returns its JSON string unchanged. A call is
+// (booted worker, args) -> JSON text; another module may add its own
+// (`CALLS.name = ...`) before the first message arrives.
+export const CALLS = {
+  state: ({ session }, a) => session.desk_state(a[0], a[1]),
+  submit: ({ session }, a) => session.desk_submit(a[0], a[1], a[2]),
+  skip: ({ session }, a) => session.desk_skip(a[0], a[1]),
+  finalize: ({ session }, a) => session.desk_finalize(a[0], a[1]),
+  tool: ({ session }, a) => session.desk_tool(a[0], a[1], a[2]),
+  verify: ({ session }, a) => session.verify_run(a[0]),
+  replay: ({ helpers }, a) => helpers.get("desk_replay")(a[0], a[1]),
 };
 
 self.onmessage = async (event) => {
   const { id, op, args } = event.data;
   try {
-    const { session, info } = await booted;
+    const worker = await booted;
     if (op === "info") {
-      self.postMessage({ id, ok: true, value: info });
+      self.postMessage({ id, ok: true, value: worker.info });
       return;
     }
-    const call = CALLS[op];
+    const call = Object.hasOwn(CALLS, op) ? CALLS[op] : null;
     if (!call) throw new Error(`unknown call ${op}`);
     const t0 = now();
-    const text = call(session, args || []);
+    const text = call(worker, args || []);
     self.postMessage({ id, ok: true, value: text, ms: now() - t0 });
   } catch (error) {
     self.postMessage({ id, ok: false, error: String(error?.message ?? error).split("\n").filter(Boolean).pop() });

@@ -1,0 +1,95 @@
+"""A page for each practitioner record (runs/practitioners/<id>/), with its
+"verify in your browser" box: the minimal renderer the site uses until the
+register's own pages render practitioner attempts (builders/site lists them;
+this module only makes the record page and publishes the record's files).
+
+    practitioners/<attempt id>/index.md     the page (generated, not in the nav)
+    runs/practitioners/<attempt id>/*.json  the record, its receipts and its submission, as published
+
+Every figure the page shows is marked (builders/site/figures.Figures), so
+the verify (site/assets/desk/practitioner.js) checks each one against the
+record it rebuilds from the re-executed submission.
+"""
+
+import html
+import json
+from pathlib import Path
+
+from builders.site.figures import Figures
+
+FILES = ("record.json", "receipts.json", "submission.json")
+
+
+def load_records(runs_dir: Path) -> list:
+    """[(attempt id, record)] of runs_dir/practitioners/*/record.json, in id order (a folder without one is skipped)."""
+    root = Path(runs_dir) / "practitioners"
+    if not root.is_dir():
+        return []
+    out = []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        if all((folder / name).is_file() for name in FILES):
+            out.append((folder.name, json.loads((folder / "record.json").read_text(encoding="utf-8"))))
+    return out
+
+
+def _ms(ms) -> str:
+    s = int(ms) // 1000
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def page(attempt, record) -> str:
+    """The record's page as Markdown with HTML blocks (the site renders it; the tests' stand-in site too)."""
+    c = record["content"]
+    fig = Figures({"content": c, "record": record})
+    esc = html.escape
+    term = c["termination"]
+    result = c.get("result")
+    rows = "".join(f"<tr><td>{i + 1}</td><td>{fig(['content', 'clock', 'per_checkpoint_ms', i])} ms</td><td>{_ms(ms)}</td></tr>"
+                   for i, ms in enumerate(c["clock"]["per_checkpoint_ms"]))
+    pauses = "".join(f"<li>checkpoint {p['checkpoint']}: {_ms(p['ms'])} ({esc(p['reason'])})</li>" for p in c["clock"]["pauses"])
+    outcome = (f"<p>Status {fig(['content', 'result', 'status'])} · verdict {fig(['content', 'result', 'verdict'], 'verdict')} · "
+               f"score {fig(['content', 'result', 'score'], 'score')}</p>" if result else
+               "<p>Not finalised: the participant stopped before the end, so the run has no grade. Its batches and receipts "
+               "are kept: leaving abandoned attempts out would distort the result.</p>")
+    files = " · ".join(f'<a href="../../runs/practitioners/{esc(attempt)}/{name}">{name}</a>' for name in FILES)
+    body = f"""---
+title: "Practitioner attempt {attempt}"
+description: "A practitioner run of {c['task']['instance_id']}: {term['status']}."
+---
+
+# Practitioner attempt
+
+<div class="fb-practitioner">
+<p><strong>A person</strong>, pseudonym {fig(['content', 'participant'])} (cohort {fig(['content', 'cohort'])}), worked
+{fig(['content', 'task', 'instance_id'])} on the practice desk's study mode, with exactly the model worker's affordances.
+This run is {fig(['content', 'termination', 'status'])} ({fig(['content', 'termination', 'reason'])}) after
+{fig(['content', 'termination', 'checkpoints_closed'])} checkpoints. It is not a calibration or a certification of the person.</p>
+{outcome}
+<table class="fb-table"><tbody>
+<tr><th scope="row">attempt</th><td>{fig(['content', 'attempt_id'])}</td></tr>
+<tr><th scope="row">consent</th><td>version {fig(['content', 'consent', 'version'])}, sha256 {fig(['content', 'consent', 'sha256'])}</td></tr>
+<tr><th scope="row">affordances used</th><td>{fig(['content', 'affordances', 'used'], 'list')} (of {esc(', '.join(c['affordances']['offered']))})</td></tr>
+<tr><th scope="row">task clock</th><td>{_ms(c['clock']['active_ms'])} working, {_ms(c['clock']['paused_ms'])} paused</td></tr>
+<tr><th scope="row">receipts head</th><td>{c['receipts_head']['size']}:{fig(['content', 'receipts_head', 'hash'])}</td></tr>
+<tr><th scope="row">engine bundle</th><td>{fig(['content', 'engine', 'bundle_sha256'])} ({fig(['content', 'execution_path'])})</td></tr>
+<tr><th scope="row">files</th><td>{files}</td></tr>
+</tbody></table>
+<table class="fb-table"><caption>Time per checkpoint</caption><thead><tr><th scope="col">checkpoint</th>
+<th scope="col">clock</th><th scope="col">h:mm:ss</th></tr></thead><tbody>{rows}</tbody></table>
+<p>Pauses: {'<ul>' + pauses + '</ul>' if pauses else 'none'}</p>
+<div class="fb-verify-practitioner" data-record-url="../../runs/practitioners/{esc(attempt)}/record.json" data-site-root="../../"></div>
+</div>
+
+<script type="module" src="../../assets/desk/verify.js"></script>
+"""
+    return body
+
+
+def site_files(runs_dir: Path) -> dict:
+    """{site path: bytes or text}: each record's page and its published files."""
+    out = {}
+    for attempt, record in load_records(runs_dir):
+        out[f"practitioners/{attempt}/index.md"] = page(attempt, record)
+        for name in FILES:
+            out[f"runs/practitioners/{attempt}/{name}"] = (Path(runs_dir) / "practitioners" / attempt / name).read_bytes()
+    return out
