@@ -93,7 +93,7 @@ def cost_text(kind, cost) -> str:
     if kind == "baseline":
         return f"$0 (scripted, no model calls; {fmt.duration(cost.get('engine_ms'))} of engine time)"
     if kind == "practitioners":
-        return f"$0 (no model calls; {fmt.duration(cost.get('clock_ms'))} at the desk)"
+        return f"$0 (no model calls; {fmt.count(round(cost.get('clock_ms', 0) / 60_000))} min at the desk)"
     parts = [fmt.usd(cost.get("micro_usd", 0))]
     if cost.get("local"):
         parts[0] += " (local)"
@@ -158,7 +158,12 @@ def _practitioner_agents(pub) -> list:
                                    "date": _date(session.record, "finished", "imported", "started")})
         clock = _dict(c.get("clock")).get("per_checkpoint_ms")
         agent.cost["clock_ms"] += sum(_int(ms) for ms in clock) if isinstance(clock, list) else 0
-        agent.links.append((f"session {c.get('participant') or session.session_id}", f"{session.folder}/record.json"))
+        # the page builders/desk/practitioner_page.py makes for a record with its receipts and submission
+        # (its verify box included); otherwise the record itself
+        folder = pub.runs_dir / "practitioners" / session.session_id
+        paged = all((folder / name).is_file() for name in ("record.json", "receipts.json", "submission.json"))
+        agent.links.append((f"session {c.get('participant') or session.session_id}",
+                            f"practitioners/{session.session_id}/" if paged else f"{session.folder}/record.json"))
     for agent in groups.values():
         if len(agent.links) > 3:
             agent.links = agent.links[:3] + [(f"{len(agent.links) - 3} more in runs/practitioners/", None)]

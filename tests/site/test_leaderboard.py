@@ -139,9 +139,10 @@ def test_models_are_grouped_by_provider_and_id_and_failures_count(runs):
     assert llama["n"] == 2 and llama["ended_without_result"] == 1 and llama["preliminary"]
     assert llama["mean"]["value"] == "31.0"  # (62 + 0) / 2: the interrupted attempt counts as 0
     assert llama["rate"]["k"] == 0 and llama["date"] == "2026-12-05"
-    assert llama["cost"].startswith("$0.00 (local) · CPU 24.6 s · 80 calls, ")
+    calls = json.loads((MOCK / "record.json").read_text())["content"]["cost"]["calls"]
+    assert llama["cost"].startswith(f"$0.00 (local) · CPU 24.6 s · {2 * calls} calls, ")
     assert [t for t, _ in llama["links"]][:3] == ["attempts", "transcript llama-a", "transcript llama-b"]
-    assert models[0]["cost"].startswith("$0.00 · 40 calls")
+    assert models[0]["cost"].startswith(f"$0.00 · {calls} calls")
 
 
 def test_practitioner_cohorts_come_from_imported_sessions(runs):
@@ -153,8 +154,12 @@ def test_practitioner_cohorts_come_from_imported_sessions(runs):
     (cohort,) = dict(board["groups"])["Practitioners"]
     assert cohort["name"] == "cohort pilot-2026" and cohort["kind_label"] == "practitioner cohort"
     assert cohort["n"] == 3 and cohort["ended_without_result"] == 1 and cohort["mean"]["value"] == "42.0"
-    assert cohort["date"] == "2026-12-04" and cohort["cost"].startswith("$0 (no model calls; ")
+    assert cohort["date"] == "2026-12-04" and cohort["cost"] == "$0 (no model calls; 60 min at the desk)"
     assert cohort["links"][0] == ("session p-0123456789abcdef", "runs/practitioners/s-one/record.json")
+    for name in ("receipts.json", "submission.json"):  # as an import writes it: the record has its own page
+        (runs / "practitioners" / "s-one" / name).write_text("{}")
+    board = leaderboard.board(records.load_publication(runs))
+    assert dict(board["groups"])["Practitioners"][0]["links"][0] == ("session p-0123456789abcdef", "practitioners/s-one/")
     home = _home(runs)
     assert "3 practice-desk sessions by practitioners have been imported." in home
 
