@@ -65,7 +65,12 @@ def test_the_page_is_a_day_index_with_money_formatted_and_exit_1_not_a_success(m
     text = pages.transcript_page(pages.environment(), pub, pub.attempts[0])
     headings = [line for line in text.splitlines() if line.startswith("### ")]
     assert len(headings) == 21 and all(HEADING.match(h) for h in headings), headings[:3]
-    assert 'data-toc-label="Day 9 ✗"' in text and 'data-toc-label="Day 1"' in text  # errors show in the index
+    # errors show in the index: the days whose tool calls exited non-zero (read from the file, not from flags)
+    failed = sorted({st["day"] for st in mock[0]["steps"] for call in st.get("tool_calls") or []
+                     if call.get("exit_code") != 0})
+    assert failed and 1 not in failed and 'data-toc-label="Day 1"' in text
+    assert all(f'data-toc-label="Day {d} ✗"' in text for d in failed)
+    assert text.count(' ✗" data-fb-day-title=') == len(failed)
     assert text.count('<details class="fb-day') == 21 and "<details class=\"fb-day\" open" not in text
     assert "A machinery test, not a model." in text
     # the invalid answer: a red exit badge, never the plain "exit 1" of a success
