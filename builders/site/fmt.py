@@ -37,6 +37,13 @@ def count(n) -> str:
     return "—" if n is None else str(n)
 
 
+def per_call(total, calls):
+    """`total` / `calls` rounded half up in integers (a mean per model call), or None without calls."""
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (total, calls)) or calls <= 0 or total < 0:
+        return None
+    return (2 * total + calls) // (2 * calls)
+
+
 def decimal(text, places=2, rounding="half-even") -> str:
     """A decision's decimal string ("22.955000000") at `places` decimals ("22.96"),
     rounded exactly: "floor" for a lower bound, "ceiling" for an upper one, so a

@@ -99,10 +99,16 @@ def cost_text(kind, cost) -> str:
         parts[0] += " (local)"
     if cost.get("unresolved_micro_usd"):
         parts.append(f"{fmt.usd(cost['unresolved_micro_usd'])} unresolved")
+    calls = cost.get("calls", 0)
     if cost.get("cpu_ms"):
-        parts.append(f"CPU {fmt.duration(cost['cpu_ms'])}")
-    parts.append(f"{fmt.count(cost.get('calls', 0))} calls, {fmt.count(cost.get('tokens_in', 0))} tokens in, "
-                 f"{fmt.count(cost.get('tokens_out', 0))} out")
+        per = fmt.per_call(cost["cpu_ms"], calls)
+        parts.append(f"CPU {fmt.duration(cost['cpu_ms'])}" + (f" ({fmt.duration(per)} per call)" if per is not None else ""))
+    tokens = f"{fmt.count(calls)} calls, {fmt.count(cost.get('tokens_in', 0))} tokens in, " \
+             f"{fmt.count(cost.get('tokens_out', 0))} out"
+    if calls:
+        tokens += (f" ({fmt.count(fmt.per_call(cost.get('tokens_in', 0), calls))} and "
+                   f"{fmt.count(fmt.per_call(cost.get('tokens_out', 0), calls))} per call)")
+    parts.append(tokens)
     return " · ".join(parts)
 
 
@@ -236,6 +242,7 @@ def status(pub, models) -> dict:
     return {"date": max(dates) if dates else None, "model_results": len(with_result),
             "models_with_results": sorted(a.name for a in models if any(o["ended"] for o in a.observations)),
             "model_attempts": sum(len(a.observations) for a in models),
+            "local_attempts": sum(len(a.observations) for a in models if a.cost.get("local")),
             "baseline_runs": sum(1 for r in pub.runs if r.content.get("kind") == "baseline"),
             "grader_tests": len(grader), "grader_passed": sum(1 for r in grader if r.content.get("passed") is True),
             "machinery_attempts": sum(1 for a in pub.attempts if not is_real_model(a.content)),

@@ -175,6 +175,35 @@ def register_page(env, pub) -> str:
     return register.page(env, pub, run_roots)
 
 
+def _whole(value):
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _cost_texts(model, cost) -> tuple:
+    """(the Attempts table's cost, the transcript page's cost line): dollars from the ledger; a local
+    model's CPU time and tokens, in total and per model call."""
+    usd = fmt.usd(cost.get("micro_usd")) if _whole(cost.get("micro_usd")) is not None else "—"
+    local = model.get("provider") == "llama-cpp"
+    money = usd + (" (local)" if local else "")
+    if _whole(cost.get("unresolved_micro_usd")):
+        money += f" + {fmt.usd(cost['unresolved_micro_usd'])} unresolved"
+    calls, cpu = _whole(cost.get("calls")), _whole(cost.get("cpu_ms"))
+    t_in, t_out = _whole(cost.get("tokens_in")), _whole(cost.get("tokens_out"))
+    short, detail = [money], [money + (": a model run on this host, no charge" if local else "")]
+    if calls is not None:
+        detail.append(f"{fmt.count(calls)} model call{'s' if calls != 1 else ''}")
+    if cpu is not None:
+        short.append(f"CPU {fmt.duration(cpu)}")
+        per = fmt.per_call(cpu, calls)
+        detail.append(f"CPU {fmt.duration(cpu)} in total" + (f", {fmt.duration(per)} per call" if per is not None else ""))
+    if t_in is not None and t_out is not None:
+        short.append(f"{fmt.count(t_in)} / {fmt.count(t_out)} tokens")
+        per_in, per_out = fmt.per_call(t_in, calls), fmt.per_call(t_out, calls)
+        detail.append(f"tokens {fmt.count(t_in)} in and {fmt.count(t_out)} out in total"
+                      + (f", {fmt.count(per_in)} in and {fmt.count(per_out)} out per call" if per_in is not None else ""))
+    return " · ".join(short), " · ".join(detail)
+
+
 def _attempt_view(attempt):
     c = attempt.content
     _check_id(attempt.attempt_id, f"{attempt.folder}/record.json: content.attempt_id")
@@ -183,15 +212,7 @@ def _attempt_view(attempt):
     result = c.get("result") if isinstance(c.get("result"), dict) else {}
     score = result.get("score")
     model = c.get("model") if isinstance(c.get("model"), dict) else {}
-    cost_text = fmt.usd(cost.get("micro_usd")) if isinstance(cost.get("micro_usd"), int) else "—"
-    if model.get("provider") == "llama-cpp":
-        cost_text += " (local)"
-    if isinstance(cost.get("unresolved_micro_usd"), int) and cost["unresolved_micro_usd"]:
-        cost_text += f" + {fmt.usd(cost['unresolved_micro_usd'])} unresolved"
-    if isinstance(cost.get("cpu_ms"), int) and not isinstance(cost["cpu_ms"], bool):
-        cost_text += f" · CPU {fmt.duration(cost['cpu_ms'])}"
-    if isinstance(cost.get("tokens_in"), int) and isinstance(cost.get("tokens_out"), int):
-        cost_text += f" · {fmt.count(cost['tokens_in'])} / {fmt.count(cost['tokens_out'])} tokens"
+    cost_text, cost_detail = _cost_texts(model, cost)
     volatile = attempt.record.get("volatile") if isinstance(attempt.record.get("volatile"), dict) else {}
     started = volatile.get("started") if isinstance(volatile.get("started"), str) else ""
     return {
@@ -200,6 +221,7 @@ def _attempt_view(attempt):
         "status": term.get("status", "unknown"), "reason": term.get("reason") or term.get("limit") or "—",
         "accepted_actions": c.get("accepted_actions", 0), "settled_days": c.get("settled_days", 0),
         "score": fmt.score_text(score) if isinstance(score, dict) else "no score", "cost": cost_text,
+        "cost_detail": cost_detail, "machinery": not leaderboard.is_real_model(c),
         "date": started[:10] or "undated", "started": started, "result": result, "term": term,
         "volatile": volatile,
     }
@@ -256,7 +278,7 @@ def transcript_page(env, pub, attempt) -> str:
         duration=fmt.duration(ms if isinstance(ms, int) else None), status=status,
         status_class=str(status).lower(), label=view["label"], note=note, components=components,
         end_reason=view["reason"], accepted_actions=view["accepted_actions"], settled_days=view["settled_days"],
-        cost=view["cost"], summary=trajectory.text_of(transcript.get("summary") or ""), generated=generated,
+        cost=view["cost_detail"], summary=trajectory.text_of(transcript.get("summary") or ""), generated=generated,
         files=_attempt_files(pub, attempt),
         description=f"Transcript of model attempt {attempt.attempt_id}: {view['status']}, {view['reason']}.")
 

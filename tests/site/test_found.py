@@ -61,6 +61,14 @@ def test_without_a_site_url_the_hooks_publish_no_absolute_address(tmp_path):
     assert image == "../og/pages/runs.png" and not sitemap and headers
 
 
+def test_the_readme_says_how_to_set_the_real_url():
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("### Publishing at a real address"):]
+    section = section[:section.index("\n#", 1)]
+    assert "FUNDBOOK_SITE_URL=https://example.org/fundbook/ make site" in section
+    assert all(word in section for word in ("canonical", "og:image", "sitemap.xml"))
+
+
 def test_the_contract_links_every_json_schema(built_site):
     public = built_site[0]
     page = (public / "contract" / "index.html").read_text()

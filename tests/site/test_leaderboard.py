@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import engine
-from builders.site import leaderboard, overview, pages, records
+from builders.site import fmt, leaderboard, overview, pages, records
 from tests.site.host_records import write_host_runs
 
 REPO = Path(__file__).resolve().parents[2]
@@ -140,7 +140,8 @@ def test_models_are_grouped_by_provider_and_id_and_failures_count(runs):
     assert llama["mean"]["value"] == "31.0"  # (62 + 0) / 2: the interrupted attempt counts as 0
     assert llama["rate"]["k"] == 0 and llama["date"] == "2026-12-05"
     calls = json.loads((MOCK / "record.json").read_text())["content"]["cost"]["calls"]
-    assert llama["cost"].startswith(f"$0.00 (local) · CPU 24.6 s · {2 * calls} calls, ")
+    per = round(24_600 / (2 * calls))  # no tie at these figures
+    assert llama["cost"].startswith(f"$0.00 (local) · CPU 24.6 s ({fmt.duration(per)} per call) · {2 * calls} calls, ")
     assert [t for t, _ in llama["links"]][:3] == ["attempts", "transcript llama-a", "transcript llama-b"]
     assert models[0]["cost"].startswith(f"$0.00 · {calls} calls")
 
@@ -187,3 +188,80 @@ def test_comparisons_are_linked_from_the_arms_they_name(runs):
     assert ("vs do-nothing", "comparisons/reference-vs-do-nothing/") in _row(board, "baseline:reference")["links"]
     assert ("vs reference", "comparisons/reference-vs-do-nothing/") in _row(board, "baseline:do-nothing")["links"]
     assert not [link for link in _row(board, "baseline:shortest-cheapest")["links"] if "comparisons/" in link[1]]
+
+
+# The first real-model attempt, verbatim as the local sampler published it (branch `local`, commit 3799cf3:
+# runs/attempts/smollm2-FUND_01-seed-1/{record,transcript}.json): SmolLM2-135M on FUND_01 seed 1, llama-cpp,
+# 20 calls, cost.cpu_ms 522,318, micro_usd 0, SCORED NOT_QUALIFIED 30/100.
+LLAMA = Path(__file__).parent / "fixtures" / "smollm2-FUND_01-seed-1"
+LLAMA_KEY = "model:llama-cpp:SmolLM2-135M-Instruct.Q4_1"
+
+
+@pytest.fixture
+def llama_runs(runs):
+    shutil.copytree(LLAMA, runs / "attempts" / LLAMA.name)
+    return runs
+
+
+def test_a_local_model_attempt_is_a_model_row_with_its_interval_and_cpu_cost(llama_runs):
+    pub = records.load_publication(llama_runs)
+    board = leaderboard.board(pub)
+    (row,) = dict(board["groups"])["Models"]
+    assert row["key"] == LLAMA_KEY and row["kind_label"] == "model" and row["preliminary"]
+    assert row["n"] == row["worlds"] == 1 and row["date"] == "2026-12-01" and row["ended_without_result"] == 0
+    assert row["rate"] == {"value": "0.0", "lower": "0.0", "upper": "79.4", "k": 0, "n": 1}  # Wilson, 0 of 1
+    assert row["mean"] == {"value": "30.0", "lower": None, "upper": None, "n": 1}
+    # 522,318 ms / 20 calls = 26,115.9 ms; 31,734 / 20 = 1,586.7 tokens in; 5,155 / 20 = 257.75 out
+    assert row["cost"] == ("$0.00 (local) · CPU 522.3 s (26.1 s per call) · 20 calls, 31,734 tokens in, 5,155 out "
+                           "(1,587 and 258 per call)")
+    assert [r["key"] for r in board["machinery"]] == ["machinery:mock:mock"]  # the mock stays apart
+    chart = overview.home_sections(pub)["chart"]
+    assert "llama-cpp:SmolLM2-135M-Instruct.Q4_1 (model)" in {v["agent"] for v in chart["data"]["values"]}
+    home = _home(llama_runs)
+    tr = home[home.index(f'data-agent="{LLAMA_KEY}"'):]
+    tr = tr[:tr.index("</tr>")]
+    assert ">0.0 %<br><small class=\"fb-interval\"" in tr and "[0.0, 79.4]</small>" in tr
+    assert ">30.0<br>" in tr and "one world: no interval" in tr and "preliminary" in tr
+
+
+def test_the_status_line_says_what_the_register_holds(llama_runs, runs):
+    def line(runs_dir):
+        home = _home(runs_dir)
+        text = home[home.index('<div class="fb-status-line"'):]
+        return text[:text.index("</div>")]
+    assert ("The Attempts page holds 1 real-model attempt (run on this host by an open-weights model, at $0), and "
+            "1 mock attempt, a machinery test that measures no model.") in line(llama_runs)
+    assert "<strong>1 attempt by 1 real model (llama-cpp:SmolLM2-135M-Instruct.Q4_1) reached a result</strong>" \
+        in line(llama_runs)
+    assert "What the register holds: 0 grader tests on fixtures (adversarial and reference; 0 passed) and " \
+           "6 scripted-baseline runs." in line(llama_runs)
+    add_model_attempt(llama_runs, "llama-late", points=None)  # interrupted: counted, without a result
+    add_model_attempt(llama_runs, "tinker-a", provider="tinker", model_id="Qwen/Qwen3-8B", points=None)
+    assert ("holds 3 real-model attempts (2 of them run on this host by an open-weights model, at $0), 2 of them "
+            "without a result, and 1 mock attempt") in line(llama_runs)
+    shutil.rmtree(llama_runs / "attempts")
+    assert "No model attempt has been retained." in line(llama_runs)
+
+
+def test_a_local_attempt_page_gives_cpu_and_tokens_per_call_and_in_total_at_zero_usd(llama_runs):
+    pub = records.load_publication(llama_runs)
+    env = pages.environment()
+    (attempt,) = [a for a in pub.attempts if a.attempt_id == LLAMA.name]
+    page = pages.transcript_page(env, pub, attempt)
+    assert ('<p class="fb-line" data-fb-cost><span class="fb-label">Cost</span> $0.00 (local): a model run on this '
+            "host, no charge · 20 model calls · CPU 522.3 s in total, 26.1 s per call · tokens 31,734 in and 5,155 "
+            "out in total, 1,587 in and 258 out per call</p>") in page
+    assert "A machinery test, not a model." not in page and 'fb-badge fb-kind-model">model</span>' in page
+    assert "step 1</strong> · model · 600 tokens in · 64 tokens out · $0.00 · CPU 7.4 s" in page  # per call
+    assert "$0.000000" not in page and "fb-mock" not in page
+    listing = pages.attempts_page(env, pub)
+    row = listing[listing.index(f'<a href="{LLAMA.name}/">'):]
+    row = row[:row.index("</tr>")]
+    assert "fb-kind-model" in row and "$0.00 (local) · CPU 522.3 s · 31,734 / 5,155 tokens" in row
+    mock = pages.transcript_page(env, pub, next(a for a in pub.attempts if a.attempt_id == MOCK.name))
+    assert "A machinery test, not a model." in mock and 'fb-badge fb-mock">mock</span>' in mock
+
+
+def test_per_call_is_exact_and_rounds_half_up():
+    assert [fmt.per_call(t, 20) for t in (522_318, 31_734, 5_155, 10, 30)] == [26_116, 1_587, 258, 1, 2]
+    assert fmt.per_call(5, 0) is None and fmt.per_call(None, 3) is None and fmt.per_call(True, 1) is None
