@@ -47,8 +47,8 @@ BOARD = {
                            "interval over worlds; an attempt without a score counts as 0."),
     "worlds": ("Worlds", "How many distinct worlds (family and seed) the agent played; one attempt per world."),
     "cost": ("Cost", "What the attempts cost: US dollars from the launcher's ledger (integer micro-USD), with model "
-                     "calls and tokens; a local model costs $0 and its CPU time is shown; a scripted baseline makes "
-                     "no model calls."),
+                     "calls and tokens; a local model costs $0 and its CPU time is shown, in total and per call (rounded half up); "
+                     "a scripted baseline makes no model calls."),
     "date": ("Date", "The newest record of the row: a run's build date or an attempt's start (UTC)."),
     "links": ("Evidence", "The runs, transcripts and pre-registered comparisons behind the row."),
 }
