@@ -308,4 +308,8 @@ def page_titles(pub) -> dict:
             titles[f"attempts/{attempt.attempt_id}/index.md"] = (
                 f"Transcript {attempt.attempt_id}", [str(view["status"]), str(view["reason"]), view["score"]])
     titles.update(comparisons.page_titles(pub))
+    from . import studies
+    found = studies.studies(pub.runs_dir, pub.attempts)
+    titles["studies/index.md"] = ("Studies", [f"{len(found)} pre-registered", *(
+        f"{s['name']}: {s['state']}, {s['worlds']} worlds" for s in found[:2])])
     return titles

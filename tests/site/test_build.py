@@ -200,7 +200,13 @@ def test_limitations_is_dated_and_states_runtime_and_attempts_from_the_records(b
             f"bundle <code>{eng['bundle_sha256'][:12]}</code>, Pyodide {eng['pyodide_version']} "
             f"(Python {eng['python_version']})") in html
     assert f"{len(attempts)} model attempts retained" in html or f"{len(attempts)} model attempt retained" in html
-    assert "No attempt by a real model has reached a result yet." in html  # every retained attempt is a mock
+    contents = [json.loads((p / "record.json").read_text())["content"] for p in attempts]
+    real = [c for c in contents if c["model"]["provider"] not in ("mock", "cache") and isinstance(c.get("result"), dict)]
+    if real:  # what the sentence says follows the records: a real model's results, or none yet
+        assert f"{len(real)} attempt{'s' if len(real) != 1 else ''} by a model reached a result." in html
+        assert "No attempt by a real model" not in html
+    else:
+        assert "No attempt by a real model has reached a result yet." in html
     assert "fundbook:" not in html  # every generated section was filled
 
 

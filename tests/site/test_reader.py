@@ -279,7 +279,7 @@ def test_the_comparisons_table_is_not_clipped(at, size):
         assert got["scroll"] > got["width"] and got["region"], got
     else:
         assert got["scroll"] <= got["width"] + 1 and not got["region"], got
-        estimate, lower, n = got["cells"][3], got["cells"][4], got["cells"][6]
+        estimate, lower, n = got["cells"][4], got["cells"][5], got["cells"][7]  # after comparison, rule, verdict, confidence
         assert re.fullmatch(r"-?[\d,]+\.\d\d", estimate) and re.fullmatch(r"-?[\d,]+\.\d\d", lower), got["cells"]
         assert re.fullmatch(r"\d{1,3}(,\d{3})*", n), n
 
