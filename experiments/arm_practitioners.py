@@ -13,29 +13,27 @@ verify` (part of `make verify`).
 """
 
 import hashlib
-import json
 import os
 
 import engine
 
 from .errors import ExperimentError
+from .files import read_file
 
 RECORD_SCHEMA = "fundbook.practitioner/1"  # builders/practitioners/_protocol.py
 MAX_FILE_BYTES = 64 * 1024 * 1024
 
 
 def _read(path):
+    """(bytes, document) of one file of a record: a regular file within the limit (a FIFO in its place
+    is refused, never waited on), parsed by the engine's strict reader (depth checked first, no
+    duplicate names or lone surrogates) -- a hostile file is a one-line error, not a traceback."""
+    from engine._jsonin import parse_json
+    data = read_file(path, "a practitioner record file", MAX_FILE_BYTES)
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise ExperimentError(f"{path}: cannot read ({exc.strerror or exc})")
-    if len(data) > MAX_FILE_BYTES:
-        raise ExperimentError(f"{path}: larger than {MAX_FILE_BYTES} bytes")
-    try:
-        return data, json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise ExperimentError(f"{path}: not JSON")
+        return data, parse_json(data, path, "a practitioner record file", MAX_FILE_BYTES)
+    except engine.InputError as exc:
+        raise ExperimentError(str(exc).splitlines()[0] if str(exc) else f"{path}: not JSON")
 
 
 def _outputs_dir(root, content, key):

@@ -172,7 +172,7 @@ def main(argv=None) -> int:
         return 1
     for name, c in doc["comparisons"].items():
         print(f"{name}: n={c['n']} of at most {c['max_n']}, wealth for {c['wealth_for']}, against "
-              f"{c['wealth_against']} (threshold {c['threshold']}): {c['verdict'] or 'running'}")
+              f"{c['wealth_against']} (threshold {c['threshold']}): {c['verdict'] or 'no verdict yet'}")
     return 0
 
 

@@ -126,6 +126,8 @@ def build(out: Path, engine_dir: Path, run_ids=(), precompressed=False) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     _link(ROOT / "node_modules" / "pyodide", out / "vendor" / "pyodide", precompressed)
     _link(ROOT / "site" / "assets" / "desk", out / "assets" / "desk", precompressed)
+    # the desk's worker imports the decisions' recompute (assets/fundbook/decisions-worker.js) beside its own
+    _link(ROOT / "site" / "assets" / "fundbook", out / "assets" / "fundbook", precompressed)
     _link(engine_dir, out / "engine", precompressed)
     subjects = {s["name"]: s["digest"]["sha256"] for s in
                 json.loads((engine_dir / "provenance.json").read_text())["subject"]}
@@ -136,7 +138,6 @@ def build(out: Path, engine_dir: Path, run_ids=(), precompressed=False) -> Path:
     published_pages = _published_run_pages(run_ids)
     if published_pages:  # verify checks the record against the index, so the index comes too
         from builders.site.vendor import VEGA
-        _link(ROOT / "site" / "assets" / "fundbook", out / "assets" / "fundbook")  # the run pages' charts
         for src, name in VEGA:
             if (ROOT / "node_modules" / src).is_file():
                 _link(ROOT / "node_modules" / src, out / "vendor" / "vega" / name)

@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from builders.og.cards import card
-from builders.site import fmt, og_paths, pages, records
+from builders.site import fmt, leaderboard, og_paths, pages, records
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,12 +36,14 @@ def _article_title(path: Path) -> str:
 
 
 def _figures(pub) -> list:
-    """Publication-wide key figures for article cards."""
-    scored = [r for r in pub.runs if r.content.get("status") == "SCORED"]
+    """Publication-wide key figures for article cards, the status first."""
+    status = leaderboard.board(pub)["status"]
     passed = [r for r in pub.runs if r.content.get("kind") == "adversarial" and r.content.get("passed")]
     adversarial = [r for r in pub.runs if r.content.get("kind") == "adversarial"]
-    return [f"{len(pub.runs)} runs", f"{len(scored)} scored",
-            f"{len(passed)}/{len(adversarial)} adversarial as expected", f"{len(pub.attempts)} attempts"]
+    results = status["model_results"]
+    return [f"{results} real-model result{'s' if results != 1 else ''}" if results else "no real-model result yet",
+            f"{status['baseline_runs']} baseline runs", f"{len(passed)}/{len(adversarial)} adversarial as expected",
+            f"{status['machinery_attempts']} mock (machinery) attempt{'s' if status['machinery_attempts'] != 1 else ''}"]
 
 
 def all_cards(docs: Path, pub) -> dict:

@@ -16,12 +16,51 @@ def money(cents) -> str:
     return f"{sign}{whole:,}.{frac:02d}"
 
 
-def micro_usd(amount) -> str:
-    if amount is None:
+def usd(amount) -> str:
+    """Integer micro-USD as dollars for reading: cents always, sub-cent digits only
+    when there are any ($0.00, $50.00, $0.001234); None as an em dash."""
+    if amount is None or isinstance(amount, bool) or not isinstance(amount, int):
         return "—"
     sign = "-" if amount < 0 else ""
-    whole, frac = divmod(abs(int(amount)), 1_000_000)
-    return f"{sign}${whole:,}.{frac:06d}"
+    whole, frac = divmod(abs(amount), 1_000_000)
+    digits = f"{frac:06d}".rstrip("0").ljust(2, "0")
+    return f"{sign}${whole:,}.{digits}"
+
+
+micro_usd = usd  # the name the comparison templates use: "$0.00", never "$0.000000"
+
+
+def count(n) -> str:
+    """An integer count with thousands separators (1,000); anything else as it is."""
+    if isinstance(n, int) and not isinstance(n, bool):
+        return f"{n:,}"
+    return "—" if n is None else str(n)
+
+
+def per_call(total, calls):
+    """`total` / `calls` rounded half up in integers (a mean per model call), or None without calls."""
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (total, calls)) or calls <= 0 or total < 0:
+        return None
+    return (2 * total + calls) // (2 * calls)
+
+
+def decimal(text, places=2, rounding="half-even") -> str:
+    """A decision's decimal string ("22.955000000") at `places` decimals ("22.96"),
+    rounded exactly: "floor" for a lower bound, "ceiling" for an upper one, so a
+    shortened bound never claims more than the exact one. Grouped thousands.
+    Anything that is not a decimal string is returned as it is."""
+    from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal, InvalidOperation
+    modes = {"half-even": ROUND_HALF_EVEN, "floor": ROUND_FLOOR, "ceiling": ROUND_CEILING}
+    if not isinstance(text, str) or not DECIMAL.match(text):
+        return "—" if text is None else str(text)
+    try:
+        value = Decimal(text).quantize(Decimal(1).scaleb(-places), rounding=modes[rounding])
+    except InvalidOperation:
+        return text
+    return f"{value.copy_abs() if value == 0 else value:,.{places}f}"
+
+
+DECIMAL = re.compile(r"^-?[0-9]{1,30}(\.[0-9]{1,30})?$", re.ASCII)
 
 
 def short(sha) -> str:
@@ -166,3 +205,59 @@ def _expectation(e) -> str:
 
 
 FORMATS["expectation"] = _expectation
+
+# Keys whose integer values are money (cents) or money-days (cent-days) in the
+# engine's receipts, reports and tool outputs. site/assets/desk/checks.js
+# PAYLOAD_MONEY_KEYS and PAYLOAD_MONEY_DAY_KEYS are the same sets.
+MONEY_KEYS = frozenset({
+    "all_in_cost", "amount", "capacity", "capacity_before", "cash", "coupon", "funded", "funding_cost_to_date",
+    "haircut", "headroom", "interest", "margin_returned", "max_notional", "notional", "peak_usage", "principal",
+    "reference_all_in_cost", "remaining", "treasury_charge", "unfunded", "usage", "used"})
+MONEY_DAY_KEYS = frozenset({"tail_cent_days", "realized_tail", "unfunded_tail", "reference_realized_tail"})
+_HASH64 = re.compile(r"^[0-9a-f]{64}$", re.ASCII)
+
+
+def _payload_value(key, v) -> str:
+    if isinstance(v, int) and not isinstance(v, bool):
+        if key in MONEY_KEYS:
+            return money(v)
+        if key in MONEY_DAY_KEYS:
+            return money(v) + " money-days"
+        return str(v)
+    if isinstance(v, str) and _HASH64.match(v):
+        return v[:12] + "…"
+    return _text(v)
+
+
+def _payload(value) -> str:
+    """A receipt's payload as a person reads it (checks.js `payloadText`): the scalars in key
+    order, grouped by the object that holds them -- "batch.report.assets.A1: funded
+    14,000,000.00 · unfunded 0.00; day 4" -- money as money, tails in money-days, a 64-hex
+    hash by its first 12 digits, list items numbered from 1. Walked with a stack, so no
+    nesting depth can overflow it."""
+    leaves, stack = [], [("", "", value, None)]  # (parent label, name in the parent, value, governing key)
+    while stack:
+        parent, name, v, key = stack.pop()
+        label = f"{parent}.{name}" if parent and name and not name.startswith("[") else parent + name
+        if isinstance(v, dict) and v:
+            stack.extend((label, k, v[k], k) for k in sorted(v, reverse=True))
+        elif isinstance(v, list) and any(isinstance(x, (dict, list)) for x in v):
+            stack.extend((label, f"[{i + 1}]", v[i], key) for i in range(len(v) - 1, -1, -1))
+        else:
+            if isinstance(v, (dict, list)) and not v:
+                shown = "none"
+            elif isinstance(v, list):
+                shown = ", ".join(_payload_value(None, x) for x in v)
+            else:
+                shown = _payload_value(key, v)
+            leaves.append((parent, f"{name} {shown}" if name else shown))
+    parts = []
+    for i, (parent, field) in enumerate(leaves):
+        if parent and i and leaves[i - 1][0] == parent:
+            parts[-1] += f" · {field}"
+        else:
+            parts.append(f"{parent}: {field}" if parent else field)
+    return "; ".join(parts) if parts else "—"
+
+
+FORMATS["payload"] = _payload

@@ -85,10 +85,10 @@ def section(env, runs_dir: Path) -> str:
                 "config_hash": fmt.short(c.get("config_hash")), "commit": fmt.short((c.get("code") or {}).get("commit")),
                 "prompt": f"{(c.get('prompt') or {}).get('version', '?')} ({fmt.short((c.get('prompt') or {}).get('sha256'))})",
                 "bundle": fmt.short((c.get("engine") or {}).get("bundle_sha256")),
-                "claim_cap": fmt.micro_usd(caps.get("claim_micro_usd")),
-                "claim_sandbox_cap": fmt.micro_usd(caps.get("claim_sandbox_micro_usd")),
-                "project_cap": fmt.micro_usd(caps.get("project_micro_usd")),
-                "project_sandbox_cap": fmt.micro_usd(caps.get("project_sandbox_micro_usd")),
+                "claim_cap": fmt.usd(caps.get("claim_micro_usd")),
+                "claim_sandbox_cap": fmt.usd(caps.get("claim_sandbox_micro_usd")),
+                "project_cap": fmt.usd(caps.get("project_micro_usd")),
+                "project_sandbox_cap": fmt.usd(caps.get("project_sandbox_micro_usd")),
                 "policy": c.get("intervention_policy", "")}
     deviations = [{"date": str(d.get("date", "")), "field": str(d.get("field", "")),
                    "original": json.dumps(d.get("original"), sort_keys=True),
@@ -97,7 +97,7 @@ def section(env, runs_dir: Path) -> str:
     ledger = found["ledger"]
     spend = None
     if ledger is not None:
-        spend = {k: fmt.micro_usd(v) if k.endswith("micro_usd") else v for k, v in ledger.items()}
+        spend = {k: fmt.usd(v) if k.endswith("micro_usd") else v for k, v in ledger.items()}
         spend["open"] = len(ledger["open"])
         spend["head"] = fmt.short(ledger["head"])
     return env.get_template("freeze.md.j2").render(freeze=view, deviations=deviations, spend=spend)

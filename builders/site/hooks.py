@@ -5,10 +5,12 @@ on_files adds the generated pages (register, run pages, attempts, transcripts),
 the Parquet exports, the published records and the vendored runtime assets as
 in-memory or copied files; nothing is written into docs_dir. on_page_markdown
 fills the sections of written pages that are generated from the records (the
-home page's overview chart, the Limitations page's status). on_page_context
+home page's status line and leaderboard, the Limitations page's status). on_page_context
 escapes the page description, which the theme writes into an attribute as it
 is. on_post_page and on_post_template add the CSP meta (404.html included) and
-the Open Graph tags; on_post_build writes the header policy `_headers`.
+the Open Graph tags (og:image relative unless a site URL is configured);
+on_post_build writes the header policy `_headers`, and drops the sitemap when
+no site URL is configured (it would have no address to list).
 Paths can be redirected for tests with FUNDBOOK_RUNS_DIR, FUNDBOOK_OG_DIR,
 FUNDBOOK_ENGINE_DIR, FUNDBOOK_NODE_MODULES.
 """
@@ -126,5 +128,10 @@ def on_post_template(output_content, template_name, config):
 
 
 def on_post_build(config):
-    (Path(config["site_dir"]) / csp.HEADERS_FILE).write_text(csp.headers_file(_state["scripts"].all_hashes()),
-                                                               encoding="utf-8")
+    site = Path(config["site_dir"])
+    (site / csp.HEADERS_FILE).write_text(csp.headers_file(_state["scripts"].all_hashes()), encoding="utf-8")
+    if not config.get("site_url"):
+        # A sitemap lists absolute URLs: without a configured site URL there is none to give (the
+        # theme's would name paths on whatever host serves it), so none is published.
+        for name in ("sitemap.xml", "sitemap.xml.gz"):
+            (site / name).unlink(missing_ok=True)

@@ -1,11 +1,13 @@
 """Sections of written pages that are generated from the records, so they
-cannot go stale: the home page's overview of what the publication holds
-(Altair charts of outcomes and scores by kind and policy, drawn by the
-vendored vega-embed like the run pages' charts) and the Limitations page's
-dated status (runtime and attempts).
+cannot go stale: the home page's status line and leaderboard (leaderboard.py:
+one row per agent, the mock drawn apart, and an Altair chart of the agents'
+mean scores with their intervals, drawn by the vendored vega-embed like the
+run pages' charts) and the Limitations page's dated status (runtime and
+attempts).
 
-A written page asks for a section with an HTML comment on a line of its own,
-`<!-- fundbook:overview -->`, `<!-- fundbook:status -->` (the dated status) or
+A written page asks for a section with an HTML comment on a line of its own:
+`<!-- fundbook:status-line -->`, `<!-- fundbook:leaderboard -->`,
+`<!-- fundbook:status -->` (the dated status) or
 `<!-- fundbook:model-results -->` (what the page says about model results).
 """
 
@@ -14,65 +16,53 @@ from collections import Counter
 
 import altair as alt
 
-from . import fmt
+from . import fmt, glossary, intervals, leaderboard
 from .records import SiteInputError
 
 PLACEHOLDER = re.compile(r"^<!-- fundbook:(?P<name>[a-z-]+) -->$", re.M)
-OUTCOME_ORDER = ["SCORED · QUALIFIED", "SCORED · NOT_QUALIFIED", "MALFORMED", "UNSCORABLE"]
+EMPTY = {
+    "Models": "No real model has a result yet. The first attempts, by an open-weights model run locally "
+              "(llama.cpp), are listed here with their transcripts once their records are published.",
+    "Practitioners": "No practitioner session has been imported yet (runs/practitioners/ is empty): the practice "
+                     "desk's study mode records one only with the participant's consent.",
+    "Scripted baselines": "The publication holds no baseline run.",
+}
+KIND_COLOURS = {"model": "#1d4ed8", "practitioners": "#7c3aed", "baseline": "#4b5563"}
+CHART_LABEL = "Mean score by agent, points out of 100, with 95 % intervals"
 
 
-def group_of(content) -> str:
-    """The overview's row: the kind, split by policy for baselines."""
-    kind = str(content.get("kind"))
-    fixture = content.get("fixture") if isinstance(content.get("fixture"), dict) else {}
-    return f"{kind} · {fixture['policy']}" if kind == "baseline" and fixture.get("policy") else kind
-
-
-def outcome_of(status, verdict) -> str:
-    return f"{status} · {verdict}" if verdict else str(status)
-
-
-def overview_rows(pub) -> list:
+def board_chart(groups) -> dict | None:
+    """Mean score and its interval per agent (machinery rows are never in `groups`)."""
     rows = []
-    for run in pub.runs:
-        c = run.content
-        score = c.get("score") if isinstance(c.get("score"), dict) else {}
-        rows.append({"run": run.run_id, "group": group_of(c), "outcome": outcome_of(c.get("status"), c.get("verdict")),
-                     "points": score.get("points") if isinstance(score.get("points"), int) else None})
-    for attempt in pub.attempts:
-        c = attempt.content
-        result = c.get("result") if isinstance(c.get("result"), dict) else {}
-        term = c.get("termination") if isinstance(c.get("termination"), dict) else {}
-        score = result.get("score") if isinstance(result.get("score"), dict) else {}
-        label = f"model attempt · {c['label']}" if c.get("label") else "model attempt"
-        status = result.get("status") or f"ended: {term.get('status', 'unknown')}"
-        rows.append({"run": attempt.attempt_id, "group": label, "outcome": outcome_of(status, result.get("verdict")),
-                     "points": score.get("points") if isinstance(score.get("points"), int) else None})
-    return rows
-
-
-def overview_charts(pub) -> list:
-    """[(id, title, spec)]: outcomes counted by group, and every score by group."""
-    rows = overview_rows(pub)
+    for _, members in groups:
+        for r in members:
+            if not r["mean"]:
+                continue
+            mean = float(r["mean"]["value"])  # display only: the table prints the exact digits
+            rows.append({"agent": f"{r['name']} ({r['kind_label']})", "kind": r["kind_label"], "mean": mean,
+                         "lower": float(r["mean"]["lower"] if r["mean"]["lower"] is not None else mean),
+                         "upper": float(r["mean"]["upper"] if r["mean"]["upper"] is not None else mean),
+                         "worlds": r["worlds"]})
     if not rows:
-        return []
-    groups = sorted({r["group"] for r in rows})
-    outcomes = OUTCOME_ORDER + sorted({r["outcome"] for r in rows} - set(OUTCOME_ORDER))
-    y = alt.Y("group:N", title=None, sort=groups)
-    counts = alt.Chart(alt.Data(values=rows)).mark_bar().encode(
-        x=alt.X("count():Q", title="Runs", axis=alt.Axis(tickMinStep=1)), y=y,
-        color=alt.Color("outcome:N", title="Status · verdict", sort=outcomes),
-        tooltip=[alt.Tooltip("group:N", title="kind"), alt.Tooltip("outcome:N"), alt.Tooltip("count():Q", title="runs")],
-    ).properties(width="container", height=28 * len(groups) + 20, title="Outcomes by kind and policy")
-    scored = [r for r in rows if r["points"] is not None]
-    points = alt.Chart(alt.Data(values=scored or [{"group": g, "points": None, "run": "", "outcome": ""}
-                                                  for g in groups])).mark_tick(thickness=2, size=18).encode(
-        x=alt.X("points:Q", title="Score (points out of 100)", scale=alt.Scale(domain=[0, 100])), y=y,
-        color=alt.Color("outcome:N", title="Status · verdict", sort=outcomes),
-        tooltip=[alt.Tooltip("run:N"), alt.Tooltip("points:Q"), alt.Tooltip("outcome:N")],
-    ).properties(width="container", height=28 * len(groups) + 20, title="Scores by kind and policy")
-    return [("overview-outcomes", "Outcomes by kind and policy", counts.to_dict()),
-            ("overview-scores", "Scores by kind and policy", points.to_dict())]
+        return None
+    kinds = [leaderboard.KIND_LABELS[k] for k in KIND_COLOURS]
+    y = alt.Y("agent:N", title=None, sort=[r["agent"] for r in rows])
+    base = alt.Chart(alt.Data(values=rows)).encode(y=y)
+    bars = base.mark_rule(strokeWidth=3, aria=False).encode(  # the dots carry the description
+        x=alt.X("lower:Q", title="Mean score (points out of 100)", scale=alt.Scale(domain=[0, 100])), x2="upper:Q",
+        color=alt.Color("kind:N", title="Agent", scale=alt.Scale(domain=kinds, range=list(KIND_COLOURS.values()))))
+    dots = base.mark_point(filled=True, size=90).encode(
+        x="mean:Q", color=alt.Color("kind:N", scale=alt.Scale(domain=kinds, range=list(KIND_COLOURS.values()))),
+        tooltip=[alt.Tooltip("agent:N"), alt.Tooltip("mean:Q", title="mean score"), alt.Tooltip("lower:Q"),
+                 alt.Tooltip("upper:Q"), alt.Tooltip("worlds:Q")])
+    return alt.layer(bars, dots).properties(width="container", height=34 * len(rows) + 30,
+                                            title=CHART_LABEL).to_dict()
+
+
+def home_sections(pub) -> dict:
+    board = leaderboard.board(pub)
+    groups = [(label, rows, EMPTY[label]) for label, rows in board["groups"]]
+    return {"board": board, "groups": groups, "chart": board_chart(board["groups"])}
 
 
 def status_view(pub) -> dict:
@@ -101,7 +91,7 @@ def status_view(pub) -> dict:
         term = c.get("termination") if isinstance(c.get("termination"), dict) else {}
         label = str(c.get("label") or "model")
         attempts[(label, str(term.get("status", "unknown")))] += 1
-        if label != "mock" and isinstance(c.get("result"), dict):
+        if leaderboard.is_real_model(c) and isinstance(c.get("result"), dict):
             model_results += 1
     return {"date": max(dates) if dates else None, "runs": len(pub.runs), "runtimes": sorted(runtimes.items()),
             "attempts": sorted(attempts.items()), "attempt_count": len(pub.attempts),
@@ -111,11 +101,22 @@ def status_view(pub) -> dict:
 
 def fill(markdown: str, src_uri: str, pub, env, root: str) -> str:
     """`markdown` with each placeholder replaced by its generated section."""
+    home = {}
+
     def section(m):
         name = m.group("name")
-        if name == "overview":
-            return env.get_template("overview.md.j2").render(charts=overview_charts(pub), root=root,
-                                                             runs=len(pub.runs), attempts=len(pub.attempts))
+        if name in ("status-line", "leaderboard"):
+            if "sections" not in home:
+                home["sections"] = home_sections(pub)
+            h = home["sections"]
+            if name == "status-line":
+                return env.get_template("status_line.md.j2").render(
+                    s=h["board"]["status"], preliminary_below=leaderboard.PRELIMINARY_BELOW)
+            columns = [(key, label, text) for key, (label, text) in glossary.BOARD.items()]
+            return env.get_template("leaderboard.md.j2").render(
+                groups=h["groups"], machinery=h["board"]["machinery"], chart=h["chart"], chart_label=CHART_LABEL,
+                columns=columns, root=root, rate_method=intervals.RATE_METHOD, mean_method=intervals.MEAN_METHOD,
+                preliminary_below=leaderboard.PRELIMINARY_BELOW)
         if name in ("status", "model-results"):
             return env.get_template(f"{name.replace('-', '_')}.md.j2").render(s=status_view(pub))
         raise SiteInputError(f"{src_uri}: unknown generated section <!-- fundbook:{name} -->")

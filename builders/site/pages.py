@@ -1,5 +1,6 @@
-"""Generated pages: the run register, one page per run, the attempts record and
-one transcript page per attempt, rendered from runs/ with Jinja2 templates.
+"""Generated pages: the run register (register.py), one page per run, the
+attempts record and one transcript page per attempt (transcript.py groups its
+steps by checkpoint), rendered from runs/ with Jinja2 templates.
 
 Every `{{ }}` goes through escape.finalize (HTML specials, Markdown and line
 breaks as character references, invisible characters by code point), inside
@@ -13,15 +14,13 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from . import comparisons, escape, fmt, records, scale
-from .charts import run_charts
+from . import comparisons, escape, fmt, leaderboard, records, register, scale, unscored
+from . import transcript as trajectory
+from .charts import below_zero, run_charts
 from .figures import Figures
-from .parquet import table_links
 from .records import SiteInputError
 
 TEMPLATES = Path(__file__).parent / "templates"
-FOLD_LINES = 30          # tool output longer than this is folded (never cut)
-FOLD_CHARS = 3000
 
 
 def environment() -> Environment:
@@ -29,7 +28,7 @@ def environment() -> Environment:
                       default_for_string=True), undefined=StrictUndefined, keep_trailing_newline=True,
                       finalize=escape.finalize)
     env.globals.update(money=fmt.money, short=fmt.short, compact=fmt.compact, json_island=escape.json_island,
-                       article=article)
+                       article=article, usd=fmt.usd, count=fmt.count, decimal=fmt.decimal)
     env.tests["list"] = lambda value: isinstance(value, list)
     return env
 
@@ -113,7 +112,21 @@ def run_page(env, pub, run) -> str:
                      | set(observed if isinstance(observed, dict) else {}))
     description = (f"{c.get('kind')} run {run.run_id}: {c.get('status')}, {c.get('verdict') or 'no verdict'}, "
                    f"{fmt.score_text(c.get('score'))}")
+    days = c.get("days") if isinstance(c.get("days"), list) else []
+    low = below_zero(days)
+    captions = {"cash": "cash after each day's settlement; the dashed red line is zero" +
+                        (f", and the red points are the days below it ({day_ranges(low)})" if low else
+                         ", and cash never went below it"),
+                "funding": "actions accepted and refused each day, every checkpoint on the axis (a gap is a day "
+                           "without an action)"}
+    input_out = outputs.get("input") if isinstance(outputs.get("input"), dict) else {}
     return env.get_template("run.md.j2").render(
+        scale=_scale(pub, run), world=fmt.fixture_label({k: v for k, v in (c.get("fixture") or {}).items()
+                                                          if k != "policy"} if isinstance(c.get("fixture"), dict)
+                                                         else None),
+        unscored_status=c.get("status") if c.get("status") in unscored.UNSCORED else None,
+        reason=unscored.reason(pub.runs_dir, c), input_path=input_out.get("path") or "",
+        below_zero=day_ranges(low), captions=captions,
         r=run, c=c, root="../../", fig=Figures(run_roots(run, pub, receipts)),
         duration=fmt.duration(run.duration_ms), kind_note=KIND_NOTES.get(c.get("kind"), ""),
         expectation_note=EXPECTATION_NOTES.get(c.get("kind"), "This fixture states an expected outcome."),
@@ -122,40 +135,73 @@ def run_page(env, pub, run) -> str:
         downloads=downloads, verify_js=pub.verify_js, description=description)
 
 
-def register_rows(pub):
-    worlds = scale.world_scores(pub.runs)
-    by_id = {run.run_id: run for run in pub.runs}
-    rows = []
-    for run in pub.runs:
-        c = run.content
-        score = c.get("score")
-        ms = run.duration_ms
-        if ms is None:
-            volatile = pub.index.get("volatile") if isinstance(pub.index.get("volatile"), dict) else {}
-            durations = volatile.get("durations_ms") if isinstance(volatile.get("durations_ms"), dict) else {}
-            ms = durations.get(run.run_id) if isinstance(durations.get(run.run_id), int) else None
-        verdict = c.get("verdict")
-        rows.append({
-            "run_id": run.run_id, "href": f"{run.run_id}/", "kind": c.get("kind"), "status": c.get("status"),
-            "verdict": verdict if verdict is not None else "none",
-            "points": score["points"] if isinstance(score, dict) and isinstance(score.get("points"), int) else -1,
-            "fixture_sha256": c.get("fixture_sha256"), "bundle_sha256": (c.get("engine") or {}).get("bundle_sha256"),
-            "duration": fmt.duration(ms), "duration_sort": ms if ms is not None else -1,
-            "has_expected": c.get("expected") is not None,
-            # the scale's scores are figures of the other runs: verify checks them against those runs
-            "scale": {policy: Figures(run_roots(by_id[rid], pub), run_id=rid)
-                      for policy, rid in (worlds.get(scale.world_key(c)) or {}).items()},
-            "fig": Figures(run_roots(run, pub))})
-    return rows
+def day_ranges(days) -> str:
+    """[6, 7, 8, 10] -> "days 6–8 and 10"; "" for none."""
+    spans = []
+    for d in days:
+        if spans and d == spans[-1][1] + 1:
+            spans[-1][1] = d
+        else:
+            spans.append([d, d])
+    parts = [f"{a}–{b}" if b > a else str(a) for a, b in spans]
+    if not parts:
+        return ""
+    word = "day" if len(parts) == 1 and "–" not in parts[0] else "days"
+    return f"{word} {', '.join(parts[:-1])} and {parts[-1]}" if len(parts) > 1 else f"{word} {parts[0]}"
+
+
+def _scale(pub, run) -> list:
+    """[(label, href, Figures or None)] for a baseline's page: the same world's do-nothing and
+    reference runs, then this run (unless it is one of the two)."""
+    c = run.content
+    if c.get("kind") != "baseline":
+        return []
+    found = scale.world_scores(pub.runs).get(scale.world_key(c)) or {}
+    by_id = {r.run_id: r for r in pub.runs}
+    out = []
+    for policy in scale.POLICIES:
+        rid = found.get(policy)
+        if rid == run.run_id:
+            out.append((f"{policy} (this run)", None, Figures(run_roots(run, pub))))
+        else:
+            out.append((policy, f"../{rid}/" if rid else None,
+                        Figures(run_roots(by_id[rid], pub), run_id=rid) if rid else None))
+    if run.run_id not in found.values():
+        out.append(("this run", None, Figures(run_roots(run, pub))))
+    return out
 
 
 def register_page(env, pub) -> str:
-    rows = register_rows(pub)
-    filters = [(col, sorted({str(r[col]) for r in rows})) for col in ("kind", "status", "verdict")]
-    return env.get_template("register.md.j2").render(
-        runs=pub.runs, rows=rows, filters=filters, tables=table_links(pub), scale_policies=scale.POLICIES,
-        head_fig=Figures({"index": pub.index}), description=f"All {len(rows)} published runs with status, "
-                                                            f"verdict, score and hashes.")
+    return register.page(env, pub, run_roots)
+
+
+def _whole(value):
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _cost_texts(model, cost) -> tuple:
+    """(the Attempts table's cost, the transcript page's cost line): dollars from the ledger; a local
+    model's CPU time and tokens, in total and per model call."""
+    usd = fmt.usd(cost.get("micro_usd")) if _whole(cost.get("micro_usd")) is not None else "—"
+    local = model.get("provider") == "llama-cpp"
+    money = usd + (" (local)" if local else "")
+    if _whole(cost.get("unresolved_micro_usd")):
+        money += f" + {fmt.usd(cost['unresolved_micro_usd'])} unresolved"
+    calls, cpu = _whole(cost.get("calls")), _whole(cost.get("cpu_ms"))
+    t_in, t_out = _whole(cost.get("tokens_in")), _whole(cost.get("tokens_out"))
+    short, detail = [money], [money + (": a model run on this host, no charge" if local else "")]
+    if calls is not None:
+        detail.append(f"{fmt.count(calls)} model call{'s' if calls != 1 else ''}")
+    if cpu is not None:
+        short.append(f"CPU {fmt.duration(cpu)}")
+        per = fmt.per_call(cpu, calls)
+        detail.append(f"CPU {fmt.duration(cpu)} in total" + (f", {fmt.duration(per)} per call" if per is not None else ""))
+    if t_in is not None and t_out is not None:
+        short.append(f"{fmt.count(t_in)} / {fmt.count(t_out)} tokens")
+        per_in, per_out = fmt.per_call(t_in, calls), fmt.per_call(t_out, calls)
+        detail.append(f"tokens {fmt.count(t_in)} in and {fmt.count(t_out)} out in total"
+                      + (f", {fmt.count(per_in)} in and {fmt.count(per_out)} out per call" if per_in is not None else ""))
+    return " · ".join(short), " · ".join(detail)
 
 
 def _attempt_view(attempt):
@@ -165,10 +211,8 @@ def _attempt_view(attempt):
     cost = c.get("cost") if isinstance(c.get("cost"), dict) else {}
     result = c.get("result") if isinstance(c.get("result"), dict) else {}
     score = result.get("score")
-    cost_text = fmt.micro_usd(cost.get("micro_usd")) if isinstance(cost.get("micro_usd"), int) else "—"
-    if isinstance(cost.get("unresolved_micro_usd"), int) and cost["unresolved_micro_usd"]:
-        cost_text += f" + {fmt.micro_usd(cost['unresolved_micro_usd'])} unresolved"
     model = c.get("model") if isinstance(c.get("model"), dict) else {}
+    cost_text, cost_detail = _cost_texts(model, cost)
     volatile = attempt.record.get("volatile") if isinstance(attempt.record.get("volatile"), dict) else {}
     started = volatile.get("started") if isinstance(volatile.get("started"), str) else ""
     return {
@@ -177,6 +221,7 @@ def _attempt_view(attempt):
         "status": term.get("status", "unknown"), "reason": term.get("reason") or term.get("limit") or "—",
         "accepted_actions": c.get("accepted_actions", 0), "settled_days": c.get("settled_days", 0),
         "score": fmt.score_text(score) if isinstance(score, dict) else "no score", "cost": cost_text,
+        "cost_detail": cost_detail, "machinery": not leaderboard.is_real_model(c),
         "date": started[:10] or "undated", "started": started, "result": result, "term": term,
         "volatile": volatile,
     }
@@ -195,15 +240,6 @@ def attempts_page(env, pub) -> str:
         freeze.section(env, pub.runs_dir)
 
 
-def _fold(output):
-    text = output if isinstance(output, str) else json.dumps(output, indent=2, ensure_ascii=False)
-    lines = text.count("\n") + 1
-    folded = lines > FOLD_LINES or len(text) > FOLD_CHARS
-    first = text.strip().splitlines()[0] if text.strip() else ""
-    return {"output": text, "lines": lines, "chars": len(text), "folded": folded,
-            "preview": first[:120] + ("…" if len(first) > 120 else "")}
-
-
 def _attempt_files(pub, attempt):
     """Downloadable files of an attempt, as links relative to its transcript page."""
     folder = pub.runs_dir / attempt.folder.split("/", 1)[1]
@@ -211,29 +247,11 @@ def _attempt_files(pub, attempt):
             if p.is_file() and p.suffix in records.PUBLISHED_SUFFIXES and fmt.SAFE_ID.match(p.name)]
 
 
-def _text_of(value) -> str:
-    return value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
-
-
 def transcript_page(env, pub, attempt) -> str:
     view = _attempt_view(attempt)
     transcript = attempt.transcript if isinstance(attempt.transcript, dict) else {}
-    steps = []
-    raw_steps = transcript.get("steps") if isinstance(transcript.get("steps"), list) else []
-    for i, step in enumerate(raw_steps):
-        step = step if isinstance(step, dict) else {"text": _text_of(step)}
-        role = _text_of(step.get("role", "?"))
-        calls = []
-        for call in step.get("tool_calls") if isinstance(step.get("tool_calls"), list) else []:
-            call = call if isinstance(call, dict) else {"output": call}
-            args = call.get("arguments")
-            calls.append({"name": _text_of(call.get("name", "?")), "exit_code": call.get("exit_code"),
-                          "arguments": _text_of(args),
-                          **_fold(call.get("output") if call.get("output") is not None else "")})
-        steps.append({"index": step.get("index", i), "role": role,
-                      "role_class": role if role in ("model", "tool", "evaluator") else "other",
-                      "text": _text_of(step.get("text") or ""), "tool_calls": calls})
     result = view["result"]
+    groups = trajectory.checkpoints(transcript, result)
     components = []
     score = result.get("score") if isinstance(result.get("score"), dict) else {}
     comps = score.get("components") if isinstance(score.get("components"), dict) else {}
@@ -253,10 +271,14 @@ def transcript_page(env, pub, attempt) -> str:
     status = result.get("status") or view["status"]
     return env.get_template("transcript.md.j2").render(
         a=attempt, model=view["model"], score=view["score"] if result.get("score") else None,
-        steps=steps, duration=fmt.duration(ms if isinstance(ms, int) else None), status=status,
+        groups=groups, step_count=sum(len(g["steps"]) for g in groups),
+        machinery=not leaderboard.is_real_model(c),
+        days=sum(1 for g in groups if g["day"] is not None),
+        errors=sum(g["errors"] for g in groups), refusals=sum(g["refusals"] for g in groups),
+        duration=fmt.duration(ms if isinstance(ms, int) else None), status=status,
         status_class=str(status).lower(), label=view["label"], note=note, components=components,
         end_reason=view["reason"], accepted_actions=view["accepted_actions"], settled_days=view["settled_days"],
-        cost=view["cost"], summary=_text_of(transcript.get("summary") or ""), generated=generated,
+        cost=view["cost_detail"], summary=trajectory.text_of(transcript.get("summary") or ""), generated=generated,
         files=_attempt_files(pub, attempt),
         description=f"Transcript of model attempt {attempt.attempt_id}: {view['status']}, {view['reason']}.")
 
@@ -286,4 +308,8 @@ def page_titles(pub) -> dict:
             titles[f"attempts/{attempt.attempt_id}/index.md"] = (
                 f"Transcript {attempt.attempt_id}", [str(view["status"]), str(view["reason"]), view["score"]])
     titles.update(comparisons.page_titles(pub))
+    from . import studies
+    found = studies.studies(pub.runs_dir, pub.attempts)
+    titles["studies/index.md"] = ("Studies", [f"{len(found)} pre-registered", *(
+        f"{s['name']}: {s['state']}, {s['worlds']} worlds" for s in found[:2])])
     return titles

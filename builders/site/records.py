@@ -19,6 +19,7 @@ from engine import content_sha256
 INDEX_SCHEMA = "fundbook.index/2"
 RUN_SCHEMA = "fundbook.run/1"
 ATTEMPT_SCHEMA = "fundbook.attempt/1"
+PRACTITIONER_SCHEMA = "fundbook.practitioner/1"
 PUBLISHED_SUFFIXES = (".json", ".jsonl", ".parquet")  # files under runs/ copied into the site
 # A published file's name as records give it: runs/ then plain path segments (no "..", no scheme).
 PUBLISHED_PATH = re.compile(r"^runs(/[A-Za-z0-9][A-Za-z0-9._-]{0,127})+$")
@@ -61,11 +62,24 @@ class Attempt:
 
 
 @dataclass
+class Session:
+    """A practitioner's desk session, imported into runs/practitioners/<id>/."""
+    session_id: str
+    record: dict
+    folder: str          # repo-relative, e.g. runs/practitioners/<id>
+
+    @property
+    def content(self):
+        return self.record["content"]
+
+
+@dataclass
 class Publication:
     runs_dir: Path
     index: dict
     runs: list = field(default_factory=list)
     attempts: list = field(default_factory=list)
+    practitioners: list = field(default_factory=list)
     verify_js: bool = False      # the practice desk's verify.js exists: run pages load it
 
     def extra_files(self):
@@ -191,6 +205,23 @@ def load_attempts(runs_dir: Path) -> list:
     return attempts
 
 
+def load_practitioners(runs_dir: Path) -> list:
+    """Every imported practice-desk session (none until a consenting participant's is imported)."""
+    root = runs_dir / "practitioners"
+    sessions = []
+    if not root.is_dir():
+        return sessions
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        rel = f"runs/practitioners/{folder.name}"
+        if not RUN_ID.match(folder.name):
+            raise SiteInputError(f"{rel}: expected a folder name of letters, digits, '.', '_' or '-'")
+        record = load_json(folder / "record.json", f"{rel}/record.json")
+        _check_content(record, f"{rel}/record.json", PRACTITIONER_SCHEMA)
+        sessions.append(Session(session_id=folder.name, record=record, folder=rel))
+    return sessions
+
+
 def load_publication(runs_dir: Path) -> Publication:
     index, runs = load_runs(runs_dir)
-    return Publication(runs_dir=runs_dir, index=index, runs=runs, attempts=load_attempts(runs_dir))
+    return Publication(runs_dir=runs_dir, index=index, runs=runs, attempts=load_attempts(runs_dir),
+                       practitioners=load_practitioners(runs_dir))

@@ -89,11 +89,9 @@ console.log(JSON.stringify(outs.map((o) => [pythonJson(o), modelCut(o, {protocol
 
 
 def test_the_offered_affordances_are_the_model_workers_tools():
-    """The study offers exactly the worker's tools (launchers/worker/agent.py's prompt lists them)."""
-    try:
-        from launchers.worker.prompt import SYSTEM  # (once the prompt has its own module)
-    except ImportError:
-        from launchers.worker.agent import SYSTEM
+    """The study offers exactly the tool-using worker's tools (launchers/worker/agent.py's prompt lists them; the
+    compact one-call prompt of the local sampler, launchers/worker/prompt.py, offers fewer, not more)."""
+    from launchers.worker.agent import SYSTEM
     tools = SYSTEM.split("Tools (they read only the packet):", 1)[1].split("\n\n", 1)[0]
     named = sorted(line.split()[0] for line in tools.strip().splitlines())
     assert named == sorted(["project", "exposure", "headroom", "interest", "read_source", "note"])

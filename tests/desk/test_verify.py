@@ -164,7 +164,8 @@ def page_score_unmarked(site):
 
 
 def page_gate_text(site):
-    _edit_page(site, RUN, 'data-fb-path="content/gates/0/passed">yes<', 'data-fb-path="content/gates/0/passed">no<')
+    _edit_page(site, RUN, 'data-fb-path="content/gates/0/passed" data-fb-format="passed">passed<',
+               'data-fb-path="content/gates/0/passed" data-fb-format="passed">did not pass<')
 
 
 def page_chart_data(site):
@@ -239,7 +240,7 @@ TAMPERS = [
     (page_score_text, "page", "page: content.score", "99/100", "100/100"),
     (page_cash_text, "page", "page: content.days[3].cash", None, None),
     (page_score_unmarked, "page", "page: content.score", "(not shown)", None),
-    (page_gate_text, "page", "page: content.gates[0].passed", "no", "yes"),
+    (page_gate_text, "page", "page: content.gates[0].passed", "did not pass", "passed"),
     (page_chart_data, "page", "page: chart cash data", None, None),
     (page_receipt_hash, "page", "page: receipts[5].hash", "000000000000", None),
     (record_execution_path_resealed, "engine", "content.execution_path", "host reference",

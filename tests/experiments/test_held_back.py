@@ -171,3 +171,25 @@ def test_evidence_files_have_size_and_row_limits(practice_study, tmp_path, monke
     monkeypatch.setattr(obs, "MAX_OBSERVATION_ROWS", 10)
     code, _, err = invoke("compare", cmp_dir, "--verify")
     assert code == 1 and "lines is over the 10-line limit for an observations file" in one_line_error(err)
+
+
+@pytest.mark.timeout(30)
+def test_a_practitioners_arm_reads_its_records_as_strictly_as_the_other_arms(tmp_path):
+    """The merged practitioners: arm read a record's files with open() and json.loads: a FIFO as its
+    receipts file hung the sweep, a record nested 100,000 deep was a RecursionError traceback and a
+    duplicate name was taken silently (the held-back findings again, in the newest arm)."""
+    from experiments.arm_practitioners import RECORD_SCHEMA, PractitionerIndex
+    folder = tmp_path / "p" / "one"
+    folder.mkdir(parents=True)
+    outputs = {k: {"path": f"{k}.json", "sha256": "0" * 64} for k in ("receipts", "submission")}
+    content = {"kind": "practitioner-attempt", "outputs": outputs}
+    record = {"schema": RECORD_SCHEMA, "content": content, "content_sha256": engine.content_sha256(content)}
+    (folder / "record.json").write_text(json.dumps(record))
+    os.mkfifo(folder / "receipts.json")                               # was: open() waits for a writer
+    with pytest.raises(ExperimentError, match=r"receipts\.json: not a regular file"):
+        PractitionerIndex(tmp_path / "p")
+    for text, said in (("[" * 100_000 + "]" * 100_000, "nested deeper than"),  # was: RecursionError
+                       (json.dumps(record)[:-1] + ', "schema": "x"}', "duplicate name 'schema'")):
+        (folder / "record.json").write_text(text)
+        with pytest.raises(ExperimentError, match=said):
+            PractitionerIndex(tmp_path / "p")

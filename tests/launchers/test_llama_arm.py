@@ -4,6 +4,7 @@ back on resume, produced one item at a time, and the intervention policy applied
 
 import json
 import os
+import shutil
 
 import pytest
 
@@ -70,8 +71,8 @@ def test_the_model_arm_records_an_attempt_per_item_and_gives_the_rows_of_what_it
     usage = doc["volatile"]["usage"][name]
     assert [usage[r["item_id"]]["status"] for r in rows] == ["completed", "completed"]
     assert len(arm) == 2  # one attempt each, in the sweep's order
-    # resumed (the partial rows removed): the attempts are read back, never run again
-    os.remove(tmp_path / "sweep" / "observations.jsonl")
+    # a new sweep folder over the same items: the recorded attempts are read back, never run again
+    shutil.rmtree(tmp_path / "sweep")
     _sweep(tmp_path, ["model:llama-cpp:/models/tiny.gguf", "baseline:do-nothing"])
     assert len(arm) == 2 and _rows(tmp_path) == obs
 

@@ -43,7 +43,7 @@ def test_the_attempts_page_shows_the_freeze_and_its_deviations(runs):
     assert "test-model (tinker)" in page and "seeds 1, 2" in page
     assert "<code>config.limits.max_tokens_per_call</code>" in page and "<code>2048</code>" in page
     assert "<code>4096</code>" in page and "&#60;script&#62;alert(1)&#60;/script&#62;" in page and "<script>alert" not in page
-    assert "none after launch; one resume with a new claim" in page and "$50.000000" in page
+    assert "none after launch; one resume with a new claim" in page and "$50.00" in page and "$50.000000" not in page
 
 
 def test_without_a_freeze_the_page_says_so(tmp_path):

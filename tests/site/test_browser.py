@@ -1,6 +1,7 @@
 """The built site in Debian's Chromium: register behaviour, run pages and
 charts, OG meta, zero non-local requests, and an inert hostile transcript."""
 
+import json
 import re
 import time
 from urllib.parse import urlsplit
@@ -14,51 +15,66 @@ pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("site")]
 
 
 def _visible_rows(page):
-    return page.eval_on_selector_all("table[data-fb-register] tbody tr:not([hidden])",
-                                     "rows => rows.map(r => r.dataset)")
+    return page.eval_on_selector_all("section[data-fb-view-section]:not([hidden]) table[data-fb-register] tbody "
+                                     "tr:not([hidden])", "rows => rows.map(r => r.dataset)")
 
 
-def test_register_has_one_row_per_indexed_run(page, server, run_index):
+GRADER = ("reference", "adversarial")
+
+
+def _column(page, key):
+    """The data-sort values of a column of the visible view, in row order."""
+    return page.evaluate("""(key) => {
+        const t = document.querySelector('section[data-fb-view-section]:not([hidden]) table[data-fb-register]');
+        const i = [...t.tHead.rows[0].cells].findIndex(th => th.dataset.fbKey === key);
+        return [...t.tBodies[0].rows].filter(r => !r.hidden).map(r => r.cells[i].dataset.sort); }""", key)
+
+
+def test_register_has_one_row_per_indexed_run_results_first(page, server, run_index):
+    entries = run_index["entries"]
     page.goto(server + "runs/")
-    rows = _visible_rows(page)
-    assert [r["runId"] for r in rows] == [e["run_id"] for e in run_index["entries"]]
-    assert page.inner_text("[data-fb-count]") == f"{len(rows)} of {len(rows)} runs"
+    results = [e["run_id"] for e in entries if e["kind"] not in GRADER]
+    assert [r["runId"] for r in _visible_rows(page)] == results
+    assert page.inner_text("[data-fb-count]") == f"{len(results)} of {len(results)} results"
+    page.click("[data-fb-view-link=grader]")
+    grader = [e["run_id"] for e in entries if e["kind"] in GRADER]
+    assert [r["runId"] for r in _visible_rows(page)] == grader
+    assert page.inner_text("[data-fb-count]") == f"{len(grader)} of {len(grader)} grader tests"
+    assert page.locator("tr[data-run-id]").count() == len(entries)  # every row stays in the page (verify reads them)
 
 
 def test_register_sorts(page, server, run_index):
     page.goto(server + "runs/")
-    score = page.locator("th", has_text="Score").locator("button")
+    score = page.locator("section#results th[data-fb-key=score] button")
     score.click()
-    points = page.eval_on_selector_all("table[data-fb-register] tbody tr td:nth-child(6)",
-                                       "cells => cells.map(c => Number(c.dataset.sort))")
-    assert points == sorted(points) and len(points) == len(run_index["entries"])
+    points = [int(p) for p in _column(page, "score")]
+    assert points == sorted(points) and len(points) == sum(e["kind"] == "baseline" for e in run_index["entries"])
     score.click()
-    points = page.eval_on_selector_all("table[data-fb-register] tbody tr td:nth-child(6)",
-                                       "cells => cells.map(c => Number(c.dataset.sort))")
-    assert points == sorted(points, reverse=True)
-    page.locator("th", has_text="Run").first.locator("button").click()
+    assert [int(p) for p in _column(page, "score")] == sorted(points, reverse=True)
+    page.locator("section#results th[data-fb-key=world] button").click()
     ids = [r["runId"] for r in _visible_rows(page)]
     assert ids == sorted(ids)
 
 
 def test_register_filters_and_searches(page, server, run_index):
     entries = run_index["entries"]
-    page.goto(server + "runs/")
-    page.select_option("[data-fb-filter=kind]", "adversarial")
+    page.goto(server + "runs/?view=grader")
+    page.select_option("[data-fb-filter=kind][data-fb-view=grader]", "adversarial")
     rows = _visible_rows(page)
     assert rows and {r["kind"] for r in rows} == {"adversarial"}
     assert len(rows) == sum(e["kind"] == "adversarial" for e in entries)
-    page.select_option("[data-fb-filter=status]", "MALFORMED")
+    page.select_option("[data-fb-filter=status][data-fb-view=grader]", "MALFORMED")
     assert {r["status"] for r in _visible_rows(page)} == {"MALFORMED"}
-    page.select_option("[data-fb-filter=kind]", "")
-    page.select_option("[data-fb-filter=status]", "")
-    page.select_option("[data-fb-filter=verdict]", "QUALIFIED")
+    page.select_option("[data-fb-filter=kind][data-fb-view=grader]", "")
+    page.select_option("[data-fb-filter=status][data-fb-view=grader]", "")
+    page.select_option("[data-fb-filter=verdict][data-fb-view=grader]", "QUALIFIED")
     assert {r["verdict"] for r in _visible_rows(page)} == {"QUALIFIED"}
-    page.select_option("[data-fb-filter=verdict]", "")
+    page.select_option("[data-fb-filter=verdict][data-fb-view=grader]", "")
     page.fill("[data-fb-search]", "W3-M4")
     assert [r["runId"] for r in _visible_rows(page)] == [e["run_id"] for e in entries if "W3-M4" in e["run_id"]]
-    page.fill("[data-fb-search]", entries[0]["fixture_sha256"][:12])
-    assert entries[0]["run_id"] in [r["runId"] for r in _visible_rows(page)]
+    grader = [e for e in entries if e["kind"] in GRADER]
+    page.fill("[data-fb-search]", grader[0]["fixture_sha256"][:12])
+    assert grader[0]["run_id"] in [r["runId"] for r in _visible_rows(page)]
 
 
 def test_register_is_a_plain_table_without_javascript(browser, server, run_index):
@@ -66,6 +82,7 @@ def test_register_is_a_plain_table_without_javascript(browser, server, run_index
     page = context.new_page()
     page.goto(server + "runs/")
     assert page.locator("table[data-fb-register] tbody tr").count() == len(run_index["entries"])
+    assert page.locator("table[data-fb-register] tbody tr:visible").count() == len(run_index["entries"])  # both views
     assert not page.locator(".fb-controls").is_visible()
     context.close()
 
@@ -76,7 +93,21 @@ def _remote_recorder(context, server, remote):
                and urlsplit(r.url).netloc != origin else None)
 
 
-def test_every_run_page_loads_cleanly_with_its_charts(browser, server, run_index):
+def sample_run_pages(run_index, built_site):
+    """One run page per shape: every (kind, status, verdict, receipts or none) the index holds.
+    Run pages share one template, so the pages of one shape differ only in their numbers,
+    which test_build.py and test_money_pages.py read in every page without a browser."""
+    seen, out = set(), []
+    for entry in run_index["entries"]:
+        content = json.loads((built_site[1] / entry["record"].split("/", 1)[1]).read_text())["content"]
+        shape = (content["kind"], content["status"], content.get("verdict"), bool(content.get("days")))
+        if shape not in seen:
+            seen.add(shape)
+            out.append(entry)
+    return out
+
+
+def test_run_pages_load_cleanly_with_their_charts(browser, server, run_index, built_site):
     """Also part of the crawl: no run page makes a non-local request, and the
     policy computed from the theme's source blocks nothing the pages run."""
     context = browser.new_context()
@@ -88,7 +119,9 @@ def test_every_run_page_loads_cleanly_with_its_charts(browser, server, run_index
     page.on("console", lambda m: errors.append((page.url, m.text)) if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append((page.url, str(e))))
     started = time.monotonic()
-    for entry in run_index["entries"]:
+    sample = sample_run_pages(run_index, built_site)
+    assert len(sample) >= 6
+    for entry in sample:
         page.goto(f"{server}runs/{entry['run_id']}/")
         assert page.locator("h1").inner_text().startswith(f"Run {entry['run_id']}")
         charts = page.locator(".fb-chart")
@@ -97,10 +130,10 @@ def test_every_run_page_loads_cleanly_with_its_charts(browser, server, run_index
             chart.locator("svg").first.wait_for(state="attached", timeout=10_000)
             assert chart.get_attribute("data-rendered") == "true"
         og = page.locator('meta[property="og:image"]').get_attribute("content")
-        assert og and og.endswith(f"og/runs/{entry['run_id']}.png")
+        assert og == f"../../og/runs/{entry['run_id']}.png"
         audit = page.evaluate(AUDIT)
         assert not audit["bad"] and not audit["violations"], (entry["run_id"], audit)
-    print(f"\n{len(run_index['entries'])} run pages in {time.monotonic() - started:.1f}s")
+    print(f"\n{len(sample)} of {len(run_index['entries'])} run pages in {time.monotonic() - started:.1f}s")
     context.close()
     assert not errors, errors[:10]
     assert not remote, remote[:10]
@@ -115,7 +148,7 @@ def test_a_reference_run_draws_both_charts(page, server, run_index):
 
 
 def test_crawl_makes_no_remote_request(browser, server, built_site):
-    """Every page that is not a run page (those are crawled by the test above)."""
+    """Every page that is not a run page (a sample of those is loaded by the test above)."""
     public = built_site[0]
     pages = sorted(p.relative_to(public).as_posix() for p in public.rglob("index.html")
                    if not (p.parent.parent.name == "runs" and p.parent.parent.parent == public))
@@ -179,21 +212,23 @@ def test_verify_button_works_under_the_site_csp(page, server, run_index):
     assert not errors, errors
 
 
-def test_home_page_draws_the_overview_charts(page, server):
+def test_home_page_draws_the_leaderboard_chart(page, server):
     page.goto(server)
-    for chart in ("chart-overview-outcomes", "chart-overview-scores"):
-        page.locator(f"#{chart} svg").first.wait_for(state="attached", timeout=10_000)
-        assert page.locator(f"#{chart}").get_attribute("data-rendered") == "true"
-    first = page.evaluate("""() => document.querySelector('article h1').nextElementSibling.className""")
-    assert "fb-overview" in first
+    page.locator("#chart-leaderboard svg").first.wait_for(state="attached", timeout=10_000)
+    assert page.locator("#chart-leaderboard").get_attribute("data-rendered") == "true"
+    labels = page.locator("#chart-leaderboard svg").first.text_content()
+    assert "scripted baseline" in labels and "mock" not in labels
 
 
-def test_register_shows_the_scale_and_the_expected_outcomes(page, server, run_index):
+def test_register_shows_the_scale_and_one_badge_per_grader_test(page, server, run_index):
     page.goto(server + "runs/")
     row = page.locator('tr[data-run-id="baseline-FUND_01-seed-2-shortest-cheapest"]')
     scale = row.locator("td.fb-scale").inner_text()
     assert re.fullmatch(r"do-nothing \d+/100 · reference 100/100", scale), scale
-    m2 = page.locator('tr[data-run-id="adversarial-W3-M2_double_pledge"] td.fb-check').inner_text()
-    assert m2.startswith("expected refuses m2-double-pledge on day 1 (TITLE); status SCORED; observed ") and \
-        m2.endswith(": passed"), m2
-    assert page.locator("dl.fb-columns dt").count() == 10
+    page.goto(server + "runs/?view=grader")
+    badge = page.locator('tr[data-run-id="adversarial-W3-M2_double_pledge"] td[data-label="Grader test"] .fb-badge')
+    assert badge.inner_text() == "✓ passed"
+    assert badge.get_attribute("title").startswith("expected refuses m2-double-pledge on day 1 (TITLE); status SCORED; "
+                                                   "observed ")
+    from builders.site import glossary
+    assert page.locator("dl.fb-columns dt").count() == len(glossary.REGISTER)  # engine and path: stated above

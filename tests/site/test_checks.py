@@ -159,3 +159,25 @@ def test_visible_agrees_on_invisible_characters_and_lone_surrogates():
     text = "a\u202eb\u200bc\u2066d\x00e\x7f\u2028f\ud800g\tok\nline"
     assert node(figures=[[text, "text"]])["figures"] == [escape.visible(text)]
     assert escape.visible(text) == "a⟨U+202E⟩b⟨U+200B⟩c⟨U+2066⟩d⟨U+0000⟩e⟨U+007F⟩⟨U+2028⟩f⟨U+D800⟩g\tok\nline"
+
+
+def test_receipt_payloads_read_alike_on_both_sides():
+    """The run pages' receipts (fmt "payload"): money keys, money-days, hashes, nested lists, empty values."""
+    receipts = json.loads((REPO / "runs" / "receipts" / "reference-W3.json").read_text())["receipts"] \
+        if (REPO / "runs" / "receipts" / "reference-W3.json").is_file() else []
+    values = [r["payload"] for r in receipts] + [
+        {"cash": -5, "tail_cent_days": 10**15, "notional": 2**53 - 1, "ids": [], "x": {}, "h": "f" * 64, "H": "F" * 64},
+        {"actions": [{"notional": 1, "id": "a"}, [1, {"cash": 2}]], "open_approvals": ["AP001", None, True]},
+        {"\U0001f600": 1, "\uffff": 2, "é": {"amount": 3}}, [1, "x"], None, "plain", 7]
+    out = node(figures=[[v, "payload"] for v in values])["figures"]
+    assert out == [escape.visible(fmt.figure_text(v, "payload")) for v in values]
+    assert not receipts or any("; notional " in t and ",000.00" in t for t in out)
+
+
+def test_canonical_json_orders_keys_by_utf16_code_units_like_the_engine():
+    """U+E000 sorts after U+10000 in UTF-16 (a surrogate pair starts at 0xD800), before it by
+    code point: the engine hashes the UTF-16 order (RFC 8785), and so must verify."""
+    values = [{"\ue000": None, "\U00010000": None}, {"\uffff": 1, "\U0001f600": 2, "a": 3}]
+    out = node(canon=values)["canon"]
+    assert out == [engine.canonical_json(v).decode("utf-8") for v in values]
+    assert out[0] == '{"\U00010000":null,"\ue000":null}'

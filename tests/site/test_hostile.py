@@ -103,6 +103,9 @@ def _pages(public: Path):
     return rels
 
 
+# A frame, then a task: after it, the tasks queued before it -- the details' toggle events -- have run.
+SETTLE = "() => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)))"
+
 FIGURES = """() => [...document.querySelectorAll('[data-fb-path]')].map((e) =>
     [e.dataset.fbPath, e.dataset.fbFormat || 'text', e.textContent,
      e.dataset.fbRun || e.closest('[data-run-id]')?.dataset.runId || null])"""
@@ -123,7 +126,7 @@ def test_no_payload_runs_and_every_text_shows_literally(browser, hostile_server,
     for rel in _pages(hostile_site[0]):
         page.goto(hostile_server + rel)
         page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
-        page.wait_for_timeout(100)
+        page.evaluate(SETTLE)  # the toggle events opening queued (and any handler they could run) have run
         out = page.evaluate(AUDIT)
         assert out["pwned"] is None, (rel, out["pwned"])
         assert not out["bad"], (rel, out["bad"][:5])

@@ -168,26 +168,75 @@ def test_malformed_run_page_has_no_score_and_no_chart(small_runs):
     assert '>no score</span> (MALFORMED)' in text and "## Cash and funding" not in text
 
 
-def test_register_rows_show_scale_and_expectations(small_runs):
+def _row(text, run_id):
+    row = text[text.index(f'data-run-id="{run_id}"'):]
+    return row[:row.index("</tr>")]
+
+
+def test_register_splits_results_from_grader_tests(small_runs):
     pub = records.load_publication(small_runs)
     text = pages.register_page(pages.environment(), pub)
-    row = text[text.index('data-run-id="adversarial-W3-M4_fully_hedged_tail"'):]
-    row = row[:row.index("</tr>")]
-    # same world W3: no do-nothing run in this publication, the reference run is not in it either
-    assert "do-nothing <span title=" in row
-    assert 'expected <span data-fb-path="content/expected" data-fb-format="expectation">fails ' \
-           'no&#95;false&#95;full&#95;protection' not in row  # "_" is not escaped
-    assert ('expected <span data-fb-path="content/expected" data-fb-format="expectation">'
-            'fails no_false_full_protection; status SCORED; verdict NOT_QUALIFIED</span>') in row
-    assert 'data-fb-format="passed" class="fb-badge fb-passed-yes">passed</span>' in row
-    baseline = text[text.index('data-run-id="baseline-FUND_01-seed-1-do-nothing"'):]
-    baseline = baseline[:baseline.index("</tr>")]
-    points = pub.runs[[r.run_id for r in pub.runs].index("baseline-FUND_01-seed-1-do-nothing")].content["score"]
+    results = text[text.index('data-fb-view-section="results"'):text.index('data-fb-view-section="grader"')]
+    grader = text[text.index('data-fb-view-section="grader"'):]
+    assert 'data-run-id="baseline-FUND_01-seed-1-do-nothing"' in results
+    for run_id in ("reference-W1", "adversarial-W3-M4_fully_hedged_tail", "adversarial-W1-M7_malformed"):
+        assert f'data-run-id="{run_id}"' in grader and f'data-run-id="{run_id}"' not in results
+    # the results view comes first: the register opens with it
+    assert text.index('data-fb-view-section="results"') < text.index('data-fb-view-section="grader"')
+
+
+def test_grader_tests_show_one_badge_with_the_expectation_in_its_tooltip(small_runs):
+    pub = records.load_publication(small_runs)
+    row = _row(pages.register_page(pages.environment(), pub), "adversarial-W3-M4_fully_hedged_tail")
+    assert ('<span class="fb-badge fb-passed-yes" title="expected fails no_false_full_protection; status SCORED; '
+            'verdict NOT_QUALIFIED; observed fails no_false_full_protection; status SCORED; verdict NOT_QUALIFIED">'
+            '<span aria-hidden="true">✓ </span><span data-fb-path="content/passed" data-fb-format="passed">passed'
+            '</span></span>') in row
+    assert row.count("expected ") == 1  # the expectation is not repeated as text in the row
+    assert 'data-fb-format="expectation"' not in row
+
+
+def test_baseline_rows_show_the_same_world_scale(small_runs):
+    pub = records.load_publication(small_runs)
+    row = _row(pages.register_page(pages.environment(), pub), "baseline-FUND_01-seed-1-do-nothing")
+    points = next(r for r in pub.runs if r.run_id == "baseline-FUND_01-seed-1-do-nothing").content["score"]["points"]
     assert (f'do-nothing <span data-fb-path="content/score" data-fb-format="score" '
-            f'data-fb-run="baseline-FUND_01-seed-1-do-nothing">{points["points"]}/100</span>') in baseline
-    for column in ("Run", "Kind", "Fixture", "Status, Verdict, Score", "Same world: do-nothing · reference",
-                   "Expected → observed", "Fixture hash", "Engine", "Execution path", "Time"):
-        assert f"<dt>{column}</dt>" in text, column
+            f'data-fb-run="baseline-FUND_01-seed-1-do-nothing">{points}/100</span>') in row
+    assert "reference <span title=" in row  # no reference baseline of FUND_01 seed 1 in this publication
+
+
+def test_constant_columns_are_stated_once_and_a_varying_one_stays(small_runs, runs_copy):
+    pub = records.load_publication(small_runs)
+    text = pages.register_page(pages.environment(), pub)
+    bundle = pub.runs[0].content["engine"]["bundle_sha256"]
+    assert (f'Every run was executed by the engine bundle <code data-fb-path="index/engine/bundle_sha256" '
+            f'data-fb-format="short" title="{bundle}">{bundle[:12]}</code>, on the path <em>') in text
+    assert 'data-label="Engine"' not in text and 'data-label="Execution path"' not in text
+    # one run on another path: the path is a column again, and only the engine is stated once
+    path = runs_copy / "reference-W1.json"
+    record = json.loads(path.read_text())
+    record["content"]["execution_path"] = "model worker"
+    from engine import content_sha256
+    record["content_sha256"] = content_sha256(record["content"])
+    path.write_text(json.dumps(record))
+    index = json.loads((runs_copy / "index.json").read_text())
+    for entry in index["entries"]:
+        if entry["run_id"] == "reference-W1":
+            entry["file_sha256"], entry["content_sha256"] = records.file_sha256(path), record["content_sha256"]
+    (runs_copy / "index.json").write_text(json.dumps(hostile.reseal_index(index)))
+    text = pages.register_page(pages.environment(), records.load_publication(runs_copy))
+    assert 'data-label="Execution path"' in text and "on the path <em>" not in text
+    assert "Every run was executed by the engine bundle" in text
+
+
+def test_register_headers_carry_the_glossary(small_runs):
+    from builders.site import glossary
+    pub = records.load_publication(small_runs)
+    text = pages.register_page(pages.environment(), pub)
+    for key in ("world", "policy", "test", "kind", "check", "status", "verdict", "score", "scale", "fixture", "time"):
+        name, meaning = glossary.REGISTER[key]
+        assert f'data-fb-key="{key}" title="{escape.escape(meaning)}">{escape.escape(name)}</th>' in text, key
+        assert f"<dt>{escape.escape(name)}</dt><dd>{escape.escape(meaning)}</dd>" in text, key
 
 
 def test_cards_are_deterministic_pngs():

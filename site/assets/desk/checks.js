@@ -28,7 +28,7 @@ export async function sha256hex(data) {
 }
 
 function byCodePoint(a, b) {
-  // Python's sort_keys order (code points), which the engine hashes with.
+  // Python's sorted() and sort_keys order (code points): fmt.compact's. Canonical JSON sorts by UTF-16 instead.
   const x = Array.from(a, (c) => c.codePointAt(0));
   const y = Array.from(b, (c) => c.codePointAt(0));
   for (let i = 0; i < Math.min(x.length, y.length); i += 1) if (x[i] !== y[i]) return x[i] - y[i];
@@ -44,7 +44,8 @@ export function canonicalJSON(value) {
   }
   if (Array.isArray(value)) return `[${value.map(canonicalJSON).join(",")}]`;
   if (typeof value === "object") {
-    const keys = Object.keys(value).sort(byCodePoint);
+    // RFC 8785 orders members by UTF-16 code units (engine/_canon.py utf16_key): JavaScript's default sort
+    const keys = Object.keys(value).sort();
     return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJSON(value[k])}`).join(",")}}`;
   }
   throw new Error(`canonical JSON: ${typeof value} is not JSON`);
@@ -190,6 +191,47 @@ function shellQuote(s) {
   return `'${s.replace(/'/g, `'"'"'`)}'`;
 }
 
+// A receipt's payload in words (fmt.py `_payload`; the key sets are fmt.MONEY_KEYS and MONEY_DAY_KEYS).
+const PAYLOAD_MONEY_KEYS = new Set(["all_in_cost", "amount", "capacity", "capacity_before", "cash", "coupon", "funded",
+  "funding_cost_to_date", "haircut", "headroom", "interest", "margin_returned", "max_notional", "notional",
+  "peak_usage", "principal", "reference_all_in_cost", "remaining", "treasury_charge", "unfunded", "usage", "used"]);
+const PAYLOAD_MONEY_DAY_KEYS = new Set(["tail_cent_days", "realized_tail", "unfunded_tail", "reference_realized_tail"]);
+const HASH64 = /^[0-9a-f]{64}$/;
+
+function payloadValue(key, v) {
+  if (Number.isInteger(v)) {
+    if (PAYLOAD_MONEY_KEYS.has(key)) return money(v);
+    if (PAYLOAD_MONEY_DAY_KEYS.has(key)) return `${money(v)} money-days`;
+    return String(v);
+  }
+  if (typeof v === "string" && HASH64.test(v)) return `${v.slice(0, 12)}…`;
+  return text(v);
+}
+
+export function payloadText(value) {
+  const leaves = [];
+  const stack = [["", "", value, null]];
+  while (stack.length) {
+    const [parent, name, v, key] = stack.pop();
+    const label = parent && name && !name.startsWith("[") ? `${parent}.${name}` : parent + name;
+    if (isDict(v) && Object.keys(v).length) {
+      for (const k of Object.keys(v).sort(byCodePoint).reverse()) stack.push([label, k, v[k], k]);
+    } else if (Array.isArray(v) && v.some((x) => x !== null && typeof x === "object")) {
+      for (let i = v.length - 1; i >= 0; i -= 1) stack.push([label, `[${i + 1}]`, v[i], key]);
+    } else {
+      const shown = (isDict(v) || Array.isArray(v)) && !truthy(v) ? "none"
+        : Array.isArray(v) ? v.map((x) => payloadValue(null, x)).join(", ") : payloadValue(key, v);
+      leaves.push([parent, name ? `${name} ${shown}` : shown]);
+    }
+  }
+  const parts = [];
+  leaves.forEach(([parent, field], i) => {
+    if (parent && i && leaves[i - 1][0] === parent) parts[parts.length - 1] += ` · ${field}`;
+    else parts.push(parent ? `${parent}: ${field}` : field);
+  });
+  return parts.length ? parts.join("; ") : "—";
+}
+
 const FORMATS = {
   text,
   money,
@@ -225,6 +267,7 @@ const FORMATS = {
     return parts.join(" ");
   },
   gate_detail: (v) => (typeof v === "string" ? gateDetail(v) : text(v)),
+  payload: payloadText,
 };
 
 /** The text a figure of this format shows for `value` (fmt.figure_text, after escape.visible). */

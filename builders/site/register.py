@@ -1,0 +1,105 @@
+"""The run register: every run of the index, in two views.
+
+Results (the default) are the runs that measure a policy -- the scripted
+baselines on practice families; grader tests are the fixtures that state the
+outcome the grader must give them (reference and adversarial), shown with one
+pass/fail badge. A column whose value is the same on every row (the engine
+bundle, the execution path) is stated once above the tables instead.
+register.js adds filters, search and sort, and keeps them in the query string.
+"""
+
+from . import fmt, glossary, scale
+from .figures import Figures
+from .parquet import table_links
+
+VIEWS = (("results", "Results", "results"), ("grader", "Grader tests", "grader tests"))
+# (column key, sort type) per view; "engine" and "path" join only when they vary.
+COLUMNS = {
+    "results": [("world", "text"), ("policy", "text"), ("status", "text"), ("verdict", "text"), ("score", "number"),
+                ("scale", None), ("fixture", "text"), ("time", "number")],
+    "grader": [("test", "text"), ("kind", "text"), ("check", "text"), ("status", "text"), ("verdict", "text"),
+               ("score", "number"), ("fixture", "text"), ("time", "number")],
+}
+FILTERS = {"results": ("policy", "status", "verdict"), "grader": ("kind", "check", "status", "verdict")}
+
+
+def view_of(content) -> str:
+    return "grader" if content.get("expected") is not None or content.get("kind") in ("reference", "adversarial") \
+        else "results"
+
+
+def _dict(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _duration_ms(run, pub):
+    ms = run.duration_ms
+    if ms is None:
+        durations = _dict(_dict(pub.index.get("volatile")).get("durations_ms"))
+        value = durations.get(run.run_id)
+        ms = value if isinstance(value, int) and not isinstance(value, bool) else None
+    return ms
+
+
+def rows(pub, run_roots) -> list:
+    worlds = scale.world_scores(pub.runs)
+    by_id = {run.run_id: run for run in pub.runs}
+    out = []
+    for run in pub.runs:
+        c = run.content
+        score = c.get("score")
+        fixture = _dict(c.get("fixture"))
+        ms = _duration_ms(run, pub)
+        verdict = c.get("verdict")
+        passed = c.get("passed")
+        expectation = (f"expected {fmt.figure_text(c.get('expected'), 'expectation')}; "
+                       f"observed {fmt.figure_text(c.get('observed'), 'expectation')}")
+        world = (f"{fixture['family']} seed {fmt.figure_text(fixture.get('seed'), 'text')}" if "family" in fixture
+                 else fmt.figure_text(fixture.get("episode"), "text") if "episode" in fixture
+                 else fmt.fixture_label(fixture))
+        out.append({
+            "run_id": run.run_id, "href": f"{run.run_id}/", "view": view_of(c), "kind": c.get("kind"),
+            "status": c.get("status"), "verdict": verdict if verdict is not None else "none",
+            "policy": fixture.get("policy") if isinstance(fixture.get("policy"), str) else "—",
+            "world": world, "test": fmt.fixture_label(fixture),
+            "check": "passed" if passed is True else "failed", "expectation": expectation,
+            "points": score["points"] if isinstance(score, dict) and isinstance(score.get("points"), int) else -1,
+            "fixture_sha256": c.get("fixture_sha256"), "bundle_sha256": _dict(c.get("engine")).get("bundle_sha256"),
+            "execution_path": c.get("execution_path"),
+            "duration": fmt.duration(ms), "duration_sort": ms if ms is not None else -1,
+            # the scale's scores are figures of the other runs: verify checks them against those runs
+            "scale": {policy: Figures(run_roots(by_id[rid], pub), run_id=rid)
+                      for policy, rid in (worlds.get(scale.world_key(c)) or {}).items()},
+            "fig": Figures(run_roots(run, pub))})
+    return out
+
+
+def constants(all_rows) -> dict:
+    """{"engine": sha, "path": text} for the columns whose value every row shares."""
+    out = {}
+    for key, field in (("engine", "bundle_sha256"), ("path", "execution_path")):
+        values = {str(r[field]) for r in all_rows}
+        if all_rows and len(values) == 1 and isinstance(all_rows[0][field], str):
+            out[key] = all_rows[0][field]
+    return out
+
+
+def page(env, pub, run_roots) -> str:
+    all_rows = rows(pub, run_roots)
+    fixed = constants(all_rows)
+    views = []
+    for key, label, noun in VIEWS:
+        view_rows = [r for r in all_rows if r["view"] == key]
+        columns = list(COLUMNS[key]) + [(c, "text") for c in ("engine", "path") if c not in fixed]
+        filters = [(col, sorted({str(r[col]) for r in view_rows})) for col in FILTERS[key]]
+        views.append({"key": key, "label": label, "noun": noun, "rows": view_rows, "filters": filters,
+                      "columns": [(c, sort, glossary.REGISTER[c][0], glossary.title(glossary.REGISTER, c))
+                                  for c, sort in columns]})
+    used = {c for v in views for c, *_ in v["columns"]} | set(fixed)
+    terms = [(glossary.REGISTER[k][0], glossary.REGISTER[k][1]) for k in glossary.REGISTER if k in used]
+    return env.get_template("register.md.j2").render(
+        runs=pub.runs, views=views, fixed=fixed, terms=terms, tables=table_links(pub), scale_policies=scale.POLICIES,
+        head_fig=Figures({"index": pub.index}), count=fmt.count,
+        names={k: v[0] for k, v in glossary.REGISTER.items()},
+        description=f"All {len(all_rows)} published runs: scripted-baseline results and grader tests, with status, "
+                    f"verdict, score and hashes.")

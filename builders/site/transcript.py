@@ -1,0 +1,164 @@
+"""A model attempt's transcript as a trajectory: one section per checkpoint.
+
+Each checkpoint is a heading (so the table of contents is a day index) with
+its one-line outcome from the attempt's result -- batch accepted or not,
+actions accepted and refused, closing cash -- then its steps, folded. A step
+is marked when it is an error (a tool that exited non-zero or with no exit
+code, an invalid answer, a rejected batch, a model call without an answer)
+or a refusal (an accepted batch with refused actions); transcript.js offers
+an "errors only" filter over those marks, kept in the query string.
+
+The launcher writes the steps (launchers/_controller.py); the evaluator's
+messages are fixed phrases, which is what `flags` reads. Model and tool JSON
+is shown with money as amounts (readable.pretty), the text as written one
+click away. The headings hold only numbers and fixed words, never record text:
+record text is escaped inside raw HTML, where Markdown does not act on it.
+"""
+
+import json
+import re
+
+from . import fmt, readable
+
+FOLD_LINES = 30          # a model answer longer than this is folded (never cut)
+FOLD_CHARS = 3000
+BATCH_WORDS = {"accepted": "batch accepted", "rejected": "batch rejected", "missing": "no batch"}
+_REFUSED = re.compile(r"\b(\d+) refused\b", re.ASCII)
+
+
+def text_of(value) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False)
+    except RecursionError:  # indenting walks in Python; the compact encoder reads as deep as the parser did
+        return json.dumps(value, ensure_ascii=False)
+
+
+def _int(value):
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _json(text):
+    """The JSON value a model or tool wrote, or None when it is not JSON."""
+    if not isinstance(text, str) or not text.strip()[:1] in ("{", "["):
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def flags(step) -> list:
+    """[(kind, words)] marks of a step: kind "error" or "refusal"."""
+    out = []
+    role, text = step.get("role"), step.get("text")
+    text = text if isinstance(text, str) else ""
+    for call in step.get("tool_calls") if isinstance(step.get("tool_calls"), list) else []:
+        code = _int(call.get("exit_code")) if isinstance(call, dict) else None
+        if code != 0:
+            out.append(("error", f"exit {code}" if code is not None else "no exit code"))
+    if isinstance(step.get("call"), dict) and step["call"].get("outcome"):
+        out.append(("error", "model call without an answer"))
+    if role == "evaluator":
+        if text.startswith("Batch rejected whole"):
+            out.append(("error", "batch rejected"))
+        elif text.startswith("Model call ") and "ended without an answer" in text and not out:
+            out.append(("error", "model call without an answer"))
+        elif re.match(r"Checkpoint \d+ closed without a batch", text):
+            out.append(("refusal", "no batch"))
+        m = _REFUSED.search(text)
+        if m and int(m.group(1)) > 0:
+            out.append(("refusal", f"{m.group(1)} refused"))
+    return out
+
+
+def _fold(output):
+    text = text_of(output)
+    lines = text.count("\n") + 1
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    value = output if isinstance(output, (dict, list)) else _json(output)
+    shown = readable.pretty(value) if value is not None else None
+    if shown is not None:  # one line of the JSON, money as amounts: "{ "cash": 15,000,000.00, "day": 1, ..."
+        first = " ".join(shown.split())
+    return {"output": text, "lines": lines, "chars": len(text),
+            "folded": lines > FOLD_LINES or len(text) > FOLD_CHARS, "readable": shown,
+            "preview": first[:120] + ("…" if len(first) > 120 else "")}
+
+
+def _step(i, step) -> dict:
+    step = step if isinstance(step, dict) else {"text": text_of(step)}
+    role = text_of(step.get("role", "?"))
+    calls = []
+    for call in step.get("tool_calls") if isinstance(step.get("tool_calls"), list) else []:
+        call = call if isinstance(call, dict) else {"output": call}
+        code = _int(call.get("exit_code"))
+        calls.append({"name": text_of(call.get("name", "?")), "exit_code": code, "ok": code == 0,
+                      "arguments": text_of(call.get("arguments")),
+                      **_fold(call.get("output") if call.get("output") is not None else "")})
+    text = text_of(step.get("text") or "")
+    value = _json(text) if role == "model" else None
+    call = step.get("call") if isinstance(step.get("call"), dict) else {}
+    facts = []
+    for key, words in (("tokens_in", "tokens in"), ("tokens_out", "tokens out")):
+        if _int(call.get(key)) is not None:
+            facts.append(f"{fmt.count(call[key])} {words}")
+    if _int(call.get("micro_usd")) is not None:
+        facts.append(fmt.usd(call["micro_usd"]))
+    if _int(call.get("cpu_ms")) is not None:
+        facts.append(f"CPU {fmt.duration(call['cpu_ms'])}")
+    marks = flags(step)
+    return {"index": _int(step.get("index")) if _int(step.get("index")) is not None else i, "role": role,
+            "role_class": role if role in ("model", "tool", "evaluator") else "other", "text": text,
+            "readable": readable.pretty(value) if value is not None else None,
+            "long": text.count("\n") + 1 > FOLD_LINES or len(text) > FOLD_CHARS,
+            "tool_calls": calls, "facts": facts, "marks": marks,
+            "error": any(k == "error" for k, _ in marks), "refusal": any(k == "refusal" for k, _ in marks)}
+
+
+def _outcome(day, result_day) -> str:
+    """The checkpoint's one-line outcome, from the attempt's result (numbers and fixed words only)."""
+    if not isinstance(result_day, dict):
+        return "not settled in the attempt's result"
+    parts = [BATCH_WORDS.get(result_day.get("batch"), "batch ?") if isinstance(result_day.get("batch"), str)
+             else "batch ?"]
+    accepted, refused = _int(result_day.get("accepted")), _int(result_day.get("refused"))
+    if accepted is not None and refused is not None:
+        parts.append(f"{fmt.count(accepted)} accepted, {fmt.count(refused)} refused")
+    if _int(result_day.get("cash")) is not None:
+        parts.append(f"cash {fmt.money(result_day['cash'])}")
+    return " · ".join(parts)
+
+
+def checkpoints(transcript, result) -> list:
+    """The steps grouped by checkpoint, in order: [{key, day, title, outcome, steps, errors, refusals}]."""
+    raw = transcript.get("steps") if isinstance(transcript.get("steps"), list) else []
+    days = result.get("days") if isinstance(result, dict) and isinstance(result.get("days"), list) else []
+    by_day = {d.get("day"): d for d in days if isinstance(d, dict) and _int(d.get("day")) is not None}
+    groups, seen_day = [], False
+    for i, step in enumerate(raw):
+        day = _int(step.get("day")) if isinstance(step, dict) else None
+        key = f"day-{day}" if day is not None else ("after" if seen_day else "before")
+        seen_day = seen_day or day is not None
+        if not groups or groups[-1]["key"] != key:
+            groups.append({"key": key, "day": day, "steps": []})
+        groups[-1]["steps"].append(_step(i, step))
+    for g in groups:
+        if g["day"] is not None:
+            g["title"], g["outcome"] = f"Day {g['day']}", _outcome(g["day"], by_day.get(g["day"]))
+        else:
+            g["title"] = "Before the first checkpoint" if g["key"] == "before" else "After the last checkpoint"
+            g["outcome"] = "before the desk opens" if g["key"] == "before" else "the run is closed"
+        g["errors"] = sum(1 for s in g["steps"] if s["error"])
+        g["refusals"] = sum(1 for s in g["steps"] if s["refusal"])
+        roles = {}
+        for s in g["steps"]:
+            roles[s["role_class"]] = roles.get(s["role_class"], 0) + 1
+        g["summary"] = ", ".join(f"{n} {role}" for role, n in sorted(roles.items()))
+    # the same key twice (steps of a day around another day's) keeps every heading id unique
+    used = {}
+    for g in groups:
+        used[g["key"]] = used.get(g["key"], 0) + 1
+        if used[g["key"]] > 1:
+            g["key"] = f"{g['key']}-{used[g['key']]}"
+    return groups

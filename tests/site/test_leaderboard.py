@@ -1,0 +1,267 @@
+"""The home page's status line and leaderboard (builders/site/leaderboard.py,
+overview.py): one row per agent, labelled; the mock apart and never charted;
+what it says follows the records (a real model's result, a practitioner's
+session), never a fixed sentence."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import engine
+from builders.site import fmt, leaderboard, overview, pages, records
+from tests.site.host_records import write_host_runs
+
+REPO = Path(__file__).resolve().parents[2]
+MOCK = REPO / "runs" / "attempts" / "mock-FUND_01-seed-1"
+BASELINES = [f"baseline-FUND_01-seed-{s}-{p}" for s in (1, 2) for p in ("do-nothing", "reference", "shortest-cheapest")]
+
+
+@pytest.fixture(scope="module")
+def base_runs(tmp_path_factory):
+    if not (MOCK / "record.json").is_file():
+        pytest.skip("needs the published mock attempt (make mock-attempt)")
+    runs = write_host_runs(tmp_path_factory.mktemp("board") / "runs", BASELINES)
+    shutil.copytree(MOCK, runs / "attempts" / MOCK.name)
+    return runs
+
+
+@pytest.fixture
+def runs(base_runs, tmp_path):
+    return Path(shutil.copytree(base_runs, tmp_path / "runs"))
+
+
+def _seal(path: Path, record: dict):
+    record["content_sha256"] = engine.content_sha256(record["content"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=1))
+
+
+def add_model_attempt(runs: Path, attempt_id: str, provider="llama-cpp", model_id="qwen2.5-0.5b-instruct-q4",
+                      points=None, cpu_ms=12_300, started="2026-12-03T08:00:00Z"):
+    """A copy of the mock attempt as another sampler's: a result with `points`, or none."""
+    record = json.loads((MOCK / "record.json").read_text())
+    c = record["content"]
+    c["attempt_id"], c["label"] = attempt_id, None
+    c["model"] = {"id": model_id, "provider": provider}
+    c["cost"] = dict(c["cost"], micro_usd=0, cpu_ms=cpu_ms)
+    if points is None:
+        c["result"] = None
+        c["termination"] = {"limit": "time", "reason": "worker time limit", "status": "interrupted"}
+    else:
+        c["result"] = dict(c["result"], verdict="QUALIFIED" if points >= 90 else "NOT_QUALIFIED",
+                           score=dict(c["result"]["score"], points=points))
+    record["volatile"] = dict(record["volatile"], started=started)
+    folder = runs / "attempts" / attempt_id
+    folder.mkdir(parents=True)
+    shutil.copyfile(MOCK / "transcript.json", folder / "transcript.json")
+    _seal(folder / "record.json", record)
+
+
+def add_session(runs: Path, session_id: str, cohort="pilot-2026", points=71, completed=True):
+    content = {"kind": "practitioner-attempt", "participant": "p-" + "0123456789abcdef", "cohort": cohort,
+               "task": {"instance_id": f"FUND_02/seed-{len(session_id)}", "family": "FUND_02", "seed": 3,
+                        "split": "public-practice", "fixture_sha256": "f" * 64, "horizon": 20},
+               "clock": {"per_checkpoint_ms": [60_000] * 20, "pauses": []},
+               "termination": {"status": "completed" if completed else "abandoned", "reason": "",
+                               "checkpoints_submitted": 20 if completed else 4},
+               "result": {"status": "SCORED", "verdict": "NOT_QUALIFIED", "score": {"points": points,
+                                                                                    "denominator": 100}}
+               if completed else None}
+    _seal(runs / "practitioners" / session_id / "record.json",
+          {"schema": "fundbook.practitioner/1", "content": content, "volatile": {"imported": "2026-12-04T10:00:00Z"}})
+
+
+def _home(runs: Path) -> str:
+    pub = records.load_publication(runs)
+    text = (REPO / "site" / "index.md").read_text()
+    return overview.fill(text, "index.md", pub, pages.environment(), "")
+
+
+def _row(board, key):
+    return next(r for _, rows in board["groups"] for r in rows if r["key"] == key)
+
+
+def test_baselines_are_one_row_per_policy_with_exact_intervals(runs):
+    board = leaderboard.board(records.load_publication(runs))
+    assert [label for label, _ in board["groups"]] == ["Models", "Practitioners", "Scripted baselines"]
+    baselines = [r["key"] for r in dict(board["groups"])["Scripted baselines"]]
+    assert baselines == ["baseline:shortest-cheapest", "baseline:reference", "baseline:do-nothing"]
+    ref = _row(board, "baseline:reference")
+    assert ref["kind_label"] == "scripted baseline" and ref["worlds"] == 2 and ref["n"] == 2
+    assert ref["rate"] == {"value": "100.0", "lower": "34.2", "upper": "100.0", "k": 2, "n": 2}
+    assert ref["mean"] == {"value": "100.0", "lower": "100.0", "upper": "100.0", "n": 2}
+    assert ref["links"][0] == ("runs", "runs/?policy=reference")
+    assert ref["cost"].startswith("$0 (scripted, no model calls; ")
+
+
+def test_the_mock_is_a_machinery_row_never_ranked_or_charted(runs):
+    pub = records.load_publication(runs)
+    board = leaderboard.board(pub)
+    assert dict(board["groups"])["Models"] == []
+    assert [r["key"] for r in board["machinery"]] == ["machinery:mock:mock"]
+    assert board["machinery"][0]["kind_label"] == "machinery test"
+    chart = overview.home_sections(pub)["chart"]
+    assert chart and all("mock" not in row["agent"] for row in chart["data"]["values"])
+    assert {row["kind"] for row in chart["data"]["values"]} == {"scripted baseline"}
+    assert board["status"]["model_results"] == 0 and board["status"]["machinery_attempts"] == 1
+
+
+def test_the_status_line_follows_the_records(runs):
+    home = _home(runs)
+    line = home[home.index('<div class="fb-status-line"'):]
+    line = line[:line.index("</div>")]
+    assert 'data-fb-status="none"' in line and "<strong>no real model has a result yet.</strong>" in line
+    assert "No practitioner session has been imported yet." in home
+    assert "Status on 2026-12-01:" in line  # the mock attempt's start is the newest record
+    # the first real-model attempt with a result changes it, and its date
+    add_model_attempt(runs, "llama-FUND_01-seed-1", points=62)
+    home = _home(runs)
+    line = home[home.index('<div class="fb-status-line"'):]
+    line = line[:line.index("</div>")]
+    assert 'data-fb-status="results"' in line and "no real model has a result yet" not in home
+    assert ("<strong>1 attempt by 1 real model (llama-cpp:qwen2.5-0.5b-instruct-q4) reached a result</strong>"
+            in line) and "Status on 2026-12-03:" in line
+    # the lede says what fundbook is before anything else, the status line next
+    article = home[home.index("# fundbook"):]
+    assert article.index('class="fb-lede"') < article.index("fb-status-line") < article.index('class="fb-board"')
+
+
+def test_models_are_grouped_by_provider_and_id_and_failures_count(runs):
+    add_model_attempt(runs, "llama-a", points=62)
+    add_model_attempt(runs, "llama-b", points=None, started="2026-12-05T08:00:00Z")
+    add_model_attempt(runs, "tinker-a", provider="tinker", model_id="Qwen/Qwen3-8B", points=95, cpu_ms=None)
+    board = leaderboard.board(records.load_publication(runs))
+    models = dict(board["groups"])["Models"]
+    assert [r["key"] for r in models] == ["model:tinker:Qwen/Qwen3-8B", "model:llama-cpp:qwen2.5-0.5b-instruct-q4"]
+    llama = models[1]
+    assert llama["n"] == 2 and llama["ended_without_result"] == 1 and llama["preliminary"]
+    assert llama["mean"]["value"] == "31.0"  # (62 + 0) / 2: the interrupted attempt counts as 0
+    assert llama["rate"]["k"] == 0 and llama["date"] == "2026-12-05"
+    calls = json.loads((MOCK / "record.json").read_text())["content"]["cost"]["calls"]
+    per = round(24_600 / (2 * calls))  # no tie at these figures
+    assert llama["cost"].startswith(f"$0.00 (local) · CPU 24.6 s ({fmt.duration(per)} per call) · {2 * calls} calls, ")
+    assert [t for t, _ in llama["links"]][:3] == ["attempts", "transcript llama-a", "transcript llama-b"]
+    assert models[0]["cost"].startswith(f"$0.00 · {calls} calls")
+
+
+def test_practitioner_cohorts_come_from_imported_sessions(runs):
+    assert "No practitioner session has been imported yet" in _home(runs)
+    add_session(runs, "s-one", points=71)
+    add_session(runs, "s-two", points=55)
+    add_session(runs, "s-three", completed=False)
+    board = leaderboard.board(records.load_publication(runs))
+    (cohort,) = dict(board["groups"])["Practitioners"]
+    assert cohort["name"] == "cohort pilot-2026" and cohort["kind_label"] == "practitioner cohort"
+    assert cohort["n"] == 3 and cohort["ended_without_result"] == 1 and cohort["mean"]["value"] == "42.0"
+    assert cohort["date"] == "2026-12-04" and cohort["cost"] == "$0 (no model calls; 60 min at the desk)"
+    assert cohort["links"][0] == ("session p-0123456789abcdef", "runs/practitioners/s-one/record.json")
+    for name in ("receipts.json", "submission.json"):  # as an import writes it: the record has its own page
+        (runs / "practitioners" / "s-one" / name).write_text("{}")
+    board = leaderboard.board(records.load_publication(runs))
+    assert dict(board["groups"])["Practitioners"][0]["links"][0] == ("session p-0123456789abcdef", "practitioners/s-one/")
+    home = _home(runs)
+    assert "3 practice-desk sessions by practitioners have been imported." in home
+
+
+def test_a_tampered_session_is_refused_in_one_line(runs):
+    add_session(runs, "s-one")
+    path = runs / "practitioners" / "s-one" / "record.json"
+    record = json.loads(path.read_text())
+    record["content"]["result"]["score"]["points"] = 100
+    path.write_text(json.dumps(record))
+    with pytest.raises(records.SiteInputError) as err:
+        records.load_publication(runs)
+    assert str(err.value) == ("runs/practitioners/s-one/record.json: field `content_sha256` does not match "
+                              "sha256(canonical_json(content))")
+    path.write_text(json.dumps(dict(record, schema="fundbook.practitioner/9")))
+    with pytest.raises(records.SiteInputError, match="field `schema` expected 'fundbook.practitioner/1'"):
+        records.load_publication(runs)
+
+
+def test_comparisons_are_linked_from_the_arms_they_name(runs):
+    folder = runs / "comparisons" / "reference-vs-do-nothing"
+    folder.mkdir(parents=True)
+    (folder / "decision.json").write_text(json.dumps({"arms": {"baseline:reference": 1, "baseline:do-nothing": -1}}))
+    board = leaderboard.board(records.load_publication(runs))
+    assert ("vs do-nothing", "comparisons/reference-vs-do-nothing/") in _row(board, "baseline:reference")["links"]
+    assert ("vs reference", "comparisons/reference-vs-do-nothing/") in _row(board, "baseline:do-nothing")["links"]
+    assert not [link for link in _row(board, "baseline:shortest-cheapest")["links"] if "comparisons/" in link[1]]
+
+
+# The first real-model attempt, verbatim as the local sampler published it (branch `local`, commit 3799cf3:
+# runs/attempts/smollm2-FUND_01-seed-1/{record,transcript}.json): SmolLM2-135M on FUND_01 seed 1, llama-cpp,
+# 20 calls, cost.cpu_ms 522,318, micro_usd 0, SCORED NOT_QUALIFIED 30/100.
+LLAMA = Path(__file__).parent / "fixtures" / "smollm2-FUND_01-seed-1"
+LLAMA_KEY = "model:llama-cpp:SmolLM2-135M-Instruct.Q4_1"
+
+
+@pytest.fixture
+def llama_runs(runs):
+    shutil.copytree(LLAMA, runs / "attempts" / LLAMA.name)
+    return runs
+
+
+def test_a_local_model_attempt_is_a_model_row_with_its_interval_and_cpu_cost(llama_runs):
+    pub = records.load_publication(llama_runs)
+    board = leaderboard.board(pub)
+    (row,) = dict(board["groups"])["Models"]
+    assert row["key"] == LLAMA_KEY and row["kind_label"] == "model" and row["preliminary"]
+    assert row["n"] == row["worlds"] == 1 and row["date"] == "2026-12-01" and row["ended_without_result"] == 0
+    assert row["rate"] == {"value": "0.0", "lower": "0.0", "upper": "79.4", "k": 0, "n": 1}  # Wilson, 0 of 1
+    assert row["mean"] == {"value": "30.0", "lower": None, "upper": None, "n": 1}
+    # 522,318 ms / 20 calls = 26,115.9 ms; 31,734 / 20 = 1,586.7 tokens in; 5,155 / 20 = 257.75 out
+    assert row["cost"] == ("$0.00 (local) · CPU 522.3 s (26.1 s per call) · 20 calls, 31,734 tokens in, 5,155 out "
+                           "(1,587 and 258 per call)")
+    assert [r["key"] for r in board["machinery"]] == ["machinery:mock:mock"]  # the mock stays apart
+    chart = overview.home_sections(pub)["chart"]
+    assert "llama-cpp:SmolLM2-135M-Instruct.Q4_1 (model)" in {v["agent"] for v in chart["data"]["values"]}
+    home = _home(llama_runs)
+    tr = home[home.index(f'data-agent="{LLAMA_KEY}"'):]
+    tr = tr[:tr.index("</tr>")]
+    assert ">0.0 %<br><small class=\"fb-interval\"" in tr and "[0.0, 79.4]</small>" in tr
+    assert ">30.0<br>" in tr and "one world: no interval" in tr and "preliminary" in tr
+
+
+def test_the_status_line_says_what_the_register_holds(llama_runs, runs):
+    def line(runs_dir):
+        home = _home(runs_dir)
+        text = home[home.index('<div class="fb-status-line"'):]
+        return text[:text.index("</div>")]
+    assert ("The Attempts page holds 1 real-model attempt (run on this host by an open-weights model, at $0), and "
+            "1 mock attempt, a machinery test that measures no model.") in line(llama_runs)
+    assert "<strong>1 attempt by 1 real model (llama-cpp:SmolLM2-135M-Instruct.Q4_1) reached a result</strong>" \
+        in line(llama_runs)
+    assert "What the register holds: 0 grader tests on fixtures (adversarial and reference; 0 passed) and " \
+           "6 scripted-baseline runs." in line(llama_runs)
+    add_model_attempt(llama_runs, "llama-late", points=None)  # interrupted: counted, without a result
+    add_model_attempt(llama_runs, "tinker-a", provider="tinker", model_id="Qwen/Qwen3-8B", points=None)
+    assert ("holds 3 real-model attempts (2 of them run on this host by an open-weights model, at $0), 2 of them "
+            "without a result, and 1 mock attempt") in line(llama_runs)
+    shutil.rmtree(llama_runs / "attempts")
+    assert "No model attempt has been retained." in line(llama_runs)
+
+
+def test_a_local_attempt_page_gives_cpu_and_tokens_per_call_and_in_total_at_zero_usd(llama_runs):
+    pub = records.load_publication(llama_runs)
+    env = pages.environment()
+    (attempt,) = [a for a in pub.attempts if a.attempt_id == LLAMA.name]
+    page = pages.transcript_page(env, pub, attempt)
+    assert ('<p class="fb-line" data-fb-cost><span class="fb-label">Cost</span> $0.00 (local): a model run on this '
+            "host, no charge · 20 model calls · CPU 522.3 s in total, 26.1 s per call · tokens 31,734 in and 5,155 "
+            "out in total, 1,587 in and 258 out per call</p>") in page
+    assert "A machinery test, not a model." not in page and 'fb-badge fb-kind-model">model</span>' in page
+    assert "step 1</strong> · model · 600 tokens in · 64 tokens out · $0.00 · CPU 7.4 s" in page  # per call
+    assert "$0.000000" not in page and "fb-mock" not in page
+    listing = pages.attempts_page(env, pub)
+    row = listing[listing.index(f'<a href="{LLAMA.name}/">'):]
+    row = row[:row.index("</tr>")]
+    assert "fb-kind-model" in row and "$0.00 (local) · CPU 522.3 s · 31,734 / 5,155 tokens" in row
+    mock = pages.transcript_page(env, pub, next(a for a in pub.attempts if a.attempt_id == MOCK.name))
+    assert "A machinery test, not a model." in mock and 'fb-badge fb-mock">mock</span>' in mock
+
+
+def test_per_call_is_exact_and_rounds_half_up():
+    assert [fmt.per_call(t, 20) for t in (522_318, 31_734, 5_155, 10, 30)] == [26_116, 1_587, 258, 1, 2]
+    assert fmt.per_call(5, 0) is None and fmt.per_call(None, 3) is None and fmt.per_call(True, 1) is None
