@@ -28,9 +28,30 @@ def frozen_run(doc, entries):
             "limits": limits, "horizon": eff("config.horizon"), "models": eff("models"), "families": eff("families")}
 
 
+def local_sampler(plan, model_file, cache_path):
+    """The llama-cpp factory for a frozen local configuration: every setting from the freeze, the file from
+    `model_file`, which must be the frozen one (its sha256 is in the frozen sampling)."""
+    from ._sampler_llama import SETTINGS, factory
+    if model_file is None:
+        raise InputError("--model-file: the freeze runs the llama-cpp sampler: name its GGUF file")
+    frozen = plan["sampling"]
+    settings = {k: frozen[k] for k in SETTINGS if k in frozen and k not in ("temperature_milli", "seed")}
+    build = factory(model_file, cache_path, frozen.get("temperature_milli", 0), frozen.get("seed", 0), **settings)
+    if build.sampling.get("model_sha256") != frozen.get("model_sha256"):
+        raise InputError(f"--model-file {model_file}: sha256 {build.sampling.get('model_sha256', '')[:12]} is not "
+                         f"the frozen model's {str(frozen.get('model_sha256'))[:12]}")
+    for key in sorted(set(build.sampling) | set(frozen)):
+        if build.sampling.get(key) != frozen.get(key):
+            raise InputError(f"--model-file {model_file}: sampling.{key} is {build.sampling.get(key)!r} here, the "
+                             f"freeze has {frozen.get(key)!r} (a change is a deviation)")
+    return build
+
+
 def run(*, freeze_path, claims, seeds, family, model, out_dir, prices, state=None, project=None, cache_path=None,
-        make_sampler=None, make_sandbox=None, command_line=None, host=None, environ=None, sleep=None) -> dict:
-    """One pilot attempt per (claim, seed) of the frozen configuration, then pilot.json in `out_dir`."""
+        make_sampler=None, make_sandbox=None, command_line=None, host=None, environ=None, sleep=None,
+        model_file=None) -> dict:
+    """One pilot attempt per (claim, seed) of the frozen configuration, then pilot.json in `out_dir`.
+    `model_file`: the GGUF file of a frozen llama-cpp configuration."""
     doc, entries = _freeze.load(freeze_path)
     plan = frozen_run(doc, entries)
     if len(claims) != len(seeds) or not claims:
@@ -50,6 +71,10 @@ def run(*, freeze_path, claims, seeds, family, model, out_dir, prices, state=Non
     if os.path.exists(out_dir) and (not os.path.isdir(out_dir) or os.listdir(out_dir)):
         raise InputError(f"--out {out_dir}: exists and is not empty (a pilot writes a new folder)")
     limits, sampler_name, sandbox_name = plan["limits"], plan["sampler"], plan["sandbox"]
+    if model_file is not None and sampler_name != "llama-cpp":
+        raise InputError(f"--model-file: the freeze runs the {sampler_name} sampler, not llama-cpp")
+    if make_sampler is None and sampler_name == "llama-cpp":
+        make_sampler = local_sampler(plan, model_file, cache_path)
     if make_sampler is None:
         make_sampler = make_sampler_factory(sampler_name, cache_path, limits.call_deadline_s,
                                             plan["sampling"].get("temperature_milli", 700),

@@ -181,6 +181,26 @@ run_options = [
 ]
 
 
+def local_model_options(fn):
+    """--model-file and the thread counts: the local open-weights sampler's options (execute and freeze)."""
+    for option in reversed([
+        click.option("--model-file", type=click.Path(dir_okay=False), default=None,
+                     help="With --sampler llama-cpp: the GGUF model file (run in this process; nothing is paid)."),
+        click.option("--threads", type=click.IntRange(1, 256), default=1, show_default=True,
+                     help="With --sampler llama-cpp: threads generating tokens."),
+        click.option("--threads-batch", type=click.IntRange(1, 256), default=2, show_default=True,
+                     help="With --sampler llama-cpp: threads evaluating the prompt.")]):
+        fn = option(fn)
+    return fn
+
+
+def check_model_file(sampler_name, model_file):
+    if model_file is not None and sampler_name != "llama-cpp":
+        raise click.UsageError("--model-file goes with --sampler llama-cpp")
+    if sampler_name == "llama-cpp" and model_file is None:
+        raise click.UsageError("--sampler llama-cpp needs --model-file PATH.gguf")
+
+
 def with_run_options(fn):
     for option in reversed(run_options):
         fn = option(fn)
@@ -190,7 +210,8 @@ def with_run_options(fn):
 @cli.command()
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="The freeze file to write "
               "(default place: <project>/freeze.json).")
-@click.option("--model", "models", required=True, multiple=True, help="A model id the study runs (repeatable).")
+@click.option("--model", "models", multiple=True, help="A model id the study runs (repeatable; required unless "
+              "--sampler llama-cpp, whose default is the model file's name).")
 @click.option("--sampler", "sampler_name", type=click.Choice([n for n in SAMPLERS if n != "cache"]), default="tinker",
               show_default=True, help="The study's sampler (a paid one runs in the modal sandbox).")
 @click.option("--family", "families", required=True, multiple=True, help="A family the study runs (repeatable).")
@@ -208,19 +229,26 @@ def with_run_options(fn):
               help="The pilot's cost estimate: output tokens per call.")
 @click.option("--estimate-calls-per-checkpoint", type=PER_CHECKPOINT, default=3, show_default=True,
               help="The pilot's cost estimate: calls a checkpoint.")
+@local_model_options
 @with_run_options
 @prices_option
 def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd, cap_tokens, cap_sandbox_micro_usd,
            project_cap_micro_usd, project_cap_sandbox_micro_usd, intervention_policy, estimate_tokens_in,
-           estimate_tokens_out, estimate_calls_per_checkpoint, sandbox_name, worker_seconds, call_deadline,
-           max_tokens, max_calls, horizon, temperature_milli, sampling_seed, prices):
+           estimate_tokens_out, estimate_calls_per_checkpoint, model_file, threads, threads_batch, sandbox_name,
+           worker_seconds, call_deadline, max_tokens, max_calls, horizon, temperature_milli, sampling_seed, prices):
     """Write freeze.json before the first paid call: code, prompt, schema, engine, config, models, prices, caps, and
     the pilot's criteria and cost estimate (a confirmatory attempt needs a passing pilot)."""
     from launchers import _freeze, _pilot
     from launchers._adapters import make_sampler_factory
+    from launchers._attempt import FREE_SAMPLERS, PROJECTED_SAMPLERS, pricing
     from launchers._controller import Limits
-    from launchers._prices import model_price, sandbox_rate, table_sha256
+    from launchers._prices import sandbox_rate, table_sha256
     from launchers._sandbox_modal import modal_config
+    check_model_file(sampler_name, model_file)
+    if not models and sampler_name != "llama-cpp":
+        raise click.UsageError("--model is required (unless --sampler llama-cpp names it from --model-file)")
+    for m in models:
+        _text("--model", m)
     paid = sampler_name in PAID_SAMPLERS
     sandbox_name = sandbox_name or ("modal" if paid else "local")
     if paid and sandbox_name == "local":
@@ -232,16 +260,20 @@ def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd
     table = load_prices(prices)
     temperature_milli = (0 if sampler_name == "llama-cpp" else 700) if temperature_milli is None else temperature_milli
     limits = Limits(worker_seconds, call_deadline, max_tokens, max_calls)
-    sampling = make_sampler_factory(sampler_name, None, call_deadline, temperature_milli, sampling_seed,
-                                    environ={}).sampling  # the settings only: the service is checked at execute
+    local = {"model_file": model_file, "n_threads": threads, "n_threads_batch": threads_batch}
+    built = make_sampler_factory(sampler_name, None, call_deadline, temperature_milli, sampling_seed, environ={},
+                                 local=local if sampler_name == "llama-cpp" else None)
+    sampling = built.sampling  # the settings only (a local model: its file's sha256): the service is checked at execute
+    models = list(models) or [built.model_id]
+    free = sampler_name in FREE_SAMPLERS and sampler_name not in PROJECTED_SAMPLERS
     config = {"sampler": sampler_name, "sandbox": modal_config() if sandbox_name == "modal" else {"name": "local"},
               "sampling": sampling, "limits": vars(limits), "horizon": horizon}
     estimates = {m: estimate(table, m, 1, horizon, estimate_calls_per_checkpoint, estimate_tokens_in,
                              min(estimate_tokens_out, max_tokens), max_tokens, worker_seconds, sandbox_name,
-                             max_calls)["expected_micro_usd"] for m in models}
+                             max_calls, price=FREE_PRICE if free else None)["expected_micro_usd"] for m in models}
     body = _freeze.content(
         config=config, models=list(models), provider=sampler_name,
-        prices={"models": {m: model_price(table, m) for m in models},
+        prices={"models": {m: pricing(sampler_name, m, table)[0] for m in models},  # as execute books them
                 "sandbox": {"name": sandbox_name, "micro_usd_per_second": sandbox_rate(table, sandbox_name)},
                 "table_sha256": table_sha256(table)},
         families=list(families), split=split, seeds=list(seeds),
@@ -292,12 +324,7 @@ def deviate(freeze_path, project, field, effective, reason):
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None,
               help="Decision cache (SQLite, or an attempt's cache.jsonl to replay): required for --sampler cache "
                    "(default with --replay-of DIR: DIR/cache.jsonl); records tinker/mock/llama-cpp answers otherwise.")
-@click.option("--model-file", type=click.Path(dir_okay=False), default=None,
-              help="With --sampler llama-cpp: the GGUF model file (run in this process; nothing is paid).")
-@click.option("--threads", type=click.IntRange(1, 256), default=1, show_default=True,
-              help="With --sampler llama-cpp: threads generating tokens.")
-@click.option("--threads-batch", type=click.IntRange(1, 256), default=2, show_default=True,
-              help="With --sampler llama-cpp: threads evaluating the prompt.")
+@local_model_options
 @with_run_options
 @click.option("--attempt-id", default=None, help="Default: <label>-<family>-seed-<seed>-<claim id>.")
 @click.option("--freeze", "freeze_path", type=click.Path(dir_okay=False), default=None,
@@ -327,10 +354,7 @@ def execute(claim_path, out, family, seed, split, model, sampler_name, cache_pat
     if paid and sandbox_name == "local":
         raise click.UsageError("--sandbox local: a paid sampler runs only in the modal sandbox (local is for mock "
                                "and cache: it is not an isolation boundary)")
-    if model_file is not None and sampler_name != "llama-cpp":
-        raise click.UsageError("--model-file goes with --sampler llama-cpp")
-    if sampler_name == "llama-cpp" and model_file is None:
-        raise click.UsageError("--sampler llama-cpp needs --model-file PATH.gguf")
+    check_model_file(sampler_name, model_file)
     if sampler_name == "cache" and not cache_path and replay_of:  # a published attempt carries its answers
         exported = os.path.join(replay_of, "cache.jsonl") if os.path.isdir(replay_of) else None
         cache_path = exported if exported and os.path.isfile(exported) else None
@@ -401,10 +425,12 @@ def execute(claim_path, out, family, seed, split, model, sampler_name, cache_pat
               help="A new folder for the attempts and pilot.json (default: <freeze dir>/pilot).")
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None,
               help="Decision cache recording every answer (as execute --cache).")
+@click.option("--model-file", type=click.Path(dir_okay=False), default=None,
+              help="A frozen llama-cpp configuration: its GGUF file (checked against the frozen sha256).")
 @prices_option
 @state_option
 @project_option
-def pilot(freeze_path, claims, seeds, family, model, out_dir, cache_path, prices, state, project):
+def pilot(freeze_path, claims, seeds, family, model, out_dir, cache_path, model_file, prices, state, project):
     """Run the pilot: one attempt of the frozen configuration per seed, judged from the records against the
     freeze's criteria (validity, failures, cost against the estimate, budget halts); writes pilot.json.
 
@@ -416,7 +442,7 @@ def pilot(freeze_path, claims, seeds, family, model, out_dir, cache_path, prices
     out_dir = out_dir or os.path.dirname(_pilot.default_path(freeze_path))
     doc = _pilot_run.run(freeze_path=freeze_path, claims=list(claims), seeds=list(seeds), family=family, model=model,
                      out_dir=out_dir, prices=load_prices(prices), state=state, project=project, cache_path=cache_path,
-                     command_line=command_line())
+                     command_line=command_line(), model_file=model_file)
     body = doc["content"]
     for c in body["criteria"]:
         click.echo(f"{c['result']} {c['criterion']:<13} {c['value'] if c['value'] is not None else '-':>6}  {c['rule']}")
