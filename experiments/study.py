@@ -3,6 +3,7 @@
   python -m experiments.study run    runs/studies/NAME   resume the sweep (a model arm: hours)
   python -m experiments.study status runs/studies/NAME   write NAME/status.json from the journalled worlds
   python -m experiments.study verify runs/studies/NAME   re-derive every journalled world and status.json
+  python -m experiments.study decide runs/studies/NAME   once the sweep has stopped: each comparison's decision
 
 A study folder holds `study.json` (the sweep's arms, its held-out secret file,
 the comparisons it serves), one frozen comparison folder per question
@@ -12,13 +13,17 @@ stopped, observations.partial.jsonl). A betting rule is valid at every n, so
 the state between sessions is a fact, not a peek that spends alpha: each
 comparison's wealth for and against its claim after the n worlds journalled so
 far, and the verdict once its rule has stopped. When the sweep stops
-(sweep.json written), `fundbook compare --sweep` decides as for any sweep.
+(sweep.json written), `run` decides each comparison through `fundbook
+compare`'s own path (decision.json, evidence.json, rules.py in the comparison
+folder, the held-out reveal in the sweep folder); `decide` does it again.
 
 `status` never runs an arm: it reads the rows the journal vouches for (the
 sweep's own `reusable` check: every row hashes to its journal line). `verify`
 also recomputes every journalled world -- the model arm reads its recorded,
 verified attempt back, never running the model -- and requires the same rows
-and the committed status.json byte for byte.
+and the committed status.json byte for byte; once stopped, it also verifies
+each comparison's decision from its evidence (`fundbook compare --verify`) and
+requires the verdict status.json states.
 """
 
 import argparse
@@ -26,7 +31,7 @@ import json
 import os
 import sys
 
-from . import executors, heldout, items as items_mod, rules, sequential
+from . import compare, executors, heldout, items as items_mod, rules, sequential
 from .arms import parse_arms
 from .errors import ExperimentError
 from .journal import JOURNAL, Journal
@@ -147,21 +152,60 @@ def verify(study_dir, bundle_dir=DEFAULT_BUNDLE, log=print) -> dict:
             raise ExperimentError(f"{path}: differs from the status of the journalled worlds (run `python -m "
                                   f"experiments.study status {study_dir}`)")
     doc = json.loads(fresh)
+    decided = ""
+    if doc["state"] == "stopped":
+        decisions = _verify_decisions(study_dir, load(study_dir), doc)
+        decided = "; " + ", ".join(f"{n} {d['verdict']} at n {d['n']}" for n, d in decisions.items())
     log(f"verify-study: {doc['name']}: {len(done)} journalled worlds recomputed from their records; status.json "
-        f"matches ({doc['state']})")
+        f"matches ({doc['state']}){decided}")
     return doc
+
+
+def decide(study_dir) -> dict:
+    """{comparison: decision}: each comparison decided from the stopped sweep (`fundbook compare --sweep`)."""
+    doc = load(study_dir)
+    out = os.path.join(study_dir, doc["sweep"])
+    if not os.path.exists(os.path.join(out, "sweep.json")):
+        raise ExperimentError(f"{out}: the sweep has not stopped (no sweep.json): a study is decided when its rules "
+                              f"stop (`python -m experiments.study run {study_dir}`)")
+    secret = heldout.read_secret(os.path.join(ROOT, doc["secret_file"]))
+    return {c: compare.run_compare(os.path.join(study_dir, c), out, secret) for c in doc["comparisons"]}
+
+
+def _verify_decisions(study_dir, doc, status_doc) -> dict:
+    """Every comparison's decision.json recomputed from its evidence, with the verdict status.json states."""
+    out = {}
+    for name in doc["comparisons"]:
+        folder = os.path.join(study_dir, name)
+        if not os.path.exists(os.path.join(folder, "decision.json")):
+            raise ExperimentError(f"{folder}: the study has stopped but this comparison has no decision.json (run "
+                                  f"`python -m experiments.study decide {study_dir}`)")
+        decision = compare.verify(folder)
+        stated = status_doc["comparisons"][name]
+        if (decision.get("verdict"), decision.get("n")) != (stated["verdict"], stated["n"]):
+            raise ExperimentError(f"{folder}/decision.json: {decision.get('verdict')} at n {decision.get('n')}, "
+                                  f"status.json says {stated['verdict']} at n {stated['n']}")
+        out[name] = decision
+    return out
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments.study", description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=("run", "status", "verify"))
+    parser.add_argument("command", choices=("run", "status", "verify", "decide"))
     parser.add_argument("study", help="the study folder, e.g. runs/studies/smollm2-heldout")
     parser.add_argument("--bundle", default=DEFAULT_BUNDLE)
     args = parser.parse_args(argv)
     try:
-        if args.command == "run":
-            run(args.study, args.bundle)
+        if args.command in ("run", "decide"):
+            if args.command == "run":
+                run(args.study, args.bundle)
             doc = write_status(args.study, args.bundle)
+            if doc["state"] == "stopped":
+                for name, d in decide(args.study).items():
+                    print(f"{name}: decided {d['verdict']} at n {d['n']} -> {os.path.join(args.study, name)}/"
+                          f"decision.json")
+            elif args.command == "decide":
+                raise ExperimentError(f"{args.study}: the sweep has not stopped: nothing to decide yet")
         elif args.command == "status":
             doc = write_status(args.study, args.bundle)
         else:

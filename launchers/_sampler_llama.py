@@ -30,6 +30,7 @@ wall time stays out of hashed content (`timings`, for the bench and pilot).
 import contextlib
 import hashlib
 import importlib.metadata
+import io
 import json
 import logging
 import os
@@ -83,7 +84,8 @@ def _quiet_stderr():
     saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 2)
     try:
-        yield
+        with contextlib.redirect_stderr(io.StringIO()):  # the library's Python log callback, wherever stderr points
+            yield
     finally:
         os.dup2(saved, 2)
         os.close(saved)

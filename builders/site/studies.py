@@ -15,6 +15,23 @@ from .records import SiteInputError, load_json
 STATUS_SCHEMA = "fundbook.study-status/1"
 
 
+def _decision(doc, where) -> dict:
+    """What the page states of a drawn decision: its verdict, n, per-arm means, the mean difference and its
+    confidence-sequence bounds (texts as published; `make verify` recomputes them from the evidence)."""
+    report = doc.get("report") if isinstance(doc, dict) else None
+    if not isinstance(report, dict) or not isinstance(report.get("per_arm_mean"), dict):
+        raise SiteInputError(f"{where}: expected a decision with a report of per-arm means")
+    return {"verdict": doc.get("verdict"), "n": doc.get("n"), "why": doc.get("inconclusive_because"),
+            "per_arm_mean": [(arm, _two(v)) for arm, v in sorted(report["per_arm_mean"].items())],
+            "mean_difference": _two(report.get("mean_difference")), "se": _two(report.get("se")),
+            "lower": _two(doc.get("lower_bound"), "floor"), "upper": _two(doc.get("upper_bound"), "ceiling")}
+
+
+def _two(text, rounding="half-even") -> str:
+    """A decision's decimal text at the comparisons pages' 2 decimals, a bound rounded outwards."""
+    return fmt.decimal(text, 2, rounding)
+
+
 def _study(root: Path, name: str, attempts) -> dict:
     where = f"runs/studies/{name}"
     study = load_json(root / name / "study.json", f"{where}/study.json")
@@ -28,10 +45,15 @@ def _study(root: Path, name: str, attempts) -> dict:
         spec = load_json(root / name / comp / "spec.json", f"{where}/{comp}/spec.json")
         freeze = load_json(root / name / comp / "freeze.json", f"{where}/{comp}/freeze.json")
         state = (status.get("comparisons") or {}).get(comp) or {}
+        decision = None
+        if (root / name / comp / "decision.json").is_file():  # drawn once the rule stopped (`study decide`)
+            decision = _decision(load_json(root / name / comp / "decision.json", f"{where}/{comp}/decision.json"),
+                                 f"{where}/{comp}/decision.json")
         questions.append({"name": comp, "question": spec.get("question"), "estimand": spec.get("estimand"),
                           "method": spec.get("method") or {}, "alpha": spec.get("alpha"),
                           "max_n": (spec.get("stopping") or {}).get("max_n"), "frozen_on": freeze.get("frozen_on"),
-                          "spec_sha256": freeze.get("spec_sha256"), "state": state})
+                          "spec_sha256": freeze.get("spec_sha256"), "state": state, "decision": decision,
+                          "path": f"{where}/{comp}"})
     by_world = {}
     for a in attempts:  # a model attempt on a world of this study links from its row
         task = a.content.get("task") if isinstance(a.content.get("task"), dict) else {}

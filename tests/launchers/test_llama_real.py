@@ -63,6 +63,11 @@ def real(tmp_path_factory, model_file):
     return _run(str(tmp_path_factory.mktemp("llama")), model_file, "attempt")
 
 
+def _read(path):
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
 def _steps(out):
     with open(os.path.join(out, "transcript.json"), encoding="utf-8") as fh:
         return json.load(fh)["steps"]
@@ -158,3 +163,68 @@ def test_what_cannot_run_is_refused_before_a_claim_is_spent(tmp_path, model_file
     assert prepared.prompt_tokens > 512 - 64
     with pytest.raises(SamplerError, match="leave 0 of the 512-token context"):
         small.sample(prepared, 60)
+
+
+def test_a_frozen_local_configuration_is_piloted_and_run_from_the_freeze(tmp_path, model_file, monkeypatch):
+    """`fundbook-launch freeze --sampler llama-cpp --model-file`, `pilot --model-file` and a confirmatory execute:
+    the freeze binds the file's sha256 and the thread counts; a pilot without the file, or with a file the freeze
+    does not name, is refused in one line before a claim is spent."""
+    from click.testing import CliRunner
+    from launchers import _attempt, _freeze
+    from launchers._sampler_llama import file_sha256
+    from fundbook.cli.launch import cli
+    from .test_paid_path import CLEAN, PUBLISHED
+    for module in (_attempt, _freeze):
+        monkeypatch.setattr(module, "code_revision", lambda: dict(CLEAN))
+        monkeypatch.setattr(module, "engine_identity", lambda: dict(PUBLISHED))
+    state, project = str(tmp_path / "state"), str(tmp_path / "project")
+    monkeypatch.setenv("FUNDBOOK_LAUNCH_STATE", state)
+    monkeypatch.setenv("FUNDBOOK_LAUNCH_PROJECT", project)
+    runner = CliRunner()
+    freeze = os.path.join(project, "freeze.json")
+    caps = ["--cap-micro-usd", "0", "--cap-tokens", "10000000", "--cap-sandbox-micro-usd", "0"]
+    result = runner.invoke(cli, ["freeze", "--out", freeze, "--sampler", "llama-cpp", "--model-file", model_file,
+                                 "--family", "FUND_03", "--seed", "11", *caps, "--project-cap-micro-usd", "0",
+                                 "--project-cap-sandbox-micro-usd", "0", "--intervention-policy", "none",
+                                 "--horizon", "2", "--threads-batch", "1"])
+    assert result.exit_code == 0, result.output
+    body = _read(freeze)["content"]
+    model = "SmolLM2-135M-Instruct.Q4_1"
+    assert body["models"] == [model] and body["provider"] == "llama-cpp"
+    sampling = body["config"]["sampling"]
+    assert sampling["model_sha256"] == file_sha256(model_file)
+    assert (sampling["n_threads"], sampling["n_threads_batch"], sampling["temperature_milli"]) == (1, 1, 0)
+    assert body["config"]["sandbox"] == {"name": "local"} and set(body["prices"]["models"][model].values()) == {0}
+    assert body["pilot"]["estimate"]["expected_micro_usd"] == {model: 0}
+
+    claims = []
+
+    def claim():
+        path = str(tmp_path / f"claim-{len(claims)}.json")
+        claims.append(path)
+        r = runner.invoke(cli, ["authorise", "--family", "FUND_03", "--model", model, "--local", *caps,
+                                "--horizon", "2", "--out", path])
+        assert r.exit_code == 0, r.output
+        return path
+    first = claim()
+    result = runner.invoke(cli, ["pilot", "--claim", first, "--seed", "1"])
+    assert result.exit_code == 1 and result.output.strip().splitlines() == [
+        "error: --model-file: the freeze runs the llama-cpp sampler: name its GGUF file"], result.output
+    other = tmp_path / "other.gguf"  # another file: the freeze names the packaged model's sha256
+    os.symlink(model_file, other)
+    result = runner.invoke(cli, ["pilot", "--claim", first, "--seed", "1", "--model-file", str(other)])
+    assert result.exit_code == 0 and "pilot PASS" in result.output, result.output  # the same bytes by another name
+    pilot = _read(os.path.join(project, "pilot", "pilot.json"))["content"]
+    assert [c["result"] for c in pilot["criteria"]] == ["PASS"] * 4 and pilot["figures"]["calls"] == 2
+    result = runner.invoke(cli, ["execute", "--claim", claim(), "--out", str(tmp_path / "c"), "--family", "FUND_03",
+                                 "--seed", "11", "--horizon", "2", "--sampler", "llama-cpp", "--model-file",
+                                 model_file, "--threads-batch", "2", "--freeze", freeze])
+    assert result.exit_code == 1 and "n_threads_batch" in result.output, result.output  # not the frozen threads
+    assert len(os.listdir(os.path.join(state, "consumed"))) == 1  # refused before its claim was spent
+    result = runner.invoke(cli, ["execute", "--claim", claims[-1], "--out", str(tmp_path / "c"), "--family",
+                                 "FUND_03", "--seed", "11", "--horizon", "2", "--sampler", "llama-cpp", "--model-file",
+                                 model_file, "--threads-batch", "1", "--freeze", freeze])
+    assert result.exit_code == 0, result.output
+    c = _read(tmp_path / "c" / "record.json")["content"]
+    assert c["role"] == "confirmatory" and c["config"]["sampling"] == sampling and c["cost"]["micro_usd"] == 0
+    assert c["freeze"]["pilot"]["verdict"] == "PASS"

@@ -75,6 +75,9 @@ def test_a_paused_study_shows_its_state_verifies_refuses_edits_and_resumes_to_it
     assert {c: s["n"] for c, s in doc["comparisons"].items()} == {"vs-do-nothing": 1, "vs-shortest-cheapest": 1}
     assert all(s["verdict"] is None and s["threshold"] == "20" for s in doc["comparisons"].values())
     assert study.verify(str(root), BUNDLE, log=lambda m: None)["worlds"] == 1
+    assert study.main(["decide", str(root), "--bundle", BUNDLE]) == 1  # nothing to decide before the rules stop
+    with pytest.raises(ExperimentError, match="the sweep has not stopped"):
+        study.decide(str(root))
 
     # a forged state: status.json edited, or a journalled row edited, is found
     good = (root / "status.json").read_bytes()
@@ -102,7 +105,24 @@ def test_a_paused_study_shows_its_state_verifies_refuses_edits_and_resumes_to_it
     assert all(s["verdict"] == "inconclusive" and s["n"] == 2 for s in done["comparisons"].values())
     assert json.loads((root / "sweep" / "sweep.json").read_text())["sequential"]["n"] == 2
     assert len([d for d in os.listdir(tmp_path / "attempts")]) == 2
-    assert study.verify(str(root), BUNDLE, log=lambda m: None)["state"] == "stopped"
+    with pytest.raises(ExperimentError, match="has no decision.json"):  # stopped, but not yet decided
+        study.verify(str(root), BUNDLE, log=lambda m: None)
+    assert study.main(["decide", str(root), "--bundle", BUNDLE]) == 0
+    for comp in ("vs-do-nothing", "vs-shortest-cheapest"):
+        decision = json.loads((root / comp / "decision.json").read_text())
+        assert (decision["verdict"], decision["n"]) == ("inconclusive", 2)
+        assert decision["heldout"]["revealed"] is True and (root / comp / "evidence.json").exists()
+    assert (root / "sweep" / "reveal.json").exists()
+    said = []
+    assert study.verify(str(root), BUNDLE, log=said.append)["state"] == "stopped"
+    assert said[-1].endswith("(stopped); vs-do-nothing inconclusive at n 2, vs-shortest-cheapest inconclusive at n 2")
+    # a decision edited after it was drawn is found by its own evidence check
+    path = root / "vs-do-nothing" / "decision.json"
+    good = path.read_bytes()
+    path.write_bytes(good.replace(b'"inconclusive"', b'"supported"', 1))
+    with pytest.raises(ExperimentError, match="sha256"):
+        study.verify(str(root), BUNDLE, log=lambda m: None)
+    path.write_bytes(good)
 
 
 def test_a_study_definition_is_read_strictly(folder):
