@@ -74,6 +74,9 @@ def configuration(model_file) -> dict:
     """The frozen launcher configuration of the arm: what decides its attempts, hashed into its name."""
     from launchers._staging import worker_identity
     build = _factory(model_file)
+    if build.model_id is None:  # it names the attempts, the register's row and the pages
+        raise ExperimentError(f"--arm model:llama-cpp:{model_file}: the file's name is not a model id (letters, "
+                              f"digits and . _ : / + @ -): rename the file")
     ident = worker_identity(build.sampling["prompt"])
     config = {"provider": "llama-cpp", "model": build.model_id, "sampling": build.sampling,
               "limits": dict(LIMITS), "sandbox": "local", "prompt": ident["prompt"],

@@ -34,6 +34,7 @@ import io
 import json
 import logging
 import os
+import re
 import sys
 import threading
 import time
@@ -287,9 +288,23 @@ def packaged_model() -> str:
     return os.path.join(list(spec.submodule_search_locations)[0], PACKAGED[1])
 
 
-def default_model_id(identity) -> str:
+# A local model's id is what the operator (or the file's name) says: it lands in claims, records, page titles and
+# table cells, so it is a plain token -- no control character, no markup, no space.
+MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/+@-]{0,159}", re.ASCII)
+
+
+def check_model_id(model, where="--model"):
+    if not isinstance(model, str) or not MODEL_ID.fullmatch(model):
+        raise InputError(f"{where} {str(model)[:80]!r}: expected a model id of letters, digits and . _ : / + @ - "
+                         f"(at most 160 characters, starting with a letter or digit)")
+    return model
+
+
+def default_model_id(identity):
+    """The file's name without .gguf, when that is a model id (else None: the operator names it with --model)."""
     name = identity["name"]
-    return name[:-5] if name.lower().endswith(".gguf") else name
+    name = name[:-5] if name.lower().endswith(".gguf") else name
+    return name if MODEL_ID.fullmatch(name) else None
 
 
 def factory(model_file, cache_path=None, temperature_milli=0, seed=0, **settings):

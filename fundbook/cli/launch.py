@@ -15,6 +15,7 @@ from launchers._adapters import PAID_SAMPLERS, SAMPLERS
 from launchers._budget import FREE_PRICE, DEFAULT_HORIZON, DEFAULT_TOKENS_IN, DEFAULT_WORKER_SECONDS, attempt_plan, estimate, render
 from launchers._claims import MAX_HOURS, SPLITS, authorise as write_claim, plan_text, state_dir
 from ._common import FundbookGroup
+from ._render import plain
 
 from launchers._errors import InputError, LaunchError
 from launchers._prices import MAX_SAFE, format_usd, load_prices
@@ -27,8 +28,8 @@ class LaunchGroup(FundbookGroup):
 
     expected_errors = (LaunchError,)
 
-    def report(self, exc):
-        exc.show()
+    def report(self, exc):  # one line whatever the message quotes (a path with a newline in it)
+        click.echo(f"error: {plain(exc.format_message())}", err=True)
 
 
 @click.group(cls=LaunchGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -138,6 +139,9 @@ def authorise(family, split, model, cap_micro_usd, cap_tokens, cap_sandbox_micro
     be planned to halt is refused unless --accept-partial-budget, which the claim then says."""
     from launchers._project import project_dir
     _text("--model", model)
+    if local:
+        from launchers._sampler_llama import check_model_id
+        check_model_id(model)
     plan = attempt_plan(load_prices(prices), model, tokens_in, max_tokens, max_calls, horizon, worker_seconds,
                         sandbox or ("local" if model == "mock" or local else "modal"),
                         price=FREE_PRICE if local else None)
@@ -264,6 +268,12 @@ def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd
     built = make_sampler_factory(sampler_name, None, call_deadline, temperature_milli, sampling_seed, environ={},
                                  local=local if sampler_name == "llama-cpp" else None)
     sampling = built.sampling  # the settings only (a local model: its file's sha256): the service is checked at execute
+    if sampler_name == "llama-cpp":
+        from launchers._sampler_llama import check_model_id
+        if not models and built.model_id is None:
+            raise InputError(f"--model-file {model_file}: its name is not a model id: name the model with --model")
+        for m in models:
+            check_model_id(m)
     models = list(models) or [built.model_id]
     free = sampler_name in FREE_SAMPLERS and sampler_name not in PROJECTED_SAMPLERS
     config = {"sampler": sampler_name, "sandbox": modal_config() if sandbox_name == "modal" else {"name": "local"},
@@ -390,6 +400,11 @@ def execute(claim_path, out, family, seed, split, model, sampler_name, cache_pat
     make_sampler = make_sampler_factory(sampler_name, cache_path, call_deadline, temperature_milli, sampling_seed,
                                         replay_sampling, local=local if sampler_name == "llama-cpp" else None)
     model = model or make_sampler.model_id
+    if sampler_name == "llama-cpp":
+        from launchers._sampler_llama import check_model_id
+        if model is None:
+            raise InputError(f"--model-file {model_file}: its name is not a model id: name the model with --model")
+        check_model_id(model)
     table = load_prices(prices)
     limits = Limits(worker_seconds, call_deadline, max_tokens, max_calls)
     make_sandbox = make_sandbox_factory(sandbox_name)

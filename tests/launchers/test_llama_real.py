@@ -228,3 +228,31 @@ def test_a_frozen_local_configuration_is_piloted_and_run_from_the_freeze(tmp_pat
     c = _read(tmp_path / "c" / "record.json")["content"]
     assert c["role"] == "confirmatory" and c["config"]["sampling"] == sampling and c["cost"]["micro_usd"] == 0
     assert c["freeze"]["pilot"]["verdict"] == "PASS"
+
+
+@pytest.mark.parametrize("name", ["two words", "line\nbreak", "a|b", "<b>x</b>", "-dash", "x" * 161])
+def test_a_local_model_id_is_a_plain_token(tmp_path, model_file, monkeypatch, name):
+    """A local model's id lands in claims, records, titles and table cells: from --model or from the file's
+    name, anything but a plain token is refused in one line, before a claim is spent."""
+    from click.testing import CliRunner
+    from fundbook.cli.launch import cli
+    monkeypatch.setenv("FUNDBOOK_LAUNCH_STATE", str(tmp_path / "state"))
+    monkeypatch.setenv("FUNDBOOK_LAUNCH_PROJECT", str(tmp_path / "project"))
+    runner = CliRunner()
+    expected = "expected a model id of letters, digits and . _ : / + @ -"
+    r = runner.invoke(cli, ["authorise", "--family", "FUND_03", "--model", name, "--local", "--cap-micro-usd", "0",
+                            "--cap-tokens", "10", "--out", str(tmp_path / "c.json")])
+    assert r.exit_code == 1 and expected in r.output and len(r.output.strip().splitlines()) == 1, r.output
+    assert not (tmp_path / "c.json").exists()
+    link = tmp_path / (name.replace("/", "|") + ".gguf")
+    os.symlink(model_file, link)
+    r = runner.invoke(cli, ["execute", "--claim", str(tmp_path / "none.json"), "--out", str(tmp_path / "o"),
+                            "--family", "FUND_03", "--seed", "1", "--sampler", "llama-cpp", "--model-file", str(link)])
+    assert r.exit_code == 1 and len(r.output.strip().splitlines()) == 1, r.output
+    assert ("its name is not a model id: name the model with --model" in r.output
+            or expected in r.output), r.output
+    r = runner.invoke(cli, ["execute", "--claim", str(tmp_path / "none.json"), "--out", str(tmp_path / "o"),
+                            "--family", "FUND_03", "--seed", "1", "--sampler", "llama-cpp", "--model-file", str(link),
+                            "--model", name])
+    assert r.exit_code == 1 and expected in r.output, r.output
+    assert not (tmp_path / "o").exists()
