@@ -49,8 +49,9 @@ TEST_DEPS += $(WHEELHOUSE)/.downloaded
 # Three workers on two cores: a third of the suite waits on Chromium, Node or a subprocess, and the
 # third worker fills those waits (TEST_WORKERS=2 for the old setting).
 TEST_WORKERS ?= 3
+# --durations: every run (CI's too) names its 25 slowest tests, where the time goes.
 test: $(STAMP) $(TEST_DEPS)
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25 $(PYTEST_ARGS)
 
 bench: $(STAMP) $(BENCH_DEPS)
 	$(PYTHON) -m fundbook.bench
