@@ -44,7 +44,8 @@ from ._lock import LOCK_NAME, AttemptLock
 from ._prices import model_price, sandbox_rate, table_sha256
 from ._project import ProjectLedger, project_dir
 from ._provenance import code_revision, engine_identity, packages
-from ._record import fsync_dir, read_record, summary_text, transcript_doc, write_attempt
+from ._jsonfile import fsync_dir
+from ._record import read_record, summary_text, transcript_doc, write_attempt
 from ._signals import Guard, Stopped, stop_reason
 from ._sampler_cache import CACHE_EXPORT
 from ._staging import NEVER_STAGED, worker_identity

@@ -27,7 +27,7 @@ from engine._canon import NotCanonical
 
 from ._crash import boundary
 from ._errors import ClaimRefused, InputError
-from ._jsonfile import read_json
+from ._jsonfile import fsync_dir, read_json
 
 CLAIM_SCHEMA = "fundbook.claim/1"
 SPLITS = ("public-practice", "heldout")  # any seed of FUND_01..FUND_04; heldout: a committed held-out world
@@ -50,19 +50,6 @@ def _parse_iso(text, where):
         return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
     except (TypeError, ValueError):
         raise ClaimRefused(f"{where}: expected an ISO-8601 UTC time like 2026-11-29T12:00:00Z")
-
-
-def _fsync_dir(folder):
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _write_new(path, data: bytes):
@@ -231,7 +218,7 @@ def put_marker(root, doc, consumption, where):
                            f"retry)") from None
     finally:
         os.unlink(tmp)
-    _fsync_dir(folder)
+    fsync_dir(folder)
 
 
 def marker_state(root, claim_id, nonce) -> str:

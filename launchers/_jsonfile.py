@@ -126,3 +126,17 @@ def read_lines(path, what, limit=None, torn_tail=False):
                 break
             raise
     return out, torn
+
+
+def fsync_dir(folder):
+    """Make a rename in `folder` durable (best effort: a filesystem that cannot fsync a folder is left as is)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

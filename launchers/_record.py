@@ -19,7 +19,7 @@ from engine import content_sha256, pretty_json, sha256_hex
 from . import ATTEMPT_SCHEMA, ATTEMPT_SCHEMA_VERSION, TRANSCRIPT_SCHEMA
 from ._crash import boundary
 from ._errors import InputError
-from ._jsonfile import read_bytes, read_json
+from ._jsonfile import fsync_dir, read_bytes, read_json
 
 
 def transcript_doc(attempt_id, steps, summary) -> dict:
@@ -76,19 +76,6 @@ def write_attempt(tmp_dir, content, volatile, transcript, receipts, retained=Non
     os.replace(path + ".tmp", path)
     fsync_dir(tmp_dir)
     return record
-
-
-def fsync_dir(folder):
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 FILE_KINDS = {"transcript": "transcript", "outputs.receipts": "receipts", "outputs.ledger": "ledger",
