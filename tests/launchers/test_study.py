@@ -161,3 +161,17 @@ def test_a_pilot_effect_below_the_margin_gets_the_worlds_for_the_verdict_against
     above = feasibility.pilot_power(spec, ids, mirrored)
     assert "worlds_needed_against" not in above
     assert above["worlds_needed"] == against  # the mirror image: the same worlds for the verdict it can reach
+
+
+@pytest.mark.parametrize("argv, code, message", [
+    (["bogus", "x"], 64, "error: argument command: invalid choice: 'bogus'"),
+    ([], 64, "error: the following arguments are required: command, study"),
+    (["status", "/no/such\nstudy"], 1, "error: /no/such\\nstudy/study.json: no such file (a study definition expected)"),
+])
+def test_the_study_command_line_fails_in_one_line(argv, code, message, capsys):
+    try:
+        got = study.main(argv)
+    except SystemExit as exc:
+        got = exc.code
+    err = capsys.readouterr().err
+    assert got == code and err.startswith(message) and len(err.strip().splitlines()) == 1, err
