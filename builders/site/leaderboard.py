@@ -246,4 +246,15 @@ def status(pub, models) -> dict:
             "baseline_runs": sum(1 for r in pub.runs if r.content.get("kind") == "baseline"),
             "grader_tests": len(grader), "grader_passed": sum(1 for r in grader if r.content.get("passed") is True),
             "machinery_attempts": sum(1 for a in pub.attempts if not is_real_model(a.content)),
-            "practitioner_sessions": len(pub.practitioners)}
+            "practitioner_sessions": len(pub.practitioners), "studies": _studies(pub)}
+
+
+def _studies(pub) -> list:
+    """Each pre-registered study's state, as its committed status.json states it (builders/site/studies.py)."""
+    from . import studies
+    out = []
+    for st in studies.studies(pub.runs_dir, pub.attempts):
+        out.append({"name": st["name"], "state": st["state"], "worlds": st["worlds"],
+                    "planned_max": st["planned_max"],
+                    "questions": [(q["name"], (q["state"] or {}).get("verdict")) for q in st["questions"]]})
+    return out

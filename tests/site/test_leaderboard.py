@@ -265,3 +265,23 @@ def test_a_local_attempt_page_gives_cpu_and_tokens_per_call_and_in_total_at_zero
 def test_per_call_is_exact_and_rounds_half_up():
     assert [fmt.per_call(t, 20) for t in (522_318, 31_734, 5_155, 10, 30)] == [26_116, 1_587, 258, 1, 2]
     assert fmt.per_call(5, 0) is None and fmt.per_call(None, 3) is None and fmt.per_call(True, 1) is None
+
+
+def test_the_status_line_states_each_study_as_its_status_does(runs):
+    """A study's state on the home page is its committed status.json's: worlds played, each question's verdict
+    once its rule has stopped, "no verdict yet" before; no study, no sentence."""
+    def line():
+        home = _home(runs)
+        text = home[home.index('<div class="fb-status-line"'):]
+        return text[:text.index("</div>")]
+    assert "pre-registered study" not in line()
+    study = REPO / "runs" / "studies" / "smollm2-heldout"
+    shutil.copytree(study, runs / "studies" / study.name)
+    status = json.loads((study / "status.json").read_text())
+    status.update(state="running", worlds=7, planned_max=40)
+    status["comparisons"]["smollm2-vs-do-nothing"]["verdict"] = None
+    status["comparisons"]["smollm2-vs-shortest-cheapest"]["verdict"] = "not supported"
+    (runs / "studies" / study.name / "status.json").write_text(json.dumps(status))
+    assert ('A pre-registered study (<a href="studies/">Studies</a>): <strong>smollm2-heldout</strong> running, 7 of '
+            'at most 40 worlds played: smollm2-vs-do-nothing no verdict yet, smollm2-vs-shortest-cheapest '
+            '<strong>not supported</strong>.') in line()
