@@ -107,6 +107,21 @@ def test_a_paused_study_shows_its_state_verifies_refuses_edits_and_resumes_to_it
     assert len([d for d in os.listdir(tmp_path / "attempts")]) == 2
     with pytest.raises(ExperimentError, match="has no decision.json"):  # stopped, but not yet decided
         study.verify(str(root), BUNDLE, log=lambda m: None)
+    # a crash at each rename of the decision's files (rules.py, decision.json, evidence.json): deciding again
+    # finishes it, and what verify then reads is whole
+    real_replace = os.replace
+    for crash_after in range(3):
+        done = {"n": 0}
+
+        def crashing(src, dst, _k=crash_after, _d=done):
+            if _d["n"] == _k:
+                raise KeyboardInterrupt("killed between renames")
+            _d["n"] += 1
+            return real_replace(src, dst)
+        monkeypatch.setattr(sweep_mod.os, "replace", crashing)
+        with pytest.raises(KeyboardInterrupt):
+            study.decide(str(root))
+        monkeypatch.setattr(sweep_mod.os, "replace", real_replace)
     assert study.main(["decide", str(root), "--bundle", BUNDLE]) == 0
     for comp in ("vs-do-nothing", "vs-shortest-cheapest"):
         decision = json.loads((root / comp / "decision.json").read_text())
