@@ -38,7 +38,7 @@ import tempfile
 
 import engine
 
-from .errors import ExperimentError
+from .errors import ExperimentError, NotInstalled
 
 ATTEMPTS_ENV = "FUNDBOOK_ARM_ATTEMPTS"
 PAUSE_ENV = "FUNDBOOK_ARM_PAUSE"  # a file: while it exists, no new attempt starts (the sweep stops between worlds)
@@ -56,7 +56,7 @@ def attempts_dir() -> str:
 
 def _factory(model_file):
     from launchers._adapters import make_sampler_factory
-    from launchers._errors import LaunchError
+    from launchers._errors import LaunchError, NotInstalled as Missing
     key = model_file if model_file == PACKAGED else os.path.abspath(model_file)
     if key not in _factories:
         try:
@@ -66,7 +66,8 @@ def _factory(model_file):
             _factories[key] = make_sampler_factory("llama-cpp", None, LIMITS["call_deadline_s"], 0, 0,
                                                    local={"model_file": model_file})
         except LaunchError as exc:
-            raise ExperimentError(f"--arm model:llama-cpp:{model_file}: {exc.format_message()}")
+            kind = NotInstalled if isinstance(exc, Missing) else ExperimentError
+            raise kind(f"--arm model:llama-cpp:{model_file}: {exc.format_message()}")
     return _factories[key]
 
 
@@ -84,17 +85,42 @@ def configuration(model_file) -> dict:
     return dict(config, config_hash=engine.content_sha256(config))
 
 
-def parse(name, arg, text) -> dict:
-    """`--arm model:llama-cpp:PATH` -> the arm spec (its default name pins the configuration hash)."""
+def parse(name, arg, text, recorded=None) -> dict:
+    """`--arm model:llama-cpp:PATH` -> the arm spec (its default name pins the configuration hash).
+
+    `recorded`: the arm as a stopped sweep's manifest (sweep.json) records it. Where the library or the model
+    file is not installed, that configuration stands in (its hash checked) and the arm is read-only: its
+    recorded attempts are read back and verified, and a missing one is an error, never a model run."""
     provider, _, path = arg.partition(":")
     if provider != "llama-cpp" or not path:
         raise ExperimentError(f"--arm {text}: expected model:llama-cpp:<GGUF file>")
-    config = configuration(path)
+    try:
+        config = configuration(path)
+    except NotInstalled as exc:
+        if recorded is None:
+            raise
+        return _from_manifest(name, path, text, recorded, exc)
     hashed = {k: v for k, v in config.items() if k != "config_hash"}
     return {"name": name or f"model:{config['model']}:{config['config_hash'][:12]}", "kind": "model",
             "provider": "llama-cpp", "model_file": path, "model": config["model"],
             "model_sha256": config["sampling"]["model_sha256"], "config_hash": config["config_hash"],
             "configuration": hashed}  # what the hash covers, in the sweep's manifest: the frozen configuration
+
+
+def _from_manifest(name, path, text, entry, why):
+    """The recorded arm, checked: its configuration hashes to its config_hash, which its name pins."""
+    where = f"--arm {text}: the sweep manifest's arm"
+    if not isinstance(entry, dict) or not isinstance(entry.get("configuration"), dict):
+        raise ExperimentError(f"{where}: expected an object with its configuration")
+    config_hash = engine.content_sha256(entry["configuration"])
+    want = name or f"model:{entry['configuration'].get('model')}:{config_hash[:12]}"
+    if (entry.get("kind"), entry.get("model_file"), entry.get("config_hash"), entry.get("name")) != (
+            "model", path, config_hash, want):
+        raise ExperimentError(f"{where}: its configuration does not hash to the arm it names (and this host cannot rebuild it: {why})")
+    c = entry["configuration"]
+    return {"name": want, "kind": "model", "provider": "llama-cpp", "model_file": path, "model": c.get("model"),
+            "model_sha256": (c.get("sampling") or {}).get("model_sha256"), "config_hash": config_hash,
+            "configuration": c, "read_only": True}
 
 
 def _slug(arm):
@@ -175,6 +201,9 @@ def attempt_for(arm, row) -> tuple:
             if os.path.exists(os.path.join(root, attempt_id) + ".partial"):
                 raise ExperimentError(f"{root}/{attempt_id}.partial: an unfinished attempt (`fundbook-launch "
                                       f"recover` it, then run the sweep again)")
+            if arm.get("read_only"):  # verifying: a recorded attempt is read back, a missing one is never run
+                raise ExperimentError(f"{root}/{attempt_id}: item {row['item_id']}'s attempt is not recorded "
+                                      f"(verifying reads recorded attempts only)")
             pause = os.environ.get(PAUSE_ENV)
             if pause and os.path.exists(pause):  # the operator's pause: between attempts, never inside one
                 raise ExperimentError(f"--arm {arm['name']}: paused before item {row['item_id']} ({PAUSE_ENV} "

@@ -48,8 +48,9 @@ def _named(name, spec):
     return dict(spec, name=name)
 
 
-def parse_arm(text) -> list:
-    """One --arm value -> [arm spec] (`mutations` gives several)."""
+def parse_arm(text, recorded=None) -> list:
+    """One --arm value -> [arm spec] (`mutations` gives several). `recorded`: {--arm value: the arm as a stopped
+    sweep's manifest records it}, for reading a model arm's attempts back where its library is not installed."""
     name, sep, spec = text.partition("=")
     if not sep:
         name, spec = None, text
@@ -74,14 +75,14 @@ def parse_arm(text) -> list:
         return [_named(name or "mock-worker", {"kind": "mock-worker"})]
     if kind == "model":  # model:llama-cpp:PATH, one real attempt per item (experiments/arm_model.py)
         from .arm_model import parse
-        model = parse(name, arg, text)
+        model = parse(name, arg, text, (recorded or {}).get(text))
         return [_named(model.pop("name"), model)]
     raise ExperimentError(f"--arm {text}: expected baseline:<policy>, gold, mutation:<name>, mutations, "
                           f"files:<dir>, attempts:<dir>, practitioners:<dir>, mock-worker or model:llama-cpp:<GGUF file>")
 
 
-def parse_arms(values) -> list:
-    arms = [a for v in values for a in parse_arm(v)]
+def parse_arms(values, recorded=None) -> list:
+    arms = [a for v in values for a in parse_arm(v, recorded)]
     names = [a["name"] for a in arms]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:

@@ -6,3 +6,7 @@ from engine import InputError
 
 class ExperimentError(InputError):
     """A spec, sweep, observation or evidence file is missing, malformed or inconsistent."""
+
+
+class NotInstalled(ExperimentError):
+    """A model arm's library or packaged model is not installed on this host (`make local`)."""

@@ -60,7 +60,7 @@ def load(study_dir) -> dict:
     return doc
 
 
-def _setup(study_dir, bundle_dir):
+def _setup(study_dir, bundle_dir, verifying=False):
     doc = load(study_dir)
     out = os.path.join(study_dir, doc["sweep"])
     cpath = os.path.join(out, "commitment.json")
@@ -69,10 +69,34 @@ def _setup(study_dir, bundle_dir):
     secret = heldout.read_secret(os.path.join(ROOT, doc["secret_file"]))
     plan = heldout_plan(commitment)
     rows = plan_rows(plan, secret, commitment)
-    arm_list = parse_arms(doc["arms"])
+    arm_list = parse_arms(doc["arms"], _recorded(out, doc) if verifying else None)
+    if verifying:  # recorded attempts are read back, never run
+        arm_list = [dict(a, read_only=True) if a["kind"] == "model" else a for a in arm_list]
     comparisons = [os.path.join(study_dir, c) for c in doc["comparisons"]]
     fixed = prepare(out, plan, rows, arm_list, bundle_dir, comparisons)
     return doc, out, plan, rows, arm_list, comparisons, fixed, commitment
+
+
+def _recorded(out, doc):
+    """{--arm value: the arm as the stopped sweep's manifest records it} (none before the sweep stops): what
+    verify reads a model arm's configuration from where its library is not installed."""
+    path = os.path.join(out, "sweep.json")
+    if not os.path.exists(path):
+        return {}
+    manifest, _ = read_doc(path, "the sweep manifest")
+    arms = manifest.get("arms") if isinstance(manifest, dict) else None
+    if not isinstance(arms, list) or not all(isinstance(a, dict) for a in arms):
+        raise ExperimentError(f"{path}: arms: expected a list of objects")
+    found = {}
+    for text in doc["arms"]:
+        spec = text.partition("=")[2] or text
+        if spec.startswith("model:"):
+            path_arg = spec.split(":", 2)[-1]
+            match = [a for a in arms if a.get("kind") == "model" and a.get("model_file") == path_arg]
+            if len(match) != 1:
+                raise ExperimentError(f"{path}: arms: expected one model arm over {path_arg}, found {len(match)}")
+            found[text] = match[0]
+    return found
 
 
 def run(study_dir, bundle_dir=DEFAULT_BUNDLE, progress=True) -> dict:
@@ -94,7 +118,7 @@ def _journalled(out, fixed, arm_list):
 
 
 def status(study_dir, bundle_dir=DEFAULT_BUNDLE) -> dict:
-    doc, out, _, rows, arm_list, _, fixed, _ = _setup(study_dir, bundle_dir)
+    doc, out, _, rows, arm_list, _, fixed, _ = _setup(study_dir, bundle_dir, verifying=True)  # never runs an arm
     journal, done = _journalled(out, fixed, arm_list)
     names = [a["name"] for a in arm_list]
     monitors = sequential.monitors_for(fixed["comparisons"])
@@ -135,7 +159,7 @@ def write_status(study_dir, bundle_dir=DEFAULT_BUNDLE) -> dict:
 
 def verify(study_dir, bundle_dir=DEFAULT_BUNDLE, log=print) -> dict:
     """Recompute every journalled world (model attempts read back and verified, never re-run) and status.json."""
-    _, out, _, rows, arm_list, _, fixed, _ = _setup(study_dir, bundle_dir)
+    _, out, _, rows, arm_list, _, fixed, _ = _setup(study_dir, bundle_dir, verifying=True)
     _, done = _journalled(out, fixed, arm_list)
     by_id = {r["item_id"]: r for r in rows}
     for iid in [r["item_id"] for r in rows if r["item_id"] in done]:

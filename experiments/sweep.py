@@ -60,10 +60,20 @@ def write_all(files):
         for path in files:
             os.replace(tmps[path], path)
     except OSError as exc:
-        for tmp in tmps.values():
+        _remove(tmps.values())
+        raise ExperimentError(f"{path}: cannot write ({exc.strerror or exc})")
+    except BaseException:  # Ctrl-C between the writes and the renames: no temporary file is left beside the files
+        _remove(tmps.values())
+        raise
+
+
+def _remove(paths):
+    for tmp in paths:
+        try:
             if os.path.lexists(tmp):
                 os.remove(tmp)
-        raise ExperimentError(f"{path}: cannot write ({exc.strerror or exc})")
+        except OSError:
+            pass
 
 
 def make_folder(path):

@@ -24,6 +24,10 @@ class InputError(LaunchError):
     """A file or option value is missing, unreadable or of the wrong shape."""
 
 
+class NotInstalled(InputError):
+    """The local sampler's library or packaged model is not installed (`make local`)."""
+
+
 class ClaimRefused(LaunchError):
     """The authorisation claim is missing, edited, expired, out of scope or already consumed."""
 

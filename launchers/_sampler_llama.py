@@ -27,6 +27,7 @@ measured (all threads of this process) and charged in the ledger as cpu_ms;
 wall time stays out of hashed content (`timings`, for the bench and pilot).
 """
 
+import atexit
 import contextlib
 import hashlib
 import importlib.metadata
@@ -40,7 +41,7 @@ import threading
 import time
 
 from . import _grammar
-from ._errors import CallTimeout, InputError, SamplerError
+from ._errors import CallTimeout, InputError, NotInstalled, SamplerError
 from ._sampling import Completion, Prepared, request_sha256
 from .worker import prompt
 
@@ -69,7 +70,7 @@ def library():
         import llama_cpp
         import llama_cpp.llama_chat_format  # noqa: F401 (the chat template renderer)
     except ImportError as exc:
-        raise InputError(f"the llama-cpp-python library is not installed ({exc}): `make local` installs it from "
+        raise NotInstalled(f"the llama-cpp-python library is not installed ({exc}): `make local` installs it from "
                          f"requirements-local.lock")
     if not _policy:
         _policy.append(os.environ.get("OMP_WAIT_POLICY") if os.environ.get("OMP_WAIT_POLICY") == OMP_WAIT_POLICY
@@ -126,6 +127,7 @@ def inspect_model(model_file) -> dict:
     except (ValueError, RuntimeError) as exc:
         raise InputError(f"--model-file {model_file}: llama.cpp cannot load it as a GGUF model ({exc})")
     meta = dict(vocab.metadata)
+    vocab.close()  # now, not in __del__ at interpreter exit (after llama_cpp's globals are gone: a traceback)
     template = meta.get("tokenizer.chat_template")
     if not isinstance(template, str) or not template:
         raise InputError(f"--model-file {model_file}: no chat template (tokenizer.chat_template) in the GGUF metadata")
@@ -150,6 +152,13 @@ def settings_for(identity, temperature_milli=0, seed=0, **overrides) -> dict:
         raise InputError("llama-cpp: n_threads and n_threads_batch must be at least 1, n_ctx at least 256")
     return dict(out, prompt=prompt.PROMPT_VERSION, grammar=_grammar.GRAMMAR_VERSION, model_sha256=identity["sha256"],
                 chat_template_sha256=identity["chat_template_sha256"])
+
+
+@atexit.register
+def _close_loaded():
+    """Free the loaded models before the interpreter tears llama_cpp down (its __del__ would print a traceback)."""
+    while _LOADED:
+        _LOADED.popitem()[1].close()
 
 
 def _load(llama_cpp, identity, s):
@@ -284,7 +293,7 @@ def packaged_model() -> str:
     import importlib.util
     spec = importlib.util.find_spec(PACKAGED[0])
     if spec is None or not spec.submodule_search_locations:
-        raise InputError(f"the packaged model is not installed ({PACKAGED[0]}): `make local`")
+        raise NotInstalled(f"the packaged model is not installed ({PACKAGED[0]}): `make local`")
     return os.path.join(list(spec.submodule_search_locations)[0], PACKAGED[1])
 
 
@@ -298,6 +307,13 @@ def check_model_id(model, where="--model"):
         raise InputError(f"{where} {str(model)[:80]!r}: expected a model id of letters, digits and . _ : / + @ - "
                          f"(at most 160 characters, starting with a letter or digit)")
     return model
+
+
+def local_model_id(model, built, model_file):
+    """The id a local attempt runs under: --model when given (a plain token), else the file's name."""
+    if model is None and built.model_id is None:
+        raise InputError(f"--model-file {model_file}: its name is not a model id: name the model with --model")
+    return check_model_id(model) if model is not None else built.model_id
 
 
 def default_model_id(identity):

@@ -54,12 +54,15 @@ bench-local: $(LOCAL_STAMP)
 
 # The pre-registered studies under runs/studies/ (experiments/study.py): `make verify` recomputes every
 # journalled world from its recorded attempt (the model is never run) and requires the committed status.json.
+# A study whose sweep has stopped reads its model arm's configuration from its manifest (sweep.json), so it
+# verifies with no model library; one still running rebuilds the arm from the model file (`make local`).
 # Resume a study's sweep with `make study-run STUDY=runs/studies/NAME` (hours; pause it between attempts with
 # `touch PAUSE` and FUNDBOOK_ARM_PAUSE=PAUSE).
 STUDIES := $(sort $(wildcard runs/studies/*/study.json))
 .PHONY: verify-study study-run
 verify: verify-study
-verify-study: $(LOCAL_STAMP) build-engine
+RUNNING_STUDIES := $(foreach s,$(STUDIES),$(if $(wildcard $(dir $(s))sweep/sweep.json),,$(s)))
+verify-study: $(if $(RUNNING_STUDIES),$(LOCAL_STAMP)) build-engine
 	@for s in $(dir $(STUDIES)); do $(PYTHON) -m experiments.study verify $$s || exit 1; done
 
 study-run: $(LOCAL_STAMP) build-engine

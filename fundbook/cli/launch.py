@@ -244,7 +244,7 @@ def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd
     the pilot's criteria and cost estimate (a confirmatory attempt needs a passing pilot)."""
     from launchers import _freeze, _pilot
     from launchers._adapters import make_sampler_factory
-    from launchers._attempt import FREE_SAMPLERS, PROJECTED_SAMPLERS, pricing
+    from launchers._attempt import pricing
     from launchers._controller import Limits
     from launchers._prices import sandbox_rate, table_sha256
     from launchers._sandbox_modal import modal_config
@@ -269,18 +269,14 @@ def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd
                                  local=local if sampler_name == "llama-cpp" else None)
     sampling = built.sampling  # the settings only (a local model: its file's sha256): the service is checked at execute
     if sampler_name == "llama-cpp":
-        from launchers._sampler_llama import check_model_id
-        if not models and built.model_id is None:
-            raise InputError(f"--model-file {model_file}: its name is not a model id: name the model with --model")
-        for m in models:
-            check_model_id(m)
+        from launchers._sampler_llama import local_model_id
+        models = [local_model_id(m, built, model_file) for m in models or [None]]
     models = list(models) or [built.model_id]
-    free = sampler_name in FREE_SAMPLERS and sampler_name not in PROJECTED_SAMPLERS
     config = {"sampler": sampler_name, "sandbox": modal_config() if sandbox_name == "modal" else {"name": "local"},
               "sampling": sampling, "limits": vars(limits), "horizon": horizon}
     estimates = {m: estimate(table, m, 1, horizon, estimate_calls_per_checkpoint, estimate_tokens_in,
                              min(estimate_tokens_out, max_tokens), max_tokens, worker_seconds, sandbox_name,
-                             max_calls, price=FREE_PRICE if free else None)["expected_micro_usd"] for m in models}
+                             max_calls, price=pricing(sampler_name, m, table)[0])["expected_micro_usd"] for m in models}
     body = _freeze.content(
         config=config, models=list(models), provider=sampler_name,
         prices={"models": {m: pricing(sampler_name, m, table)[0] for m in models},  # as execute books them
@@ -399,12 +395,9 @@ def execute(claim_path, out, family, seed, split, model, sampler_name, cache_pat
     local = {"model_file": model_file, "n_threads": threads, "n_threads_batch": threads_batch}
     make_sampler = make_sampler_factory(sampler_name, cache_path, call_deadline, temperature_milli, sampling_seed,
                                         replay_sampling, local=local if sampler_name == "llama-cpp" else None)
-    model = model or make_sampler.model_id
     if sampler_name == "llama-cpp":
-        from launchers._sampler_llama import check_model_id
-        if model is None:
-            raise InputError(f"--model-file {model_file}: its name is not a model id: name the model with --model")
-        check_model_id(model)
+        from launchers._sampler_llama import local_model_id
+        model = local_model_id(model, make_sampler, model_file)
     table = load_prices(prices)
     limits = Limits(worker_seconds, call_deadline, max_tokens, max_calls)
     make_sandbox = make_sandbox_factory(sandbox_name)

@@ -257,3 +257,4 @@ def test_a_local_model_id_is_a_plain_token(tmp_path, model_file, monkeypatch, na
                             "--model", name])
     assert r.exit_code == 1 and expected in r.output, r.output
     assert not (tmp_path / "o").exists()
+

@@ -122,6 +122,7 @@ def test_a_paused_study_shows_its_state_verifies_refuses_edits_and_resumes_to_it
         with pytest.raises(KeyboardInterrupt):
             study.decide(str(root))
         monkeypatch.setattr(sweep_mod.os, "replace", real_replace)
+    assert not [p for p in root.rglob("*") if ".tmp-" in p.name]  # the interrupted writes left no temporary file
     assert study.main(["decide", str(root), "--bundle", BUNDLE]) == 0
     for comp in ("vs-do-nothing", "vs-shortest-cheapest"):
         decision = json.loads((root / comp / "decision.json").read_text())
@@ -131,6 +132,37 @@ def test_a_paused_study_shows_its_state_verifies_refuses_edits_and_resumes_to_it
     said = []
     assert study.verify(str(root), BUNDLE, log=said.append)["state"] == "stopped"
     assert said[-1].endswith("(stopped); vs-do-nothing inconclusive at n 2, vs-shortest-cheapest inconclusive at n 2")
+    # a host without the model's library verifies the stopped study from the manifest's configuration of the arm
+    from experiments import arm_model
+    from experiments.errors import NotInstalled
+
+    def missing(model_file):
+        raise NotInstalled("the llama-cpp-python library is not installed: `make local`")
+    monkeypatch.setattr(arm_model, "_factory", missing)
+    assert study.verify(str(root), BUNDLE, log=lambda m: None)["state"] == "stopped"
+    manifest = root / "sweep" / "sweep.json"
+    kept = manifest.read_bytes()
+    doc = json.loads(kept)
+    doc["arms"][0]["configuration"]["sampling"]["temperature_milli"] = 700  # another configuration, same name
+    manifest.write_text(json.dumps(doc))
+    with pytest.raises(ExperimentError, match="does not hash to the arm it names"):
+        study.verify(str(root), BUNDLE, log=lambda m: None)
+    doc["arms"][0]["config_hash"] = __import__("engine").content_sha256(doc["arms"][0]["configuration"])
+    manifest.write_text(json.dumps(doc))  # its hash re-computed: the name (the hash's prefix) no longer fits
+    with pytest.raises(ExperimentError, match="does not hash to the arm it names"):
+        study.verify(str(root), BUNDLE, log=lambda m: None)
+    doc["arms"][0]["name"] = f"model:tiny-model:{doc['arms'][0]['config_hash'][:12]}"
+    manifest.write_text(json.dumps(doc))  # renamed to fit: not the arm the frozen comparisons name
+    with pytest.raises(ExperimentError, match="spec.json: arm model:tiny-model:[0-9a-f]{12} is not in this sweep"):
+        study.verify(str(root), BUNDLE, log=lambda m: None)
+    manifest.write_bytes(kept)
+    attempts = tmp_path / "attempts"
+    first = sorted(attempts.iterdir())[0]
+    first.rename(tmp_path / "aside")  # a missing attempt is an error, never a model run
+    with pytest.raises(ExperimentError, match="is not recorded"):
+        study.verify(str(root), BUNDLE, log=lambda m: None)
+    (tmp_path / "aside").rename(first)
+
     # a decision edited after it was drawn is found by its own evidence check
     path = root / "vs-do-nothing" / "decision.json"
     good = path.read_bytes()
