@@ -29,7 +29,9 @@ its finished items kept, and running it again resumes at that world.
 Intervention policy, applied by the code: an attempt that ended `operator`
 or `infrastructure_interruption` (a stop or a host failure, not the model's
 doing) is kept and published, and the item is tried once more under the next
-name (`.2`); the last try is the item's attempt whatever its end.
+name (`.2`); the last try is the item's attempt whatever its end. A stop
+(SIGTERM, Ctrl-C) also stops the sweep: the item's next try starts when the
+sweep is run again, never in the process the operator stopped.
 """
 
 import os
@@ -212,6 +214,9 @@ def attempt_for(arm, row) -> tuple:
                 record = _run(arm, row, attempt_id, os.path.join(root, attempt_id))
             except LaunchError as exc:
                 raise ExperimentError(f"--arm {arm['name']}: item {row['item_id']}: {exc.format_message()}")
+            if record["content"]["termination"]["status"] == "operator":  # a stop means stop: no retry now
+                raise ExperimentError(f"--arm {arm['name']}: item {row['item_id']}: stopped by the operator "
+                                      f"({attempt_id} is kept): run the sweep again to try the item once more")
         if record["content"]["termination"]["status"] not in RETRY_ENDS:
             break
     return record, path

@@ -55,6 +55,12 @@ SETTINGS = {  # every sampling parameter, as integers (thousandths for the real-
     "n_threads_batch": 2,
 }
 _LOADED = {}   # (file sha256, load settings) -> Llama: one model a process, reset per attempt
+# One evaluation at a time per loaded model, across attempts: a call a stopped (or timed-out) attempt abandoned
+# may still be evaluating in its thread, and llama.cpp aborts (GGML_ASSERT) when a second call or a reset
+# touches the same context meanwhile. A new attempt cancels the abandoned call and waits for it to end.
+_IN_USE = {}   # key -> threading.Lock
+_IN_FLIGHT = {}  # key -> the running call's _Deadline
+RESET_WAIT_S = 300  # at most a prompt's evaluation: a cancelled call ends at its next generated token
 _LOCK = threading.Lock()
 
 
@@ -162,8 +168,10 @@ def _close_loaded():
 
 
 def _load(llama_cpp, identity, s):
+    """(key, Llama): the process's model for these load settings, loaded once."""
     key = (identity["sha256"], s["n_ctx"], s["n_batch"], s["n_threads"], s["n_threads_batch"])
     with _LOCK:
+        _IN_USE.setdefault(key, threading.Lock())
         if key not in _LOADED:
             try:
                 with _quiet_stderr():
@@ -173,7 +181,7 @@ def _load(llama_cpp, identity, s):
                                                    verbose=False)
             except (ValueError, RuntimeError) as exc:
                 raise SamplerError(f"llama-cpp: cannot load {identity['name']} ({exc})")
-        return _LOADED[key]
+        return key, _LOADED[key]
 
 
 def call_seed(sampling, request_sha, retry) -> tuple:
@@ -192,6 +200,9 @@ class _Deadline:
         self.at = time.monotonic() + seconds
         self.passed = False
 
+    def cancel(self):
+        self.at = float("-inf")  # generation ends at the next token
+
     def __call__(self, input_ids, logits):
         self.passed = self.passed or time.monotonic() > self.at
         return self.passed
@@ -205,14 +216,22 @@ class LlamaSampler:
         self.identity = identity
         self.sampling = dict(sampling)
         self.lib = llama_cpp or library()
-        self.llm = _load(self.lib, identity, self.sampling)
-        self.llm.reset()  # an attempt never depends on what this process evaluated before it
+        self.key, self.llm = _load(self.lib, identity, self.sampling)
+        self.busy = _IN_USE[self.key]  # shared by every sampler over this model: never two evaluations at once
+        abandoned = _IN_FLIGHT.get(self.key)
+        if abandoned is not None:  # a stopped attempt's call: its answer is never read
+            abandoned.cancel()
+        if not self.busy.acquire(timeout=RESET_WAIT_S):
+            raise SamplerError(f"llama-cpp: an earlier call on this model did not end within {RESET_WAIT_S} s")
+        try:
+            self.llm.reset()  # an attempt never depends on what this process evaluated before it
+        finally:
+            self.busy.release()
         chat = self.lib.llama_chat_format.Jinja2ChatFormatter
         fixed = type("FixedDateFormatter", (chat,), {"strftime_now": staticmethod(
             lambda fmt: time.strftime(fmt, time.strptime(TEMPLATE_DATE, "%Y-%m-%d")))})
         self.formatter = fixed(identity["chat_template"], eos_token=self._piece(self.llm.token_eos()),
                                bos_token=self._piece(self.llm.token_bos()))
-        self.busy = threading.Lock()  # a timed-out call may still be evaluating: never two at once
         self.timings = []  # [(wall_ms, cpu_ms)] per answered call: volatile, for the bench and the pilot
 
     def _piece(self, token):
@@ -252,7 +271,7 @@ class LlamaSampler:
             seed, retry = payload["seed"]
             temperature = (s["retry_temperature_milli"] if retry else s["temperature_milli"]) / 1000
             reused = min(self.llm.longest_token_prefix(self.llm._input_ids.tolist(), tokens), len(tokens) - 1)
-            stop = _Deadline(deadline_s)
+            stop = _IN_FLIGHT[self.key] = _Deadline(deadline_s)
             c0, w0 = time.process_time(), time.perf_counter()
             try:
                 out = self.llm.create_completion(
@@ -265,6 +284,7 @@ class LlamaSampler:
             cpu_ms = round((time.process_time() - c0) * 1000)
             wall_ms = round((time.perf_counter() - w0) * 1000)
         finally:
+            _IN_FLIGHT.pop(self.key, None)
             self.busy.release()
         if stop.passed:
             raise CallTimeout(f"llama-cpp: no complete answer within {deadline_s:.0f} s")

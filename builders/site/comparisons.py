@@ -60,14 +60,36 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def decided_folders(runs_dir: Path) -> list:
+    """[(folder, its path under the site)] of every drawn decision: runs/comparisons/<name>/, then each
+    pre-registered study's comparisons (runs/studies/<study>/<name>/, once its rule stopped and it was decided).
+    A page is named by the folder's name, so two decisions of one name are refused."""
+    found = []
+    base = runs_dir / "comparisons"
+    for folder in sorted(p for p in base.iterdir() if p.is_dir()) if base.is_dir() else []:
+        found.append((folder, f"runs/comparisons/{folder.name}"))
+    studies = runs_dir / "studies"
+    for study in sorted(p for p in studies.iterdir() if p.is_dir()) if studies.is_dir() else []:
+        if not fmt.SAFE_ID.match(study.name) or not (study / "study.json").is_file():
+            continue
+        where = f"runs/studies/{study.name}"
+        names = _json(study / "study.json", f"{where}/study.json").get("comparisons")
+        if not isinstance(names, list) or not all(isinstance(n, str) and fmt.SAFE_ID.match(n) for n in names):
+            raise SiteInputError(f"{where}/study.json: comparisons: expected a list of folder names")
+        found.extend((study / n, f"{where}/{n}") for n in sorted(names))
+    found = [(folder, rel) for folder, rel in found if (folder / "decision.json").is_file()]
+    seen = {}
+    for folder, rel in found:
+        if folder.name in seen:
+            raise SiteInputError(f"{rel}: a decision named {folder.name} is also at {seen[folder.name]} (one page each)")
+        seen[folder.name] = rel
+    return found
+
+
 def load(runs_dir: Path) -> dict:
     """{"comparisons": [...], "certificate": ..., "checks": ...}, every evidence file checked."""
     out = {"comparisons": [], "certificate": None, "checks": None, "sweeps": {}}
-    base = runs_dir / "comparisons"
-    for folder in sorted(p for p in base.iterdir() if p.is_dir()) if base.is_dir() else []:
-        if not (folder / "decision.json").is_file():
-            continue
-        rel = f"runs/comparisons/{folder.name}"
+    for folder, rel in decided_folders(runs_dir):
         evidence = _json(folder / "evidence.json", f"{rel}/evidence.json")
         files = []
         for entry in evidence.get("files") or []:
@@ -88,7 +110,7 @@ def load(runs_dir: Path) -> dict:
             feasibility = _json(folder / by_kind["feasibility"]["path"], by_kind["feasibility"]["href"])
         rules_file = by_kind.get("rules")
         rules_text = (folder / rules_file["path"]).read_text(encoding="utf-8") if rules_file else None
-        out["comparisons"].append({"slug": folder.name, "decision": decision, "files": files, "sweep": sweep,
+        out["comparisons"].append({"slug": folder.name, "rel": rel, "decision": decision, "files": files, "sweep": sweep,
                                    "feasibility": feasibility, "verify": evidence.get("verify"),
                                    "rules": rules_text, "rules_href": rules_file["href"] if rules_file else None})
     cert = runs_dir / "certificates" / "grader" / "certificate.json"
@@ -248,7 +270,7 @@ def comparison_page(env, loaded, c) -> str:
         provenance=_provenance_rows(c["sweep"]), chart=wealth_chart(d) if betting else bound_chart(d),
         fraction=_fraction(d), side=side if len(side) > 1 else [], method_name=METHOD_NAMES.get(d.get("method")),
         power=((c["feasibility"] or {}).get("power") or {}).get(d["comparison"]), method_names=METHOD_NAMES,
-        evidence_href=f"runs/comparisons/{c['slug']}/evidence.json",
+        evidence_href=f"{c['rel']}/evidence.json",
         description=f"{d['comparison']}: {d['verdict']} ({d['confidence']} confidence), estimate "
                     f"{d['estimate']['decimal']} {d['metric']}, lower bound {d['lower_bound']} against margin {d['margin']}")
 

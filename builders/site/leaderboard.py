@@ -16,6 +16,7 @@ rule the experiments use for failures. Rates and means carry 95 % intervals
 """
 
 import json
+import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from urllib.parse import quote
@@ -198,12 +199,16 @@ def _baseline_agents(pub) -> list:
     return [groups[k] for k in sorted(groups, key=lambda p: (order.get(p, 0), p))]
 
 
+MODEL_ARM = re.compile(r"(model:.+):[0-9a-f]{12}")  # a model arm's name: its model id and configuration hash
+
+
 def comparison_arms(runs_dir) -> dict:
-    """{arm name: [(comparison slug, the other arms)]} from runs/comparisons/*/decision.json (only the arm
-    names are read)."""
+    """{arm name: [(comparison slug, the other arms)]} from every drawn decision (runs/comparisons/*/ and the
+    studies' comparisons; only the arm names are read). A model arm (model:<id>:<configuration hash>) is also
+    listed under model:<id>, the model's row on the register."""
+    from .comparisons import decided_folders
     out = {}
-    base = runs_dir / "comparisons"
-    for folder in sorted(p for p in base.iterdir() if p.is_dir()) if base.is_dir() else []:
+    for folder, _ in decided_folders(runs_dir):
         try:
             decision = json.loads((folder / "decision.json").read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError, RecursionError):
@@ -212,7 +217,11 @@ def comparison_arms(runs_dir) -> dict:
         names = [str(a) for a in arms] if isinstance(arms, dict) else []
         for arm in names:
             if fmt.SAFE_ID.match(folder.name):
-                out.setdefault(arm, []).append((folder.name, [a for a in names if a != arm]))
+                entry = (folder.name, [a for a in names if a != arm])
+                out.setdefault(arm, []).append(entry)
+                model = MODEL_ARM.fullmatch(arm)
+                if model:
+                    out.setdefault(model.group(1), []).append(entry)
     return out
 
 

@@ -77,7 +77,7 @@ def test_the_model_arm_records_an_attempt_per_item_and_gives_the_rows_of_what_it
     assert len(arm) == 2 and _rows(tmp_path) == obs
 
 
-def test_an_interrupted_attempt_is_kept_and_the_item_tried_once_more(arm, tmp_path, monkeypatch):
+def test_an_interrupted_attempt_is_kept_the_sweep_stops_and_the_item_is_tried_once_more_on_resume(arm, tmp_path, monkeypatch):
     from launchers import _attempt
     real = _attempt.Controller.run
     calls = {"n": 0}
@@ -90,8 +90,11 @@ def test_an_interrupted_attempt_is_kept_and_the_item_tried_once_more(arm, tmp_pa
     monkeypatch.setattr(_attempt.Controller, "run", stop_first)
     spec = parse_arms(["model:llama-cpp:/models/tiny.gguf"])[0]
     row = items_mod.manifest_rows(ROWS[:1], items_mod.PRACTICE)[0]
-    record, path = arm_model.attempt_for(spec, row)
     first, second = arm_model.attempt_ids(spec, row)
+    with pytest.raises(ExperimentError, match=rf"stopped by the operator \({first} is kept\): run the sweep again"):
+        arm_model.attempt_for(spec, row)  # the stop stops the sweep: no second try in the stopped process
+    assert sorted(os.listdir(tmp_path / "attempts")) == [first]
+    record, path = arm_model.attempt_for(spec, row)  # the sweep run again: the kept attempt, then the next try
     with open(tmp_path / "attempts" / first / "record.json") as fh:
         assert json.load(fh)["content"]["termination"]["status"] == "operator"
     assert path.endswith(os.path.join(second, "record.json"))

@@ -258,3 +258,39 @@ def test_a_local_model_id_is_a_plain_token(tmp_path, model_file, monkeypatch, na
     assert r.exit_code == 1 and expected in r.output, r.output
     assert not (tmp_path / "o").exists()
 
+
+
+def test_a_new_attempt_cancels_the_call_a_stopped_attempt_abandoned(model_file):
+    """The model is shared by every sampler of the process. An attempt stopped mid-call (SIGTERM, a deadline)
+    leaves its call evaluating in its thread; the next attempt's sampler cancels it and waits for it before
+    resetting the model (two evaluations on one llama.cpp context abort the process: GGML_ASSERT)."""
+    import threading
+    from launchers import _sampler_llama as sl
+    from launchers._errors import CallTimeout
+    identity = inspect_model_once(model_file)
+    view = {"day": 1, "horizon": 2, "sources": [{"id": "S1", "day": 1, "text": "a short note"}]}
+    messages = [{"role": "system", "content": prompt.SYSTEM}, {"role": "user", "content": prompt.checkpoint_message(view)}]
+    first = sl.LlamaSampler("m", identity, sl.settings_for(identity))
+    ended = {}
+
+    def abandoned():  # the stopped attempt's call, with a long deadline
+        try:
+            ended["first"] = first.sample(first.prepare(messages, 1024), 600)
+        except CallTimeout as exc:
+            ended["first"] = exc
+    thread = threading.Thread(target=abandoned)
+    thread.start()
+    while first.key not in sl._IN_FLIGHT and thread.is_alive():  # the call holds the model
+        thread.join(0.05)
+    second = sl.LlamaSampler("m", identity, sl.settings_for(identity))  # the next attempt: cancel, wait, reset
+    assert not thread.is_alive()
+    assert isinstance(ended["first"], CallTimeout), ended  # its answer is never read
+    done = second.sample(second.prepare(messages, 24), 600)
+    assert done.tokens_out > 0 and second.key not in sl._IN_FLIGHT
+
+
+def inspect_model_once(model_file, _seen={}):
+    from launchers._sampler_llama import inspect_model
+    if model_file not in _seen:
+        _seen[model_file] = inspect_model(model_file)
+    return _seen[model_file]

@@ -47,6 +47,8 @@ def test_a_drawn_decision_is_shown_with_its_figures(runs):
     assert text.count("<th>Decision</th>") == 1
     assert ("<strong>supported</strong> at n = 18: <a href=\"../runs/studies/smollm2-heldout/"
             "smollm2-vs-shortest-cheapest/decision.json\">decision.json</a>") in text
+    assert ('a recompute in your browser: <a href="../comparisons/smollm2-vs-shortest-cheapest/">'
+            'smollm2-vs-shortest-cheapest</a>') in text
     assert "<td>baseline:do-nothing 48.50; baseline:shortest-cheapest 79.00</td>" in text
     # the lower bound 2.056912698 is floored, never rounded up past what the rule gave
     assert "<td>30.50 (SE 2.93); confidence sequence 2.05 to 100.00</td>" in text
@@ -59,3 +61,60 @@ def test_a_malformed_decision_is_refused_in_one_line(runs, doc):
     with pytest.raises(SiteInputError, match=r"smollm2-vs-do-nothing/decision.json: expected a decision with a "
                                              r"report of per-arm means$"):
         _page(runs)
+
+
+def _study_with_a_decision(runs, name="shortest-cheapest-vs-do-nothing-betting"):
+    """A study folder holding a decided comparison and the sweep its evidence names (copied from runs/comparisons)."""
+    study = runs / "studies" / "decided"
+    study.mkdir(parents=True)
+    (study / "study.json").write_text(json.dumps({"comparisons": [name]}))
+    shutil.copytree(DECISION.parent, study / name)
+    shutil.copytree(DECISION.parent.parent / "heldout-baselines-betting", study / "heldout-baselines-betting")
+    return study
+
+
+def test_a_decided_study_comparison_gets_its_comparison_page_and_the_register_link(runs):
+    from builders.site import comparisons, leaderboard
+    _study_with_a_decision(runs)
+    loaded = comparisons.load(runs)
+    (c,) = loaded["comparisons"]
+    assert (c["slug"], c["rel"]) == ("shortest-cheapest-vs-do-nothing-betting",
+                                     "runs/studies/decided/shortest-cheapest-vs-do-nothing-betting")
+    assert {f["href"] for f in c["files"] if f["kind"] == "observations"} == {
+        "runs/studies/decided/heldout-baselines-betting/observations.jsonl"}
+    generated = comparisons.generated_pages(pages.environment(), SimpleNamespace(runs_dir=runs))
+    text = generated["comparisons/shortest-cheapest-vs-do-nothing-betting/index.md"]
+    assert ('data-evidence-url="../../runs/studies/decided/shortest-cheapest-vs-do-nothing-betting/evidence.json"'
+            in text)  # the in-browser recompute fetches the study's own evidence
+    assert "runs/studies/decided/shortest-cheapest-vs-do-nothing-betting/rules.py" in generated
+    assert leaderboard.comparison_arms(runs)["baseline:do-nothing"] == [
+        ("shortest-cheapest-vs-do-nothing-betting", ["baseline:shortest-cheapest"])]
+
+
+def test_an_edited_study_decision_file_or_a_second_decision_of_one_name_is_refused(runs):
+    from builders.site import comparisons
+    study = _study_with_a_decision(runs)
+    observations = study / "heldout-baselines-betting" / "observations.jsonl"
+    kept = observations.read_bytes()
+    observations.write_bytes(kept.replace(b'"value":', b'"value": ', 1))
+    with pytest.raises(SiteInputError, match=r"^runs/studies/decided/heldout-baselines-betting/observations.jsonl: "
+                                             r"sha256 differs from runs/studies/decided/"):
+        comparisons.load(runs)
+    observations.write_bytes(kept)
+    shutil.copytree(DECISION.parent, runs / "comparisons" / DECISION.parent.name)
+    with pytest.raises(SiteInputError, match=r"^runs/studies/decided/shortest-cheapest-vs-do-nothing-betting: a "
+                                             r"decision named shortest-cheapest-vs-do-nothing-betting is also at "
+                                             r"runs/comparisons/"):
+        comparisons.load(runs)
+
+
+def test_a_model_arm_s_decision_links_from_the_model_s_row(runs):
+    from builders.site import leaderboard
+    study = _study_with_a_decision(runs)
+    path = study / DECISION.parent.name / "decision.json"
+    doc = json.loads(path.read_text())
+    doc["arms"] = {"model:tiny-model:0123456789ab": 1, "baseline:do-nothing": -1}
+    path.write_text(json.dumps(doc))
+    arms = leaderboard.comparison_arms(runs)
+    assert arms["model:tiny-model"] == arms["model:tiny-model:0123456789ab"] == [
+        (DECISION.parent.name, ["baseline:do-nothing"])]
