@@ -73,7 +73,8 @@ def decided_folders(runs_dir: Path) -> list:
         if not fmt.SAFE_ID.match(study.name) or not (study / "study.json").is_file():
             continue
         where = f"runs/studies/{study.name}"
-        names = _json(study / "study.json", f"{where}/study.json").get("comparisons")
+        doc = _json(study / "study.json", f"{where}/study.json")
+        names = doc.get("comparisons") if isinstance(doc, dict) else None
         if not isinstance(names, list) or not all(isinstance(n, str) and fmt.SAFE_ID.match(n) for n in names):
             raise SiteInputError(f"{where}/study.json: comparisons: expected a list of folder names")
         found.extend((study / n, f"{where}/{n}") for n in sorted(names))

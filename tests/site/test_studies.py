@@ -118,3 +118,13 @@ def test_a_model_arm_s_decision_links_from_the_model_s_row(runs):
     arms = leaderboard.comparison_arms(runs)
     assert arms["model:tiny-model"] == arms["model:tiny-model:0123456789ab"] == [
         (DECISION.parent.name, ["baseline:do-nothing"])]
+
+
+@pytest.mark.parametrize("doc", [[], {"comparisons": "x"}, {"comparisons": ["../escape"]}, {"comparisons": [1]}])
+def test_a_malformed_study_definition_is_refused_by_the_comparisons_in_one_line(runs, doc):
+    from builders.site import comparisons
+    study = _study_with_a_decision(runs)
+    (study / "study.json").write_text(json.dumps(doc))
+    with pytest.raises(SiteInputError, match=r"^runs/studies/decided/study.json: comparisons: expected a list of "
+                                             r"folder names$"):
+        comparisons.load(runs)
