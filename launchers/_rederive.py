@@ -41,6 +41,14 @@ def rederive(record_path) -> dict:
     base = os.path.dirname(os.path.abspath(record_path))
     cache = (c.get("outputs") or {}).get("cache")
     if cache is None:
+        cost = c.get("cost") or {}
+        answered = cost.get("calls", 0) - len(cost.get("unresolved_calls") or [])
+        accepted = [p for p in c.get("proposals") or [] if isinstance(p, dict) and p.get("outcome") == "accepted"]
+        if c["termination"]["status"] == "incomplete_execution" and answered == 0 and not accepted:
+            # recovered after its host died before any call was answered: no model answer to re-derive (its
+            # receipts and ledger are reconciled by verify_attempt above)
+            return {"attempt_id": c["attempt_id"], "answers": 0, "receipts_head": c["receipts_head"],
+                    "status": c["termination"]["status"], "nothing": True}
         raise InputError(f"{record_path}: content.outputs.cache: no cache.jsonl, so the attempt cannot be re-derived")
     lim = c["limits"]
     limits = Limits(lim["worker_seconds"], lim["call_deadline_s"], lim["max_tokens_per_call"], lim["max_calls"])

@@ -69,7 +69,10 @@ def read_export(path) -> list:
     except OSError as exc:
         raise InputError(f"--cache {path}: cannot read ({exc.strerror or exc})")
     rows, seen = [], set()
-    for number, raw in enumerate(data.split(b"\n")[:-1] if data.endswith(b"\n") else data.split(b"\n"), 1):
+    lines = data.split(b"\n")
+    if data.endswith(b"\n") or not data:  # an empty export holds no answer (an attempt stopped before its first)
+        lines = lines[:-1]
+    for number, raw in enumerate(lines, 1):
         where = f"--cache {path}: line {number}"
         try:
             obj = json.loads(raw.decode("utf-8"), parse_constant=lambda c: float("nan"))

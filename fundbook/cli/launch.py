@@ -573,9 +573,15 @@ def rederive(attempts_dir):
     from launchers._rederive import rederive_all
     done = rederive_all(attempts_dir)
     for r in done:
+        if r.get("nothing"):
+            click.echo(f"ok      {r['attempt_id']}: no model answer to replay (its host stopped before the first call "
+                       f"was answered; record and receipts verified) ({r['status']})")
+            continue
         click.echo(f"ok      {r['attempt_id']}: {r['answers']} answers replayed from its cache.jsonl, receipts head "
                    f"{(r['receipts_head'] or {}).get('hash', '-')[:12]} ({r['status']})")
-    click.echo(f"rederive: {len(done)} local-model attempts in {attempts_dir}, each reproduced from its own cache")
+    empty = sum(1 for r in done if r.get("nothing"))
+    click.echo(f"rederive: {len(done)} local-model attempts in {attempts_dir}: {len(done) - empty} reproduced from "
+               f"their own cache, {empty} with no model answer to replay")
 
 
 # -- the sandbox transport ---------------------------------------------------------------

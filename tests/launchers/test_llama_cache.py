@@ -155,3 +155,60 @@ def test_cpu_time_is_charged_with_each_call_and_a_forged_figure_is_found(recorde
         bodies[0]["cpu_ms"] = 5
     with pytest.raises(InputError, match="ledger.jsonl: line 1: not what the record's prices"):
         verify_attempt(str(forge(pathlib.Path(out), tmp_path / "c", ledger_edit=on_a_reservation)))
+
+
+def _stopped_at_the_first_call(root):
+    """A local-model attempt the operator stopped (Ctrl-C) while its first call was evaluating: no answer."""
+    from launchers._attempt import execute
+    from launchers._claims import authorise
+    from launchers._controller import Limits
+    from launchers._prices import load_prices
+    from launchers._sandbox_local import LocalSandbox
+
+    class Stopped(Scripted):
+        def sample(self, prepared, deadline_s):
+            raise KeyboardInterrupt()
+    state, claim = str(root / "state"), str(root / "claim.json")
+    authorise(claim, "FUND_02", "public-practice", "scripted", 0, 10**8, 1, state=state, local=True,
+              project=str(root / "project"))
+    record = execute(claim_path=claim, out=str(root / "stopped"), family="FUND_02", seed=1, split="public-practice",
+                     model="scripted", sampler_name="llama-cpp", sandbox_name="local",
+                     make_sampler=lambda m: CacheSampler(None, m, inner=Stopped(_do_nothing)),
+                     make_sandbox=LocalSandbox, prices=load_prices(), limits=Limits(), horizon=6, state=state,
+                     project=str(root / "project"), sampling=dict(COMPACT))
+    return record, root / "stopped"
+
+
+def test_an_attempt_stopped_before_its_first_answer_rederives_with_none(tmp_path):
+    record, out = _stopped_at_the_first_call(tmp_path)
+    assert record["content"]["termination"]["status"] == "operator"
+    assert (out / "cache.jsonl").read_bytes() == b"" and read_export(out / "cache.jsonl") == []
+    done = rederive(str(out / "record.json"))
+    assert (done["answers"], done["status"], done.get("nothing")) == (0, "operator", None)
+
+
+def test_a_recovered_attempt_without_answers_has_nothing_to_rederive_and_a_forged_one_is_refused(tmp_path):
+    """`recover` writes no cache.jsonl (the host's in-memory store died with it). With no answered call and no
+    accepted batch there is nothing a model said to replay; a record that claims an answered call (or an
+    accepted batch) without its cache cannot be re-derived and is refused."""
+    _, out = _stopped_at_the_first_call(tmp_path)
+
+    def recovered(c, accepted=False):
+        c["termination"] = {"status": "incomplete_execution", "limit": "infrastructure", "worker_exit_code": None,
+                            "reason": "the host controller stopped mid-attempt"}
+        c["outputs"].pop("cache")
+        if accepted:  # its one call said answered (an answer nothing could replay)
+            c["cost"]["unresolved_calls"] = []
+    forge(out, tmp_path / "recovered", edit=recovered)
+    os.remove(tmp_path / "recovered" / "cache.jsonl")
+    done = rederive(str(tmp_path / "recovered" / "record.json"))
+    assert (done["answers"], done["nothing"]) == (0, True)
+    forge(out, tmp_path / "claims-a-batch", edit=lambda c: recovered(c, accepted=True))
+    os.remove(tmp_path / "claims-a-batch" / "cache.jsonl")
+    with pytest.raises(InputError, match=r"unresolved_calls: the record says \[\], the ledger says \[1\]"):
+        rederive(str(tmp_path / "claims-a-batch" / "record.json"))  # its ledger shows the call was never answered
+    completed = tmp_path / "completed-without-cache"
+    forge(out, completed, edit=lambda c: c["outputs"].pop("cache"))
+    os.remove(completed / "cache.jsonl")
+    with pytest.raises(InputError, match="no cache.jsonl, so the attempt cannot be re-derived"):
+        rederive(str(completed / "record.json"))  # not a recovered attempt: its answers are owed
