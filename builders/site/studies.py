@@ -58,7 +58,9 @@ def _study(root: Path, name: str, attempts) -> dict:
     for a in attempts:  # a model attempt on a world of this study links from its row
         task = a.content.get("task") if isinstance(a.content.get("task"), dict) else {}
         if task.get("split") == "heldout":
-            by_world.setdefault(f"{task.get('family')}/seed-{task.get('seed')}", []).append(a.attempt_id)
+            end = a.content.get("termination") if isinstance(a.content.get("termination"), dict) else {}
+            by_world.setdefault(f"{task.get('family')}/seed-{task.get('seed')}", []).append(
+                (a.attempt_id, str(end.get("status") or "unknown")))
     worlds = []
     arms = list(study.get("arms") or [])
     for w in status.get("per_world") or []:

@@ -187,14 +187,14 @@ def test_a_frozen_local_configuration_is_piloted_and_run_from_the_freeze(tmp_pat
     result = runner.invoke(cli, ["freeze", "--out", freeze, "--sampler", "llama-cpp", "--model-file", model_file,
                                  "--family", "FUND_01", "--seed", "26", *caps, "--project-cap-micro-usd", "0",
                                  "--project-cap-sandbox-micro-usd", "0", "--intervention-policy", "none",
-                                 "--horizon", "1", "--threads-batch", "1"])
+                                 "--horizon", "1", "--threads-batch", "2"])
     assert result.exit_code == 0, result.output
     body = _read(freeze)["content"]
     model = "SmolLM2-135M-Instruct.Q4_1"
     assert body["models"] == [model] and body["provider"] == "llama-cpp"
     sampling = body["config"]["sampling"]
     assert sampling["model_sha256"] == file_sha256(model_file)
-    assert (sampling["n_threads"], sampling["n_threads_batch"], sampling["temperature_milli"]) == (1, 1, 0)
+    assert (sampling["n_threads"], sampling["n_threads_batch"], sampling["temperature_milli"]) == (1, 2, 0)
     assert body["config"]["sandbox"] == {"name": "local"} and set(body["prices"]["models"][model].values()) == {0}
     assert body["pilot"]["estimate"]["expected_micro_usd"] == {model: 0}
 
@@ -219,12 +219,12 @@ def test_a_frozen_local_configuration_is_piloted_and_run_from_the_freeze(tmp_pat
     assert [c["result"] for c in pilot["criteria"]] == ["PASS"] * 4 and pilot["figures"]["calls"] == 1
     result = runner.invoke(cli, ["execute", "--claim", claim(), "--out", str(tmp_path / "c"), "--family", "FUND_01",
                                  "--seed", "26", "--horizon", "1", "--sampler", "llama-cpp", "--model-file",
-                                 model_file, "--threads-batch", "2", "--freeze", freeze])
+                                 model_file, "--threads-batch", "1", "--freeze", freeze])
     assert result.exit_code == 1 and "n_threads_batch" in result.output, result.output  # not the frozen threads
     assert len(os.listdir(os.path.join(state, "consumed"))) == 1  # refused before its claim was spent
     result = runner.invoke(cli, ["execute", "--claim", claims[-1], "--out", str(tmp_path / "c"), "--family",
                                  "FUND_01", "--seed", "26", "--horizon", "1", "--sampler", "llama-cpp", "--model-file",
-                                 model_file, "--threads-batch", "1", "--freeze", freeze])
+                                 model_file, "--threads-batch", "2", "--freeze", freeze])
     assert result.exit_code == 0, result.output
     c = _read(tmp_path / "c" / "record.json")["content"]
     assert c["role"] == "confirmatory" and c["config"]["sampling"] == sampling and c["cost"]["micro_usd"] == 0

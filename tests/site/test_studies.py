@@ -128,3 +128,18 @@ def test_a_malformed_study_definition_is_refused_by_the_comparisons_in_one_line(
     with pytest.raises(SiteInputError, match=r"^runs/studies/decided/study.json: comparisons: expected a list of "
                                              r"folder names$"):
         comparisons.load(runs)
+
+
+def test_each_world_lists_its_attempts_with_how_each_ended(runs):
+    status = json.loads((STUDY / "status.json").read_text())
+    family, seed = status["per_world"][0]["item_id"].split("/seed-")
+    made = [SimpleNamespace(attempt_id=f"tiny-{family}-seed-{seed}{sfx}",
+                            content={"task": {"split": "heldout", "family": family, "seed": int(seed)},
+                                     "termination": {"status": end}})
+            for sfx, end in (("", "operator"), (".2", "completed"))]
+    made.append(SimpleNamespace(attempt_id="practice", content={"task": {"split": "public-practice", "family": family,
+                                                                         "seed": int(seed)}}))
+    text = studies.page(pages.environment(), SimpleNamespace(runs_dir=runs, attempts=made))
+    assert (f'<a href="../attempts/tiny-{family}-seed-{seed}/">tiny-{family}-seed-{seed}</a> (operator); '
+            f'<a href="../attempts/tiny-{family}-seed-{seed}.2/">tiny-{family}-seed-{seed}.2</a> (completed)</td>') in text
+    assert "practice" not in text.split("Worlds played")[1].split("</table>")[0]
