@@ -191,6 +191,9 @@ def load_attempts(runs_dir: Path) -> list:
         rel = f"runs/attempts/{folder.name}"
         if not RUN_ID.match(folder.name):
             raise SiteInputError(f"{rel}: expected a folder name of letters, digits, '.', '_' or '-'")
+        if folder.name.endswith(".partial") and not (folder / "record.json").exists():
+            raise SiteInputError(f"{rel}: an unfinished attempt (still running, or its host died: `fundbook-launch "
+                                 f"recover` it); every attempt is published, once it has its record")
         record = load_json(folder / "record.json", f"{rel}/record.json")
         content = _check_content(record, f"{rel}/record.json", ATTEMPT_SCHEMA)
         attempt_id = _require(content, "attempt_id", f"{rel}/record.json: content", str)
@@ -215,6 +218,9 @@ def load_practitioners(runs_dir: Path) -> list:
         rel = f"runs/practitioners/{folder.name}"
         if not RUN_ID.match(folder.name):
             raise SiteInputError(f"{rel}: expected a folder name of letters, digits, '.', '_' or '-'")
+        if folder.name.endswith(".partial") and not (folder / "record.json").exists():
+            raise SiteInputError(f"{rel}: an unfinished attempt (still running, or its host died: `fundbook-launch "
+                                 f"recover` it); every attempt is published, once it has its record")
         record = load_json(folder / "record.json", f"{rel}/record.json")
         _check_content(record, f"{rel}/record.json", PRACTITIONER_SCHEMA)
         sessions.append(Session(session_id=folder.name, record=record, folder=rel))

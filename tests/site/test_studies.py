@@ -143,3 +143,13 @@ def test_each_world_lists_its_attempts_with_how_each_ended(runs):
     assert (f'<a href="../attempts/tiny-{family}-seed-{seed}/">tiny-{family}-seed-{seed}</a> (operator); '
             f'<a href="../attempts/tiny-{family}-seed-{seed}.2/">tiny-{family}-seed-{seed}.2</a> (completed)</td>') in text
     assert "practice" not in text.split("Worlds played")[1].split("</table>")[0]
+
+
+def test_an_unfinished_attempt_stops_the_build_with_what_to_do(tmp_path):
+    from builders.site.records import load_attempts
+    folder = tmp_path / "runs" / "attempts" / "tiny-FUND_01-seed-1.partial"
+    folder.mkdir(parents=True)
+    (folder / "journal.jsonl").write_text("")
+    with pytest.raises(SiteInputError, match=r"^runs/attempts/tiny-FUND_01-seed-1.partial: an unfinished attempt "
+                                             r"\(still running, or its host died: `fundbook-launch recover` it\)"):
+        load_attempts(tmp_path / "runs")
