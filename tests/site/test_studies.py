@@ -44,7 +44,7 @@ def test_a_drawn_decision_is_shown_with_its_figures(runs):
     comp = runs / "studies" / STUDY.name / "smollm2-vs-shortest-cheapest"
     shutil.copyfile(DECISION, comp / "decision.json")
     text = _page(runs)
-    assert text.count("<th>Decision</th>") == 1
+    assert text.count("<th>Decision</th>") == 2  # both questions are decided; this one's decision is replaced
     assert ("<strong>supported</strong> at n = 18: <a href=\"../runs/studies/smollm2-heldout/"
             "smollm2-vs-shortest-cheapest/decision.json\">decision.json</a>") in text
     assert ('a recompute in your browser: <a href="../comparisons/smollm2-vs-shortest-cheapest/">'
@@ -77,7 +77,7 @@ def test_a_decided_study_comparison_gets_its_comparison_page_and_the_register_li
     from builders.site import comparisons, leaderboard
     _study_with_a_decision(runs)
     loaded = comparisons.load(runs)
-    (c,) = loaded["comparisons"]
+    (c,) = [c for c in loaded["comparisons"] if c["slug"] == "shortest-cheapest-vs-do-nothing-betting"]
     assert (c["slug"], c["rel"]) == ("shortest-cheapest-vs-do-nothing-betting",
                                      "runs/studies/decided/shortest-cheapest-vs-do-nothing-betting")
     assert {f["href"] for f in c["files"] if f["kind"] == "observations"} == {
@@ -87,8 +87,8 @@ def test_a_decided_study_comparison_gets_its_comparison_page_and_the_register_li
     assert ('data-evidence-url="../../runs/studies/decided/shortest-cheapest-vs-do-nothing-betting/evidence.json"'
             in text)  # the in-browser recompute fetches the study's own evidence
     assert "runs/studies/decided/shortest-cheapest-vs-do-nothing-betting/rules.py" in generated
-    assert leaderboard.comparison_arms(runs)["baseline:do-nothing"] == [
-        ("shortest-cheapest-vs-do-nothing-betting", ["baseline:shortest-cheapest"])]
+    assert ("shortest-cheapest-vs-do-nothing-betting", ["baseline:shortest-cheapest"]) in leaderboard.comparison_arms(
+        runs)["baseline:do-nothing"]
 
 
 def test_an_edited_study_decision_file_or_a_second_decision_of_one_name_is_refused(runs):
@@ -118,6 +118,10 @@ def test_a_model_arm_s_decision_links_from_the_model_s_row(runs):
     arms = leaderboard.comparison_arms(runs)
     assert arms["model:tiny-model"] == arms["model:tiny-model:0123456789ab"] == [
         (DECISION.parent.name, ["baseline:do-nothing"])]
+    # the shipped study's decisions link from the real model's row
+    assert sorted(arms["model:SmolLM2-135M-Instruct.Q4_1"]) == [
+        ("smollm2-vs-do-nothing", ["baseline:do-nothing"]),
+        ("smollm2-vs-shortest-cheapest", ["baseline:shortest-cheapest"])]
 
 
 @pytest.mark.parametrize("doc", [[], {"comparisons": "x"}, {"comparisons": ["../escape"]}, {"comparisons": [1]}])
