@@ -34,8 +34,8 @@ def vpage(browser):
     ctx.close()
 
 
-def verify(page, url, axe=None):
-    page.goto(url + PAGE)
+def verify(page, url, axe=None, path=PAGE):
+    page.goto(url + path)
     if axe:  # the comparison page is accessible too (axe-core, injected by the test only)
         page.evaluate(axe)
         grave = [v for v in page.evaluate(RUN_AXE) if v["impact"] in ("critical", "serious")]
@@ -80,3 +80,13 @@ def test_a_decision_verifies_in_the_browser_and_a_forged_one_does_not(vpage, bui
         assert checks(box) == {"evidence": True, "rules": True, "recomputation": False, "order": True, "page": True}
         line = box.locator('li[data-check="recomputation"] tr[data-field="$.lower_bound"]')
         assert line.locator("td").nth(1).text_content() == "9.000000000"
+
+
+def test_a_study_s_decision_verifies_in_the_browser_from_the_study_s_own_evidence(vpage, built_site):  # noqa: F811
+    """The first real-model study's decision (runs/studies/.../smollm2-vs-do-nothing): its page fetches the
+    study's evidence (the sweep's rows of the model's recorded attempts) and recomputes every figure."""
+    with Serving(built_site[0]) as url:
+        box = verify(vpage, url, path="comparisons/smollm2-vs-do-nothing/")
+        assert box.locator("[data-result]").get_attribute("data-result") == "match", box.inner_text()
+        assert checks(box) == {"evidence": True, "rules": True, "recomputation": True, "order": True, "page": True}
+    assert not vpage.errors
