@@ -222,3 +222,17 @@ def test_the_study_command_line_fails_in_one_line(argv, code, message, capsys):
         got = exc.code
     err = capsys.readouterr().err
     assert got == code and err.startswith(message) and len(err.strip().splitlines()) == 1, err
+
+
+def test_the_shipped_study_verifies_in_a_fresh_process_and_exits_with_its_line():
+    """`python -m experiments.study verify` on the published study: its one line on stdout (flushed before the
+    process leaves without the interpreter's teardown), nothing on stderr, exit 0."""
+    import subprocess
+    import sys
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    done = subprocess.run([sys.executable, "-m", "experiments.study", "verify", "runs/studies/smollm2-heldout"],
+                          cwd=repo, capture_output=True, text=True, timeout=300)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr[-2000:]
+    assert done.stdout == ("verify-study: smollm2-heldout: 26 journalled worlds recomputed from their records; "
+                           "status.json matches (stopped); smollm2-vs-do-nothing not supported at n 26, "
+                           "smollm2-vs-shortest-cheapest not supported at n 12\n")
