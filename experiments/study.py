@@ -180,6 +180,7 @@ def verify(study_dir, bundle_dir=DEFAULT_BUNDLE, log=print) -> dict:
     if doc["state"] == "stopped":
         decisions = _verify_decisions(study_dir, load(study_dir), doc)
         decided = "; " + ", ".join(f"{n} {d['verdict']} at n {d['n']}" for n, d in decisions.items())
+    _no_stray_file(study_dir, load(study_dir), doc["state"] == "stopped")
     log(f"verify-study: {doc['name']}: {len(done)} journalled worlds recomputed from their records; status.json "
         f"matches ({doc['state']}){decided}")
     return doc
@@ -211,6 +212,35 @@ def _verify_decisions(study_dir, doc, status_doc) -> dict:
                                   f"status.json says {stated['verdict']} at n {stated['n']}")
         out[name] = decision
     return out
+
+
+RUNNING_SWEEP_FILES = ("commitment.json", "feasibility.json", JOURNAL, "observations.partial.jsonl", "inputs.json")
+
+
+def _no_stray_file(study_dir, doc, stopped):
+    """Every file under the study folder is one verify accounts for: study.json, status.json, README.md, each
+    comparison's frozen files and, once decided, whatever its evidence list names (the sweep's files among
+    them); while the sweep runs, its journal, partial rows, commitment, pilot and inputs."""
+    root = os.path.abspath(study_dir)
+    listed = {os.path.join(root, n) for n in (STUDY, STATUS, "README.md")}
+    for name in doc["comparisons"]:
+        folder = os.path.join(root, name)
+        listed |= {os.path.join(folder, n) for n in ("spec.json", "freeze.json", "deviations.json")}
+        if stopped:
+            evidence, _ = read_doc(os.path.join(folder, "evidence.json"), "the decision's evidence list")
+            listed.add(os.path.join(folder, "evidence.json"))
+            listed |= {os.path.normpath(os.path.join(folder, e["path"])) for e in evidence.get("files") or []
+                       if isinstance(e, dict) and isinstance(e.get("path"), str)}
+    if not stopped:
+        listed |= {os.path.join(root, doc["sweep"], n) for n in RUNNING_SWEEP_FILES}
+    for dirpath, dirnames, files in os.walk(root):
+        dirnames.sort()
+        for name in sorted(files):
+            path = os.path.join(dirpath, name)
+            if path not in listed:
+                raise ExperimentError(f"{os.path.join(study_dir, os.path.relpath(path, root))}: not part of the "
+                                      f"study (neither its definition, its state, a frozen spec nor a file its "
+                                      f"decisions' evidence lists)")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -14,9 +14,11 @@ runs/ against the rebuild:
   differences), its bytes against the file_sha256 the chain fixes (volatile
   differences), canonical form, schema;
 - receipts/, traces/, inputs/, the Parquet exports, schemas/: byte for byte;
-- no file that no index entry or record lists. Four parts of runs/ are not
+- no file that no index entry or record lists. Five parts of runs/ are not
   the build's and have their own check, which `make verify` runs after this
-  one: runs/attempts/ and its tables attempts.parquet and calls.parquet
+  one: runs/studies/ (`make verify-study`: every world, status.json, the
+  decisions, and no file of a study that none of these accounts for),
+  runs/attempts/ and its tables attempts.parquet and calls.parquet
   (written by the launchers: `fundbook-launch export --check` verifies every
   record and the tables' bytes), and runs/comparisons/ and runs/certificates/
   (the experiments: `make verify-experiments` recomputes them and compares
@@ -43,7 +45,7 @@ from ._index import INDEX_SCHEMA, check_chain, genesis
 from ._schemas import validate
 
 # folders with their own check (above; practitioners: `fundbook practitioner verify`, mk/desk.mk)
-OUT_OF_SCOPE = ("attempts", "comparisons", "certificates", "practitioners")
+OUT_OF_SCOPE = ("attempts", "comparisons", "certificates", "practitioners", "studies")  # studies: make verify-study
 OUT_OF_SCOPE_FILES = ("attempts.parquet", "calls.parquet")      # the attempts' tables
 LIMIT = 20  # differences listed before "and N more"
 
@@ -175,6 +177,10 @@ def _published_files(directory):
             files = [f for f in files if f not in OUT_OF_SCOPE_FILES]
         for name in files:
             out.add(os.path.normpath(os.path.join(relative, name)).replace(os.sep, "/"))
+    studies = os.path.join(directory, "studies")  # verify-study checks each study folder, and only those
+    for name in sorted(os.listdir(studies)) if os.path.isdir(studies) else []:
+        if not os.path.isfile(os.path.join(studies, name, "study.json")):
+            out.add(f"studies/{name}")
     return out
 
 

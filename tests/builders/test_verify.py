@@ -148,9 +148,13 @@ def test_stray_files_are_unlisted_and_attempts_are_out_of_scope(committed, publi
     (committed / "reference-W9.json").write_text("{}\n")
     (committed / "receipts" / "extra.json").write_text("{}\n")
     (committed / "notes.txt").write_text("hello\n")
+    (committed / "studies" / "a-study" / "sweep").mkdir(parents=True)  # a study: make verify-study checks it
+    (committed / "studies" / "a-study" / "study.json").write_text("{}\n")
+    (committed / "studies" / "a-study" / "sweep" / "journal.jsonl").write_text("")
+    (committed / "studies" / "loose.txt").write_text("hello\n")  # not a study: nothing would check it
     report = compare(str(committed), published["dir"])
     assert report.items == [("unlisted", f"runs/{name}: not part of the publication (no index entry or record lists it)")
-                            for name in ("notes.txt", "receipts/extra.json", "reference-W9.json")]
+                            for name in ("notes.txt", "receipts/extra.json", "reference-W9.json", "studies/loose.txt")]
 
 
 @pyodide_test

@@ -75,6 +75,10 @@ def test_a_paused_study_shows_its_state_verifies_refuses_edits_and_resumes_to_it
     assert {c: s["n"] for c, s in doc["comparisons"].items()} == {"vs-do-nothing": 1, "vs-shortest-cheapest": 1}
     assert all(s["verdict"] is None and s["threshold"] == "20" for s in doc["comparisons"].values())
     assert study.verify(str(root), BUNDLE, log=lambda m: None)["worlds"] == 1
+    (root / "vs-do-nothing" / "notes.txt").write_text("")  # a file no part of the study accounts for
+    with pytest.raises(ExperimentError, match=r"vs-do-nothing/notes.txt: not part of the study"):
+        study.verify(str(root), BUNDLE, log=lambda m: None)
+    (root / "vs-do-nothing" / "notes.txt").unlink()
     assert study.main(["decide", str(root), "--bundle", BUNDLE]) == 1  # nothing to decide before the rules stop
     with pytest.raises(ExperimentError, match="the sweep has not stopped"):
         study.decide(str(root))
@@ -132,6 +136,10 @@ def test_a_paused_study_shows_its_state_verifies_refuses_edits_and_resumes_to_it
     said = []
     assert study.verify(str(root), BUNDLE, log=said.append)["state"] == "stopped"
     assert said[-1].endswith("(stopped); vs-do-nothing inconclusive at n 2, vs-shortest-cheapest inconclusive at n 2")
+    (root / "sweep" / "observations.partial.jsonl").write_text("")  # a stopped sweep keeps no partial rows
+    with pytest.raises(ExperimentError, match=r"sweep/observations.partial.jsonl: not part of the study"):
+        study.verify(str(root), BUNDLE, log=lambda m: None)
+    (root / "sweep" / "observations.partial.jsonl").unlink()
     # a host without the model's library verifies the stopped study from the manifest's configuration of the arm
     from experiments import arm_model
     from experiments.errors import NotInstalled
