@@ -84,6 +84,13 @@ def call_rows(record, transcript) -> list:
             "tokens_out": call.get("tokens_out"), "prompt_cache_hit_tokens": call.get("prompt_cache_hit_tokens"),
             "micro_usd": call.get("micro_usd"), "reserved_micro_usd": reserved.get(call["index"]),
             "cached": call.get("cached"), "stop_reason": call.get("stop_reason"), "cpu_ms": call.get("cpu_ms")})
+    seen = {row["call"] for row in rows}
+    for index in sorted(set(c["cost"].get("unresolved_calls") or []) - seen):
+        # a call the attempt reserved and never saw end (an operator stop, a host that died): a row all the same
+        rows.append({"attempt_id": c["attempt_id"], "call": index, "day": None, "outcome": "unresolved",
+                     "request_sha256": None, "tokens_in": None, "tokens_out": None, "prompt_cache_hit_tokens": None,
+                     "micro_usd": None, "reserved_micro_usd": reserved.get(index), "cached": None,
+                     "stop_reason": None, "cpu_ms": None})
     return rows
 
 

@@ -185,6 +185,9 @@ def test_an_attempt_stopped_before_its_first_answer_rederives_with_none(tmp_path
     assert (out / "cache.jsonl").read_bytes() == b"" and read_export(out / "cache.jsonl") == []
     done = rederive(str(out / "record.json"))
     assert (done["answers"], done["status"], done.get("nothing")) == (0, "operator", None)
+    from launchers._export import call_rows  # the call it never saw answered is still a row of calls.parquet
+    rows = call_rows(record, json.loads((out / "transcript.json").read_text()))
+    assert [(r["call"], r["outcome"], r["tokens_in"]) for r in rows] == [(1, "unresolved", None)]
 
 
 def test_a_recovered_attempt_without_answers_has_nothing_to_rederive_and_a_forged_one_is_refused(tmp_path):

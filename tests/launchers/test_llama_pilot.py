@@ -30,6 +30,13 @@ def test_the_pilot_judges_real_local_model_records():
         pytest.fail("no published llama-cpp attempt of schema 3 in runs/attempts")
     model = records[0]["content"]["model"]["id"]
     terms = _pilot.terms({model: 0}, 2000, 300, 1)
+    # every published attempt: a call an operator stop (or a host's death) left unanswered is a failed call
+    everything = _pilot.figures(records)
+    unanswered = sum(len(r["content"]["cost"]["unresolved_calls"]) for r in records)
+    assert (everything["calls"], everything["failed_calls"]) == (
+        sum(r["content"]["cost"]["calls"] for r in records), unanswered)
+    # the completed ones, as a pilot of completed attempts would be judged
+    records = [r for r in records if r["content"]["termination"]["status"] == "completed"]
     figs = _pilot.figures(records)
     calls = sum(r["content"]["cost"]["calls"] for r in records)
     invalid = sum(r["content"]["invalid_artefacts"] for r in records)
