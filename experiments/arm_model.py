@@ -114,7 +114,10 @@ def _from_manifest(name, path, text, entry, why):
     where = f"--arm {text}: the sweep manifest's arm"
     if not isinstance(entry, dict) or not isinstance(entry.get("configuration"), dict):
         raise ExperimentError(f"{where}: expected an object with its configuration")
-    config_hash = engine.content_sha256(entry["configuration"])
+    try:
+        config_hash = engine.content_sha256(entry["configuration"])
+    except ValueError as exc:  # not canonical JSON (a float, a lone surrogate): not a configuration the arm hashed
+        raise ExperimentError(f"{where}: configuration: {exc}")
     want = name or f"model:{entry['configuration'].get('model')}:{config_hash[:12]}"
     if (entry.get("kind"), entry.get("model_file"), entry.get("config_hash"), entry.get("name")) != (
             "model", path, config_hash, want):

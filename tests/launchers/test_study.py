@@ -163,6 +163,10 @@ def test_a_paused_study_shows_its_state_verifies_refuses_edits_and_resumes_to_it
     manifest.write_text(json.dumps(doc))  # renamed to fit: not the arm the frozen comparisons name
     with pytest.raises(ExperimentError, match="spec.json: arm model:tiny-model:[0-9a-f]{12} is not in this sweep"):
         study.verify(str(root), BUNDLE, log=lambda m: None)
+    doc["arms"][0]["configuration"]["sampling"]["temperature_milli"] = 0.5  # not canonical: refused in one line
+    manifest.write_text(json.dumps(doc))
+    with pytest.raises(ExperimentError, match=r"configuration: .*floats are not allowed"):
+        study.verify(str(root), BUNDLE, log=lambda m: None)
     manifest.write_bytes(kept)
     attempts = tmp_path / "attempts"
     first = sorted(attempts.iterdir())[0]
