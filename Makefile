@@ -51,7 +51,12 @@ TEST_DEPS += $(WHEELHOUSE)/.downloaded
 TEST_WORKERS ?= 3
 # --durations: every run (CI's too) names its 25 slowest tests, where the time goes.
 test: $(STAMP) $(TEST_DEPS)
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25 $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25 -m "not long" $(PYTEST_ARGS)
+
+# The long tail (tests marked `long`): CI runs it after `make test`.
+.PHONY: test-long
+test-long: $(STAMP) $(TEST_DEPS)
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25 -m long $(PYTEST_ARGS)
 
 bench: $(STAMP) $(BENCH_DEPS)
 	$(PYTHON) -m fundbook.bench
