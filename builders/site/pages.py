@@ -274,7 +274,8 @@ def transcript_page(env, pub, attempt) -> str:
     verify_url = (f"../../{attempt.folder}/record.json"
                   if isinstance(receipts, dict) and receipts.get("path") == "receipts.json" and pub.verify_js else None)
     return env.get_template("transcript.md.j2").render(
-        a=attempt, model=view["model"], score=view["score"] if result.get("score") else None,
+        a=attempt, model=view["model"],  # the score as a figure: the attempt's verify checks it (attempt.js)
+        score=Figures({"content": c})(["content", "result", "score"], "score") if result.get("score") else None,
         groups=groups, step_count=sum(len(g["steps"]) for g in groups),
         machinery=not leaderboard.is_real_model(c),
         days=sum(1 for g in groups if g["day"] is not None),
