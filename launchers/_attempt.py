@@ -544,6 +544,8 @@ def assemble(tmp, recovered=False):
     if os.path.exists(ledger_path):
         ledger = load_ledger(ledger_path, claim["sha256"], claim["cap_micro_usd"], claim["cap_tokens"], start["price"],
                              tolerate_torn_tail=recovered, **caps)
+        if recovered:
+            _complete_ledger(ledger, steps)
     else:
         ledger = Ledger(claim["sha256"], claim["cap_micro_usd"], claim["cap_tokens"], start["price"], **caps)
     receipts, head, desk_result = _desk_state(tmp, start["salt"])
@@ -621,6 +623,25 @@ def assemble(tmp, recovered=False):
                 "host_preflight": start.get("host_preflight")}
     return write_attempt(tmp, content, volatile, transcript_doc(start["attempt_id"], steps, summary), receipts,
                          retained=retained)
+
+
+def _complete_ledger(ledger, steps):
+    """A dead host's half-done settlements booked (Ledger.complete, from the journal's answered calls) and
+    ledger.jsonl made exactly the entries, in one rename: a record is never written over a ledger whose charge has
+    no release, or an answer the ledger never charged. A `recover` killed here leaves the old file or the new one;
+    run again, it completes the same entries."""
+    answered = {s["call"]["index"]: s["call"] for s in steps if s.get("role") == "model"
+                and isinstance(s.get("call"), dict) and "micro_usd" in s["call"]}
+    path = ledger.path
+    ledger.path = None  # booked in memory, then the whole file replaced
+    ledger.complete(answered)
+    ledger.path = path
+    with open(path, "rb") as fh:
+        on_disk = fh.read()
+    if on_disk != b"".join(engine.canonical_json(e) + b"\n" for e in ledger.entries):
+        ledger.rewrite()
+        fsync_dir(os.path.dirname(path))
+    boundary("recover:after-ledger")
 
 
 def _project_ref(entry):
