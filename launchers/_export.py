@@ -94,24 +94,35 @@ def call_rows(record, transcript) -> list:
     return rows
 
 
+def attempt_folders(attempts_dir) -> list:
+    """The attempt folders (holding a record.json) of an attempts folder: its own, then those of each pilot folder
+    in it (a subfolder holding pilot.json: `fundbook-launch pilot` writes its attempts there), sorted by path."""
+    out = []
+    for name in sorted(os.listdir(attempts_dir)):
+        folder = os.path.join(attempts_dir, name)
+        if os.path.isfile(os.path.join(folder, "record.json")):
+            out.append(folder)
+        elif os.path.isfile(os.path.join(folder, "pilot.json")):
+            out.extend(os.path.join(folder, n) for n in sorted(os.listdir(folder))
+                       if os.path.isfile(os.path.join(folder, n, "record.json")))
+    return out
+
+
 def records_in(attempts_dir) -> list:
-    """Every attempt folder's record, verified (and bound to the folder's project ledger when it holds one):
-    [(record, transcript)] sorted by attempt id."""
+    """Every attempt folder's record (pilot attempts included), verified (and bound to the folder's project ledger
+    when it holds one): [(record, transcript)] sorted by attempt id."""
     from ._project import LEDGER_NAME, ProjectLedger
     out = []
     if not os.path.isdir(attempts_dir):
         return out
     book = ProjectLedger(attempts_dir) if os.path.exists(os.path.join(attempts_dir, LEDGER_NAME)) else None
-    for name in sorted(os.listdir(attempts_dir)):
-        path = os.path.join(attempts_dir, name, "record.json")
-        if not os.path.isfile(path):
-            continue
+    for folder in attempt_folders(attempts_dir):
+        path = os.path.join(folder, "record.json")
         record = verify_attempt(path)["record"]
         c = record["content"]
         if book is not None and (c["label"] == "model" or book.authorised(c["claim"]["id"]) is not None):
             bind(record, path, attempts_dir)  # a paid attempt, or one this project issued: as settled
-        out.append((record, read_json(os.path.join(attempts_dir, name, record["content"]["transcript"]["path"]),
-                                      "transcript")))
+        out.append((record, read_json(os.path.join(folder, record["content"]["transcript"]["path"]), "transcript")))
     return sorted(out, key=lambda pair: pair[0]["content"]["attempt_id"])
 
 

@@ -131,7 +131,7 @@ def test_a_paid_attempt_end_to_end(paid, tmp_path, project):
     schema_valid(out)
     result = paid["runner"].invoke(cli, ["ledger", "--attempts", str(tmp_path)])
     assert result.exit_code == 0 and "1 claims (0 open)" in result.output, result.output
-    assert "reconciled with 1 attempt records: ok" in result.output
+    assert "reconciled with 1 attempt records (0 pilot, 1 confirmatory or other): ok" in result.output
 
 
 def test_the_worker_stderr_reaches_the_record(paid, tmp_path, monkeypatch):
