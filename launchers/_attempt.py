@@ -48,7 +48,7 @@ from ._jsonfile import fsync_dir
 from ._record import read_record, summary_text, transcript_doc, write_attempt
 from ._signals import Guard, Stopped, stop_reason
 from ._sampler_cache import CACHE_EXPORT
-from ._staging import NEVER_STAGED, worker_identity
+from ._staging import NEVER_STAGED_PATHS, worker_identity
 from ._verify import verify_attempt
 
 LABELS = {"mock": "mock", "cache": "cached replay"}  # anything else: "model"
@@ -598,7 +598,7 @@ def assemble(tmp, recovered=False):
         "information_boundary": {
             "sandbox": start["sandbox"], "network": adapters.get("network"), "staged": _last(events, "staged") or [],
             "worker_env_keys": adapters.get("worker_env_keys", []),
-            "never_staged": ["engine/" + m for m in NEVER_STAGED],
+            "never_staged": list(NEVER_STAGED_PATHS),
             "model_calls": "made by the host controller; the worker holds no keys and sees no ledger"},
         "sandbox": _sandbox_info(events),
         "service": (end_event or {}).get("service"),

@@ -365,3 +365,14 @@ def test_a_session_opened_for_an_attempt_that_never_starts_is_closed(paid, tmp_p
 def _with_config(build):
     build.config = _sandbox_modal.modal_config()
     return build
+
+
+def test_the_freeze_covers_every_module_an_attempt_depends_on_and_says_which():
+    """Held back: the freeze fingerprinted engine/ and launchers/ only; the launch CLI (fundbook/cli/launch.py) and
+    experiments/ could change under a frozen study unseen."""
+    from launchers import _provenance
+    code = _provenance.code_revision()
+    assert list(code["trees"]) == ["engine", "builders", "launchers", "experiments", "fundbook/cli"]
+    if code["commit"] is not None:  # a git checkout: each is the object git holds for that path
+        assert all(isinstance(v, str) and len(v) == 40 for v in code["trees"].values()), code["trees"]
+    assert all("." not in key for key in code["trees"])  # a deviation names a field by dotted path
