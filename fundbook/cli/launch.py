@@ -231,6 +231,8 @@ def with_run_options(fn):
               help="The pilot's cost estimate: opening prompt tokens of a checkpoint (as `budget --tokens-in`).")
 @click.option("--estimate-tokens-out", type=TOKENS, default=600, show_default=True,
               help="The pilot's cost estimate: output tokens per call.")
+@click.option("--max-resumes", type=click.IntRange(0, 100), default=0, show_default=True,
+              help="The intervention policy's enforced part: continuations (--resume-from) allowed per attempt.")
 @click.option("--pilot-cap-micro-usd", type=CAP, default=None,
               help="The most the whole pilot may commit, inference and sandbox (default: the project's caps).")
 @click.option("--estimate-calls-per-checkpoint", type=PER_CHECKPOINT, default=3, show_default=True,
@@ -240,7 +242,7 @@ def with_run_options(fn):
 @prices_option
 def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd, cap_tokens, cap_sandbox_micro_usd,
            project_cap_micro_usd, project_cap_sandbox_micro_usd, intervention_policy, estimate_tokens_in,
-           estimate_tokens_out, estimate_calls_per_checkpoint, pilot_cap_micro_usd, model_file, threads, threads_batch, sandbox_name,
+           estimate_tokens_out, estimate_calls_per_checkpoint, max_resumes, pilot_cap_micro_usd, model_file, threads, threads_batch, sandbox_name,
            worker_seconds, call_deadline, max_tokens, max_calls, horizon, temperature_milli, sampling_seed, prices):
     """Write freeze.json before the first paid call: code, prompt, schema, engine, config, models, prices, caps, and
     the pilot's criteria and cost estimate (a confirmatory attempt needs a passing pilot)."""
@@ -288,7 +290,7 @@ def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd
         caps={"claim_micro_usd": cap_micro_usd, "claim_tokens": cap_tokens,
               "claim_sandbox_micro_usd": cap_sandbox_micro_usd, "project_micro_usd": project_cap_micro_usd,
               "project_sandbox_micro_usd": project_cap_sandbox_micro_usd},
-        intervention_policy=intervention_policy,
+        intervention_policy=intervention_policy, intervention={"max_resumes": max_resumes},
         pilot=_pilot.terms(estimates, estimate_tokens_in, estimate_tokens_out, estimate_calls_per_checkpoint,
                            spend_cap=project_cap_micro_usd + project_cap_sandbox_micro_usd
                            if pilot_cap_micro_usd is None else pilot_cap_micro_usd))
