@@ -136,14 +136,18 @@ class Trial:
         return found["record"]["content"]["termination"]["status"]
 
 
-def lifetimes(root):
-    """(execute, recover) seconds of an unkilled run from "ready": the span the kill moments are drawn from."""
-    trial = Trial(os.path.join(root, "measure"))
-    _, execute_s = trial.execute(None)
-    trial2 = Trial(os.path.join(root, "measure-recover"))
-    trial2.execute(None, die_at="settle:after-charge@3")  # a host that died mid-run: what recover finishes
-    _, recover_s = trial2.recover(None)
-    return execute_s * 1.2, recover_s * 1.2  # a run varies: the span reaches past its measured end
+def lifetimes(root, runs=3):
+    """(execute, recover) seconds of unkilled runs from "ready": the spans the kill moments are drawn from (the
+    shortest of `runs` measurements, so a slow first run on a loaded machine does not stretch them past the end;
+    then 1.2 times it, since a run varies, so the span reaches past its measured end)."""
+    execute_s, recover_s = [], []
+    for i in range(runs):
+        trial = Trial(os.path.join(root, f"measure-{i}"))
+        execute_s.append(trial.execute(None)[1])
+        trial2 = Trial(os.path.join(root, f"measure-recover-{i}"))
+        trial2.execute(None, die_at="settle:after-charge@3")  # a host that died mid-run: what recover finishes
+        recover_s.append(trial2.recover(None)[1])
+    return min(execute_s) * 1.2, min(recover_s) * 1.2
 
 
 def run_trial(root, rng, execute_s, recover_s, kill_recover, details=None):
@@ -164,19 +168,21 @@ def run_trial(root, rng, execute_s, recover_s, kill_recover, details=None):
     return trial.check(), details
 
 
-def run_series(n, seed, recover_share=4, root=None, log=None, kills=None):
-    """`n` trials, or (`kills`) as many as it takes for that many kills of `execute` (every `recover_share`-th
-    trial also kills a recover); returns {"trials", "kills", "recover_kills",
+def run_series(n, seed, recover_share=4, root=None, log=None, kills=None, recover_kills=0, max_trials=1000,
+               measure_runs=3):
+    """`n` trials, or (`kills`) as many as it takes for that many kills of `execute` and `recover_kills` kills of
+    `recover` (every `recover_share`-th trial also kills a recover; at most `max_trials`); returns {"trials", "kills", "recover_kills",
     "failures": [(i, details, message)], "outcomes": {name: count}, "execute_s", "recover_s"}."""
     own = root is None
     root = root or tempfile.mkdtemp(prefix="fundbook-killseries-")
     rng = random.Random(seed)
     try:
-        execute_s, recover_s = lifetimes(root)
+        execute_s, recover_s = lifetimes(root, measure_runs)
         out = {"trials": 0, "kills": 0, "recover_kills": 0, "failures": [], "outcomes": {},
                "execute_s": round(execute_s, 3), "recover_s": round(recover_s, 3)}
         i = 0
-        while (out["kills"] < kills) if kills else (i < n):
+        while ((out["kills"] < kills or out["recover_kills"] < recover_kills) if kills else i < n) \
+                and i < max_trials:
             where = os.path.join(root, f"t{i}")
             details = {}
             try:
