@@ -126,7 +126,8 @@ def records_in(attempts_dir) -> list:
     return sorted(out, key=lambda pair: pair[0]["content"]["attempt_id"])
 
 
-def write_tables(attempts_dir, out_dir) -> dict:
+def write_tables(attempts_dir, out_dir, counts=None) -> dict:
+    """{name: (path, rows)}; `counts` (a dict), if given, gets the number of pilot attempts exported ("pilot")."""
     if not os.path.isdir(out_dir):
         raise InputError(f"--out-dir {out_dir}: no such directory")
     pairs = records_in(attempts_dir)
@@ -137,6 +138,8 @@ def write_tables(attempts_dir, out_dir) -> dict:
             calls.extend(call_rows(r, t))
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise InputError(f"{r['content'].get('attempt_id')}: transcript.json: malformed ({type(exc).__name__}: {exc})")
+    if counts is not None:
+        counts["pilot"] = sum(1 for row in attempts if row["role"] == "pilot")
     paths, tmps = {}, []
     try:  # both tables to temporary files, then both renamed: never one new table beside an old one
         for name, rows, schema in (("attempts.parquet", attempts, ATTEMPTS), ("calls.parquet", calls, CALLS)):
@@ -155,11 +158,11 @@ def write_tables(attempts_dir, out_dir) -> dict:
     return paths
 
 
-def check_tables(attempts_dir, out_dir) -> dict:
+def check_tables(attempts_dir, out_dir, counts=None) -> dict:
     """Export into a scratch folder and require out_dir's tables to be those bytes (records verified on the way)."""
     import tempfile
     with tempfile.TemporaryDirectory() as scratch:
-        made = write_tables(attempts_dir, scratch)
+        made = write_tables(attempts_dir, scratch, counts)
         out = {}
         for name, (path, rows) in sorted(made.items()):
             published = os.path.join(out_dir, name)

@@ -571,12 +571,16 @@ def ledger(project, attempts_dir):
 def export(attempts_dir, out_dir, check):
     """Write attempts.parquet and calls.parquet (verified records only) beside the runs' tables."""
     from launchers._export import check_tables, write_tables
+    counts = {}
+
+    def pilots(name):  # the pilot's attempts are exported too (role "pilot"), and counted as such
+        return f" ({counts['pilot']} pilot attempts)" if name == "attempts.parquet" else ""
     if check:
-        for name, (path, rows) in sorted(check_tables(attempts_dir, out_dir).items()):
-            click.echo(f"ok      {path}: the export of the {rows} verified rows, byte for byte")
+        for name, (path, rows) in sorted(check_tables(attempts_dir, out_dir, counts).items()):
+            click.echo(f"ok      {path}: the export of the {rows} verified rows{pilots(name)}, byte for byte")
         return
-    for name, (path, rows) in sorted(write_tables(attempts_dir, out_dir).items()):
-        click.echo(f"{path}: {rows} rows")
+    for name, (path, rows) in sorted(write_tables(attempts_dir, out_dir, counts).items()):
+        click.echo(f"{path}: {rows} rows{pilots(name)}")
 
 
 @cli.command()

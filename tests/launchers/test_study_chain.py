@@ -91,7 +91,9 @@ def test_the_readme_chain_runs_end_to_end_with_the_mock_under_a_real_model_id(ch
     assert "4 claims (0 open)" in ledger, ledger
     assert "reconciled with 4 attempt records (3 pilot, 1 confirmatory or other): ok" in ledger, ledger
     assert "MISMATCH" not in ledger
-    assert "ok      runs/attempts.parquet" in outputs["export"][1]
+    assert "runs/attempts.parquet: 4 rows (3 pilot attempts)" in outputs["export"][0], outputs["export"][0]
+    assert "ok      runs/attempts.parquet: the export of the 4 verified rows (3 pilot attempts), byte for byte" \
+        in outputs["export"][1], outputs["export"][1]
     table = pq.read_table(checkout / "runs" / "attempts.parquet").to_pydict()
     assert sorted(map(str, table["role"])) == ["confirmatory", "pilot", "pilot", "pilot"], table["role"]
     assert set(table["model"]) == {"Qwen/Qwen3-8B"} and all(table["projection"])
