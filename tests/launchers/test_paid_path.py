@@ -376,3 +376,15 @@ def test_the_freeze_covers_every_module_an_attempt_depends_on_and_says_which():
     if code["commit"] is not None:  # a git checkout: each is the object git holds for that path
         assert all(isinstance(v, str) and len(v) == 40 for v in code["trees"].values()), code["trees"]
     assert all("." not in key for key in code["trees"])  # a deviation names a field by dotted path
+
+
+@pytest.mark.parametrize("changed", ["experiments", "fundbook/cli", "builders"])
+def test_a_change_to_any_covered_module_after_the_freeze_is_refused(paid, tmp_path, monkeypatch, changed):
+    """The launch CLI and the experiment layer are inside the freeze now: one changed after it is a deviation."""
+    trees = {name: "0" * 40 for name in ("engine", "builders", "launchers", "experiments", "fundbook/cli")}
+    monkeypatch.setattr(_freeze, "code_revision", lambda: dict(CLEAN, trees=dict(trees)))
+    assert paid["freeze"]().exit_code == 0
+    monkeypatch.setattr(_freeze, "code_revision", lambda: dict(CLEAN, trees=dict(trees, **{changed: "1" * 40})))
+    result = paid["execute"](paid["claim"](), str(tmp_path / "a"))
+    assert result.exit_code == 1 and f"code.trees.{changed}: frozen" in result.output, result.output
+    assert paid["consumed"]() == []
