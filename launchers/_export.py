@@ -96,13 +96,14 @@ def call_rows(record, transcript) -> list:
 
 def attempt_folders(attempts_dir) -> list:
     """The attempt folders (holding a record.json) of an attempts folder: its own, then those of each pilot folder
-    in it (a subfolder holding pilot.json: `fundbook-launch pilot` writes its attempts there), sorted by path."""
+    in it (`pilot/`, or a subfolder holding pilot.json: `fundbook-launch pilot` writes its attempts there, and
+    pilot.json last, so a pilot cut short is still read), sorted by path."""
     out = []
     for name in sorted(os.listdir(attempts_dir)):
         folder = os.path.join(attempts_dir, name)
         if os.path.isfile(os.path.join(folder, "record.json")):
             out.append(folder)
-        elif os.path.isfile(os.path.join(folder, "pilot.json")):
+        elif os.path.isdir(folder) and (name == "pilot" or os.path.isfile(os.path.join(folder, "pilot.json"))):
             out.extend(os.path.join(folder, n) for n in sorted(os.listdir(folder))
                        if os.path.isfile(os.path.join(folder, n, "record.json")))
     return out

@@ -153,7 +153,8 @@ class Ledger:
         reservation = self._open.pop(("inference", call))
         charge = self._append("charge", "inference", call, c["micro_usd"], c["tokens_in"], c["tokens_out"], note,
                               c["cached_tokens_in"], c.get("cpu_ms"))
-        boundary("settle:after-charge")
+        if self.path is not None:  # a ledger being written (not verify's re-booking in memory)
+            boundary("settle:after-charge")
         self._release(reservation, charge)
         return charge
 
@@ -192,7 +193,8 @@ class Ledger:
             return None
         cost = min(reservation["micro_usd"], seconds * self.sandbox_rate)
         charge = self._append("charge", "sandbox", SANDBOX_CALL, cost, note="sandbox compute")
-        boundary("settle:after-sandbox-charge")
+        if self.path is not None:
+            boundary("settle:after-sandbox-charge")
         self._release(reservation, charge)
         return charge
 
