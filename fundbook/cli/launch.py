@@ -242,8 +242,8 @@ def with_run_options(fn):
 @prices_option
 def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd, cap_tokens, cap_sandbox_micro_usd,
            project_cap_micro_usd, project_cap_sandbox_micro_usd, intervention_policy, estimate_tokens_in,
-           estimate_tokens_out, estimate_calls_per_checkpoint, max_resumes, pilot_cap_micro_usd, model_file, threads, threads_batch, sandbox_name,
-           worker_seconds, call_deadline, max_tokens, max_calls, horizon, temperature_milli, sampling_seed, prices):
+           estimate_tokens_out, estimate_calls_per_checkpoint, max_resumes, pilot_cap_micro_usd, model_file, threads,
+           threads_batch, sandbox_name, worker_seconds, call_deadline, max_tokens, max_calls, horizon, temperature_milli, sampling_seed, prices):
     """Write freeze.json before the first paid call: code, prompt, schema, engine, config, models, prices, caps, and
     the pilot's criteria and cost estimate (a confirmatory attempt needs a passing pilot)."""
     from launchers import _freeze, _pilot
