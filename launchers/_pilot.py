@@ -220,7 +220,8 @@ def check(pilot_path, freeze_doc, entries, freeze_path) -> dict:
     try:
         check_spend(again["spend"], again["spend"]["confirmed_micro_usd"], pilot_path)
     except FreezeRefused as exc:
-        raise FreezeRefused(f"{exc.format_message()} (a pilot run past its cap or unconfirmed does not count)") from None
+        raise FreezeRefused(f"{exc.format_message()} (a pilot run past its cap or unconfirmed does not "
+                            f"count)") from None
     return doc
 
 

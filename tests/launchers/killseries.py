@@ -171,7 +171,8 @@ def run_trial(root, rng, execute_s, recover_s, kill_recover, details=None):
 def run_series(n, seed, recover_share=4, root=None, log=None, kills=None, recover_kills=0, max_trials=1000,
                measure_runs=3):
     """`n` trials, or (`kills`) as many as it takes for that many kills of `execute` and `recover_kills` kills of
-    `recover` (every `recover_share`-th trial also kills a recover; at most `max_trials`); returns {"trials", "kills", "recover_kills",
+    `recover` (every `recover_share`-th trial also kills a recover; at most `max_trials`); returns {"trials",
+    "kills", "recover_kills",
     "failures": [(i, details, message)], "outcomes": {name: count}, "execute_s", "recover_s"}."""
     own = root is None
     root = root or tempfile.mkdtemp(prefix="fundbook-killseries-")
