@@ -4,6 +4,7 @@ worker's tools (protocol=tool, through generate's tool loop or react()) or its J
 
 import engine
 from inspect_ai import Task, task
+from inspect_ai._util.package import get_installed_package_name
 from inspect_ai.dataset import Sample
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser
 from inspect_ai.solver import generate, solver, use_tools
@@ -16,6 +17,10 @@ from ._scorer import desk_grade
 from ._tools import desk_tools
 from ._worlds import parse_worlds, world_id
 
+# Inspect prefixes a task's name with its package only when it can see the package installed under that name;
+# an editable install of the distribution `fundbook` (make inspect) hides the module inspect_fundbook, so the
+# name is given whole then, and the task is inspect_fundbook/desk either way.
+TASK_NAME = "desk" if get_installed_package_name(lambda: None) == "inspect_fundbook" else "inspect_fundbook/desk"
 MAX_MESSAGES = 400  # the sample's message limit by default: 20 checkpoints of about ten turns each
 
 
@@ -64,7 +69,7 @@ def text_desk():
     return solve
 
 
-@task
+@task(name=TASK_NAME)
 def desk(worlds: str = "practice:FUND_01:1..5", days: int = DEFAULT_DAYS, protocol: str = "tool",
          agent: str = "generate", bundle: str = "build/engine", message_limit: int = MAX_MESSAGES):
     """fundbook's funding desk: one run per world, graded by the engine (score out of 100, gates, verdict).

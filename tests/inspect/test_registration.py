@@ -15,12 +15,12 @@ def test_entry_point_is_declared():
 
 
 def test_task_runs_by_its_registered_name(tmp_path):
-    log, = inspect_eval("inspect_fundbook/desk", task_args={"worlds": "FUND_02:3", "days": 5},
+    log, = inspect_eval("inspect_fundbook/desk", task_args={"worlds": "FUND_03:2", "days": 5},
                         model=P.scripted(P.do_nothing), log_dir=str(tmp_path), display="none")
     assert log.status == "success"
     assert log.eval.task == "inspect_fundbook/desk"
     assert str(log.eval.task_version).startswith("0.1.0+")
     sample, = log.samples
-    assert sample.id == "FUND_02-seed-3"
-    assert sample.metadata["world"] == "FUND_02-seed-3" and len(sample.metadata["bundle_sha256"]) == 64
+    assert sample.id == "FUND_03-seed-2"
+    assert sample.metadata["world"] == "FUND_03-seed-2" and len(sample.metadata["bundle_sha256"]) == 64
     assert sample.scores["desk_grade"].metadata["status"] == "SCORED"
