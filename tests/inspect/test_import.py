@@ -82,7 +82,7 @@ def _tool_messages(log, function):
 
 
 @pytest.mark.parametrize("case, edit, message", [
-    ("tool result", lambda log: setattr(_tool_messages(log, "headroom" if False else "project")[0], "content",
+    ("tool result", lambda log: setattr(_tool_messages(log, "project")[0], "content",
                                         '{"output":{}}'),
      "sample FUND_01-seed-1: tool result: message 3 (project): the log has"),
     ("score", lambda log: setattr(log.samples[0].scores["desk_grade"], "value", 100),
