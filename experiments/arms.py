@@ -30,6 +30,7 @@ import tempfile
 
 import engine
 from engine._baselines import POLICIES
+from launchers.inspect._kind import is_inspect_record
 
 from .arm_practitioners import PractitionerIndex
 from .errors import ExperimentError
@@ -177,6 +178,8 @@ class AttemptIndex:
             folder = os.path.join(root, name)
             path = os.path.join(folder, "record.json")
             if not os.path.isdir(folder) or not os.path.lexists(path):
+                continue
+            if is_inspect_record(path):  # an Inspect attempt is an observation of the inspect:LOG arm, not this one
                 continue
             _only_files(folder)
             data = read_file(path, "an attempt record")

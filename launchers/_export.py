@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 from ._errors import InputError
 from ._jsonfile import read_json
 from ._verify import bind, verify_attempt
+from .inspect._kind import is_inspect_record
 
 ATTEMPTS = pa.schema([
     ("attempt_id", pa.string()), ("label", pa.string()), ("model", pa.string()), ("provider", pa.string()),
@@ -105,6 +106,8 @@ def records_in(attempts_dir) -> list:
     for name in sorted(os.listdir(attempts_dir)):
         path = os.path.join(attempts_dir, name, "record.json")
         if not os.path.isfile(path):
+            continue
+        if is_inspect_record(path):  # SKIP_REASON: its own verify; no calls or ledger rows to tabulate
             continue
         record = verify_attempt(path)["record"]
         c = record["content"]

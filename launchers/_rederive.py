@@ -16,6 +16,7 @@ import os
 import tempfile
 
 from ._errors import InputError
+from .inspect._kind import is_inspect_record
 from ._verify import verify_attempt
 
 PROVIDERS = ("llama-cpp",)  # every published attempt of these must re-derive
@@ -96,6 +97,8 @@ def rederive_all(attempts_dir) -> list:
     for name in sorted(os.listdir(attempts_dir)):
         path = os.path.join(attempts_dir, name, "record.json")
         if not os.path.isfile(path):
+            continue
+        if is_inspect_record(path):  # no sampler cache to re-derive from: `fundbook inspect verify` re-imports it
             continue
         try:
             with open(path, encoding="utf-8") as fh:

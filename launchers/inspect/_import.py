@@ -25,7 +25,7 @@ from ._env import TASK_NAME, PROTOCOLS, canonical, world_source
 from ._replay import Refused, replay
 
 HARNESS = "inspect"
-RECORD_SCHEMA = "fundbook.inspect-attempt/1"
+from ._kind import RECORD_SCHEMA
 TRANSCRIPT_SCHEMA = "fundbook.inspect-transcript/1"
 KIND = "inspect-attempt"
 SPLIT = "public-practice"

@@ -55,6 +55,15 @@ def test_import_round_trip_and_verify(logs, tmp_path):
     again = import_logs([logs["eval"]], attempts)
     assert [d["status"] for d in again] == ["unchanged", "unchanged"]
     assert verify(attempts) == [(d["attempt_id"], []) for d in done]
+    # every other walker of runs/attempts passes an Inspect record by deliberately (export tables, ledger,
+    # rederive, the site's loader, the model arm's index)
+    from pathlib import Path
+    from builders.site.records import load_attempts
+    from experiments.arms import AttemptIndex
+    from launchers._export import records_in
+    from launchers._rederive import rederive_all
+    assert records_in(attempts) == [] and rederive_all(attempts) == [] and load_attempts(Path(tmp_path)) == []
+    assert AttemptIndex(attempts).by_fixture == {}
     # the .json twin of the same log re-derives the same attempts (its kept file differs: its own bytes)
     twin = prepare([logs["json"]])
     assert [p[2] for p in twin] == [d["attempt_id"] for d in done]
