@@ -234,7 +234,7 @@ def _pyodide_answers(bundle, per_sample, session=None):
 
 
 def prepare(paths, runs_dir="runs", bundle_dir="build/engine", session=None):
-    """Check and re-execute every log; -> [(label, sample id, attempt id, {name: bytes})], nothing written.
+    """Check and re-execute every log; -> [(label, sample id, attempt id, {name: bytes}, moves)], nothing written.
     InputError names the log, the sample and the check at the first failure."""
     from ._version import task_version
     bundle, facts = _bundle(bundle_dir, runs_dir)
@@ -267,7 +267,7 @@ def prepare(paths, runs_dir="runs", bundle_dir="build/engine", session=None):
         if attempt in seen:
             raise InputError(f"{label}: sample {sample.id}: the same attempt as {seen[attempt]} ({attempt})")
         seen[attempt] = f"{label} sample {sample.id}"
-        planned.append((label, str(sample.id), attempt, blobs))
+        planned.append((label, str(sample.id), attempt, blobs, env.state["moves"]))
     return planned
 
 
@@ -291,7 +291,7 @@ def import_logs(paths, attempts_dir="runs/attempts", runs_dir="runs", bundle_dir
     planned = prepare(paths, runs_dir, bundle_dir, session)
     os.makedirs(attempts_dir, exist_ok=True)
     out, staged = [], []
-    for label, sample, attempt, blobs in planned:
+    for label, sample, attempt, blobs, _ in planned:
         folder = os.path.join(attempts_dir, attempt)
         if os.path.exists(folder):
             if not _same(folder, blobs):
@@ -364,7 +364,7 @@ def verify(attempts_dir="runs/attempts", runs_dir="runs", bundle_dir="build/engi
         except InputError as exc:
             found.append((name, problems + [f"{folder}: re-import refused: {exc.message}"]))
             continue
-        mine = [blobs for _, _, attempt, blobs in planned if attempt == name]
+        mine = [p[3] for p in planned if p[2] == name]
         if not mine:
             problems.append(f"{folder}: no sample of its kept log re-imports as {name}")
         else:

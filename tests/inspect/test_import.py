@@ -162,3 +162,18 @@ def test_replay_of_the_logged_outputs_gives_the_same_record(logs, tmp_path):
     b = json.loads(prepare([again.location])[0][3]["record.json"])["content"]
     for key in ("result", "receipts_head", "task", "model", "attempt_id", "transcript"):
         assert a[key] == b[key]
+
+
+def test_inspect_arm_reads_the_re_executed_samples(logs):
+    """The inspect:LOG arm's candidates: each sample's accepted batches, by world (fast sibling of test_arm.py)."""
+    from experiments.arm_inspect import InspectLogIndex
+    from experiments.arms import parse_arm
+    from experiments.errors import ExperimentError
+    arm, = parse_arm(f"fund=inspect:{logs['eval']}")
+    assert arm == {"kind": "inspect", "path": logs["eval"], "name": "fund"}
+    with pytest.raises(ExperimentError, match="is not an Inspect log file"):
+        parse_arm(f"inspect:{logs['root']}")
+    index = InspectLogIndex(logs["eval"])
+    cands = sorted((c for c, _ in index.by_fixture.values()), key=lambda c: c["instance_id"])
+    assert [c["instance_id"] for c in cands] == ["FUND_01/seed-1", "FUND_03/seed-2"]
+    assert [len(c["batches"]) for c in cands] == [5, 5]
