@@ -31,12 +31,13 @@ def test_two_inspect_logs_get_a_paired_decision(tmp_path):
         logs[name] = log.location
     cmp_dir, sweep_dir = tmp_path / "cmp", tmp_path / "sweep"
     os.makedirs(cmp_dir)
-    spec = {"version": 1, "name": "fund-vs-idle", "estimand": "score points, always-fund minus do-nothing",
+    spec = {"version": 2, "name": "fund-vs-idle", "estimand": "score points, always-fund minus do-nothing",
             "unit": "items", "items": {"split": "practice", "families": ["FUND_01"], "seeds": "1..3"},
             "arms": {"fund": 1, "idle": -1}, "seeds": [0], "metric": "score", "bounds": [0, 100], "margin": "0",
             "alpha": "0.05", "method": "paired_betting"}
     (cmp_dir / "spec.json").write_text(json.dumps(spec, indent=2, sort_keys=True))
-    assert invoke("compare", cmp_dir, "--freeze")[0] == 0
+    code, out, err = invoke("compare", cmp_dir, "--freeze")
+    assert code == 0, err
     code, out, err = invoke("sweep", "--out", sweep_dir, "--family", "FUND_01", "--seeds", "1..3",
                             "--arm", f"fund=inspect:{logs['fund']}", "--arm", f"idle=inspect:{logs['idle']}",
                             "--pyodide-sample", 0, "--comparison", cmp_dir, "--no-progress")
