@@ -19,7 +19,13 @@ from ._errors import InputError
 from .inspect._kind import is_inspect_record
 from ._verify import verify_attempt
 
-PROVIDERS = ("llama-cpp",)  # every published attempt of these must re-derive
+PROVIDERS = ("llama-cpp",)  # every published attempt of these must re-derive (and openai-compatible on this host)
+
+
+def _local_server(path) -> bool:
+    """An openai-compatible attempt against a server on this host (`local_server: 1`): it carries its answers."""
+    with open(path, encoding="utf-8") as fh:
+        return (json.load(fh)["content"].get("sampling") or {}).get("local_server") == 1
 
 
 def _answers(transcript_path):
@@ -106,6 +112,6 @@ def rederive_all(attempts_dir) -> list:
         except (OSError, ValueError, KeyError, TypeError):
             provider = None  # verify_attempt names what is wrong with it
             verify_attempt(path)
-        if provider in PROVIDERS:
+        if provider in PROVIDERS or (provider == "openai-compatible" and _local_server(path)):
             out.append(rederive(path))
     return out
