@@ -32,9 +32,11 @@ def test_two_inspect_logs_get_a_paired_decision(tmp_path):
     cmp_dir, sweep_dir = tmp_path / "cmp", tmp_path / "sweep"
     os.makedirs(cmp_dir)
     spec = {"version": 2, "name": "fund-vs-idle", "estimand": "score points, always-fund minus do-nothing",
+            "question": "Does the always-fund model score higher than the idle one on these worlds?",
             "unit": "items", "items": {"split": "practice", "families": ["FUND_01"], "seeds": "1..3"},
             "arms": {"fund": 1, "idle": -1}, "seeds": [0], "metric": "score", "bounds": [0, 100], "margin": "0",
-            "alpha": "0.05", "method": "paired_betting"}
+            "alpha": "0.05", "method": {"name": "paired_betting", "bet": "agrapa", "truncation": "0.75"},
+            "stopping": {"futility": None, "max_n": 3}}
     (cmp_dir / "spec.json").write_text(json.dumps(spec, indent=2, sort_keys=True))
     code, out, err = invoke("compare", cmp_dir, "--freeze")
     assert code == 0, err
