@@ -6,7 +6,7 @@ this task at this bundle's version, every sample's world is a published world wh
 one model answered throughout; every model turn is replayed through the desk environment (_replay.py) and
 every engine call it makes is answered again by the compiled bundle in Pyodide, byte for byte. Only when
 every sample of every log passes is anything written: each sample becomes runs/attempts/<id>/ (record.json,
-transcript.json, and the original log kept under its sha256), each folder staged beside its place and
+transcript.json, receipts.json as the bundle wrote them, and the original log kept under its sha256), each folder staged beside its place and
 renamed into it. Verify imports every published Inspect attempt again from its kept log and compares bytes.
 """
 
@@ -157,7 +157,13 @@ def pretty(doc) -> bytes:
     return engine.pretty_json(doc).encode("utf-8")
 
 
-def _record_files(label, log, data, sample, protocol, env, turns, answered, facts):
+def _receipts(rec):
+    """The receipts of the run's finalisation: the answer of the desk_finalize call the replay made."""
+    final = [json.loads(c["out"]) for c in rec.calls if c["fn"] == "desk_finalize"]
+    return final[-1]["receipts"]
+
+
+def _record_files(label, log, data, sample, protocol, env, rec, turns, answered, facts):
     result = env.state["result"]
     source = env.state["source"]
     model = log.eval.model
@@ -168,6 +174,8 @@ def _record_files(label, log, data, sample, protocol, env, turns, answered, fact
     log_name = f"inspect-log-{log_sha}{ext}"
     trans = transcript(attempt, sample)
     trans_bytes = pretty(trans)
+    receipts = pretty({"schema": "fundbook.receipts/1", "run_id": attempt, "receipts_head": result["receipts_head"],
+                       "receipts": _receipts(rec)})
     usage = {k: _json(v) for k, v in sorted((sample.model_usage or {}).items())}
     content = {
         "schema_version": 1,
@@ -186,6 +194,7 @@ def _record_files(label, log, data, sample, protocol, env, turns, answered, fact
         "moves": len(env.state["moves"]),
         "turns": len(turns),
         "transcript": {"path": "transcript.json", "sha256": hashlib.sha256(trans_bytes).hexdigest()},
+        "outputs": {"receipts": {"path": "receipts.json", "sha256": hashlib.sha256(receipts).hexdigest()}},
         "inspect": {
             "version": log.eval.packages.get("inspect_ai"),
             "task": log.eval.task, "task_version": str(log.eval.task_version),
@@ -201,7 +210,8 @@ def _record_files(label, log, data, sample, protocol, env, turns, answered, fact
     }
     record = {"schema": RECORD_SCHEMA, "content": content, "content_sha256": engine.content_sha256(content),
               "volatile": {"imported": _now()}}
-    return attempt, {"record.json": pretty(record), "transcript.json": trans_bytes, log_name: data}
+    return attempt, {"record.json": pretty(record), "transcript.json": trans_bytes, "receipts.json": receipts,
+                     log_name: data}
 
 
 def _bundle(bundle_dir, runs_dir):
@@ -263,7 +273,7 @@ def prepare(paths, runs_dir="runs", bundle_dir="build/engine", session=None):
             if answer != call["out"]:
                 raise InputError(f"{label}: sample {sample.id}: bundle re-execution: engine call {k} ({call['fn']}) "
                                  f"answers differently in the compiled bundle under Pyodide than on this host")
-        attempt, blobs = _record_files(label, log, data, sample, protocol, env, turns, answered, facts)
+        attempt, blobs = _record_files(label, log, data, sample, protocol, env, rec, turns, answered, facts)
         if attempt in seen:
             raise InputError(f"{label}: sample {sample.id}: the same attempt as {seen[attempt]} ({attempt})")
         seen[attempt] = f"{label} sample {sample.id}"

@@ -51,7 +51,10 @@ def test_import_round_trip_and_verify(logs, tmp_path):
                                                            "as_logged": "mockllm/scripted", "answered_as": "scripted"}
         assert c["inspect"]["version"] == "0.3.285" and c["inspect"]["usage_note"].startswith("usage and cost")
         assert c["result"]["status"] == "SCORED" and c["receipts_head"] == c["result"]["receipts_head"]
-        assert sorted(os.listdir(folder)) == sorted(["record.json", "transcript.json", c["inspect"]["log"]["path"]])
+        assert sorted(os.listdir(folder)) == sorted(["receipts.json", "record.json", "transcript.json",
+                                                     c["inspect"]["log"]["path"]])
+        receipts = json.load(open(os.path.join(folder, "receipts.json")))
+        assert receipts["receipts_head"] == c["receipts_head"] and len(receipts["receipts"]) == c["receipts_head"]["size"]
     again = import_logs([logs["eval"]], attempts)
     assert [d["status"] for d in again] == ["unchanged", "unchanged"]
     assert verify(attempts) == [(d["attempt_id"], []) for d in done]
