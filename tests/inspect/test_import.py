@@ -18,6 +18,14 @@ pytestmark = P.WARNINGS + [pytest.mark.pyodide]
 
 
 @pytest.fixture(scope="module")
+def session():
+    """One Pyodide runtime for the module's imports (each import would otherwise load its own)."""
+    from builders._session import PyodideSession
+    with PyodideSession() as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
 def logs(tmp_path_factory):
     """One .eval log of two worlds (always-fund, tool protocol) and its .json twin; one text-protocol log."""
     root = tmp_path_factory.mktemp("logs")
@@ -38,9 +46,9 @@ def tampered(logs, tmp_path, edit, name="t.json"):
     return out
 
 
-def test_import_round_trip_and_verify(logs, tmp_path):
+def test_import_round_trip_and_verify(logs, tmp_path, session):
     attempts = str(tmp_path / "attempts")
-    done = import_logs([logs["eval"]], attempts)
+    done = import_logs([logs["eval"]], attempts, session=session)
     assert [d["status"] for d in done] == ["new", "new"]
     assert [d["sample"] for d in done] == ["FUND_01-seed-1", "FUND_03-seed-2"]
     for d in done:
@@ -55,9 +63,9 @@ def test_import_round_trip_and_verify(logs, tmp_path):
                                                      c["inspect"]["log"]["path"]])
         receipts = json.load(open(os.path.join(folder, "receipts.json")))
         assert receipts["receipts_head"] == c["receipts_head"] and len(receipts["receipts"]) == c["receipts_head"]["size"]
-    again = import_logs([logs["eval"]], attempts)
+    again = import_logs([logs["eval"]], attempts, session=session)
     assert [d["status"] for d in again] == ["unchanged", "unchanged"]
-    assert verify(attempts) == [(d["attempt_id"], []) for d in done]
+    assert verify(attempts, session=session) == [(d["attempt_id"], []) for d in done]
     # every other walker of runs/attempts passes an Inspect record by deliberately (export tables, ledger,
     # rederive, the site's loader, the model arm's index)
     from pathlib import Path
@@ -68,23 +76,23 @@ def test_import_round_trip_and_verify(logs, tmp_path):
     assert records_in(attempts) == [] and rederive_all(attempts) == [] and load_attempts(Path(tmp_path)) == []
     assert AttemptIndex(attempts).by_fixture == {}
     # the .json twin of the same log re-derives the same attempts (its kept file differs: its own bytes)
-    twin = prepare([logs["json"]])
+    twin = prepare([logs["json"]], session=session)
     assert [p[2] for p in twin] == [d["attempt_id"] for d in done]
 
 
-def test_text_protocol_log_imports(logs, tmp_path):
-    done = import_logs([logs["text"]], str(tmp_path / "a"))
+def test_text_protocol_log_imports(logs, tmp_path, session):
+    done = import_logs([logs["text"]], str(tmp_path / "a"), session=session)
     assert done[0]["result"]["status"] == "SCORED"
 
 
-def test_verify_names_a_changed_record(logs, tmp_path):
+def test_verify_names_a_changed_record(logs, tmp_path, session):
     attempts = str(tmp_path / "attempts")
-    done = import_logs([logs["eval"]], attempts)
+    done = import_logs([logs["eval"]], attempts, session=session)
     path = done[0]["record"]
     rec = json.load(open(path))
     rec["content"]["result"]["score"]["points"] += 1
     open(path, "w").write(json.dumps(rec))
-    problems = dict(verify(attempts))[done[0]["attempt_id"]]
+    problems = dict(verify(attempts, session=session))[done[0]["attempt_id"]]
     assert any("content_sha256 is not the content's" in p for p in problems)
     assert any("content.result.score.points differs from the re-import" in p for p in problems)
 
@@ -144,7 +152,7 @@ def test_not_a_log_is_one_line(tmp_path):
         import_logs([str(path)], str(tmp_path / "attempts"))
 
 
-def test_replay_of_the_logged_outputs_gives_the_same_record(logs, tmp_path):
+def test_replay_of_the_logged_outputs_gives_the_same_record(logs, tmp_path, session):
     """Feed the log's own model outputs back through mockllm: the new log imports as the same attempts."""
     from inspect_ai.model import ModelOutput, get_model
     first = read_eval_log(logs["eval"])
@@ -159,10 +167,10 @@ def test_replay_of_the_logged_outputs_gives_the_same_record(logs, tmp_path):
     model = get_model("mockllm/scripted", custom_outputs=outputs)
     again, = inspect_eval(desk(worlds="FUND_01:1,FUND_03:2", days=5), model=model, log_dir=str(tmp_path / "re"),
                           display="none", max_samples=1)
-    ids = [p[2] for p in prepare([logs["eval"]])]
-    assert [p[2] for p in prepare([again.location])] == ids
-    a = json.loads(prepare([logs["eval"]])[0][3]["record.json"])["content"]
-    b = json.loads(prepare([again.location])[0][3]["record.json"])["content"]
+    first_plan, again_plan = prepare([logs["eval"]], session=session), prepare([again.location], session=session)
+    assert [p[2] for p in again_plan] == [p[2] for p in first_plan]
+    a = json.loads(first_plan[0][3]["record.json"])["content"]
+    b = json.loads(again_plan[0][3]["record.json"])["content"]
     for key in ("result", "receipts_head", "task", "model", "attempt_id", "transcript"):
         assert a[key] == b[key]
 
