@@ -188,3 +188,15 @@ def test_inspect_arm_reads_the_re_executed_samples(logs):
     cands = sorted((c for c, _ in index.by_fixture.values()), key=lambda c: c["instance_id"])
     assert [c["instance_id"] for c in cands] == ["FUND_01/seed-1", "FUND_03/seed-2"]
     assert [len(c["batches"]) for c in cands] == [5, 5]
+
+
+def test_cli_refuses_a_tampered_log_in_one_line(logs, tmp_path):
+    from click.testing import CliRunner
+    from fundbook.cli import cli
+    path = tampered(logs, tmp_path, lambda log: setattr(log.samples[0].scores["desk_grade"], "value", 100))
+    result = CliRunner().invoke(cli, ["inspect", "import", path, "--attempts", str(tmp_path / "attempts")])
+    err = result.stderr.strip()
+    assert result.exit_code == 1 and "\n" not in err and "Traceback" not in err
+    assert err.startswith(f"error: {path}: sample FUND_01-seed-1: score: score.value")
+    result = CliRunner().invoke(cli, ["inspect", "verify", "--attempts", str(tmp_path / "none")])
+    assert result.exit_code == 0 and result.stdout == "inspect attempts: 0 of 0 verify (none published yet)\n"
