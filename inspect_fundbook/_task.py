@@ -58,13 +58,12 @@ def text_desk():
         while not state.completed:
             state = await generate(state)
             store = _store.load()
-            env = DeskEnv(_store.env_state(store))
+            env = DeskEnv(_store.env_state(store))  # a copy: the store changes only once the reply is in
             _, reply, _ = env.text_turn(state.output.completion)
+            state.messages.append(ChatMessageUser(content=reply))  # may raise the message limit: then no move
             _store.save(store, env.state)
             if env.closed:
-                state.messages.append(ChatMessageUser(content=reply))
                 break
-            state.messages.append(ChatMessageUser(content=reply))
         return state
     return solve
 

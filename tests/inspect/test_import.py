@@ -200,3 +200,13 @@ def test_cli_refuses_a_tampered_log_in_one_line(logs, tmp_path):
     assert err.startswith(f"error: {path}: sample FUND_01-seed-1: score: score.value")
     result = CliRunner().invoke(cli, ["inspect", "verify", "--attempts", str(tmp_path / "none")])
     assert result.exit_code == 0 and result.stdout == "inspect attempts: 0 of 0 verify (none published yet)\n"
+
+
+def test_a_message_limit_between_a_call_and_its_result_imports(tmp_path, session):
+    """message_limit=5: the day's submit_batch runs, its result is refused by the limit; the desk holds it."""
+    log, = inspect_eval(desk(worlds="FUND_01:1", days=5, message_limit=5), model=P.scripted(P.always_fund),
+                        log_dir=str(tmp_path / "l"), display="none")
+    sample, = log.samples
+    assert sample.messages[-1].role == "assistant" and len(sample.store["DeskStore:moves"]) == 1
+    done = import_logs([log.location], str(tmp_path / "a"), session=session)
+    assert done[0]["result"]["days"][0]["batch"] != "missing"
