@@ -514,3 +514,29 @@ def prompt_messages_for(family, seed=1):
     _desk.init_history(history, instance, instance["horizon"], _desk.new_salt())
     packet = history.packet()
     return prompt.messages(packet, _tools.project(packet, [])["report"])
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+URL_PARTS = st.tuples(st.sampled_from(["http", "https", "ftp", ""]), st.text(max_size=12),
+                      st.text(st.characters(blacklist_categories=("Cs",)), max_size=20),
+                      st.one_of(st.none(), st.integers(-5, 70000)), st.text(max_size=20), st.text(max_size=10),
+                      st.text(max_size=10))
+
+
+@settings(max_examples=300, deadline=None)
+@given(URL_PARTS)
+def test_a_recorded_url_never_holds_credentials_query_or_fragment_and_is_stable(parts):
+    scheme, user, host, port, path, query, fragment = parts
+    url = f"{scheme}://{user + ':pw@' if user else ''}{host}{f':{port}' if port is not None else ''}/{path}" \
+          f"{'?' + query if query else ''}{'#' + fragment if fragment else ''}"
+    try:
+        out = recorded_url(url, "--base-url")
+    except InputError as exc:
+        assert exc.format_message().startswith("--base-url: ") and "\n" not in exc.format_message()
+        return
+    import urllib.parse
+    split = urllib.parse.urlsplit(out)
+    assert split.username is None and split.password is None and not split.query and not split.fragment
+    assert "?" not in out and "#" not in out and (not user or user + ":pw@" not in out)
+    assert out.startswith(("http://", "https://")) and recorded_url(out, "x") == out
