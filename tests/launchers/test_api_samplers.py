@@ -540,3 +540,27 @@ def test_a_recorded_url_never_holds_credentials_query_or_fragment_and_is_stable(
     assert split.username is None and split.password is None and not split.query and not split.fragment
     assert "?" not in out and "#" not in out and (not user or user + ":pw@" not in out)
     assert out.startswith(("http://", "https://")) and recorded_url(out, "x") == out
+
+
+def test_cli_verify_of_a_local_server_attempt_with_no_project_says_it_is_bound_by_its_answers(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from fundbook.cli.launch import cli
+    provider = Provider("openai-compatible", model="SmolLM2-135M-Instruct.Q4_1")
+    record, out, *_ = run(tmp_path, "openai-compatible", provider, "SmolLM2-135M-Instruct.Q4_1", local=True,
+                          local_server=True, dialect="llama-cpp-python", base_url="http://127.0.0.1:8080/v1")
+    monkeypatch.setenv("FUNDBOOK_LAUNCH_PROJECT", str(tmp_path / "no-project"))
+    moved = tmp_path / "published" / "attempt"
+    os.makedirs(moved.parent)
+    os.rename(out, moved)
+    res = CliRunner().invoke(cli, ["verify", str(moved / "record.json")])
+    assert res.exit_code == 0 and "bound by its answers" in res.output
+    # a paid openai-compatible attempt (priced from a row) is not: it needs its project ledger
+    prices = dict(load_prices(), models={"m2": {"input_micro_usd_per_mtok": 1, "output_micro_usd_per_mtok": 1}})
+    os.makedirs(tmp_path / "paid")
+    record, out, *_ = run(tmp_path / "paid", "openai-compatible", Provider("openai-compatible", model="m2"), "m2",
+                          prices=prices, base_url="http://127.0.0.1:8080/v1")
+    paid = tmp_path / "published" / "paid"
+    os.rename(out, paid)
+    res = CliRunner().invoke(cli, ["verify", str(paid / "record.json")])
+    assert res.exit_code == 1 and "a paid attempt is verified against its project ledger" in res.output
