@@ -134,3 +134,21 @@ def llama_server():
         pytest.skip(f"llama_cpp.server or the packaged model is not installed ({exc}): `make local`")
     with local_server() as server:
         yield server
+
+
+def main(argv=None):
+    """`python -m tests.local_server -- CMD ...`: run CMD with the server up, its URL and model id in
+    FUNDBOOK_OPENAI_BASE_URL and FUNDBOOK_LOCAL_SERVER_MODEL; the server is stopped when CMD ends (its exit code)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--"]:
+        argv = argv[1:]
+    if not argv:
+        print("usage: python -m tests.local_server -- CMD [ARG ...]", file=sys.stderr)
+        return 64
+    with local_server() as server:
+        env = dict(os.environ, FUNDBOOK_OPENAI_BASE_URL=server.base_url, FUNDBOOK_LOCAL_SERVER_MODEL=server.model)
+        return subprocess.run(argv, env=env).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

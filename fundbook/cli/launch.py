@@ -584,7 +584,8 @@ def verify(record_path, project):
                    f"(entry {bound['claim_entry']}) and settled by this very record (entry {bound['settle_entry']})"
                    + (f"; prices as frozen in {bound['freeze'][:12]}" if bound["freeze"] else ""))
         return 0
-    if c["label"] == "model" and c["model"]["provider"] == "llama-cpp":  # nothing paid, so no ledger to bind to
+    from launchers._verify import _local
+    if c["label"] == "model" and _local(c):  # a model on this host: nothing paid, so no ledger to bind to
         click.echo("a local-model attempt (nothing paid) is bound by its answers: `fundbook-launch rederive` replays it "
                    "from its cache.jsonl to the same receipts head (make verify does)")
         return 0

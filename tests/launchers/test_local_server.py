@@ -38,3 +38,4 @@ def test_a_server_with_a_key_refuses_a_request_without_it():
         with pytest.raises(urllib.error.HTTPError) as err:
             urllib.request.urlopen(req, timeout=30)
         assert err.value.code == 401
+        err.value.close()  # the refused response's socket
