@@ -35,7 +35,7 @@ verify-local: $(STAMP)
 
 local-attempt: $(LOCAL_STAMP)
 	@state=$$(mktemp -d) && \
-	FUNDBOOK_LAUNCH_STATE=$$state $(BIN)/fundbook-launch authorise --family FUND_01 \
+	FUNDBOOK_LAUNCH_STATE=$$state FUNDBOOK_LAUNCH_PROJECT=$$state/project $(BIN)/fundbook-launch authorise --family FUND_01 \
 	  --model SmolLM2-135M-Instruct.Q4_1 --cap-micro-usd 0 --cap-tokens 10000000 --hours 4 --local --out $$state/claim.json && \
 	rm -rf $(LOCAL_ATTEMPT) && \
 	FUNDBOOK_LAUNCH_STATE=$$state FUNDBOOK_LAUNCH_PROJECT=$$state/project nice -n 10 $(BIN)/fundbook-launch execute \
@@ -51,7 +51,7 @@ LOCAL_SERVER_ATTEMPT := runs/attempts/smollm2-server-FUND_01-seed-1
 .PHONY: local-server-attempt
 local-server-attempt: $(LOCAL_STAMP)
 	@state=$$(mktemp -d) && \
-	FUNDBOOK_LAUNCH_STATE=$$state $(BIN)/fundbook-launch authorise --family FUND_01 \
+	FUNDBOOK_LAUNCH_STATE=$$state FUNDBOOK_LAUNCH_PROJECT=$$state/project $(BIN)/fundbook-launch authorise --family FUND_01 \
 	  --model SmolLM2-135M-Instruct.Q4_1 --cap-micro-usd 0 --cap-tokens 10000000 --hours 8 --local --out $$state/claim.json && \
 	rm -rf $(LOCAL_SERVER_ATTEMPT) && \
 	FUNDBOOK_LAUNCH_STATE=$$state FUNDBOOK_LAUNCH_PROJECT=$$state/project nice -n 10 $(PYTHON) -m tests.local_server -- \
