@@ -1,5 +1,5 @@
 """The OpenAI sampler (`--sampler openai --model <id>`): the Responses API through
-the `openai` SDK (requirements.lock).
+the `openai` SDK (3.x on httpx2, requirements.lock).
 
 Each call is one `client.responses.create` with `store=False` (nothing kept at
 OpenAI), the day's answer schema as a strict `json_schema` text format (the

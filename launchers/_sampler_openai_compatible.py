@@ -1,5 +1,5 @@
 """The OpenAI-compatible sampler (`--sampler openai-compatible --model <id>
---base-url URL`): Chat Completions through the `openai` SDK, for any server that
+--base-url URL`): Chat Completions through the `openai` SDK (3.x on httpx2), for any server that
 speaks it -- vLLM, llama.cpp's server, Ollama, LM Studio, hosted
 OpenAI-compatible APIs -- and llama-cpp-python's own `python -m llama_cpp.server`.
 

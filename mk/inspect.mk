@@ -1,6 +1,6 @@
-# Inspect AI (issue 30): `make inspect` installs the extra fundbook[inspect] -- inspect-ai and openai for its
-# openai-api provider -- from the hashed requirements-inspect.lock, over requirements.lock (--no-deps: the lock
-# is complete). The package inspect_fundbook/ registers the task inspect_fundbook/desk through the entry point
+# Inspect AI (issue 30): `make inspect` installs the extra fundbook[inspect] -- inspect-ai; its openai and
+# openai-api providers run on requirements.lock's openai 3.63.0, the HTTP samplers' own -- from the hashed
+# requirements-inspect.lock, over requirements.lock (--no-deps: the lock is complete). The package inspect_fundbook/ registers the task inspect_fundbook/desk through the entry point
 # group inspect_ai. `make test` installs it (tests/inspect/); `make verify` re-imports every published Inspect
 # attempt from its kept log (verify-inspect).
 

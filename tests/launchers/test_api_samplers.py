@@ -1,5 +1,6 @@
-"""The three HTTP API samplers at the HTTP seam: the real `openai` and `anthropic` SDK clients over an
-httpx.MockTransport that answers recorded responses. No key, no network: every request the SDK would send is
+"""The three HTTP API samplers at the HTTP seam: the real `openai` and `anthropic` SDK clients over a mock
+transport that answers recorded responses (openai 3.x runs on httpx2, so httpx2.MockTransport; anthropic 0.x on
+httpx, so httpx.MockTransport). No key, no network: every request the SDK would send is
 captured and compared, every answer comes from the handler. Covered: the exact request bodies, a normal answer,
 a refusal, a truncated answer, 429 then success, 529 overloaded to capacity_block, an auth error (one line,
 nothing consumed), cached-token accounting, a replay at zero cost, and the record (provider, reported model,
@@ -9,6 +10,7 @@ import json
 import os
 
 import httpx
+import httpx2
 import jsonschema
 import pytest
 
@@ -87,12 +89,18 @@ def chat_response(text, model="SmolLM2-135M-Instruct.Q4_1", finish="stop", usage
                       "total_tokens": usage[0] + usage[1], "prompt_tokens_details": {"cached_tokens": usage[2]}}}
 
 
+def http_module(kind):
+    """The HTTP library the kind's SDK sends through: anthropic 0.x httpx, openai 3.x httpx2."""
+    return httpx if kind == "anthropic" else httpx2
+
+
 class Provider:
     """A recorded provider: the model endpoint answers, each generation request is answered by the next item of
     `script` (a status code, or a function of the request body returning a JSON answer), the last one repeating."""
 
     def __init__(self, kind, script=None, model="m", models_status=200):
         self.kind, self.model, self.models_status = kind, model, models_status
+        self.http = http_module(kind)
         self.script = list(script or ["ok"])
         self.requests = []  # (method, path, headers, body) of every request seen
 
@@ -108,26 +116,27 @@ class Provider:
         self.requests.append((request.method, request.url.path, dict(request.headers), body, str(request.url)))
         if request.method == "GET":
             if self.models_status != 200:
-                return httpx.Response(self.models_status, json={"error": {"type": "authentication_error",
+                return self.http.Response(self.models_status, json={"error": {"type": "authentication_error",
                                                                           "message": "invalid x-api-key"}})
             if request.url.path.endswith("/models"):
-                return httpx.Response(200, json={"object": "list", "data": [
+                return self.http.Response(200, json={"object": "list", "data": [
                     {"id": self.model, "object": "model", "created": 1, "owned_by": "me"}]})
-            return httpx.Response(200, json={"id": request.url.path.rsplit("/", 1)[1], "object": "model",
+            return self.http.Response(200, json={"id": request.url.path.rsplit("/", 1)[1], "object": "model",
                                              "type": "model", "created": 1, "owned_by": "openai",
                                              "display_name": "m", "created_at": "2026-01-01T00:00:00Z"})
         step = self.script.pop(0) if len(self.script) > 1 else self.script[0]
         if isinstance(step, int):
             kind = "overloaded_error" if step == 529 else "rate_limit_error"
-            return httpx.Response(step, json={"type": "error", "error": {"type": kind, "message": "busy"}})
-        return httpx.Response(200, json=self.answer(body) if step == "ok" else step(body))
+            return self.http.Response(step, json={"type": "error", "error": {"type": kind, "message": "busy"}})
+        return self.http.Response(200, json=self.answer(body) if step == "ok" else step(body))
 
     def generations(self):
         return [r for r in self.requests if r[0] == "POST"]
 
 
 def factory(name, provider, model, environ=None, **kw):
-    client = httpx.Client(transport=httpx.MockTransport(provider))
+    http = http_module(name)
+    client = http.Client(transport=http.MockTransport(provider))
     return api_factory(name, None, 120, environ=dict(KEYS) if environ is None else environ, model=model,
                        http_client=client, **kw)
 
@@ -215,6 +224,7 @@ def test_the_record_names_provider_reported_model_base_url_and_sdk_and_never_the
     record, out, *_ = run(tmp_path, "openai", Provider("openai"), "gpt-5.4-mini")
     c = record["content"]
     assert c["model"] == {"id": "gpt-5.4-mini", "provider": "openai"} and c["label"] == "model"
+    assert openai.__version__.startswith("3.")  # the one openai of the venv, the samplers' and Inspect's alike
     assert c["service"] == {"base_url": "https://api.openai.com/v1", "key_variable": "OPENAI_API_KEY",
                             "sdk": f"openai {openai.__version__}", "model_preflight": "gpt-5.4-mini",
                             "provider": "openai", "model_reported": ["gpt-5.4-mini-2026-03-17"]}
@@ -274,7 +284,7 @@ def test_anthropic_529_overloaded_ends_capacity_block_after_the_schedule(tmp_pat
 
 
 def test_a_timeout_is_a_call_timeout_and_a_server_error_a_failed_call():
-    build = factory("openai", Provider("openai", [lambda b: (_ for _ in ()).throw(httpx.ReadTimeout("slow"))]),
+    build = factory("openai", Provider("openai", [lambda b: (_ for _ in ()).throw(httpx2.ReadTimeout("slow"))]),
                     "gpt-5.4-mini")
     sampler = build("gpt-5.4-mini").inner
     messages = prompt_messages()
