@@ -17,7 +17,8 @@ from .conftest import REPO
 def _recipe_lines(path):
     with open(os.path.join(REPO, path), encoding="utf-8") as fh:
         text = fh.read()
-    section = text.split("Evaluate your model", 1)[1]
+    # the recipes' own heading (README's "Evaluate your model with Inspect" section comes first)
+    section = re.split(r"^#+ Evaluate your model\n", text, maxsplit=1, flags=re.M)[1]
     blocks = re.findall(r"```sh\n(.*?)```", section, re.S)[:2]
     return [line.split("   #")[0].strip() for block in blocks for line in block.splitlines()
             if line.strip().startswith("fundbook-launch ")]
