@@ -51,7 +51,7 @@ def test_an_attempt_through_a_real_local_server_verifies_and_replays_with_the_se
     assert c["termination"]["status"] == "completed" and c["result"] is not None
     assert c["model"] == {"id": "SmolLM2-135M-Instruct.Q4_1", "provider": "openai-compatible"}
     assert c["service"]["base_url"] == base_url and c["service"]["model_reported"] == [server.model]
-    assert c["service"]["sdk"].startswith("openai 2.") and c["service"]["key_variable"] is None
+    assert c["service"]["sdk"].startswith("openai 3.") and c["service"]["key_variable"] is None
     assert c["sampling"]["local_server"] == 1 and c["sampling"]["dialect"] == "llama-cpp-python"
     assert c["sampling"]["temperature_milli"] == 0 and c["sampling"]["prompt"] == prompt.PROMPT_VERSION
     assert c["cost"]["micro_usd"] == 0 and c["cost"]["calls"] >= 2 and c["cost"]["tokens_in"] > 500
