@@ -236,6 +236,7 @@ def test_the_study_command_line_fails_in_one_line(argv, code, message, capsys):
     assert got == code and err.startswith(message) and len(err.strip().splitlines()) == 1, err
 
 
+@pytest.mark.long  # a study still running rebuilds its model arm from the packaged model (make local: test-long)
 def test_the_shipped_study_verifies_in_a_fresh_process_and_exits_with_its_line():
     """`python -m experiments.study verify` on the published study: its one line on stdout (flushed before the
     process leaves without the interpreter's teardown), nothing on stderr, exit 0."""
