@@ -70,7 +70,7 @@ bench: $(STAMP) $(BENCH_DEPS)
 	@for b in $(BENCH_EXTRA); do $(MAKE) --no-print-directory $$b || exit 1; done
 
 fuzz: $(STAMP)
-	FUNDBOOK_FUZZ=10000 $(BIN)/pytest -q tests/engine/test_fuzz.py -p no:randomly
+	FUNDBOOK_FUZZ=10000 $(BIN)/pytest -q tests/engine/test_fuzz.py -p no:randomly -m "not long"
 
 build: $(STAMP) $(BUILD_STAGES)
 
