@@ -38,7 +38,7 @@ def _model_file():
         path = packaged_model()
     except InputError as exc:
         if os.environ.get("FUNDBOOK_LOCAL_TESTS") == "required":
-            pytest.fail(f"the local sampler's library or model is missing under make test ({exc}): `make local`")
+            pytest.fail(f"the local sampler's library or model is missing under make test-long ({exc}): `make local`")
         pytest.skip(f"llama-cpp-python or the packaged model is not installed ({exc}): `make local`")
     return path
 
