@@ -72,9 +72,10 @@ def bundle_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def published(bundle_dir, tmp_path_factory):
-    """Every published fixture through the bundle, parity with host CPython on."""
-    target, summary = _shared(tmp_path_factory, "runs", lambda out: build_runs(bundle_dir, str(out), parity=True))
+def published(bundle_dir, tmp_path_factory, pyodide_runtime):
+    """Every published fixture through the bundle, parity with host CPython on (in the worker's runtime)."""
+    target, summary = _shared(tmp_path_factory, "runs", lambda out: build_runs(bundle_dir, str(out), parity=True,
+                                                                              session=pyodide_runtime))
     return {"dir": str(target), "summary": summary}
 
 
