@@ -32,6 +32,11 @@ doing) is kept and published, and the item is tried once more under the next
 name (`.2`); the last try is the item's attempt whatever its end. A stop
 (SIGTERM, Ctrl-C) also stops the sweep: the item's next try starts when the
 sweep is run again, never in the process the operator stopped.
+
+A world's tries bind each other: each record is read from the folder its own
+attempt id names (two tries swapped, or a retry renamed into the place of a
+deleted try, is refused by name), a retry is never read without the try
+before it, and no try follows one that ended for good.
 """
 
 import os
@@ -138,8 +143,10 @@ def attempt_ids(arm, row):
     return [first] + [f"{first}.{n}" for n in range(2, MAX_TRIES + 1)]
 
 
-def _read(path, arm, row):
-    """A recorded attempt of this item: verified, under this configuration, for this world."""
+def _read(path, arm, row, attempt_id=None):
+    """A recorded attempt of this item: verified, under this configuration, for this world, and (`attempt_id`)
+    the try its folder names: a record read from another try's folder (two tries swapped, a retry renamed
+    into the place of a try deleted) is refused."""
     from launchers._errors import LaunchError
     from launchers._verify import verify_attempt
     try:
@@ -152,6 +159,10 @@ def _read(path, arm, row):
         raise ExperimentError(f"{path}: an attempt on another world than {row['item_id']}")
     if _config_hash(c) != arm["config_hash"]:
         raise ExperimentError(f"{path}: recorded under another configuration than the arm's {arm['config_hash'][:12]}")
+    if attempt_id is not None and c.get("attempt_id") != attempt_id:
+        raise ExperimentError(f"{path}: the record is attempt {str(c.get('attempt_id'))[:120]!r}, read from the folder "
+                              f"of try {attempt_id}: each try is kept in its own folder under its own id (two tries "
+                              f"swapped, or a try renamed into another's place)")
     return record
 
 
@@ -198,11 +209,16 @@ def attempt_for(arm, row) -> tuple:
         raise ExperimentError(f"--arm {arm['name']}: item {row['item_id']}: a model arm runs family worlds only")
     root = attempts_dir()
     record = path = None
-    for attempt_id in attempt_ids(arm, row):
+    ids = attempt_ids(arm, row)
+    for index, attempt_id in enumerate(ids):
         path = os.path.join(root, attempt_id, "record.json")
         if os.path.exists(path):
-            record = _read(path, arm, row)
+            record = _read(path, arm, row, attempt_id)
         else:
+            later = _present(root, ids[index + 1:])
+            if later:  # every try is kept: a retry without the try before it is one whose first try went missing
+                raise ExperimentError(f"{root}/{attempt_id}: item {row['item_id']}'s try {attempt_id} is missing, "
+                                      f"but its later try {later[0]} is present: every try of a world is kept")
             if os.path.exists(os.path.join(root, attempt_id) + ".partial"):
                 raise ExperimentError(f"{root}/{attempt_id}.partial: an unfinished attempt (`fundbook-launch "
                                       f"recover` it, then run the sweep again)")
@@ -220,9 +236,28 @@ def attempt_for(arm, row) -> tuple:
             if record["content"]["termination"]["status"] == "operator":  # a stop means stop: no retry now
                 raise ExperimentError(f"--arm {arm['name']}: item {row['item_id']}: stopped by the operator "
                                       f"({attempt_id} is kept): run the sweep again to try the item once more")
-        if record["content"]["termination"]["status"] not in RETRY_ENDS:
+        status = record["content"]["termination"]["status"]
+        if status not in RETRY_ENDS:
+            later = _present(root, ids[index + 1:])
+            if later:  # the policy tries a world again only after a stop or a host failure
+                raise ExperimentError(f"{root}/{later[0]}: a try of item {row['item_id']} after its try {attempt_id} "
+                                      f"ended {status}: the intervention policy tries a world again only after an "
+                                      f"{' or '.join(RETRY_ENDS)} end")
             break
     return record, path
+
+
+def _present(root, ids) -> list:
+    """The tries among `ids` with anything at their place (a record, a folder, an unfinished .partial)."""
+    return [i for i in ids if os.path.lexists(os.path.join(root, i)) or os.path.lexists(os.path.join(root, i) + ".partial")]
+
+
+def tries(arm, row) -> list:
+    """[(attempt_id, folder)] of every try of the world the attempts folder holds, in order, each checked as
+    attempt_for checks it (read back, never run): what a study's evidence lists."""
+    attempt_for(dict(arm, read_only=True), row)
+    root = attempts_dir()
+    return [(i, os.path.join(root, i)) for i in attempt_ids(arm, row) if os.path.exists(os.path.join(root, i, "record.json"))]
 
 
 def produce(arm, row) -> tuple:
