@@ -31,6 +31,8 @@ import json
 import os
 import sys
 
+import engine
+
 from . import compare, executors, heldout, items as items_mod, rules, sequential
 from .arms import parse_arms
 from .errors import ExperimentError
@@ -100,7 +102,10 @@ def _recorded(out, doc):
 
 
 def run(study_dir, bundle_dir=DEFAULT_BUNDLE, progress=True) -> dict:
-    _, out, plan, rows, arm_list, comparisons, _, commitment = _setup(study_dir, bundle_dir)
+    """Resume the sweep; once it has stopped, finish it again from its records (its model arm read back, never
+    run: the manifest and inputs.json rewritten from every world measured, in whichever session)."""
+    stopped = os.path.exists(os.path.join(study_dir, load(study_dir)["sweep"], "sweep.json"))
+    _, out, plan, rows, arm_list, comparisons, _, commitment = _setup(study_dir, bundle_dir, verifying=stopped)
     return run_sweep(out, plan, rows, arm_list, bundle_dir, workers=1, comparisons=comparisons,
                      commitment=commitment, progress=progress)
 
@@ -144,10 +149,13 @@ def status(study_dir, bundle_dir=DEFAULT_BUNDLE) -> dict:
                                "wealth_for": rules.wealth_text(t.mp, t.ep), "wealth_against": rules.wealth_text(t.mm, t.em),
                                "threshold": str(t._tn // t._td) if t._tn % t._td == 0 else f"{t._tn}/{t._td}"}
     stopped = all(m.stopped for m in monitors)
+    n_stop = max(m.test.n for m in monitors) if stopped else None
     return {"schema": STATUS_SCHEMA, "name": doc["name"], "evaluator_id": fixed["evaluator_id"],
             "journal": journal.summary() if journal else None, "worlds": len(worlds), "planned_max": max(
                 m.rule.max_n or len(rows) for m in monitors),
             "state": "stopped" if stopped else ("not started" if not worlds else "running"),
+            # seed 004's progressive status: an arm is complete once it has rows for every world the sweep measures
+            "completed_arms": sorted(names) if stopped and len(worlds) >= n_stop else [],
             "comparisons": comparisons, "per_world": worlds}
 
 
@@ -194,18 +202,66 @@ def decide(study_dir) -> dict:
         raise ExperimentError(f"{out}: the sweep has not stopped (no sweep.json): a study is decided when its rules "
                               f"stop (`python -m experiments.study run {study_dir}`)")
     secret = heldout.read_secret(os.path.join(ROOT, doc["secret_file"]))
-    return {c: compare.run_compare(os.path.join(study_dir, c), out, secret) for c in doc["comparisons"]}
+    files = _attempt_files(_tries(study_dir))
+    return {c: compare.run_compare(os.path.join(study_dir, c), out, secret, files) for c in doc["comparisons"]}
+
+
+def _tries(study_dir) -> dict:
+    """{item_id: [(attempt_id, folder)]}: every try of every measured world of the study's model arms, in the
+    committed order, each read back and checked (its own folder, its own id, none missing before a retry)."""
+    _, out, _, rows, arm_list, _, fixed, _ = _setup(study_dir, DEFAULT_BUNDLE, verifying=True)
+    _, done = _journalled(out, fixed, arm_list)
+    from .arm_model import tries
+    found = {}
+    for arm in arm_list:
+        if arm["kind"] == "model":
+            for row in rows:
+                if arm["name"] in done.get(row["item_id"], {}):
+                    found.setdefault(row["item_id"], []).extend(tries(arm, row))
+    return found
+
+
+def _files(folder) -> list:
+    return [os.path.join(folder, n) for n in sorted(os.listdir(folder)) if os.path.isfile(os.path.join(folder, n))]
+
+
+def _attempt_files(tries) -> list:
+    return [path for world in tries.values() for _, folder in world for path in _files(folder)]
+
+
+def _check_attempts(study_dir, folder, tries):
+    """The decision's evidence lists exactly the files of every try of the measured worlds, and inputs.json
+    names each world's last try (the record its rows were graded from)."""
+    evidence, _ = read_doc(os.path.join(folder, "evidence.json"), "the decision's evidence list")
+    listed = [os.path.abspath(os.path.join(folder, e["path"])) for e in evidence["files"] if e.get("kind") == "attempt"]
+    want = [os.path.abspath(p) for p in _attempt_files(tries)]
+    if listed != want:
+        odd = sorted(set(want) - set(listed)) or sorted(set(listed) - set(want)) or want
+        raise ExperimentError(f"{folder}/evidence.json: does not list the study's attempt files as they are (first "
+                              f"difference: {os.path.relpath(odd[0], ROOT)}): decide the study again")
+    path = os.path.join(study_dir, load(study_dir)["sweep"], "inputs.json")
+    if not tries:
+        return
+    inputs, _ = read_doc(path, "the host arms' input hashes")
+    for iid, world in tries.items():
+        last = os.path.join(world[-1][1], "record.json")
+        with open(last, "rb") as fh:
+            sha = engine.sha256_hex(fh.read())
+        if not any(isinstance(arm, dict) and arm.get(iid) == sha for arm in inputs.values()):
+            raise ExperimentError(f"{path}: does not name world {iid}'s input as its last try "
+                                  f"{os.path.basename(world[-1][1])} (record sha256 {sha[:16]})")
 
 
 def _verify_decisions(study_dir, doc, status_doc) -> dict:
     """Every comparison's decision.json recomputed from its evidence, with the verdict status.json states."""
-    out = {}
+    out, tries = {}, _tries(study_dir)
     for name in doc["comparisons"]:
         folder = os.path.join(study_dir, name)
         if not os.path.exists(os.path.join(folder, "decision.json")):
             raise ExperimentError(f"{folder}: the study has stopped but this comparison has no decision.json (run "
                                   f"`python -m experiments.study decide {study_dir}`)")
         decision = compare.verify(folder)
+        _check_attempts(study_dir, folder, tries)
         stated = status_doc["comparisons"][name]
         if (decision.get("verdict"), decision.get("n")) != (stated["verdict"], stated["n"]):
             raise ExperimentError(f"{folder}/decision.json: {decision.get('verdict')} at n {decision.get('n')}, "
@@ -225,7 +281,7 @@ def _no_stray_file(study_dir, doc, stopped):
     listed = {os.path.join(root, n) for n in (STUDY, STATUS, "README.md")}
     for name in doc["comparisons"]:
         folder = os.path.join(root, name)
-        listed |= {os.path.join(folder, n) for n in ("spec.json", "freeze.json", "deviations.json")}
+        listed |= {os.path.join(folder, n) for n in ("spec.json", "freeze.json", "deviations.json", "result.json")}
         if stopped:
             evidence, _ = read_doc(os.path.join(folder, "evidence.json"), "the decision's evidence list")
             listed.add(os.path.join(folder, "evidence.json"))

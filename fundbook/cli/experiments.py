@@ -140,7 +140,9 @@ def compare(directory, do_freeze, sweep_dir, secret_file, do_verify, as_json):
     The decision is the spec's rule -- paired_hoeffding or paired_empirical_bernstein at
     the last planned world, or paired_betting wherever its wealth stopped the sweep --
     for the weighted difference against the spec's margin: supported, not supported or
-    inconclusive (and why). Every evidence file is read within its limit (16 MiB a
+    inconclusive (and why), with DIRECTORY/result.json, the structured result:
+    status succeeded, or failed when no decision could be drawn (a sweep that never
+    finished). Every evidence file is read within its limit (16 MiB a
     document; observations, journal and Parquet 1 GiB and 4,000,000 rows; items
     512 MiB) and refused in one line beyond it.
     """

@@ -21,6 +21,7 @@ DECISION = REPO / "runs" / "comparisons" / "shortest-cheapest-vs-do-nothing-bett
 def runs(tmp_path):
     root = tmp_path / "runs"
     shutil.copytree(STUDY, root / "studies" / STUDY.name)
+    (root / "attempts").symlink_to(REPO / "runs" / "attempts")  # the study's evidence lists its attempts' files
     return root
 
 
