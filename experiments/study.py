@@ -233,12 +233,15 @@ def _check_attempts(study_dir, folder, tries):
     """The decision's evidence lists exactly the files of every try of the measured worlds, and inputs.json
     names each world's last try (the record its rows were graded from)."""
     evidence, _ = read_doc(os.path.join(folder, "evidence.json"), "the decision's evidence list")
-    listed = [os.path.abspath(os.path.join(folder, e["path"])) for e in evidence["files"] if e.get("kind") == "attempt"]
-    want = [os.path.abspath(p) for p in _attempt_files(tries)]
+    listed = [(e.get("name"), e.get("sha256")) for e in evidence["files"] if e.get("kind") == "attempt"]
+    want = []
+    for path in _attempt_files(tries):  # as the model arm reads them: try folder, file name, sha256
+        with open(path, "rb") as fh:
+            want.append((f"{os.path.basename(os.path.dirname(path))}/{os.path.basename(path)}", engine.sha256_hex(fh.read())))
     if listed != want:
-        odd = sorted(set(want) - set(listed)) or sorted(set(listed) - set(want)) or want
+        odd = [w for w in want if w not in listed] or [x for x in listed if x not in want] or want
         raise ExperimentError(f"{folder}/evidence.json: does not list the study's attempt files as they are (first "
-                              f"difference: {os.path.relpath(odd[0], ROOT)}): decide the study again")
+                              f"difference: {str(odd[0][0])[:200]}, sha256 {str(odd[0][1])[:16]}): decide the study again")
     path = os.path.join(study_dir, load(study_dir)["sweep"], "inputs.json")
     if not tries:
         return

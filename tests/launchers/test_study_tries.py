@@ -104,3 +104,30 @@ def test_verify_study_refuses_the_tampered_tries(attempts, tamper, capsys):
     assert study.main(["verify", STUDY]) == 1
     err = capsys.readouterr().err
     assert f"/{FIRST}/record.json: the record is attempt '{RETRY}'" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_published_evidence_lists_every_try_and_inputs_every_world():
+    """Both decisions' evidence list the files of the 28 tries of the 26 measured worlds (worlds 14 and 20 tried
+    twice), each with its sha256; inputs.json names all 26 worlds (it named the last session's 13)."""
+    with open(os.path.join(STUDY, "sweep", "inputs.json")) as fh:
+        assert [len(v) for v in json.load(fh).values()] == [26]
+    for comparison in ("smollm2-vs-do-nothing", "smollm2-vs-shortest-cheapest"):
+        with open(os.path.join(STUDY, comparison, "evidence.json")) as fh:
+            listed = [f for f in json.load(fh)["files"] if f["kind"] == "attempt"]
+        folders = sorted({f["path"].split("/")[-2] for f in listed})
+        assert len(folders) == 28 and FIRST in folders and RETRY in folders
+        assert all(f["path"].startswith("../../../attempts/") and len(f["sha256"]) == 64 for f in listed)
+        assert len(listed) == sum(len(os.listdir(os.path.join(ATTEMPTS, d))) for d in folders)
+
+
+def test_an_attempt_file_the_evidence_does_not_list_is_named(attempts):
+    (attempts / RETRY / "notes.json").write_text("{}")
+    tries = study._tries(STUDY)
+    with pytest.raises(ExperimentError, match=f"evidence.json: does not list the study's attempt files as they are "
+                                              f"\\(first difference: {RETRY}/notes.json, sha256 44136fa355b3678a\\)"):
+        study._check_attempts(STUDY, os.path.join(STUDY, "smollm2-vs-do-nothing"), tries)
+    (attempts / RETRY / "notes.json").unlink()
+    ledger = attempts / FIRST / "ledger.jsonl"
+    ledger.write_bytes(ledger.read_bytes() + b"\n")  # a stopped try's file edited: its own record refuses it
+    with pytest.raises(ExperimentError, match=f"{FIRST}/record.json: the recorded attempt does not verify .*ledger"):
+        study._tries(STUDY)
