@@ -22,6 +22,12 @@ experiments-recompute: build-engine
 verify-experiments: build-engine
 	$(PYTHON) -m experiments verify
 
+# Every frozen spec committed before the first row or attempt it governs (git history; says so when it cannot check)
+.PHONY: verify-prereg
+verify: verify-prereg
+verify-prereg: $(STAMP)
+	@$(PYTHON) -m builders.preregistration
+
 bench-experiments: $(STAMP)
 	@$(PYTHON) -m experiments bench
 

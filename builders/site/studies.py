@@ -9,6 +9,8 @@ alpha, and no verdict is drawn before the rule draws one.
 
 from pathlib import Path
 
+from builders.preregistration import freeze_commit
+
 from . import fmt
 from .records import SiteInputError, load_json
 
@@ -53,6 +55,7 @@ def _study(root: Path, name: str, attempts) -> dict:
                           "method": spec.get("method") or {}, "alpha": spec.get("alpha"),
                           "max_n": (spec.get("stopping") or {}).get("max_n"), "frozen_on": freeze.get("frozen_on"),
                           "spec_sha256": freeze.get("spec_sha256"), "state": state, "decision": decision,
+                          "freeze_commit": freeze_commit(str(root / name / comp)),
                           "path": f"{where}/{comp}"})
     by_world = {}
     for a in attempts:  # a model attempt on a world of this study links from its row

@@ -158,3 +158,17 @@ def test_an_unfinished_attempt_stops_the_build_with_what_to_do(tmp_path):
     with pytest.raises(SiteInputError, match=r"^runs/attempts/tiny-FUND_01-seed-1.partial: an unfinished attempt "
                                              r"\(still running, or its host died: `fundbook-launch recover` it\)"):
         load_attempts(tmp_path / "runs")
+
+
+def test_each_freeze_shows_the_commit_that_holds_it_beside_its_date():
+    """The study page names the commit that first held each comparison's frozen spec (builders/preregistration.py);
+    where there is no history (a shallow clone, a tarball) the date stands alone."""
+    from builders.preregistration import freeze_commit
+    text = studies.page(pages.environment(), SimpleNamespace(runs_dir=REPO / "runs", attempts=[]))
+    for comp in ("smollm2-vs-do-nothing", "smollm2-vs-shortest-cheapest"):
+        fc = freeze_commit(str(STUDY / comp))
+        if fc is None:
+            assert "committed in" not in text
+            continue
+        assert (f'<td>2026-12-01, committed in <code title="{fc["commit"]}">{fc["commit"][:12]}</code> on '
+                f'{fc["date"]}, spec sha256') in text
