@@ -11,7 +11,7 @@ from engine import (EPISODES, FAMILIES, format_cents, MUTATION_NOTES, MUTATIONS,
 
 from engine._jsonin import MAX_BATCH_BYTES, MAX_CANDIDATE_BYTES
 
-from ._common import FundbookGroup, Integer, emit_json, expect_head_option, json_option, read_json, write_json
+from ._common import FundbookGroup, Integer, emit_json, expect_head_option, json_option, leave, read_json, write_json
 from ._render import decision_line, echo_result, packet_lines
 from .tools import tools
 from experiments.seeds import seed_param
@@ -335,6 +335,9 @@ cli.add_command(tools)
 
 
 def main():
-    cli(prog_name="fundbook")
+    try:
+        cli(prog_name="fundbook")
+    except SystemExit as exc:  # the entry point only: in-process callers (tests) keep the ordinary exit
+        leave(exc.code)
 from . import experiments  # noqa: E402,F401  (registers sweep, compare and heldout)
 from . import practitioner  # noqa: E402,F401  (registers practitioner import and verify)

@@ -698,4 +698,8 @@ def sandbox_stop(record_path):
 
 
 def main():
-    cli(prog_name="fundbook-launch")
+    from ._common import leave
+    try:
+        cli(prog_name="fundbook-launch")
+    except SystemExit as exc:  # the entry point only: in-process callers (tests) keep the ordinary exit
+        leave(exc.code)
