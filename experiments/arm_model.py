@@ -225,6 +225,8 @@ def attempt_for(arm, row) -> tuple:
             if arm.get("read_only"):  # verifying: a recorded attempt is read back, a missing one is never run
                 raise ExperimentError(f"{root}/{attempt_id}: item {row['item_id']}'s attempt is not recorded "
                                       f"(verifying reads recorded attempts only)")
+            if arm.get("tiers") is not None:  # seed 002: a seed the frozen tier plan does not hold, or has cut
+                _admit(arm, row)
             pause = os.environ.get(PAUSE_ENV)
             if pause and os.path.exists(pause):  # the operator's pause: between attempts, never inside one
                 raise ExperimentError(f"--arm {arm['name']}: paused before item {row['item_id']} ({PAUSE_ENV} "
@@ -245,6 +247,32 @@ def attempt_for(arm, row) -> tuple:
                                       f"{' or '.join(RETRY_ENDS)} end")
             break
     return record, path
+
+
+def spent(arms) -> dict:
+    """{(model, family, seed): micro-USD} over every recorded try of the arms' attempts (what a tier plan
+    reconciles: free for a local model, so a plan over one never cuts, but it still admits only what it holds)."""
+    from launchers._tiers import spent_from_records
+    root = attempts_dir()
+    prefixes = [f"{_slug(a)}-" for a in arms]
+    contents = []
+    if os.path.isdir(root):
+        for name in sorted(os.listdir(root)):
+            path = os.path.join(root, name, "record.json")
+            if any(name.startswith(p) for p in prefixes) and os.path.isfile(path):
+                from launchers._jsonfile import read_json
+                contents.append(read_json(path, "attempt record")["content"])
+    return spent_from_records(contents)
+
+
+def _admit(arm, row):
+    from launchers._errors import LaunchError
+    from launchers._tiers import admit
+    try:
+        admit(arm["tiers"], spent([arm]), arm["model"], row["family"], row["seed"], "the study's tier plan")
+    except LaunchError as exc:
+        raise ExperimentError(f"--arm {arm['name']}: item {row['item_id']}: {exc.format_message()}: the sweep "
+                              f"stops here (a betting rule is valid wherever it stops)")
 
 
 def _present(root, ids) -> list:

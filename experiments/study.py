@@ -44,6 +44,7 @@ STATUS_SCHEMA = "fundbook.study-status/1"
 STUDY = "study.json"
 STATUS = "status.json"
 FIELDS = {"schema", "name", "sweep", "arms", "secret_file", "comparisons"}
+OPTIONAL = {"tiers"}  # a tier plan file in the study folder (launchers/_tiers.py): seed 002's tiers
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_BUNDLE = os.path.join(ROOT, "build", "engine")
 
@@ -51,8 +52,11 @@ DEFAULT_BUNDLE = os.path.join(ROOT, "build", "engine")
 def load(study_dir) -> dict:
     path = os.path.join(study_dir, STUDY)
     doc, _ = read_doc(path, "a study definition")
-    if not isinstance(doc, dict) or set(doc) != FIELDS or doc["schema"] != SCHEMA:
-        raise ExperimentError(f"{path}: expected {SCHEMA} with exactly {', '.join(sorted(FIELDS))}")
+    if not isinstance(doc, dict) or not FIELDS <= set(doc) <= FIELDS | OPTIONAL or doc["schema"] != SCHEMA:
+        raise ExperimentError(f"{path}: expected {SCHEMA} with exactly {', '.join(sorted(FIELDS))} (and optionally "
+                              f"{', '.join(sorted(OPTIONAL))})")
+    if "tiers" in doc and (not isinstance(doc["tiers"], str) or "/" in doc["tiers"] or doc["tiers"] in ("", ".", "..")):
+        raise ExperimentError(f"{path}: tiers: expected the name of a tier plan file in the study folder")
     for key in ("arms", "comparisons"):
         if not isinstance(doc[key], list) or not doc[key] or not all(isinstance(v, str) for v in doc[key]):
             raise ExperimentError(f"{path}: {key}: expected a non-empty list of strings")
@@ -74,9 +78,41 @@ def _setup(study_dir, bundle_dir, verifying=False):
     arm_list = parse_arms(doc["arms"], _recorded(out, doc) if verifying else None)
     if verifying:  # recorded attempts are read back, never run
         arm_list = [dict(a, read_only=True) if a["kind"] == "model" else a for a in arm_list]
+    tiers = tier_plan(study_dir, doc)
+    if tiers is not None:  # every new model attempt is admitted by the frozen tier plan first
+        arm_list = [dict(a, tiers=tiers) if a["kind"] == "model" else a for a in arm_list]
     comparisons = [os.path.join(study_dir, c) for c in doc["comparisons"]]
     fixed = prepare(out, plan, rows, arm_list, bundle_dir, comparisons)
     return doc, out, plan, rows, arm_list, comparisons, fixed, commitment
+
+
+def tier_plan(study_dir, doc):
+    """The study's frozen tier plan (None without one), checked."""
+    if "tiers" not in doc:
+        return None
+    from launchers._errors import LaunchError
+    from launchers._jsonfile import read_json
+    from launchers._tiers import check_plan
+    path = os.path.join(study_dir, doc["tiers"])
+    try:
+        return check_plan(read_json(path, "the tier plan", 4 * 1024 * 1024), path)
+    except LaunchError as exc:
+        raise ExperimentError(exc.format_message())
+
+
+def tier_report(study_dir, doc, arm_list, done):
+    """The plan tier by tier from the model arm's records (what ran, what was cut): status.json's `tiers`."""
+    plan = tier_plan(study_dir, doc)
+    if plan is None:
+        return None
+    from launchers._tiers import reconcile
+    from .arm_model import spent
+    state = reconcile(plan, spent([a for a in arm_list if a["kind"] == "model"]))
+    return {"overrun_bps": plan["overrun_bps"], "sd_table": plan["sd_table"], "total_budget": state["total_budget"],
+            "total_spent": state["total_spent"],
+            "tiers": [{k: r[k] for k in ("name", "budget_micro_usd", "spent_micro_usd", "cumulative_budget",
+                                         "cumulative_spent", "over_bps", "complete", "ran", "cut", "action")}
+                      for r in state["tiers"]]}
 
 
 def _recorded(out, doc):
@@ -150,7 +186,8 @@ def status(study_dir, bundle_dir=DEFAULT_BUNDLE) -> dict:
                                "threshold": str(t._tn // t._td) if t._tn % t._td == 0 else f"{t._tn}/{t._td}"}
     stopped = all(m.stopped for m in monitors)
     n_stop = max(m.test.n for m in monitors) if stopped else None
-    return {"schema": STATUS_SCHEMA, "name": doc["name"], "evaluator_id": fixed["evaluator_id"],
+    tiers = tier_report(study_dir, doc, arm_list, done)
+    return {**({"tiers": tiers} if tiers is not None else {}),"schema": STATUS_SCHEMA, "name": doc["name"], "evaluator_id": fixed["evaluator_id"],
             "journal": journal.summary() if journal else None, "worlds": len(worlds), "planned_max": max(
                 m.rule.max_n or len(rows) for m in monitors),
             "state": "stopped" if stopped else ("not started" if not worlds else "running"),
@@ -282,6 +319,8 @@ def _no_stray_file(study_dir, doc, stopped):
     them); while the sweep runs, its journal, partial rows, commitment, pilot and inputs."""
     root = os.path.abspath(study_dir)
     listed = {os.path.join(root, n) for n in (STUDY, STATUS, "README.md")}
+    if "tiers" in doc:
+        listed.add(os.path.join(root, doc["tiers"]))
     for name in doc["comparisons"]:
         folder = os.path.join(root, name)
         listed |= {os.path.join(folder, n) for n in ("spec.json", "freeze.json", "deviations.json", "result.json")}
