@@ -10,7 +10,8 @@ A tier plan (`fundbook.tier-plan/1`, frozen into freeze.json with `fundbook-laun
                          "micro_usd_per_seed": 5000,     the planned cost of one seed (its budget share)
                          "keep_at_least": 8}]}, ...],    never cut below this many seeds
    "sacrifice": [{"tier": "T6", "cell": "..."}, ...],    the fixed order in which seeds are cut
-   "sd_table": {"<comparison or metric>": "<sd>"}}       the pilot's sd of paired differences (recorded)
+   "sd_table": {"<comparison or metric>": "<sd>"},       the pilot's sd of paired differences (recorded)
+   "budgets": {"T1": micro-USD, ...}}                    written by the freeze: each tier's budget (checked)
 
 A tier's budget is the sum of its cells' seeds times their planned cost. Spend
 is reconciled after each tier from the records (each attempt's own cost,
@@ -49,8 +50,9 @@ def _name(value, where):
 
 def check_plan(doc, where="tier plan") -> dict:
     """The plan, checked; InputError naming the field otherwise."""
-    if not isinstance(doc, dict) or set(doc) != PLAN_KEYS or doc.get("schema") != SCHEMA:
-        raise InputError(f"{where}: expected {SCHEMA} with exactly {', '.join(sorted(PLAN_KEYS))}")
+    if not isinstance(doc, dict) or not PLAN_KEYS <= set(doc) <= PLAN_KEYS | {"budgets"} or doc.get("schema") != SCHEMA:
+        raise InputError(f"{where}: expected {SCHEMA} with exactly {', '.join(sorted(PLAN_KEYS))} (and the "
+                         f"budgets the freeze records)")
     _int(doc["overrun_bps"], f"{where}: overrun_bps")
     if not isinstance(doc["tiers"], list) or not doc["tiers"]:
         raise InputError(f"{where}: tiers: expected a non-empty list")
@@ -92,6 +94,8 @@ def check_plan(doc, where="tier plan") -> dict:
                 (entry["tier"], entry["cell"]) not in cells or (entry["tier"], entry["cell"]) in seen:
             raise InputError(f"{where}: sacrifice[{i}]: expected a {{tier, cell}} of the plan, each at most once")
         seen.add((entry["tier"], entry["cell"]))
+    if "budgets" in doc and doc["budgets"] != budgets(doc):  # as frozen: {tier: micro-USD}, the plan's own sums
+        raise InputError(f"{where}: budgets: {doc['budgets']!r} are not the tiers' planned costs {budgets(doc)!r}"[:400])
     sd = doc["sd_table"]
     if not isinstance(sd, dict) or not all(isinstance(k, str) and isinstance(v, str) and len(v) <= 40
                                            for k, v in sd.items()):

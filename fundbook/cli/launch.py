@@ -707,6 +707,7 @@ def _tier_plan(path, models, families, seeds):
     from launchers import _tiers
     from launchers._jsonfile import read_json
     plan = _tiers.check_plan(read_json(path, "the tier plan", 4 * 1024 * 1024), path)
+    plan = dict(plan, budgets=_tiers.budgets(plan))  # the freeze records each tier's budget
     for tier in plan["tiers"]:
         for cell in tier["cells"]:
             outside = [s for s in cell["seeds"] if s not in seeds]

@@ -382,7 +382,7 @@ def test_a_frozen_tier_plan_runs_tiers_in_order_and_cuts_in_the_order_of_sacrifi
     path.write_text(json.dumps(plan))
     assert paid["freeze"]("--tiers", str(path)).exit_code == 0
     with open(os.path.join(project, "freeze.json")) as fh:
-        assert json.load(fh)["content"]["tiers"] == plan
+        assert json.load(fh)["content"]["tiers"] == dict(plan, budgets={"T1": 1, "T2": 1})  # the tier budget
 
     def run(seed, out):
         return paid["runner"].invoke(cli, ["execute", "--claim", paid["claim"](), "--out", out, "--family", "FUND_01",

@@ -84,6 +84,7 @@ def test_a_tier_is_reconciled_only_once_every_seed_it_holds_has_a_record():
     (lambda d: d["tiers"][1]["cells"][0].update(family="FUND_01"), "FUND_01 seed 101 is planned twice"),
     (lambda d: d.update(sd_table={"score": 11.5}), "sd_table: expected"),
     (lambda d: d.pop("sd_table"), "expected fundbook.tier-plan/1 with exactly"),
+    (lambda d: d.update(budgets={"T1": 1}), "budgets: {'T1': 1} are not the tiers' planned costs"),
 ])
 def test_a_malformed_plan_is_refused_naming_the_field(change, message):
     doc = copy.deepcopy(plan())
