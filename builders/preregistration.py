@@ -7,7 +7,8 @@ after its sweep can rewrite freeze.json, the manifest's comparison entry, the
 journal's serve line (re-chained) and the decision consistently. What they
 cannot rewrite in place is the git history others hold. So for every frozen
 spec -- each comparison's and each study comparison's spec.json and
-freeze.json, and the paid path's freeze (runs/attempts/freeze.json) -- this
+freeze.json (with its study's tier plan, when it has one), and the paid
+path's freeze (runs/attempts/freeze.json, its tier plan inside) -- this
 finds the commit that first held the files' current bytes, and requires it to
 be a proper ancestor of every commit that added a row file of the sweep it
 governs (journal.jsonl, observations.jsonl, observations.partial.jsonl) or an
@@ -89,9 +90,11 @@ def frozen_specs(runs_dir) -> list:
             dirnames.sort()
             if "freeze.json" not in files or "spec.json" not in files:
                 continue
-            out.append((os.path.relpath(dirpath, os.path.dirname(runs_dir)),
-                        [os.path.join(dirpath, "spec.json"), os.path.join(dirpath, "freeze.json")],
-                        _sweep_rows(dirpath)))
+            specs = [os.path.join(dirpath, "spec.json"), os.path.join(dirpath, "freeze.json")]
+            study = _json(os.path.join(os.path.dirname(dirpath), "study.json"))
+            if isinstance(study, dict) and isinstance(study.get("tiers"), str):  # a study's tier plan is frozen too
+                specs.append(os.path.join(os.path.dirname(dirpath), study["tiers"]))
+            out.append((os.path.relpath(dirpath, os.path.dirname(runs_dir)), specs, _sweep_rows(dirpath)))
     paid = os.path.join(runs_dir, "attempts", "freeze.json")
     if os.path.exists(paid):
         out.append((os.path.relpath(paid, os.path.dirname(runs_dir)), [paid], _governed_attempts(os.path.dirname(paid))))

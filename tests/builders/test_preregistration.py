@@ -94,6 +94,16 @@ def test_a_spec_frozen_in_the_commit_that_adds_its_rows_is_named(tmp_path):
         "the commit that added runs/comparisons/sw/journal.jsonl" in errors[0]
 
 
+def test_a_study_s_tier_plan_is_dated_with_its_specs(repo):
+    root, _, rows = repo
+    write(root, "runs/studies/s/study.json", {"sweep": "sweep", "tiers": "tiers.json"})
+    write(root, "runs/studies/s/tiers.json", {"schema": "fundbook.tier-plan/1"})
+    late = commit(root, "a tier plan after the rows")
+    code, _, errors = run(root)
+    assert code == 1 and errors[0].startswith(f"error: runs/studies/s/c: frozen in {late[:12]} (2026-12-01), which "
+                                              f"is not an ancestor of {rows[:12]}")
+
+
 def test_a_spec_re_frozen_in_the_working_tree_is_named(repo):
     root, _, rows = repo
     write(root, "runs/studies/s/c/freeze.json", {"spec_sha256": "c" * 64})

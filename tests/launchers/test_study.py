@@ -69,7 +69,7 @@ def test_a_paused_study_shows_its_state_verifies_refuses_edits_and_resumes_to_it
         study.run(str(root), BUNDLE, progress=False)
     assert not (root / "sweep" / "sweep.json").exists()
     doc = study.write_status(str(root), BUNDLE)
-    assert (doc["state"], doc["worlds"], doc["planned_max"]) == ("running", 1, 2)
+    assert (doc["state"], doc["worlds"], doc["planned_max"], doc["completed_arms"]) == ("running", 1, 2, [])
     first = doc["per_world"][0]
     assert first["score"][name] == first["score"]["baseline:do-nothing"]  # the scripted desk does nothing
     assert {c: s["n"] for c, s in doc["comparisons"].items()} == {"vs-do-nothing": 1, "vs-shortest-cheapest": 1}
@@ -106,6 +106,7 @@ def test_a_paused_study_shows_its_state_verifies_refuses_edits_and_resumes_to_it
     study.run(str(root), BUNDLE, progress=False)
     done = study.write_status(str(root), BUNDLE)
     assert (done["state"], done["worlds"]) == ("stopped", 2)
+    assert done["completed_arms"] == sorted([name, "baseline:do-nothing", "baseline:shortest-cheapest"])
     assert all(s["verdict"] == "inconclusive" and s["n"] == 2 for s in done["comparisons"].values())
     assert json.loads((root / "sweep" / "sweep.json").read_text())["sequential"]["n"] == 2
     assert len([d for d in os.listdir(tmp_path / "attempts")]) == 2
