@@ -174,7 +174,8 @@ def status(study_dir, bundle_dir=DEFAULT_BUNDLE) -> dict:
         for m in monitors:
             m.feed(row["item_id"], values)
         worlds.append({"item_id": row["item_id"], "family": row["family"],
-                       "score": {n: next((v[3] for v in have[n] if v[2] == "score"), None) for n in names}})
+                       "score": {n: next((v[3] for v in have[n] if v[2] == "score"), None) for n in names},
+                       **_tries_named(arm_list, row)})
     extra = sorted(set(done) - {w["item_id"] for w in worlds})
     if extra:
         raise ExperimentError(f"{out}: world {extra[0]} is journalled out of the committed order")
@@ -194,6 +195,16 @@ def status(study_dir, bundle_dir=DEFAULT_BUNDLE) -> dict:
             # seed 004's progressive status: an arm is complete once it has rows for every world the sweep measures
             "completed_arms": sorted(names) if stopped and len(worlds) >= n_stop else [],
             "comparisons": comparisons, "per_world": worlds}
+
+
+def _tries_named(arm_list, row) -> dict:
+    """{"tries": [attempt ids]} of the world's model-arm tries present (none for a study without a model arm):
+    status.json, committed and required byte for byte by verify, lists them, so a try deleted, added or
+    renamed is a difference; verify's recomputation reads each one back from its own folder."""
+    from .arm_model import attempt_ids, attempts_dir
+    found = [i for a in arm_list if a["kind"] == "model" for i in attempt_ids(a, row)
+             if os.path.lexists(os.path.join(attempts_dir(), i))]
+    return {"tries": found} if any(a["kind"] == "model" for a in arm_list) else {}
 
 
 def write_status(study_dir, bundle_dir=DEFAULT_BUNDLE) -> dict:

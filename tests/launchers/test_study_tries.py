@@ -131,3 +131,13 @@ def test_an_attempt_file_the_evidence_does_not_list_is_named(attempts):
     ledger.write_bytes(ledger.read_bytes() + b"\n")  # a stopped try's file edited: its own record refuses it
     with pytest.raises(ExperimentError, match=f"{FIRST}/record.json: the recorded attempt does not verify .*ledger"):
         study._tries(STUDY)
+
+
+def test_the_status_lists_each_world_s_tries_and_verify_requires_them():
+    """status.json (committed, required byte for byte by verify-study) lists each world's tries: worlds 14 and
+    20 their stopped first try and its retry, every other world its one try."""
+    with open(os.path.join(STUDY, "status.json")) as fh:
+        worlds = json.load(fh)["per_world"]
+    tries = {w["item_id"]: w["tries"] for w in worlds}
+    assert tries[WORLD] == [FIRST, RETRY]
+    assert sorted(len(t) for t in tries.values()) == [1] * 24 + [2, 2]
