@@ -154,3 +154,11 @@ def test_the_published_specs_were_frozen_before_their_rows():
     code = prereg.check(repo, lines.append, errors.append)
     assert (code, errors) == (0, []), errors
     assert all("frozen in" in line or "cannot check" in line for line in lines)
+
+
+def test_no_git_at_all_is_said_plainly(repo, monkeypatch):
+    root, _, _ = repo
+    monkeypatch.setattr(prereg.shutil, "which", lambda name: None)
+    code, lines, errors = run(root)
+    assert (code, errors, lines) == (0, [], ["verify-prereg: cannot check when each pre-registration was committed: "
+                                             "git is not installed; nothing was checked"])
