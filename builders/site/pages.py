@@ -269,8 +269,13 @@ def transcript_page(env, pub, attempt) -> str:
                  f"shown in full; model-written text is escaped and shown as plain text.")
     note = c.get("note") or transcript.get("note") or view["term"].get("note")
     status = result.get("status") or view["status"]
+    # "Verify this attempt in your browser" (site/assets/desk/attempt.js): for an attempt with its receipts beside it
+    receipts = (c.get("outputs") or {}).get("receipts") if isinstance(c.get("outputs"), dict) else None
+    verify_url = (f"../../{attempt.folder}/record.json"
+                  if isinstance(receipts, dict) and receipts.get("path") == "receipts.json" and pub.verify_js else None)
     return env.get_template("transcript.md.j2").render(
-        a=attempt, model=view["model"], score=view["score"] if result.get("score") else None,
+        a=attempt, model=view["model"],  # the score as a figure: the attempt's verify checks it (attempt.js)
+        score=Figures({"content": c})(["content", "result", "score"], "score") if result.get("score") else None,
         groups=groups, step_count=sum(len(g["steps"]) for g in groups),
         machinery=not leaderboard.is_real_model(c),
         days=sum(1 for g in groups if g["day"] is not None),
@@ -279,7 +284,8 @@ def transcript_page(env, pub, attempt) -> str:
         status_class=str(status).lower(), label=view["label"], note=note, components=components,
         end_reason=view["reason"], accepted_actions=view["accepted_actions"], settled_days=view["settled_days"],
         cost=view["cost_detail"], summary=trajectory.text_of(transcript.get("summary") or ""), generated=generated,
-        files=_attempt_files(pub, attempt),
+        files=_attempt_files(pub, attempt), fig=Figures({"content": c, "record": attempt.record}), verify_url=verify_url,
+        graded=isinstance(c.get("result"), dict),
         description=f"Transcript of model attempt {attempt.attempt_id}: {view['status']}, {view['reason']}.")
 
 
