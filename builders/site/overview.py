@@ -7,6 +7,7 @@ attempts).
 
 A written page asks for a section with an HTML comment on a line of its own:
 `<!-- fundbook:status-line -->`, `<!-- fundbook:leaderboard -->`,
+`<!-- fundbook:headline -->` (the result in one sentence),
 `<!-- fundbook:status -->` (the dated status) or
 `<!-- fundbook:model-results -->` (what the page says about model results).
 """
@@ -15,6 +16,8 @@ import re
 from collections import Counter
 
 import altair as alt
+
+from builders import counting
 
 from . import fmt, glossary, intervals, leaderboard
 from .records import SiteInputError
@@ -105,6 +108,9 @@ def fill(markdown: str, src_uri: str, pub, env, root: str) -> str:
 
     def section(m):
         name = m.group("name")
+        if name == "headline":  # the result in one sentence, from the same rows as the leaderboard and its JSON
+            text = leaderboard.board(pub)["headline"]["text"]
+            return env.get_template("headline.md.j2").render(text=text, root=root)
         if name in ("status-line", "leaderboard"):
             if "sections" not in home:
                 home["sections"] = home_sections(pub)
@@ -115,7 +121,7 @@ def fill(markdown: str, src_uri: str, pub, env, root: str) -> str:
             columns = [(key, label, text) for key, (label, text) in glossary.BOARD.items()]
             return env.get_template("leaderboard.md.j2").render(
                 groups=h["groups"], machinery=h["board"]["machinery"], chart=h["chart"], chart_label=CHART_LABEL,
-                columns=columns, root=root, rate_method=intervals.RATE_METHOD, mean_method=intervals.MEAN_METHOD,
+                columns=columns, root=root, rule=counting.RULE, rate_method=intervals.RATE_METHOD, mean_method=intervals.MEAN_METHOD,
                 preliminary_below=leaderboard.PRELIMINARY_BELOW)
         if name in ("status", "model-results"):
             return env.get_template(f"{name.replace('-', '_')}.md.j2").render(s=status_view(pub))
