@@ -228,16 +228,7 @@ def _attempt_view(attempt):
 
 
 def attempts_page(env, pub) -> str:
-    rows = []
-    for attempt in pub.attempts:
-        view = _attempt_view(attempt)
-        view["href"] = f"{attempt.attempt_id}/" if attempt.transcript is not None else None
-        rows.append(view)
-    rows.sort(key=lambda r: (r["started"], r["attempt_id"]), reverse=True)
-    from . import freeze  # the paid study's freeze, deviations and spend (launchers' files in runs/attempts/)
-    return env.get_template("attempts.md.j2").render(
-        rows=rows, description=f"{len(rows)} retained model attempts, failed ones included.") + \
-        freeze.section(env, pub.runs_dir)
+    return register.attempts_page(env, pub)  # the Attempts register (register.py)
 
 
 def _attempt_files(pub, attempt):
@@ -269,7 +260,12 @@ def transcript_page(env, pub, attempt) -> str:
                  f"shown in full; model-written text is escaped and shown as plain text.")
     note = c.get("note") or transcript.get("note") or view["term"].get("note")
     status = result.get("status") or view["status"]
+    counts = register.counting_map(pub)[attempt.attempt_id]
+    steps = transcript.get("steps") if isinstance(transcript.get("steps"), list) else []
+    calls = _whole((c.get("cost") or {}).get("calls") if isinstance(c.get("cost"), dict) else None) or 0
+    answered = sum(1 for s in steps if isinstance(s, dict) and s.get("role") == "model")
     return env.get_template("transcript.md.j2").render(
+        counts=counts, counted=_counted_line(counts), unanswered=max(0, calls - answered),
         a=attempt, model=view["model"], score=view["score"] if result.get("score") else None,
         groups=groups, step_count=sum(len(g["steps"]) for g in groups),
         machinery=not leaderboard.is_real_model(c),
@@ -278,9 +274,21 @@ def transcript_page(env, pub, attempt) -> str:
         duration=fmt.duration(ms if isinstance(ms, int) else None), status=status,
         status_class=str(status).lower(), label=view["label"], note=note, components=components,
         end_reason=view["reason"], accepted_actions=view["accepted_actions"], settled_days=view["settled_days"],
-        cost=view["cost_detail"], summary=trajectory.text_of(transcript.get("summary") or ""), generated=generated,
+        cost=view["cost_detail"], summary=fmt.readable_units(trajectory.text_of(transcript.get("summary") or "")), generated=generated,
         files=_attempt_files(pub, attempt),
         description=f"Transcript of model attempt {attempt.attempt_id}: {view['status']}, {view['reason']}.")
+
+
+def _counted_line(counts) -> dict:
+    """What the transcript's head says of the attempt under the one rule (builders/counting.py)."""
+    from builders import counting
+    got = counts["score"]
+    out = {"rule": counting.RULE, "world": counts["world"], "try": counts["try"], "tries": counts["tries"],
+           "counted": counts["counted"], "counted_id": counts["counted_id"]}
+    if got:
+        out.update(points=got["points"], status=got["status"], verdict=got["verdict"] or "no verdict",
+                   gates=got["gates"], engine=got["source"] == "engine")
+    return out
 
 
 def generated_pages(pub) -> dict:
