@@ -260,6 +260,13 @@ def same_question(loaded, c) -> list:
     return rows
 
 
+def cpu_text(micros) -> str:
+    """Microseconds of CPU as read: "36.1 ms" under a second, "648.8 s" above (one unit per size)."""
+    if not isinstance(micros, int) or isinstance(micros, bool):
+        return "—"
+    return f"{micros / 1000:,.1f} ms" if micros < 1_000_000 else f"{micros / 1_000_000:,.1f} s"
+
+
 def arm_words(arm) -> str:
     """An arm as a sentence names it: "the model (SmolLM2-135M-Instruct.Q4_1)", "doing nothing"."""
     arm = str(arm)
@@ -372,6 +379,7 @@ def calibration_page(env, loaded) -> str:
 def generated_pages(env, pub) -> dict:
     env.globals.setdefault("micro_usd", fmt.micro_usd)
     env.globals.setdefault("modal_nano_usd", modal_nano_usd)
+    env.globals.setdefault("cpu_text", cpu_text)
     loaded = load(pub.runs_dir)
     pages = {"comparisons/index.md": index_page(env, loaded), SCALE_URI: scale_page(env, loaded)}
     for c in loaded["comparisons"]:
