@@ -96,7 +96,15 @@ def status_view(pub) -> dict:
         attempts[(label, str(term.get("status", "unknown")))] += 1
         if leaderboard.is_real_model(c) and isinstance(c.get("result"), dict):
             model_results += 1
+    from .register import counting_map
+    counts = [c for aid, c in counting_map(pub).items() if c["counted"] and c["agent"].startswith("model:")]
+    real = [a for a in pub.attempts if leaderboard.is_real_model(a.content)]
+    names = sorted({leaderboard.model_key(a.content).split(":", 1)[1] for a in real})
+    heldout = sum(1 for a in pub.attempts if a.attempt_id in {c["counted_id"] for c in counts}
+                  and (a.content.get("task") or {}).get("split") == "heldout")
     return {"date": max(dates) if dates else None, "runs": len(pub.runs), "runtimes": sorted(runtimes.items()),
+            "model_attempt_count": len(real), "model_names": names, "model_worlds": len(counts),
+            "heldout_worlds": heldout,
             "attempts": sorted(attempts.items()), "attempt_count": len(pub.attempts),
             "mock_count": sum(n for (label, _), n in attempts.items() if label == "mock"),
             "model_results": model_results}
