@@ -48,9 +48,12 @@ def _dict(value) -> dict:
 
 def world_of(content, fallback="") -> str:
     task = _dict(content.get("task"))
-    for key in ("instance_id", "fixture_sha256"):
-        if isinstance(task.get(key), str) and task[key]:
-            return task[key]
+    if isinstance(task.get("instance_id"), str) and task["instance_id"]:
+        return task["instance_id"]
+    if isinstance(task.get("family"), str) and isinstance(task.get("seed"), int):
+        return f"{task['family']}/seed-{task['seed']}"  # the engine's instance id of a family world
+    if isinstance(task.get("fixture_sha256"), str) and task["fixture_sha256"]:
+        return task["fixture_sha256"]
     return str(fallback)
 
 

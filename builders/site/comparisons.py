@@ -307,6 +307,8 @@ def _counted_note(pub, c):
         return []
     from . import sensitivity
     study = (pub.runs_dir / c["rel"].split("/", 1)[1]).parent
+    if not (study / "status.json").is_file():
+        return []
     status = _json(study / "status.json", f"{c['rel'].rsplit('/', 1)[0]}/status.json")
     spec = _json(pub.runs_dir / c["rel"].split("/", 1)[1] / "spec.json", f"{c['rel']}/spec.json")
     items_file = next((f for f in c["files"] if f["kind"] == "items"), None)

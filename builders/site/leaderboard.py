@@ -28,7 +28,7 @@ from urllib.parse import quote
 from builders import counting
 
 from . import fmt, intervals
-from .records import SiteInputError
+from .counted import attempt_score, counted_attempts, is_real_model, model_key, policy_points  # noqa: F401
 
 PRELIMINARY_BELOW = 30
 POLICY_NOTES = {
@@ -102,11 +102,6 @@ def _outcome(result) -> tuple:
             _int(score.get("points")), ended)
 
 
-def is_real_model(content) -> bool:
-    """A model attempt by anything but the mock sampler."""
-    return _dict(content.get("model")).get("provider") not in (None, "mock")
-
-
 def cost_text(kind, cost) -> str:
     if kind == "baseline":
         return f"$0 (scripted, no model calls; {fmt.duration(cost.get('engine_ms'))} of engine time)"
@@ -135,40 +130,6 @@ def harness_of(content) -> str:
     worker records carry no harness field (the fundbook worker)."""
     value = content.get("harness")
     return HARNESSES.get(value, str(value)) if value is None or isinstance(value, str) else str(value)
-
-
-def counted_attempts(attempts, group) -> dict:
-    """{(group key, world): (the counted attempt, its tries in try order)}: the one rule (builders/counting.py)
-    applied to the attempts `group` maps to a key (None leaves an attempt out)."""
-    tries = {}
-    for attempt in attempts:
-        key = group(attempt)
-        if key is None:
-            continue
-        world = counting.world_of(attempt.content, attempt.attempt_id)
-        started = _dict(attempt.record.get("volatile")).get("started")
-        tries.setdefault((key, world), []).append((attempt.attempt_id, started, attempt))
-    out = {}
-    for k in sorted(tries):
-        last, ordered = counting.counted(tries[k])
-        out[k] = (last[2], [t[2] for t in ordered])
-    return out
-
-
-def attempt_score(attempt) -> dict:
-    """An attempt's score by the one rule (counting.score), a world the engine cannot rebuild refused."""
-    try:
-        return counting.score(attempt.content, attempt.attempt_id)
-    except counting.CountingError as exc:
-        raise SiteInputError(f"runs/attempts/{attempt.attempt_id}/record.json: {exc}") from None
-
-
-def model_key(content) -> str:
-    model = _dict(content.get("model"))
-    provider, model_id = str(model.get("provider", "?")), str(model.get("id", "?"))
-    harness = content.get("harness")
-    kind = "model" if is_real_model(content) else "machinery"
-    return f"{kind}:{provider}:{model_id}" + (f":{harness}" if isinstance(harness, str) and harness else "")
 
 
 def _model_agents(pub) -> tuple:
@@ -211,30 +172,6 @@ def _model_agents(pub) -> tuple:
             agent.same_worlds = _same_worlds(agent)
     agents = sorted(groups.values(), key=lambda a: a.key)
     return [a for a in agents if a.kind == "model"], [a for a in agents if a.kind == "machinery"]
-
-
-_policy_points = {}
-
-
-def policy_points(task, policy):
-    """A scripted policy's points on an attempt's world, graded by the engine now (None: not a family world the
-    engine can rebuild)."""
-    import engine
-    key = (str(task.get("family")), str(task.get("seed")), str(task.get("horizon")), policy)
-    if key not in _policy_points:
-        try:
-            instance = engine.generate(task.get("family"), task.get("seed"))
-            horizon = task.get("horizon")
-            if isinstance(horizon, int) and not isinstance(horizon, bool) and horizon != instance["horizon"]:
-                instance = engine.with_horizon(instance, horizon)
-            if task.get("fixture_sha256") not in (None, engine.fixture_sha256(instance)):
-                raise ValueError("another world")
-            result = engine.grade_candidate(engine.policy_candidate(instance, policy), instance)
-            score = _dict(result.get("score")).get("points")
-            _policy_points[key] = score if result.get("status") == "SCORED" else 0
-        except (ValueError, TypeError, KeyError, engine.DeskError):
-            _policy_points[key] = None
-    return _policy_points[key]
 
 
 def _same_worlds(agent) -> list:

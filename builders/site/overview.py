@@ -96,7 +96,7 @@ def status_view(pub) -> dict:
         attempts[(label, str(term.get("status", "unknown")))] += 1
         if leaderboard.is_real_model(c) and isinstance(c.get("result"), dict):
             model_results += 1
-    from .register import counting_map
+    from .counted import counting_map
     counts = [c for aid, c in counting_map(pub).items() if c["counted"] and c["agent"].startswith("model:")]
     real = [a for a in pub.attempts if leaderboard.is_real_model(a.content)]
     names = sorted({leaderboard.model_key(a.content).split(":", 1)[1] for a in real})

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from . import comparisons, escape, fmt, leaderboard, records, register, scale, unscored
+from . import comparisons, counted, escape, fmt, leaderboard, records, register, scale, unscored
 from . import transcript as trajectory
 from .charts import below_zero, run_charts
 from .figures import Figures
@@ -228,7 +228,7 @@ def _attempt_view(attempt):
 
 
 def attempts_page(env, pub) -> str:
-    return register.attempts_page(env, pub)  # the Attempts register (register.py)
+    return register.attempts_page(env, pub, _attempt_view)  # the Attempts register (register.py)
 
 
 def _attempt_files(pub, attempt):
@@ -260,7 +260,7 @@ def transcript_page(env, pub, attempt) -> str:
                  f"shown in full; model-written text is escaped and shown as plain text.")
     note = c.get("note") or transcript.get("note") or view["term"].get("note")
     status = result.get("status") or view["status"]
-    counts = register.counting_map(pub)[attempt.attempt_id]
+    counts = counted.counting_map(pub)[attempt.attempt_id]
     steps = transcript.get("steps") if isinstance(transcript.get("steps"), list) else []
     calls = _whole((c.get("cost") or {}).get("calls") if isinstance(c.get("cost"), dict) else None) or 0
     answered = sum(1 for s in steps if isinstance(s, dict) and s.get("role") == "model")

@@ -9,6 +9,7 @@ register.js adds filters, search and sort, and keeps them in the query string.
 """
 
 from . import fmt, glossary, scale
+from .counted import counting_map
 from .figures import Figures
 from .parquet import table_links
 
@@ -107,28 +108,6 @@ def page(env, pub, run_roots) -> str:
 
 # -- the Attempts register ------------------------------------------------------------------------------
 
-def counting_map(pub) -> dict:
-    """{attempt id: how the one rule (builders/counting.py) counts it}: its world, its try number of how many,
-    the attempt that counts for the world and, for that one, its score (computed once a publication)."""
-    cached = getattr(pub, "_counting", None)
-    if cached is not None:
-        return cached
-    from . import leaderboard
-    out = {}
-    groups = leaderboard.counted_attempts(pub.attempts, lambda a: leaderboard.model_key(a.content))
-    for (agent, world), (counted, tries) in groups.items():
-        got = leaderboard.attempt_score(counted)
-        for number, attempt in enumerate(tries, 1):
-            out[attempt.attempt_id] = {"world": world, "agent": agent, "try": number, "tries": len(tries),
-                                       "counted": attempt is counted, "counted_id": counted.attempt_id,
-                                       "score": got if attempt is counted else None}
-    try:
-        pub._counting = out
-    except AttributeError:
-        pass
-    return out
-
-
 OUTCOMES = {  # the outcome badge of an attempt: what its end means for its world
     "scored": "scored", "qualified": "qualified", "no-result": "counted without a result",
     "superseded": "not counted (retried)", "other": "not counted",
@@ -145,9 +124,8 @@ def _study_worlds(pub) -> dict:
     return out
 
 
-def attempt_rows(pub) -> list:
+def attempt_rows(pub, _attempt_view) -> list:
     """The Attempts register's rows: grouped by world (its tries in try order under it), worlds in order."""
-    from .pages import _attempt_view
     counts = counting_map(pub)
     in_study = _study_worlds(pub)
     rows = []
@@ -186,10 +164,10 @@ ATTEMPT_FILTERS = (("model", "Model"), ("split", "Split"), ("study_name", "Study
                    ("status", "End"))
 
 
-def attempts_page(env, pub) -> str:
+def attempts_page(env, pub, attempt_view) -> str:
     from builders import counting
     from . import freeze  # the paid study's freeze, deviations and spend (launchers' files in runs/attempts/)
-    rows = attempt_rows(pub)
+    rows = attempt_rows(pub, attempt_view)
     strip = [r for r in rows if r["counted"] and not r["machinery"]]
     filters = [(key, label, sorted({str(r[key]) for r in rows})) for key, label in ATTEMPT_FILTERS]
     worlds = len({(r["agent"], r["world"]) for r in rows})

@@ -11,7 +11,7 @@ stopping point rests on the world the harness lost.
 
 import types
 
-from . import leaderboard, register
+from . import counted
 
 MODEL_PREFIX = "model:"
 
@@ -30,7 +30,7 @@ def _scores(status_rows, arm_names):
 def _past_stop(pub, items, played, model_arm, other_arm):
     """[(item_id, {arm: points})] for the committed worlds after the journalled ones that have a counted model
     attempt, in the committed order, the other arm graded by the engine (a scripted policy)."""
-    counts = register.counting_map(pub)
+    counts = counted.counting_map(pub)
     counted = {c["world"]: c for c in counts.values() if c["counted"] and c["agent"].startswith("model:")}
     policy = other_arm.split(":", 1)[1] if other_arm.startswith("baseline:") else None
     out = []
@@ -38,7 +38,7 @@ def _past_stop(pub, items, played, model_arm, other_arm):
         got = counted.get(item["item_id"])
         if got is None or policy is None:
             break  # the recorded worlds run out: the committed order has no gap
-        points = leaderboard.policy_points(item, policy)
+        points = counted.policy_points(item, policy)
         if points is None:
             break
         out.append((item["item_id"], {model_arm: got["score"]["points"], other_arm: points}))
@@ -67,7 +67,7 @@ def analyse(pub, comparison, status, items, spec):
         return []
     played = _scores(status.get("per_world") or [], arms)
     n = decision.get("n") if isinstance(decision.get("n"), int) else 0
-    counts = register.counting_map(pub)
+    counts = counted.counting_map(pub)
     lost = {c["world"] for c in counts.values()
             if c["counted"] and c["agent"].startswith("model:") and c["score"]["source"] == "engine"}
     found = [(i, iid, sc) for i, (iid, sc) in enumerate(played[:n]) if iid in lost]

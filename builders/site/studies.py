@@ -99,7 +99,7 @@ def counted(pub, found) -> None:
     """Each world row's counted attempt by the one rule (builders/counting.py), its tries, and a check that the
     study's score for the model is the counted attempt's: one number everywhere, or the build stops."""
     from builders import counting
-    from .register import counting_map
+    from .counted import counting_map
     counts = counting_map(pub)
     for st in found:
         model_col = next((i for i, a in enumerate(st["arm_names"]) if str(a).startswith("model:")), None)
@@ -108,7 +108,7 @@ def counted(pub, found) -> None:
                                  for aid, end in w["attempts"] if aid in counts), key=lambda t: (t[1], t[0]))
             last = next((counts[aid] for aid, _, is_counted, _ in w["tries"] if is_counted), None)
             w["counted_id"] = last["counted_id"] if last else None
-            if last and model_col is not None:
+            if last and last["agent"].startswith("model:") and model_col is not None:
                 stated = w["scores"][model_col]
                 if stated != str(last["score"]["points"]):
                     raise SiteInputError(

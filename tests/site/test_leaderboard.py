@@ -345,9 +345,11 @@ def test_a_local_attempt_page_gives_cpu_and_tokens_per_call_and_in_total_at_zero
     assert "step 1</strong> · model · 600 tokens in · 64 tokens out · $0.00 · CPU 7.4 s" in page  # per call
     assert "$0.000000" not in page and "fb-mock" not in page
     listing = pages.attempts_page(env, pub)
-    row = listing[listing.index(f'<a href="{LLAMA.name}/">'):]
+    row = listing[listing.index(f'<tr id="{LLAMA.name}"'):]
     row = row[:row.index("</tr>")]
+    assert f'<a href="{LLAMA.name}/" title="attempt {LLAMA.name}">FUND_01/seed-1</a>' in row
     assert "fb-kind-model" in row and "$0.00 (local) · CPU 522.3 s · 31,734 / 5,155 tokens" in row
+    assert '<span class="fb-badge fb-outcome-scored">scored</span>' in row and "<strong>30/100</strong>" in row
     mock = pages.transcript_page(env, pub, next(a for a in pub.attempts if a.attempt_id == MOCK.name))
     assert "A machinery test, not a model." in mock and 'fb-badge fb-mock">mock</span>' in mock
 
