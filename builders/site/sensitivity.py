@@ -31,11 +31,11 @@ def _past_stop(pub, items, played, model_arm, other_arm):
     """[(item_id, {arm: points})] for the committed worlds after the journalled ones that have a counted model
     attempt, in the committed order, the other arm graded by the engine (a scripted policy)."""
     counts = counted.counting_map(pub)
-    counted = {c["world"]: c for c in counts.values() if c["counted"] and c["agent"].startswith("model:")}
+    by_world = {c["world"]: c for c in counts.values() if c["counted"] and c["agent"].startswith("model:")}
     policy = other_arm.split(":", 1)[1] if other_arm.startswith("baseline:") else None
     out = []
     for item in items[len(played):]:
-        got = counted.get(item["item_id"])
+        got = by_world.get(item["item_id"])
         if got is None or policy is None:
             break  # the recorded worlds run out: the committed order has no gap
         points = counted.policy_points(item, policy)
