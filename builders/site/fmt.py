@@ -264,7 +264,7 @@ FORMATS["payload"] = _payload
 
 
 _RAW_MICRO_USD = re.compile(r"(?<![\w.,])(-?[0-9]{1,18}) micro-USD\b", re.ASCII)
-_RAW_COUNT = re.compile(r"(?<![\w.,])([0-9]{4,18})(?= (?:tokens|calls|steps|actions|out)\b)", re.ASCII)
+_RAW_COUNT = re.compile(r"(?<![\w.,/-])([0-9]{4,18})(?= (?:tokens|calls|steps|actions|out)\b)", re.ASCII)
 
 
 def readable_units(text: str) -> str:

@@ -377,3 +377,22 @@ def test_the_status_line_states_each_study_as_its_status_does(runs):
     assert ('A pre-registered study (<a href="studies/">Studies</a>): <strong>smollm2-heldout</strong> running, 7 of '
             'at most 40 worlds played: smollm2-vs-do-nothing no verdict yet, smollm2-vs-shortest-cheapest '
             '<strong>not supported</strong>.') in line()
+
+
+def test_two_comparisons_against_the_same_arm_have_distinct_labels(runs):
+    for slug in ("reference-vs-do-nothing", "reference-vs-do-nothing-betting"):
+        folder = runs / "comparisons" / slug
+        folder.mkdir(parents=True)
+        (folder / "decision.json").write_text(json.dumps({"arms": {"baseline:reference": 1,
+                                                                    "baseline:do-nothing": -1}}))
+    board = leaderboard.board(records.load_publication(runs))
+    links = [t for t, h in _row(board, "baseline:do-nothing")["links"] if "comparisons/" in h]
+    assert links == ["vs reference (reference-vs-do-nothing)", "vs reference (reference-vs-do-nothing-betting)"]
+
+
+def test_a_summary_s_raw_units_are_read():
+    text = ("Ended completed. 20 model calls (0 from the cache), 25555 tokens in, 4499 out, 0 micro-USD charged, "
+            "1234567 micro-USD unresolved; sandbox 0 micro-USD.")
+    assert fmt.readable_units(text) == ("Ended completed. 20 model calls (0 from the cache), 25,555 tokens in, 4,499 "
+                                        "out, $0.00 charged, $1.234567 unresolved; sandbox $0.00.")
+    assert fmt.readable_units("seed-2012208819090176 tokens") == "seed-2012208819090176 tokens"  # not a count
