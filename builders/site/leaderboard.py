@@ -28,6 +28,7 @@ from urllib.parse import quote
 from builders import counting
 
 from . import fmt, intervals
+from .records import SiteInputError
 from .counted import attempt_score, counted_attempts, is_real_model, model_key, policy_points  # noqa: F401
 
 PRELIMINARY_BELOW = 30
@@ -383,8 +384,28 @@ def csv_text(pub) -> str:
     return buf.getvalue()
 
 
+def check_document(doc) -> None:
+    """Every row's figures recompute from the attempts it lists as counted (one per world), with the methods it
+    names: what a reader's script would do with leaderboard.json, done by the build before it publishes."""
+    for row in doc["rows"]:
+        counted = row["counted"]
+        worlds = {c["world"] for c in counted}
+        where = f"leaderboard.json: row {row['key']}"
+        if row["kind"] in ("model", "baseline", "machinery") and len(worlds) != len(counted):
+            raise SiteInputError(f"{where}: counted: expected one attempt per world, got {len(counted)} for "
+                                 f"{len(worlds)} worlds")
+        if row["worlds"] != len(worlds):
+            raise SiteInputError(f"{where}: worlds: expected {len(worlds)}, got {row['worlds']}")
+        want_rate = intervals.wilson(sum(1 for c in counted if c["qualified"]), len(counted))
+        want_mean = intervals.t_mean([c["score"] for c in counted])
+        if (row["qualified"], row["mean"]) != (want_rate, want_mean):
+            raise SiteInputError(f"{where}: qualified and mean: expected {want_rate} and {want_mean} from its "
+                                 f"counted attempts")
+
+
 def files(pub) -> dict:
-    """{site path: bytes} of the published leaderboard files."""
+    """{site path: bytes} of the published leaderboard files, checked (check_document) before they are."""
+    check_document(document(pub))
     return {"leaderboard.json": json_text(pub).encode("utf-8"), "leaderboard.csv": csv_text(pub).encode("utf-8")}
 
 

@@ -396,3 +396,21 @@ def test_a_summary_s_raw_units_are_read():
     assert fmt.readable_units(text) == ("Ended completed. 20 model calls (0 from the cache), 25,555 tokens in, 4,499 "
                                         "out, $0.00 charged, $1.234567 unresolved; sandbox $0.00.")
     assert fmt.readable_units("seed-2012208819090176 tokens") == "seed-2012208819090176 tokens"  # not a count
+
+
+def test_the_published_rows_recompute_from_their_counted_attempts_or_the_build_stops(runs):
+    add_model_attempt(runs, "llama-a", points=62)
+    add_model_attempt(runs, "llama-b", points=40, seed=2)
+    pub = records.load_publication(runs)
+    doc = json.loads(leaderboard.json_text(pub))
+    leaderboard.check_document(doc)  # as published
+    model = next(r for r in doc["rows"] if r["kind"] == "model")
+    model["counted"][0]["score"] = 100  # a row that no longer follows from what it counted
+    with pytest.raises(records.SiteInputError) as err:
+        leaderboard.check_document(doc)
+    assert str(err.value).startswith("leaderboard.json: row model:llama-cpp:qwen2.5-0.5b-instruct-q4: qualified and "
+                                     "mean: expected")
+    model["counted"].append(dict(model["counted"][0]))  # the same world twice
+    with pytest.raises(records.SiteInputError, match=r"counted: expected one attempt per world, got 3 for 2 worlds"):
+        leaderboard.check_document(doc)
+    assert set(leaderboard.files(pub)) == {"leaderboard.json", "leaderboard.csv"}

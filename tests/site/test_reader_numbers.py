@@ -83,9 +83,9 @@ def test_the_attempts_strip_has_one_square_per_world_linking_its_counted_attempt
 
 
 def test_attempts_filters_and_sort_live_in_the_url(at, built_site):
-    page = at("attempts/?outcome=no-result")
+    page = at("attempts/?outcome=no-result&model=llama-cpp:SmolLM2-135M-Instruct.Q4_1")
     visible = page.eval_on_selector_all("table[data-fb-register] tbody tr:not([hidden])", "rs => rs.map(r => r.id)")
-    assert visible == [W20_LAST]
+    assert visible == [W20_LAST]  # the mock's hostile test attempt (no result either) is filtered out by model
     total = page.locator("table[data-fb-register] tbody tr").count()
     assert page.inner_text("[data-fb-count]") == f"1 of {total} attempts"
     page = at("attempts/?sort=score&dir=desc")
