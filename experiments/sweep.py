@@ -175,15 +175,28 @@ def serve(journal, served):
 
 # -- the sweep -----------------------------------------------------------------------
 
-def _check_feasibility(out, eid):
+def _check_feasibility(out, eid, plan=None, rows=None, arm_list=None):
+    """The published feasibility pilot is this sweep's: the same evaluator, the same items (plan and count) and
+    every arm the sweep runs (a one-arm pilot does not license a two-arm held-out sweep)."""
     path = os.path.join(out, "feasibility.json")
     if not os.path.exists(path):
         raise ExperimentError(f"{path}: a held-out sweep starts only after its feasibility pilot is published "
                               f"(run the same command with --pilot N first)")
     doc, _ = read_doc(path, "the feasibility pilot")
-    if (doc.get("plan") or {}).get("evaluator_id") != eid:
-        raise ExperimentError(f"{path}: the pilot was made for evaluator {(doc.get('plan') or {}).get('evaluator_id')}, "
+    made = doc.get("plan") if isinstance(doc.get("plan"), dict) else {}
+    if made.get("evaluator_id") != eid:
+        raise ExperimentError(f"{path}: the pilot was made for evaluator {made.get('evaluator_id')}, "
                               f"this sweep is {eid}: run the pilot again")
+    if plan is not None and (made.get("items") != plan or made.get("item_count") != len(rows)):
+        raise ExperimentError(f"{path}: plan.items: the pilot was made for other items ({made.get('item_count')} "
+                              f"items of {made.get('items')!r}), this sweep runs {len(rows)} items of {plan!r}: run "
+                              f"the pilot again")
+    if arm_list is not None:
+        piloted = made.get("arms") if isinstance(made.get("arms"), list) else []
+        missing = [a["name"] for a in arm_list if a["name"] not in piloted]
+        if missing:
+            raise ExperimentError(f"{path}: plan.arms: the pilot was made for arms {piloted}, this sweep also runs "
+                                  f"{missing}: run the pilot again with every arm")
 
 
 def _arm_metrics(arm_kind) -> list:
@@ -295,7 +308,7 @@ def run_sweep(out, plan, rows, arm_list, bundle_dir, *, workers=1, executor="loc
         if published.get("sha256") != commitment["sha256"]:
             raise ExperimentError(f"{cpath}: sha256 {published.get('sha256')}, the sweep's commitment is {commitment['sha256']}")
     if require_pilot if require_pilot is not None else plan["split"] == "heldout":
-        _check_feasibility(out, eid)
+        _check_feasibility(out, eid, plan, rows, arm_list)
     names = [a["name"] for a in arm_list]
     journal = Journal.open(os.path.join(out, JOURNAL), eid, items_mod.manifest_sha256(rows), names)
     dropped = [a for a in journal.arms if a not in names]

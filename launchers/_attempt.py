@@ -48,7 +48,7 @@ from ._jsonfile import fsync_dir
 from ._record import read_record, summary_text, transcript_doc, write_attempt
 from ._signals import Guard, Stopped, stop_reason
 from ._sampler_cache import CACHE_EXPORT
-from ._staging import NEVER_STAGED, worker_identity
+from ._staging import NEVER_STAGED_PATHS, worker_identity
 from ._verify import verify_attempt
 
 LABELS = {"mock": "mock", "cache": "cached replay"}  # anything else: "model"
@@ -162,7 +162,7 @@ def execute(*, claim_path, out, family, seed, split, model, sampler_name, sandbo
     if paid or freeze_path:
         freeze, caps = _check_freeze(freeze_path or os.path.join(project_dir(project), "freeze.json"), paid, config,
                                      model, price, sampler_name, sandbox_config, rate, instance, family, seed, split,
-                                     claim, prices, role, pilot_path)
+                                     claim, prices, role, pilot_path, resume, project)
     _check_budget(claim_path, claim, limits, instance["horizon"], sandbox_name, sandbox_config, price, rate,
                   sampler_name)
     project_ledger = ProjectLedger(project_dir(project))
@@ -331,7 +331,7 @@ def _check_budget(claim_path, claim, limits, horizon, sandbox_name, sandbox_conf
 
 
 def _check_freeze(path, paid, config, model, price, sampler_name, sandbox_config, rate, instance, family, seed, split,
-                  claim, prices, role, pilot_path):
+                  claim, prices, role, pilot_path, resume=None, project=None):
     if not os.path.exists(path):
         if paid:
             raise FreezeRefused(f"{path}: no freeze: a paid attempt runs only against a freeze (`fundbook-launch "
@@ -347,6 +347,8 @@ def _check_freeze(path, paid, config, model, price, sampler_name, sandbox_config
               "claim_sandbox_micro_usd": claim.get("cap_sandbox_micro_usd", 0)},
         intervention_policy=doc["content"].get("intervention_policy"))
     used = _freeze.check(doc, entries, current, path)
+    if resume is not None:
+        _check_continuation(doc, entries, path, resume, project, used)
     caps = _freeze.project_caps(doc, entries, path)
     out = {"sha256": doc["content_sha256"], "frozen_at": doc["frozen_at"], "deviations": used}
     if role != "pilot":
@@ -355,6 +357,62 @@ def _check_freeze(path, paid, config, model, price, sampler_name, sandbox_config
             if entry not in used:
                 used.append(entry)
     return out, caps
+
+
+def _lineage(folders):
+    """{attempt id: the attempt id it continues, or None} of the attempts in `folders` (their records, and the
+    journals of the ones still running or never recovered): who continues whom, as the attempts say."""
+    parents = {}
+    for folder in folders:
+        if not os.path.isdir(folder):
+            continue
+        for name in sorted(os.listdir(folder)):
+            base = os.path.join(folder, name)
+            if os.path.isfile(os.path.join(base, "pilot.json")):
+                parents.update(_lineage([base]))
+                continue
+            try:
+                if os.path.isfile(os.path.join(base, "record.json")):
+                    c = read_record(os.path.join(base, "record.json"))["content"]
+                elif os.path.isfile(os.path.join(base, "journal.jsonl")):
+                    c = read_journal(os.path.join(base, "journal.jsonl"))[0][2]
+                else:
+                    continue
+            except InputError:
+                continue  # not an attempt this check can read; `ledger` and `verify` name it
+            parents[c.get("attempt_id")] = (c.get("resumed_from") or {}).get("attempt_id")
+    return parents
+
+
+def _check_continuation(doc, entries, path, resume, project, used):
+    """The frozen intervention policy, enforced: at most `intervention.max_resumes` continuations of one attempt
+    (counted over its whole line: continuing the original twice, or continuing a continuation, are both a second
+    one), unless a dated deviation raises it. Refused before any claim is consumed."""
+    try:
+        limit = _freeze.effective(doc, entries, "intervention.max_resumes")
+    except InputError:
+        return  # frozen by an older launcher: the policy is text only
+    source = resume["record"]["content"]
+    parents = _lineage([project_dir(project), os.path.dirname(os.path.dirname(os.path.abspath(resume["path"])))])
+    parents.setdefault(source["attempt_id"], (source.get("resumed_from") or {}).get("attempt_id"))
+
+    def root(attempt_id):
+        seen = set()
+        while parents.get(attempt_id) is not None and attempt_id not in seen:
+            seen.add(attempt_id)
+            attempt_id = parents[attempt_id]
+        return attempt_id
+    origin = root(source["attempt_id"])
+    done = sorted(a for a, parent in parents.items() if parent is not None and root(a) == origin)
+    if len(done) + 1 > limit:
+        raise FreezeRefused(f"{path}: intervention.max_resumes: the frozen policy allows {limit} continuation(s) of "
+                            f"attempt {origin}; {len(done)} already ({', '.join(done) or 'none'}): this would be "
+                            f"continuation {len(done) + 1} (record a dated deviation of intervention.max_resumes "
+                            f"to allow it)")
+    for entry in entries:
+        if entry.get("field") == "intervention.max_resumes" and entry not in used and len(done) + 1 > \
+                _freeze.lookup(doc["content"], "intervention.max_resumes"):
+            used.append(entry)  # the record names the deviation it relied on
 
 
 def _start_body(attempt_id, sampler_name, sandbox_name, model, price, projection, rate, limits, config, instance,
@@ -544,6 +602,8 @@ def assemble(tmp, recovered=False):
     if os.path.exists(ledger_path):
         ledger = load_ledger(ledger_path, claim["sha256"], claim["cap_micro_usd"], claim["cap_tokens"], start["price"],
                              tolerate_torn_tail=recovered, **caps)
+        if recovered:
+            _complete_ledger(ledger, steps)
     else:
         ledger = Ledger(claim["sha256"], claim["cap_micro_usd"], claim["cap_tokens"], start["price"], **caps)
     receipts, head, desk_result = _desk_state(tmp, start["salt"])
@@ -596,7 +656,7 @@ def assemble(tmp, recovered=False):
         "information_boundary": {
             "sandbox": start["sandbox"], "network": adapters.get("network"), "staged": _last(events, "staged") or [],
             "worker_env_keys": adapters.get("worker_env_keys", []),
-            "never_staged": ["engine/" + m for m in NEVER_STAGED],
+            "never_staged": list(NEVER_STAGED_PATHS),
             "model_calls": "made by the host controller; the worker holds no keys and sees no ledger"},
         "sandbox": _sandbox_info(events),
         "service": (end_event or {}).get("service"),
@@ -621,6 +681,25 @@ def assemble(tmp, recovered=False):
                 "host_preflight": start.get("host_preflight")}
     return write_attempt(tmp, content, volatile, transcript_doc(start["attempt_id"], steps, summary), receipts,
                          retained=retained)
+
+
+def _complete_ledger(ledger, steps):
+    """A dead host's half-done settlements booked (Ledger.complete, from the journal's answered calls) and
+    ledger.jsonl made exactly the entries, in one rename: a record is never written over a ledger whose charge has
+    no release, or an answer the ledger never charged. A `recover` killed here leaves the old file or the new one;
+    run again, it completes the same entries."""
+    answered = {s["call"]["index"]: s["call"] for s in steps if s.get("role") == "model"
+                and isinstance(s.get("call"), dict) and "micro_usd" in s["call"]}
+    path = ledger.path
+    ledger.path = None  # booked in memory, then the whole file replaced
+    ledger.complete(answered)
+    ledger.path = path
+    with open(path, "rb") as fh:
+        on_disk = fh.read()
+    if on_disk != b"".join(engine.canonical_json(e) + b"\n" for e in ledger.entries):
+        ledger.rewrite()
+        fsync_dir(os.path.dirname(path))
+    boundary("recover:after-ledger")
 
 
 def _project_ref(entry):

@@ -18,6 +18,7 @@ import engine
 from engine._batch import MAX_BATCH_BYTES
 
 from ._channel import ChannelTimeout, ProtocolError
+from ._crash import boundary
 from ._deadline import call_with_deadline
 from ._errors import BudgetHalt, CacheMiss, CallTimeout, CapacityError, SamplerError, SandboxError
 from ._journal import plain
@@ -358,16 +359,21 @@ class Controller:
         self._failures = 0
         self._reports += 1
         with critical():  # the charge and the transcript's step that shows it: a stop lands before or after both
-            charge = self.ledger.settle(call, completion.tokens_in, completion.tokens_out,
-                                        "cache hit" if completion.cached else completion.stop_reason,
-                                        free=completion.cached, cached_in=completion.cache_hit_tokens,
-                                        cpu_ms=completion.cpu_ms)
+            note = "cache hit" if completion.cached else completion.stop_reason
+            charge = self.ledger.charge_for(call, completion.tokens_in, completion.tokens_out, note,
+                                            free=completion.cached, cached_in=completion.cache_hit_tokens,
+                                            cpu_ms=completion.cpu_ms)
+            # The step first (it writes ahead, like a batch's intent): a host that dies before the ledger books
+            # the charge leaves the answer's figures in the journal, and `recover` books them (Ledger.complete).
             self.step("model", completion.text, call={
                 "index": call, "request_sha256": prepared.request_sha256, "tokens_in": completion.tokens_in,
                 "tokens_out": completion.tokens_out, "prompt_cache_hit_tokens": charge["cached_tokens_in"],
                 "micro_usd": charge["micro_usd"], "cached": completion.cached, "stop_reason": completion.stop_reason,
                 **({"cpu_ms": charge["cpu_ms"]} if "cpu_ms" in charge else {}),
                 **({"backoff_ms": backoff} if backoff else {})})
+            boundary("call:after-step")
+            self.ledger.settle(call, completion.tokens_in, completion.tokens_out, note, free=completion.cached,
+                               cached_in=completion.cache_hit_tokens, cpu_ms=completion.cpu_ms)
         return {"type": "completion", "text": completion.text}
 
     def _call(self, call, prepared, seconds):

@@ -94,28 +94,41 @@ def call_rows(record, transcript) -> list:
     return rows
 
 
+def attempt_folders(attempts_dir) -> list:
+    """The attempt folders (holding a record.json) of an attempts folder: its own, then those of each pilot folder
+    in it (`pilot/`, or a subfolder holding pilot.json: `fundbook-launch pilot` writes its attempts there, and
+    pilot.json last, so a pilot cut short is still read), sorted by path."""
+    out = []
+    for name in sorted(os.listdir(attempts_dir)):
+        folder = os.path.join(attempts_dir, name)
+        if os.path.isfile(os.path.join(folder, "record.json")):
+            out.append(folder)
+        elif os.path.isdir(folder) and (name == "pilot" or os.path.isfile(os.path.join(folder, "pilot.json"))):
+            out.extend(os.path.join(folder, n) for n in sorted(os.listdir(folder))
+                       if os.path.isfile(os.path.join(folder, n, "record.json")))
+    return out
+
+
 def records_in(attempts_dir) -> list:
-    """Every attempt folder's record, verified (and bound to the folder's project ledger when it holds one):
-    [(record, transcript)] sorted by attempt id."""
+    """Every attempt folder's record (pilot attempts included), verified (and bound to the folder's project ledger
+    when it holds one): [(record, transcript)] sorted by attempt id."""
     from ._project import LEDGER_NAME, ProjectLedger
     out = []
     if not os.path.isdir(attempts_dir):
         return out
     book = ProjectLedger(attempts_dir) if os.path.exists(os.path.join(attempts_dir, LEDGER_NAME)) else None
-    for name in sorted(os.listdir(attempts_dir)):
-        path = os.path.join(attempts_dir, name, "record.json")
-        if not os.path.isfile(path):
-            continue
+    for folder in attempt_folders(attempts_dir):
+        path = os.path.join(folder, "record.json")
         record = verify_attempt(path)["record"]
         c = record["content"]
         if book is not None and (c["label"] == "model" or book.authorised(c["claim"]["id"]) is not None):
             bind(record, path, attempts_dir)  # a paid attempt, or one this project issued: as settled
-        out.append((record, read_json(os.path.join(attempts_dir, name, record["content"]["transcript"]["path"]),
-                                      "transcript")))
+        out.append((record, read_json(os.path.join(folder, record["content"]["transcript"]["path"]), "transcript")))
     return sorted(out, key=lambda pair: pair[0]["content"]["attempt_id"])
 
 
-def write_tables(attempts_dir, out_dir) -> dict:
+def write_tables(attempts_dir, out_dir, counts=None) -> dict:
+    """{name: (path, rows)}; `counts` (a dict), if given, gets the number of pilot attempts exported ("pilot")."""
     if not os.path.isdir(out_dir):
         raise InputError(f"--out-dir {out_dir}: no such directory")
     pairs = records_in(attempts_dir)
@@ -126,6 +139,8 @@ def write_tables(attempts_dir, out_dir) -> dict:
             calls.extend(call_rows(r, t))
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise InputError(f"{r['content'].get('attempt_id')}: transcript.json: malformed ({type(exc).__name__}: {exc})")
+    if counts is not None:
+        counts["pilot"] = sum(1 for row in attempts if row["role"] == "pilot")
     paths, tmps = {}, []
     try:  # both tables to temporary files, then both renamed: never one new table beside an old one
         for name, rows, schema in (("attempts.parquet", attempts, ATTEMPTS), ("calls.parquet", calls, CALLS)):
@@ -144,11 +159,11 @@ def write_tables(attempts_dir, out_dir) -> dict:
     return paths
 
 
-def check_tables(attempts_dir, out_dir) -> dict:
+def check_tables(attempts_dir, out_dir, counts=None) -> dict:
     """Export into a scratch folder and require out_dir's tables to be those bytes (records verified on the way)."""
     import tempfile
     with tempfile.TemporaryDirectory() as scratch:
-        made = write_tables(attempts_dir, scratch)
+        made = write_tables(attempts_dir, scratch, counts)
         out = {}
         for name, (path, rows) in sorted(made.items()):
             published = os.path.join(out_dir, name)

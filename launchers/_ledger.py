@@ -11,12 +11,20 @@ out, a host that died -- stays an unresolved liability, forever counted
 against its cap. Entries are appended to a file as they happen (flushed and
 fsynced) and hash-chained, so a crash leaves an honest ledger and an edit is
 visible.
+
+A settlement is two entries, so a host can die between them (the boundary
+`settle:after-charge`): a charge whose release was never written. The
+release is fully determined by the reservation and the charge, so `recover`
+completes it (`complete`), as it books the charge of an answer the journal
+already shows (the controller journals the answer's step first, with the
+charge `charge_for` computes, then settles: boundary `call:after-step`).
 """
 
 import os
 
 from engine import canonical_json, content_sha256
 
+from ._crash import boundary
 from ._errors import BudgetHalt, InputError
 from ._jsonfile import read_lines
 from ._prices import call_cost, format_usd
@@ -47,6 +55,7 @@ class Ledger:
         self.path = path
         self.entries = []
         self._open = {}  # (account, call) -> its reservation entry, until settled
+        self.torn = False  # the file had a torn last line (dropped), set by load_ledger
 
     # -- chain -------------------------------------------------------------------
     @property
@@ -122,21 +131,39 @@ class Ledger:
         self._open[("inference", call)] = entry
         return entry
 
-    def settle(self, call, tokens_in, tokens_out, note="", free=False, cached_in=0, cpu_ms=None):
-        """Charge the call's actual usage and release the rest of its reservation (`cpu_ms`: the host CPU
-        time of a call run in this process, recorded with the charge)."""
-        reservation = self._open.pop(("inference", call), None)
-        if reservation is None:
+    def charge_for(self, call, tokens_in, tokens_out, note="", free=False, cached_in=0, cpu_ms=None):
+        """What `settle` will charge for this call (micro_usd, tokens, cached_tokens_in, note, cpu_ms), written
+        nowhere: the controller journals the answer's step with it before the ledger books it."""
+        if ("inference", call) not in self._open:
             raise InputError(f"ledger: call {call} has no open reservation")
         if free:
             tokens_in = tokens_out = cached_in = 0
             cpu_ms = None
         cached_in = max(0, min(cached_in, tokens_in))
-        cost = call_cost(self.price, tokens_in, tokens_out, cached_in)
-        charge = self._append("charge", "inference", call, cost, tokens_in, tokens_out, note, cached_in, cpu_ms)
-        self._append("release", "inference", call, max(0, reservation["micro_usd"] - cost),
-                     max(0, reservation["tokens_in"] - tokens_in), max(0, reservation["tokens_out"] - tokens_out))
+        out = {"micro_usd": call_cost(self.price, tokens_in, tokens_out, cached_in), "tokens_in": tokens_in,
+               "tokens_out": tokens_out, "cached_tokens_in": cached_in, "note": note}
+        if cpu_ms is not None:
+            out["cpu_ms"] = cpu_ms
+        return out
+
+    def settle(self, call, tokens_in, tokens_out, note="", free=False, cached_in=0, cpu_ms=None):
+        """Charge the call's actual usage and release the rest of its reservation (`cpu_ms`: the host CPU
+        time of a call run in this process, recorded with the charge)."""
+        c = self.charge_for(call, tokens_in, tokens_out, note, free, cached_in, cpu_ms)
+        reservation = self._open.pop(("inference", call))
+        charge = self._append("charge", "inference", call, c["micro_usd"], c["tokens_in"], c["tokens_out"], note,
+                              c["cached_tokens_in"], c.get("cpu_ms"))
+        if self.path is not None:  # a ledger being written (not verify's re-booking in memory)
+            boundary("settle:after-charge")
+        self._release(reservation, charge)
         return charge
+
+    def _release(self, reservation, charge):
+        """The rest of a reservation once its charge is booked: a function of the two entries alone."""
+        return self._append("release", reservation["account"], reservation["call"],
+                            max(0, reservation["micro_usd"] - charge["micro_usd"]),
+                            max(0, reservation["tokens_in"] - charge["tokens_in"]),
+                            max(0, reservation["tokens_out"] - charge["tokens_out"]))
 
     def mark_unresolved(self, call, reason, account="inference"):
         """A reservation that will not settle here: it stays a liability."""
@@ -166,11 +193,53 @@ class Ledger:
             return None
         cost = min(reservation["micro_usd"], seconds * self.sandbox_rate)
         charge = self._append("charge", "sandbox", SANDBOX_CALL, cost, note="sandbox compute")
-        self._append("release", "sandbox", SANDBOX_CALL, reservation["micro_usd"] - cost)
+        if self.path is not None:
+            boundary("settle:after-sandbox-charge")
+        self._release(reservation, charge)
         return charge
 
     def has_open_sandbox(self):
         return ("sandbox", SANDBOX_CALL) in self._open
+
+    # -- recovery -------------------------------------------------------------------
+    def complete(self, answered):
+        """Finish the settlements a dead host left half done; returns how many entries were added.
+
+        A charge without its release (the host died at `settle:after-charge`): its release is booked, as settle
+        would have. `answered`: the journal's answered calls ({call: the step's call dict}); one whose
+        reservation is still open (the host died at `call:after-step`) is settled from the step's own figures,
+        and must charge what the step says. Deterministic, so a `recover` killed part way and run again
+        completes the same entries."""
+        before = len(self.entries)
+        last = {}
+        for e in self.entries:
+            last[(e["account"], e["call"])] = e
+        for key, e in sorted(last.items()):
+            if e["kind"] == "charge":
+                reservation = next(r for r in self.entries if r["kind"] == "reserve"
+                                   and (r["account"], r["call"]) == key)
+                self._release(reservation, e)
+        for call, step in sorted(answered.items()):
+            if ("inference", call) not in self._open:
+                continue
+            free = step.get("cached") is True
+            charge = self.settle(call, step.get("tokens_in", 0), step.get("tokens_out", 0),
+                                 "cache hit" if free else step.get("stop_reason", ""), free=free,
+                                 cached_in=step.get("prompt_cache_hit_tokens", 0), cpu_ms=step.get("cpu_ms"))
+            if charge["micro_usd"] != step.get("micro_usd"):
+                raise InputError(f"ledger: call {call}: the journal's step says {step.get('micro_usd')} micro-USD, "
+                                 f"the ledger's rules charge {charge['micro_usd']}")
+        return len(self.entries) - before
+
+    def rewrite(self):
+        """The ledger's file as exactly its entries (a torn tail gone), put in place in one rename."""
+        tmp = self.path + ".tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(b"".join(canonical_json(e) + b"\n" for e in self.entries))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.path)
+        self.torn = False
 
 
 def load_ledger(path, claim_sha256, cap_micro_usd, cap_tokens, price, tolerate_torn_tail=False,
@@ -181,7 +250,7 @@ def load_ledger(path, claim_sha256, cap_micro_usd, cap_tokens, price, tolerate_t
     it is dropped (its reservation, if any earlier line made one, stays open)."""
     ledger = Ledger(claim_sha256, cap_micro_usd, cap_tokens, price, cap_sandbox_micro_usd=cap_sandbox_micro_usd,
                     sandbox_rate=sandbox_rate)
-    lines, _ = read_lines(path, "ledger", torn_tail=tolerate_torn_tail)
+    lines, torn = read_lines(path, "ledger", torn_tail=tolerate_torn_tail)
     for i, (number, entry) in enumerate(lines):
         body = {k: v for k, v in entry.items() if k != "hash"} if isinstance(entry, dict) else {}
         if body.get("seq") != i or body.get("prev_hash") != ledger.head["hash"] or content_sha256(body) != entry.get("hash"):
@@ -200,4 +269,5 @@ def load_ledger(path, claim_sha256, cap_micro_usd, cap_tokens, price, tolerate_t
         elif entry["kind"] == "charge":
             ledger._open.pop(key, None)
     ledger.path = path
+    ledger.torn = bool(torn)
     return ledger

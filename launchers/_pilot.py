@@ -35,11 +35,40 @@ CRITERIA = {"validity_min_bps": 8000, "failures_max_bps": 1000, "cost_tolerance_
 BPS = 10000
 
 
-def terms(estimates, tokens_in, tokens_out, calls_per_checkpoint, required=True) -> dict:
-    """The freeze's `pilot` block. `estimates`: {model: expected micro-USD of one attempt (`budget`)}."""
-    return {"required": required, "criteria": dict(CRITERIA),
-            "estimate": {"tokens_in": tokens_in, "tokens_out": tokens_out, "calls_per_checkpoint": calls_per_checkpoint,
-                         "expected_micro_usd": dict(sorted(estimates.items()))}}
+def terms(estimates, tokens_in, tokens_out, calls_per_checkpoint, required=True, spend_cap=None) -> dict:
+    """The freeze's `pilot` block. `estimates`: {model: expected micro-USD of one attempt (`budget`)};
+    `spend_cap`: the most the whole pilot may commit, inference and sandbox together (micro-USD)."""
+    out = {"required": required, "criteria": dict(CRITERIA),
+           "estimate": {"tokens_in": tokens_in, "tokens_out": tokens_out, "calls_per_checkpoint": calls_per_checkpoint,
+                        "expected_micro_usd": dict(sorted(estimates.items()))}}
+    if spend_cap is not None:
+        out["spend_cap_micro_usd"] = spend_cap
+    return out
+
+
+def projection(pilot_terms, model, claims) -> dict:
+    """What the pilot may spend before it runs: the expected figure (the freeze's estimate per attempt) and the
+    worst case (its claims' inference and sandbox caps: no attempt can commit more than its claim), against the
+    frozen pilot spend cap."""
+    expected = pilot_terms["estimate"]["expected_micro_usd"].get(model)
+    return {"attempts": len(claims), "expected_micro_usd": None if expected is None else expected * len(claims),
+            "worst_case_micro_usd": sum(c["cap_micro_usd"] + c.get("cap_sandbox_micro_usd", 0) for c in claims),
+            "cap_micro_usd": pilot_terms.get("spend_cap_micro_usd")}
+
+
+def check_spend(spend, confirmed, where="pilot"):
+    """Refuse a pilot whose worst case passes the frozen pilot cap, or one run without confirming its worst case
+    (`--confirm-spend`, at least that figure); before any claim is consumed."""
+    from ._prices import format_usd
+    worst, cap = spend["worst_case_micro_usd"], spend["cap_micro_usd"]
+    told = (f"{spend['attempts']} attempts, expected {format_usd(spend['expected_micro_usd'] or 0)}, at most "
+            f"{format_usd(worst)} (their claims' inference and sandbox caps)")
+    if cap is not None and worst > cap:
+        raise FreezeRefused(f"{where}: {told}: over the frozen pilot spend cap of {format_usd(cap)} (authorise smaller "
+                            f"claims, or record a deviation of pilot.spend_cap_micro_usd)")
+    if worst > 0 and (confirmed is None or confirmed < worst):
+        raise FreezeRefused(f"{where}: {told}; confirm the projected spend with --confirm-spend {worst}"
+                            + (f" (you confirmed {confirmed})" if confirmed is not None else ""))
 
 
 def _bps(part, whole):
@@ -117,12 +146,16 @@ def effective_terms(doc, entries, where):
     return dict(block, required=required)
 
 
-def content(freeze_doc, entries, freeze_path, model, family, seeds, folder, records) -> dict:
+def content(freeze_doc, entries, freeze_path, model, family, seeds, folder, records, confirmed=None) -> dict:
+    """pilot.json's content; `confirmed`: the spend the operator confirmed (`--confirm-spend`), kept beside the
+    projection recomputed from the records' claims."""
     pilot_terms = effective_terms(freeze_doc, entries, freeze_path)
     figs = figures(records)
     crit = judge(figs, pilot_terms, model)
+    spend = dict(projection(pilot_terms, model, [r["content"]["claim"] for r in records]),
+                 confirmed_micro_usd=confirmed)
     return {"freeze_sha256": freeze_doc["content_sha256"], "model": model, "family": family, "seeds": list(seeds),
-            "terms": pilot_terms, "attempts": [
+            "terms": pilot_terms, "spend": spend, "attempts": [
                 {"attempt_id": r["content"]["attempt_id"], "folder": name, "record_content_sha256": r["content_sha256"],
                  "status": r["content"]["termination"]["status"]} for name, r in zip(folder, records)],
             "figures": figs, "criteria": crit,
@@ -177,11 +210,18 @@ def check(pilot_path, freeze_doc, entries, freeze_path) -> dict:
             raise FreezeRefused(f"{pilot_path}: attempts[{i}]: {folder} is not a pilot attempt under this freeze")
         records.append(record)
         folders.append(folder)
+    confirmed = (body.get("spend") or {}).get("confirmed_micro_usd")
     again = content(freeze_doc, entries, freeze_path, body.get("model"), body.get("family"), body.get("seeds") or [],
-                    folders, records)
+                    folders, records, confirmed if isinstance(confirmed, int) and not isinstance(confirmed, bool)
+                    else None)
     if again != body:
         differs = next(k for k in sorted(set(again) | set(body)) if again.get(k) != body.get(k))
         raise FreezeRefused(f"{pilot_path}: {differs}: not what the pilot's records give")
+    try:
+        check_spend(again["spend"], again["spend"]["confirmed_micro_usd"], pilot_path)
+    except FreezeRefused as exc:
+        raise FreezeRefused(f"{exc.format_message()} (a pilot run past its cap or unconfirmed does not "
+                            f"count)") from None
     return doc
 
 

@@ -12,7 +12,8 @@ from ._adapters import PAID_SAMPLERS, make_sampler_factory, make_sandbox_factory
 from ._attempt import execute
 from ._controller import Limits
 from ._errors import InputError
-from ._pilot import content, write
+from ._claims import read_claim
+from ._pilot import check_spend, content, effective_terms, projection, write
 from ._record import read_record
 
 
@@ -49,9 +50,11 @@ def local_sampler(plan, model_file, cache_path):
 
 def run(*, freeze_path, claims, seeds, family, model, out_dir, prices, state=None, project=None, cache_path=None,
         make_sampler=None, make_sandbox=None, command_line=None, host=None, environ=None, sleep=None,
-        model_file=None) -> dict:
+        model_file=None, confirm_spend=None) -> dict:
     """One pilot attempt per (claim, seed) of the frozen configuration, then pilot.json in `out_dir`.
-    `model_file`: the GGUF file of a frozen llama-cpp configuration."""
+    `model_file`: the GGUF file of a frozen llama-cpp configuration. `confirm_spend`: the operator's confirmation
+    of the projected worst case (refused, before any claim is consumed, when it is missing or short, or when the
+    worst case passes the frozen pilot spend cap)."""
     doc, entries = _freeze.load(freeze_path)
     plan = frozen_run(doc, entries)
     if len(claims) != len(seeds) or not claims:
@@ -70,6 +73,8 @@ def run(*, freeze_path, claims, seeds, family, model, out_dir, prices, state=Non
         raise InputError("--seed: each pilot seed once")
     if os.path.exists(out_dir) and (not os.path.isdir(out_dir) or os.listdir(out_dir)):
         raise InputError(f"--out {out_dir}: exists and is not empty (a pilot writes a new folder)")
+    spend = projection(effective_terms(doc, entries, freeze_path), model, [read_claim(c)["claim"] for c in claims])
+    check_spend(spend, confirm_spend)
     limits, sampler_name, sandbox_name = plan["limits"], plan["sampler"], plan["sandbox"]
     if model_file is not None and sampler_name != "llama-cpp":
         raise InputError(f"--model-file: the freeze runs the {sampler_name} sampler, not llama-cpp")
@@ -93,5 +98,5 @@ def run(*, freeze_path, claims, seeds, family, model, out_dir, prices, state=Non
                 sleep=sleep)
         folders.append(folder)
         records.append(read_record(os.path.join(out_dir, folder, "record.json")))
-    body = content(doc, entries, freeze_path, model, family, seeds, folders, records)
+    body = content(doc, entries, freeze_path, model, family, seeds, folders, records, confirm_spend)
     return write(os.path.join(out_dir, "pilot.json"), body, records)

@@ -17,7 +17,11 @@ import subprocess
 import engine
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CODE_TREES = ("engine", "launchers")
+# Every module an attempt's behaviour depends on, by its path: the layers it runs (engine, builders, launchers),
+# the experiment layer whose model arms run attempts, and the command lines (fundbook/cli: the launch CLI and the
+# error and rendering layer it shares; a folder, so a key holds no dot and a deviation can name it). The freeze
+# records each one's git tree id and refuses an attempt where one differs; the keys are its list of what it covers.
+CODE_TREES = ("engine", "builders", "launchers", "experiments", "fundbook/cli")
 RUNS = os.path.join(REPO, "runs")
 
 

@@ -17,7 +17,10 @@ import engine
 
 TOOL_MODULES = ("_batch", "_book", "_canon", "_errors", "_packet", "_report", "_rules", "_settle", "_tools", "_units")
 NEVER_STAGED = ("_baselines", "_candidate", "_episodes", "_families", "_fixtures", "_grade", "_mutations",
-                "_records", "_reference", "_replay", "_run", "_runtime", "_session", "_world", "cli", "episodes")
+                "_records", "_reference", "_replay", "_run", "_runtime", "_session", "_world", "episodes")
+# What a record names as never staged: those engine modules, and the command lines and experiment layer outside
+# the engine (the CLI moved from engine/cli to fundbook/cli; a name here is a path that exists, checked by a test).
+NEVER_STAGED_PATHS = tuple("engine/" + m for m in NEVER_STAGED) + ("fundbook/cli", "experiments")
 ENGINE_DIR = os.path.dirname(engine.__file__)
 WORKER_DIR = os.path.join(os.path.dirname(__file__), "worker")
 DESKTOOLS_INIT = b'"""The desk calculation tools, copied from the engine: they read a packet and nothing else."""\n'

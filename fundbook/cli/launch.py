@@ -231,6 +231,10 @@ def with_run_options(fn):
               help="The pilot's cost estimate: opening prompt tokens of a checkpoint (as `budget --tokens-in`).")
 @click.option("--estimate-tokens-out", type=TOKENS, default=600, show_default=True,
               help="The pilot's cost estimate: output tokens per call.")
+@click.option("--max-resumes", type=click.IntRange(0, 100), default=0, show_default=True,
+              help="The intervention policy's enforced part: continuations (--resume-from) allowed per attempt.")
+@click.option("--pilot-cap-micro-usd", type=CAP, default=None,
+              help="The most the whole pilot may commit, inference and sandbox (default: the project's caps).")
 @click.option("--estimate-calls-per-checkpoint", type=PER_CHECKPOINT, default=3, show_default=True,
               help="The pilot's cost estimate: calls a checkpoint.")
 @local_model_options
@@ -238,8 +242,8 @@ def with_run_options(fn):
 @prices_option
 def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd, cap_tokens, cap_sandbox_micro_usd,
            project_cap_micro_usd, project_cap_sandbox_micro_usd, intervention_policy, estimate_tokens_in,
-           estimate_tokens_out, estimate_calls_per_checkpoint, model_file, threads, threads_batch, sandbox_name,
-           worker_seconds, call_deadline, max_tokens, max_calls, horizon, temperature_milli, sampling_seed, prices):
+           estimate_tokens_out, estimate_calls_per_checkpoint, max_resumes, pilot_cap_micro_usd, model_file, threads,
+           threads_batch, sandbox_name, worker_seconds, call_deadline, max_tokens, max_calls, horizon, temperature_milli, sampling_seed, prices):
     """Write freeze.json before the first paid call: code, prompt, schema, engine, config, models, prices, caps, and
     the pilot's criteria and cost estimate (a confirmatory attempt needs a passing pilot)."""
     from launchers import _freeze, _pilot
@@ -286,8 +290,10 @@ def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd
         caps={"claim_micro_usd": cap_micro_usd, "claim_tokens": cap_tokens,
               "claim_sandbox_micro_usd": cap_sandbox_micro_usd, "project_micro_usd": project_cap_micro_usd,
               "project_sandbox_micro_usd": project_cap_sandbox_micro_usd},
-        intervention_policy=intervention_policy,
-        pilot=_pilot.terms(estimates, estimate_tokens_in, estimate_tokens_out, estimate_calls_per_checkpoint))
+        intervention_policy=intervention_policy, intervention={"max_resumes": max_resumes},
+        pilot=_pilot.terms(estimates, estimate_tokens_in, estimate_tokens_out, estimate_calls_per_checkpoint,
+                           spend_cap=project_cap_micro_usd + project_cap_sandbox_micro_usd
+                           if pilot_cap_micro_usd is None else pilot_cap_micro_usd))
     doc = _freeze.write_freeze(out_path, body)
     click.echo(f"freeze {doc['content_sha256'][:12]} ({doc['frozen_at']}): {', '.join(models)} on "
                f"{', '.join(sorted(families))} seeds {', '.join(str(s) for s in sorted(seeds))}, config "
@@ -435,10 +441,13 @@ def execute(claim_path, out, family, seed, split, model, sampler_name, cache_pat
               help="Decision cache recording every answer (as execute --cache).")
 @click.option("--model-file", type=click.Path(dir_okay=False), default=None,
               help="A frozen llama-cpp configuration: its GGUF file (checked against the frozen sha256).")
+@click.option("--confirm-spend", type=CAP, default=None,
+              help="Confirm the pilot's projected worst case (micro-USD, its claims' caps): required when above 0.")
 @prices_option
 @state_option
 @project_option
-def pilot(freeze_path, claims, seeds, family, model, out_dir, cache_path, model_file, prices, state, project):
+def pilot(freeze_path, claims, seeds, family, model, out_dir, cache_path, model_file, confirm_spend, prices, state,
+          project):
     """Run the pilot: one attempt of the frozen configuration per seed, judged from the records against the
     freeze's criteria (validity, failures, cost against the estimate, budget halts); writes pilot.json.
 
@@ -450,8 +459,13 @@ def pilot(freeze_path, claims, seeds, family, model, out_dir, cache_path, model_
     out_dir = out_dir or os.path.dirname(_pilot.default_path(freeze_path))
     doc = _pilot_run.run(freeze_path=freeze_path, claims=list(claims), seeds=list(seeds), family=family, model=model,
                      out_dir=out_dir, prices=load_prices(prices), state=state, project=project, cache_path=cache_path,
-                     command_line=command_line(), model_file=model_file)
+                     command_line=command_line(), model_file=model_file, confirm_spend=confirm_spend)
     body = doc["content"]
+    spend = body["spend"]
+    click.echo(f"spend: at most {format_usd(spend['worst_case_micro_usd'])} confirmed "
+               f"({format_usd(spend['confirmed_micro_usd'] or 0)}), pilot cap "
+               f"{format_usd(spend['cap_micro_usd']) if spend['cap_micro_usd'] is not None else '-'}; committed "
+               f"{format_usd(body['figures']['committed_micro_usd'])}")
     for c in body["criteria"]:
         click.echo(f"{c['result']} {c['criterion']:<13} {c['value'] if c['value'] is not None else '-':>6}  {c['rule']}")
     lat = doc["volatile"]["latency"]
@@ -542,7 +556,9 @@ def ledger(project, attempts_dir):
     problems = reconcile(book, paid)
     for problem in problems:
         click.echo(f"MISMATCH {problem}")
-    click.echo(f"reconciled with {len(paid)} attempt records: {'ok' if not problems else f'{len(problems)} problems'}")
+    pilots = sum(1 for r in paid if r["content"].get("role") == "pilot")
+    click.echo(f"reconciled with {len(paid)} attempt records ({pilots} pilot, {len(paid) - pilots} confirmatory or "
+               f"other): {'ok' if not problems else f'{len(problems)} problems'}")
     return 1 if problems else 0
 
 
@@ -555,12 +571,16 @@ def ledger(project, attempts_dir):
 def export(attempts_dir, out_dir, check):
     """Write attempts.parquet and calls.parquet (verified records only) beside the runs' tables."""
     from launchers._export import check_tables, write_tables
+    counts = {}
+
+    def pilots(name):  # the pilot's attempts are exported too (role "pilot"), and counted as such
+        return f" ({counts['pilot']} pilot attempts)" if name == "attempts.parquet" else ""
     if check:
-        for name, (path, rows) in sorted(check_tables(attempts_dir, out_dir).items()):
-            click.echo(f"ok      {path}: the export of the {rows} verified rows, byte for byte")
+        for name, (path, rows) in sorted(check_tables(attempts_dir, out_dir, counts).items()):
+            click.echo(f"ok      {path}: the export of the {rows} verified rows{pilots(name)}, byte for byte")
         return
-    for name, (path, rows) in sorted(write_tables(attempts_dir, out_dir).items()):
-        click.echo(f"{path}: {rows} rows")
+    for name, (path, rows) in sorted(write_tables(attempts_dir, out_dir, counts).items()):
+        click.echo(f"{path}: {rows} rows{pilots(name)}")
 
 
 @cli.command()

@@ -146,3 +146,14 @@ def test_a_whole_attempt_leaks_no_key_and_no_gold(monkeypatch, run_attempt):
         for value in SECRETS.values():
             assert value not in text, (name, value)
     assert set(record["content"]["information_boundary"]["worker_env_keys"]).isdisjoint(SECRETS)
+
+
+def test_every_never_staged_name_is_a_path_that_exists(run_attempt):
+    """Held back: records named `engine/cli` as never staged, a module that had moved to fundbook/cli."""
+    from launchers._staging import NEVER_STAGED_PATHS
+    from .conftest import REPO
+    record, _ = run_attempt(horizon=6)
+    names = record["content"]["information_boundary"]["never_staged"]
+    assert names == list(NEVER_STAGED_PATHS) and "fundbook/cli" in names and "engine/cli" not in names
+    for name in names:
+        assert os.path.exists(os.path.join(REPO, name + ".py")) or os.path.isdir(os.path.join(REPO, name)), name

@@ -151,6 +151,7 @@ def test_the_criteria_are_the_run_protocols(figs, failed):
 def test_the_estimate_is_frozen_with_the_criteria(study):
     doc, entries = _freeze.load(study["freeze"])
     assert doc["content"]["pilot"] == {"required": True, "criteria": _pilot.CRITERIA, "estimate": {
-        "tokens_in": 8000, "tokens_out": 600, "calls_per_checkpoint": 3, "expected_micro_usd": {"mock": 0}}}
+        "tokens_in": 8000, "tokens_out": 600, "calls_per_checkpoint": 3, "expected_micro_usd": {"mock": 0}},
+        "spend_cap_micro_usd": 0}  # default: the project's caps (0 + 0 here)
     with pytest.raises(FreezeRefused, match="no pilot"):
         _pilot.require(study["freeze"], doc, entries)

@@ -28,7 +28,7 @@ def _spec(name, other, max_n):
 def folder(tmp_path, monkeypatch, arm):  # noqa: F811
     """A study over a 3-world commitment: the do-nothing desk against do-nothing and shortest-cheapest."""
     monkeypatch.setattr(study, "ROOT", str(tmp_path))
-    monkeypatch.setattr(sweep_mod, "_check_feasibility", lambda out, eid: None)  # the pilot is tested on its own
+    monkeypatch.setattr(sweep_mod, "_check_feasibility", lambda out, eid, *made: None)  # the pilot is tested on its own
     commitment = heldout.commit(SECRET, ["FUND_01", "FUND_02"], 3, date="2026-12-01")
     root = tmp_path / "study"
     (root / "sweep").mkdir(parents=True)
