@@ -11,29 +11,26 @@ the verify (site/assets/desk/practitioner.js) checks each one against the
 record it rebuilds from the re-executed submission.
 """
 
-import html
-import json
 from pathlib import Path
 
+from builders.practitioners import published_records
+from builders.site.escape import escape as esc
+from builders.site.escape import front_matter
 from builders.site.figures import Figures
 
 FILES = ("record.json", "receipts.json", "submission.json")
 
 
 def load_records(runs_dir: Path) -> list:
-    """[(attempt id, record)] of runs_dir/practitioners/*/record.json, in id order (a folder without one is skipped)."""
-    root = Path(runs_dir) / "practitioners"
-    if not root.is_dir():
-        return []
-    out = []
-    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        if all((folder / name).is_file() for name in FILES):
-            out.append((folder.name, json.loads((folder / "record.json").read_text(encoding="utf-8"))))
-    return out
+    """[(attempt id, record)] of runs_dir/practitioners/*/, in id order, each held to the importer's own checks
+    (builders/practitioners/_published.py): engine.InputError, one line naming the file and the field, otherwise."""
+    return published_records(str(runs_dir))
 
 
 def _ms(ms) -> str:
-    s = int(ms) // 1000
+    if type(ms) is not int:  # never for a checked record; shown as it is (escaped) rather than a traceback
+        return str(ms)
+    s = ms // 1000
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
@@ -41,22 +38,21 @@ def page(attempt, record) -> str:
     """The record's page as Markdown with HTML blocks (the site renders it; the tests' stand-in site too)."""
     c = record["content"]
     fig = Figures({"content": c, "record": record})
-    esc = html.escape
+    # Every record value below is a figure (escaped by Figures) or passes through `esc` (the site's escape: HTML,
+    # Markdown and line breaks as character references); front matter is written by a YAML writer.
     term = c["termination"]
     result = c.get("result")
-    rows = "".join(f"<tr><td>{i + 1}</td><td>{fig(['content', 'clock', 'per_checkpoint_ms', i])} ms</td><td>{_ms(ms)}</td></tr>"
+    rows = "".join(f"<tr><td>{i + 1}</td><td>{fig(['content', 'clock', 'per_checkpoint_ms', i])} ms</td><td>{esc(_ms(ms))}</td></tr>"
                    for i, ms in enumerate(c["clock"]["per_checkpoint_ms"]))
-    pauses = "".join(f"<li>checkpoint {p['checkpoint']}: {_ms(p['ms'])} ({esc(p['reason'])})</li>" for p in c["clock"]["pauses"])
+    pauses = "".join(f"<li>checkpoint {esc(p['checkpoint'])}: {esc(_ms(p['ms']))} ({esc(p['reason'])})</li>" for p in c["clock"]["pauses"])
     outcome = (f"<p>Status {fig(['content', 'result', 'status'])} · verdict {fig(['content', 'result', 'verdict'], 'verdict')} · "
                f"score {fig(['content', 'result', 'score'], 'score')}</p>" if result else
                "<p>Not finalised: the participant stopped before the end, so the run has no grade. Its batches and receipts "
                "are kept: leaving abandoned attempts out would distort the result.</p>")
     files = " · ".join(f'<a href="../../runs/practitioners/{esc(attempt)}/{name}">{name}</a>' for name in FILES)
-    body = f"""---
-title: "Practitioner attempt {attempt}"
-description: "A practitioner run of {c['task']['instance_id']}: {term['status']}."
----
-
+    meta = front_matter({"title": f"Practitioner attempt {attempt}",
+                         "description": f"A practitioner run of {c['task']['instance_id']}: {term['status']}."})
+    body = meta + f"""
 # Practitioner attempt
 
 <div class="fb-practitioner">
@@ -69,8 +65,8 @@ This run is {fig(['content', 'termination', 'status'])} ({fig(['content', 'termi
 <tr><th scope="row">attempt</th><td>{fig(['content', 'attempt_id'])}</td></tr>
 <tr><th scope="row">consent</th><td>version {fig(['content', 'consent', 'version'])}, sha256 {fig(['content', 'consent', 'sha256'])}</td></tr>
 <tr><th scope="row">affordances used</th><td>{fig(['content', 'affordances', 'used'], 'list')} (of {esc(', '.join(c['affordances']['offered']))})</td></tr>
-<tr><th scope="row">task clock</th><td>{_ms(c['clock']['active_ms'])} working, {_ms(c['clock']['paused_ms'])} paused</td></tr>
-<tr><th scope="row">receipts head</th><td>{c['receipts_head']['size']}:{fig(['content', 'receipts_head', 'hash'])}</td></tr>
+<tr><th scope="row">task clock</th><td>{esc(_ms(c['clock']['active_ms']))} working, {esc(_ms(c['clock']['paused_ms']))} paused</td></tr>
+<tr><th scope="row">receipts head</th><td>{esc(c['receipts_head']['size'])}:{fig(['content', 'receipts_head', 'hash'])}</td></tr>
 <tr><th scope="row">engine bundle</th><td>{fig(['content', 'engine', 'bundle_sha256'])} ({fig(['content', 'execution_path'])})</td></tr>
 <tr><th scope="row">files</th><td>{files}</td></tr>
 </tbody></table>

@@ -67,3 +67,46 @@ def json_island(value) -> Markup:
 def plain(value) -> str:
     """`visible` text with lone surrogates replaced, for metadata MkDocs writes itself."""
     return visible(value if isinstance(value, str) else str(value))
+
+
+# Front matter: what a generated page may set. A record value that reached
+# front matter unescaped (a newline, a quote) would set keys of its own
+# (`template: 404.html` replaces the page); the build refuses any page whose
+# front matter is not exactly what a generator writes (hooks.on_files).
+FRONT_MATTER_KEYS = frozenset({"title", "description", "hide"})
+
+
+def front_matter(meta: dict) -> str:
+    """`meta` as a YAML front-matter block, written by a YAML writer: every value is one scalar, quoted and
+    escaped as YAML needs (newlines, quotes, control characters, lone surrogates), whatever a record holds."""
+    import yaml
+    unknown = sorted(set(meta) - FRONT_MATTER_KEYS)
+    if unknown:
+        raise ValueError(f"front matter key {unknown[0]!r} is not one a generated page sets")
+    # Invisible characters and lone surrogates as their code points (as on_page_context shows them anyway): a
+    # YAML reader refuses a lone surrogate, escaped or not.
+    meta = {k: plain(v) if isinstance(v, str) else v for k, v in meta.items()}
+    text = yaml.safe_dump(meta, sort_keys=False, allow_unicode=False, width=float("inf"), default_flow_style=False)
+    return f"---\n{text}---\n"
+
+
+def front_matter_problem(markdown: str):
+    """None, or why the front matter of a generated page is not one a generator writes: it does not parse as
+    MkDocs reads it, sets a key outside FRONT_MATTER_KEYS, or gives title/description as anything but text."""
+    import yaml
+    from mkdocs.utils import meta as mkdocs_meta
+    if not markdown.startswith("---\n"):
+        return "expected a page opening with its front matter"
+    try:
+        _, data = mkdocs_meta.get_data(markdown)
+    except yaml.YAMLError as exc:
+        return f"front matter does not parse ({' '.join(str(exc).split())[:120]})"
+    if not data:
+        return "front matter does not parse as a mapping of title and description"
+    unknown = sorted(set(data) - FRONT_MATTER_KEYS, key=str)
+    if unknown:
+        return f"front matter sets `{str(unknown[0])[:40]}`, which no generator writes (a record value in it unescaped?)"
+    for key in ("title", "description"):
+        if key in data and not isinstance(data[key], str):
+            return f"front matter `{key}` is not one line of text"
+    return None

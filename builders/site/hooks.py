@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # mkdocs runs from .venv/bin; the builders live in the repo
     sys.path.insert(0, str(ROOT))
 
+from engine import InputError  # noqa: E402
 from mkdocs.exceptions import PluginError  # noqa: E402
 from mkdocs.structure.files import File  # noqa: E402
 
@@ -56,7 +57,17 @@ def on_files(files, config):
         generated = pages.generated_pages(pub)
         tables = parquet.exports(pub)
         tables.update(leaderboard.files(pub))  # leaderboard.json and .csv: the home page's rows, published
-    except records.SiteInputError as exc:
+        # practitioner records: a page each (with its verify box) and their files (builders/desk/practitioner_page.py);
+        # a record that fails the importer's own checks is refused here, in one line
+        from builders.desk.practitioner_page import site_files as practitioner_files
+        practitioner = practitioner_files(p["runs"])
+        generated.update({uri: data for uri, data in practitioner.items() if uri.endswith(".md")})
+        tables.update({uri: data for uri, data in practitioner.items() if not uri.endswith(".md")})
+        for uri, text in generated.items():  # no record value sets front matter, whichever generator wrote the page
+            problem = escape.front_matter_problem(text) if uri.endswith(".md") else None
+            if problem:
+                raise records.SiteInputError(f"generated page {uri}: {problem}")
+    except (records.SiteInputError, InputError) as exc:
         raise PluginError(str(exc)) from None
     _state.update(pub=pub, og=p["og"], descriptions={})
     for uri, text in generated.items():
@@ -65,10 +76,6 @@ def on_files(files, config):
         files.append(File.generated(config, uri, content=data))
     for rel in pub.extra_files():
         files.append(File.generated(config, f"runs/{rel}", abs_src_path=str(pub.runs_dir / rel)))
-    # practitioner records: a page each (with its verify box) and their files (builders/desk/practitioner_page.py)
-    from builders.desk.practitioner_page import site_files as practitioner_files
-    for uri, data in practitioner_files(p["runs"]).items():
-        files.append(File.generated(config, uri, content=data))
     copied, missing = vendor.vendored(ROOT, p["node_modules"], p["engine"], p["og"])
     for uri, src in copied:
         files.append(File.generated(config, uri, abs_src_path=str(src)))

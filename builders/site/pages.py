@@ -264,9 +264,14 @@ def transcript_page(env, pub, attempt) -> str:
     steps = transcript.get("steps") if isinstance(transcript.get("steps"), list) else []
     calls = _whole((c.get("cost") or {}).get("calls") if isinstance(c.get("cost"), dict) else None) or 0
     answered = sum(1 for s in steps if isinstance(s, dict) and s.get("role") == "model")
+    # "Verify this attempt in your browser" (site/assets/desk/attempt.js): for an attempt with its receipts beside it
+    receipts = (c.get("outputs") or {}).get("receipts") if isinstance(c.get("outputs"), dict) else None
+    verify_url = (f"../../{attempt.folder}/record.json"
+                  if isinstance(receipts, dict) and receipts.get("path") == "receipts.json" and pub.verify_js else None)
     return env.get_template("transcript.md.j2").render(
         counts=counts, counted=_counted_line(counts), unanswered=max(0, calls - answered),
-        a=attempt, model=view["model"], score=view["score"] if result.get("score") else None,
+        a=attempt, model=view["model"],  # the score as a figure: the attempt's verify checks it (attempt.js)
+        score=Figures({"content": c})(["content", "result", "score"], "score") if result.get("score") else None,
         groups=groups, step_count=sum(len(g["steps"]) for g in groups),
         machinery=not leaderboard.is_real_model(c),
         days=sum(1 for g in groups if g["day"] is not None),
@@ -274,8 +279,9 @@ def transcript_page(env, pub, attempt) -> str:
         duration=fmt.duration(ms if isinstance(ms, int) else None), status=status,
         status_class=str(status).lower(), label=view["label"], note=note, components=components,
         end_reason=view["reason"], accepted_actions=view["accepted_actions"], settled_days=view["settled_days"],
-        cost=view["cost_detail"], summary=fmt.readable_units(trajectory.text_of(transcript.get("summary") or "")), generated=generated,
-        files=_attempt_files(pub, attempt),
+        cost=view["cost_detail"], summary=fmt.readable_units(trajectory.text_of(transcript.get("summary") or "")),
+        generated=generated, files=_attempt_files(pub, attempt), fig=Figures({"content": c, "record": attempt.record}),
+        verify_url=verify_url, graded=isinstance(c.get("result"), dict),
         description=f"Transcript of model attempt {attempt.attempt_id}: {view['status']}, {view['reason']}.")
 
 

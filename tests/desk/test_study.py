@@ -79,6 +79,13 @@ def test_a_study_session_goes_from_consent_to_a_verified_practitioner_record(bro
     assert axe(page) == []
     page.set_viewport_size({"width": 1366, "height": 900})
 
+    # the open checkpoint's clock is beside Submit, on the same screen as the button
+    submit = page.get_by_role("button", name="Submit batch")
+    submit.scroll_into_view_if_needed()
+    near = page.locator(".fb-submit-row .fb-clock-near")
+    assert near.is_visible() and re.fullmatch(r"Clock \d+:\d\d(:\d\d)? on this checkpoint", near.inner_text()), near.inner_text()
+    assert abs(near.bounding_box()["y"] - submit.bounding_box()["y"]) < 200
+
     submit_json(page, plan[0])
     page.wait_for_selector('section.fb-packet[data-day="2"]')
     decisions = page.locator("table.fb-decisions")
@@ -110,8 +117,12 @@ def test_a_study_session_goes_from_consent_to_a_verified_practitioner_record(bro
     outcomes.locator("summary").click()
     assert outcomes.locator("tbody tr").count() == 3
 
-    # abandon (asked twice), then export
-    page.get_by_label("Why you stop here").select_option("too-hard")
+    # abandon (asked twice, with a reason the participant chose: none is preselected), then export
+    reason = page.get_by_label("Why you stop here")
+    assert reason.input_value() == ""
+    page.get_by_role("button", name="Stop: abandon the session").click()
+    assert page.get_by_role("button", name="Confirm: stop here and keep the session as abandoned").count() == 0
+    reason.select_option("too-hard")
     page.get_by_role("button", name="Stop: abandon the session").click()
     assert page.locator("section.fb-study").get_attribute("data-clock") != "stopped"  # not yet: a second press confirms
     page.get_by_role("button", name="Confirm: stop here and keep the session as abandoned").click()

@@ -232,3 +232,42 @@ def write(runs_dir: Path) -> Path:
                            "duration_ms": 1200000}}
     (folder / "record.json").write_text(json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8")
     return folder
+
+
+# ---- practitioner records (runs/practitioners/<id>/), made as the import makes them ----
+
+def practitioner_record(runs_dir: Path, bundle_dir, finalize=False) -> Path:
+    """A practitioner record folder written by the importer's own writer (builders/practitioners/_record.py) from
+    a study-mode submission re-executed on the host engine (the same session API the bundle runs: equal heads)."""
+    from engine import _session
+    from builders.practitioners._record import files
+    from tests.desk.practitioners import engine_block, submission
+    doc = submission(bundle_dir, days=3, finalize=finalize)
+    run = _session._rebuild(doc["source"], doc["moves"])
+    state = _session._state(run)
+    result = _session.finalize_and_grade(run) if finalize else None
+    execution = {"state": state, "result": result, "receipts": run.receipts}
+    volatile = {"imported": "2026-12-01T10:00:00.000Z", "duration_ms": 1200, "host": "test host, node v22",
+                "pyodide_load_ms": 900}
+    attempt, blobs = files(doc, execution, engine_block(bundle_dir), volatile)
+    folder = runs_dir / "practitioners" / attempt
+    folder.mkdir(parents=True)
+    for name, data in blobs.items():
+        (folder / name).write_bytes(data)
+    return folder
+
+
+def leaf_paths(value, path=()):
+    """Every path of a leaf (string, number, boolean, null) and of every empty container."""
+    if isinstance(value, dict) and value:
+        return [p for k, v in value.items() for p in leaf_paths(v, path + (k,))]
+    if isinstance(value, list) and value:
+        return [p for i, v in enumerate(value) for p in leaf_paths(v, path + (i,))]
+    return [path]
+
+
+def set_path(doc, path, value):
+    node = doc
+    for part in path[:-1]:
+        node = node[part]
+    node[path[-1]] = value

@@ -44,3 +44,14 @@ def test_articles_link_every_section():
     for target in ("run-it.md", "contract/index.md", "runs/index.md", "desk/index.md", "attempts/index.md",
                    "limitations.md", "missing-evidence.md", "faq.md"):
         assert f"]({target})" in home, target
+
+
+def test_the_contract_opens_with_the_desk_not_with_hashing():
+    """A reader meets the desk's contract first (the world, a day, the packet, the batch, settlement, the report,
+    grading); determinism and hashing come after it."""
+    text = (SITE / "contract" / "index.md").read_text(encoding="utf-8")
+    heads = [line[3:] for line in text.splitlines() if line.startswith("## ")]
+    assert heads[:3] == ["Units", "The world", "A day"]
+    assert heads.index("Determinism and hashing") > heads.index("Grading")
+    opening = text.split("## The world", 1)[0]
+    assert "SHA-256" not in opening and "RFC 8785" not in opening

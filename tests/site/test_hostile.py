@@ -313,3 +313,168 @@ def test_content_with_a_lone_surrogate_is_refused_in_one_line(one_run, where):
     if where == "run":
         _seal(one_run, path, record, rehash=False)
     assert re.search(r"field `content` is not canonical JSON \(\$\.\w+: a lone surrogate is not Unicode text\)", _refusal(one_run))
+
+
+# ---- practitioner records: every field held to the importer's own checks; pages write values as data ----
+
+@pytest.fixture(scope="module")
+def practitioner_runs(tmp_path_factory):
+    """A runs folder holding two practitioner records the importer's writer made (one abandoned, one completed)."""
+    from tests.site.conftest import _engine_dir
+    base = tmp_path_factory.mktemp("practitioner")
+    runs = base / "runs"
+    runs.mkdir()
+    (runs / "index.json").write_text(json.dumps({"engine": json.loads((REPO / "runs" / "index.json").read_text())["engine"]})
+                                     if (REPO / "runs" / "index.json").is_file() else "{}")
+    bundle = _engine_dir(base)
+    return runs, [hostile.practitioner_record(runs, bundle, finalize=f) for f in (False, True)]
+
+
+def _practitioner_refusal(runs) -> str:
+    from builders.desk.practitioner_page import site_files
+    with pytest.raises(engine.InputError) as err:
+        site_files(runs)
+    message = str(err.value)
+    assert "\n" not in message and "Traceback" not in message and len(message) < 400, message
+    return message
+
+
+def test_practitioner_records_as_imported_build_pages_whose_front_matter_is_the_generators(practitioner_runs):
+    from builders.desk.practitioner_page import site_files
+    runs, folders = practitioner_runs
+    built = site_files(runs)
+    for folder in folders:
+        text = built[f"practitioners/{folder.name}/index.md"]
+        assert escape.front_matter_problem(text) is None
+        assert text.startswith(f"---\ntitle: Practitioner attempt {folder.name}\n")
+
+
+def _every_field_refused(practitioner_runs, every_leaf, folders=None):
+    """Each leaf of every file of both records (record content and volatile, submission, receipts) in turn holds a
+    payload -- the content re-hashed, as a hand-placed record would be -- and the build's check refuses it in one
+    line naming the file (and, for the record and the submission, the field). `every_leaf` False: one leaf per
+    field (list indices collapsed), the fast sibling."""
+    from builders.practitioners import check_published
+    runs, every = practitioner_runs
+    folders = every if folders is None else folders
+    published = json.loads((runs / "index.json").read_text()).get("engine") or {}
+    placements = 0
+    for folder in folders:
+        for name in ("record.json", "submission.json", "receipts.json"):
+            original = (folder / name).read_bytes()
+            doc = json.loads(original)
+            seen = set()
+            for n, path in enumerate(hostile.leaf_paths(doc)):
+                shape = tuple("*" if isinstance(p, int) else p for p in path)
+                if (name == "record.json" and path[0] == "content_sha256") or (not every_leaf and shape in seen):
+                    continue  # the seal itself is re-computed below for every change of content
+                seen.add(shape)
+                payload = hostile.hashable(hostile.PAYLOADS[n % len(hostile.PAYLOADS)])
+                changed = json.loads(original)
+                hostile.set_path(changed, path, payload)
+                if name == "record.json":
+                    changed["content_sha256"] = engine.content_sha256(changed["content"])
+                (folder / name).write_text(json.dumps(changed, indent=2, ensure_ascii=True))
+                try:
+                    with pytest.raises(engine.InputError) as err:
+                        check_published(str(runs), folder.name, published)
+                finally:
+                    (folder / name).write_bytes(original)
+                message = str(err.value)
+                assert "\n" not in message and len(message) < 400, message
+                assert message.startswith(f"runs/practitioners/{folder.name}"), (name, path, message)
+                if name == "submission.json" and path[0] in ("participant", "cohort", "termination", "clock", "consent"):
+                    assert f"{path[0]}" in message, (path, message)
+                if name == "record.json" and path[0] == "content":
+                    assert "content" in message, (path, message)
+                placements += 1
+    return placements
+
+
+def test_a_hostile_value_in_each_field_of_a_practitioner_record_is_refused_in_one_line(practitioner_runs):
+    completed = practitioner_runs[1][1:]  # the completed record: every field the abandoned one has, and a result
+    placements = _every_field_refused(practitioner_runs, every_leaf=False, folders=completed)
+    print(f"\npractitioner record: {placements} fields, each with a payload, each refused in one line")
+    assert placements > 100
+
+
+@pytest.mark.long
+def test_a_hostile_value_in_every_leaf_of_a_practitioner_record_is_refused_in_one_line(practitioner_runs):
+    placements = _every_field_refused(practitioner_runs, every_leaf=True)
+    print(f"\npractitioner records: {placements} hostile placements, each refused in one line")
+    assert placements > 1000
+
+
+@pytest.mark.parametrize("field, value, expected", [
+    (("content", "task", "instance_id"), 'FUND_01/seed-7" onmouseover="x', "content.task.instance_id"),
+    (("content", "termination", "status"), "abandoned\ntemplate: 404.html", "content.termination.status"),
+    (("content", "participant"), "p-00112233445566aa<img src=https://evil.example/x>", "content.participant"),
+])
+def test_the_issues_hand_placed_practitioner_records_are_refused(practitioner_runs, field, value, expected):
+    """The three hand-placed records of issue 31: a quote in the instance id, a newline in termination.status, an
+    <img> in a rendered field; each refused at build time, naming the file and the field."""
+    runs, (folder, _) = practitioner_runs
+    original = (folder / "record.json").read_bytes()
+    record = json.loads(original)
+    hostile.set_path(record, field, value)
+    record["content_sha256"] = engine.content_sha256(record["content"])
+    (folder / "record.json").write_text(json.dumps(record))
+    try:
+        message = _practitioner_refusal(runs)
+    finally:
+        (folder / "record.json").write_bytes(original)
+    assert message.startswith(f"runs/practitioners/{folder.name}/record.json: ") and expected in message, message
+
+
+@pytest.mark.parametrize("i", range(len(hostile.PAYLOADS)))
+def test_a_practitioner_page_writes_every_value_as_data_even_unchecked(practitioner_runs, i):
+    """Defence in depth: the page itself, given a record whose every string holds payload i (the checks
+    bypassed), writes front matter a YAML writer made (the same two keys, the text intact) and no markup."""
+    from builders.desk.practitioner_page import page
+    from mkdocs.utils import meta
+    runs, folders = practitioner_runs
+    payload = hostile.PAYLOADS[i]
+    for folder in folders:
+        record = json.loads((folder / "record.json").read_text())
+        record["content"] = hostile.poison(record["content"], payload)
+        text = page(payload, record)
+        body, data = meta.get_data(text)
+        body = body.replace('<script type="module" src="../../assets/desk/verify.js"></script>', "")  # the page's own
+        assert set(data) == {"title", "description"} and data["title"] == escape.plain(f"Practitioner attempt {payload}")
+        assert data["description"] == escape.plain(f"A practitioner run of {payload}: {payload}.")
+        assert escape.front_matter_problem(text) is None
+        for token in ("<script", "<img", "<svg", "<iframe", "<style", "<meta", "<base", "<form", "<a href=\"javascript"):
+            assert token not in body.lower(), (i, token)
+        assert "\n\n<script" not in body and "template:" not in text.split("\n---\n", 1)[0].replace(
+            '\\ntemplate:', ""), i
+
+
+def test_every_generated_page_of_the_hostile_publication_has_the_generators_front_matter(hostile_pub):
+    """The build's guard (hooks.on_files) holds on every page every generator makes from the hostile
+    publication -- run, attempt, register, comparison pages -- so a new record kind's pages are checked too."""
+    generated = pages.generated_pages(hostile_pub)
+    checked = 0
+    for uri, text in generated.items():
+        if uri.endswith(".md"):
+            assert escape.front_matter_problem(text) is None, uri
+            checked += 1
+    assert checked > 2 * len(hostile.PAYLOADS)
+
+
+@pytest.mark.parametrize("text, problem", [
+    ('---\ntitle: "Practitioner attempt x"y"\ndescription: d\n---\n\n# x\n', "front matter does not parse"),
+    ("---\ntitle: t\ndescription: abandoned\ntemplate: 404.html\n---\n\n# x\n", "front matter sets `template`"),
+    ("---\ntitle: t\ndescription: [a, b]\n---\n", "front matter `description` is not one line of text"),
+    ("# no front matter\n", "expected a page opening with its front matter"),
+])
+def test_the_front_matter_guard_names_what_a_record_value_did(text, problem):
+    assert problem in escape.front_matter_problem(text)
+
+
+def test_the_front_matter_writer_keeps_a_hostile_value_one_scalar():
+    from mkdocs.utils import meta
+    for payload in hostile.PAYLOADS:
+        _, data = meta.get_data(escape.front_matter({"title": payload, "description": payload}) + "\n# x\n")
+        assert data == {"title": escape.plain(payload), "description": escape.plain(payload)}
+    with pytest.raises(ValueError):
+        escape.front_matter({"template": "404.html"})

@@ -81,6 +81,7 @@ function clockLine(s) {
     if (desk.session !== s) return clearInterval(ticker);
     shown.textContent = clock.clockText(clock.openMs(s.clock, now()));
     whole.textContent = clock.clockText(total());
+    for (const near of document.querySelectorAll(".fb-clock-near-time")) near.textContent = shown.textContent;
     if (s.clock.status === "running") setClock(clock.tick(s.clock, now()));
   }, 1000);
   const state = { ready: "not started", running: "running", paused: `paused (${PAUSE_REASONS[s.clock.pause?.reason] ?? ""})`,
@@ -89,10 +90,22 @@ function clockLine(s) {
     ` on checkpoint ${Math.min(s.moves.length + 1, desk.current?.horizon ?? 20)} (${state}); `, whole, " in all, pauses excluded.");
 }
 
-function reasonSelect(name, reasons, label) {
-  const select = h("select", { name }, Object.entries(reasons).filter(([k]) => k !== "page-reloaded")
-    .map(([value, text]) => h("option", { value }, text)));
+function reasonSelect(name, reasons, label, choose = false) {
+  // `choose`: no reason is preselected (a stop records the participant's reason, never a default one)
+  const options = Object.entries(reasons).filter(([k]) => k !== "page-reloaded").map(([value, text]) => h("option", { value }, text));
+  if (choose) options.unshift(h("option", { value: "", disabled: true, selected: true }, "choose a reason"));
+  const select = h("select", { name }, options);
+  if (choose) select.value = "";
   return [select, field(label, select)];
+}
+
+/** The open checkpoint's clock beside Submit (the task clock above is off-screen while composing). */
+function nearSubmit() {
+  const s = desk.session;
+  if (!s?.clock || s.clock.status === "stopped" || s.clock.status === "ready") return null;
+  return h("span", { class: "fb-clock-near", role: "timer", "aria-live": "off" }, "Clock ",
+    h("strong", { class: "fb-clock-near-time" }, clock.clockText(clock.openMs(s.clock, now()))),
+    s.clock.status === "paused" ? " (paused)" : " on this checkpoint");
 }
 
 function clockControls(s) {
@@ -122,8 +135,13 @@ function clockControls(s) {
 
 function stopControls(s) {
   if (s.clock.status === "stopped") return [];
-  const [select, box] = reasonSelect("stop_reason", ABANDON_REASONS, "Why you stop here");
+  const [select, box] = reasonSelect("stop_reason", ABANDON_REASONS, "Why you stop here", true);
   const abandon = h("button", { type: "button", onclick: () => {
+    if (!Object.hasOwn(ABANDON_REASONS, select.value)) {
+      desk.say("Choose why you stop here first: the session records your reason.");
+      select.focus();
+      return;
+    }
     if (abandon.dataset.confirm !== "yes") {
       abandon.dataset.confirm = "yes";
       abandon.textContent = "Confirm: stop here and keep the session as abandoned";
@@ -302,6 +320,7 @@ export const mode = {
   load,
   save,
   panel,
+  nearSubmit,
   blocked,
   use,
   closed() {

@@ -236,7 +236,7 @@ function renderCompose(p) {
   const section = h("section", { class: "fb-compose", "aria-labelledby": "fb-compose-h" },
     h("h2", { id: "fb-compose-h" }, `Today's batch (day ${p.day})`),
     desk.composer.root,
-    h("div", { class: "fb-buttons fb-submit-row" }, buttons),
+    h("div", { class: "fb-buttons fb-submit-row" }, buttons, desk.mode.nearSubmit?.() ?? null),
     submitErrors,
     desk.mode.offers.fill ? h("p", { class: "fb-hint" }, "Assisted mode: the projection fills the report exactly; the session "
       + "records each day it was used, and so does its export.") : null,

@@ -15,11 +15,14 @@
 // run page too, and then checks the register's own figures. A practitioner
 // record's page has <div class="fb-verify-practitioner" data-record-url
 // data-site-root></div>: its submission is re-executed and the record rebuilt
-// from the two (practitioner.js).
+// from the two (practitioner.js). A model attempt's transcript page has
+// <div class="fb-verify-attempt" data-record-url></div>: its accepted batches
+// are re-executed and its receipts, grade and page figures checked (attempt.js).
 import { call, engineInfo } from "./client.js";
 import { ensureStyles } from "./dom.js";
 import * as checks from "./checks.js";
 import { verifyPractitioner } from "./practitioner.js";
+import { verifyAttempt } from "./attempt.js";
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -318,10 +321,43 @@ async function verifyPractitionerPage(box, button, out) {
   }
 }
 
+// ---- a model attempt ----
+
+async function verifyAttemptPage(box, button, out) {
+  button.disabled = true;
+  out.replaceChildren(el("p", {}, "Loading the engine and re-executing the attempt's batches…"));
+  try {
+    const info = await engineInfo();
+    const outcome = await verifyAttempt({ recordUrl: new URL(box.dataset.recordUrl, location.href).href, doc: document, info });
+    const facts = el("dl", { class: "fb-facts" });
+    const fact = (term, value) => facts.append(el("dt", {}, term), el("dd", {}, el("code", {}, value)));
+    fact("published content_sha256", String(outcome.record?.content_sha256));
+    fact("engine bundle loaded", info.bundle_sha256);
+    fact("re-execution time", `${Math.round(outcome.ms)} ms`);
+    out.replaceChildren(verdictLine(outcome), checkLines(outcome.results), facts);
+    out.dataset.ms = String(Math.round(outcome.ms));
+  } catch (error) {
+    out.replaceChildren(errorLine(error));
+  } finally {
+    button.disabled = false;
+  }
+}
+
 const runBoxes = document.querySelectorAll(".fb-verify");
 const registerBoxes = document.querySelectorAll(".fb-verify-register");
 const practitionerBoxes = document.querySelectorAll(".fb-verify-practitioner");
-if (runBoxes.length || registerBoxes.length || practitionerBoxes.length) ensureStyles();
+const attemptBoxes = document.querySelectorAll(".fb-verify-attempt");
+if (runBoxes.length || registerBoxes.length || practitionerBoxes.length || attemptBoxes.length) ensureStyles();
+for (const box of attemptBoxes) {
+  const out = el("div", { class: "fb-verify-output", "aria-live": "polite" });
+  const button = el("button", { type: "button", class: "md-button fb-verify-button" }, "Verify this attempt in your browser");
+  button.addEventListener("click", () => verifyAttemptPage(box, button, out));
+  const note = el("p", { class: "fb-verify-note" },
+    "Runs the published engine bundle in this page (Pyodide in a Web Worker), re-executes the attempt's accepted batches "
+    + "from its receipts, and checks the receipts head, the grade and every figure on this page against the result. "
+    + "Nothing leaves your browser.");
+  box.replaceChildren(button, note, out);
+}
 for (const box of practitionerBoxes) {
   const out = el("div", { class: "fb-verify-output", "aria-live": "polite" });
   const button = el("button", { type: "button", class: "md-button fb-verify-button" }, "Verify this practitioner run in your browser");
