@@ -314,3 +314,4 @@ def main():
     cli(prog_name="fundbook")
 from . import experiments  # noqa: E402,F401  (registers sweep, compare and heldout)
 from . import practitioner  # noqa: E402,F401  (registers practitioner import and verify)
+from . import inspect  # noqa: E402,F401  (registers inspect import and verify)
