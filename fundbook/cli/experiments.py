@@ -38,7 +38,9 @@ def _plan_and_rows(out, families, seed_args, episodes, is_heldout, secret_file):
               help="The sweep folder: items.jsonl, observations.jsonl/.parquet, sweep.json (resumed if present).")
 @click.option("--arm", "arm_specs", multiple=True, required=True,
               help="An arm: baseline:<policy>, gold, mutation:<name>, mutations, files:<dir>, attempts:<dir>, "
-                   "practitioners:<dir> (practitioner records), mock-worker, model:llama-cpp:<GGUF file> (a recorded local-model attempt per item; "
+                   "practitioners:<dir> (practitioner records), inspect:<log> (an Inspect log of "
+                   "inspect_fundbook/desk, re-executed), mock-worker, "
+                   "model:llama-cpp:<GGUF file> (a recorded local-model attempt per item; "
                    "--workers 1); NAME=SPEC names it. Repeat for several.")
 @click.option("--family", "families", type=click.Choice(FAMILIES), multiple=True, help="Families (default: all four).")
 @click.option("--seeds", "seed_args", multiple=True, type=seed_param(),

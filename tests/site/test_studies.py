@@ -36,7 +36,7 @@ def test_a_running_study_shows_the_state_its_status_states(runs):
     for name, c in status["comparisons"].items():
         assert f"<tr><th>Wealth against the claim</th><td>{c['wealth_against']} (stops at 20)</td></tr>" in text
     first = status["per_world"][0]
-    assert f"<tr><td>{first['item_id']}</td>" in text
+    assert f"<tr><td class=\"fb-num\">1</td><td>{first['item_id']}</td>" in text
     if status["state"] != "stopped":
         assert "none yet: the rule has not stopped" in text and "<th>Decision</th>" not in text
 
@@ -143,10 +143,12 @@ def test_each_world_lists_its_attempts_with_how_each_ended(runs):
                                      "termination": {"status": end}})
             for sfx, end in (("", "operator"), (".2", "completed"))]
     made.append(SimpleNamespace(attempt_id="practice", content={"task": {"split": "public-practice", "family": family,
-                                                                         "seed": int(seed)}}))
+                                                                         "seed": int(seed)},
+                                                                "model": {"provider": "other", "id": "m"}}))
     text = studies.page(pages.environment(), SimpleNamespace(runs_dir=runs, attempts=made))
-    assert (f'<a href="../attempts/tiny-{family}-seed-{seed}/">tiny-{family}-seed-{seed}</a> (operator); '
-            f'<a href="../attempts/tiny-{family}-seed-{seed}.2/">tiny-{family}-seed-{seed}.2</a> (completed)</td>') in text
+    first, second = f"tiny-{family}-seed-{seed}", f"tiny-{family}-seed-{seed}.2"
+    assert (f'<a href="../attempts/{first}/" title="{first}">try 1</a> (operator); '
+            f'<a href="../attempts/{second}/" title="{second}"><strong>try 2</strong></a> (completed)</td>') in text
     assert "practice" not in text.split("Worlds played")[1].split("</table>")[0]
 
 
