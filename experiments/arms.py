@@ -13,6 +13,9 @@
                       observations; their accepted batches are graded afresh
   practitioners:<dir> practitioner attempts (runs/practitioners/<id>/record.json): the
                       study session's batches, graded afresh (arm_practitioners.py)
+  inspect:<log>       an Inspect AI log of inspect_fundbook/desk, imported in memory as
+                      `fundbook inspect import` imports it (every engine call re-executed
+                      in Pyodide); each sample's accepted batches, graded afresh (arm_inspect.py)
   mock-worker         the launcher's free mock worker, run per item through the
                       host controller in a local sandbox
   model:llama-cpp:F   a real local model (GGUF file F), one recorded attempt per
@@ -30,6 +33,7 @@ import tempfile
 
 import engine
 from engine._baselines import POLICIES
+from launchers.inspect._kind import is_inspect_record
 
 from .arm_practitioners import PractitionerIndex
 from .errors import ExperimentError
@@ -38,7 +42,7 @@ ENGINE_KINDS = ("policy", "gold", "mutation")
 # Folder arms beyond files: and attempts:, each an index of candidates by fixture_sha256.
 FOLDER_ARMS = {"practitioners": PractitionerIndex}
 # Arms whose candidates are cheap to produce again: a resumed sweep recomputes a sample of them.
-RECHECK_KINDS = ENGINE_KINDS + ("files", "attempts", "mock-worker", *FOLDER_ARMS)
+RECHECK_KINDS = ENGINE_KINDS + ("files", "attempts", "mock-worker", "inspect", *FOLDER_ARMS)
 NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-")
 
 
@@ -71,6 +75,10 @@ def parse_arm(text, recorded=None) -> list:
         if not arg or not os.path.isdir(arg):
             raise ExperimentError(f"--arm {text}: {arg or '(nothing)'} is not a folder")
         return [_named(name or f"{kind}:{os.path.basename(os.path.normpath(arg))}", {"kind": kind, "path": arg})]
+    if kind == "inspect":  # one Inspect log file (experiments/arm_inspect.py)
+        if not arg or not os.path.isfile(arg):
+            raise ExperimentError(f"--arm {text}: {arg or '(nothing)'} is not an Inspect log file")
+        return [_named(name or f"inspect:{os.path.basename(arg)}", {"kind": "inspect", "path": arg})]
     if spec == "mock-worker":
         return [_named(name or "mock-worker", {"kind": "mock-worker"})]
     if kind == "model":  # model:llama-cpp:PATH, one real attempt per item (experiments/arm_model.py)
@@ -78,7 +86,8 @@ def parse_arm(text, recorded=None) -> list:
         model = parse(name, arg, text, (recorded or {}).get(text))
         return [_named(model.pop("name"), model)]
     raise ExperimentError(f"--arm {text}: expected baseline:<policy>, gold, mutation:<name>, mutations, "
-                          f"files:<dir>, attempts:<dir>, practitioners:<dir>, mock-worker or model:llama-cpp:<GGUF file>")
+                          f"files:<dir>, attempts:<dir>, practitioners:<dir>, inspect:<log>, mock-worker or "
+                          f"model:llama-cpp:<GGUF file>")
 
 
 def parse_arms(values, recorded=None) -> list:
@@ -94,7 +103,7 @@ def parse_arms(values, recorded=None) -> list:
 
 def public(arm) -> dict:
     """What the sweep manifest records about an arm (no host paths for engine arms)."""
-    return {k: v for k, v in arm.items() if k not in ("candidates",)}
+    return {k: v for k, v in arm.items() if k not in ("candidates", "read_only", "tiers")}  # how it ran, not what
 
 
 # -- host producers ------------------------------------------------------------------
@@ -178,6 +187,8 @@ class AttemptIndex:
             path = os.path.join(folder, "record.json")
             if not os.path.isdir(folder) or not os.path.lexists(path):
                 continue
+            if is_inspect_record(path):  # an Inspect attempt is an observation of the inspect:LOG arm, not this one
+                continue
             _only_files(folder)
             data = read_file(path, "an attempt record")
             jsondoc.loads(data, path, "an attempt record")  # strict and depth-checked before the launcher reads it
@@ -229,6 +240,9 @@ class Producer:
         self.arms = arms
         self.attempts = {a["name"]: AttemptIndex(a["path"]) for a in arms if a["kind"] == "attempts"}
         self.attempts.update({a["name"]: FOLDER_ARMS[a["kind"]](a["path"]) for a in arms if a["kind"] in FOLDER_ARMS})
+        if any(a["kind"] == "inspect" for a in arms):
+            from .arm_inspect import InspectLogIndex
+            self.attempts.update({a["name"]: InspectLogIndex(a["path"]) for a in arms if a["kind"] == "inspect"})
         self.inputs = {a["name"]: {} for a in arms if a["kind"] not in ENGINE_KINDS}
         self.usage = {}
 
@@ -239,7 +253,7 @@ class Producer:
             return {k: arm[k] for k in ("name", "kind", "policy", "mutation") if k in arm}
         if kind == "files":
             candidate, sha = _read_candidate(_file_for(arm["path"], row["item_id"]))
-        elif kind == "attempts" or kind in FOLDER_ARMS:
+        elif kind in ("attempts", "inspect") or kind in FOLDER_ARMS:
             candidate, sha = self.attempts[arm["name"]].by_fixture.get(row["fixture_sha256"], (None, None))
         elif kind == "model":  # experiments/arm_model.py: the item's attempt, run now or read back
             from .arm_model import produce

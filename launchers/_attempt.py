@@ -31,7 +31,7 @@ import shutil
 
 import engine
 
-from . import ATTEMPT_SCHEMA_VERSION, _budget, _credentials, _desk, _freeze, _host, _pilot
+from . import ATTEMPT_SCHEMA_VERSION, _budget, _credentials, _desk, _freeze, _host, _pilot, _tiers
 from ._claims import check as check_claim
 from ._claims import consume, marker_state, new_consumption, plan_text, state_dir
 from ._controller import Controller, Limits, close_status
@@ -65,7 +65,14 @@ class NothingSpent(LaunchError):
     """`recover` found an attempt that never consumed its claim: its folder is cleared, the claim still usable."""
 
 
-def pricing(sampler_name, model, prices):
+def is_free(sampler_name, sampling=None) -> bool:
+    """Nothing is paid: mock, cache, llama-cpp, and an openai-compatible server on this host (`--local-server`,
+    which its settings record)."""
+    return sampler_name in FREE_SAMPLERS or (sampler_name == "openai-compatible"
+                                             and (sampling or {}).get("local_server") == 1)
+
+
+def pricing(sampler_name, model, prices, sampling=None):
     """(price row the ledger books at, projection): a mock is priced as the model id it runs under (a projection:
     nothing is spent), a cached replay costs nothing, every other sampler is priced from the table."""
     if sampler_name in PROJECTED_SAMPLERS:
@@ -75,7 +82,7 @@ def pricing(sampler_name, model, prices):
             raise InputError(f"--model {model}: {exc.format_message()}; a mock attempt is priced as the model it "
                              f"stands for (`mock` itself costs nothing)") from None
         return row, any(row.values())
-    if sampler_name in FREE_SAMPLERS:
+    if is_free(sampler_name, sampling):
         return dict(FREE), False
     return model_price(prices, model), False
 
@@ -143,7 +150,7 @@ def execute(*, claim_path, out, family, seed, split, model, sampler_name, sandbo
             raise InputError(f"--family/--seed: {exc}")
         except engine.DeskError as exc:
             raise InputError(f"--horizon: {exc.message}")
-    price, projection = pricing(sampler_name, model, prices)
+    price, projection = pricing(sampler_name, model, prices, sampling)
     rate = sandbox_rate(prices, sandbox_name)
     _credentials.check(sampler_name, sandbox_name, environ)  # present and well-formed, before the claim is touched
     sandbox_config = sandbox_config or {"name": sandbox_name}
@@ -164,7 +171,7 @@ def execute(*, claim_path, out, family, seed, split, model, sampler_name, sandbo
                                      model, price, sampler_name, sandbox_config, rate, instance, family, seed, split,
                                      claim, prices, role, pilot_path, resume, project)
     _check_budget(claim_path, claim, limits, instance["horizon"], sandbox_name, sandbox_config, price, rate,
-                  sampler_name)
+                  sampler_name, is_free(sampler_name, sampling))
     project_ledger = ProjectLedger(project_dir(project))
     project_ledger.check_claim(claim, caps, claim_doc["sha256"])
     parent = os.path.dirname(os.path.abspath(out))
@@ -300,12 +307,14 @@ def _what(exc):
     return exc.format_message() if isinstance(exc, LaunchError) else f"{type(exc).__name__}: {exc}"
 
 
-def _check_budget(claim_path, claim, limits, horizon, sandbox_name, sandbox_config, price, rate, sampler_name):
+def _check_budget(claim_path, claim, limits, horizon, sandbox_name, sandbox_config, price, rate, sampler_name,
+                  free=None):
     """The claim's plan against this attempt, before anything is spent: the price row it was authorised at, the
     sandbox compute its time limit needs, and the worker's worst case for these limits (unless the claim says
     its budget is partial)."""
     plan = claim["plan"]
-    if sampler_name not in FREE_SAMPLERS or sampler_name in PROJECTED_SAMPLERS:
+    free = sampler_name in FREE_SAMPLERS if free is None else free
+    if not free or sampler_name in PROJECTED_SAMPLERS:
         if plan.get("price") != price:
             raise ClaimRefused(f"{claim_path}: claim.plan.price: the claim was authorised at {plan.get('price')}, this "
                                f"attempt prices {claim['scope']['model']} at {price} (authorise with the same "
@@ -314,8 +323,7 @@ def _check_budget(claim_path, claim, limits, horizon, sandbox_name, sandbox_conf
     if claim.get("cap_sandbox_micro_usd", 0) < need:
         raise BudgetHalt(f"{claim_path}: the claim's sandbox cap of {claim.get('cap_sandbox_micro_usd', 0)} micro-USD "
                          f"cannot cover the worker's {limits.worker_seconds} s at {rate} micro-USD/s", limit="sandbox")
-    if claim["partial_budget"].get("accepted") or (sampler_name in FREE_SAMPLERS
-                                                   and sampler_name not in PROJECTED_SAMPLERS):
+    if claim["partial_budget"].get("accepted") or (free and sampler_name not in PROJECTED_SAMPLERS):
         return  # accepted as partial; or a cached replay, whose hits reserve neither money nor tokens
     tokens_in = plan.get("tokens_in")
     if not isinstance(tokens_in, int) or isinstance(tokens_in, bool) or tokens_in < 0:
@@ -356,6 +364,12 @@ def _check_freeze(path, paid, config, model, price, sampler_name, sandbox_config
         for entry in out["pilot"].pop("deviations", []):
             if entry not in used:
                 used.append(entry)
+        if doc["content"].get("tiers") is not None:  # seed 002's tiers: a cut seed, or one not planned, never runs
+            plan = _tiers.check_plan(doc["content"]["tiers"], f"{path}: tiers")
+            spent = _tiers.spent_from_records(_tiers.records_in(os.path.dirname(os.path.abspath(path))),
+                                              doc["content_sha256"])
+            tier, cell = _tiers.admit(plan, spent, model, family, seed, f"{path}: tiers")
+            out["tier"] = {"tier": tier, "cell": cell}
     return out, caps
 
 

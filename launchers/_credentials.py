@@ -105,11 +105,26 @@ def check_modal(environ=None) -> str:
     return path
 
 
+def check_api(sampler_name, environ=None):
+    """An HTTP API sampler's key: OPENAI_API_KEY ('sk-...'), ANTHROPIC_API_KEY ('sk-ant-...'), or the optional
+    FUNDBOOK_OPENAI_COMPATIBLE_API_KEY of an OpenAI-compatible server (printable, no spaces). Its variable's name,
+    or None for a server without a key."""
+    from . import _sampler_anthropic, _sampler_api, _sampler_openai, _sampler_openai_compatible
+    environ = os.environ if environ is None else environ
+    mod = {"openai": _sampler_openai, "anthropic": _sampler_anthropic,
+           "openai-compatible": _sampler_openai_compatible}[sampler_name]
+    value = _sampler_api.check_key(environ, mod.KEY_VARIABLE, sampler_name, getattr(mod, "KEY_SHAPE", None),
+                                   required=sampler_name != "openai-compatible")
+    return mod.KEY_VARIABLE if value else None
+
+
 def check(sampler_name, sandbox_name, environ=None) -> dict:
     """Every credential the attempt will need: {"sampler": source, "sandbox": source} (sources, never values)."""
     found = {}
     if sampler_name == "tinker":
         found["sampler"] = check_tinker(environ)
+    if sampler_name in ("openai", "anthropic", "openai-compatible"):
+        found["sampler"] = check_api(sampler_name, environ)
     if sandbox_name == "modal":
         found["sandbox"] = check_modal(environ)
     return found

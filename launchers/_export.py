@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 from ._errors import InputError
 from ._jsonfile import read_json
 from ._verify import bind, verify_attempt
+from .inspect._kind import is_inspect_record
 
 ATTEMPTS = pa.schema([
     ("attempt_id", pa.string()), ("label", pa.string()), ("model", pa.string()), ("provider", pa.string()),
@@ -119,6 +120,8 @@ def records_in(attempts_dir) -> list:
     book = ProjectLedger(attempts_dir) if os.path.exists(os.path.join(attempts_dir, LEDGER_NAME)) else None
     for folder in attempt_folders(attempts_dir):
         path = os.path.join(folder, "record.json")
+        if is_inspect_record(path):  # SKIP_REASON: its own verify; no calls or ledger rows to tabulate
+            continue
         record = verify_attempt(path)["record"]
         c = record["content"]
         if book is not None and (c["label"] == "model" or book.authorised(c["claim"]["id"]) is not None):

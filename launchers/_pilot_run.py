@@ -8,7 +8,7 @@ adapters know. The figures, criteria and verdict are `_pilot`'s, computed from t
 import os
 
 from . import _freeze
-from ._adapters import PAID_SAMPLERS, make_sampler_factory, make_sandbox_factory
+from ._adapters import API_SAMPLERS, is_paid, make_sampler_factory, make_sandbox_factory
 from ._attempt import execute
 from ._controller import Limits
 from ._errors import InputError
@@ -80,10 +80,14 @@ def run(*, freeze_path, claims, seeds, family, model, out_dir, prices, state=Non
         raise InputError(f"--model-file: the freeze runs the {sampler_name} sampler, not llama-cpp")
     if make_sampler is None and sampler_name == "llama-cpp":
         make_sampler = local_sampler(plan, model_file, cache_path)
-    if make_sampler is None:
+    frozen = plan["sampling"]
+    if make_sampler is None:  # an HTTP API sampler: the frozen settings (the server's URL from the environment)
+        api = {"model": model, "dialect": frozen.get("dialect", "openai"),
+               "local_server": frozen.get("local_server") == 1,
+               "reasoning_effort": frozen.get("reasoning_effort", "low")} if sampler_name in API_SAMPLERS else None
         make_sampler = make_sampler_factory(sampler_name, cache_path, limits.call_deadline_s,
-                                            plan["sampling"].get("temperature_milli", 700),
-                                            plan["sampling"].get("seed", 0))
+                                            frozen.get("temperature_milli", 700), frozen.get("seed", 0),
+                                            environ=environ, api=api)
     make_sandbox = make_sandbox or make_sandbox_factory(sandbox_name)
     os.makedirs(out_dir, exist_ok=True)
     folders, records = [], []
@@ -92,7 +96,7 @@ def run(*, freeze_path, claims, seeds, family, model, out_dir, prices, state=Non
         execute(claim_path=claim, out=os.path.join(out_dir, folder), family=family, seed=seed,
                 split=_freeze.effective(doc, entries, "split"), model=model, sampler_name=sampler_name,
                 sandbox_name=sandbox_name, make_sampler=make_sampler, make_sandbox=make_sandbox, prices=prices,
-                limits=limits, horizon=plan["horizon"], state=state, paid=sampler_name in PAID_SAMPLERS,
+                limits=limits, horizon=plan["horizon"], state=state, paid=is_paid(sampler_name, frozen.get("local_server") == 1),
                 freeze_path=freeze_path, project=project, command_line=command_line, sampling=make_sampler.sampling,
                 sandbox_config=getattr(make_sandbox, "config", None), role="pilot", host=host, environ=environ,
                 sleep=sleep)

@@ -16,9 +16,16 @@ import os
 import tempfile
 
 from ._errors import InputError
+from .inspect._kind import is_inspect_record
 from ._verify import verify_attempt
 
-PROVIDERS = ("llama-cpp",)  # every published attempt of these must re-derive
+PROVIDERS = ("llama-cpp",)  # every published attempt of these must re-derive (and openai-compatible on this host)
+
+
+def _local_server(path) -> bool:
+    """An openai-compatible attempt against a server on this host (`local_server: 1`): it carries its answers."""
+    with open(path, encoding="utf-8") as fh:
+        return (json.load(fh)["content"].get("sampling") or {}).get("local_server") == 1
 
 
 def _answers(transcript_path):
@@ -97,12 +104,14 @@ def rederive_all(attempts_dir) -> list:
         path = os.path.join(attempts_dir, name, "record.json")
         if not os.path.isfile(path):
             continue
+        if is_inspect_record(path):  # no sampler cache to re-derive from: `fundbook inspect verify` re-imports it
+            continue
         try:
             with open(path, encoding="utf-8") as fh:
                 provider = json.load(fh)["content"]["model"]["provider"]
         except (OSError, ValueError, KeyError, TypeError):
             provider = None  # verify_attempt names what is wrong with it
             verify_attempt(path)
-        if provider in PROVIDERS:
+        if provider in PROVIDERS or (provider == "openai-compatible" and _local_server(path)):
             out.append(rederive(path))
     return out

@@ -109,8 +109,15 @@ def project_of(record_path, project=None):
     return None
 
 
+def _local(c) -> bool:
+    """A model run on this host, free by construction: llama-cpp, or an openai-compatible server on this host
+    (its settings say `local_server: 1`, and its claim was planned at zero)."""
+    return c["model"]["provider"] == "llama-cpp" or (c["model"]["provider"] == "openai-compatible" and
+                                                      (c.get("sampling") or {}).get("local_server") == 1)
+
+
 def _free(c):
-    return c["model"]["provider"] in ("cache", "llama-cpp") or c["model"]["id"] == "mock"  # llama-cpp: this host
+    return c["model"]["provider"] == "cache" or _local(c) or c["model"]["id"] == "mock"  # local: this host
 
 
 def check_prices(c, record_path):
@@ -123,9 +130,10 @@ def check_prices(c, record_path):
         want = {k: 0 for k in row} if c["model"]["provider"] == "cache" else plan.get("price")
         if row != want:
             _fail(record_path, f"content.prices.model: {row} is not the row the claim was authorised at ({want})")
-    if c["model"]["provider"] == "llama-cpp":  # open weights on the host: free by construction, never from the table
+    if _local(c):  # a model on this host: free by construction, never from the table
         if not isinstance(row, dict) or any(row.values()):
-            _fail(record_path, f"content.prices.model: {row}: a local (llama-cpp) attempt is booked at zero")
+            _fail(record_path, f"content.prices.model: {row}: a local ({c['model']['provider']}) attempt is booked "
+                               f"at zero")
         return
     shipped = load_prices()
     if c["model"]["provider"] != "cache" and (c.get("prices") or {}).get("table_sha256") == table_sha256(shipped):

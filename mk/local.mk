@@ -36,13 +36,30 @@ verify-local: $(STAMP)
 
 local-attempt: $(LOCAL_STAMP)
 	@state=$$(mktemp -d) && \
-	FUNDBOOK_LAUNCH_STATE=$$state $(BIN)/fundbook-launch authorise --family FUND_01 \
+	FUNDBOOK_LAUNCH_STATE=$$state FUNDBOOK_LAUNCH_PROJECT=$$state/project $(BIN)/fundbook-launch authorise --family FUND_01 \
 	  --model SmolLM2-135M-Instruct.Q4_1 --cap-micro-usd 0 --cap-tokens 10000000 --hours 4 --local --out $$state/claim.json && \
 	rm -rf $(LOCAL_ATTEMPT) && \
 	FUNDBOOK_LAUNCH_STATE=$$state FUNDBOOK_LAUNCH_PROJECT=$$state/project nice -n 10 $(BIN)/fundbook-launch execute \
 	  --claim $$state/claim.json --out $(LOCAL_ATTEMPT) --family FUND_01 --seed 1 --sampler llama-cpp \
 	  --model-file $(LOCAL_MODEL) --worker-seconds 3600 --call-deadline 600 --max-tokens 1024 --max-calls 60 \
 	  --attempt-id smollm2-FUND_01-seed-1 && \
+	$(BIN)/fundbook-launch export --attempts runs/attempts --out-dir runs; \
+	rc=$$?; rm -rf $$state; exit $$rc
+
+# The same world through llama-cpp-python's own OpenAI-compatible server on 127.0.0.1 (tests/local_server.py):
+# `--sampler openai-compatible --local-server`, published as runs/attempts/smollm2-server-FUND_01-seed-1/.
+LOCAL_SERVER_ATTEMPT := runs/attempts/smollm2-server-FUND_01-seed-1
+.PHONY: local-server-attempt
+local-server-attempt: $(LOCAL_STAMP)
+	@state=$$(mktemp -d) && \
+	FUNDBOOK_LAUNCH_STATE=$$state FUNDBOOK_LAUNCH_PROJECT=$$state/project $(BIN)/fundbook-launch authorise --family FUND_01 \
+	  --model SmolLM2-135M-Instruct.Q4_1 --cap-micro-usd 0 --cap-tokens 10000000 --hours 8 --local --out $$state/claim.json && \
+	rm -rf $(LOCAL_SERVER_ATTEMPT) && \
+	FUNDBOOK_LAUNCH_STATE=$$state FUNDBOOK_LAUNCH_PROJECT=$$state/project nice -n 10 $(PYTHON) -m tests.local_server -- \
+	  $(BIN)/fundbook-launch execute --claim $$state/claim.json --out $(LOCAL_SERVER_ATTEMPT) --family FUND_01 --seed 1 \
+	  --sampler openai-compatible --local-server --server-dialect llama-cpp-python --model SmolLM2-135M-Instruct.Q4_1 \
+	  --worker-seconds 14400 --call-deadline 1800 --max-tokens 1024 --max-calls 60 \
+	  --attempt-id smollm2-server-FUND_01-seed-1 && \
 	$(BIN)/fundbook-launch export --attempts runs/attempts --out-dir runs; \
 	rc=$$?; rm -rf $$state; exit $$rc
 

@@ -1,6 +1,6 @@
 """The house's layers, read from the code: every import runs down, none in a circle.
 
-    engine < builders < launchers < experiments < fundbook
+    engine < builders < launchers < experiments < inspect_fundbook < fundbook
 
 An AST walk over every Python file of the five packages (imports inside
 functions included: a lazy import is still an arrow), plus the relative
@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import REPO
 
-LAYERS = ("engine", "builders", "launchers", "experiments", "fundbook")
+LAYERS = ("engine", "builders", "launchers", "experiments", "inspect_fundbook", "fundbook")
 RANK = {name: i for i, name in enumerate(LAYERS)}
 STDLIB = set(sys.stdlib_module_names) | {"__future__"}
 
@@ -155,6 +155,19 @@ def circles(root=REPO):
 def test_every_import_runs_down_the_layers():
     assert upward_imports() == []
     assert upward_js_imports() == []
+
+
+def test_inspect_ai_stays_in_its_two_places():
+    """Inspect AI is imported by the task package (inspect_fundbook/) and the log importer (launchers/inspect/)
+    only: the engine, the build and the worker never depend on it."""
+    found = []
+    for package in LAYERS:
+        for path in _python_files(package):
+            rel = os.path.relpath(path, REPO).replace(os.sep, "/")
+            if rel.startswith(("inspect_fundbook/", "launchers/inspect/")):
+                continue
+            found += [f"{rel}:{n}" for n, target in imports_of(path) if target.split(".")[0] == "inspect_ai"]
+    assert found == []
 
 
 def test_no_import_circle():

@@ -182,6 +182,9 @@ def load_runs(runs_dir: Path) -> tuple[dict, list]:
     return index, runs
 
 
+INSPECT_ATTEMPT_SCHEMA = "fundbook.inspect-attempt/1"  # launchers/inspect/_kind.py RECORD_SCHEMA
+
+
 def load_attempts(runs_dir: Path) -> list:
     root = runs_dir / "attempts"
     attempts = []
@@ -195,6 +198,8 @@ def load_attempts(runs_dir: Path) -> list:
             raise SiteInputError(f"{rel}: an unfinished attempt (still running, or its host died: `fundbook-launch "
                                  f"recover` it); every attempt is published, once it has its record")
         record = load_json(folder / "record.json", f"{rel}/record.json")
+        if isinstance(record, dict) and record.get("schema") == INSPECT_ATTEMPT_SCHEMA:
+            continue  # an Inspect attempt (harness inspect): `fundbook inspect verify` checks it; not yet rendered here
         content = _check_content(record, f"{rel}/record.json", ATTEMPT_SCHEMA)
         attempt_id = _require(content, "attempt_id", f"{rel}/record.json: content", str)
         transcript = None

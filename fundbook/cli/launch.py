@@ -11,7 +11,7 @@ import re
 
 import click
 
-from launchers._adapters import PAID_SAMPLERS, SAMPLERS
+from launchers._adapters import API_SAMPLERS, PAID_SAMPLERS, SAMPLERS, is_paid
 from launchers._budget import FREE_PRICE, DEFAULT_HORIZON, DEFAULT_TOKENS_IN, DEFAULT_WORKER_SECONDS, attempt_plan, estimate, render
 from launchers._claims import MAX_HOURS, SPLITS, authorise as write_claim, plan_text, state_dir
 from ._common import FundbookGroup
@@ -81,24 +81,42 @@ def _positive(**values):
             raise InputError(f"--{name.replace('_', '-')}: expected a positive integer")
 
 
+# What an HTTP API sampler's attempt is planned at when `budget --sampler` is given without figures: the compact
+# prompt (worker/prompt.py) opens a checkpoint with about 2,000 tokens (the published SmolLM2 attempt: 600 to
+# 2,333), one call a checkpoint when its answer is accepted; reasoning tokens count as output.
+API_PLAN = {"tokens_in": 2500, "tokens_out": 800, "calls_per_checkpoint": 1}
+
+
 @cli.command()
 @click.option("--model", required=True, help="Model id as in the price table, e.g. Qwen/Qwen3-8B.")
+@click.option("--sampler", "sampler_name", type=click.Choice([n for n in SAMPLERS if n not in ("cache", "mock")]),
+              default=None, help="The sampler planned for: with openai, anthropic or openai-compatible the figures "
+              "default to the compact prompt's (--tokens-in 2500 --tokens-out 800 --calls-per-checkpoint 1).")
 @prices_option
 @click.option("--attempts", type=ATTEMPTS, default=1, show_default=True)
 @click.option("--checkpoints", type=CHECKPOINTS, default=DEFAULT_HORIZON, show_default=True)
-@click.option("--calls-per-checkpoint", type=PER_CHECKPOINT, default=3, show_default=True,
-              help="Expected calls a checkpoint (the worst case uses the worker's limit).")
-@click.option("--tokens-in", type=TOKENS, required=True, help="Assumed opening prompt tokens of a checkpoint.")
-@click.option("--tokens-out", type=TOKENS, required=True, help="Assumed output tokens per call.")
+@click.option("--calls-per-checkpoint", type=PER_CHECKPOINT, default=None,
+              help="Expected calls a checkpoint (default 3; the worst case uses the worker's limit).")
+@click.option("--tokens-in", type=TOKENS, default=None, help="Assumed opening prompt tokens of a checkpoint "
+              "(required unless --sampler names an HTTP API).")
+@click.option("--tokens-out", type=TOKENS, default=None, help="Assumed output tokens per call (required unless "
+              "--sampler names an HTTP API).")
 @click.option("--max-tokens", type=MAX_TOKENS, default=2048, show_default=True, help="The per-call cap the ledger reserves.")
 @click.option("--max-calls", type=MAX_CALLS, default=None, help="The attempt's call limit (execute --max-calls).")
 @click.option("--worker-seconds", type=click.IntRange(0, 86_400), default=DEFAULT_WORKER_SECONDS, show_default=True,
               help="The worker's time limit the sandbox compute is priced over (execute's default).")
 @click.option("--sandbox", type=click.Choice(["local", "modal"]), default="modal", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
-def budget(model, prices, attempts, checkpoints, calls_per_checkpoint, tokens_in, tokens_out, max_tokens, max_calls,
-           worker_seconds, sandbox, as_json):
+def budget(model, sampler_name, prices, attempts, checkpoints, calls_per_checkpoint, tokens_in, tokens_out, max_tokens,
+           max_calls, worker_seconds, sandbox, as_json):
     """Calls and USD for a planned attempt, before anything is spent."""
+    plan = API_PLAN if sampler_name in API_SAMPLERS else {"calls_per_checkpoint": 3}
+    tokens_in = plan.get("tokens_in") if tokens_in is None else tokens_in
+    tokens_out = plan.get("tokens_out") if tokens_out is None else tokens_out
+    calls_per_checkpoint = calls_per_checkpoint or plan["calls_per_checkpoint"]
+    if tokens_in is None or tokens_out is None:
+        raise click.UsageError("--tokens-in and --tokens-out are required (unless --sampler openai, anthropic or "
+                               "openai-compatible plans the compact prompt)")
     est = estimate(load_prices(prices), model, attempts, checkpoints, calls_per_checkpoint, tokens_in, tokens_out,
                    max_tokens, worker_seconds, sandbox, max_calls)
     click.echo(json.dumps(est, sort_keys=True, indent=1) if as_json else render(est))
@@ -125,7 +143,8 @@ def budget(model, prices, attempts, checkpoints, calls_per_checkpoint, tokens_in
 @click.option("--accept-partial-budget", is_flag=True,
               help="Issue a claim whose caps are below the plan's worst case (recorded in the claim).")
 @click.option("--local", "local", is_flag=True,
-              help="A claim for a model run on this host (--sampler llama-cpp): planned at zero cost, local sandbox.")
+              help="A claim for a model run on this host (--sampler llama-cpp, or openai-compatible with "
+                   "--local-server): planned at zero cost, local sandbox.")
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="The claim file to write (new).")
 @prices_option
 @state_option
@@ -180,9 +199,15 @@ run_options = [
     click.option("--max-calls", type=MAX_CALLS, default=400, show_default=True),
     click.option("--horizon", type=CHECKPOINTS, default=DEFAULT_HORIZON, show_default=True),
     click.option("--temperature-milli", type=TEMPERATURE, default=None,
-                 help="Sampling temperature x 1000 (default: 700; 0 for llama-cpp, greedy and reproducible)."),
+                 help="Sampling temperature x 1000 (default: 700 for tinker and mock; 0 for llama-cpp, anthropic and "
+                      "openai-compatible, greedy; openai sends none)."),
     click.option("--sampling-seed", type=click.IntRange(0, MAX_SAFE), default=0, show_default=True),
 ]
+
+
+def default_temperature(sampler_name) -> int:
+    """Greedy (0) where a model on this host or an HTTP API can be asked for it; 700 for tinker and the mock."""
+    return 0 if sampler_name in ("llama-cpp",) + API_SAMPLERS else 700
 
 
 def local_model_options(fn):
@@ -203,6 +228,34 @@ def check_model_file(sampler_name, model_file):
         raise click.UsageError("--model-file goes with --sampler llama-cpp")
     if sampler_name == "llama-cpp" and model_file is None:
         raise click.UsageError("--sampler llama-cpp needs --model-file PATH.gguf")
+
+
+def api_options(fn):
+    """The HTTP API samplers' options (execute and freeze): openai, anthropic, openai-compatible."""
+    for option in reversed([
+        click.option("--base-url", default=None,
+                     help="With --sampler openai-compatible: the server's URL, e.g. http://127.0.0.1:8080/v1 "
+                          "(default: $FUNDBOOK_OPENAI_BASE_URL; recorded without credentials or query)."),
+        click.option("--server-dialect", type=click.Choice(["openai", "llama-cpp-python"]), default="openai",
+                     show_default=True,
+                     help="With --sampler openai-compatible: the answer schema as a json_schema response format "
+                          "(openai), or as llama-cpp-python's server takes it (json_object with the grammar schema, "
+                          "and the in-process sampler's top_k, top_p, min_p, repeat_penalty)."),
+        click.option("--local-server", is_flag=True,
+                     help="With --sampler openai-compatible: the server runs on this host; priced at zero (the claim "
+                          "comes from `authorise --local`), the local sandbox allowed."),
+        click.option("--reasoning-effort", type=click.Choice(["none", "minimal", "low", "medium", "high"]),
+                     default="low", show_default=True,
+                     help="With --sampler openai: the Responses API's reasoning effort (none: not sent).")]):
+        fn = option(fn)
+    return fn
+
+
+def check_api_options(sampler_name, base_url, local_server, server_dialect="openai", reasoning_effort="low"):
+    if sampler_name != "openai-compatible" and (base_url or local_server or server_dialect != "openai"):
+        raise click.UsageError("--base-url, --local-server and --server-dialect go with --sampler openai-compatible")
+    if sampler_name != "openai" and reasoning_effort != "low":
+        raise click.UsageError("--reasoning-effort goes with --sampler openai")
 
 
 def with_run_options(fn):
@@ -237,13 +290,17 @@ def with_run_options(fn):
               help="The most the whole pilot may commit, inference and sandbox (default: the project's caps).")
 @click.option("--estimate-calls-per-checkpoint", type=PER_CHECKPOINT, default=3, show_default=True,
               help="The pilot's cost estimate: calls a checkpoint.")
+@click.option("--tiers", "tiers_path", type=click.Path(dir_okay=False), help="A tier plan (fundbook.tier-plan/1: "
+              "cells, seeds and budget per tier, the order of sacrifice, the pilot's sd table; launchers/_tiers.py).")
 @local_model_options
+@api_options
 @with_run_options
 @prices_option
 def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd, cap_tokens, cap_sandbox_micro_usd,
            project_cap_micro_usd, project_cap_sandbox_micro_usd, intervention_policy, estimate_tokens_in,
            estimate_tokens_out, estimate_calls_per_checkpoint, max_resumes, pilot_cap_micro_usd, model_file, threads,
-           threads_batch, sandbox_name, worker_seconds, call_deadline, max_tokens, max_calls, horizon, temperature_milli, sampling_seed, prices):
+           threads_batch, base_url, server_dialect, local_server, reasoning_effort, sandbox_name, worker_seconds,
+           call_deadline, max_tokens, max_calls, horizon, temperature_milli, sampling_seed, prices, tiers_path=None):
     """Write freeze.json before the first paid call: code, prompt, schema, engine, config, models, prices, caps, and
     the pilot's criteria and cost estimate (a confirmatory attempt needs a passing pilot)."""
     from launchers import _freeze, _pilot
@@ -257,7 +314,8 @@ def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd
         raise click.UsageError("--model is required (unless --sampler llama-cpp names it from --model-file)")
     for m in models:
         _text("--model", m)
-    paid = sampler_name in PAID_SAMPLERS
+    check_api_options(sampler_name, base_url, local_server, server_dialect, reasoning_effort)
+    paid = is_paid(sampler_name, local_server)
     sandbox_name = sandbox_name or ("modal" if paid else "local")
     if paid and sandbox_name == "local":
         raise click.UsageError("--sandbox local: a paid study runs in the modal sandbox")
@@ -266,11 +324,14 @@ def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd
         if family not in engine.FAMILIES:
             raise InputError(f"--family: expected one of {list(engine.FAMILIES)}, got {family!r}")
     table = load_prices(prices)
-    temperature_milli = (0 if sampler_name == "llama-cpp" else 700) if temperature_milli is None else temperature_milli
+    temperature_milli = default_temperature(sampler_name) if temperature_milli is None else temperature_milli
     limits = Limits(worker_seconds, call_deadline, max_tokens, max_calls)
     local = {"model_file": model_file, "n_threads": threads, "n_threads_batch": threads_batch}
+    api = {"base_url": base_url, "dialect": server_dialect, "local_server": local_server,
+           "reasoning_effort": reasoning_effort, "offline": True}
     built = make_sampler_factory(sampler_name, None, call_deadline, temperature_milli, sampling_seed, environ={},
-                                 local=local if sampler_name == "llama-cpp" else None)
+                                 local=local if sampler_name == "llama-cpp" else None,
+                                 api=api if sampler_name in API_SAMPLERS else None)
     sampling = built.sampling  # the settings only (a local model: its file's sha256): the service is checked at execute
     if sampler_name == "llama-cpp":
         from launchers._sampler_llama import local_model_id
@@ -280,10 +341,11 @@ def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd
               "sampling": sampling, "limits": vars(limits), "horizon": horizon}
     estimates = {m: estimate(table, m, 1, horizon, estimate_calls_per_checkpoint, estimate_tokens_in,
                              min(estimate_tokens_out, max_tokens), max_tokens, worker_seconds, sandbox_name,
-                             max_calls, price=pricing(sampler_name, m, table)[0])["expected_micro_usd"] for m in models}
+                             max_calls, price=pricing(sampler_name, m, table, sampling)[0])["expected_micro_usd"]
+                 for m in models}
     body = _freeze.content(
         config=config, models=list(models), provider=sampler_name,
-        prices={"models": {m: pricing(sampler_name, m, table)[0] for m in models},  # as execute books them
+        prices={"models": {m: pricing(sampler_name, m, table, sampling)[0] for m in models},  # as execute books them
                 "sandbox": {"name": sandbox_name, "micro_usd_per_second": sandbox_rate(table, sandbox_name)},
                 "table_sha256": table_sha256(table)},
         families=list(families), split=split, seeds=list(seeds),
@@ -294,6 +356,8 @@ def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd
         pilot=_pilot.terms(estimates, estimate_tokens_in, estimate_tokens_out, estimate_calls_per_checkpoint,
                            spend_cap=project_cap_micro_usd + project_cap_sandbox_micro_usd
                            if pilot_cap_micro_usd is None else pilot_cap_micro_usd))
+    if tiers_path:
+        body["tiers"] = _tier_plan(tiers_path, models, families, seeds)
     doc = _freeze.write_freeze(out_path, body)
     click.echo(f"freeze {doc['content_sha256'][:12]} ({doc['frozen_at']}): {', '.join(models)} on "
                f"{', '.join(sorted(families))} seeds {', '.join(str(s) for s in sorted(seeds))}, config "
@@ -337,6 +401,7 @@ def deviate(freeze_path, project, field, effective, reason):
               help="Decision cache (SQLite, or an attempt's cache.jsonl to replay): required for --sampler cache "
                    "(default with --replay-of DIR: DIR/cache.jsonl); records tinker/mock/llama-cpp answers otherwise.")
 @local_model_options
+@api_options
 @with_run_options
 @click.option("--attempt-id", default=None, help="Default: <label>-<family>-seed-<seed>-<claim id>.")
 @click.option("--freeze", "freeze_path", type=click.Path(dir_okay=False), default=None,
@@ -351,7 +416,7 @@ def deviate(freeze_path, project, field, effective, reason):
 @state_option
 @project_option
 def execute(claim_path, out, family, seed, split, model, sampler_name, cache_path, model_file, threads, threads_batch,
-            sandbox_name, worker_seconds, call_deadline, max_tokens, max_calls, horizon, temperature_milli,
+            base_url, server_dialect, local_server, reasoning_effort, sandbox_name, worker_seconds, call_deadline, max_tokens, max_calls, horizon, temperature_milli,
             sampling_seed, attempt_id, freeze_path, resume_from, replay_of, pilot_path, prices, state, project):
     """Run one attempt: the paid path, not a dry run. Consumes the claim first."""
     from launchers._adapters import make_sampler_factory, make_sandbox_factory
@@ -361,7 +426,8 @@ def execute(claim_path, out, family, seed, split, model, sampler_name, cache_pat
     _text("--model", model)
     if attempt_id is not None and not ATTEMPT_ID.fullmatch(attempt_id):
         raise InputError(f"--attempt-id {attempt_id!r}: expected letters, digits, '.', '_' and '-' (at most 160)")
-    paid = sampler_name in PAID_SAMPLERS
+    check_api_options(sampler_name, base_url, local_server, server_dialect, reasoning_effort)
+    paid = is_paid(sampler_name, local_server)
     sandbox_name = sandbox_name or ("modal" if paid else "local")
     if paid and sandbox_name == "local":
         raise click.UsageError("--sandbox local: a paid sampler runs only in the modal sandbox (local is for mock "
@@ -394,13 +460,19 @@ def execute(claim_path, out, family, seed, split, model, sampler_name, cache_pat
         raise click.UsageError("--family and --seed are required (unless --resume-from or --replay-of names them)")
     model = model or ("mock" if sampler_name == "mock" else None)
     if model is None and sampler_name != "llama-cpp":  # llama-cpp: the file's name unless --model names it
-        raise click.UsageError("--model is required for --sampler tinker and cache")
+        raise click.UsageError(f"--model is required for --sampler {sampler_name}")
     _positive(worker_seconds=worker_seconds, call_deadline=call_deadline, max_tokens=max_tokens, max_calls=max_calls)
     if temperature_milli is None:
-        temperature_milli = 0 if sampler_name == "llama-cpp" else 700
+        temperature_milli = default_temperature(sampler_name)
+    if sampler_name == "openai" and temperature_milli != default_temperature("openai"):
+        raise click.UsageError("--temperature-milli: the openai sampler sends no temperature (reasoning models refuse "
+                               "one); set --reasoning-effort")
     local = {"model_file": model_file, "n_threads": threads, "n_threads_batch": threads_batch}
+    api = {"model": model, "base_url": base_url, "dialect": server_dialect, "local_server": local_server,
+           "reasoning_effort": reasoning_effort}
     make_sampler = make_sampler_factory(sampler_name, cache_path, call_deadline, temperature_milli, sampling_seed,
-                                        replay_sampling, local=local if sampler_name == "llama-cpp" else None)
+                                        replay_sampling, local=local if sampler_name == "llama-cpp" else None,
+                                        api=api if sampler_name in API_SAMPLERS else None)
     if sampler_name == "llama-cpp":
         from launchers._sampler_llama import local_model_id
         model = local_model_id(model, make_sampler, model_file)
@@ -516,7 +588,8 @@ def verify(record_path, project):
                    f"(entry {bound['claim_entry']}) and settled by this very record (entry {bound['settle_entry']})"
                    + (f"; prices as frozen in {bound['freeze'][:12]}" if bound["freeze"] else ""))
         return 0
-    if c["label"] == "model" and c["model"]["provider"] == "llama-cpp":  # nothing paid, so no ledger to bind to
+    from launchers._verify import _local
+    if c["label"] == "model" and _local(c):  # a model on this host: nothing paid, so no ledger to bind to
         click.echo("a local-model attempt (nothing paid) is bound by its answers: `fundbook-launch rederive` replays it "
                    "from its cache.jsonl to the same receipts head (make verify does)")
         return 0
@@ -717,5 +790,25 @@ def sandbox_stop(record_path):
     click.echo(f"sandbox terminated: {out['sandbox_terminated']}; app stopped: {out['app_stopped']}")
 
 
+def _tier_plan(path, models, families, seeds):
+    """The tier plan, checked, within what the freeze names (every cell's model, family and seeds frozen)."""
+    from launchers import _tiers
+    from launchers._jsonfile import read_json
+    plan = _tiers.check_plan(read_json(path, "the tier plan", 4 * 1024 * 1024), path)
+    plan = dict(plan, budgets=_tiers.budgets(plan))  # the freeze records each tier's budget
+    for tier in plan["tiers"]:
+        for cell in tier["cells"]:
+            outside = [s for s in cell["seeds"] if s not in seeds]
+            if cell["model"] not in models or cell["family"] not in families or outside:
+                raise InputError(f"{path}: {tier['name']}/{cell['name']}: {cell['model']} {cell['family']} "
+                                 f"seeds {outside or cell['seeds']} are not all among the freeze's --model, --family "
+                                 f"and --seed")
+    return plan
+
+
 def main():
-    cli(prog_name="fundbook-launch")
+    from ._common import leave
+    try:
+        cli(prog_name="fundbook-launch")
+    except SystemExit as exc:  # the entry point only: in-process callers (tests) keep the ordinary exit
+        leave(exc.code)

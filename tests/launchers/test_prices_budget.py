@@ -158,4 +158,4 @@ def test_the_worst_case_costs_the_same_to_compute_for_any_horizon(prices_file):
 def test_budget_usage_error_exits_64(prices_file):
     result = CliRunner().invoke(cli, ["budget", "--model", "test-model"])
     assert result.exit_code == 64
-    assert "error: Missing option" in result.output
+    assert "error: --tokens-in and --tokens-out are required" in result.output

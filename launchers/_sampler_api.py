@@ -1,0 +1,270 @@
+"""What the three HTTP API samplers share (openai, anthropic, openai-compatible).
+
+- The request: the compact prompt (worker/prompt.py, one call a checkpoint),
+  and the answer's JSON Schema built from the day's desk view by
+  launchers/_grammar.py, made portable for the providers' strict modes
+  (`portable_schema`). The prompt tokens reserved before a call are the
+  prompt's UTF-8 bytes plus a per-message allowance: no tokenizer is at
+  hand, and a token is never shorter than a byte, so the reservation never
+  understates; the charge comes from the provider's own usage counts.
+- The key: read from one environment variable only, checked for presence and
+  shape before a claim is consumed (`check_key`), never recorded or printed.
+- The base URL: recorded without credentials, query or fragment (`recorded_url`).
+- The errors, mapped once: a capacity refusal (HTTP 429, 503, 529, or an
+  "overloaded" error) is a CapacityError the controller backs off on its
+  recorded schedule; a timeout a CallTimeout; anything else one line. The SDKs'
+  own retries are off (max_retries=0): every wait is the controller's, journaled.
+- A preflight before the claim is consumed (`preflight`): the provider's model
+  endpoint, which costs nothing, so a refused key or an unknown model is one
+  line and nothing is spent.
+"""
+
+import hashlib
+import importlib.metadata
+import re
+import urllib.parse
+
+from engine import canonical_json
+
+from . import _grammar
+from ._errors import CallTimeout, CapacityError, InputError, SamplerError
+from ._sampling import Prepared, request_sha256
+from .worker import prompt
+
+CAPACITY_STATUS = (429, 503, 529)  # rate limited, unavailable, overloaded
+MESSAGE_TOKENS = 16                # per message: role and template markers (a generous allowance)
+SCHEMA_VERSION = "fundbook.portable-schema/1"  # bump with any change to portable_schema
+KEY_TEXT = re.compile(r"[\x21-\x7e]{1,4096}")  # printable ASCII, no space: what an HTTP header can carry
+
+
+def reserve_tokens(messages) -> int:
+    """An upper bound on a conversation's prompt tokens: its UTF-8 bytes plus MESSAGE_TOKENS a message."""
+    return sum(len(m["content"].encode("utf-8")) + MESSAGE_TOKENS for m in messages)
+
+
+def recorded_url(url, where) -> str:
+    """scheme://host[:port]/path of an http(s) URL: no user, password, query or fragment (never recorded)."""
+    if not isinstance(url, str) or not url or len(url) > 2048 or any(c in url for c in "\r\n\t "):
+        raise InputError(f"{where}: expected an http(s) URL")
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise InputError(f"{where}: not a URL ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InputError(f"{where}: expected an http(s) URL with a host, got {parts.scheme or 'no scheme'}://…")
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return f"{parts.scheme}://{host}{f':{port}' if port else ''}{parts.path.rstrip('/')}"
+
+
+def check_key(environ, var, what, shape=None, required=True):
+    """The key in `var`, present and well formed (`shape`: (regex, description)); None when optional and unset.
+    A one-line InputError naming the variable, never its value."""
+    value = environ.get(var)
+    if not value:
+        if not required:
+            return None
+        raise InputError(f"{var}: not set: the {what} sampler has no key (checked before the claim is spent)")
+    if not KEY_TEXT.fullmatch(value):
+        raise InputError(f"{var}: malformed (expected printable ASCII without spaces, at most 4096 characters)")
+    if shape is not None and not shape[0].fullmatch(value):
+        raise InputError(f"{var}: not {shape[1]}")
+    return value
+
+
+def sdk_version(dist) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def sdk(name):
+    try:
+        return __import__(name)
+    except ImportError as exc:
+        raise InputError(f"the {name} SDK is not installed ({exc}): `make venv`") from None
+
+
+# -- the schema ------------------------------------------------------------------------------------------------
+
+def _typed_const(value):
+    if isinstance(value, bool):
+        return {"type": "boolean", "enum": [value]}
+    if isinstance(value, int):
+        return {"type": "integer", "enum": [value]}
+    if isinstance(value, str):
+        return {"type": "string", "enum": [value]}
+    if value == []:
+        return {"type": "array", "items": {"type": "string"}, "maxItems": 0}
+    raise ValueError(f"no portable form for the constant {value!r}")
+
+
+def _typed_enum(values):
+    kinds = {type(v) for v in values}
+    if kinds == {str}:
+        return {"type": "string", "enum": list(values)}
+    if kinds == {int}:
+        return {"type": "integer", "enum": list(values)}
+    raise ValueError(f"no portable form for the enum {values!r}")
+
+
+def _is_prefix_array(node):
+    return isinstance(node, dict) and node.get("type") == "array" and "prefixItems" in node
+
+
+def _collapse_arrays(branches):
+    """anyOf of `[]` and fixed-length arrays (`prefixItems`, the grammar's action lists a1..aN): one array of at
+    most N items whose item is any variant of the longest list, its `id` any of a1..aN. Ids are then no longer
+    unique by construction: the worker and the engine check them, as they check any batch."""
+    longest = max((b for b in branches if _is_prefix_array(b)), key=lambda b: len(b["prefixItems"]))
+    n = len(longest["prefixItems"])
+    ids = [f"a{i + 1}" for i in range(n)]
+    first = longest["prefixItems"][0]
+    variants = first["anyOf"] if "anyOf" in first else [first]
+    items = []
+    for v in variants:
+        v = dict(v, properties=dict(v["properties"], id={"enum": ids}))
+        items.append(portable_schema(v, top=False))
+    return {"type": "array", "items": items[0] if len(items) == 1 else {"anyOf": items}, "maxItems": n}
+
+
+def portable_schema(node, top=True):
+    """The grammar's JSON Schema in the subset the providers' strict modes accept (OpenAI `strict: true`,
+    Anthropic's output format): every node typed, constants as one-value enums, no prefixItems, no `minimum`
+    (integer bounds are the engine's to check), objects closed with every property required. Pure."""
+    if isinstance(node, list):
+        return [portable_schema(n, top=False) for n in node]
+    if not isinstance(node, dict):
+        return node
+    if "const" in node:
+        return _typed_const(node["const"])
+    if "enum" in node and "type" not in node:
+        return _typed_enum(node["enum"])
+    if "anyOf" in node:
+        branches = node["anyOf"]
+        if any(_is_prefix_array(b) for b in branches) and all(_is_prefix_array(b) or b == {"const": []}
+                                                              for b in branches):
+            return _collapse_arrays(branches)
+        return {"anyOf": [portable_schema(b, top=False) for b in branches]}
+    out = {}
+    for key, value in node.items():
+        if key in ("$schema", "minimum", "minItems") or (key == "title" and not top):
+            continue
+        if key == "properties":
+            out[key] = {k: portable_schema(v, top=False) for k, v in value.items()}
+        elif key == "items" and value is False:
+            continue
+        else:
+            out[key] = portable_schema(value, top=False)
+    return out
+
+
+def answer_schema(messages):
+    """(grammar schema, portable schema) of a compact conversation's desk view, or (None, None)."""
+    view = prompt.view_in(messages)
+    if view is None:
+        return None, None
+    try:
+        schema = _grammar.batch_schema(view)
+        return schema, portable_schema(schema)
+    except ValueError:
+        return None, None
+
+
+def prompt_cache_key(messages) -> str:
+    """The provider's prompt-cache key: the system prompt's sha256 (a prompt's calls share it; never secret)."""
+    system = next((m["content"] for m in messages if m.get("role") == "system"), "")
+    return "fundbook-" + hashlib.sha256(system.encode("utf-8")).hexdigest()[:24]
+
+
+def schema_name(schema) -> str:
+    return "fundbook_batch_" + _grammar.schema_sha256(schema)[:12]
+
+
+def split_system(messages):
+    """(system text, the other messages): the system prompt apart, as Anthropic's Messages API takes it."""
+    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+    return system, [{"role": m["role"], "content": m["content"]} for m in messages if m["role"] != "system"]
+
+
+# -- the sampler ------------------------------------------------------------------------------------------------
+
+def one_line(exc, limit=240) -> str:
+    text = " ".join(str(exc).split())
+    return text[:limit]
+
+
+class ApiSampler:
+    """The seam: prepare (no network) and sample (one HTTP request under the call's deadline)."""
+
+    provider = None
+    sdk_name = None
+
+    def __init__(self, model_id, sampling, client, config):
+        self.model_id = model_id
+        self.sampling = dict(sampling)
+        self.client = client
+        self.config = dict(config)   # base_url (as recorded), key_variable, sdk version
+        self.reported = []            # the model ids the provider's answers named, in order of first sight
+
+    def prepare(self, messages, max_tokens) -> Prepared:
+        schema, portable = answer_schema(messages)
+        sha = request_sha256(self.model_id, messages, max_tokens, self.sampling)
+        retry = any(m.get("role") == "assistant" for m in messages)
+        return Prepared(sha, reserve_tokens(messages), max_tokens, messages,
+                        payload={"schema": schema, "portable": portable, "retry": retry})
+
+    def _note_model(self, reported):
+        if isinstance(reported, str) and reported and reported not in self.reported:
+            self.reported.append(reported[:200])
+
+    def sample(self, prepared, deadline_s):
+        if prepared.payload["schema"] is None:
+            raise SamplerError(f"{self.provider}: the request holds no desk view to build the answer's schema from "
+                               f"(the worker must use the {prompt.PROMPT_VERSION} prompt)")
+        module = self.sdk
+        try:
+            return self.request(prepared, max(0.001, deadline_s))
+        except module.APITimeoutError:
+            raise CallTimeout(f"{self.provider}: no answer within {deadline_s:.0f} s") from None
+        except module.APIStatusError as exc:
+            raise classify(self.provider, exc) from None
+        except module.APIConnectionError as exc:
+            raise SamplerError(f"{self.provider}: cannot reach {self.config['base_url']} ({one_line(exc)})") from None
+
+    def service_info(self) -> dict:
+        return dict(self.config, provider=self.provider, model_reported=list(self.reported))
+
+
+def classify(provider, exc):
+    """A provider's HTTP error as the controller's: capacity (backed off), or a failed call (one line)."""
+    status = getattr(exc, "status_code", None)
+    body = getattr(exc, "body", None)
+    kind = body.get("error", {}).get("type") if isinstance(body, dict) and isinstance(body.get("error"), dict) else None
+    text = f"{provider}: HTTP {status}{f' {kind}' if kind else ''} ({one_line(getattr(exc, 'message', exc), 160)})"
+    if status in CAPACITY_STATUS or kind in ("overloaded_error", "rate_limit_error"):
+        return CapacityError(text)
+    if status in (401, 403):
+        return SamplerError(f"{text}: the key was refused")
+    return SamplerError(text)
+
+
+def preflight_error(provider, exc, module, key_variable, model, base_url):
+    """A preflight's failure as one InputError line (nothing has been consumed)."""
+    if isinstance(exc, module.APITimeoutError):
+        return InputError(f"{provider}: {base_url} did not answer the preflight in time; nothing was consumed")
+    if isinstance(exc, module.APIConnectionError):
+        return InputError(f"{provider}: cannot reach {base_url} ({one_line(exc, 160)}); nothing was consumed")
+    status = getattr(exc, "status_code", None)
+    if status in (401, 403):
+        who = key_variable or "the server"
+        return InputError(f"{who}: the key was refused by {base_url} (HTTP {status}); nothing was consumed")
+    if status == 404:
+        return InputError(f"--model {model}: {base_url} does not serve this model (HTTP 404); nothing was consumed")
+    return InputError(f"{provider}: the preflight at {base_url} failed ({classify(provider, exc).format_message()}); "
+                      f"nothing was consumed")
+
+
+def settings_text(sampling) -> str:
+    return canonical_json(sampling).decode("utf-8")
