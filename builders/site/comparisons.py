@@ -111,7 +111,9 @@ def load(runs_dir: Path) -> dict:
             feasibility = _json(folder / by_kind["feasibility"]["path"], by_kind["feasibility"]["href"])
         rules_file = by_kind.get("rules")
         rules_text = (folder / rules_file["path"]).read_text(encoding="utf-8") if rules_file else None
+        from builders.preregistration import freeze_commit  # the freeze's commit, shown beside its date
         out["comparisons"].append({"slug": folder.name, "rel": rel, "decision": decision, "files": files, "sweep": sweep,
+                                   "freeze_commit": freeze_commit(str(folder)),
                                    "feasibility": feasibility, "verify": evidence.get("verify"),
                                    "rules": rules_text, "rules_href": rules_file["href"] if rules_file else None})
     cert = runs_dir / "certificates" / "grader" / "certificate.json"
@@ -260,7 +262,67 @@ def same_question(loaded, c) -> list:
     return rows
 
 
-def comparison_page(env, loaded, c) -> str:
+def cpu_text(micros) -> str:
+    """Microseconds of CPU as read: "36.1 ms" under a second, "648.8 s" above (one unit per size)."""
+    if not isinstance(micros, int) or isinstance(micros, bool):
+        return "—"
+    return f"{micros / 1000:,.1f} ms" if micros < 1_000_000 else f"{micros / 1_000_000:,.1f} s"
+
+
+def arm_words(arm) -> str:
+    """An arm as a sentence names it: "the model (SmolLM2-135M-Instruct.Q4_1)", "doing nothing"."""
+    arm = str(arm)
+    if arm.startswith("model:"):
+        return f"the model ({arm.split(':')[1]})"
+    policy = arm.split(":", 1)[-1]
+    return {"do-nothing": "doing nothing", "reference": "the reference policy"}.get(policy, f"the {policy} policy")
+
+
+def reading(d) -> dict:
+    """The decision in words: which arm scored higher or lower, and the bounds in the order that informs (the
+    one that decided first: the upper bound for "not supported", the lower one otherwise)."""
+    arms = d.get("arms") if isinstance(d.get("arms"), dict) else {}
+    plus = [a for a, w in sorted(arms.items()) if w > 0]
+    minus = [a for a, w in sorted(arms.items()) if w < 0]
+    estimate = str((d.get("estimate") or {}).get("decimal"))
+    from decimal import Decimal, InvalidOperation
+    try:
+        value = Decimal(estimate)
+        sign = (value > 0) - (value < 0)
+    except InvalidOperation:
+        sign = None
+    direction = None
+    if len(plus) == 1 and len(minus) == 1 and sign is not None:
+        word = {-1: "lower than", 1: "higher than", 0: "the same as"}[sign]
+        direction = f"{arm_words(plus[0])} scored {word} {arm_words(minus[0])}"
+        direction = direction[0].upper() + direction[1:]
+    lower = ("lower_bound", "Lower bound", "floor")
+    upper = ("upper_bound", "Upper bound", "ceiling")
+    order = [upper, lower] if d.get("verdict") == "not supported" else [lower, upper]
+    return {"direction": direction, "bounds": order, "estimate2": fmt.decimal(estimate, 2)}
+
+
+def _counted_note(pub, c):
+    """The attempts a study decision counted that ended without a result, with the sensitivity
+    (builders/site/sensitivity.py); [] for any other decision."""
+    if pub is None or "/studies/" not in f"/{c['rel']}/":
+        return []
+    from . import sensitivity
+    study = (pub.runs_dir / c["rel"].split("/", 1)[1]).parent
+    if not (study / "status.json").is_file():
+        return []
+    status = _json(study / "status.json", f"{c['rel'].rsplit('/', 1)[0]}/status.json")
+    spec = _json(pub.runs_dir / c["rel"].split("/", 1)[1] / "spec.json", f"{c['rel']}/spec.json")
+    items_file = next((f for f in c["files"] if f["kind"] == "items"), None)
+    items = []
+    if items_file:
+        path = pub.runs_dir / items_file["href"].split("/", 1)[1]
+        items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return sensitivity.analyse(pub, c, status, items, spec)
+
+
+def comparison_page(env, loaded, c, pub=None) -> str:
+    from builders import counting
     d = c["decision"]
     sweep_file = next(f for f in c["files"] if f["kind"] == "sweep_manifest")
     check = _build_check(loaded["checks"], _sweep_dir(sweep_file["href"]), d["evaluator_id"])
@@ -271,7 +333,8 @@ def comparison_page(env, loaded, c) -> str:
         provenance=_provenance_rows(c["sweep"]), chart=wealth_chart(d) if betting else bound_chart(d),
         fraction=_fraction(d), side=side if len(side) > 1 else [], method_name=METHOD_NAMES.get(d.get("method")),
         power=((c["feasibility"] or {}).get("power") or {}).get(d["comparison"]), method_names=METHOD_NAMES,
-        evidence_href=f"{c['rel']}/evidence.json",
+        evidence_href=f"{c['rel']}/evidence.json", read=reading(d), lost=_counted_note(pub, c),
+        rule=counting.RULE if any(str(a).startswith("model:") for a in d.get("arms") or {}) else None,
         description=f"{d['comparison']}: {d['verdict']} ({d['confidence']} confidence), estimate "
                     f"{d['estimate']['decimal']} {d['metric']}, lower bound {d['lower_bound']} against margin {d['margin']}")
 
@@ -320,10 +383,11 @@ def calibration_page(env, loaded) -> str:
 def generated_pages(env, pub) -> dict:
     env.globals.setdefault("micro_usd", fmt.micro_usd)
     env.globals.setdefault("modal_nano_usd", modal_nano_usd)
+    env.globals.setdefault("cpu_text", cpu_text)
     loaded = load(pub.runs_dir)
     pages = {"comparisons/index.md": index_page(env, loaded), SCALE_URI: scale_page(env, loaded)}
     for c in loaded["comparisons"]:
-        pages[f"comparisons/{c['slug']}/index.md"] = comparison_page(env, loaded, c)
+        pages[f"comparisons/{c['slug']}/index.md"] = comparison_page(env, loaded, c, pub)
         if c["rules"] is not None:  # a static file (not .json): the bytes the evidence pins, for the browser's verify
             pages[c["rules_href"]] = c["rules"]
     if loaded.get("calibration"):

@@ -261,3 +261,16 @@ def _payload(value) -> str:
 
 
 FORMATS["payload"] = _payload
+
+
+_RAW_MICRO_USD = re.compile(r"(?<![\w.,])(-?[0-9]{1,18}) micro-USD\b", re.ASCII)
+_RAW_COUNT = re.compile(r"(?<![\w.,/-])([0-9]{4,18})(?= (?:tokens|calls|steps|actions|out)\b)", re.ASCII)
+
+
+def readable_units(text: str) -> str:
+    """A launcher-written summary with its raw units read: "0 micro-USD" as "$0.00", "25555 tokens" as
+    "25,555 tokens" (the transcript file keeps the text as written)."""
+    if not isinstance(text, str):
+        return text
+    text = _RAW_MICRO_USD.sub(lambda m: usd(int(m.group(1))), text)
+    return _RAW_COUNT.sub(lambda m: f"{int(m.group(1)):,}", text)

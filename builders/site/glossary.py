@@ -39,13 +39,15 @@ REGISTER = {
 }
 
 BOARD = {
-    "agent": ("Agent", "Who wrote the candidates: a model (grouped by provider and model id), a practitioner cohort, "
+    "agent": ("Agent", "Who wrote the candidates: a model (grouped by provider, model id and harness), a practitioner cohort, "
                        "or a scripted baseline policy, each labelled for what it is."),
-    "qualified": ("Qualified", "The share of worlds on which the run was SCORED and QUALIFIED, with its 95 % Wilson "
-                               "score interval. An attempt that ended without a result counts as not qualified."),
-    "mean": ("Mean score", "The mean score in points out of 100 over the worlds played, with its 95 % Student-t "
-                           "interval over worlds; an attempt without a score counts as 0."),
-    "worlds": ("Worlds", "How many distinct worlds (family and seed) the agent played; one attempt per world."),
+    "qualified": ("Qualified", "The share of worlds on which the counted attempt was SCORED and QUALIFIED, with its "
+                               "95 % Wilson score interval over worlds."),
+    "mean": ("Mean score", "The mean score in points out of 100 over the worlds played, one counted attempt per "
+                           "world, with its 95 % Student-t interval over worlds; a counted attempt without a result "
+                           "scores what the engine grades for the batches the desk accepted from it."),
+    "worlds": ("Worlds", "How many distinct worlds (family and seed) the agent played: n of the intervals. One attempt "
+                         "counts for each world, the last try whatever its end; every try is on the Attempts page."),
     "cost": ("Cost", "What the attempts cost: US dollars from the launcher's ledger (integer micro-USD), with model "
                      "calls and tokens; a local model costs $0 and its CPU time is shown, in total and per call (rounded half up); "
                      "a scripted baseline makes no model calls."),

@@ -2,7 +2,7 @@
 generated content comes from.
 
 on_files adds the generated pages (register, run pages, attempts, transcripts),
-the Parquet exports, the published records and the vendored runtime assets as
+the Parquet exports, leaderboard.json and .csv, the published records and the vendored runtime assets as
 in-memory or copied files; nothing is written into docs_dir. on_page_markdown
 fills the sections of written pages that are generated from the records (the
 home page's status line and leaderboard, the Limitations page's status). on_page_context
@@ -29,7 +29,7 @@ from engine import InputError  # noqa: E402
 from mkdocs.exceptions import PluginError  # noqa: E402
 from mkdocs.structure.files import File  # noqa: E402
 
-from builders.site import csp, escape, og_paths, overview, pages, parquet, records, vendor  # noqa: E402
+from builders.site import csp, escape, leaderboard, og_paths, overview, pages, parquet, records, vendor  # noqa: E402
 
 log = logging.getLogger("mkdocs.plugins.fundbook")
 _state = {}
@@ -56,6 +56,7 @@ def on_files(files, config):
         pub.verify_js = (Path(config["docs_dir"]) / "assets" / "desk" / "verify.js").is_file()
         generated = pages.generated_pages(pub)
         tables = parquet.exports(pub)
+        tables.update(leaderboard.files(pub))  # leaderboard.json and .csv: the home page's rows, published
         # practitioner records: a page each (with its verify box) and their files (builders/desk/practitioner_page.py);
         # a record that fails the importer's own checks is refused here, in one line
         from builders.desk.practitioner_page import site_files as practitioner_files

@@ -1,18 +1,22 @@
 """The home page's answer: what exists (the status line) and one leaderboard
-row per agent.
+row per agent, published as leaderboard.json and leaderboard.csv from the same
+rows (`board`, then `document`): the page and the files cannot disagree.
 
 An agent is whoever wrote the candidates: a model (its attempt records,
-grouped by provider and model id), a practitioner cohort (the desk's imported
-sessions in runs/practitioners/, grouped by cohort) or a scripted baseline
-(the baseline runs, grouped by policy). The mock sampler is none of these: its
-attempts test the launcher, so they are a machinery row drawn apart, never
-ranked and never charted.
+grouped by provider, model id and harness), a practitioner cohort (the desk's
+imported sessions in runs/practitioners/, grouped by cohort) or a scripted
+baseline (the baseline runs, grouped by policy). The mock sampler is none of
+these: its attempts test the launcher, so they are a machinery row drawn
+apart, never ranked and never charted.
 
-Each row has one observation per attempt: qualified or not, and its score in
-points out of 100. An attempt that ended without a result (interrupted,
-MALFORMED, a session abandoned) stays in as not qualified and 0 points, the
-rule the experiments use for failures. Rates and means carry 95 % intervals
-(intervals.py); fewer than PRELIMINARY_BELOW worlds is labelled preliminary.
+Each row has one observation per world (n = distinct worlds): for a model,
+the attempt the one rule counts (builders/counting.py: the last try, whatever
+its end; one without a result scores what the engine grades for the batches
+the desk accepted from it), for a baseline its run of that world. Rates and
+means carry 95 % intervals over worlds (intervals.py); fewer than
+PRELIMINARY_BELOW worlds is labelled preliminary. A model's row also carries
+the scripted baselines graded on the same worlds (free: the engine plays
+them), so rows on different worlds are never the only comparison.
 """
 
 import json
@@ -21,7 +25,11 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from urllib.parse import quote
 
+from builders import counting
+
 from . import fmt, intervals
+from .records import SiteInputError
+from .counted import attempt_score, counted_attempts, is_real_model, model_key, policy_points  # noqa: F401
 
 PRELIMINARY_BELOW = 30
 POLICY_NOTES = {
@@ -29,6 +37,8 @@ POLICY_NOTES = {
     "shortest-cheapest": "funds each position from the shortest, cheapest quote, without looking ahead",
     "do-nothing": "takes no action and reports its empty book truthfully: the bottom of the scale",
 }
+SIDE_POLICIES = ("do-nothing", "shortest-cheapest", "reference")  # graded on a model's own worlds, beside its row
+HARNESSES = {None: "fundbook worker", "inspect": "Inspect"}
 KIND_LABELS = {"model": "model", "practitioners": "practitioner cohort", "baseline": "scripted baseline",
                "machinery": "machinery test"}
 
@@ -43,6 +53,10 @@ class Agent:
     cost: dict = field(default_factory=dict)
     links: list = field(default_factory=list)         # [(text, href relative to the site root)]
     arms: tuple = ()         # comparison arm names that mean this agent
+    attempts: int = 0        # every attempt of the agent, counted or not
+    provider: str = ""
+    harness: str = ""
+    same_worlds: list = field(default_factory=list)  # [(label, mean dict)] on the model's worlds
 
     def row(self) -> dict:
         obs = self.observations
@@ -54,6 +68,10 @@ class Agent:
         return {"order": -mean_exact, "key": self.key, "kind": self.kind, "kind_label": KIND_LABELS[self.kind], "name": self.name,
                 "note": self.note, "n": len(obs), "worlds": len(worlds), "rate": rate, "mean": mean,
                 "ended_without_result": sum(1 for o in obs if not o["ended"]),
+                "attempts": self.attempts or len(obs), "provider": self.provider, "harness": self.harness,
+                "counted": [{"world": o["world"], "attempt_id": o.get("attempt_id"), "score": o["points"],
+                             "qualified": o["qualified"], "graded_by": o.get("source", "record")} for o in obs],
+                "same_worlds": list(self.same_worlds),
                 "preliminary": self.kind in ("model", "practitioners") and len(worlds) < PRELIMINARY_BELOW,
                 "date": max(dates) if dates else None, "cost": cost_text(self.kind, self.cost),
                 "links": list(self.links)}
@@ -85,11 +103,6 @@ def _outcome(result) -> tuple:
             _int(score.get("points")), ended)
 
 
-def is_real_model(content) -> bool:
-    """A model attempt by anything but the mock sampler."""
-    return _dict(content.get("model")).get("provider") not in (None, "mock")
-
-
 def cost_text(kind, cost) -> str:
     if kind == "baseline":
         return f"$0 (scripted, no model calls; {fmt.duration(cost.get('engine_ms'))} of engine time)"
@@ -113,40 +126,74 @@ def cost_text(kind, cost) -> str:
     return " · ".join(parts)
 
 
+def harness_of(content) -> str:
+    """The harness that ran an attempt: Inspect-imported records say `harness: "inspect"`; the launcher's
+    worker records carry no harness field (the fundbook worker)."""
+    value = content.get("harness")
+    return HARNESSES.get(value, str(value)) if value is None or isinstance(value, str) else str(value)
+
+
 def _model_agents(pub) -> tuple:
-    """(real model agents, machinery agents), one per provider and model id."""
+    """(real model agents, machinery agents), one per provider, model id and harness; one observation per
+    world, the attempt the rule counts."""
     groups = {}
     for attempt in pub.attempts:
         c = attempt.content
         model = _dict(c.get("model"))
         provider, model_id = str(model.get("provider", "?")), str(model.get("id", "?"))
         machinery = not is_real_model(c)
-        key = f"{'machinery' if machinery else 'model'}:{provider}:{model_id}"
+        key = model_key(c)
         if key not in groups:
             note = ("the deterministic mock sampler replays the reference plan: it tests the launcher, the ledger "
                     "and the evaluator, and measures nothing about a model" if machinery else
                     "an open-weights model run on the host (llama.cpp)" if provider == "llama-cpp" else
                     f"a model served by {provider}")
             groups[key] = Agent(key=key, kind="machinery" if machinery else "model", name=f"{provider}:{model_id}",
-                                note=note, cost={"local": provider == "llama-cpp"},
+                                note=note, cost={"local": provider == "llama-cpp"}, provider=provider,
+                                harness=harness_of(c),
                                 arms=(f"model:{model_id}", f"model:{provider}:{model_id}", f"{provider}:{model_id}"))
         agent = groups[key]
-        qualified, points, ended = _outcome(c.get("result"))
-        task = _dict(c.get("task"))
-        agent.observations.append({"world": str(task.get("instance_id") or task.get("fixture_sha256") or attempt.attempt_id),
-                                   "qualified": qualified, "points": points, "ended": ended,
-                                   "date": _date(attempt.record, "started", "finished")})
+        agent.attempts += 1
         cost = _dict(c.get("cost"))
         for k in ("micro_usd", "unresolved_micro_usd", "calls", "tokens_in", "tokens_out", "cpu_ms"):
             agent.cost[k] = agent.cost.get(k, 0) + _int(cost.get(k))
         if attempt.transcript is not None:
             agent.links.append((f"transcript {attempt.attempt_id}", f"attempts/{attempt.attempt_id}/"))
+    for (key, world), (attempt, _) in counted_attempts(pub.attempts, lambda a: model_key(a.content)).items():
+        got = attempt_score(attempt)
+        groups[key].observations.append({
+            "world": world, "qualified": got["qualified"], "points": got["points"],
+            "ended": got["source"] == "record", "source": got["source"], "attempt_id": attempt.attempt_id,
+            "task": _dict(attempt.content.get("task")), "date": _date(attempt.record, "started", "finished")})
     for agent in groups.values():
         if len(agent.links) > 3:  # many attempts: the Attempts page lists every transcript
             agent.links = [(f"{len(agent.links)} transcripts", "attempts/")]
         agent.links.insert(0, ("attempts", "attempts/"))
+        if agent.kind == "model":
+            agent.same_worlds = _same_worlds(agent)
     agents = sorted(groups.values(), key=lambda a: a.key)
     return [a for a in agents if a.kind == "model"], [a for a in agents if a.kind == "machinery"]
+
+
+def _same_worlds(agent) -> list:
+    """[{world, attempt_id, model, do-nothing, shortest-cheapest}] on the model's counted worlds."""
+    out = []
+    for o in sorted(agent.observations, key=lambda o: o["world"]):
+        row = {"world": o["world"], "attempt_id": o["attempt_id"], "model": o["points"]}
+        for policy in SIDE_POLICIES:
+            row[policy] = policy_points(o["task"], policy)
+        out.append(row)
+    return out
+
+
+def side_by_side(row) -> list:
+    """[(label, mean dict)]: the model and each side policy's mean over the same worlds (those the engine could
+    grade for every policy)."""
+    rows = [r for r in row["same_worlds"] if all(r[p] is not None for p in SIDE_POLICIES)]
+    if not rows:
+        return []
+    return [(label, intervals.t_mean([r[col] for r in rows]))
+            for label, col in [(row["name"], "model")] + [(p, p) for p in SIDE_POLICIES]]
 
 
 def _practitioner_agents(pub) -> list:
@@ -162,6 +209,7 @@ def _practitioner_agents(pub) -> list:
         task = _dict(c.get("task"))
         agent.observations.append({"world": str(task.get("instance_id") or task.get("fixture_sha256") or session.session_id),
                                    "qualified": qualified, "points": points, "ended": ended,
+                                   "attempt_id": session.session_id,
                                    "date": _date(session.record, "finished", "imported", "started")})
         clock = _dict(c.get("clock")).get("per_checkpoint_ms")
         agent.cost["clock_ms"] += sum(_int(ms) for ms in clock) if isinstance(clock, list) else 0
@@ -190,10 +238,12 @@ def _baseline_agents(pub) -> list:
             arms=(f"baseline:{policy}",)))
         qualified, points, ended = _outcome({"status": c.get("status"), "verdict": c.get("verdict"),
                                              "score": c.get("score")})
-        agent.observations.append({"world": str(c.get("instance_id") or c.get("fixture_sha256")),
-                                   "qualified": qualified, "points": points, "ended": ended,
-                                   "date": _date(run.record, "finished")})
+        world = str(c.get("instance_id") or c.get("fixture_sha256"))
         agent.cost["engine_ms"] += run.duration_ms or 0
+        if any(o["world"] == world for o in agent.observations):
+            continue  # a scripted policy is deterministic: one run per world counts (the first in the index)
+        agent.observations.append({"world": world, "qualified": qualified, "points": points, "ended": ended,
+                                   "attempt_id": run.run_id, "date": _date(run.record, "finished")})
     # the scale's two ends are listed last, the top first
     order = {"reference": 1, "do-nothing": 2}
     return [groups[k] for k in sorted(groups, key=lambda p: (order.get(p, 0), p))]
@@ -226,19 +276,137 @@ def comparison_arms(runs_dir) -> dict:
 
 
 def board(pub) -> dict:
-    """{"groups": [(kind label, [rows])], "machinery": [rows], "status": {...}} for the home page."""
+    """{"groups": [(kind label, [rows])], "machinery": [rows], "status": {...}, "headline": {...}}: the home
+    page's leaderboard and leaderboard.json/.csv (`document`, `csv_text`) both come from this (computed once a
+    publication)."""
+    cached = getattr(pub, "_board", None)
+    if cached is not None:
+        return cached
     models, machinery = _model_agents(pub)
     practitioners = _practitioner_agents(pub)
     baselines = _baseline_agents(pub)
     arms = comparison_arms(pub.runs_dir)
     for agent in models + practitioners + baselines + machinery:
         found = sorted({(slug, tuple(others)) for arm in agent.arms for slug, others in arms.get(arm, [])})
-        agent.links += [("vs " + ", ".join(o.split(":", 1)[-1] for o in others) if others else f"comparison {slug}",
-                         f"comparisons/{slug}/") for slug, others in found]
+        labels = [("vs " + ", ".join(o.split(":", 1)[-1] for o in others) if others else f"comparison {slug}")
+                  for slug, others in found]
+        # two comparisons against the same arms (a fixed-n one and a betting one) are told apart by their name
+        agent.links += [(text if labels.count(text) == 1 else f"{text} ({slug})", f"comparisons/{slug}/")
+                        for text, (slug, _) in zip(labels, found)]
     groups = [("Models", sorted((a.row() for a in models), key=lambda r: (r["order"], r["key"]))),
               ("Practitioners", [a.row() for a in practitioners]),
               ("Scripted baselines", [a.row() for a in baselines])]
-    return {"groups": groups, "machinery": [a.row() for a in machinery], "status": status(pub, models)}
+    for row in groups[0][1]:
+        row["side"] = side_by_side(row)
+    out = {"groups": groups, "machinery": [a.row() for a in machinery], "status": status(pub, models)}
+    out["headline"] = headline(groups)
+    try:
+        pub._board = out
+    except AttributeError:
+        pass
+    return out
+
+
+def _mean(values) -> Fraction:
+    return Fraction(sum(values), len(values))
+
+
+def headline(groups) -> dict:
+    """The result in one sentence, from the rows: the best model's mean over its worlds against doing nothing and
+    the reference policy on the same worlds, and how often it qualified."""
+    models = [r for r in dict(groups)["Models"] if r["n"]]
+    if not models:
+        return {"text": "No model has a result yet: the rows below are the scripted baselines and the "
+                        "practitioners, who give the score scale its meaning.", "model": None}
+    best = models[0]  # sorted by mean score, highest first
+    same = [r for r in best["same_worlds"] if all(r[p] is not None for p in SIDE_POLICIES)]
+    n = best["worlds"]
+    qualified = sum(1 for c in best["counted"] if c["qualified"])
+    mean = _mean([c["score"] for c in best["counted"]])
+    text = (f"The best model so far, {best['name']}, scored a mean of {_tenths(mean)} points out of 100 over "
+            f"{fmt.count(n)} world{'s' if n != 1 else ''}")
+    out = {"model": best["key"], "worlds": n, "mean": _tenths(mean), "qualified": qualified}
+    if same:
+        nothing = _mean([r["do-nothing"] for r in same])
+        reference = _mean([r["reference"] for r in same])
+        model_same = _mean([r["model"] for r in same])
+        word = "below" if model_same < nothing else "above" if model_same > nothing else "level with"
+        on = "" if len(same) == n else f" (on the {fmt.count(len(same))} of them the engine could replay: {_tenths(model_same)})"
+        text += (f"{on}: {word} doing nothing on the same worlds ({_tenths(nothing)}) and "
+                 f"{'below' if model_same < reference else 'level with' if model_same == reference else 'above'} "
+                 f"the reference policy ({_tenths(reference)})")
+        out.update({"do_nothing": _tenths(nothing), "reference": _tenths(reference), "direction": word})
+    text += f". It qualified on {fmt.count(qualified)} of {fmt.count(n)}."
+    out["text"] = text
+    return out
+
+
+def _tenths(x: Fraction) -> str:
+    return intervals._tenths(intervals._round_tenths(x))
+
+
+def document(pub) -> dict:
+    """leaderboard.json: every row's figures and the attempts it counted, so a reader or a script can recompute
+    each figure (intervals.py's methods) from the counted scores."""
+    b = board(pub)
+    rows = []
+    for label, group in list(b["groups"]) + [("Machinery tests", b["machinery"])]:
+        for r in group:
+            rows.append({"group": label, "key": r["key"], "kind": r["kind"], "name": r["name"],
+                         "provider": r["provider"] or None, "harness": r["harness"] or None,
+                         "worlds": r["worlds"], "attempts": r["attempts"], "qualified": r["rate"], "mean": r["mean"],
+                         "ended_without_result": r["ended_without_result"], "counted": r["counted"],
+                         "same_worlds": r["same_worlds"],
+                         "same_worlds_means": {label: m for label, m in r.get("side") or []}})
+    return {"schema": "fundbook.leaderboard/1", "rule": counting.RULE, "rule_source": counting.RULE_SOURCE,
+            "intervals": {"qualified": intervals.RATE_METHOD, "mean": intervals.MEAN_METHOD},
+            "headline": b["headline"]["text"], "rows": rows}
+
+
+def json_text(pub) -> str:
+    return json.dumps(document(pub), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+CSV_COLUMNS = ("group", "agent", "kind", "world", "attempt_id", "score", "qualified", "graded_by")
+
+
+def csv_text(pub) -> str:
+    """leaderboard.csv: one line per counted observation (the rows' `counted` lists)."""
+    import csv
+    import io
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for row in document(pub)["rows"]:
+        for c in row["counted"]:
+            w.writerow([row["group"], row["key"], row["kind"], c["world"], c["attempt_id"], c["score"],
+                        int(bool(c["qualified"])), c["graded_by"]])
+    return buf.getvalue()
+
+
+def check_document(doc) -> None:
+    """Every row's figures recompute from the attempts it lists as counted (one per world), with the methods it
+    names: what a reader's script would do with leaderboard.json, done by the build before it publishes."""
+    for row in doc["rows"]:
+        counted = row["counted"]
+        worlds = {c["world"] for c in counted}
+        where = f"leaderboard.json: row {row['key']}"
+        if row["kind"] in ("model", "baseline", "machinery") and len(worlds) != len(counted):
+            raise SiteInputError(f"{where}: counted: expected one attempt per world, got {len(counted)} for "
+                                 f"{len(worlds)} worlds")
+        if row["worlds"] != len(worlds):
+            raise SiteInputError(f"{where}: worlds: expected {len(worlds)}, got {row['worlds']}")
+        want_rate = intervals.wilson(sum(1 for c in counted if c["qualified"]), len(counted))
+        want_mean = intervals.t_mean([c["score"] for c in counted])
+        if (row["qualified"], row["mean"]) != (want_rate, want_mean):
+            raise SiteInputError(f"{where}: qualified and mean: expected {want_rate} and {want_mean} from its "
+                                 f"counted attempts")
+
+
+def files(pub) -> dict:
+    """{site path: bytes} of the published leaderboard files, checked (check_document) before they are."""
+    check_document(document(pub))
+    return {"leaderboard.json": json_text(pub).encode("utf-8"), "leaderboard.csv": csv_text(pub).encode("utf-8")}
 
 
 def status(pub, models) -> dict:
@@ -246,12 +414,13 @@ def status(pub, models) -> dict:
     dates = [_date(r.record, "finished") for r in pub.runs] + [_date(a.record, "started") for a in pub.attempts]
     dates += [_date(s.record, "finished", "imported", "started") for s in pub.practitioners]
     dates = [d for d in dates if d]
-    with_result = [o for a in models for o in a.observations if o["ended"]]
+    real = [a for a in pub.attempts if is_real_model(a.content)]
+    with_result = [a for a in real if isinstance(_dict(a.content.get("result")).get("status"), str)]
     grader = [r for r in pub.runs if r.content.get("expected") is not None]
     return {"date": max(dates) if dates else None, "model_results": len(with_result),
             "models_with_results": sorted(a.name for a in models if any(o["ended"] for o in a.observations)),
-            "model_attempts": sum(len(a.observations) for a in models),
-            "local_attempts": sum(len(a.observations) for a in models if a.cost.get("local")),
+            "model_attempts": len(real), "model_worlds": sum(len(a.observations) for a in models),
+            "local_attempts": sum(a.attempts for a in models if a.cost.get("local")),
             "baseline_runs": sum(1 for r in pub.runs if r.content.get("kind") == "baseline"),
             "grader_tests": len(grader), "grader_passed": sum(1 for r in grader if r.content.get("passed") is True),
             "machinery_attempts": sum(1 for a in pub.attempts if not is_real_model(a.content)),

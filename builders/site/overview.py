@@ -7,6 +7,7 @@ attempts).
 
 A written page asks for a section with an HTML comment on a line of its own:
 `<!-- fundbook:status-line -->`, `<!-- fundbook:leaderboard -->`,
+`<!-- fundbook:headline -->` (the result in one sentence),
 `<!-- fundbook:status -->` (the dated status) or
 `<!-- fundbook:model-results -->` (what the page says about model results).
 """
@@ -15,6 +16,8 @@ import re
 from collections import Counter
 
 import altair as alt
+
+from builders import counting
 
 from . import fmt, glossary, intervals, leaderboard
 from .records import SiteInputError
@@ -93,7 +96,15 @@ def status_view(pub) -> dict:
         attempts[(label, str(term.get("status", "unknown")))] += 1
         if leaderboard.is_real_model(c) and isinstance(c.get("result"), dict):
             model_results += 1
+    from .counted import counting_map
+    counts = [c for aid, c in counting_map(pub).items() if c["counted"] and c["agent"].startswith("model:")]
+    real = [a for a in pub.attempts if leaderboard.is_real_model(a.content)]
+    names = sorted({leaderboard.model_key(a.content).split(":", 1)[1] for a in real})
+    heldout = sum(1 for a in pub.attempts if a.attempt_id in {c["counted_id"] for c in counts}
+                  and (a.content.get("task") or {}).get("split") == "heldout")
     return {"date": max(dates) if dates else None, "runs": len(pub.runs), "runtimes": sorted(runtimes.items()),
+            "model_attempt_count": len(real), "model_names": names, "model_worlds": len(counts),
+            "heldout_worlds": heldout,
             "attempts": sorted(attempts.items()), "attempt_count": len(pub.attempts),
             "mock_count": sum(n for (label, _), n in attempts.items() if label == "mock"),
             "model_results": model_results}
@@ -105,6 +116,9 @@ def fill(markdown: str, src_uri: str, pub, env, root: str) -> str:
 
     def section(m):
         name = m.group("name")
+        if name == "headline":  # the result in one sentence, from the same rows as the leaderboard and its JSON
+            text = leaderboard.board(pub)["headline"]["text"]
+            return env.get_template("headline.md.j2").render(text=text, root=root)
         if name in ("status-line", "leaderboard"):
             if "sections" not in home:
                 home["sections"] = home_sections(pub)
@@ -115,7 +129,7 @@ def fill(markdown: str, src_uri: str, pub, env, root: str) -> str:
             columns = [(key, label, text) for key, (label, text) in glossary.BOARD.items()]
             return env.get_template("leaderboard.md.j2").render(
                 groups=h["groups"], machinery=h["board"]["machinery"], chart=h["chart"], chart_label=CHART_LABEL,
-                columns=columns, root=root, rate_method=intervals.RATE_METHOD, mean_method=intervals.MEAN_METHOD,
+                columns=columns, root=root, rule=counting.RULE, rate_method=intervals.RATE_METHOD, mean_method=intervals.MEAN_METHOD,
                 preliminary_below=leaderboard.PRELIMINARY_BELOW)
         if name in ("status", "model-results"):
             return env.get_template(f"{name.replace('-', '_')}.md.j2").render(s=status_view(pub))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from . import comparisons, escape, fmt, leaderboard, records, register, scale, unscored
+from . import comparisons, counted, escape, fmt, leaderboard, records, register, scale, unscored
 from . import transcript as trajectory
 from .charts import below_zero, run_charts
 from .figures import Figures
@@ -228,16 +228,7 @@ def _attempt_view(attempt):
 
 
 def attempts_page(env, pub) -> str:
-    rows = []
-    for attempt in pub.attempts:
-        view = _attempt_view(attempt)
-        view["href"] = f"{attempt.attempt_id}/" if attempt.transcript is not None else None
-        rows.append(view)
-    rows.sort(key=lambda r: (r["started"], r["attempt_id"]), reverse=True)
-    from . import freeze  # the paid study's freeze, deviations and spend (launchers' files in runs/attempts/)
-    return env.get_template("attempts.md.j2").render(
-        rows=rows, description=f"{len(rows)} retained model attempts, failed ones included.") + \
-        freeze.section(env, pub.runs_dir)
+    return register.attempts_page(env, pub, _attempt_view)  # the Attempts register (register.py)
 
 
 def _attempt_files(pub, attempt):
@@ -269,11 +260,16 @@ def transcript_page(env, pub, attempt) -> str:
                  f"shown in full; model-written text is escaped and shown as plain text.")
     note = c.get("note") or transcript.get("note") or view["term"].get("note")
     status = result.get("status") or view["status"]
+    counts = counted.counting_map(pub)[attempt.attempt_id]
+    steps = transcript.get("steps") if isinstance(transcript.get("steps"), list) else []
+    calls = _whole((c.get("cost") or {}).get("calls") if isinstance(c.get("cost"), dict) else None) or 0
+    answered = sum(1 for s in steps if isinstance(s, dict) and s.get("role") == "model")
     # "Verify this attempt in your browser" (site/assets/desk/attempt.js): for an attempt with its receipts beside it
     receipts = (c.get("outputs") or {}).get("receipts") if isinstance(c.get("outputs"), dict) else None
     verify_url = (f"../../{attempt.folder}/record.json"
                   if isinstance(receipts, dict) and receipts.get("path") == "receipts.json" and pub.verify_js else None)
     return env.get_template("transcript.md.j2").render(
+        counts=counts, counted=_counted_line(counts), unanswered=max(0, calls - answered),
         a=attempt, model=view["model"],  # the score as a figure: the attempt's verify checks it (attempt.js)
         score=Figures({"content": c})(["content", "result", "score"], "score") if result.get("score") else None,
         groups=groups, step_count=sum(len(g["steps"]) for g in groups),
@@ -283,10 +279,22 @@ def transcript_page(env, pub, attempt) -> str:
         duration=fmt.duration(ms if isinstance(ms, int) else None), status=status,
         status_class=str(status).lower(), label=view["label"], note=note, components=components,
         end_reason=view["reason"], accepted_actions=view["accepted_actions"], settled_days=view["settled_days"],
-        cost=view["cost_detail"], summary=trajectory.text_of(transcript.get("summary") or ""), generated=generated,
-        files=_attempt_files(pub, attempt), fig=Figures({"content": c, "record": attempt.record}), verify_url=verify_url,
-        graded=isinstance(c.get("result"), dict),
+        cost=view["cost_detail"], summary=fmt.readable_units(trajectory.text_of(transcript.get("summary") or "")),
+        generated=generated, files=_attempt_files(pub, attempt), fig=Figures({"content": c, "record": attempt.record}),
+        verify_url=verify_url, graded=isinstance(c.get("result"), dict),
         description=f"Transcript of model attempt {attempt.attempt_id}: {view['status']}, {view['reason']}.")
+
+
+def _counted_line(counts) -> dict:
+    """What the transcript's head says of the attempt under the one rule (builders/counting.py)."""
+    from builders import counting
+    got = counts["score"]
+    out = {"rule": counting.RULE, "world": counts["world"], "try": counts["try"], "tries": counts["tries"],
+           "counted": counts["counted"], "counted_id": counts["counted_id"]}
+    if got:
+        out.update(points=got["points"], status=got["status"], verdict=got["verdict"] or "no verdict",
+                   gates=got["gates"], engine=got["source"] == "engine")
+    return out
 
 
 def generated_pages(pub) -> dict:

@@ -1,7 +1,8 @@
 """Engine JSON as a person reads it: the transcript's model and tool JSON
 indented, with money in currency units and tails in money-days (the keys are
 fmt.MONEY_KEYS and fmt.MONEY_DAY_KEYS, the engine's own; the transcript file
-keeps the integers). A receipt's payload on a run page is a figure instead
+keeps the integers). A key that names its unit (`tail_cent_days`) keeps its integer in that unit, its
+money-days reading beside it, so the key and the number never disagree. A receipt's payload on a run page is a figure instead
 (fmt "payload"), so verify can check it.
 """
 
@@ -26,6 +27,9 @@ def pretty(value) -> str | None:
             if all(not isinstance(x, (dict, list)) for x in v) and len(v) <= 12:
                 return "[" + ", ".join(walk(x, key, depth + 1) for x in v) + "]"
             return "[\n" + ",\n".join(f"{pad}  {walk(x, key, depth + 1)}" for x in v) + f"\n{pad}]"
+        if isinstance(v, int) and not isinstance(v, bool) and "cent" in str(key) and key in MONEY_DAY_KEYS:
+            # the key names its unit (cent-days): the integer as written in that unit, then its reading
+            return f"{v:,} cent-days ({money(v)} money-days)"
         if isinstance(v, int) and not isinstance(v, bool) and (key in MONEY_KEYS or key in MONEY_DAY_KEYS):
             return money(v) + (" money-days" if key in MONEY_DAY_KEYS else "")
         return json.dumps(v, ensure_ascii=False)

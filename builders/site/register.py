@@ -9,6 +9,7 @@ register.js adds filters, search and sort, and keeps them in the query string.
 """
 
 from . import fmt, glossary, scale
+from .counted import counting_map
 from .figures import Figures
 from .parquet import table_links
 
@@ -103,3 +104,75 @@ def page(env, pub, run_roots) -> str:
         names={k: v[0] for k, v in glossary.REGISTER.items()},
         description=f"All {len(all_rows)} published runs: scripted-baseline results and grader tests, with status, "
                     f"verdict, score and hashes.")
+
+
+# -- the Attempts register ------------------------------------------------------------------------------
+
+OUTCOMES = {  # the outcome badge of an attempt: what its end means for its world
+    "scored": "scored", "qualified": "qualified", "no-result": "counted without a result",
+    "superseded": "not counted (retried)", "other": "not counted",
+}
+
+
+def _study_worlds(pub) -> dict:
+    """{world: (study name, its place in the committed order)} of the worlds each study's rule read."""
+    from . import studies
+    out = {}
+    for st in studies.studies(pub.runs_dir, pub.attempts):
+        for i, w in enumerate(st["world_rows"], 1):
+            out.setdefault(str(w["item_id"]), (st["name"], i))
+    return out
+
+
+def attempt_rows(pub, _attempt_view) -> list:
+    """The Attempts register's rows: grouped by world (its tries in try order under it), worlds in order."""
+    counts = counting_map(pub)
+    in_study = _study_worlds(pub)
+    rows = []
+    for attempt in pub.attempts:
+        view = _attempt_view(attempt)
+        how = counts[attempt.attempt_id]
+        task = _dict(attempt.content.get("task"))
+        got = how["score"]
+        if how["counted"]:
+            outcome = "qualified" if got["qualified"] else "no-result" if got["source"] == "engine" else "scored"
+            score_text = f"{got['points']}/100"
+        else:
+            outcome = "superseded"
+            score_text = "not counted"
+        study = in_study.get(how["world"])
+        cost = _dict(attempt.content.get("cost"))
+        view.update({
+            "href": f"{attempt.attempt_id}/" if attempt.transcript is not None else None,
+            "world": how["world"], "split": str(task.get("split") or "—"), "agent": how["agent"],
+            "study": f"{study[0]} · world {study[1]}" if study else "—", "study_name": study[0] if study else "none",
+            "try": how["try"], "tries": how["tries"], "counted": how["counted"], "counted_id": how["counted_id"],
+            "outcome": outcome, "outcome_label": OUTCOMES[outcome], "points": got["points"] if got else -1,
+            "score_text": score_text, "graded_by": got["source"] if got else None,
+            "micro_usd": _int(cost.get("micro_usd")), "cpu_ms": _int(cost.get("cpu_ms")),
+            "order": (study[1] if study else 10**6, how["world"], how["try"])})
+        rows.append(view)
+    rows.sort(key=lambda r: (r["machinery"], r["agent"], r["order"], r["attempt_id"]))
+    return rows
+
+
+def _int(value) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+ATTEMPT_FILTERS = (("model", "Model"), ("split", "Split"), ("study_name", "Study"), ("outcome", "Outcome"),
+                   ("status", "End"))
+
+
+def attempts_page(env, pub, attempt_view) -> str:
+    from builders import counting
+    from . import freeze  # the paid study's freeze, deviations and spend (launchers' files in runs/attempts/)
+    rows = attempt_rows(pub, attempt_view)
+    strip = [r for r in rows if r["counted"] and not r["machinery"]]
+    filters = [(key, label, sorted({str(r[key]) for r in rows})) for key, label in ATTEMPT_FILTERS]
+    worlds = len({(r["agent"], r["world"]) for r in rows})
+    return env.get_template("attempts.md.j2").render(
+        rows=rows, strip=strip, filters=filters, rule=counting.RULE, rule_source=counting.RULE_SOURCE,
+        worlds=worlds, outcomes=OUTCOMES,
+        description=f"{len(rows)} retained model attempts on {worlds} worlds, failed ones included; one counts "
+                    f"for each world.") + freeze.section(env, pub.runs_dir)

@@ -9,6 +9,8 @@ alpha, and no verdict is drawn before the rule draws one.
 
 from pathlib import Path
 
+from builders.preregistration import freeze_commit
+
 from . import fmt
 from .records import SiteInputError, load_json
 
@@ -24,7 +26,14 @@ def _decision(doc, where) -> dict:
     return {"verdict": doc.get("verdict"), "n": doc.get("n"), "why": doc.get("inconclusive_because"),
             "per_arm_mean": [(arm, _two(v)) for arm, v in sorted(report["per_arm_mean"].items())],
             "mean_difference": _two(report.get("mean_difference")), "se": _two(report.get("se")),
-            "lower": _two(doc.get("lower_bound"), "floor"), "upper": _two(doc.get("upper_bound"), "ceiling")}
+            "lower": _two(doc.get("lower_bound"), "floor"), "upper": _two(doc.get("upper_bound"), "ceiling"),
+            "direction": _reading(doc)["direction"],
+            "informative": "upper" if doc.get("verdict") == "not supported" else "lower"}
+
+
+def _reading(doc):
+    from .comparisons import reading
+    return reading(doc)
 
 
 def _two(text, rounding="half-even") -> str:
@@ -53,6 +62,7 @@ def _study(root: Path, name: str, attempts) -> dict:
                           "method": spec.get("method") or {}, "alpha": spec.get("alpha"),
                           "max_n": (spec.get("stopping") or {}).get("max_n"), "frozen_on": freeze.get("frozen_on"),
                           "spec_sha256": freeze.get("spec_sha256"), "state": state, "decision": decision,
+                          "freeze_commit": freeze_commit(str(root / name / comp)),
                           "path": f"{where}/{comp}"})
     by_world = {}
     for a in attempts:  # a model attempt on a world of this study links from its row
@@ -71,7 +81,36 @@ def _study(root: Path, name: str, attempts) -> dict:
                        "attempts": sorted(by_world.get(w.get("item_id"), []))})
     return {"name": name, "state": status.get("state"), "worlds": status.get("worlds"),
             "planned_max": status.get("planned_max"), "questions": questions, "world_rows": worlds,
-            "arm_names": list((status.get("per_world") or [{}])[0].get("score", {}).keys()) or arms}
+            "arm_names": list((status.get("per_world") or [{}])[0].get("score", {}).keys()) or arms,
+            "tiers": _tiers(status.get("tiers"), where)}
+
+
+def _usd(value):
+    return fmt.usd(value) if isinstance(value, int) and not isinstance(value, bool) else "unknown"
+
+
+def _tiers(doc, where):
+    """The tier plan tier by tier as status.json states it (experiments/study.py tier_report): what ran, what was
+    cut, spend against plan; None for a study without one."""
+    if doc is None:
+        return None
+    if not isinstance(doc, dict) or not isinstance(doc.get("tiers"), list):
+        raise SiteInputError(f"{where}/status.json: tiers: expected {{tiers: [...]}}")
+    rows = []
+    for t in doc["tiers"]:
+        if not isinstance(t, dict):
+            raise SiteInputError(f"{where}/status.json: tiers: expected objects")
+
+        def seeds(group):
+            return "; ".join(f"{cell} {', '.join(str(s) for s in found)}" for cell, found in sorted(
+                (group or {}).items())) or "none"
+        rows.append({"name": t.get("name"), "budget": _usd(t.get("budget_micro_usd")),
+                     "spent": _usd(t.get("spent_micro_usd")),
+                     "cumulative": (f"{_usd(t.get('cumulative_spent'))} of "
+                                    f"{_usd(t.get('cumulative_budget'))}"
+                                    if t.get("cumulative_budget") is not None else "not reconciled yet"),
+                     "ran": seeds(t.get("ran")), "cut": seeds(t.get("cut")), "action": t.get("action") or "none"})
+    return {"rows": rows, "overrun_bps": doc.get("overrun_bps"), "sd_table": sorted((doc.get("sd_table") or {}).items())}
 
 
 def studies(runs_dir: Path, attempts) -> list:
@@ -82,7 +121,38 @@ def studies(runs_dir: Path, attempts) -> list:
             if p.is_dir() and fmt.SAFE_ID.match(p.name) and (p / "study.json").exists()]
 
 
+def _short_arm(arm) -> str:
+    """A column head that fits: "model", "do-nothing" (the full arm name is its title)."""
+    arm = str(arm)
+    return "model" if arm.startswith("model:") else arm.split(":", 1)[-1]
+
+
+def counted(pub, found) -> None:
+    """Each world row's counted attempt by the one rule (builders/counting.py), its tries, and a check that the
+    study's score for the model is the counted attempt's: one number everywhere, or the build stops."""
+    from builders import counting
+    from .counted import counting_map
+    counts = counting_map(pub)
+    for st in found:
+        model_col = next((i for i, a in enumerate(st["arm_names"]) if str(a).startswith("model:")), None)
+        for w in st["world_rows"]:
+            w["tries"] = sorted(((aid, counts[aid]["try"], counts[aid]["counted"], end)
+                                 for aid, end in w["attempts"] if aid in counts), key=lambda t: (t[1], t[0]))
+            last = next((counts[aid] for aid, _, is_counted, _ in w["tries"] if is_counted), None)
+            w["counted_id"] = last["counted_id"] if last else None
+            if last and last["agent"].startswith("model:") and model_col is not None:
+                stated = w["scores"][model_col]
+                if stated != str(last["score"]["points"]):
+                    raise SiteInputError(
+                        f"runs/studies/{st['name']}/status.json: world {w['item_id']}: the study scores the model "
+                        f"{stated}, its counted attempt {last['counted_id']} scores {last['score']['points']} by the "
+                        f"rule of {counting.RULE_SOURCE}: the pages would disagree")
+        st["arm_heads"] = [(_short_arm(a), a) for a in st["arm_names"]]
+        st["rule"] = counting.RULE
+
+
 def page(env, pub) -> str:
     found = studies(pub.runs_dir, pub.attempts)
+    counted(pub, found)
     return env.get_template("studies.md.j2").render(
         studies=found, description=f"{len(found)} pre-registered studies of real agents, with their state.")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from builders.site import comparisons, pages
+from builders.site import comparisons, fmt, pages
 from builders.site.records import SiteInputError
 from tests.conftest import REPO
 
@@ -29,12 +29,19 @@ def test_pages_put_the_decision_first(monkeypatch, tmp_path):
     page = generated["comparisons/reference-vs-shortest-cheapest/index.md"]
     decision = json.loads((RUNS / "comparisons/reference-vs-shortest-cheapest/decision.json").read_text())
     assert page.index("## Decision") < page.index("## The bound as n grows") < page.index("## Per family")
-    assert f"data-fb-decision=\"lower_bound\">{decision['lower_bound']}</strong> against the margin" in page
-    assert decision["evaluator_id"] in page and "no experiment re-check was recorded" in page
+    # the informative bound first, at 2 decimals rounded outwards (verify compares them rounded so)
+    first = "lower_bound" if decision["verdict"] != "not supported" else "upper_bound"
+    mode = "floor" if first == "lower_bound" else "ceiling"
+    assert (f'<strong data-fb-decision="{first}" data-fb-places="2" data-fb-round="{mode}">'
+            f'{fmt.decimal(decision[first], 2, mode)}</strong> against the margin') in page
+    assert page.index('fb-decision-box') < page.index('class="fb-verify-decision"') < page.index(
+        "### How the rule decided")
+    assert decision["evaluator_id"] in page and "built without the build's sampled re-execution" in page
     assert 'data-spec-id="spec-bound"' in page and "../../runs/comparisons/heldout-baselines/observations.jsonl" in page
     scale = generated["comparisons/scale/index.md"]
     assert "100,000" in scale and "Modal" in scale
-    assert "## The full report" in page and f'data-fb-decision="report.se">{decision["report"]["se"]}<' in page
+    assert "## The full report" in page and \
+        f'data-fb-decision="report.se" data-fb-places="2">{fmt.decimal(decision["report"]["se"], 2)}<' in page
     assert 'class="fb-verify-decision" data-evidence-url="../../runs/comparisons/reference-vs-shortest-cheapest/' \
            'evidence.json"' in page and "assets/fundbook/decisions.js" in page
     # the rules the decision ran, published beside it (the evidence pins their sha256)

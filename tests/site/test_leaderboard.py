@@ -39,10 +39,20 @@ def _seal(path: Path, record: dict):
 
 
 def add_model_attempt(runs: Path, attempt_id: str, provider="llama-cpp", model_id="qwen2.5-0.5b-instruct-q4",
-                      points=None, cpu_ms=12_300, started="2026-12-03T08:00:00Z"):
-    """A copy of the mock attempt as another sampler's: a result with `points`, or none."""
+                      points=None, cpu_ms=12_300, started="2026-12-03T08:00:00Z", accepted=True, seed=None,
+                      harness=None):
+    """A copy of the mock attempt as another sampler's: a result with `points`, or none (its accepted batches
+    kept, or none accepted); `seed` moves it to another world of FUND_01 (its fixture hash with it)."""
     record = json.loads((MOCK / "record.json").read_text())
     c = record["content"]
+    if not accepted:
+        c["proposals"] = []
+    if seed is not None:
+        c["task"] = dict(c["task"], seed=seed, instance_id=f"FUND_01/seed-{seed}",
+                         fixture_sha256=engine.fixture_sha256(engine.generate("FUND_01", seed)))
+        c["proposals"] = []  # the mock's batches are for seed 1
+    if harness is not None:
+        c["harness"] = harness
     c["attempt_id"], c["label"] = attempt_id, None
     c["model"] = {"id": model_id, "provider": provider}
     c["cost"] = dict(c["cost"], micro_usd=0, cpu_ms=cpu_ms)
@@ -130,20 +140,100 @@ def test_the_status_line_follows_the_records(runs):
 
 def test_models_are_grouped_by_provider_and_id_and_failures_count(runs):
     add_model_attempt(runs, "llama-a", points=62)
-    add_model_attempt(runs, "llama-b", points=None, started="2026-12-05T08:00:00Z")
+    add_model_attempt(runs, "llama-b", points=None, started="2026-12-05T08:00:00Z", accepted=False, seed=2)
     add_model_attempt(runs, "tinker-a", provider="tinker", model_id="Qwen/Qwen3-8B", points=95, cpu_ms=None)
     board = leaderboard.board(records.load_publication(runs))
     models = dict(board["groups"])["Models"]
     assert [r["key"] for r in models] == ["model:tinker:Qwen/Qwen3-8B", "model:llama-cpp:qwen2.5-0.5b-instruct-q4"]
     llama = models[1]
-    assert llama["n"] == 2 and llama["ended_without_result"] == 1 and llama["preliminary"]
-    assert llama["mean"]["value"] == "31.0"  # (62 + 0) / 2: the interrupted attempt counts as 0
+    assert llama["n"] == llama["worlds"] == 2 and llama["ended_without_result"] == 1 and llama["preliminary"]
+    # the interrupted attempt accepted nothing: it scores what the engine grades for an empty run of its world
+    # (FUND_01 seed 2 played empty: 9 points, the funding-cost component alone)
+    assert [(c["world"], c["attempt_id"], c["score"], c["graded_by"]) for c in llama["counted"]] == [
+        ("FUND_01/seed-1", "llama-a", 62, "record"), ("FUND_01/seed-2", "llama-b", 9, "engine")]
+    assert llama["mean"]["value"] == "35.5"  # (62 + 9) / 2
     assert llama["rate"]["k"] == 0 and llama["date"] == "2026-12-05"
     calls = json.loads((MOCK / "record.json").read_text())["content"]["cost"]["calls"]
     per = round(24_600 / (2 * calls))  # no tie at these figures
     assert llama["cost"].startswith(f"$0.00 (local) · CPU 24.6 s ({fmt.duration(per)} per call) · {2 * calls} calls, ")
     assert [t for t, _ in llama["links"]][:3] == ["attempts", "transcript llama-a", "transcript llama-b"]
     assert models[0]["cost"].startswith(f"$0.00 · {calls} calls")
+
+
+def test_the_last_try_counts_whatever_its_end_and_n_is_worlds(runs):
+    """Three attempts on one world: a first try stopped by the operator, its second try (`.2`) recovered with
+    nothing accepted, and the same world played again by an earlier session: one world counts, its last try,
+    scored as the engine grades its empty run (9), and the intervals are over 1 world."""
+    add_model_attempt(runs, "sess-FUND_01-seed-1", points=30, started="2026-12-01T08:00:00Z")
+    add_model_attempt(runs, "arm-FUND_01-seed-1", points=None, started="2026-12-02T08:00:00Z")
+    add_model_attempt(runs, "arm-FUND_01-seed-1.2", points=None, started="2026-12-02T07:00:00Z", accepted=False)
+    board = leaderboard.board(records.load_publication(runs))
+    (row,) = dict(board["groups"])["Models"]
+    assert (row["worlds"], row["n"], row["attempts"], row["ended_without_result"]) == (1, 1, 3, 1)
+    assert row["counted"] == [{"world": "FUND_01/seed-1", "attempt_id": "arm-FUND_01-seed-1.2", "score": 9,
+                               "qualified": False, "graded_by": "engine"}]
+    assert row["mean"] == {"value": "9.0", "lower": None, "upper": None, "n": 1}
+    assert row["rate"]["n"] == 1
+    # the same scripted baselines, graded on the model's own world, beside it
+    assert row["same_worlds"] == [{"world": "FUND_01/seed-1", "attempt_id": "arm-FUND_01-seed-1.2", "model": 9,
+                                   "do-nothing": 49, "shortest-cheapest": 64, "reference": 100}]
+    doc = leaderboard.document(records.load_publication(runs))
+    (model,) = [r for r in doc["rows"] if r["kind"] == "model"]
+    assert model["counted"] == row["counted"] and doc["rule"] == leaderboard.counting.RULE
+    assert doc["headline"] == ("The best model so far, llama-cpp:qwen2.5-0.5b-instruct-q4, scored a mean of 9.0 "
+                               "points out of 100 over 1 world: below doing nothing on the same worlds (49.0) and "
+                               "below the reference policy (100.0). It qualified on 0 of 1.")
+    csv = leaderboard.csv_text(records.load_publication(runs)).splitlines()
+    assert csv[0] == "group,agent,kind,world,attempt_id,score,qualified,graded_by"
+    assert ("Models,model:llama-cpp:qwen2.5-0.5b-instruct-q4,model,FUND_01/seed-1,arm-FUND_01-seed-1.2,9,0,engine"
+            in csv)
+    home = _home(runs)
+    assert home.index("data-fb-headline") < home.index("fb-board-table")
+    assert doc["headline"] in home
+
+
+def test_the_home_page_and_leaderboard_json_state_the_same_figures(runs):
+    add_model_attempt(runs, "llama-a", points=62)
+    add_model_attempt(runs, "llama-b", points=None, seed=3)
+    pub = records.load_publication(runs)
+    doc = json.loads(leaderboard.json_text(pub))
+    home = _home(runs)
+    for row in doc["rows"]:
+        if row["group"] == "Machinery tests":
+            continue
+        tr = home[home.index(f'data-agent="{row["key"]}"'):]
+        tr = tr[:tr.index("</tr>")]
+        assert f'>{row["mean"]["value"]}<br>' in tr and f'>{row["worlds"]}' in tr
+        assert f'{row["qualified"]["value"]} %' in tr
+        # every figure recomputes from the counted scores
+        from builders.site import intervals
+        scores = [c["score"] for c in row["counted"]]
+        assert intervals.t_mean(scores) == row["mean"] and row["worlds"] == len({c["world"] for c in row["counted"]})
+        assert intervals.wilson(sum(c["qualified"] for c in row["counted"]), len(scores)) == row["qualified"]
+
+
+def test_a_world_the_engine_cannot_rebuild_is_refused_in_one_line(runs):
+    add_model_attempt(runs, "llama-x", points=None)
+    path = runs / "attempts" / "llama-x" / "record.json"
+    record = json.loads(path.read_text())
+    record["content"]["task"]["fixture_sha256"] = "0" * 64
+    _seal(path, record)
+    with pytest.raises(records.SiteInputError) as err:
+        leaderboard.board(records.load_publication(runs))
+    assert str(err.value).startswith("runs/attempts/llama-x/record.json: attempt llama-x: task.fixture_sha256: "
+                                     "expected fe9e1555")
+
+
+def test_the_harness_is_shown_beside_the_provider(runs):
+    add_model_attempt(runs, "worker-a", points=40)
+    add_model_attempt(runs, "inspect-a", points=50, harness="inspect")
+    board = leaderboard.board(records.load_publication(runs))
+    rows = {r["key"]: r for r in dict(board["groups"])["Models"]}
+    assert rows["model:llama-cpp:qwen2.5-0.5b-instruct-q4"]["harness"] == "fundbook worker"
+    assert rows["model:llama-cpp:qwen2.5-0.5b-instruct-q4:inspect"]["harness"] == "Inspect"
+    home = _home(runs)
+    assert 'data-fb-harness="Inspect">provider llama-cpp · harness Inspect</span>' in home
+    assert 'data-fb-harness="fundbook worker">provider llama-cpp · harness fundbook worker</span>' in home
 
 
 def test_practitioner_cohorts_come_from_imported_sessions(runs):
@@ -255,9 +345,11 @@ def test_a_local_attempt_page_gives_cpu_and_tokens_per_call_and_in_total_at_zero
     assert "step 1</strong> · model · 600 tokens in · 64 tokens out · $0.00 · CPU 7.4 s" in page  # per call
     assert "$0.000000" not in page and "fb-mock" not in page
     listing = pages.attempts_page(env, pub)
-    row = listing[listing.index(f'<a href="{LLAMA.name}/">'):]
+    row = listing[listing.index(f'<tr id="{LLAMA.name}"'):]
     row = row[:row.index("</tr>")]
+    assert f'<a href="{LLAMA.name}/" title="attempt {LLAMA.name}">FUND_01/seed-1</a>' in row
     assert "fb-kind-model" in row and "$0.00 (local) · CPU 522.3 s · 31,734 / 5,155 tokens" in row
+    assert '<span class="fb-badge fb-outcome-scored">scored</span>' in row and "<strong>30/100</strong>" in row
     mock = pages.transcript_page(env, pub, next(a for a in pub.attempts if a.attempt_id == MOCK.name))
     assert "A machinery test, not a model." in mock and 'fb-badge fb-mock">mock</span>' in mock
 
@@ -285,3 +377,40 @@ def test_the_status_line_states_each_study_as_its_status_does(runs):
     assert ('A pre-registered study (<a href="studies/">Studies</a>): <strong>smollm2-heldout</strong> running, 7 of '
             'at most 40 worlds played: smollm2-vs-do-nothing no verdict yet, smollm2-vs-shortest-cheapest '
             '<strong>not supported</strong>.') in line()
+
+
+def test_two_comparisons_against_the_same_arm_have_distinct_labels(runs):
+    for slug in ("reference-vs-do-nothing", "reference-vs-do-nothing-betting"):
+        folder = runs / "comparisons" / slug
+        folder.mkdir(parents=True)
+        (folder / "decision.json").write_text(json.dumps({"arms": {"baseline:reference": 1,
+                                                                    "baseline:do-nothing": -1}}))
+    board = leaderboard.board(records.load_publication(runs))
+    links = [t for t, h in _row(board, "baseline:do-nothing")["links"] if "comparisons/" in h]
+    assert links == ["vs reference (reference-vs-do-nothing)", "vs reference (reference-vs-do-nothing-betting)"]
+
+
+def test_a_summary_s_raw_units_are_read():
+    text = ("Ended completed. 20 model calls (0 from the cache), 25555 tokens in, 4499 out, 0 micro-USD charged, "
+            "1234567 micro-USD unresolved; sandbox 0 micro-USD.")
+    assert fmt.readable_units(text) == ("Ended completed. 20 model calls (0 from the cache), 25,555 tokens in, 4,499 "
+                                        "out, $0.00 charged, $1.234567 unresolved; sandbox $0.00.")
+    assert fmt.readable_units("seed-2012208819090176 tokens") == "seed-2012208819090176 tokens"  # not a count
+
+
+def test_the_published_rows_recompute_from_their_counted_attempts_or_the_build_stops(runs):
+    add_model_attempt(runs, "llama-a", points=62)
+    add_model_attempt(runs, "llama-b", points=40, seed=2)
+    pub = records.load_publication(runs)
+    doc = json.loads(leaderboard.json_text(pub))
+    leaderboard.check_document(doc)  # as published
+    model = next(r for r in doc["rows"] if r["kind"] == "model")
+    model["counted"][0]["score"] = 100  # a row that no longer follows from what it counted
+    with pytest.raises(records.SiteInputError) as err:
+        leaderboard.check_document(doc)
+    assert str(err.value).startswith("leaderboard.json: row model:llama-cpp:qwen2.5-0.5b-instruct-q4: qualified and "
+                                     "mean: expected")
+    model["counted"].append(dict(model["counted"][0]))  # the same world twice
+    with pytest.raises(records.SiteInputError, match=r"counted: expected one attempt per world, got 3 for 2 worlds"):
+        leaderboard.check_document(doc)
+    assert set(leaderboard.files(pub)) == {"leaderboard.json", "leaderboard.csv"}

@@ -117,7 +117,9 @@ def test_the_payload_format_reads_money_and_shortens_hashes():
 
 def test_pretty_json_formats_money_keys_only():
     text = readable.pretty({"cash": 530000000, "day": 3, "tail_cent_days": 28500000000, "id": "Q1"})
-    assert '"cash": 5,300,000.00' in text and '"day": 3' in text and '"tail_cent_days": 285,000,000.00 money-days' in text
+    assert '"cash": 5,300,000.00' in text and '"day": 3' in text and \
+        '"tail_cent_days": 28,500,000,000 cent-days (285,000,000.00 money-days)' in text  # the key's own unit first
+    assert '"realized_tail": 0.05 money-days' in readable.pretty({"realized_tail": 5})
     deep = []
     for _ in range(3000):
         deep = [deep]

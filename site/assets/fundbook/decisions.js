@@ -58,6 +58,29 @@ export function differences(a, b, path = "$", out = [], limit = 20) {
   return out;
 }
 
+/** A decimal string at `places` decimals, exactly as builders/site/fmt.py decimal() writes it: "half-even",
+ * "floor" (a lower bound, rounded outwards) or "ceiling" (an upper one); thousands grouped with ",". */
+export function roundDecimal(text, places, mode) {
+  const m = /^(-?)([0-9]{1,30})(?:\.([0-9]{1,30}))?$/.exec(String(text));
+  if (!m) return String(text);
+  const neg = m[1] === "-";
+  const frac = (m[3] || "").padEnd(places + 1, "0");
+  let units = BigInt(m[2] + frac.slice(0, places));          // |value| in units of 10^-places, truncated
+  const rest = frac.slice(places);                            // the digits dropped
+  const dropped = /[1-9]/.test(rest);
+  const half = rest[0] > "5" || (rest[0] === "5" && /[1-9]/.test(rest.slice(1)));
+  const tie = rest[0] === "5" && !/[1-9]/.test(rest.slice(1));
+  let up = false;
+  if (mode === "floor") up = neg && dropped;
+  else if (mode === "ceiling") up = !neg && dropped;
+  else up = half || (tie && units % 2n === 1n);
+  if (up) units += 1n;
+  const digits = units.toString().padStart(places + 1, "0");
+  const whole = digits.slice(0, digits.length - places).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  const sign = neg && units !== 0n ? "-" : "";
+  return sign + whole + (places ? "." + digits.slice(digits.length - places) : "");
+}
+
 function pathOf(attr) {
   return attr.startsWith("[") ? JSON.parse(attr) : attr.split(".");
 }
@@ -163,7 +186,10 @@ export async function verifyDecision(evidenceUrl, doc) {
       const keys = pathOf(node.dataset.fbDecision);
       const value = at(recomputed || published, keys);
       const text = node.textContent.trim();
-      const want = value === null || value === undefined ? null : String(value);
+      let want = value === null || value === undefined ? null : String(value);
+      if (want !== null && node.dataset.fbPlaces) {  // shown at fewer decimals: rounded as the page rounds it
+        want = roundDecimal(want, Number(node.dataset.fbPlaces), node.dataset.fbRound || "half-even");
+      }
       if (want === null ? !text.startsWith("(") : text.toLowerCase() !== want.toLowerCase()) {
         pageProblems.push({ field: keys.join("."), published: text, computed: shown(value) });
       }

@@ -1,0 +1,98 @@
+"""The one rule (builders/counting.py) applied to a publication's attempts: which attempt counts for each
+agent's world and what it scores, computed once and read by every page that shows an attempt's number (the
+leaderboard and leaderboard.json, Attempts, each transcript, the Studies page, the decision pages).
+"""
+
+from builders import counting
+
+from .records import SiteInputError
+
+
+def _dict(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def is_real_model(content) -> bool:
+    """A model attempt by anything but the mock sampler."""
+    return _dict(content.get("model")).get("provider") not in (None, "mock")
+
+
+def model_key(content) -> str:
+    model = _dict(content.get("model"))
+    provider, model_id = str(model.get("provider", "?")), str(model.get("id", "?"))
+    harness = content.get("harness")
+    kind = "model" if is_real_model(content) else "machinery"
+    return f"{kind}:{provider}:{model_id}" + (f":{harness}" if isinstance(harness, str) and harness else "")
+
+
+def counted_attempts(attempts, group) -> dict:
+    """{(group key, world): (the counted attempt, its tries in try order)}: the one rule (builders/counting.py)
+    applied to the attempts `group` maps to a key (None leaves an attempt out)."""
+    tries = {}
+    for attempt in attempts:
+        key = group(attempt)
+        if key is None:
+            continue
+        world = counting.world_of(attempt.content, attempt.attempt_id)
+        started = _dict(_dict(getattr(attempt, "record", None)).get("volatile")).get("started")
+        tries.setdefault((key, world), []).append((attempt.attempt_id, started, attempt))
+    out = {}
+    for k in sorted(tries):
+        last, ordered = counting.counted(tries[k])
+        out[k] = (last[2], [t[2] for t in ordered])
+    return out
+
+
+def attempt_score(attempt) -> dict:
+    """An attempt's score by the one rule (counting.score), a world the engine cannot rebuild refused."""
+    try:
+        return counting.score(attempt.content, attempt.attempt_id)
+    except counting.CountingError as exc:
+        raise SiteInputError(f"runs/attempts/{attempt.attempt_id}/record.json: {exc}") from None
+
+
+def counting_map(pub) -> dict:
+    """{attempt id: how the one rule (builders/counting.py) counts it}: its world, its try number of how many,
+    the attempt that counts for the world and, for that one, its score (computed once a publication)."""
+    cached = getattr(pub, "_counting", None)
+    if cached is not None:
+        return cached
+    out = {}
+    groups = counted_attempts(getattr(pub, "attempts", None) or [], lambda a: model_key(a.content))
+    for (agent, world), (counted, tries) in groups.items():
+        got = attempt_score(counted)
+        for number, attempt in enumerate(tries, 1):
+            out[attempt.attempt_id] = {"world": world, "agent": agent, "try": number, "tries": len(tries),
+                                       "counted": attempt is counted, "counted_id": counted.attempt_id,
+                                       "score": got if attempt is counted else None}
+    try:
+        pub._counting = out
+    except AttributeError:
+        pass
+    return out
+
+
+_policy_points = {}
+
+
+def policy_points(task, policy):
+    """A scripted policy's points on an attempt's world, graded by the engine now (None: not a family world the
+    engine can rebuild)."""
+    import engine
+    key = (str(task.get("family")), str(task.get("seed")), str(task.get("horizon")), policy)
+    if key not in _policy_points:
+        try:
+            instance = engine.generate(task.get("family"), task.get("seed"))
+            horizon = task.get("horizon")
+            if isinstance(horizon, int) and not isinstance(horizon, bool) and horizon != instance["horizon"]:
+                instance = engine.with_horizon(instance, horizon)
+            if task.get("fixture_sha256") not in (None, engine.fixture_sha256(instance)):
+                raise ValueError("another world")
+            result = engine.grade_candidate(engine.policy_candidate(instance, policy), instance)
+            score = _dict(result.get("score")).get("points")
+            _policy_points[key] = score if result.get("status") == "SCORED" else 0
+        except (ValueError, TypeError, KeyError, engine.DeskError):
+            _policy_points[key] = None
+    return _policy_points[key]
+
+
