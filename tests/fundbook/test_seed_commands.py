@@ -27,18 +27,24 @@ def test_desk_commands_accept_the_seed_s_source_root_when_it_is_this_checkout(tm
     assert f"Invalid value for '--source-root': {tmp_path}: not the checkout whose engine this command runs" in got.stderr
 
 
-def test_npm_run_preview_passes_its_port_to_make_preview():
-    """npm appends `-- ARGS` to the script's command line; the script turns --port N into PORT for make."""
+def test_npm_run_preview_passes_its_port_to_make_preview(tmp_path):
+    """npm appends `-- ARGS` to the script's command line; builders/site/preview.sh turns --port N into PORT for
+    `make preview` (a stand-in `make` on PATH prints what it was given)."""
     with open(os.path.join(REPO, "package.json")) as fh:
         argv = shlex.split(json.load(fh)["scripts"]["preview"])
-    assert argv[:2] == ["sh", "-c"] and argv[2].endswith("PORT=$p exec make preview")
-    body = argv[2].replace("PORT=$p exec make preview", "echo PORT=$p")
+    assert argv == ["sh", "builders/site/preview.sh"]
+    (tmp_path / "make").write_text('#!/bin/sh\necho "PORT=$PORT $*"\n')
+    (tmp_path / "make").chmod(0o755)
     env = {k: v for k, v in os.environ.items() if k != "PORT"}
+    env["PATH"] = f"{tmp_path}:{env['PATH']}"
     for args, port in (([], "8000"), (["--port", "4321"], "4321"), (["--port=4321"], "4321")):
-        done = subprocess.run(["sh", "-c", body, *argv[3:], *args], capture_output=True, text=True, env=env)
-        assert (done.returncode, done.stdout.strip()) == (0, f"PORT={port}"), done.stderr
-    done = subprocess.run(["sh", "-c", body, *argv[3:], "--host", "x"], capture_output=True, text=True, env=env)
-    assert done.returncode == 64 and "unknown option --host (expected --port N)" in done.stderr
+        done = subprocess.run([*argv, *args], capture_output=True, text=True, env=env, cwd=REPO)
+        assert (done.returncode, done.stdout.strip()) == (0, f"PORT={port} --no-print-directory preview"), done.stderr
+    for args, message in ((["--host", "x"], "unknown option --host (expected --port N)"),
+                          (["--port", "80; rm -rf /"], "--port: expected a number, got '80; rm -rf /'"),
+                          (["--port"], "--port needs a number")):
+        done = subprocess.run([*argv, *args], capture_output=True, text=True, env=env, cwd=REPO)
+        assert done.returncode == 64 and message in done.stderr and not done.stdout, (args, done.stderr)
 
 
 def test_sweep_help_names_every_arm_kind():
