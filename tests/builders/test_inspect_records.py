@@ -151,7 +151,7 @@ def test_a_hostile_value_in_each_field_of_an_inspect_record_is_refused_or_kept_a
 def test_a_hostile_value_in_every_leaf_of_an_inspect_record_is_refused_or_kept_as_data(runs):
     refused, data = _every_leaf(runs, every=True)
     print(f"\ninspect record: {refused} leaves refused in one line, {data} data leaves kept")
-    assert refused > 1000
+    assert refused > 500 and data > 20
 
 
 @needs_record
