@@ -19,7 +19,8 @@ export SOURCE_DATE_EPOCH := 1788739200
 
 help:
 	@echo "make build   build the reference publication (engine bundle, runs, images, site)"
-	@echo "make test    run the whole test suite (unit, property, integration, browser)"
+	@echo "make test    run the test suite but its long tail (at most 10 minutes on 2 cores)"
+	@echo "make test-long  the long tail (tests marked long; CI runs it after make test)"
 	@echo "make verify  rebuild from this checkout and check every published byte of runs/"
 	@echo "make bench   print the benchmark figures"
 	@echo "make fuzz    10,000 fuzzed batches against the desk runtime"
@@ -49,21 +50,27 @@ TEST_DEPS += $(WHEELHOUSE)/.downloaded
 # Three workers on two cores: a third of the suite waits on Chromium, Node or a subprocess, and the
 # third worker fills those waits (TEST_WORKERS=2 for the old setting).
 TEST_WORKERS ?= 3
-# --durations: every run (CI's too) names its 25 slowest tests, where the time goes.
+# --durations: every run (CI's too) names its 25 slowest tests, where the time goes. TIMED prints the
+# target's wall time last (pytest's closing line is its own time, without the prerequisites); it keeps
+# pytest's exit code, except 5 ("no tests collected": a selection that holds no test is not a failure).
+TIMED = started=$$(date +%s); $(1); rc=$$?; [ $$rc -eq 5 ] && rc=0; \
+	echo "make $@: $$(( $$(date +%s) - started )) s wall time (exit $$rc)"; exit $$rc
 test: $(STAMP) $(TEST_DEPS)
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25 -m "not long" $(PYTEST_ARGS)
+	@$(call TIMED,$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25 -m "not long" $(PYTEST_ARGS))
 
-# The long tail (tests marked `long`): CI runs it after `make test`.
+# The long tail (tests marked `long`: the fresh-clone build, the real model, the long kill-trial series,
+# the full fuzz profile, the long browser walks), each with a faster sibling in `make test`. CI runs it
+# after `make test`. TEST_LONG_DEPS: what only the long tail needs (the compiled llama-cpp-python).
 .PHONY: test-long
-test-long: $(STAMP) $(TEST_DEPS)
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25 -m long $(PYTEST_ARGS)
+test-long: $(STAMP) $(TEST_DEPS) $(TEST_LONG_DEPS)
+	@$(call TIMED,$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25 -m long $(PYTEST_ARGS))
 
 bench: $(STAMP) $(BENCH_DEPS)
 	$(PYTHON) -m fundbook.bench
 	@for b in $(BENCH_EXTRA); do $(MAKE) --no-print-directory $$b || exit 1; done
 
 fuzz: $(STAMP)
-	FUNDBOOK_FUZZ=10000 $(BIN)/pytest -q tests/engine/test_fuzz.py -p no:randomly
+	FUNDBOOK_FUZZ=10000 $(BIN)/pytest -q tests/engine/test_fuzz.py -p no:randomly -m "not long"
 
 build: $(STAMP) $(BUILD_STAGES)
 

@@ -83,10 +83,12 @@ def bench():
 
 @main.command("bench-exit")
 @click.option("--runs", default=200, show_default=True, type=click.IntRange(1, 10_000))
-def bench_exit(runs):
+@click.option("--bare-every", default=1, show_default=True, type=click.IntRange(1, 10_000),
+              help="Run the bare Parquet reads every N-th round only.")
+def bench_exit(runs, bare_every):
     """`fundbook compare --verify` N times: every exit clean (beside the bare Parquet reads, old and new)."""
     from .bench import exit_loop
-    exit_loop(runs)
+    exit_loop(runs, bare_every)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,11 @@ name (`.2`); the last try is the item's attempt whatever its end (the one
 rule, builders/counting.py, which the site's pages count by too). A stop
 (SIGTERM, Ctrl-C) also stops the sweep: the item's next try starts when the
 sweep is run again, never in the process the operator stopped.
+
+A world's tries bind each other: each record is read from the folder its own
+attempt id names (two tries swapped, or a retry renamed into the place of a
+deleted try, is refused by name), a retry is never read without the try
+before it, and no try follows one that ended for good.
 """
 
 import os
@@ -140,8 +145,10 @@ def attempt_ids(arm, row):
     return [first] + [f"{first}.{n}" for n in range(2, MAX_TRIES + 1)]
 
 
-def _read(path, arm, row):
-    """A recorded attempt of this item: verified, under this configuration, for this world."""
+def _read(path, arm, row, attempt_id=None):
+    """A recorded attempt of this item: verified, under this configuration, for this world, and (`attempt_id`)
+    the try its folder names: a record read from another try's folder (two tries swapped, a retry renamed
+    into the place of a try deleted) is refused."""
     from launchers._errors import LaunchError
     from launchers._verify import verify_attempt
     try:
@@ -154,6 +161,10 @@ def _read(path, arm, row):
         raise ExperimentError(f"{path}: an attempt on another world than {row['item_id']}")
     if _config_hash(c) != arm["config_hash"]:
         raise ExperimentError(f"{path}: recorded under another configuration than the arm's {arm['config_hash'][:12]}")
+    if attempt_id is not None and c.get("attempt_id") != attempt_id:
+        raise ExperimentError(f"{path}: the record is attempt {str(c.get('attempt_id'))[:120]!r}, read from the folder "
+                              f"of try {attempt_id}: each try is kept in its own folder under its own id (two tries "
+                              f"swapped, or a try renamed into another's place)")
     return record
 
 
@@ -200,17 +211,24 @@ def attempt_for(arm, row) -> tuple:
         raise ExperimentError(f"--arm {arm['name']}: item {row['item_id']}: a model arm runs family worlds only")
     root = attempts_dir()
     record = path = None
-    for attempt_id in attempt_ids(arm, row):
+    ids = attempt_ids(arm, row)
+    for index, attempt_id in enumerate(ids):
         path = os.path.join(root, attempt_id, "record.json")
         if os.path.exists(path):
-            record = _read(path, arm, row)
+            record = _read(path, arm, row, attempt_id)
         else:
+            later = _present(root, ids[index + 1:])
+            if later:  # every try is kept: a retry without the try before it is one whose first try went missing
+                raise ExperimentError(f"{root}/{attempt_id}: item {row['item_id']}'s try {attempt_id} is missing, "
+                                      f"but its later try {later[0]} is present: every try of a world is kept")
             if os.path.exists(os.path.join(root, attempt_id) + ".partial"):
                 raise ExperimentError(f"{root}/{attempt_id}.partial: an unfinished attempt (`fundbook-launch "
                                       f"recover` it, then run the sweep again)")
             if arm.get("read_only"):  # verifying: a recorded attempt is read back, a missing one is never run
                 raise ExperimentError(f"{root}/{attempt_id}: item {row['item_id']}'s attempt is not recorded "
                                       f"(verifying reads recorded attempts only)")
+            if arm.get("tiers") is not None:  # seed 002: a seed the frozen tier plan does not hold, or has cut
+                _admit(arm, row)
             pause = os.environ.get(PAUSE_ENV)
             if pause and os.path.exists(pause):  # the operator's pause: between attempts, never inside one
                 raise ExperimentError(f"--arm {arm['name']}: paused before item {row['item_id']} ({PAUSE_ENV} "
@@ -222,9 +240,54 @@ def attempt_for(arm, row) -> tuple:
             if record["content"]["termination"]["status"] == "operator":  # a stop means stop: no retry now
                 raise ExperimentError(f"--arm {arm['name']}: item {row['item_id']}: stopped by the operator "
                                       f"({attempt_id} is kept): run the sweep again to try the item once more")
-        if not counting.retry_due(record["content"]["termination"]["status"]):
-            break  # else one more try: the last try counts, whatever its end
+        status = record["content"]["termination"]["status"]
+        if not counting.retry_due(status):  # the last try counts, whatever its end
+            later = _present(root, ids[index + 1:])
+            if later:  # the policy tries a world again only after a stop or a host failure
+                raise ExperimentError(f"{root}/{later[0]}: a try of item {row['item_id']} after its try {attempt_id} "
+                                      f"ended {status}: the intervention policy tries a world again only after an "
+                                      f"{' or '.join(RETRY_ENDS)} end")
+            break
     return record, path
+
+
+def spent(arms) -> dict:
+    """{(model, family, seed): micro-USD} over every recorded try of the arms' attempts (what a tier plan
+    reconciles: free for a local model, so a plan over one never cuts, but it still admits only what it holds)."""
+    from launchers._tiers import spent_from_records
+    root = attempts_dir()
+    prefixes = [f"{_slug(a)}-" for a in arms]
+    contents = []
+    if os.path.isdir(root):
+        for name in sorted(os.listdir(root)):
+            path = os.path.join(root, name, "record.json")
+            if any(name.startswith(p) for p in prefixes) and os.path.isfile(path):
+                from launchers._jsonfile import read_json
+                contents.append(read_json(path, "attempt record")["content"])
+    return spent_from_records(contents)
+
+
+def _admit(arm, row):
+    from launchers._errors import LaunchError
+    from launchers._tiers import admit
+    try:
+        admit(arm["tiers"], spent([arm]), arm["model"], row["family"], row["seed"], "the study's tier plan")
+    except LaunchError as exc:
+        raise ExperimentError(f"--arm {arm['name']}: item {row['item_id']}: {exc.format_message()}: the sweep "
+                              f"stops here (a betting rule is valid wherever it stops)")
+
+
+def _present(root, ids) -> list:
+    """The tries among `ids` with anything at their place (a record, a folder, an unfinished .partial)."""
+    return [i for i in ids if os.path.lexists(os.path.join(root, i)) or os.path.lexists(os.path.join(root, i) + ".partial")]
+
+
+def tries(arm, row) -> list:
+    """[(attempt_id, folder)] of every try of the world the attempts folder holds, in order, each checked as
+    attempt_for checks it (read back, never run): what a study's evidence lists."""
+    attempt_for(dict(arm, read_only=True), row)
+    root = attempts_dir()
+    return [(i, os.path.join(root, i)) for i in attempt_ids(arm, row) if os.path.exists(os.path.join(root, i, "record.json"))]
 
 
 def produce(arm, row) -> tuple:

@@ -103,7 +103,7 @@ def parse_arms(values, recorded=None) -> list:
 
 def public(arm) -> dict:
     """What the sweep manifest records about an arm (no host paths for engine arms)."""
-    return {k: v for k, v in arm.items() if k not in ("candidates",)}
+    return {k: v for k, v in arm.items() if k not in ("candidates", "read_only", "tiers")}  # how it ran, not what
 
 
 # -- host producers ------------------------------------------------------------------

@@ -140,6 +140,19 @@ _BARE = ("import {imp}, pyarrow.parquet as pq\n"
          "pq.read_table({source}).to_pylist()\n")
 
 
+_FILE = ("import pyarrow as pa, pyarrow.parquet as pq\n"
+         "data = open({path!r}, 'rb').read()\n"
+         "pq.ParquetFile(pa.BufferReader(data), pre_buffer=False).read(use_threads=False).to_pylist()\n")
+_THREADS = ("import os, pyarrow as pa, pyarrow.parquet as pq\n"
+            "n = lambda: len(os.listdir('/proc/self/task'))\n"
+            "data = open({path!r}, 'rb').read()\n"
+            "base = n()\n"
+            "pq.ParquetFile(pa.BufferReader(data), pre_buffer=False).read(use_threads=False).to_pylist()\n"
+            "after_file = n()\n"
+            "pq.read_table(pa.BufferReader(data), use_threads=False, pre_buffer=False).to_pylist()\n"
+            "print(base, n(), after_file)\n")
+
+
 _SPY = ("import io, threading, pyarrow.parquet as pq\n"
         "main, calls = threading.get_ident(), []\n"
         "class Spy(io.BytesIO):\n"
@@ -154,7 +167,7 @@ _SPY = ("import io, threading, pyarrow.parquet as pq\n"
         "print(len(calls), sum(calls))\n")
 
 
-def exit_loop(runs=EXIT_RUNS):
+def exit_loop(runs=EXIT_RUNS, bare_every=1):
     """`fundbook compare --verify` run `runs` times, beside a bare Parquet read through a Python file
     object (how it read before: pyarrow's read-ahead threads, still at work when the interpreter exits,
     die inside C++ with SIGABRT) and through an Arrow buffer (how it reads now)."""
@@ -170,21 +183,31 @@ def exit_loop(runs=EXIT_RUNS):
         ("fundbook compare --verify (as shipped)", [fundbook, "compare", comparison, "--verify"]),
         ("bare read, io.BytesIO (the old way)", [sys.executable, "-c", _BARE.format(
             imp="io", path=parquet, source="io.BytesIO(data)")]),
-        ("bare read, pa.BufferReader (the fix)", [sys.executable, "-c", _BARE.format(
+        ("bare read, pa.BufferReader (the first fix)", [sys.executable, "-c", _BARE.format(
             imp="pyarrow as pa", path=parquet, source="pa.BufferReader(data), use_threads=False, pre_buffer=False")]),
+        ("bare read, ParquetFile.read (now)", [sys.executable, "-c", _FILE.format(path=parquet)]),
     ]
+    threads = subprocess.run([sys.executable, "-c", _THREADS.format(path=parquet)], capture_output=True, text=True,
+                             cwd=root).stdout.split()
+    print(f"threads alive after the read (import pyarrow: {threads[0] if threads else '?'}): pq.read_table "
+          f"{threads[1] if len(threads) > 1 else '?'}, ParquetFile.read {threads[2] if len(threads) > 2 else '?'} "
+          f"(read_table's dataset scanner starts a worker of Arrow's pool even with use_threads=False)")
     spy = subprocess.run([sys.executable, "-c", _SPY.format(path=parquet)], capture_output=True, text=True, cwd=root)
     calls, off = (spy.stdout.split() + ["?", "?"])[:2]
     print(f"why: reading a Python file object, Arrow made {calls} calls into it, {off} of them from its own threads "
           f"(with use_threads=False); from an Arrow buffer it makes none")
     print(f"clean exits over {runs} runs each (alternating; any non-zero exit counts):")
     failed = {name: {} for name, _ in cases}
-    for _ in range(runs):
-        for name, argv in cases:
+    done = {name: 0 for name, _ in cases}
+    for i in range(runs):
+        for k, (name, argv) in enumerate(cases):
+            if k and i % bare_every:  # the bare reads every `bare_every`-th round: the command is what is stressed
+                continue
             code = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=root).returncode
+            done[name] += 1
             if code:
                 failed[name][code] = failed[name].get(code, 0) + 1
     for name, _ in cases:
         bad = sum(failed[name].values())
         detail = ", ".join(f"exit {c} x{k}" for c, k in sorted(failed[name].items())) or "none"
-        print(f"  {name:<40} {runs - bad:4d} of {runs} clean ({detail})")
+        print(f"  {name:<44} {done[name] - bad:5d} of {done[name]} clean ({detail})")

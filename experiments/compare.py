@@ -18,7 +18,7 @@ import os
 
 import engine
 
-from . import heldout, items as items_mod, jsondoc, observations as obs, rules as rules_mod, work
+from . import heldout, items as items_mod, jsondoc, observations as obs, result as result_mod, rules as rules_mod, work
 from .decide import check_frozen, freeze_doc
 from .errors import ExperimentError
 from .evaluator import evaluator_id
@@ -30,7 +30,7 @@ from .sweep import normal_plan, pretty, read_doc, write_all, write_atomic
 DECISION_SCHEMA = "fundbook.decision/2"  # /2: the rule's parameters, the full report, the journal check, rules.py
 RULES_FILE = "rules.py"
 RULES_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules.py")
-LIMITS = {"observations": MAX_OBSERVATIONS_BYTES, "observations_parquet": MAX_OBSERVATIONS_BYTES,
+LIMITS = {"observations": MAX_OBSERVATIONS_BYTES, "observations_parquet": MAX_OBSERVATIONS_BYTES, "attempt": MAX_OBSERVATIONS_BYTES,
           "journal": MAX_OBSERVATIONS_BYTES, "items": MAX_ITEMS_BYTES}
 EVIDENCE_SCHEMA = "fundbook.evidence/1"
 DEVIATIONS_SCHEMA = "fundbook.deviations/1"
@@ -109,7 +109,9 @@ def compute_decision(blobs, label="evidence", keep=None) -> dict:
         raise ExperimentError(f"{label}: the sweep does not record spec {freeze_rec['spec_sha256'][:16]} as frozen "
                               f"before it ran (run `fundbook sweep ... --comparison DIR` after `--freeze`)")
     for kind, name in (("items", "items.jsonl"), ("observations", obs.JSONL), ("observations_parquet", obs.PARQUET),
-                       ("journal", JOURNAL)):
+                       ("journal", JOURNAL), ("inputs", "inputs.json")):
+        if kind == "inputs" and kind not in blobs and name not in sweep["files"]:
+            continue  # a sweep of engine arms only has no host inputs
         got = engine.sha256_hex(need(kind))
         if got != sweep["files"].get(name):
             raise ExperimentError(f"{label}: {name}: sha256 {got}, the sweep manifest lists {sweep['files'].get(name)}")
@@ -310,11 +312,15 @@ def _entry(directory, kind, path, data):
             "bytes": len(data)}
 
 
-def run_compare(directory, sweep_dir, secret=None) -> dict:
-    """Decide, publish the reveal (held-out), write decision.json and evidence.json."""
+def run_compare(directory, sweep_dir, secret=None, attempts=()) -> dict:
+    """Decide, publish the reveal (held-out), write decision.json, evidence.json and result.json. `attempts`:
+    the attempt files the sweep's model arm read (a study's), listed in the evidence with their sha256. A
+    sweep that has not finished (no sweep.json) gets a failed result.json, and the error says so."""
     spec_bytes = _read(os.path.join(directory, "spec.json"), "a comparison spec")
     freeze_rec, _ = read_doc(os.path.join(directory, "freeze.json"), "the freeze record (`--freeze` first)")
     spec = check_frozen(spec_bytes, freeze_rec, directory)
+    if not os.path.exists(os.path.join(sweep_dir, "sweep.json")):
+        _record_failure(directory, sweep_dir, spec)
     if spec["items"]["split"] == "heldout":
         _publish_reveal(sweep_dir, secret)
     rules_path = os.path.join(directory, RULES_FILE)
@@ -325,14 +331,41 @@ def run_compare(directory, sweep_dir, secret=None) -> dict:
         blobs[kind] = data
         files.append(_entry(directory, kind, path, data))
     decision = compute_decision(blobs, directory)
+    for path in attempts:  # what the model arm's rows came from: bound by sha256, read by verify-study
+        files.append(_entry(directory, "attempt", path, _read(path, "an attempt file", "attempt")))
     decision_bytes = pretty(decision)
     files.append(_entry(directory, "decision", os.path.join(directory, "decision.json"), decision_bytes))
     from builders._files import rel
     evidence = {"schema": EVIDENCE_SCHEMA, "comparison": spec["name"], "files": files,
                 "verify": f"fundbook compare {rel(directory)} --verify"}
     write_all({rules_path: source, os.path.join(directory, "decision.json"): decision_bytes,
-               os.path.join(directory, "evidence.json"): pretty(evidence)})
+               os.path.join(directory, "evidence.json"): pretty(evidence),
+               os.path.join(directory, result_mod.RESULT): pretty(result_mod.succeeded(decision))})
     return decision
+
+
+def _record_failure(directory, sweep_dir, spec):
+    """The sweep did not finish: result.json says the comparison failed (no verdict), with the arms' journalled
+    worlds; a comparison already decided keeps its decision."""
+    where = os.path.join(sweep_dir, "sweep.json")
+    if os.path.exists(os.path.join(directory, "decision.json")):
+        raise ExperimentError(f"{where}: no such file; {directory} keeps the decision it has")
+    plan = spec["items"]
+    planned = (spec.get("stopping") or {}).get("max_n") or plan.get("count") or len(items_mod.practice_items(
+        plan["families"], parse_seeds(plan["seeds"]), plan.get("episodes", ())))
+    worlds = {}
+    journal_path = os.path.join(sweep_dir, JOURNAL)
+    if os.path.exists(journal_path):
+        journal = Journal.read(journal_path, torn_ok=True)
+        for _, arm in journal.covered:
+            worlds[arm] = worlds.get(arm, 0) + 1
+    reason = f"{where}: no such file: the sweep has not finished (interrupted, or still running)"
+    deviations = check_deviations(read_doc(os.path.join(directory, "deviations.json"), "the deviations")[0],
+                                  os.path.join(directory, "deviations.json"))
+    doc = result_mod.failed(spec["name"], {a: planned for a in spec["arms"]}, deviations, worlds, reason)
+    write_atomic(os.path.join(directory, result_mod.RESULT), pretty(doc))
+    raise ExperimentError(f"{reason}: no decision; the failed result is recorded in "
+                          f"{os.path.join(directory, result_mod.RESULT)}")
 
 
 def _publish_reveal(sweep_dir, secret):
@@ -348,7 +381,8 @@ def _publish_reveal(sweep_dir, secret):
     write_atomic(path, pretty(heldout.reveal(secret, commitment)))
 
 
-EVIDENCE_KINDS = {kind for kind, _ in COMPARISON_FILES + SWEEP_FILES} | {"decision"}
+EVIDENCE_KINDS = {kind for kind, _ in COMPARISON_FILES + SWEEP_FILES} | {"decision", "attempt"}
+REPEATED_KINDS = {"attempt"}  # one entry per attempt file; the decision never reads them
 ENTRY_FIELDS = ("name", "kind", "path", "sha256")
 
 
@@ -359,7 +393,7 @@ def _check_entry(entry, seen, directory, where):
         raise ExperimentError(f"{where}: expected an object with {', '.join(ENTRY_FIELDS)} as texts")
     if entry["kind"] not in EVIDENCE_KINDS:
         raise ExperimentError(f"{where}.kind: {entry['kind'][:40]!r} is not a kind of evidence")
-    if entry["kind"] in seen:
+    if entry["kind"] in seen and entry["kind"] not in REPEATED_KINDS:
         raise ExperimentError(f"{where}.kind: {entry['kind']} is listed twice")
     own = dict(COMPARISON_FILES + (("decision", "decision.json"),)).get(entry["kind"])
     if own and os.path.normpath(os.path.join(directory, entry["path"])) != os.path.normpath(os.path.join(directory, own)):
@@ -383,6 +417,8 @@ def verify(directory, keep=None) -> dict:
             raise ExperimentError(f"{path}: sha256 {got}, the evidence lists {entry['sha256']} ({entry['name']})")
         if entry["kind"] == "decision":
             published = _json(data, path)
+        elif entry["kind"] in REPEATED_KINDS:
+            continue
         else:
             blobs[entry["kind"]] = data
     if published is None:
@@ -392,4 +428,5 @@ def verify(directory, keep=None) -> dict:
         where = engine.first_difference(published, recomputed)
         raise ExperimentError(f"{directory}/decision.json: differs from the decision recomputed from the evidence "
                               f"at {where}")
+    result_mod.check(directory, recomputed, pretty)
     return recomputed

@@ -23,8 +23,18 @@ to the file, takes the interpreter's lock from a C++ thread. One still doing
 so while the interpreter shuts down is stopped by CPython (pthread_exit)
 inside C++ frames that may not unwind: std::terminate, "terminate called
 without an active exception", SIGABRT -- in a few runs out of 30 on a busy
-machine. From an Arrow buffer no Arrow thread ever touches a Python object
-(`make bench-exit` also runs compare --verify 200 times: every exit clean).
+machine. From an Arrow buffer no Arrow thread ever touches a Python object.
+
+That left one thread: pq.read_table reads through Arrow's dataset scanner,
+which starts a worker of Arrow's global thread pool even with
+use_threads=False, alive when the interpreter exits, and Arrow's pools are
+shut down by exit-time destructors while CPython finalizes (the same
+"terminate called without an active exception", about once in 30 runs of
+`fundbook compare --verify` under load). Rows are read with
+ParquetFile.read(use_threads=False), which starts none, and the command
+lines leave without the interpreter's teardown once their output is flushed
+whenever Arrow is loaded (fundbook/cli/_common.py `leave`). `make bench-exit`
+counts the threads each way and runs compare --verify N times.
 """
 
 import json
@@ -66,7 +76,9 @@ def parquet_rows(data: bytes) -> list:
     """The rows of Parquet bytes, read from an Arrow buffer on this thread (see the module's note)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-    return pq.read_table(pa.BufferReader(data), use_threads=False, pre_buffer=False).to_pylist()
+    # ParquetFile.read, not pq.read_table: read_table goes through Arrow's dataset scanner, which starts a thread
+    # of Arrow's global pool even with use_threads=False -- a thread alive when the interpreter exits
+    return pq.ParquetFile(pa.BufferReader(data), pre_buffer=False).read(use_threads=False).to_pylist()
 
 
 def _check_row(row, where):

@@ -275,7 +275,8 @@ def verify(runs_dir=None, bundle_dir=None, log=print, progress=True) -> list:
 SWEEP_FILES = {"items.jsonl", obs.JSONL, obs.PARQUET, "sweep.json", "commitment.json", "reveal.json",
                "feasibility.json", JOURNAL}
 CERT_FILES = SWEEP_FILES | {"certificate.json"}
-COMPARISON_FILES = {"spec.json", "freeze.json", "deviations.json", "decision.json", "evidence.json", cmp.RULES_FILE}
+COMPARISON_FILES = {"spec.json", "freeze.json", "deviations.json", "decision.json", "evidence.json", cmp.RULES_FILE,
+                    "result.json"}  # result.json: the structured result, checked by cmp.verify
 
 
 def _check_published(runs_dir, d, src, dst, rows, log):

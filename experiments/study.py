@@ -31,6 +31,8 @@ import json
 import os
 import sys
 
+import engine
+
 from . import compare, executors, heldout, items as items_mod, rules, sequential
 from .arms import parse_arms
 from .errors import ExperimentError
@@ -42,6 +44,7 @@ STATUS_SCHEMA = "fundbook.study-status/1"
 STUDY = "study.json"
 STATUS = "status.json"
 FIELDS = {"schema", "name", "sweep", "arms", "secret_file", "comparisons"}
+OPTIONAL = {"tiers"}  # a tier plan file in the study folder (launchers/_tiers.py): seed 002's tiers
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_BUNDLE = os.path.join(ROOT, "build", "engine")
 
@@ -49,8 +52,11 @@ DEFAULT_BUNDLE = os.path.join(ROOT, "build", "engine")
 def load(study_dir) -> dict:
     path = os.path.join(study_dir, STUDY)
     doc, _ = read_doc(path, "a study definition")
-    if not isinstance(doc, dict) or set(doc) != FIELDS or doc["schema"] != SCHEMA:
-        raise ExperimentError(f"{path}: expected {SCHEMA} with exactly {', '.join(sorted(FIELDS))}")
+    if not isinstance(doc, dict) or not FIELDS <= set(doc) <= FIELDS | OPTIONAL or doc["schema"] != SCHEMA:
+        raise ExperimentError(f"{path}: expected {SCHEMA} with exactly {', '.join(sorted(FIELDS))} (and optionally "
+                              f"{', '.join(sorted(OPTIONAL))})")
+    if "tiers" in doc and (not isinstance(doc["tiers"], str) or "/" in doc["tiers"] or doc["tiers"] in ("", ".", "..")):
+        raise ExperimentError(f"{path}: tiers: expected the name of a tier plan file in the study folder")
     for key in ("arms", "comparisons"):
         if not isinstance(doc[key], list) or not doc[key] or not all(isinstance(v, str) for v in doc[key]):
             raise ExperimentError(f"{path}: {key}: expected a non-empty list of strings")
@@ -72,9 +78,41 @@ def _setup(study_dir, bundle_dir, verifying=False):
     arm_list = parse_arms(doc["arms"], _recorded(out, doc) if verifying else None)
     if verifying:  # recorded attempts are read back, never run
         arm_list = [dict(a, read_only=True) if a["kind"] == "model" else a for a in arm_list]
+    tiers = tier_plan(study_dir, doc)
+    if tiers is not None:  # every new model attempt is admitted by the frozen tier plan first
+        arm_list = [dict(a, tiers=tiers) if a["kind"] == "model" else a for a in arm_list]
     comparisons = [os.path.join(study_dir, c) for c in doc["comparisons"]]
     fixed = prepare(out, plan, rows, arm_list, bundle_dir, comparisons)
     return doc, out, plan, rows, arm_list, comparisons, fixed, commitment
+
+
+def tier_plan(study_dir, doc):
+    """The study's frozen tier plan (None without one), checked."""
+    if "tiers" not in doc:
+        return None
+    from launchers._errors import LaunchError
+    from launchers._jsonfile import read_json
+    from launchers._tiers import check_plan
+    path = os.path.join(study_dir, doc["tiers"])
+    try:
+        return check_plan(read_json(path, "the tier plan", 4 * 1024 * 1024), path)
+    except LaunchError as exc:
+        raise ExperimentError(exc.format_message())
+
+
+def tier_report(study_dir, doc, arm_list, done):
+    """The plan tier by tier from the model arm's records (what ran, what was cut): status.json's `tiers`."""
+    plan = tier_plan(study_dir, doc)
+    if plan is None:
+        return None
+    from launchers._tiers import reconcile
+    from .arm_model import spent
+    state = reconcile(plan, spent([a for a in arm_list if a["kind"] == "model"]))
+    return {"overrun_bps": plan["overrun_bps"], "sd_table": plan["sd_table"], "total_budget": state["total_budget"],
+            "total_spent": state["total_spent"],
+            "tiers": [{k: r[k] for k in ("name", "budget_micro_usd", "spent_micro_usd", "cumulative_budget",
+                                         "cumulative_spent", "over_bps", "complete", "ran", "cut", "action")}
+                      for r in state["tiers"]]}
 
 
 def _recorded(out, doc):
@@ -100,7 +138,10 @@ def _recorded(out, doc):
 
 
 def run(study_dir, bundle_dir=DEFAULT_BUNDLE, progress=True) -> dict:
-    _, out, plan, rows, arm_list, comparisons, _, commitment = _setup(study_dir, bundle_dir)
+    """Resume the sweep; once it has stopped, finish it again from its records (its model arm read back, never
+    run: the manifest and inputs.json rewritten from every world measured, in whichever session)."""
+    stopped = os.path.exists(os.path.join(study_dir, load(study_dir)["sweep"], "sweep.json"))
+    _, out, plan, rows, arm_list, comparisons, _, commitment = _setup(study_dir, bundle_dir, verifying=stopped)
     return run_sweep(out, plan, rows, arm_list, bundle_dir, workers=1, comparisons=comparisons,
                      commitment=commitment, progress=progress)
 
@@ -133,7 +174,8 @@ def status(study_dir, bundle_dir=DEFAULT_BUNDLE) -> dict:
         for m in monitors:
             m.feed(row["item_id"], values)
         worlds.append({"item_id": row["item_id"], "family": row["family"],
-                       "score": {n: next((v[3] for v in have[n] if v[2] == "score"), None) for n in names}})
+                       "score": {n: next((v[3] for v in have[n] if v[2] == "score"), None) for n in names},
+                       **_tries_named(arm_list, row)})
     extra = sorted(set(done) - {w["item_id"] for w in worlds})
     if extra:
         raise ExperimentError(f"{out}: world {extra[0]} is journalled out of the committed order")
@@ -144,11 +186,25 @@ def status(study_dir, bundle_dir=DEFAULT_BUNDLE) -> dict:
                                "wealth_for": rules.wealth_text(t.mp, t.ep), "wealth_against": rules.wealth_text(t.mm, t.em),
                                "threshold": str(t._tn // t._td) if t._tn % t._td == 0 else f"{t._tn}/{t._td}"}
     stopped = all(m.stopped for m in monitors)
-    return {"schema": STATUS_SCHEMA, "name": doc["name"], "evaluator_id": fixed["evaluator_id"],
+    n_stop = max(m.test.n for m in monitors) if stopped else None
+    tiers = tier_report(study_dir, doc, arm_list, done)
+    return {**({"tiers": tiers} if tiers is not None else {}),"schema": STATUS_SCHEMA, "name": doc["name"], "evaluator_id": fixed["evaluator_id"],
             "journal": journal.summary() if journal else None, "worlds": len(worlds), "planned_max": max(
                 m.rule.max_n or len(rows) for m in monitors),
             "state": "stopped" if stopped else ("not started" if not worlds else "running"),
+            # seed 004's progressive status: an arm is complete once it has rows for every world the sweep measures
+            "completed_arms": sorted(names) if stopped and len(worlds) >= n_stop else [],
             "comparisons": comparisons, "per_world": worlds}
+
+
+def _tries_named(arm_list, row) -> dict:
+    """{"tries": [attempt ids]} of the world's model-arm tries present (none for a study without a model arm):
+    status.json, committed and required byte for byte by verify, lists them, so a try deleted, added or
+    renamed is a difference; verify's recomputation reads each one back from its own folder."""
+    from .arm_model import attempt_ids, attempts_dir
+    found = [i for a in arm_list if a["kind"] == "model" for i in attempt_ids(a, row)
+             if os.path.lexists(os.path.join(attempts_dir(), i))]
+    return {"tries": found} if any(a["kind"] == "model" for a in arm_list) else {}
 
 
 def write_status(study_dir, bundle_dir=DEFAULT_BUNDLE) -> dict:
@@ -194,18 +250,69 @@ def decide(study_dir) -> dict:
         raise ExperimentError(f"{out}: the sweep has not stopped (no sweep.json): a study is decided when its rules "
                               f"stop (`python -m experiments.study run {study_dir}`)")
     secret = heldout.read_secret(os.path.join(ROOT, doc["secret_file"]))
-    return {c: compare.run_compare(os.path.join(study_dir, c), out, secret) for c in doc["comparisons"]}
+    files = _attempt_files(_tries(study_dir))
+    return {c: compare.run_compare(os.path.join(study_dir, c), out, secret, files) for c in doc["comparisons"]}
+
+
+def _tries(study_dir) -> dict:
+    """{item_id: [(attempt_id, folder)]}: every try of every measured world of the study's model arms, in the
+    committed order, each read back and checked (its own folder, its own id, none missing before a retry)."""
+    _, out, _, rows, arm_list, _, fixed, _ = _setup(study_dir, DEFAULT_BUNDLE, verifying=True)
+    _, done = _journalled(out, fixed, arm_list)
+    from .arm_model import tries
+    found = {}
+    for arm in arm_list:
+        if arm["kind"] == "model":
+            for row in rows:
+                if arm["name"] in done.get(row["item_id"], {}):
+                    found.setdefault(row["item_id"], []).extend(tries(arm, row))
+    return found
+
+
+def _files(folder) -> list:
+    return [os.path.join(folder, n) for n in sorted(os.listdir(folder)) if os.path.isfile(os.path.join(folder, n))]
+
+
+def _attempt_files(tries) -> list:
+    return [path for world in tries.values() for _, folder in world for path in _files(folder)]
+
+
+def _check_attempts(study_dir, folder, tries):
+    """The decision's evidence lists exactly the files of every try of the measured worlds, and inputs.json
+    names each world's last try (the record its rows were graded from)."""
+    evidence, _ = read_doc(os.path.join(folder, "evidence.json"), "the decision's evidence list")
+    listed = [(e.get("name"), e.get("sha256")) for e in evidence["files"] if e.get("kind") == "attempt"]
+    want = []
+    for path in _attempt_files(tries):  # as the model arm reads them: try folder, file name, sha256
+        with open(path, "rb") as fh:
+            want.append((f"{os.path.basename(os.path.dirname(path))}/{os.path.basename(path)}", engine.sha256_hex(fh.read())))
+    if listed != want:
+        odd = [w for w in want if w not in listed] or [x for x in listed if x not in want] or want
+        raise ExperimentError(f"{folder}/evidence.json: does not list the study's attempt files as they are (first "
+                              f"difference: {str(odd[0][0])[:200]}, sha256 {str(odd[0][1])[:16]}): decide the study again")
+    path = os.path.join(study_dir, load(study_dir)["sweep"], "inputs.json")
+    if not tries:
+        return
+    inputs, _ = read_doc(path, "the host arms' input hashes")
+    for iid, world in tries.items():
+        last = os.path.join(world[-1][1], "record.json")
+        with open(last, "rb") as fh:
+            sha = engine.sha256_hex(fh.read())
+        if not any(isinstance(arm, dict) and arm.get(iid) == sha for arm in inputs.values()):
+            raise ExperimentError(f"{path}: does not name world {iid}'s input as its last try "
+                                  f"{os.path.basename(world[-1][1])} (record sha256 {sha[:16]})")
 
 
 def _verify_decisions(study_dir, doc, status_doc) -> dict:
     """Every comparison's decision.json recomputed from its evidence, with the verdict status.json states."""
-    out = {}
+    out, tries = {}, _tries(study_dir)
     for name in doc["comparisons"]:
         folder = os.path.join(study_dir, name)
         if not os.path.exists(os.path.join(folder, "decision.json")):
             raise ExperimentError(f"{folder}: the study has stopped but this comparison has no decision.json (run "
                                   f"`python -m experiments.study decide {study_dir}`)")
         decision = compare.verify(folder)
+        _check_attempts(study_dir, folder, tries)
         stated = status_doc["comparisons"][name]
         if (decision.get("verdict"), decision.get("n")) != (stated["verdict"], stated["n"]):
             raise ExperimentError(f"{folder}/decision.json: {decision.get('verdict')} at n {decision.get('n')}, "
@@ -223,9 +330,11 @@ def _no_stray_file(study_dir, doc, stopped):
     them); while the sweep runs, its journal, partial rows, commitment, pilot and inputs."""
     root = os.path.abspath(study_dir)
     listed = {os.path.join(root, n) for n in (STUDY, STATUS, "README.md")}
+    if "tiers" in doc:
+        listed.add(os.path.join(root, doc["tiers"]))
     for name in doc["comparisons"]:
         folder = os.path.join(root, name)
-        listed |= {os.path.join(folder, n) for n in ("spec.json", "freeze.json", "deviations.json")}
+        listed |= {os.path.join(folder, n) for n in ("spec.json", "freeze.json", "deviations.json", "result.json")}
         if stopped:
             evidence, _ = read_doc(os.path.join(folder, "evidence.json"), "the decision's evidence list")
             listed.add(os.path.join(folder, "evidence.json"))

@@ -381,6 +381,7 @@ def run_sweep(out, plan, rows, arm_list, bundle_dir, *, workers=1, executor="loc
             if name not in have:
                 raise ExperimentError(f"sweep: item {row['item_id']} has no rows for arm {name} after the run")
             ordered.extend(obs.rows_for(row["item_id"], have[name], eid))
+    _inputs_of_reused(measured, arm_list, inputs, usage)
     sample = _pyodide_sample(fixed, measured, arm_list, done, sample_size, sample_seed)
     manifest_bytes = items_mod.manifest_bytes(rows)
     jsonl = obs.jsonl_bytes(ordered)
@@ -402,10 +403,50 @@ def run_sweep(out, plan, rows, arm_list, bundle_dir, *, workers=1, executor="loc
         "volatile": {"started": started, "finished": _now(), "compute_seconds": round(compute_s, 3),
                      "items_computed": len(computed), "usage": usage, "resume_rechecked": rechecked},
     }
+    _keep_timings(out, doc, computed)
     write_all({**{os.path.join(out, name): data for name, data in files.items()},
                os.path.join(out, "sweep.json"): pretty(doc)})
     partial.remove()
     return doc
+
+
+def _keep_timings(out, doc, computed):
+    """A stopped sweep finished again with nothing computed (its manifest rewritten from its records) keeps the
+    timings of the run that measured its last worlds, and says when it was rewritten."""
+    path = os.path.join(out, "sweep.json")
+    if computed or not os.path.exists(path):
+        return
+    old, _ = read_doc(path, "the sweep manifest")
+    was = old.get("volatile") if isinstance(old, dict) else None
+    if isinstance(was, dict) and was.get("items_computed"):
+        rewritten = doc["volatile"]["finished"]
+        doc["volatile"].update({k: was[k] for k in ("started", "finished", "compute_seconds", "items_computed")
+                                if k in was}, rewritten=rewritten)
+
+
+USAGE_KINDS = ("model", "mock-worker")  # host arms whose producer reports usage (calls, tokens, cost)
+
+
+def _inputs_of_reused(measured, arm_list, inputs, usage):
+    """inputs.json names every measured world's input, not only those of the last session: a world measured in
+    an earlier run (its rows reused) has its input read back (a model arm's recorded attempt, never run)."""
+    producer = None
+    for arm in arm_list:
+        if arm["name"] not in inputs:
+            continue
+        for row in measured:
+            if row["item_id"] in inputs[arm["name"]] and (arm["kind"] not in USAGE_KINDS
+                                                         or row["item_id"] in usage.get(arm["name"], {})):
+                continue
+            producer = producer or arms_mod.Producer([a for a in arm_list if a["name"] in inputs])
+            producer.task_arm(dict(arm, read_only=True) if arm["kind"] == "model" else arm, row)
+            got = producer.inputs[arm["name"]][row["item_id"]]
+            if inputs[arm["name"]].setdefault(row["item_id"], got) != got:
+                raise ExperimentError(f"sweep: item {row['item_id']}, arm {arm['name']}: its input now hashes to "
+                                      f"{got[:16]}, the sweep recorded {inputs[arm['name']][row['item_id']][:16]}")
+            got = producer.usage.get(arm["name"], {}).get(row["item_id"])
+            if got:
+                usage.setdefault(arm["name"], {})[row["item_id"]] = got
 
 
 def _run_sequential(rows, workers, task_for, on_result, monitors, done, names, journal, progress):

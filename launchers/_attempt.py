@@ -31,7 +31,7 @@ import shutil
 
 import engine
 
-from . import ATTEMPT_SCHEMA_VERSION, _budget, _credentials, _desk, _freeze, _host, _pilot
+from . import ATTEMPT_SCHEMA_VERSION, _budget, _credentials, _desk, _freeze, _host, _pilot, _tiers
 from ._claims import check as check_claim
 from ._claims import consume, marker_state, new_consumption, plan_text, state_dir
 from ._controller import Controller, Limits, close_status
@@ -364,6 +364,12 @@ def _check_freeze(path, paid, config, model, price, sampler_name, sandbox_config
         for entry in out["pilot"].pop("deviations", []):
             if entry not in used:
                 used.append(entry)
+        if doc["content"].get("tiers") is not None:  # seed 002's tiers: a cut seed, or one not planned, never runs
+            plan = _tiers.check_plan(doc["content"]["tiers"], f"{path}: tiers")
+            spent = _tiers.spent_from_records(_tiers.records_in(os.path.dirname(os.path.abspath(path))),
+                                              doc["content_sha256"])
+            tier, cell = _tiers.admit(plan, spent, model, family, seed, f"{path}: tiers")
+            out["tier"] = {"tier": tier, "cell": cell}
     return out, caps
 
 

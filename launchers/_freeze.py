@@ -34,6 +34,7 @@ AT_MOST = ("caps.claim_micro_usd", "caps.claim_tokens", "caps.claim_sandbox_micr
 NOT_COMPARED = ("config_hash", "intervention_policy", "caps.project_micro_usd", "caps.project_sandbox_micro_usd",
                 "code.commit")  # derived, or not a property of one attempt; code.trees are compared instead
 # pilot.*: the pilot's terms gate confirmatory attempts (`_pilot.require`); they are not a property of one attempt
+# tiers.*: the tier plan admits or refuses a confirmatory seed (`_tiers.admit`), from the records' spend
 # intervention.*: enforced across attempts (`_attempt`'s check of a continuation), not a property of one attempt
 
 
@@ -52,7 +53,7 @@ def identity() -> dict:
 
 
 def content(*, config, models, provider, prices, families, split, seeds, caps, intervention_policy,
-            pilot=None, intervention=None) -> dict:
+            pilot=None, intervention=None, tiers=None) -> dict:
     """The frozen (or, for an attempt, the current) fields. `prices`: {"models": {id: row}, "sandbox": {...},
     "table_sha256"}. `pilot` (the freeze only): whether a passing pilot gates confirmatory attempts, its
     criteria and the cost estimate it is held to (`_pilot.terms`)."""
@@ -63,6 +64,8 @@ def content(*, config, models, provider, prices, families, split, seeds, caps, i
         body["pilot"] = pilot
     if intervention is not None:  # the policy's enforced part: {"max_resumes": N} continuations of one attempt
         body["intervention"] = intervention
+    if tiers is not None:  # the freeze only: the tier plan (cells, seeds, budget, order of sacrifice, sd table)
+        body["tiers"] = tiers
     return body
 
 
@@ -211,7 +214,7 @@ def check(doc, entries, current, where) -> list:
         return False
 
     for field in sorted(set(frozen) | set(now)):
-        if field in NOT_COMPARED or field.startswith(("prices.models.", "pilot.", "intervention.")):
+        if field in NOT_COMPARED or field.startswith(("prices.models.", "pilot.", "intervention.", "tiers.")):
             continue
         want, have = frozen.get(field), now.get(field)
         if field in MEMBERSHIP:

@@ -22,12 +22,19 @@ experiments-recompute: build-engine
 verify-experiments: build-engine
 	$(PYTHON) -m experiments verify
 
+# Every frozen spec committed before the first row or attempt it governs (git history; says so when it cannot check)
+.PHONY: verify-prereg
+verify: verify-prereg
+verify-prereg: $(STAMP)
+	@$(PYTHON) -m builders.preregistration
+
 bench-experiments: $(STAMP)
 	@$(PYTHON) -m experiments bench
 
-# 200 runs of `fundbook compare --verify`, each exit clean (a few minutes; see experiments/observations.py)
+# 200 runs of `fundbook compare --verify`, each exit clean (a few minutes; see experiments/observations.py);
+# EXIT_RUNS=1000 for the stress loop (run it niced, with the machine's other load)
 bench-exit: $(STAMP)
-	@$(PYTHON) -m experiments bench-exit
+	@$(PYTHON) -m experiments bench-exit $(if $(EXIT_RUNS),--runs $(EXIT_RUNS)) $(if $(BARE_EVERY),--bare-every $(BARE_EVERY))
 
 test-experiments: $(STAMP) node_modules/.installed
 	$(BIN)/pytest -n 2 --dist loadgroup tests/experiments

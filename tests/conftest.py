@@ -48,3 +48,35 @@ def browser():
         chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
+
+
+@pytest.fixture(scope="session")
+def pyodide_runtime():
+    """One pinned Pyodide runtime (builders/runner/session.mjs) per test process, shared by every test that runs
+    stages through a session (`session=pyodide_runtime`): Pyodide loads once a worker, not once a module. Each
+    op resets what it loaded (the runner's own reset: the bundle's modules are forgotten between requests); a
+    request that did not reach its end event (an error mid-op: events may be left unread) stops the runtime, and
+    the next request starts a fresh one. Tests of the session itself keep their own (tests/builders/
+    test_session.py)."""
+    from builders._session import PyodideSession
+
+    class Shared(PyodideSession):
+        def request(self, op, on_event=None, **params):
+            try:
+                return super().request(op, on_event, **params)
+            except BaseException:
+                self.stop()
+                raise
+
+        def stop(self):
+            if self.proc is not None:
+                self.proc.kill()
+                self.proc.wait()
+                self._cleanup()
+
+        def close(self):  # a stage given this session never ends it; the session's end does
+            pass
+
+    runtime = Shared()
+    yield runtime
+    runtime.stop()

@@ -130,7 +130,7 @@ def llama_server():
         packaged_model()
     except (ImportError, InputError) as exc:  # the library, its server extra or the packaged model
         if os.environ.get("FUNDBOOK_LOCAL_TESTS") == "required":
-            pytest.fail(f"llama_cpp.server or the packaged model is missing under make test ({exc}): `make local`")
+            pytest.fail(f"llama_cpp.server or the packaged model is missing under make test-long ({exc}): `make local`")
         pytest.skip(f"llama_cpp.server or the packaged model is not installed ({exc}): `make local`")
     with local_server() as server:
         yield server

@@ -19,11 +19,19 @@ WHEELHOUSE = os.path.join(REPO, "build", "wheelhouse")
 pytestmark = pytest.mark.xdist_group("plain-install")  # one venv for the module, in one worker
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def plain_install(tmp_path_factory):
+    """One plain install per test run, shared by the xdist workers (the group mark alone let three workers each
+    build one: 3 x 17 s)."""
+    from tests.builders.conftest import _shared
     if not os.path.exists(os.path.join(WHEELHOUSE, ".downloaded")):
         pytest.fail("build/wheelhouse is missing: `make test` downloads it (requirements-runtime.lock)")
-    base = tmp_path_factory.mktemp("plain")
+    target, _ = _shared(tmp_path_factory, "plain-install", _plain_install)
+    return target / "venv" / "bin"
+
+
+def _plain_install(base):
+    base.mkdir(parents=True)
     # a copy of the checkout's tracked files: setuptools builds in the source tree (build/lib), never in this one
     source = base / "fundbook"
     files = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, text=True, check=True).stdout
@@ -37,7 +45,7 @@ def plain_install(tmp_path_factory):
     proc = subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--no-compile", "--no-index", "--find-links", WHEELHOUSE,
                            "--no-cache-dir", str(source)], capture_output=True, text=True, env={**os.environ, "PIP_CONFIG_FILE": os.devnull})
     assert proc.returncode == 0, proc.stderr[-2000:]
-    return venv / "bin"
+    return {"venv": str(venv)}
 
 
 def _run(bin_dir, *argv, cwd):

@@ -111,7 +111,9 @@ def load(runs_dir: Path) -> dict:
             feasibility = _json(folder / by_kind["feasibility"]["path"], by_kind["feasibility"]["href"])
         rules_file = by_kind.get("rules")
         rules_text = (folder / rules_file["path"]).read_text(encoding="utf-8") if rules_file else None
+        from builders.preregistration import freeze_commit  # the freeze's commit, shown beside its date
         out["comparisons"].append({"slug": folder.name, "rel": rel, "decision": decision, "files": files, "sweep": sweep,
+                                   "freeze_commit": freeze_commit(str(folder)),
                                    "feasibility": feasibility, "verify": evidence.get("verify"),
                                    "rules": rules_text, "rules_href": rules_file["href"] if rules_file else None})
     cert = runs_dir / "certificates" / "grader" / "certificate.json"

@@ -9,6 +9,8 @@ alpha, and no verdict is drawn before the rule draws one.
 
 from pathlib import Path
 
+from builders.preregistration import freeze_commit
+
 from . import fmt
 from .records import SiteInputError, load_json
 
@@ -60,6 +62,7 @@ def _study(root: Path, name: str, attempts) -> dict:
                           "method": spec.get("method") or {}, "alpha": spec.get("alpha"),
                           "max_n": (spec.get("stopping") or {}).get("max_n"), "frozen_on": freeze.get("frozen_on"),
                           "spec_sha256": freeze.get("spec_sha256"), "state": state, "decision": decision,
+                          "freeze_commit": freeze_commit(str(root / name / comp)),
                           "path": f"{where}/{comp}"})
     by_world = {}
     for a in attempts:  # a model attempt on a world of this study links from its row
@@ -78,7 +81,36 @@ def _study(root: Path, name: str, attempts) -> dict:
                        "attempts": sorted(by_world.get(w.get("item_id"), []))})
     return {"name": name, "state": status.get("state"), "worlds": status.get("worlds"),
             "planned_max": status.get("planned_max"), "questions": questions, "world_rows": worlds,
-            "arm_names": list((status.get("per_world") or [{}])[0].get("score", {}).keys()) or arms}
+            "arm_names": list((status.get("per_world") or [{}])[0].get("score", {}).keys()) or arms,
+            "tiers": _tiers(status.get("tiers"), where)}
+
+
+def _usd(value):
+    return fmt.usd(value) if isinstance(value, int) and not isinstance(value, bool) else "unknown"
+
+
+def _tiers(doc, where):
+    """The tier plan tier by tier as status.json states it (experiments/study.py tier_report): what ran, what was
+    cut, spend against plan; None for a study without one."""
+    if doc is None:
+        return None
+    if not isinstance(doc, dict) or not isinstance(doc.get("tiers"), list):
+        raise SiteInputError(f"{where}/status.json: tiers: expected {{tiers: [...]}}")
+    rows = []
+    for t in doc["tiers"]:
+        if not isinstance(t, dict):
+            raise SiteInputError(f"{where}/status.json: tiers: expected objects")
+
+        def seeds(group):
+            return "; ".join(f"{cell} {', '.join(str(s) for s in found)}" for cell, found in sorted(
+                (group or {}).items())) or "none"
+        rows.append({"name": t.get("name"), "budget": _usd(t.get("budget_micro_usd")),
+                     "spent": _usd(t.get("spent_micro_usd")),
+                     "cumulative": (f"{_usd(t.get('cumulative_spent'))} of "
+                                    f"{_usd(t.get('cumulative_budget'))}"
+                                    if t.get("cumulative_budget") is not None else "not reconciled yet"),
+                     "ran": seeds(t.get("ran")), "cut": seeds(t.get("cut")), "action": t.get("action") or "none"})
+    return {"rows": rows, "overrun_bps": doc.get("overrun_bps"), "sd_table": sorted((doc.get("sd_table") or {}).items())}
 
 
 def studies(runs_dir: Path, attempts) -> list:

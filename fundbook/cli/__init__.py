@@ -11,7 +11,7 @@ from engine import (EPISODES, FAMILIES, format_cents, MUTATION_NOTES, MUTATIONS,
 
 from engine._jsonin import MAX_BATCH_BYTES, MAX_CANDIDATE_BYTES
 
-from ._common import FundbookGroup, Integer, emit_json, expect_head_option, json_option, read_json, write_json
+from ._common import FundbookGroup, Integer, emit_json, expect_head_option, json_option, leave, read_json, write_json
 from ._render import decision_line, echo_result, packet_lines
 from .tools import tools
 from experiments.seeds import seed_param
@@ -154,11 +154,30 @@ def desk():
 db_option = click.option("--db", required=True, type=click.Path(dir_okay=False), help="The SQLite history file.")
 
 
+def _source_root(ctx, param, value):
+    """The seed's desk_runtime.py took --source-root (the evaluator's sources); fundbook runs the installed engine
+    package, so the option is accepted only as a check: DIR must be the checkout whose engine/ this command runs."""
+    if value is None:
+        return value
+    mine = os.path.dirname(os.path.abspath(engine.__file__))
+    theirs = os.path.join(value, "engine")
+    if not (os.path.isdir(theirs) and os.path.samefile(theirs, mine)):
+        raise click.BadParameter(f"{value}: not the checkout whose engine this command runs ({os.path.dirname(mine)}); "
+                                 f"the option is only a check and may be left out", ctx, param)
+    return value
+
+
+source_root_option = click.option("--source-root", type=click.Path(file_okay=False), expose_value=False,
+                                  callback=_source_root, help="Accepted as in the seed: must be this checkout "
+                                  "(the desk runs its installed engine/).")
+
+
 def _family_check(family_root):
     return load_family_root(family_root) if family_root else None
 
 
 @desk.command()
+@source_root_option
 @episode_option
 @family_root_option
 @db_option
@@ -185,6 +204,7 @@ def init(episode, family_root, db, observation_end_day, salt, as_json):
 
 
 @desk.command()
+@source_root_option
 @db_option
 @family_root_option
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the packet JSON here.")
@@ -206,6 +226,7 @@ def packet(db, family_root, output, expect_head, as_json):
 
 
 @desk.command()
+@source_root_option
 @db_option
 @family_root_option
 @click.option("--input", "-i", "input_path", required=True, type=click.Path(), help="The batch JSON file.")
@@ -232,6 +253,7 @@ def submit(db, family_root, input_path, expect_head, as_json):
 
 
 @desk.command()
+@source_root_option
 @db_option
 @family_root_option
 @expect_head_option
@@ -247,6 +269,7 @@ def advance(db, family_root, expect_head, as_json):
 
 
 @desk.command()
+@source_root_option
 @db_option
 @family_root_option
 @expect_head_option
@@ -273,6 +296,7 @@ def replay(db, family_root, expect_head, as_json):
 
 
 @desk.command()
+@source_root_option
 @db_option
 @family_root_option
 @click.option("--finalize", is_flag=True, help="Close the run: remaining checkpoints unanswered, then the carry horizon.")
@@ -311,7 +335,10 @@ cli.add_command(tools)
 
 
 def main():
-    cli(prog_name="fundbook")
+    try:
+        cli(prog_name="fundbook")
+    except SystemExit as exc:  # the entry point only: in-process callers (tests) keep the ordinary exit
+        leave(exc.code)
 from . import experiments  # noqa: E402,F401  (registers sweep, compare and heldout)
 from . import practitioner  # noqa: E402,F401  (registers practitioner import and verify)
 from . import inspect  # noqa: E402,F401  (registers inspect import and verify)

@@ -50,6 +50,25 @@ class FundbookGroup(click.Group):
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
+def leave(code):
+    """Exit with `code` (SystemExit's: None, an int or a message). Once Arrow is loaded (Parquet read or
+    written), leave without the interpreter's teardown, output flushed first: Arrow's thread pools and allocator
+    threads are shut down by exit handlers and static destructors that, racing CPython's finalization, at times
+    aborted a finished command (SIGABRT, "terminate called without an active exception"; experiments/
+    observations.py). Nothing is lost: every file is written (temp then rename) before a command returns."""
+    if "pyarrow" not in sys.modules:
+        sys.exit(code)
+    if code is not None and not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed or broken pipe: nothing more to say
+            pass
+    os._exit(code or 0)
+
+
 def _utf8_output():
     """Print UTF-8 whatever the locale: output bytes never depend on it, and a
     character the locale cannot encode (a desk's note in a later packet) is

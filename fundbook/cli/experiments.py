@@ -38,7 +38,8 @@ def _plan_and_rows(out, families, seed_args, episodes, is_heldout, secret_file):
               help="The sweep folder: items.jsonl, observations.jsonl/.parquet, sweep.json (resumed if present).")
 @click.option("--arm", "arm_specs", multiple=True, required=True,
               help="An arm: baseline:<policy>, gold, mutation:<name>, mutations, files:<dir>, attempts:<dir>, "
-                   "inspect:<log> (an Inspect log of inspect_fundbook/desk, re-executed), mock-worker, "
+                   "practitioners:<dir> (practitioner records), inspect:<log> (an Inspect log of "
+                   "inspect_fundbook/desk, re-executed), mock-worker, "
                    "model:llama-cpp:<GGUF file> (a recorded local-model attempt per item; "
                    "--workers 1); NAME=SPEC names it. Repeat for several.")
 @click.option("--family", "families", type=click.Choice(FAMILIES), multiple=True, help="Families (default: all four).")
@@ -141,7 +142,9 @@ def compare(directory, do_freeze, sweep_dir, secret_file, do_verify, as_json):
     The decision is the spec's rule -- paired_hoeffding or paired_empirical_bernstein at
     the last planned world, or paired_betting wherever its wealth stopped the sweep --
     for the weighted difference against the spec's margin: supported, not supported or
-    inconclusive (and why). Every evidence file is read within its limit (16 MiB a
+    inconclusive (and why), with DIRECTORY/result.json, the structured result:
+    status succeeded, or failed when no decision could be drawn (a sweep that never
+    finished). Every evidence file is read within its limit (16 MiB a
     document; observations, journal and Parquet 1 GiB and 4,000,000 rows; items
     512 MiB) and refused in one line beyond it.
     """

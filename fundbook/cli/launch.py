@@ -290,6 +290,8 @@ def with_run_options(fn):
               help="The most the whole pilot may commit, inference and sandbox (default: the project's caps).")
 @click.option("--estimate-calls-per-checkpoint", type=PER_CHECKPOINT, default=3, show_default=True,
               help="The pilot's cost estimate: calls a checkpoint.")
+@click.option("--tiers", "tiers_path", type=click.Path(dir_okay=False), help="A tier plan (fundbook.tier-plan/1: "
+              "cells, seeds and budget per tier, the order of sacrifice, the pilot's sd table; launchers/_tiers.py).")
 @local_model_options
 @api_options
 @with_run_options
@@ -298,7 +300,7 @@ def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd
            project_cap_micro_usd, project_cap_sandbox_micro_usd, intervention_policy, estimate_tokens_in,
            estimate_tokens_out, estimate_calls_per_checkpoint, max_resumes, pilot_cap_micro_usd, model_file, threads,
            threads_batch, base_url, server_dialect, local_server, reasoning_effort, sandbox_name, worker_seconds,
-           call_deadline, max_tokens, max_calls, horizon, temperature_milli, sampling_seed, prices):
+           call_deadline, max_tokens, max_calls, horizon, temperature_milli, sampling_seed, prices, tiers_path=None):
     """Write freeze.json before the first paid call: code, prompt, schema, engine, config, models, prices, caps, and
     the pilot's criteria and cost estimate (a confirmatory attempt needs a passing pilot)."""
     from launchers import _freeze, _pilot
@@ -354,6 +356,8 @@ def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd
         pilot=_pilot.terms(estimates, estimate_tokens_in, estimate_tokens_out, estimate_calls_per_checkpoint,
                            spend_cap=project_cap_micro_usd + project_cap_sandbox_micro_usd
                            if pilot_cap_micro_usd is None else pilot_cap_micro_usd))
+    if tiers_path:
+        body["tiers"] = _tier_plan(tiers_path, models, families, seeds)
     doc = _freeze.write_freeze(out_path, body)
     click.echo(f"freeze {doc['content_sha256'][:12]} ({doc['frozen_at']}): {', '.join(models)} on "
                f"{', '.join(sorted(families))} seeds {', '.join(str(s) for s in sorted(seeds))}, config "
@@ -786,5 +790,25 @@ def sandbox_stop(record_path):
     click.echo(f"sandbox terminated: {out['sandbox_terminated']}; app stopped: {out['app_stopped']}")
 
 
+def _tier_plan(path, models, families, seeds):
+    """The tier plan, checked, within what the freeze names (every cell's model, family and seeds frozen)."""
+    from launchers import _tiers
+    from launchers._jsonfile import read_json
+    plan = _tiers.check_plan(read_json(path, "the tier plan", 4 * 1024 * 1024), path)
+    plan = dict(plan, budgets=_tiers.budgets(plan))  # the freeze records each tier's budget
+    for tier in plan["tiers"]:
+        for cell in tier["cells"]:
+            outside = [s for s in cell["seeds"] if s not in seeds]
+            if cell["model"] not in models or cell["family"] not in families or outside:
+                raise InputError(f"{path}: {tier['name']}/{cell['name']}: {cell['model']} {cell['family']} "
+                                 f"seeds {outside or cell['seeds']} are not all among the freeze's --model, --family "
+                                 f"and --seed")
+    return plan
+
+
 def main():
-    cli(prog_name="fundbook-launch")
+    from ._common import leave
+    try:
+        cli(prog_name="fundbook-launch")
+    except SystemExit as exc:  # the entry point only: in-process callers (tests) keep the ordinary exit
+        leave(exc.code)

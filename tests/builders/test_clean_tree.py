@@ -40,7 +40,8 @@ def _fresh_checkout(target):
 
 
 @pytest.mark.slow
-@pyodide_test
+@pytest.mark.long  # the whole build (minutes): make test-long; in make test, test_reproducible and test_published
+@pyodide_test       # rebuild the bundle and runs/ byte for byte
 def test_make_build_on_a_fresh_checkout_leaves_the_tree_clean(tmp_path):
     checkout = tmp_path / "fundbook"
     checkout.mkdir()

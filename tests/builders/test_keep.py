@@ -8,7 +8,6 @@ import json
 import engine
 import pytest
 
-from builders._session import PyodideSession
 from builders.runs import build_runs
 
 from .conftest import load, pyodide_test, snapshot
@@ -17,9 +16,8 @@ SUBSET = ["adversarial-W1-M3_cash_overdraw", "baseline-FUND_04-seed-3-do-nothing
 
 
 @pytest.fixture(scope="module")
-def session():
-    with PyodideSession() as shared:
-        yield shared
+def session(pyodide_runtime):
+    return pyodide_runtime  # the worker's one runtime (tests/conftest.py)
 
 
 def _build(bundle_dir, out, session, volatile="keep"):

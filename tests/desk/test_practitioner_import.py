@@ -17,7 +17,6 @@ import pytest
 from click.testing import CliRunner
 
 import engine
-from builders._session import PyodideSession
 from builders.practitioners import _protocol as P
 from builders.practitioners import import_submissions, read_submission, verify_records
 from engine import InputError
@@ -31,9 +30,8 @@ DESK = ROOT / "site" / "assets" / "desk"
 
 
 @pytest.fixture(scope="module")
-def runtime():
-    with PyodideSession() as session:
-        yield session
+def runtime(pyodide_runtime):
+    return pyodide_runtime  # the worker's one runtime (tests/conftest.py)
 
 
 def snapshot(folder: Path) -> dict:

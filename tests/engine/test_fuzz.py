@@ -2,7 +2,7 @@
 
 No crash, only documented exit codes, no partial settlement (a batch changes the
 history by exactly one day's receipts or not at all), integrity_check ok.
-`make fuzz` runs 10,000; `make test` runs FUNDBOOK_FUZZ (default 2,000).
+`make fuzz` and `make test-long` run the full profile (10,000); `make test` runs FUNDBOOK_FUZZ (default 1,000).
 """
 
 import os
@@ -16,7 +16,8 @@ import engine
 from fundbook.cli import cli
 from fundbook.fuzzing import as_file_bytes, fuzz_batch
 
-TOTAL = int(os.environ.get("FUNDBOOK_FUZZ", "2000"))
+TOTAL = int(os.environ.get("FUNDBOOK_FUZZ", "1000"))
+FULL = 10_000  # the full profile
 SOURCES = [("episode", e) for e in engine.EPISODES] + [(f, s) for f in engine.FAMILIES for s in (1, 2, 3, 4, 5)]
 
 
@@ -37,20 +38,22 @@ def _integrity(db):
 
 
 @pytest.mark.slow
-def test_fuzzed_batches(tmp_path):
+@pytest.mark.parametrize("total", [pytest.param(TOTAL, id="make-test"),
+                                   pytest.param(FULL, id="full-profile", marks=pytest.mark.long)])
+def test_fuzzed_batches(tmp_path, total):
     rng = random.Random(20261129)
     done = accepted = rejected = 0
     via_cli = 0
     runner = CliRunner()
     n = 0
-    while done < TOTAL:
+    while done < total:
         key = SOURCES[n % len(SOURCES)]
         n += 1
         instance = engine.load_episode(key[1]) if key[0] == "episode" else engine.generate(*key)
         db = str(tmp_path / f"fuzz-{n}.sqlite")
         history = engine.History(db)
         history.init(instance, rng.choice([20, 20, 12]))
-        while done < TOTAL:
+        while done < total:
             try:
                 packet = history.packet()
             except engine.RunClosed:
@@ -89,4 +92,4 @@ def test_fuzzed_batches(tmp_path):
         if rng.random() < 0.5:
             history.finalize()
             history.load()
-    assert accepted > TOTAL // 10 and rejected > TOTAL // 10 and via_cli > 0
+    assert accepted > total // 10 and rejected > total // 10 and via_cli > 0

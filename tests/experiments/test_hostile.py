@@ -134,7 +134,8 @@ def test_compare_refuses_a_malformed_sweep_manifest_and_writes_nothing_half(prac
     os.mkdir(cmp_dir / "evidence.json")
     code, out, err = invoke("compare", cmp_dir, "--sweep", sweep_dir)
     assert code == 1 and "evidence.json: cannot write" in one_line_error(err)
-    assert sorted(os.listdir(cmp_dir)) == ["deviations.json", "evidence.json", "freeze.json", "rules.py", "spec.json"]
+    assert sorted(os.listdir(cmp_dir)) == ["deviations.json", "evidence.json", "freeze.json", "result.json", "rules.py",
+                                           "spec.json"]  # result.json: the copy's, from its first decision
 
 
 def small_sweep(out, bundle_dir, *extra):

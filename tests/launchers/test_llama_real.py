@@ -1,8 +1,11 @@
-"""The local sampler with the real llama-cpp-python and the packaged SmolLM2-135M-Instruct model
-(requirements-local.lock, `make local`): a short real attempt, its replay from its own cache with no model, the
-refusal path, and what is refused before a claim is spent. Two checkpoints, so the whole file costs well under a
-minute of CPU. Outside `make test` (FUNDBOOK_LOCAL_TESTS=required there) the file is skipped when the library
-is not installed; under it, a missing library fails."""
+"""The local sampler's contracts, each run twice: with the real llama-cpp-python and the packaged
+SmolLM2-135M-Instruct model (requirements-local.lock, `make local`), marked `long` (`make test-long`, which CI
+runs), and with the pure-Python fake of the library's surface (tests/launchers/fake_llama.py) under `make test`,
+which needs no compile: a short attempt, its replay from its own cache with no model, the refusal path, what is
+refused before a claim is spent, a frozen configuration piloted and run, a stopped attempt's abandoned call.
+No test bounds the model's wall time: every deadline is the longest the launcher accepts, so a loaded machine
+only makes the real tests slower. Outside `make test-long` (FUNDBOOK_LOCAL_TESTS=required there) the real ones
+are skipped when the library is not installed; under it, a missing library fails."""
 
 import json
 import os
@@ -18,10 +21,14 @@ from launchers._sandbox_local import LocalSandbox
 from launchers._verify import verify_attempt
 from launchers.worker import prompt
 
+from . import fake_llama
 from .conftest import schema_valid
 
 pytestmark = pytest.mark.xdist_group("llama")  # one worker loads the model once
 WORLD = {"family": "FUND_03", "seed": 1, "horizon": 2}  # two checkpoints, one position and two quotes on day 1
+# No wall-time bound a loaded machine can reach (a call took 92 s on a loaded CI host, past the default 120 s
+# deadline): the longest call deadline and worker time the launcher accepts.
+CALL_S, WORKER_S = 3600, 86_400
 
 
 def _model_file():
@@ -31,25 +38,32 @@ def _model_file():
         path = packaged_model()
     except InputError as exc:
         if os.environ.get("FUNDBOOK_LOCAL_TESTS") == "required":
-            pytest.fail(f"the local sampler's library or model is missing under make test ({exc}): `make local`")
+            pytest.fail(f"the local sampler's library or model is missing under make test-long ({exc}): `make local`")
         pytest.skip(f"llama-cpp-python or the packaged model is not installed ({exc}): `make local`")
     return path
 
 
-@pytest.fixture(scope="module")
-def model_file():
-    return _model_file()
+@pytest.fixture(scope="module", params=["fake", pytest.param("real", marks=pytest.mark.long)])
+def model_file(request, tmp_path_factory):
+    """The packaged model's path (real), or a fake GGUF of the same name with the fake library installed."""
+    if request.param == "real":
+        yield _model_file()
+        return
+    with pytest.MonkeyPatch.context() as mp:
+        fake_llama.install(mp)
+        from launchers._sampler_llama import PACKAGED
+        yield fake_llama.write_model(tmp_path_factory.mktemp("fake-model") / PACKAGED[1])
 
 
 def _run(root, model_file, name, limits=None, max_tokens=1024, **world):
     from launchers._adapters import make_sampler_factory
-    build = make_sampler_factory("llama-cpp", None, 600, 0, 0, local={"model_file": model_file})
+    build = make_sampler_factory("llama-cpp", None, CALL_S, 0, 0, local={"model_file": model_file})
     w = dict(WORLD, **world)
     state = os.path.join(root, "state")
     claim = os.path.join(root, f"{name}-claim.json")
     authorise(claim, w["family"], "public-practice", build.model_id, 0, 10**7, 1, state=state, local=True,
               project=os.path.join(root, "project"))
-    limits = limits or Limits(3600, 600, max_tokens, 60)
+    limits = limits or Limits(WORKER_S, CALL_S, max_tokens, 60)
     record = execute(claim_path=claim, out=os.path.join(root, name), family=w["family"], seed=w["seed"],
                      split="public-practice", model=build.model_id, sampler_name="llama-cpp", sandbox_name="local",
                      make_sampler=build, make_sandbox=LocalSandbox, prices=load_prices(), limits=limits,
@@ -123,7 +137,7 @@ def test_the_attempt_replays_from_its_own_cache_with_no_model(real, monkeypatch)
 def test_a_truncated_answer_is_refused_recorded_and_retried_with_a_new_seed(tmp_path, model_file):
     from launchers._sampler_llama import call_seed
     # a quiet first day (no position yet: the shortest prompt), answers cut at 16 tokens: never a whole batch
-    record, out, build = _run(str(tmp_path), model_file, "short", limits=Limits(3600, 600, 16, 3),
+    record, out, build = _run(str(tmp_path), model_file, "short", limits=Limits(WORKER_S, CALL_S, 16, 3),
                               family="FUND_01", seed=29, horizon=3)
     c = record["content"]
     assert c["termination"]["status"] == "budget_halt" and c["termination"]["limit"] == "calls"
@@ -149,9 +163,9 @@ def test_what_cannot_run_is_refused_before_a_claim_is_spent(tmp_path, model_file
     for path, message in ((str(tmp_path / "absent.gguf"), "no such file"),
                           (str(junk), "llama.cpp cannot load it as a GGUF model")):
         with pytest.raises(InputError, match=message):
-            make_sampler_factory("llama-cpp", None, 600, local={"model_file": path})
+            make_sampler_factory("llama-cpp", None, CALL_S, local={"model_file": path})
     with pytest.raises(InputError, match="n_threads: expected a non-negative integer"):
-        make_sampler_factory("llama-cpp", None, 600, local={"model_file": model_file, "n_threads": "2"})
+        make_sampler_factory("llama-cpp", None, CALL_S, local={"model_file": model_file, "n_threads": "2"})
     # a request without a desk view, or one the context cannot hold, fails the call (recorded), never overflows
     identity = inspect_model(model_file)
     small = LlamaSampler("m", identity, settings_for(identity, n_ctx=512))
@@ -184,10 +198,11 @@ def test_a_frozen_local_configuration_is_piloted_and_run_from_the_freeze(tmp_pat
     runner = CliRunner()
     freeze = os.path.join(project, "freeze.json")
     caps = ["--cap-micro-usd", "0", "--cap-tokens", "10000000", "--cap-sandbox-micro-usd", "0"]
+    limits = ["--call-deadline", str(CALL_S), "--worker-seconds", str(WORKER_S)]
     result = runner.invoke(cli, ["freeze", "--out", freeze, "--sampler", "llama-cpp", "--model-file", model_file,
                                  "--family", "FUND_01", "--seed", "26", *caps, "--project-cap-micro-usd", "0",
                                  "--project-cap-sandbox-micro-usd", "0", "--intervention-policy", "none",
-                                 "--horizon", "1", "--threads-batch", "2"])
+                                 "--horizon", "1", "--threads-batch", "2", *limits])
     assert result.exit_code == 0, result.output
     body = _read(freeze)["content"]
     model = "SmolLM2-135M-Instruct.Q4_1"
@@ -219,12 +234,12 @@ def test_a_frozen_local_configuration_is_piloted_and_run_from_the_freeze(tmp_pat
     assert [c["result"] for c in pilot["criteria"]] == ["PASS"] * 4 and pilot["figures"]["calls"] == 1
     result = runner.invoke(cli, ["execute", "--claim", claim(), "--out", str(tmp_path / "c"), "--family", "FUND_01",
                                  "--seed", "26", "--horizon", "1", "--sampler", "llama-cpp", "--model-file",
-                                 model_file, "--threads-batch", "1", "--freeze", freeze])
+                                 model_file, "--threads-batch", "1", "--freeze", freeze, *limits])
     assert result.exit_code == 1 and "n_threads_batch" in result.output, result.output  # not the frozen threads
     assert len(os.listdir(os.path.join(state, "consumed"))) == 1  # refused before its claim was spent
     result = runner.invoke(cli, ["execute", "--claim", claims[-1], "--out", str(tmp_path / "c"), "--family",
                                  "FUND_01", "--seed", "26", "--horizon", "1", "--sampler", "llama-cpp", "--model-file",
-                                 model_file, "--threads-batch", "2", "--freeze", freeze])
+                                 model_file, "--threads-batch", "2", "--freeze", freeze, *limits])
     assert result.exit_code == 0, result.output
     c = _read(tmp_path / "c" / "record.json")["content"]
     assert c["role"] == "confirmatory" and c["config"]["sampling"] == sampling and c["cost"]["micro_usd"] == 0
@@ -272,10 +287,13 @@ def test_a_new_attempt_cancels_the_call_a_stopped_attempt_abandoned(model_file):
     messages = [{"role": "system", "content": prompt.SYSTEM}, {"role": "user", "content": prompt.checkpoint_message(view)}]
     first = sl.LlamaSampler("m", identity, sl.settings_for(identity))
     ended = {}
+    if isinstance(first.llm, fake_llama.Llama):  # the fake answers at once: it evaluates until cancelled instead
+        fake_llama.Llama.stall = threading.Event()
+        fake_llama.Llama.stall.set()
 
     def abandoned():  # the stopped attempt's call, with a long deadline
         try:
-            ended["first"] = first.sample(first.prepare(messages, 1024), 600)
+            ended["first"] = first.sample(first.prepare(messages, 1024), CALL_S)
         except CallTimeout as exc:
             ended["first"] = exc
     thread = threading.Thread(target=abandoned)
@@ -283,9 +301,11 @@ def test_a_new_attempt_cancels_the_call_a_stopped_attempt_abandoned(model_file):
     while first.key not in sl._IN_FLIGHT and thread.is_alive():  # the call holds the model
         thread.join(0.05)
     second = sl.LlamaSampler("m", identity, sl.settings_for(identity))  # the next attempt: cancel, wait, reset
+    if fake_llama.Llama.stall is not None:
+        fake_llama.Llama.stall.clear()
     assert not thread.is_alive()
     assert isinstance(ended["first"], CallTimeout), ended  # its answer is never read
-    done = second.sample(second.prepare(messages, 24), 600)
+    done = second.sample(second.prepare(messages, 24), CALL_S)
     assert done.tokens_out > 0 and second.key not in sl._IN_FLIGHT
 
 

@@ -9,7 +9,9 @@ import pytest
 
 from tests.local_server import _answers, local_server, llama_server  # noqa: F401 (the fixture)
 
-pytestmark = pytest.mark.xdist_group("llama")
+# the real library's server (make local): `make test-long`; make test covers the protocol over fakes
+# (tests/launchers/test_api_samplers.py)
+pytestmark = [pytest.mark.long, pytest.mark.xdist_group("llama")]
 
 
 def test_the_server_answers_on_loopback_and_reports_its_model(llama_server):  # noqa: F811

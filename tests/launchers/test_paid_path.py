@@ -388,3 +388,35 @@ def test_a_change_to_any_covered_module_after_the_freeze_is_refused(paid, tmp_pa
     result = paid["execute"](paid["claim"](), str(tmp_path / "a"))
     assert result.exit_code == 1 and f"code.trees.{changed}: frozen" in result.output, result.output
     assert paid["consumed"]() == []
+
+
+def test_a_frozen_tier_plan_runs_tiers_in_order_and_cuts_in_the_order_of_sacrifice(paid, tmp_path, project,
+                                                                                   prices_file):
+    """Seed 002's tiers on the paid path (launchers/_tiers.py): the freeze records the plan (budget per tier, the
+    pilot's sd table); a T2 seed waits for T1's reconciliation; T1's spend far over its 1 micro-USD plan cuts
+    T2's seed, refused before any claim is consumed."""
+    plan = {"schema": "fundbook.tier-plan/1", "overrun_bps": 1000, "sd_table": {"score": "12.0"},
+            "tiers": [{"name": "T1", "cells": [{"name": "a", "model": "test-model", "family": "FUND_01", "seeds": [1],
+                                                "micro_usd_per_seed": 1, "keep_at_least": 0}]},
+                      {"name": "T2", "cells": [{"name": "b", "model": "test-model", "family": "FUND_01", "seeds": [2],
+                                                "micro_usd_per_seed": 1, "keep_at_least": 0}]}],
+            "sacrifice": [{"tier": "T2", "cell": "b"}]}
+    path = tmp_path / "tiers.json"
+    path.write_text(json.dumps(plan))
+    assert paid["freeze"]("--tiers", str(path)).exit_code == 0
+    with open(os.path.join(project, "freeze.json")) as fh:
+        assert json.load(fh)["content"]["tiers"] == dict(plan, budgets={"T1": 1, "T2": 1})  # the tier budget
+
+    def run(seed, out):
+        return paid["runner"].invoke(cli, ["execute", "--claim", paid["claim"](), "--out", out, "--family", "FUND_01",
+                                           "--seed", str(seed), "--sampler", "tinker", "--model", "test-model",
+                                           "--worker-seconds", "300", "--horizon", "6", "--prices", prices_file])
+    early = run(2, os.path.join(project, "t2-early"))
+    assert early.exit_code == 1 and "T2/b seed 2 waits for tier T1" in early.output and paid["consumed"]() == []
+    first = run(1, os.path.join(project, "t1"))
+    assert first.exit_code == 0, first.output
+    assert read_record(os.path.join(project, "t1", "record.json"))["content"]["cost"]["micro_usd"] > 1
+    cut = run(2, os.path.join(project, "t2"))
+    assert cut.exit_code == 1 and ("T2/b seed 2 was cut in the order of sacrifice after tier T1 (cumulative spend "
+                                   "over plan by more than 1000 bps)") in cut.output
+    assert len(paid["consumed"]()) == 1 and not os.path.exists(os.path.join(project, "t2"))

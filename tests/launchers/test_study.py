@@ -69,7 +69,7 @@ def test_a_paused_study_shows_its_state_verifies_refuses_edits_and_resumes_to_it
         study.run(str(root), BUNDLE, progress=False)
     assert not (root / "sweep" / "sweep.json").exists()
     doc = study.write_status(str(root), BUNDLE)
-    assert (doc["state"], doc["worlds"], doc["planned_max"]) == ("running", 1, 2)
+    assert (doc["state"], doc["worlds"], doc["planned_max"], doc["completed_arms"]) == ("running", 1, 2, [])
     first = doc["per_world"][0]
     assert first["score"][name] == first["score"]["baseline:do-nothing"]  # the scripted desk does nothing
     assert {c: s["n"] for c, s in doc["comparisons"].items()} == {"vs-do-nothing": 1, "vs-shortest-cheapest": 1}
@@ -106,6 +106,7 @@ def test_a_paused_study_shows_its_state_verifies_refuses_edits_and_resumes_to_it
     study.run(str(root), BUNDLE, progress=False)
     done = study.write_status(str(root), BUNDLE)
     assert (done["state"], done["worlds"]) == ("stopped", 2)
+    assert done["completed_arms"] == sorted([name, "baseline:do-nothing", "baseline:shortest-cheapest"])
     assert all(s["verdict"] == "inconclusive" and s["n"] == 2 for s in done["comparisons"].values())
     assert json.loads((root / "sweep" / "sweep.json").read_text())["sequential"]["n"] == 2
     assert len([d for d in os.listdir(tmp_path / "attempts")]) == 2
@@ -236,6 +237,7 @@ def test_the_study_command_line_fails_in_one_line(argv, code, message, capsys):
     assert got == code and err.startswith(message) and len(err.strip().splitlines()) == 1, err
 
 
+@pytest.mark.long  # a study still running rebuilds its model arm from the packaged model (make local: test-long)
 def test_the_shipped_study_verifies_in_a_fresh_process_and_exits_with_its_line():
     """`python -m experiments.study verify` on the published study: its one line on stdout (flushed before the
     process leaves without the interpreter's teardown), nothing on stderr, exit 0."""
@@ -248,3 +250,34 @@ def test_the_shipped_study_verifies_in_a_fresh_process_and_exits_with_its_line()
     assert done.stdout == ("verify-study: smollm2-heldout: 26 journalled worlds recomputed from their records; "
                            "status.json matches (stopped); smollm2-vs-do-nothing not supported at n 26, "
                            "smollm2-vs-shortest-cheapest not supported at n 12\n")
+
+
+def test_a_study_with_a_tier_plan_runs_only_what_it_holds_and_shows_it_tier_by_tier(folder, tmp_path):
+    """The study runner admits every new model attempt through its frozen tier plan (launchers/_tiers.py): the
+    first world is tier T1, the second is not planned, so the sweep stops before running it (nothing is added);
+    status.json shows the plan tier by tier from the records (a local model spends nothing: no cut)."""
+    root, name = folder
+    _, _, _, rows, arm_list, _, _, _ = study._setup(str(root), BUNDLE)
+    first, model = rows[0], arm_list[0]["model"]
+    plan = {"schema": "fundbook.tier-plan/1", "overrun_bps": 1000, "sd_table": {"score": "10.0"},
+            "tiers": [{"name": "T1", "cells": [{"name": "first", "model": model, "family": first["family"],
+                                                "seeds": [first["seed"]], "micro_usd_per_seed": 0,
+                                                "keep_at_least": 1}]}],
+            "sacrifice": []}
+    (root / "tiers.json").write_text(json.dumps(plan))
+    definition = json.loads((root / "study.json").read_text())
+    (root / "study.json").write_text(json.dumps(dict(definition, tiers="tiers.json")))
+    with pytest.raises(ExperimentError, match=f"item {rows[1]['item_id']}: the study's tier plan: {model} "
+                                              f"{rows[1]['family']} seed {rows[1]['seed']} is not in the frozen tier "
+                                              f"plan \\(nothing is added after the freeze\\): the sweep stops here"):
+        study.run(str(root), BUNDLE, progress=False)
+    doc = study.write_status(str(root), BUNDLE)
+    assert doc["worlds"] == 1 and doc["tiers"] == {
+        "overrun_bps": 1000, "sd_table": {"score": "10.0"}, "total_budget": 0, "total_spent": 0,
+        "tiers": [{"name": "T1", "budget_micro_usd": 0, "spent_micro_usd": 0, "cumulative_budget": 0,
+                   "cumulative_spent": 0, "over_bps": 0, "complete": True, "ran": {"first": [first["seed"]]},
+                   "cut": {}, "action": None}]}
+    assert study.verify(str(root), BUNDLE, log=lambda m: None)["worlds"] == 1  # tiers.json is part of the study
+    (root / "study.json").write_text(json.dumps(dict(definition, tiers="../x.json")))
+    with pytest.raises(ExperimentError, match="tiers: expected the name of a tier plan file in the study folder"):
+        study.load(str(root))

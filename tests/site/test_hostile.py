@@ -129,9 +129,23 @@ FIGURES = """() => [...document.querySelectorAll('[data-fb-path]')].map((e) =>
      e.dataset.fbRun || e.closest('[data-run-id]')?.dataset.runId || null])"""
 
 
+def _sample(rels):
+    """The walk's fast sibling: the pages every payload reaches (the top pages, whose register lists every
+    hostile run) and the run and attempt pages of the first and the last payload."""
+    hostile_pages = [r for r in rels if "/hostile-" in r or (r.startswith("attempts/inspect-")
+                                                            and _hostile_inspect_index(r.split("/")[1]) is not None)]
+    ends = {f"{kind}/hostile-{letter}{i:02d}/" for kind, letter in (("runs", "p"), ("attempts", "a"))
+            for i in (0, len(hostile.PAYLOADS) - 1)}
+    base = hostile.inspect_base(REPO / "runs")
+    if base is not None:
+        ends |= {f"attempts/{hostile.inspect_id(base.name, i)}/" for i in (0, len(hostile.PAYLOADS) - 1)}
+    return [r for r in rels if r not in hostile_pages or r in ends]
+
+
 @pytest.mark.browser
 @pytest.mark.xdist_group("site")
-def test_no_payload_runs_and_every_text_shows_literally(browser, hostile_server, hostile_site, hostile_pub):
+@pytest.mark.parametrize("walk", ["first-and-last-payload", pytest.param("every-page", marks=pytest.mark.long)])
+def test_no_payload_runs_and_every_text_shows_literally(browser, hostile_server, hostile_site, hostile_pub, walk):
     context = browser.new_context()
     context.add_init_script(RECORD_VIOLATIONS)
     origin = urlsplit(hostile_server).netloc
@@ -141,7 +155,8 @@ def test_no_payload_runs_and_every_text_shows_literally(browser, hostile_server,
     page = context.new_page()
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     checked = inspect_pages = 0
-    for rel in _pages(hostile_site[0]):
+    walked = _pages(hostile_site[0]) if walk == "every-page" else _sample(_pages(hostile_site[0]))
+    for rel in walked:
         page.goto(hostile_server + rel)
         page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
         page.evaluate(SETTLE)  # the toggle events opening queued (and any handler they could run) have run
@@ -174,6 +189,7 @@ def test_no_payload_runs_and_every_text_shows_literally(browser, hostile_server,
             payload = escape.visible(hostile.hashable(hostile.PAYLOADS[i]))
             assert out["descriptions"][0] == f"Transcript of model attempt hostile-a{i:02d}: {payload}, {payload}."
             assert article.count(escape.visible(hostile.PAYLOADS[i])) >= 10, rel  # every step's text and tools
+<<<<<<< HEAD
         if rel.startswith("attempts/inspect-"):  # every message, its tool calls and the values kept as logged
             i = _hostile_inspect_index(rel.split("/")[1])
             text = escape.visible(hostile.hashable(hostile.PAYLOADS[i]))
@@ -181,8 +197,11 @@ def test_no_payload_runs_and_every_text_shows_literally(browser, hostile_server,
             inspect_pages += 1
     assert checked > 5000
     assert inspect_pages == (len(hostile.PAYLOADS) if hostile.inspect_base(REPO / "runs") else 0)
+=======
+    assert checked > (5000 if walk == "every-page" else 600)
+>>>>>>> main
     assert not dialogs and not remote, (dialogs, remote[:5])
-    print(f"\nhostile site: {len(_pages(hostile_site[0]))} pages audited, {checked} figures shown literally")
+    print(f"\nhostile site: {len(walked)} pages audited, {checked} figures shown literally")
     context.close()
 
 

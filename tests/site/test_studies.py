@@ -21,6 +21,7 @@ DECISION = REPO / "runs" / "comparisons" / "shortest-cheapest-vs-do-nothing-bett
 def runs(tmp_path):
     root = tmp_path / "runs"
     shutil.copytree(STUDY, root / "studies" / STUDY.name)
+    (root / "attempts").symlink_to(REPO / "runs" / "attempts")  # the study's evidence lists its attempts' files
     return root
 
 
@@ -159,3 +160,46 @@ def test_an_unfinished_attempt_stops_the_build_with_what_to_do(tmp_path):
     with pytest.raises(SiteInputError, match=r"^runs/attempts/tiny-FUND_01-seed-1.partial: an unfinished attempt "
                                              r"\(still running, or its host died: `fundbook-launch recover` it\)"):
         load_attempts(tmp_path / "runs")
+
+
+def test_each_freeze_shows_the_commit_that_holds_it_beside_its_date():
+    """The study page names the commit that first held each comparison's frozen spec (builders/preregistration.py);
+    where there is no history (a shallow clone, a tarball) the date stands alone."""
+    from builders.preregistration import freeze_commit
+    text = studies.page(pages.environment(), SimpleNamespace(runs_dir=REPO / "runs", attempts=[]))
+    for comp in ("smollm2-vs-do-nothing", "smollm2-vs-shortest-cheapest"):
+        fc = freeze_commit(str(STUDY / comp))
+        if fc is None:
+            assert "committed in" not in text
+            continue
+        assert (f'<td>2026-12-01, committed in <code title="{fc["commit"]}">{fc["commit"][:12]}</code> on '
+                f'{fc["date"]}, spec sha256') in text
+
+
+def test_a_study_with_a_tier_plan_shows_tier_by_tier_what_ran_and_what_was_cut(runs):
+    status_path = runs / "studies" / STUDY.name / "status.json"
+    status = json.loads(status_path.read_text())
+    status["tiers"] = {"overrun_bps": 1000, "sd_table": {"score": "11.5"}, "total_budget": 700, "total_spent": 900,
+                       "tiers": [{"name": "T1", "budget_micro_usd": 400, "spent_micro_usd": 600, "cumulative_budget": 400,
+                                  "cumulative_spent": 600, "over_bps": 5000, "complete": True,
+                                  "ran": {"primary": [101, 102]}, "cut": {},
+                                  "action": "cut 1 seed: T2/<b>diverse</b> seed 103"},
+                                 {"name": "T2", "budget_micro_usd": 300, "spent_micro_usd": 300,
+                                  "cumulative_budget": None, "cumulative_spent": None, "over_bps": None,
+                                  "complete": False, "ran": {"<b>diverse</b>": [101]}, "cut": {"<b>diverse</b>": [103]},
+                                  "action": None}]}
+    status_path.write_text(json.dumps(status))
+    text = _page(runs)
+    assert "### Tiers, tier by tier" in text and "The pilot's sd table it froze:\nscore 11.5." in text
+    assert ("<tr><td>T1</td><td>$0.0004</td><td>$0.0006</td><td>$0.0006 of $0.0004</td><td>primary 101, 102</td>"
+            "<td>none</td><td>cut 1 seed: T2/&#60;b&#62;diverse&#60;/b&#62; seed 103</td></tr>") in text
+    assert ("<tr><td>T2</td><td>$0.0003</td><td>$0.0003</td><td>not reconciled yet</td><td>&#60;b&#62;diverse&#60;/b&#62; "
+            "101</td><td>&#60;b&#62;diverse&#60;/b&#62; 103</td><td>none</td></tr>") in text
+    status["tiers"] = ["not an object"]
+    status_path.write_text(json.dumps(status))
+    with pytest.raises(SiteInputError, match="status.json: tiers: expected"):
+        _page(runs)
+
+
+def test_a_study_without_a_tier_plan_has_no_tier_section(runs):
+    assert "Tiers, tier by tier" not in _page(runs)

@@ -1,0 +1,48 @@
+"""The seed's commands as written (issue 32): `fundbook desk ... --source-root .` is accepted (only as a check
+that DIR is this checkout), `npm run preview -- --port N` passes the port to `make preview`, and `fundbook
+sweep --help` names every arm kind."""
+
+import json
+import os
+import shlex
+import subprocess
+
+from click.testing import CliRunner
+
+from fundbook.cli import cli
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_desk_commands_accept_the_seed_s_source_root_when_it_is_this_checkout(tmp_path):
+    runner = CliRunner()
+    assert runner.invoke(cli, ["families", "--output", str(tmp_path / "f"), "--seeds", "1"]).exit_code == 0
+    family = str(tmp_path / "f" / "FUND_01" / "seed-1")
+    db = str(tmp_path / "h.sqlite")
+    got = runner.invoke(cli, ["desk", "init", "--family-root", family, "--source-root", REPO, "--db", db,
+                              "--observation-end-day", "20"])
+    assert got.exit_code == 0 and got.stdout.startswith(f"initialised {db}: FUND_01/seed-1"), got.output
+    got = runner.invoke(cli, ["desk", "packet", "--source-root", str(tmp_path), "--db", db])
+    assert got.exit_code == 64
+    assert f"Invalid value for '--source-root': {tmp_path}: not the checkout whose engine this command runs" in got.stderr
+
+
+def test_npm_run_preview_passes_its_port_to_make_preview():
+    """npm appends `-- ARGS` to the script's command line; the script turns --port N into PORT for make."""
+    with open(os.path.join(REPO, "package.json")) as fh:
+        argv = shlex.split(json.load(fh)["scripts"]["preview"])
+    assert argv[:2] == ["sh", "-c"] and argv[2].endswith("PORT=$p exec make preview")
+    body = argv[2].replace("PORT=$p exec make preview", "echo PORT=$p")
+    env = {k: v for k, v in os.environ.items() if k != "PORT"}
+    for args, port in (([], "8000"), (["--port", "4321"], "4321"), (["--port=4321"], "4321")):
+        done = subprocess.run(["sh", "-c", body, *argv[3:], *args], capture_output=True, text=True, env=env)
+        assert (done.returncode, done.stdout.strip()) == (0, f"PORT={port}"), done.stderr
+    done = subprocess.run(["sh", "-c", body, *argv[3:], "--host", "x"], capture_output=True, text=True, env=env)
+    assert done.returncode == 64 and "unknown option --host (expected --port N)" in done.stderr
+
+
+def test_sweep_help_names_every_arm_kind():
+    text = CliRunner().invoke(cli, ["sweep", "--help"]).output
+    for kind in ("baseline:<policy>", "files:<dir>", "attempts:<dir>", "practitioners:<dir>", "mock-worker",
+                 "model:llama-cpp:<GGUF file>"):
+        assert kind in " ".join(text.split()), kind
