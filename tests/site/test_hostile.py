@@ -189,17 +189,14 @@ def test_no_payload_runs_and_every_text_shows_literally(browser, hostile_server,
             payload = escape.visible(hostile.hashable(hostile.PAYLOADS[i]))
             assert out["descriptions"][0] == f"Transcript of model attempt hostile-a{i:02d}: {payload}, {payload}."
             assert article.count(escape.visible(hostile.PAYLOADS[i])) >= 10, rel  # every step's text and tools
-<<<<<<< HEAD
         if rel.startswith("attempts/inspect-"):  # every message, its tool calls and the values kept as logged
             i = _hostile_inspect_index(rel.split("/")[1])
             text = escape.visible(hostile.hashable(hostile.PAYLOADS[i]))
             assert article.count(text) >= 10, (rel, article.count(text))
             inspect_pages += 1
-    assert checked > 5000
-    assert inspect_pages == (len(hostile.PAYLOADS) if hostile.inspect_base(REPO / "runs") else 0)
-=======
     assert checked > (5000 if walk == "every-page" else 600)
->>>>>>> main
+    if hostile.inspect_base(REPO / "runs"):  # the Inspect attempt's copies: all, or the first and last payload's
+        assert inspect_pages == (len(hostile.PAYLOADS) if walk == "every-page" else 2)
     assert not dialogs and not remote, (dialogs, remote[:5])
     print(f"\nhostile site: {len(walked)} pages audited, {checked} figures shown literally")
     context.close()
