@@ -25,6 +25,49 @@ def model_key(content) -> str:
     return f"{kind}:{provider}:{model_id}" + (f":{harness}" if isinstance(harness, str) and harness else "")
 
 
+def is_inspect(content) -> bool:
+    """An Inspect-imported attempt (harness inspect): no ledger, no termination, no volatile start of its own."""
+    return content.get("harness") == "inspect"
+
+
+def started_of(attempt):
+    """When an attempt started: the worker's volatile.started; an Inspect attempt's eval creation time as Inspect
+    logged it (content.inspect.created; its volatile part holds only the import time). None if neither."""
+    record = _dict(getattr(attempt, "record", None))
+    value = _dict(record.get("volatile")).get("started")
+    if value is None and is_inspect(_dict(record.get("content"))):
+        value = _dict(_dict(record.get("content")).get("inspect")).get("created")
+    return value if isinstance(value, str) else None
+
+
+def end_of(content) -> tuple:
+    """(status, reason) of how an attempt ended: the worker's termination; an Inspect attempt is always closed
+    and graded by the desk's scorer ("completed"), its reason the limit Inspect stopped the sample at, if any."""
+    if is_inspect(content):
+        limit = _dict(_dict(content.get("inspect")).get("limit"))
+        reason = (f"Inspect's {limit.get('type')} limit: {limit.get('reason')}" if limit
+                  else "the model stopped; the desk closed the remaining checkpoints")
+        return "completed", reason
+    term = _dict(content.get("termination"))
+    return term.get("status", "unknown"), term.get("reason") or term.get("limit") or "—"
+
+
+def inspect_usage(content) -> dict:
+    """{tokens_in, tokens_out} an Inspect attempt's log reports (content.inspect.usage, summed over its models):
+    provenance, outside fundbook's ledger."""
+    usage = (content.get("inspect") or {}).get("usage") if isinstance(content.get("inspect"), dict) else None
+    out = {"tokens_in": 0, "tokens_out": 0}
+    for per_model in (usage.values() if isinstance(usage, dict) else []):
+        per_model = per_model if isinstance(per_model, dict) else {}
+        out["tokens_in"] += _whole_or_none(per_model.get("input_tokens")) or 0
+        out["tokens_out"] += _whole_or_none(per_model.get("output_tokens")) or 0
+    return out
+
+
+def _whole_or_none(value):
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def counted_attempts(attempts, group) -> dict:
     """{(group key, world): (the counted attempt, its tries in try order)}: the one rule (builders/counting.py)
     applied to the attempts `group` maps to a key (None leaves an attempt out)."""
@@ -34,7 +77,7 @@ def counted_attempts(attempts, group) -> dict:
         if key is None:
             continue
         world = counting.world_of(attempt.content, attempt.attempt_id)
-        started = _dict(_dict(getattr(attempt, "record", None)).get("volatile")).get("started")
+        started = started_of(attempt)
         tries.setdefault((key, world), []).append((attempt.attempt_id, started, attempt))
     out = {}
     for k in sorted(tries):

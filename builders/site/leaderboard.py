@@ -29,7 +29,7 @@ from builders import counting
 
 from . import fmt, intervals
 from .records import SiteInputError
-from .counted import attempt_score, counted_attempts, is_real_model, model_key, policy_points  # noqa: F401
+from .counted import attempt_score, counted_attempts, inspect_usage, is_real_model, model_key, policy_points, started_of  # noqa: F401
 
 PRELIMINARY_BELOW = 30
 POLICY_NOTES = {
@@ -94,6 +94,12 @@ def _date(record, *keys) -> str | None:
     return None
 
 
+def _started_date(attempt) -> str | None:
+    """An attempt's start date (counted.started_of: an Inspect attempt's eval creation time), as _date reads one."""
+    value = started_of(attempt)
+    return value[:10] if isinstance(value, str) and len(value) >= 10 and value[:4].isdigit() else None
+
+
 def _outcome(result) -> tuple:
     """(qualified, points, ended with a result) of an engine result, or of none."""
     result = _dict(result)
@@ -108,6 +114,9 @@ def cost_text(kind, cost) -> str:
         return f"$0 (scripted, no model calls; {fmt.duration(cost.get('engine_ms'))} of engine time)"
     if kind == "practitioners":
         return f"$0 (no model calls; {fmt.count(round(cost.get('clock_ms', 0) / 60_000))} min at the desk)"
+    if cost.get("inspect"):
+        return (f"outside fundbook's ledger (Inspect made the calls) · Inspect logged {fmt.count(cost.get('tokens_in', 0))} "
+                f"tokens in, {fmt.count(cost.get('tokens_out', 0))} out")
     parts = [fmt.usd(cost.get("micro_usd", 0))]
     if cost.get("local"):
         parts[0] += " (local)"
@@ -146,6 +155,8 @@ def _model_agents(pub) -> tuple:
         if key not in groups:
             note = ("the deterministic mock sampler replays the reference plan: it tests the launcher, the ledger "
                     "and the evaluator, and measures nothing about a model" if machinery else
+                    f"run in Inspect AI through its {provider} provider; each log imported and every engine call "
+                    f"re-executed by fundbook" if c.get("harness") == "inspect" else
                     "an open-weights model run on the host (llama.cpp)" if provider == "llama-cpp" else
                     f"a model served by {provider}")
             groups[key] = Agent(key=key, kind="machinery" if machinery else "model", name=f"{provider}:{model_id}",
@@ -155,6 +166,9 @@ def _model_agents(pub) -> tuple:
         agent = groups[key]
         agent.attempts += 1
         cost = _dict(c.get("cost"))
+        if c.get("harness") == "inspect":  # no ledger: the tokens Inspect logged, as provenance
+            agent.cost["inspect"] = True
+            cost = inspect_usage(c)
         for k in ("micro_usd", "unresolved_micro_usd", "calls", "tokens_in", "tokens_out", "cpu_ms"):
             agent.cost[k] = agent.cost.get(k, 0) + _int(cost.get(k))
         if attempt.transcript is not None:
@@ -164,7 +178,7 @@ def _model_agents(pub) -> tuple:
         groups[key].observations.append({
             "world": world, "qualified": got["qualified"], "points": got["points"],
             "ended": got["source"] == "record", "source": got["source"], "attempt_id": attempt.attempt_id,
-            "task": _dict(attempt.content.get("task")), "date": _date(attempt.record, "started", "finished")})
+            "task": _dict(attempt.content.get("task")), "date": _started_date(attempt)})
     for agent in groups.values():
         if len(agent.links) > 3:  # many attempts: the Attempts page lists every transcript
             agent.links = [(f"{len(agent.links)} transcripts", "attempts/")]
@@ -411,7 +425,7 @@ def files(pub) -> dict:
 
 def status(pub, models) -> dict:
     """What exists, dated by the newest record."""
-    dates = [_date(r.record, "finished") for r in pub.runs] + [_date(a.record, "started") for a in pub.attempts]
+    dates = [_date(r.record, "finished") for r in pub.runs] + [_started_date(a) for a in pub.attempts]
     dates += [_date(s.record, "finished", "imported", "started") for s in pub.practitioners]
     dates = [d for d in dates if d]
     real = [a for a in pub.attempts if is_real_model(a.content)]

@@ -76,9 +76,9 @@ def status_view(pub) -> dict:
             if isinstance(run.record.get("volatile"), dict) else None
         if isinstance(finished, str) and finished[:4].isdigit():
             dates.append(finished[:10])
+    from .counted import end_of, started_of
     for attempt in pub.attempts:
-        started = (attempt.record.get("volatile") or {}).get("started") \
-            if isinstance(attempt.record.get("volatile"), dict) else None
+        started = started_of(attempt)  # an Inspect attempt: the eval's creation time as Inspect logged it
         if isinstance(started, str) and started[:4].isdigit():
             dates.append(started[:10])
     runtimes = Counter()
@@ -91,9 +91,8 @@ def status_view(pub) -> dict:
     model_results = 0
     for attempt in pub.attempts:
         c = attempt.content
-        term = c.get("termination") if isinstance(c.get("termination"), dict) else {}
         label = str(c.get("label") or "model")
-        attempts[(label, str(term.get("status", "unknown")))] += 1
+        attempts[(label, str(end_of(c)[0]))] += 1
         if leaderboard.is_real_model(c) and isinstance(c.get("result"), dict):
             model_results += 1
     from .counted import counting_map

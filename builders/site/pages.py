@@ -204,6 +204,15 @@ def _cost_texts(model, cost) -> tuple:
     return " · ".join(short), " · ".join(detail)
 
 
+def _inspect_cost_texts(content) -> tuple:
+    """An Inspect attempt's cost: none in fundbook's ledger; the tokens Inspect logged, as provenance."""
+    u = counted.inspect_usage(content)
+    tokens = f"{fmt.count(u['tokens_in'])} / {fmt.count(u['tokens_out'])} tokens"
+    return (f"outside the ledger · {tokens} (Inspect's log)",
+            f"not in fundbook's ledger (Inspect made these calls, not fundbook) · Inspect logged "
+            f"{fmt.count(u['tokens_in'])} tokens in and {fmt.count(u['tokens_out'])} out, copied as provenance")
+
+
 def _attempt_view(attempt):
     c = attempt.content
     _check_id(attempt.attempt_id, f"{attempt.folder}/record.json: content.attempt_id")
@@ -212,13 +221,15 @@ def _attempt_view(attempt):
     result = c.get("result") if isinstance(c.get("result"), dict) else {}
     score = result.get("score")
     model = c.get("model") if isinstance(c.get("model"), dict) else {}
-    cost_text, cost_detail = _cost_texts(model, cost)
+    cost_text, cost_detail = _inspect_cost_texts(c) if counted.is_inspect(c) else _cost_texts(model, cost)
     volatile = attempt.record.get("volatile") if isinstance(attempt.record.get("volatile"), dict) else {}
-    started = volatile.get("started") if isinstance(volatile.get("started"), str) else ""
+    started = counted.started_of(attempt) or ""
+    end_status, end_reason = counted.end_of(c)
     return {
         "attempt_id": attempt.attempt_id, "label": c.get("label"),
         "model": f"{model.get('provider', '?')}:{model.get('id', '?')}",
-        "status": term.get("status", "unknown"), "reason": term.get("reason") or term.get("limit") or "—",
+        "harness": leaderboard.harness_of(c),
+        "status": end_status, "reason": end_reason,
         "accepted_actions": c.get("accepted_actions", 0), "settled_days": c.get("settled_days", 0),
         "score": fmt.score_text(score) if isinstance(score, dict) else "no score", "cost": cost_text,
         "cost_detail": cost_detail, "machinery": not leaderboard.is_real_model(c),
@@ -239,6 +250,8 @@ def _attempt_files(pub, attempt):
 
 
 def transcript_page(env, pub, attempt) -> str:
+    if attempt.inspect:
+        return inspect_page(env, pub, attempt)
     view = _attempt_view(attempt)
     transcript = attempt.transcript if isinstance(attempt.transcript, dict) else {}
     result = view["result"]
@@ -283,6 +296,56 @@ def transcript_page(env, pub, attempt) -> str:
         generated=generated, files=_attempt_files(pub, attempt), fig=Figures({"content": c, "record": attempt.record}),
         verify_url=verify_url, graded=isinstance(c.get("result"), dict),
         description=f"Transcript of model attempt {attempt.attempt_id}: {view['status']}, {view['reason']}.")
+
+
+FOLD_CHARS = 1200
+
+
+def inspect_page(env, pub, attempt) -> str:
+    """The page of an Inspect-imported attempt: its counted score (the one rule), its grade and receipts as
+    figures its verify checks (site/assets/desk/attempt.js), and the log's messages from transcript.json, every
+    string as data."""
+    view = _attempt_view(attempt)
+    c = attempt.content
+    ins = c["inspect"]
+    transcript = attempt.transcript if isinstance(attempt.transcript, dict) else {}
+    steps = []
+    for i, step in enumerate(transcript.get("steps") or []):
+        text = step.get("text") if isinstance(step.get("text"), str) else ""
+        error = step.get("error") if isinstance(step.get("error"), dict) else None
+        role = str(step.get("role"))
+        steps.append({"index": i, "role": role, "text": text, "long": len(text) > FOLD_CHARS or text.count("\n") > 30,
+                      "role_class": {"assistant": "model", "tool": "tool", "user": "evaluator"}.get(role, "other"),
+                      "model": step.get("model") if role == "assistant" else None,
+                      "function": step.get("function") if role == "tool" else None,
+                      "error": f"{error.get('type')}: {error.get('message')}" if error else None,
+                      "tool_calls": [{"id": call.get("id"), "function": call.get("function"),
+                                      "arguments": json.dumps(call.get("arguments"), indent=2, sort_keys=True,
+                                                              ensure_ascii=False)}
+                                     for call in step.get("tool_calls") or []]})
+    counts = counted.counting_map(pub)[attempt.attempt_id]
+    rec_sha = fmt.short(attempt.record["content_sha256"])
+    tr_sha = fmt.short(c["transcript"]["sha256"])
+    generated = (f"Rendered by builders/site/pages.py from {attempt.folder}/record.json (content sha256 {rec_sha}…, "
+                 f"held to the importer's checks by builders/inspect_records.py) and {attempt.folder}/transcript.json "
+                 f"(sha256 {tr_sha}…), for the eval Inspect created on {view['date']}. Every message is shown in "
+                 f"full, as text.")
+    logged = json.dumps({"task_args": ins.get("task_args"), "generate_config": ins.get("generate_config"),
+                         "limit": ins.get("limit"), "usage": ins.get("usage"), "usage_note": ins.get("usage_note")},
+                        indent=2, sort_keys=True, ensure_ascii=False)
+    task = c["task"]
+    got = counts["score"]
+    return env.get_template("inspect_attempt.md.j2").render(
+        a=attempt, model=view["model"], as_logged=c["model"]["as_logged"], label=view["label"], ins=ins,
+        counts=counts, counted=_counted_line(counts), counted_score=fmt.score_text(c["result"].get("score")),
+        steps=steps, step_count=len(steps), turns=c["turns"], end_reason=view["reason"], cost=view["cost_detail"],
+        world=f"{task['family']} seed {task['seed']}", horizon=task["horizon"], logged=logged,
+        fig=Figures({"content": c, "record": attempt.record}), generated=generated,
+        verify_url=f"../../{attempt.folder}/record.json" if pub.verify_js else None,
+        files=_attempt_files(pub, attempt),
+        description=f"Inspect-imported attempt {attempt.attempt_id} of {view['model']} on {task['family']} seed "
+                    f"{task['seed']}: {got['points'] if got else 'not counted'}"
+                    f"{'/100' if got else ''}, {c['result'].get('status')}.")
 
 
 def _counted_line(counts) -> dict:

@@ -20,7 +20,7 @@ INDEX_SCHEMA = "fundbook.index/2"
 RUN_SCHEMA = "fundbook.run/1"
 ATTEMPT_SCHEMA = "fundbook.attempt/1"
 PRACTITIONER_SCHEMA = "fundbook.practitioner/1"
-PUBLISHED_SUFFIXES = (".json", ".jsonl", ".parquet")  # files under runs/ copied into the site
+PUBLISHED_SUFFIXES = (".json", ".jsonl", ".parquet", ".eval")  # files under runs/ copied into the site (.eval: a kept Inspect log)
 # A published file's name as records give it: runs/ then plain path segments (no "..", no scheme).
 PUBLISHED_PATH = re.compile(r"^runs(/[A-Za-z0-9][A-Za-z0-9._-]{0,127})+$")
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -59,6 +59,11 @@ class Attempt:
     @property
     def content(self):
         return self.record["content"]
+
+    @property
+    def inspect(self) -> bool:
+        """An Inspect-imported attempt (harness inspect, builders/inspect_records.py), not the worker's."""
+        return self.record.get("schema") == INSPECT_ATTEMPT_SCHEMA
 
 
 @dataclass
@@ -199,7 +204,8 @@ def load_attempts(runs_dir: Path) -> list:
                                  f"recover` it); every attempt is published, once it has its record")
         record = load_json(folder / "record.json", f"{rel}/record.json")
         if isinstance(record, dict) and record.get("schema") == INSPECT_ATTEMPT_SCHEMA:
-            continue  # an Inspect attempt (harness inspect): `fundbook inspect verify` checks it; not yet rendered here
+            attempts.append(_inspect_attempt(runs_dir, folder, rel))
+            continue
         content = _check_content(record, f"{rel}/record.json", ATTEMPT_SCHEMA)
         attempt_id = _require(content, "attempt_id", f"{rel}/record.json: content", str)
         transcript = None
@@ -211,6 +217,19 @@ def load_attempts(runs_dir: Path) -> list:
                 raise SiteInputError(f"{rel}/transcript.json: sha256 differs from record content.transcript.sha256")
         attempts.append(Attempt(attempt_id=attempt_id, record=record, transcript=transcript, folder=rel))
     return attempts
+
+
+def _inspect_attempt(runs_dir: Path, folder: Path, rel: str) -> Attempt:
+    """An Inspect attempt, held to the importer's own checks (builders/inspect_records.py: every field, its
+    files, its receipts re-executed on the host) before any page shows it; refused in one line otherwise."""
+    from builders import inspect_records
+    from engine import InputError
+    try:
+        record = inspect_records.check_published(str(runs_dir), folder.name, inspect_records.published_engine(runs_dir))
+    except InputError as exc:
+        raise SiteInputError(exc.message) from None
+    transcript = load_json(folder / "transcript.json", f"{rel}/transcript.json")
+    return Attempt(attempt_id=folder.name, record=record, transcript=transcript, folder=rel)
 
 
 def load_practitioners(runs_dir: Path) -> list:

@@ -160,7 +160,7 @@ def _int(value) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-ATTEMPT_FILTERS = (("model", "Model"), ("split", "Split"), ("study_name", "Study"), ("outcome", "Outcome"),
+ATTEMPT_FILTERS = (("model", "Model"), ("harness", "Harness"), ("split", "Split"), ("study_name", "Study"), ("outcome", "Outcome"),
                    ("status", "End"))
 
 

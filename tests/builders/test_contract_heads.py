@@ -91,13 +91,23 @@ def test_model_attempts_follow_it_with_their_revealed_salt():
         content = _load(attempts, name, "record.json")["content"]
         receipts = _load(attempts, name, "receipts.json")
         receipts = receipts["receipts"] if isinstance(receipts, dict) else receipts
+        from engine import generate, with_horizon  # the world only: the chain itself is recomputed by the formula above
+        instance = generate(content["task"]["family"], content["task"]["seed"])
+        if content.get("harness") == "inspect":
+            # An Inspect attempt (launchers/inspect): its world over the days the task ran, under the public salt
+            # (the environment's source names none), always finalised by the scorer, which reveals that salt.
+            instance = with_horizon(instance, content["task"]["horizon"])
+            public = hashlib.sha256(b"fundbook/public-salt/" + content["task"]["fixture_sha256"].encode()).hexdigest()
+            assert receipts[-1]["kind"] == "FINAL" and receipts[-1]["payload"]["salt"] == public
+            assert sha(jcs(instance)) == content["task"]["fixture_sha256"]
+            assert content["receipts_head"] == content["result"]["receipts_head"] == contract_head(instance, receipts)
+            checked += 1
+            continue
         if receipts[-1]["kind"] == "FINAL":  # a finalised run reveals its salt in its last receipt
             final = receipts[-1]["payload"]
             assert final["salt"] == content["salt"] and final["fixture_sha256"] == content["task"]["fixture_sha256"]
         else:  # stopped before the run was finalised (an operator stop, a host that died): the record reveals it
             assert content["termination"]["status"] != "completed" and content["salt"]
-        from engine import generate  # the world only: the chain itself is recomputed by the formula above
-        instance = generate(content["task"]["family"], content["task"]["seed"])
         assert sha(jcs(instance)) == content["task"]["fixture_sha256"]
         assert content["receipts_head"] == contract_head(instance, receipts, salt=content["salt"])
         checked += 1

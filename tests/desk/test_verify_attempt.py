@@ -36,7 +36,8 @@ def _attempts():
     found = {}
     for folder in sorted(p for p in root.iterdir() if (p / "record.json").is_file() and (p / "transcript.json").is_file()):
         c = json.loads((folder / "record.json").read_text())["content"]
-        kind = ("mock" if c["model"]["id"] == "mock" else "completed" if c.get("result")
+        kind = ("inspect" if c.get("harness") == "inspect" else "mock" if c["model"]["id"] == "mock"
+                else "completed" if c.get("result")
                 else "unfinished" if c["receipts_head"]["size"] else None)
         if kind and kind not in found and (c.get("outputs") or {}).get("receipts"):
             found[kind] = folder.name
@@ -44,7 +45,10 @@ def _attempts():
 
 
 ATTEMPTS = _attempts()
-needs_attempts = pytest.mark.skipif(len(ATTEMPTS) < 3, reason="needs the published attempts (runs/attempts)")
+needs_attempts = pytest.mark.skipif(len({"completed", "mock", "unfinished"} & set(ATTEMPTS)) < 3,
+                                    reason="needs the published attempts (runs/attempts)")
+needs_inspect = pytest.mark.skipif("inspect" not in ATTEMPTS, reason="needs a published Inspect attempt")
+MIN_FIGURES = {"unfinished": 5, "inspect": 6}  # an Inspect page: moves, the receipts head and the grade
 
 
 def verify(page, url, attempt):
@@ -66,7 +70,7 @@ def _verifies(vpage, built_site, kinds):  # noqa: F811
             assert box.locator("[data-result]").get_attribute("data-result") == "match", (kind, box.inner_text())
             for name in ("files", "reexecution", "engine", "page"):
                 assert check(box, name) == (True, []), (kind, name)
-            assert int(re.search(r"all (\d+) figures shown", box.inner_text()).group(1)) >= (5 if kind == "unfinished" else 8)
+            assert int(re.search(r"all (\d+) figures shown", box.inner_text()).group(1)) >= MIN_FIGURES.get(kind, 8)
             times[kind] = (int(box.locator(".fb-verify-output").get_attribute("data-ms")), round(box.seconds, 1))
     print(f"\nattempt verify, (re-execution and checks in ms, click to verdict in s with the engine's start): {times}")
     assert not vpage.errors
@@ -81,6 +85,13 @@ def test_a_local_models_attempt_and_one_without_a_result_verify_in_the_browser(v
 @pytest.mark.long
 def test_every_kind_of_model_attempt_verifies_in_the_browser(vpage, built_site):  # noqa: F811
     _verifies(vpage, built_site, ("completed", "mock", "unfinished"))
+
+
+@needs_inspect
+def test_an_inspect_imported_attempt_verifies_in_the_browser(vpage, built_site):  # noqa: F811
+    """Its receipts.json ({schema, run_id, receipts_head, receipts}) re-executed and finalised by the bundle give
+    the file itself, the record's grade, receipts head and count of accepted batches, and every figure shown."""
+    _verifies(vpage, built_site, ("inspect",))
 
 
 def _copy(public: Path, dst: Path) -> Path:
@@ -116,6 +127,30 @@ def page_figure(site, attempt):
     return "page: content.settled_days"
 
 
+def page_score(site, attempt):
+    """The grade shown on the page (an Inspect attempt's page has no settled-days figure): 11/100 -> 12/100."""
+    path = site / "attempts" / attempt / "index.html"
+    html = path.read_text(encoding="utf-8")
+    new = re.sub(r'(data-fb-path="content/result/score" data-fb-format="score">)(\d+)/100<',
+                 lambda m: f"{m.group(1)}{int(m.group(2)) + 1}/100<", html, count=1)
+    assert new != html
+    _rewrite(path, new.encode())
+    return "page: content.result.score"
+
+
+def receipts_file_head(site, attempt):
+    """An Inspect attempt's receipts.json names another head (the file re-hashed into the record)."""
+    path = _folder(site, attempt) / "receipts.json"
+    doc = json.loads(path.read_text())
+    doc["receipts_head"]["hash"] = "0" * 64
+    data = engine.pretty_json(doc).encode()
+    _rewrite(path, data)
+    record = _record(site, attempt)
+    record["content"]["outputs"]["receipts"]["sha256"] = hashlib.sha256(data).hexdigest()
+    _write_record(site, attempt, record)
+    return "receipts.json.receipts_head"
+
+
 def receipts_head(site, attempt):
     record = _record(site, attempt)
     record["content"]["receipts_head"]["hash"] = "0" * 64
@@ -142,6 +177,20 @@ def grade(site, attempt):
     record["content"]["result"]["score"]["points"] += 1
     _write_record(site, attempt, record)
     return "content.result.score.points"
+
+
+@needs_inspect
+@pytest.mark.parametrize("tamper, check_name", [
+    (page_score, "page"), (receipts_head, "reexecution"), (receipts_file_head, "reexecution"),
+])
+def test_a_tampered_inspect_attempt_is_named(vpage, built_site, tmp_path, tamper, check_name):  # noqa: F811
+    site = _copy(built_site[0], tmp_path / "site")
+    field = tamper(site, ATTEMPTS["inspect"])
+    with Serving(site) as url:
+        box = verify(vpage, url, ATTEMPTS["inspect"])
+        assert box.locator("[data-result]").get_attribute("data-result") == "mismatch", box.inner_text()
+        ok, rows = check(box, check_name)
+        assert not ok and any(r[0].startswith(field) for r in rows), (field, rows)
 
 
 @needs_attempts

@@ -11,8 +11,10 @@ is caught either way.
 
 `publication(src, dst)` copies a published runs/ folder and adds, for payload
 i, a run `hostile-pNN` (record content and volatile, its index entry, its
-receipts and trace files) and an attempt `hostile-aNN` (record content and
-volatile, transcript), every string leaf set to payload i except the
+receipts and trace files), an attempt `hostile-aNN` (record content and
+volatile, transcript) and, once an Inspect attempt is published, its copy
+`inspect-<model>-<world>-<i as 8 hex>` (transcript and the values it keeps as
+logged; every other field is held to the importer's checks), every string leaf set to payload i except the
 structural fields a site must refuse to take from a record (ids, file paths,
 the hashes that seal the chain). `STRUCTURAL` lists those; a test puts the
 payloads there too and expects a one-line refusal. Lone surrogates cannot be
@@ -68,6 +70,10 @@ STRUCTURAL = {
               "entries.*.file_sha256", "entries.*.prev_hash", "entries.*.hash"],
     "attempt record": ["schema", "content_sha256", "content.attempt_id", "content.transcript.sha256"],
 }
+# An Inspect attempt (builders/inspect_records.py) takes everything but the log's own data from checks: its hostile
+# copies carry a payload in every transcript string (steps' texts, models, tools, errors, call ids and arguments)
+# and in the values the record keeps as logged (task arguments, generate config, limit), the rest as imported.
+INSPECT_STRUCTURAL = ["schema", "attempt_id", "steps.*.role"]
 BASE_RUN = "adversarial-W3-M4_fully_hedged_tail"
 BASE_ATTEMPT = "mock-FUND_01-seed-1"
 
@@ -149,6 +155,50 @@ def _hostile_attempt(src: Path, dst: Path, i: int, payload: str):
     _dump(folder / "record.json", record)
 
 
+def inspect_base(src: Path):
+    """The published Inspect attempt's folder under src/attempts/ (None before one is imported)."""
+    found = sorted(p for p in (src / "attempts").glob("inspect-*") if (p / "record.json").is_file()) \
+        if (src / "attempts").is_dir() else []
+    return found[0] if found else None
+
+
+def inspect_id(base_id: str, i: int) -> str:
+    """hostile copy i of an Inspect attempt: the same model and world, its own 8-hex suffix."""
+    return f"{base_id.rsplit('-', 1)[0]}-{i:08x}"
+
+
+def _hostile_inspect(base: Path, dst: Path, i: int, payload: str):
+    """An Inspect attempt as the import writes it (pretty UTF-8 files, the kept log beside them), payload i in
+    every transcript string and every value the record keeps as logged. The import writes UTF-8, so the payload
+    is the hashable one (a lone surrogate is refused: tests/builders/test_inspect_records.py)."""
+    from builders.inspect_records import pretty
+    aid = inspect_id(base.name, i)
+    if aid == base.name:
+        return
+    folder = dst / "attempts" / aid
+    folder.mkdir(parents=True)
+    text = hashable(payload)
+    transcript = poison(json.loads((base / "transcript.json").read_text()), text, INSPECT_STRUCTURAL)
+    transcript["attempt_id"] = aid
+    receipts = json.loads((base / "receipts.json").read_text())
+    receipts["run_id"] = aid
+    record = json.loads((base / "record.json").read_text())
+    c = record["content"]
+    c["attempt_id"] = aid
+    ins = c["inspect"]
+    ins["task_args"] = {**poison(ins["task_args"], text, ["protocol"]), "note": text}
+    ins["generate_config"] = {"system_message": text}
+    ins["limit"] = poison(ins["limit"] or {"type": "message"}, text)
+    for name, doc in (("transcript.json", transcript), ("receipts.json", receipts)):
+        (folder / name).write_bytes(pretty(doc))
+    c["transcript"]["sha256"] = hashlib.sha256((folder / "transcript.json").read_bytes()).hexdigest()
+    c["outputs"]["receipts"]["sha256"] = hashlib.sha256((folder / "receipts.json").read_bytes()).hexdigest()
+    record["content_sha256"] = engine.content_sha256(c)
+    (folder / "record.json").write_bytes(pretty(record))
+    log = c["inspect"]["log"]["path"]
+    shutil.copyfile(base / log, folder / log)
+
+
 def reseal_index(index: dict) -> dict:
     """Re-chain every entry and the head (what a forger who rewrites the index does)."""
     prev = genesis(index.get("schema"), index.get("engine"))
@@ -165,9 +215,12 @@ def publication(src: Path, dst: Path, payloads=PAYLOADS) -> Path:
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".*"))
     index = json.loads((dst / "index.json").read_text())
     rows = [e for e in index["entries"] if e["run_id"] == BASE_RUN]
+    base = inspect_base(src)
     for i, payload in enumerate(payloads):
         rows.append(_hostile_run(src, dst, i, payload))
         _hostile_attempt(src, dst, i, payload)
+        if base is not None:
+            _hostile_inspect(base, dst, i, payload)
     # Only the base run stays beside the hostile ones: a small site, quick to build.
     for entry in index["entries"]:
         if entry["run_id"] != BASE_RUN:

@@ -192,7 +192,10 @@ def test_limitations_is_dated_and_states_runtime_and_attempts_from_the_records(b
     dates = [json.loads((runs / e["record"].split("/", 1)[1]).read_text())["volatile"]["finished"][:10]
              for e in run_index["entries"]]
     attempts = sorted(p for p in (runs / "attempts").iterdir() if p.is_dir())
-    dates += [json.loads((p / "record.json").read_text())["volatile"]["started"][:10] for p in attempts]
+    for p in attempts:  # a worker attempt's start; an Inspect attempt's eval creation, as Inspect logged it
+        record = json.loads((p / "record.json").read_text())
+        inspect = record["content"].get("harness") == "inspect"
+        dates.append((record["content"]["inspect"]["created"] if inspect else record["volatile"]["started"])[:10])
     assert f"<strong>Status as of {max(dates)}</strong>" in html
     record = json.loads((runs / run_index["entries"][0]["record"].split("/", 1)[1]).read_text())["content"]
     eng = record["engine"]

@@ -40,6 +40,14 @@ def _kinds(runs: Path) -> dict:
         out["attempt record"].append((json.loads((folder / "record.json").read_text()),
                                       hostile.STRUCTURAL["attempt record"]))
         out["transcript"].append((json.loads((folder / "transcript.json").read_text()), []))
+        base = hostile.inspect_base(REPO / "runs")
+        if base is not None:  # an Inspect attempt: its transcript, and the values its record keeps as logged
+            folder = runs / "attempts" / hostile.inspect_id(base.name, i)
+            out.setdefault("inspect transcript", []).append(
+                (json.loads((folder / "transcript.json").read_text()), hostile.INSPECT_STRUCTURAL))
+            ins = json.loads((folder / "record.json").read_text())["content"]["inspect"]
+            out.setdefault("inspect logged values", []).append(
+                ({k: ins[k] for k in ("task_args", "generate_config", "limit")}, ["task_args.protocol"]))
     return out
 
 
@@ -54,7 +62,7 @@ def test_every_string_field_of_every_record_kind_holds_its_payload(hostile_site)
                 value = doc
                 for part in path:
                     value = value[part]
-                hashed = kind in ("run record", "attempt record") and path[0] == "content"
+                hashed = (kind in ("run record", "attempt record") and path[0] == "content") or kind.startswith("inspect")
                 assert value == (hostile.hashable(payload) if hashed else payload), (kind, i, path)
             coverage[kind] = len(fields)
     index = json.loads((runs / "index.json").read_text())
@@ -100,7 +108,17 @@ def _pages(public: Path):
     rels = ["", "runs/", "attempts/", "limitations/", "404.html"]
     rels += sorted(f"runs/{p.name}/" for p in (public / "runs").iterdir() if p.name.startswith("hostile-p") and p.is_dir())
     rels += sorted(f"attempts/{p.name}/" for p in (public / "attempts").iterdir() if p.name.startswith("hostile-a"))
+    rels += sorted(f"attempts/{p.name}/" for p in (public / "attempts").iterdir() if _hostile_inspect_index(p.name) is not None)
     return rels
+
+
+def _hostile_inspect_index(name):
+    """i of a hostile Inspect copy inspect-<model>-<world>-<i as 8 hex> (None for anything else)."""
+    base = hostile.inspect_base(REPO / "runs")
+    if base is None or not name.startswith(base.name.rsplit("-", 1)[0] + "-") or name == base.name:
+        return None
+    i = int(name.rsplit("-", 1)[1], 16)
+    return i if i < len(hostile.PAYLOADS) and hostile.inspect_id(base.name, i) == name else None
 
 
 # A frame, then a task: after it, the tasks queued before it -- the details' toggle events -- have run.
@@ -114,9 +132,13 @@ FIGURES = """() => [...document.querySelectorAll('[data-fb-path]')].map((e) =>
 def _sample(rels):
     """The walk's fast sibling: the pages every payload reaches (the top pages, whose register lists every
     hostile run) and the run and attempt pages of the first and the last payload."""
-    hostile_pages = [r for r in rels if "/hostile-" in r]
+    hostile_pages = [r for r in rels if "/hostile-" in r or (r.startswith("attempts/inspect-")
+                                                            and _hostile_inspect_index(r.split("/")[1]) is not None)]
     ends = {f"{kind}/hostile-{letter}{i:02d}/" for kind, letter in (("runs", "p"), ("attempts", "a"))
             for i in (0, len(hostile.PAYLOADS) - 1)}
+    base = hostile.inspect_base(REPO / "runs")
+    if base is not None:
+        ends |= {f"attempts/{hostile.inspect_id(base.name, i)}/" for i in (0, len(hostile.PAYLOADS) - 1)}
     return [r for r in rels if r not in hostile_pages or r in ends]
 
 
@@ -132,7 +154,7 @@ def test_no_payload_runs_and_every_text_shows_literally(browser, hostile_server,
                and urlsplit(r.url).netloc != origin else None)
     page = context.new_page()
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    checked = 0
+    checked = inspect_pages = 0
     walked = _pages(hostile_site[0]) if walk == "every-page" else _sample(_pages(hostile_site[0]))
     for rel in walked:
         page.goto(hostile_server + rel)
@@ -167,7 +189,14 @@ def test_no_payload_runs_and_every_text_shows_literally(browser, hostile_server,
             payload = escape.visible(hostile.hashable(hostile.PAYLOADS[i]))
             assert out["descriptions"][0] == f"Transcript of model attempt hostile-a{i:02d}: {payload}, {payload}."
             assert article.count(escape.visible(hostile.PAYLOADS[i])) >= 10, rel  # every step's text and tools
+        if rel.startswith("attempts/inspect-"):  # every message, its tool calls and the values kept as logged
+            i = _hostile_inspect_index(rel.split("/")[1])
+            text = escape.visible(hostile.hashable(hostile.PAYLOADS[i]))
+            assert article.count(text) >= 10, (rel, article.count(text))
+            inspect_pages += 1
     assert checked > (5000 if walk == "every-page" else 600)
+    if hostile.inspect_base(REPO / "runs"):  # the Inspect attempt's copies: all, or the first and last payload's
+        assert inspect_pages == (len(hostile.PAYLOADS) if walk == "every-page" else 2)
     assert not dialogs and not remote, (dialogs, remote[:5])
     print(f"\nhostile site: {len(walked)} pages audited, {checked} figures shown literally")
     context.close()

@@ -8,7 +8,8 @@ import pytest
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("site")]
 
 SIZES = {"laptop": (1366, 900), "phone": (390, 844)}
-KINDS = ("home", "register", "reference", "adversarial", "baseline", "desk", "contract", "attempts", "transcript")
+KINDS = ("home", "register", "reference", "adversarial", "baseline", "desk", "contract", "attempts", "transcript",
+         "inspect")
 DESK_TIMEOUT_MS = 90_000
 
 # Elements of the content column that end past its right edge (or the window's)
@@ -43,6 +44,8 @@ def page_types(run_index, public):
         paths[kind] = f"runs/{next(e['run_id'] for e in entries if e['kind'] == kind)}/"
     transcripts = sorted(p.parent.name for p in (public / "attempts").glob("*/index.html"))
     paths["transcript"] = f"attempts/{transcripts[0]}/"
+    # an Inspect-imported attempt's page (the log's messages); a worker's transcript until one is published
+    paths["inspect"] = f"attempts/{next((n for n in transcripts if n.startswith('inspect-')), transcripts[0])}/"
     return paths
 
 

@@ -134,3 +134,35 @@ def test_the_studies_verdicts_come_first_and_the_worlds_table_fits(at, size):
     links = table.locator("a")
     right = page.evaluate("() => document.querySelector('.fb-study-worlds').getBoundingClientRect().right")
     assert all(links.nth(i).bounding_box()["x"] < right for i in range(links.count()))
+
+
+def test_an_inspect_attempt_has_one_number_and_its_own_row_everywhere(at, built_site):
+    """The Inspect-imported attempt (harness Inspect): its page, its Attempts row, its leaderboard row on the home
+    page and in leaderboard.json and .csv show the same score, on a row of its own beside the worker's."""
+    doc = json.loads((built_site[0] / "leaderboard.json").read_text())
+    rows = [r for r in doc["rows"] if r["harness"] == "Inspect"]
+    if not rows:
+        pytest.skip("needs a published Inspect attempt")
+    row, = rows
+    (counted,) = row["counted"]  # one world
+    record = json.loads((built_site[1] / "attempts" / counted["attempt_id"] / "record.json").read_text())["content"]
+    score = record["result"]["score"]["points"]
+    assert (counted["score"], counted["graded_by"], row["worlds"], row["mean"]["value"]) == (score, "record", 1, f"{score}.0")
+    assert (row["provider"], row["name"], row["kind"]) == (
+        record["model"]["provider"], f"{record['model']['provider']}:{record['model']['id']}", "model")
+    assert row["key"].endswith(":inspect") and [r for r in doc["rows"] if r["harness"] == "fundbook worker"
+                                                and r["kind"] == "model"], "the worker's model row stays its own"
+    csv = [line.split(",") for line in (built_site[0] / "leaderboard.csv").read_text().splitlines()]
+    assert [c[5] for c in csv if c[4] == counted["attempt_id"]] == [str(score)]
+    page = at(f"attempts/{counted['attempt_id']}/")
+    assert page.inner_text("[data-fb-counted-score]") == f"{score}/100"
+    assert page.inner_text("[data-fb-harness]") == "harness Inspect"
+    page = at("attempts/")
+    attempt_row = page.locator(f'tr[id="{counted["attempt_id"]}"]')
+    assert attempt_row.get_attribute("data-harness") == "Inspect"
+    assert attempt_row.locator("td[data-label=Score] strong").inner_text() == f"{score}/100"
+    assert attempt_row.locator("[data-fb-harness]").inner_text() == "harness Inspect"
+    page = at("")
+    board = page.locator(f'.fb-board-table tr[data-agent="{row["key"]}"]')
+    assert board.locator("[data-fb-harness]").get_attribute("data-fb-harness") == "Inspect"
+    assert board.locator('[data-label="Mean score"]').inner_text().startswith(f"{score}.0")

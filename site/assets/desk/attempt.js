@@ -12,6 +12,10 @@
 //   page         every figure the page shows (data-fb-path marks) equals the verified record, and
 //                none of the figures an attempt page must show is missing.
 // The same rule as launchers/_verify.py `_verify`, in the reader's browser.
+// An Inspect-imported attempt (harness "inspect", launchers/inspect/_import.py) differs in its fields: its
+// receipts.json is {schema, run_id, receipts_head, receipts}; its batches are re-executed and always finalised
+// (Inspect's scorer closes the run); it records `moves` (the batches the desk accepted) instead of a worker's
+// proposals, termination, settled days and accepted actions.
 import { call } from "./client.js";
 import * as checks from "./checks.js";
 import { differences } from "./practitioner.js";
@@ -54,8 +58,17 @@ async function counted(receipts) {
   };
 }
 
+/** An Inspect attempt's session moves: its accepted batches, in order (the environment's moves). */
+export function inspectMoves(receipts) {
+  return (Array.isArray(receipts) ? receipts : []).filter((r) => r?.kind === "BATCH").map((r) => ({ batch: r.payload?.batch }));
+}
+
 /** The figures a model attempt's page must show (a removed mark cannot hide an edited figure). */
 export function requiredPaths(content) {
+  if (content?.harness === "inspect") {
+    return [["content", "moves"], ["content", "receipts_head", "hash"], ["content", "receipts_head", "size"],
+      ["content", "result", "score"], ["content", "result", "verdict"], ["content", "result", "status"]];
+  }
   const out = [["content", "termination", "status"], ["content", "accepted_actions"], ["content", "settled_days"],
     ["content", "receipts_head", "hash"], ["content", "receipts_head", "size"]];
   if (content.result) out.push(["content", "result", "score"], ["content", "result", "verdict"], ["content", "result", "status"]);
@@ -65,6 +78,24 @@ export function requiredPaths(content) {
 function figuresIn(root) {
   return [...root.querySelectorAll("[data-fb-path]")].map((node) => ({ path: checks.parsePath(node.dataset.fbPath),
     format: node.dataset.fbFormat || "text", shown: node.textContent }));
+}
+
+/** A worker attempt's own fields: its accepted proposals are exactly the batches re-executed, and it says it
+ * completed exactly when the receipts hold a finalised run. */
+function workerChecks(content, counts, result) {
+  const out = [];
+  const offset = content.resumed_from?.settled_days || 0;
+  const accepted = (Array.isArray(content.proposals) ? content.proposals : [])
+    .filter((p) => p?.outcome === "accepted").map((p) => p.batch_sha256);
+  const batches = counts.batch_sha256.slice(offset);
+  if (checks.compact(accepted) !== checks.compact(batches)) {
+    out.push({ field: "content.proposals", published: `${accepted.length} accepted`, computed: `${batches.length} batches re-executed` });
+  }
+  if ((content.termination?.status === "completed") !== (result !== null)) {
+    out.push({ field: "content.termination.status", published: String(content.termination?.status),
+      computed: result ? "completed (the receipts hold a finalised run)" : "not completed (no finalised run)" });
+  }
+  return out;
 }
 
 /** Verify one model attempt; `doc` is the page whose figures must agree (or null). */
@@ -83,12 +114,14 @@ export async function verifyAttempt({ recordUrl, doc, info }) {
   const receiptsBytes = await fetchBytes(new URL(receiptsRef.path, recordUrl).href, "receipts");
   const receiptsSha = await checks.sha256hex(receiptsBytes);
   if (receiptsSha !== receiptsRef.sha256) files.push({ field: "content.outputs.receipts.sha256", published: String(receiptsRef.sha256), computed: receiptsSha });
-  const published = parse(receiptsBytes, "receipts");
+  const inspect = content.harness === "inspect";
+  const receiptsDoc = parse(receiptsBytes, "receipts");
+  const published = inspect ? receiptsDoc?.receipts : receiptsDoc;
 
   const task = content.task || {};
   const source = JSON.stringify({ family: task.family, seed: task.seed, horizon: task.horizon,
     ...(content.salt ? { salt: content.salt } : {}) });
-  const { moves, finalized } = movesOf(published);
+  const { moves, finalized } = inspect ? { moves: inspectMoves(published), finalized: true } : movesOf(published);
   const reexec = [];
   let computed = null;
   const answer = await call(finalized ? "finalize" : "replay", source, JSON.stringify(moves));
@@ -102,22 +135,18 @@ export async function verifyAttempt({ recordUrl, doc, info }) {
     if (answer.fixture_sha256 !== undefined && answer.fixture_sha256 !== task.fixture_sha256) {
       reexec.push({ field: "content.task.fixture_sha256", published: String(task.fixture_sha256), computed: answer.fixture_sha256 });
     }
-    computed = { ...content, receipts_head: head, result, settled_days: counts.settled_days, accepted_actions: counts.accepted_actions };
-    for (const key of ["receipts_head", "result", "settled_days", "accepted_actions"]) {
+    computed = inspect ? { ...content, receipts_head: head, result, moves: moves.length }
+      : { ...content, receipts_head: head, result, settled_days: counts.settled_days, accepted_actions: counts.accepted_actions };
+    for (const key of inspect ? ["receipts_head", "result", "moves"] : ["receipts_head", "result", "settled_days", "accepted_actions"]) {
       reexec.push(...differences(content[key] ?? null, computed[key] ?? null, `content.${key}`, 10));
     }
-    reexec.push(...differences(published, receipts, "receipts.json", 5));
-    const offset = content.resumed_from?.settled_days || 0;
-    const accepted = (Array.isArray(content.proposals) ? content.proposals : [])
-      .filter((p) => p?.outcome === "accepted").map((p) => p.batch_sha256);
-    const batches = counts.batch_sha256.slice(offset);
-    if (checks.compact(accepted) !== checks.compact(batches)) {
-      reexec.push({ field: "content.proposals", published: `${accepted.length} accepted`, computed: `${batches.length} batches re-executed` });
+    if (inspect) {  // the whole file as the import writes it: its schema, its attempt, the head and the receipts
+      const expected = { schema: "fundbook.receipts/1", run_id: content.attempt_id, receipts_head: head, receipts };
+      reexec.push(...differences(receiptsDoc, expected, "receipts.json", 5));
+    } else {
+      reexec.push(...differences(published, receipts, "receipts.json", 5));
     }
-    if ((content.termination?.status === "completed") !== (result !== null)) {
-      reexec.push({ field: "content.termination.status", published: String(content.termination?.status),
-        computed: result ? "completed (the receipts hold a finalised run)" : "not completed (no finalised run)" });
-    }
+    if (!inspect) reexec.push(...workerChecks(content, counts, result));
   }
   const engineFacts = content.engine || {};
   const engine = [];
@@ -132,9 +161,9 @@ export async function verifyAttempt({ recordUrl, doc, info }) {
     { id: "files", label: "Files", problems: files,
       ok: "the record hashes to its content_sha256, and receipts.json to the sha256 the record names." },
     { id: "reexecution", label: "Re-execution", problems: reexec,
-      ok: `the ${moves.length} checkpoints of receipts.json, re-executed by the bundle this page loaded${finalized ? " and finalised" : ""}, `
-        + `give its ${published.length} receipts, the head ${computed?.receipts_head?.size}:${String(computed?.receipts_head?.hash).slice(0, 12)}…, `
-        + `${finalized ? "the record's grade field for field" : "no grade (the attempt was not finalised)"}, and the accepted proposals.` },
+      ok: `the ${moves.length} ${inspect ? "accepted batches" : "checkpoints"} of receipts.json, re-executed by the bundle this page loaded${finalized ? " and finalised" : ""}, `
+        + `give its ${Array.isArray(published) ? published.length : 0} receipts, the head ${computed?.receipts_head?.size}:${String(computed?.receipts_head?.hash).slice(0, 12)}…, `
+        + `${finalized ? "the record's grade field for field" : "no grade (the attempt was not finalised)"}, and ${inspect ? "the record's count of accepted batches" : "the accepted proposals"}.` },
     { id: "engine", label: "Engine", problems: engine,
       ok: `the record names the bundle that ran here (${String(info.bundle_sha256).slice(0, 12)}…, Pyodide ${info.pyodide_version}).` },
     { id: "page", label: "Page", problems: page, ok: `all ${figures.length} figures shown equal the verified record.` },
