@@ -74,7 +74,8 @@ def desk(worlds: str = "practice:FUND_01:1..5", days: int = DEFAULT_DAYS, protoc
     """fundbook's funding desk: one run per world, graded by the engine (score out of 100, gates, verdict).
 
     Args:
-        worlds: practice:FUND_01:1..5, FUND_02:7, or several separated by commas.
+        worlds: practice:FUND_01:1..5, FUND_02:7, a published held-out list (heldout:DIR or
+            heldout:DIR:FIRST..LAST, DIR holding its commitment.json and reveal.json), or several separated by commas.
         days: Checkpoints per world (default 20).
         protocol: tool (the tools are called as tools) or text (one JSON object an answer, as the worker).
         agent: generate (generate's tool loop) or react (Inspect's react() agent); protocol=tool only.
