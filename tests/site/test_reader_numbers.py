@@ -115,8 +115,9 @@ def test_the_decision_s_verify_box_and_both_bounds_are_on_the_first_screen(at, s
     bounds = page.locator(".fb-bounds").bounding_box()
     height = SIZES[size][1]
     assert bounds["y"] + bounds["height"] <= height
-    if size == "laptop":
-        assert button["y"] + button["height"] <= height, f"the verify button ends at {button['y'] + button['height']}"
+    assert button["y"] + button["height"] <= height, f"the verify button ends at {button['y'] + button['height']}"
+    # what the decision counted and what it depended on follow the verify box (world 20's sensitivity)
+    assert page.locator(".fb-verify-decision").bounding_box()["y"] < page.locator("[data-fb-lost]").bounding_box()["y"]
     assert page.inner_text(".fb-direction").startswith("The model (SmolLM2-135M-Instruct.Q4_1) scored lower than "
                                                       "doing nothing")
 
