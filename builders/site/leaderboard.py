@@ -327,12 +327,16 @@ def _mean(values) -> Fraction:
 
 def headline(groups) -> dict:
     """The result in one sentence, from the rows: the best model's mean over its worlds against doing nothing and
-    the reference policy on the same worlds, and how often it qualified."""
+    the reference policy on the same worlds, and how often it qualified. The best is the highest mean among the
+    rows that are not preliminary (all rows when every one is)."""
     models = [r for r in dict(groups)["Models"] if r["n"]]
     if not models:
         return {"text": "No model has a result yet: the rows below are the scripted baselines and the "
                         "practitioners, who give the score scale its meaning.", "model": None}
-    best = models[0]  # sorted by mean score, highest first
+    # sorted by mean score, highest first; a row over fewer than PRELIMINARY_BELOW worlds is not ranked while a
+    # fuller one exists (one lucky world must not become "the best model")
+    ranked = [r for r in models if not r["preliminary"]] or models
+    best = ranked[0]
     same = [r for r in best["same_worlds"] if all(r[p] is not None for p in SIDE_POLICIES)]
     n = best["worlds"]
     qualified = sum(1 for c in best["counted"] if c["qualified"])
@@ -351,6 +355,11 @@ def headline(groups) -> dict:
                  f"the reference policy ({_tenths(reference)})")
         out.update({"do_nothing": _tenths(nothing), "reference": _tenths(reference), "direction": word})
     text += f". It qualified on {fmt.count(qualified)} of {fmt.count(n)}."
+    passed = len(models) - len(ranked)
+    if passed:
+        text += (f" {fmt.count(passed)} other model row{'s' if passed != 1 else ''}, over fewer than "
+                 f"{PRELIMINARY_BELOW} worlds, {'are' if passed != 1 else 'is'} preliminary and not ranked here.")
+        out["preliminary_not_ranked"] = passed
     out["text"] = text
     return out
 

@@ -121,7 +121,12 @@ def test_the_home_page_says_the_result_in_one_sentence(pub):
     assert leaderboard.board(pub)["headline"]["text"] == (
         "The best model so far, llama-cpp:SmolLM2-135M-Instruct.Q4_1, scored a mean of 28.9 points out of 100 over 30 "
         "worlds: below doing nothing on the same worlds (48.5) and below the reference policy (100.0). It qualified "
-        "on 0 of 30.")
+        "on 0 of 30. 2 other model rows, over fewer than 30 worlds, are preliminary and not ranked here.")
+    # the one-world rows (the OpenAI-compatible server's attempt scores 30 on its world) are not "the best model"
+    rows = dict(leaderboard.board(pub)["groups"])["Models"]
+    assert [(r["worlds"], r["preliminary"]) for r in rows if r["worlds"] == 1] == [(1, True), (1, True)]
+    assert max(rows, key=lambda r: -r["order"])["harness"] is not None and leaderboard.board(pub)["headline"][
+        "model"] == "model:llama-cpp:SmolLM2-135M-Instruct.Q4_1"
 
 
 def test_the_decision_page_says_its_stopping_point_depended_on_world_20(pub, env, monkeypatch, tmp_path):
