@@ -4,6 +4,12 @@ import os
 
 import pytest
 
+# The OpenMP wait policy llama.cpp's runtime reads once, when llama_cpp is first imported in a process. The
+# sampler sets it before its own import and records what the library loaded under; in a test worker another
+# test (the lock check, the local server, an importorskip) may import llama_cpp first, so the whole suite runs
+# under the sampler's policy and every record states it truthfully whichever test loaded the library.
+os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+
 
 def pytest_addoption(parser):
     parser.addoption("--run-paid", action="store_true", default=False,
