@@ -64,6 +64,7 @@ def api_factory(name, cache_path, call_deadline, temperature_milli=0, sampling_s
     (`cache_path`, or a store in memory exported beside the record), so `--replay-of` reproduces the attempt."""
     import os
     from . import _sampler_anthropic, _sampler_openai, _sampler_openai_compatible
+    from ._sampler_api import SHAPE_ERRORS, one_line
     environ = os.environ if environ is None else environ
     if cache_path:
         open_store(cache_path)
@@ -86,7 +87,12 @@ def api_factory(name, cache_path, call_deadline, temperature_milli=0, sampling_s
         client = mod.client(**kwargs) if url is None else mod.client(url, **kwargs)
         if model is not None:
             where = config["base_url"]
-            config["model_preflight"] = mod.preflight(model, client, url if url is not None else where)
+            try:
+                found = mod.preflight(model, client, url if url is not None else where)
+            except SHAPE_ERRORS as exc:  # a server that answers 200 with another shape: one line, nothing spent
+                raise InputError(f"{name}: the preflight's answer from {where} is not the API's shape "
+                                 f"({type(exc).__name__}: {one_line(exc, 160)}); nothing was consumed") from None
+            config["model_preflight"] = found[:200] if isinstance(found, str) else None
         built.update(client=client, config=config)
 
     def build(model):

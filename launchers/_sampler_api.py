@@ -34,6 +34,7 @@ from .worker import prompt
 CAPACITY_STATUS = (429, 503, 529)  # rate limited, unavailable, overloaded
 MESSAGE_TOKENS = 16                # per message: role and template markers (a generous allowance)
 SCHEMA_VERSION = "fundbook.portable-schema/1"  # bump with any change to portable_schema
+SHAPE_ERRORS = (AttributeError, IndexError, KeyError, TypeError, ValueError)  # reading an answer of another shape
 KEY_TEXT = re.compile(r"[\x21-\x7e]{1,4096}")  # printable ASCII, no space: what an HTTP header can carry
 
 
@@ -225,16 +226,45 @@ class ApiSampler:
                                f"(the worker must use the {prompt.PROMPT_VERSION} prompt)")
         module = self.sdk
         try:
-            return self.request(prepared, max(0.001, deadline_s))
+            return checked(self.provider, self.request(prepared, max(0.001, deadline_s)))
+        except SHAPE_ERRORS as exc:
+            # The SDKs build answers without validating them: a server that answers 200 with another shape
+            # (no choices, no usage, an HTML page, a number for the text) fails here, not in the ledger.
+            raise SamplerError(f"{self.provider}: the answer is not the API's shape ({type(exc).__name__}: "
+                               f"{one_line(exc, 160)})") from None
         except module.APITimeoutError:
             raise CallTimeout(f"{self.provider}: no answer within {deadline_s:.0f} s") from None
         except module.APIStatusError as exc:
             raise classify(self.provider, exc) from None
         except module.APIConnectionError as exc:
             raise SamplerError(f"{self.provider}: cannot reach {self.config['base_url']} ({one_line(exc)})") from None
+        except module.APIError as exc:  # the SDK's others: an answer it could not read (APIResponseValidationError)
+            raise SamplerError(f"{self.provider}: {type(exc).__name__} ({one_line(exc, 160)})") from None
 
     def service_info(self) -> dict:
         return dict(self.config, provider=self.provider, model_reported=list(self.reported))
+
+
+MAX_ANSWER_TOKENS = 10**9  # a usage count above this is not a count (the ledger's figures stay sane)
+
+
+def checked(provider, completion):
+    """The completion as the ledger may book it: text a string, every token count a whole number in
+    0..MAX_ANSWER_TOKENS, cached prompt tokens at most the prompt's. A SamplerError otherwise: the call then ends
+    call_failed and its reservation stays an unresolved liability (what was spent is not known)."""
+    if not isinstance(completion.text, str):
+        raise SamplerError(f"{provider}: the answer's text is {type(completion.text).__name__}, not a string")
+    counts = {"tokens_in": completion.tokens_in, "tokens_out": completion.tokens_out,
+              "cached tokens": completion.cache_hit_tokens}
+    for name, value in counts.items():
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_ANSWER_TOKENS:
+            raise SamplerError(f"{provider}: the answer's usage {name} is {str(value)[:40]!r}, not a count "
+                               f"in 0..{MAX_ANSWER_TOKENS}")
+    if completion.cache_hit_tokens > completion.tokens_in:
+        raise SamplerError(f"{provider}: the answer's usage has more cached tokens than prompt tokens")
+    if not isinstance(completion.stop_reason, str) or len(completion.stop_reason) > 64:
+        completion.stop_reason = str(completion.stop_reason)[:64]
+    return completion
 
 
 def classify(provider, exc):

@@ -3,7 +3,7 @@ transport that answers recorded responses (openai 3.x runs on httpx2, so httpx2.
 httpx, so httpx.MockTransport). No key, no network: every request the SDK would send is
 captured and compared, every answer comes from the handler. Covered: the exact request bodies, a normal answer,
 a refusal, a truncated answer, 429 then success, 529 overloaded to capacity_block, an auth error (one line,
-nothing consumed), cached-token accounting, a replay at zero cost, and the record (provider, reported model,
+nothing consumed), cached-token accounting, answers of another shape (a failed call, the reservation a liability), a replay at zero cost, and the record (provider, reported model,
 base URL without credentials, SDK version; no key anywhere)."""
 
 import json
@@ -128,7 +128,10 @@ class Provider:
         if isinstance(step, int):
             kind = "overloaded_error" if step == 529 else "rate_limit_error"
             return self.http.Response(step, json={"type": "error", "error": {"type": kind, "message": "busy"}})
-        return self.http.Response(200, json=self.answer(body) if step == "ok" else step(body))
+        if step == "ok":
+            return self.http.Response(200, json=self.answer(body))
+        answer = step(body)
+        return answer if isinstance(answer, self.http.Response) else self.http.Response(200, json=answer)
 
     def generations(self):
         return [r for r in self.requests if r[0] == "POST"]
@@ -298,6 +301,117 @@ def test_a_timeout_is_a_call_timeout_and_a_server_error_a_failed_call():
 
 def prompt_messages():
     return prompt_messages_for("FUND_03")
+
+
+# -- a server that answers 200 with another shape ------------------------------------------------------------------
+
+def _html(kind):
+    return lambda body: http_module(kind).Response(200, content=b"<html><body>502 Bad Gateway</body></html>",
+                                                   headers={"content-type": "text/html"})
+
+
+def _with(make, **changes):
+    """A recorded answer of `make` with top-level fields replaced (None: removed)."""
+    def answer(body):
+        out = make(body)
+        for key, value in changes.items():
+            if value is None:
+                out.pop(key, None)
+            else:
+                out[key] = value
+        return out
+    return answer
+
+
+def _chat(body):
+    return chat_response(no_action_answer(body), model=body["model"])
+
+
+def _resp(body):
+    return openai_response(no_action_answer(body))
+
+
+def _msg(body):
+    return anthropic_response(no_action_answer(body))
+
+
+HOSTILE_ANSWERS = {
+    "openai-compatible": {
+        "no choices": _with(_chat, choices=[]),
+        "no usage": _with(_chat, usage=None),
+        "negative usage": _with(_chat, usage={"prompt_tokens": -900, "completion_tokens": 5}),
+        "usage not a number": _with(_chat, usage={"prompt_tokens": "lots", "completion_tokens": 5}),
+        "usage beyond any count": _with(_chat, usage={"prompt_tokens": 10**12, "completion_tokens": 5}),
+        "text a number": lambda body: dict(_chat(body), choices=[{"index": 0, "finish_reason": "stop",
+                                                                  "message": {"role": "assistant", "content": 7}}]),
+        "an html page": _html("openai-compatible"),
+        "a JSON list": lambda body: [1, 2, 3],
+    },
+    "openai": {
+        "no usage": _with(_resp, usage=None),
+        "negative output": _with(_resp, usage={"input_tokens": 10, "output_tokens": -1}),
+        "an html page": _html("openai"),
+    },
+    "anthropic": {
+        "no usage": _with(_msg, usage=None),
+        "text a list": _with(_msg, content=[{"type": "text", "text": ["a"]}]),
+        "an html page": _html("anthropic"),
+    },
+}
+HOSTILE_CASES = [(kind, case) for kind, cases in HOSTILE_ANSWERS.items() for case in cases]
+MODELS = {"openai": "gpt-5.4-mini", "anthropic": "claude-haiku-4-5", "openai-compatible": "m"}
+
+
+@pytest.mark.parametrize("kind,case", HOSTILE_CASES)
+def test_an_answer_of_another_shape_is_a_failed_call_in_one_line(kind, case):
+    """The SDKs do not validate answers: the sampler does, so the ledger never books a count that is not one."""
+    provider = Provider(kind, [HOSTILE_ANSWERS[kind][case]], model=MODELS[kind])
+    sampler = factory(kind, provider, MODELS[kind], base_url="http://127.0.0.1:9/v1")(MODELS[kind]).inner
+    with pytest.raises(SamplerError) as err:
+        sampler.sample(sampler.prepare(prompt_messages(), 64), 5)
+    message = err.value.format_message()
+    assert not isinstance(err.value, (CapacityError, CallTimeout)) and message.startswith(f"{kind}: ")
+    assert "\n" not in message and len(message) < 400
+
+
+def test_a_server_that_answers_another_shape_leaves_the_reservation_a_liability_and_the_record_verifies(tmp_path):
+    provider = Provider("openai-compatible", [_with(_chat, usage={"prompt_tokens": -5, "completion_tokens": 1}),
+                                              "ok"])
+    record, out, *_ = run(tmp_path, "openai-compatible", provider, "m", local=True,
+                          base_url="http://127.0.0.1:9/v1", local_server=True)
+    c = record["content"]
+    assert c["termination"]["status"] == "completed"
+    unresolved = [e for e in c["ledger"]["entries"] if e["kind"] == "unresolved"]
+    assert [e["call"] for e in unresolved] == [1]
+    assert "the answer's usage tokens_in is '-5', not a count" in unresolved[0]["note"]
+    with open(os.path.join(out, "transcript.json"), encoding="utf-8") as fh:
+        failed = [s for s in json.load(fh)["steps"] if s.get("call", {}).get("outcome") == "call_failed"]
+    assert [s["call"]["index"] for s in failed] == [1]
+    assert c["cost"]["unresolved_calls"] == [1]  # what a malformed answer cost is not known: its reservation stands
+    charges = [e for e in c["ledger"]["entries"] if e["kind"] == "charge" and e["account"] == "inference"]
+    assert all(e["tokens_in"] >= 0 and e["tokens_out"] >= 0 for e in charges)
+    verify_attempt(os.path.join(out, "record.json"), project=str(tmp_path / "project"))
+
+
+@pytest.mark.parametrize("kind,answer", [
+    ("openai-compatible", {"object": "list", "data": [{"object": "model"}]}),   # a model without an id
+    ("openai-compatible", {"object": "list", "data": 5}),
+    ("openai", {"id": {"a": 1}, "object": "model"}),                             # an id that is not a string
+])
+def test_a_preflight_answer_of_another_shape_is_one_line_and_nothing_is_consumed(kind, answer):
+    http = http_module(kind)
+
+    def handler(request):
+        return http.Response(200, json=answer)
+    client = http.Client(transport=http.MockTransport(handler))
+    try:
+        build = api_factory(kind, None, 120, environ=dict(KEYS), model=MODELS[kind], http_client=client,
+                            base_url="http://127.0.0.1:9/v1" if kind != "openai" else None)
+    except InputError as err:
+        message = err.format_message()
+        assert "nothing was consumed" in message and "\n" not in message and len(message) < 400
+    else:  # an id that is not a string is not recorded as the model the provider confirmed
+        assert kind == "openai" and build.config["model_preflight"] is None
 
 
 # -- keys and refusals before anything is consumed -----------------------------------------------------------------
