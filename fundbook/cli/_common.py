@@ -146,6 +146,21 @@ def emit_json(value):
     click.echo(pretty_json(value), nl=False)
 
 
+def emit_verified(found, what, as_json) -> int:
+    """The end of a re-import check (`practitioner verify`, `inspect verify`): `found` is (name, problems) a
+    record; each problem a MISMATCH line, then the count; exit 1 if any record has a problem."""
+    bad = [(name, problems) for name, problems in found if problems]
+    if as_json:
+        emit_json({"records": len(found), "verified": len(found) - len(bad),
+                   "problems": {name: problems for name, problems in bad}})
+    else:
+        for name, problems in bad:
+            for line in problems:
+                click.echo(f"MISMATCH {plain(line)}")
+        click.echo(f"{what}: {len(found) - len(bad)} of {len(found)} verify" + ("" if found else " (none published yet)"))
+    return 1 if bad else 0
+
+
 _DIGITS = re.compile(r"-?[0-9]{1,30}")
 
 

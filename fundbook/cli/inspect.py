@@ -6,7 +6,7 @@ import click
 from engine import score_text
 
 from . import cli
-from ._common import emit_json, json_option
+from ._common import emit_json, emit_verified, json_option
 from ._render import plain
 
 attempts_option = click.option("--attempts", "attempts_dir", default="runs/attempts", show_default=True,
@@ -70,15 +70,4 @@ def verify(attempts_dir, runs_dir, bundle_dir, as_json):
     part, is not compared).
     """
     from launchers.inspect._import import verify as verify_all
-    found = verify_all(attempts_dir, runs_dir, bundle_dir)
-    bad = [(name, problems) for name, problems in found if problems]
-    if as_json:
-        emit_json({"records": len(found), "verified": len(found) - len(bad),
-                   "problems": {name: problems for name, problems in bad}})
-    else:
-        for name, problems in bad:
-            for line in problems:
-                click.echo(f"MISMATCH {plain(line)}")
-        click.echo(f"inspect attempts: {len(found) - len(bad)} of {len(found)} verify"
-                   + ("" if found else " (none published yet)"))
-    return 1 if bad else 0
+    return emit_verified(verify_all(attempts_dir, runs_dir, bundle_dir), "inspect attempts", as_json)

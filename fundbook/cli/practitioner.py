@@ -7,7 +7,7 @@ import click
 from engine import InputError, score_text
 
 from . import cli
-from ._common import emit_json, json_option
+from ._common import emit_json, emit_verified, json_option
 from ._render import plain
 
 
@@ -82,15 +82,4 @@ def verify(runs_dir, bundle_dir, as_json):
     record's volatile part, is not compared). Exit 1 names each difference.
     """
     from builders.practitioners import verify_records
-    found = _stage(verify_records, runs_dir, bundle_dir)
-    bad = [(name, problems) for name, problems in found if problems]
-    if as_json:
-        emit_json({"records": len(found), "verified": len(found) - len(bad),
-                   "problems": {name: problems for name, problems in bad}})
-    else:
-        for name, problems in bad:
-            for line in problems:
-                click.echo(f"MISMATCH {plain(line)}")
-        click.echo(f"practitioner records: {len(found) - len(bad)} of {len(found)} verify"
-                   + ("" if found else " (none published yet)"))
-    return 1 if bad else 0
+    return emit_verified(_stage(verify_records, runs_dir, bundle_dir), "practitioner records", as_json)
