@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 
 import engine
@@ -67,9 +68,12 @@ def read_log(path):
     except ImportError:
         raise InputError("inspect-ai is not installed: `make inspect` (or pip install 'fundbook[inspect]')")
     try:
-        size = os.path.getsize(path)
+        info = os.stat(path)
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})")
+    if not stat.S_ISREG(info.st_mode):  # a FIFO or a device would block the read or never end
+        raise InputError(f"{path}: not a regular file (an Inspect log file expected)")
+    size = info.st_size
     if size > MAX_LOG_BYTES:
         raise InputError(f"{path}: larger than the {MAX_LOG_BYTES}-byte limit for an Inspect log")
     with open(path, "rb") as fh:
@@ -77,7 +81,8 @@ def read_log(path):
     try:
         log = read_eval_log(str(path))
     except Exception as exc:  # Inspect's reader raises many kinds on a damaged file
-        raise InputError(f"{path}: not an Inspect log Inspect can read ({type(exc).__name__}: {str(exc)[:200]})")
+        raise InputError(f"{path}: not an Inspect log Inspect can read ({type(exc).__name__}: "
+                         f"{' '.join(str(exc).split())[:200]})")
     return log, data
 
 

@@ -149,8 +149,23 @@ def test_one_bad_log_writes_nothing(logs, tmp_path):
 def test_not_a_log_is_one_line(tmp_path):
     path = tmp_path / "x.json"
     path.write_text('{"hello": 1}')
-    with pytest.raises(InputError, match="not an Inspect log Inspect can read"):
+    with pytest.raises(InputError, match="not an Inspect log Inspect can read") as err:
         import_logs([str(path)], str(tmp_path / "attempts"))
+    assert "\n" not in err.value.message  # pydantic's many-line message, on one line
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_log_path_that_is_not_a_file_is_refused_without_reading(tmp_path, kind):
+    """A FIFO no program writes to would block the read forever (it did); a device never ends."""
+    path = str(tmp_path / "x.eval")
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path = os.devnull
+    with pytest.raises(InputError) as err:
+        import_logs([path], str(tmp_path / "attempts"))
+    assert err.value.message == f"{path}: not a regular file (an Inspect log file expected)"
+    assert not (tmp_path / "attempts").exists()
 
 
 def test_replay_of_the_logged_outputs_gives_the_same_record(logs, tmp_path, session):
