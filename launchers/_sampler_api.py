@@ -196,6 +196,23 @@ def one_line(exc, limit=240) -> str:
     return text[:limit]
 
 
+KEY_LIKE = re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_*-]{6,}")  # what a provider's error may echo of a key
+
+
+def redact(text, secret) -> str:
+    """`text` with the key (`secret`) and anything shaped like a key replaced by [key]: a provider's error (or a
+    server's answer) that echoes the key never reaches a message, the ledger or a record."""
+    if secret and len(secret) >= 8:
+        text = text.replace(secret, "[key]")
+    return KEY_LIKE.sub("[key]", text)
+
+
+def client_key(client):
+    """The key a client sends (None without one); only ever used to keep it out of what is written."""
+    key = getattr(client, "api_key", None)
+    return key if isinstance(key, str) else None
+
+
 class ApiSampler:
     """The seam: prepare (no network) and sample (one HTTP request under the call's deadline)."""
 
@@ -225,21 +242,26 @@ class ApiSampler:
             raise SamplerError(f"{self.provider}: the request holds no desk view to build the answer's schema from "
                                f"(the worker must use the {prompt.PROMPT_VERSION} prompt)")
         module = self.sdk
+        secret = client_key(self.client)
         try:
-            return checked(self.provider, self.request(prepared, max(0.001, deadline_s)))
+            completion = checked(self.provider, self.request(prepared, max(0.001, deadline_s)))
+            if secret and len(secret) >= 8 and secret in completion.text:  # a server that echoes the key
+                completion.text = completion.text.replace(secret, "[key]")
+            return completion
         except SHAPE_ERRORS as exc:
             # The SDKs build answers without validating them: a server that answers 200 with another shape
             # (no choices, no usage, an HTML page, a number for the text) fails here, not in the ledger.
             raise SamplerError(f"{self.provider}: the answer is not the API's shape ({type(exc).__name__}: "
-                               f"{one_line(exc, 160)})") from None
+                               f"{one_line(redact(str(exc), secret), 160)})") from None
         except module.APITimeoutError:
             raise CallTimeout(f"{self.provider}: no answer within {deadline_s:.0f} s") from None
         except module.APIStatusError as exc:
-            raise classify(self.provider, exc) from None
+            raise classify(self.provider, exc, secret) from None
         except module.APIConnectionError as exc:
-            raise SamplerError(f"{self.provider}: cannot reach {self.config['base_url']} ({one_line(exc)})") from None
+            raise SamplerError(f"{self.provider}: cannot reach {self.config['base_url']} "
+                               f"({one_line(redact(str(exc), secret))})") from None
         except module.APIError as exc:  # the SDK's others: an answer it could not read (APIResponseValidationError)
-            raise SamplerError(f"{self.provider}: {type(exc).__name__} ({one_line(exc, 160)})") from None
+            raise SamplerError(f"{self.provider}: {type(exc).__name__} ({one_line(redact(str(exc), secret), 160)})") from None
 
     def service_info(self) -> dict:
         return dict(self.config, provider=self.provider, model_reported=list(self.reported))
@@ -267,12 +289,15 @@ def checked(provider, completion):
     return completion
 
 
-def classify(provider, exc):
-    """A provider's HTTP error as the controller's: capacity (backed off), or a failed call (one line)."""
+def classify(provider, exc, secret=None):
+    """A provider's HTTP error as the controller's: capacity (backed off), or a failed call (one line, the key
+    and anything shaped like one redacted)."""
     status = getattr(exc, "status_code", None)
     body = getattr(exc, "body", None)
     kind = body.get("error", {}).get("type") if isinstance(body, dict) and isinstance(body.get("error"), dict) else None
-    text = f"{provider}: HTTP {status}{f' {kind}' if kind else ''} ({one_line(getattr(exc, 'message', exc), 160)})"
+    kind = kind if isinstance(kind, str) else None
+    said = one_line(redact(str(getattr(exc, "message", exc)), secret), 160)  # redacted whole, then cut
+    text = redact(f"{provider}: HTTP {status}{f' {kind[:60]}' if kind else ''} ({said})", secret)
     if status in CAPACITY_STATUS or kind in ("overloaded_error", "rate_limit_error"):
         return CapacityError(text)
     if status in (401, 403):
@@ -280,19 +305,20 @@ def classify(provider, exc):
     return SamplerError(text)
 
 
-def preflight_error(provider, exc, module, key_variable, model, base_url):
+def preflight_error(provider, exc, module, key_variable, model, base_url, secret=None):
     """A preflight's failure as one InputError line (nothing has been consumed)."""
     if isinstance(exc, module.APITimeoutError):
         return InputError(f"{provider}: {base_url} did not answer the preflight in time; nothing was consumed")
     if isinstance(exc, module.APIConnectionError):
-        return InputError(f"{provider}: cannot reach {base_url} ({one_line(exc, 160)}); nothing was consumed")
+        return InputError(f"{provider}: cannot reach {base_url} ({one_line(redact(str(exc), secret), 160)}); "
+                          f"nothing was consumed")
     status = getattr(exc, "status_code", None)
     if status in (401, 403):
         who = key_variable or "the server"
         return InputError(f"{who}: the key was refused by {base_url} (HTTP {status}); nothing was consumed")
     if status == 404:
         return InputError(f"--model {model}: {base_url} does not serve this model (HTTP 404); nothing was consumed")
-    return InputError(f"{provider}: the preflight at {base_url} failed ({classify(provider, exc).format_message()}); "
+    return InputError(f"{provider}: the preflight at {base_url} failed ({classify(provider, exc, secret).format_message()}); "
                       f"nothing was consumed")
 
 

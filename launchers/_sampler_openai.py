@@ -112,5 +112,6 @@ def preflight(model_id, client, base_url):
     try:
         found = client.models.retrieve(model_id)
     except openai.APIError as exc:
-        raise api.preflight_error(PROVIDER, exc, openai, KEY_VARIABLE, model_id, base_url) from None
+        raise api.preflight_error(PROVIDER, exc, openai, KEY_VARIABLE, model_id, base_url,
+                                  secret=api.client_key(client)) from None
     return getattr(found, "id", None)

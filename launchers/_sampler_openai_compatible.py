@@ -129,7 +129,8 @@ def preflight(model_id, client, url):
     try:
         ids = [m.id for m in client.models.list()]
     except openai.APIError as exc:
-        raise api.preflight_error(PROVIDER, exc, openai, KEY_VARIABLE, model_id, recorded) from None
+        raise api.preflight_error(PROVIDER, exc, openai, KEY_VARIABLE, model_id, recorded,
+                                  secret=api.client_key(client)) from None
     if model_id not in ids:
         shown = ", ".join(str(i)[:80] for i in ids[:5]) or "none"
         raise InputError(f"--model {model_id}: {recorded} does not list this model (it serves: {shown}); nothing "

@@ -393,6 +393,55 @@ def test_a_server_that_answers_another_shape_leaves_the_reservation_a_liability_
     verify_attempt(os.path.join(out, "record.json"), project=str(tmp_path / "project"))
 
 
+def _echo(kind, status, key):
+    """An error answer whose message echoes the key, as OpenAI's 401 does (partly masked) and a server may whole."""
+    return lambda body: http_module(kind).Response(status, json={"type": "error", "error": {
+        "type": "invalid_request_error", "message": f"Incorrect API key provided: {key}. Also sk-proj-abcdef123456"}})
+
+
+@pytest.mark.parametrize("kind,key_var,key", [("openai", "OPENAI_API_KEY", OPENAI_KEY),
+                                              ("anthropic", "ANTHROPIC_API_KEY", ANTHROPIC_KEY),
+                                              ("openai-compatible", "FUNDBOOK_OPENAI_COMPATIBLE_API_KEY", SERVER_KEY)])
+@pytest.mark.parametrize("status", [401, 500, 429])
+def test_an_error_that_echoes_the_key_is_redacted(kind, key_var, key, status):
+    environ = dict(KEYS, **{key_var: key})
+    provider = Provider(kind, [_echo(kind, status, key)], model=MODELS[kind])
+    sampler = factory(kind, provider, MODELS[kind], environ=environ,
+                      base_url="http://127.0.0.1:9/v1")(MODELS[kind]).inner
+    with pytest.raises(SamplerError) as err:
+        sampler.sample(sampler.prepare(prompt_messages(), 64), 5)
+    message = err.value.format_message()
+    assert key not in message and "sk-proj-abcdef123456" not in message
+    assert "Incorrect API key provided: [key]" in message
+    assert isinstance(err.value, CapacityError) == (status == 429)
+
+
+def test_a_preflight_error_that_echoes_the_key_is_redacted():
+    http = httpx2
+
+    def handler(request):
+        return http.Response(400, json={"error": {"type": "invalid_request_error",
+                                                  "message": f"bad key {SERVER_KEY}"}})
+    environ = dict(KEYS, FUNDBOOK_OPENAI_COMPATIBLE_API_KEY=SERVER_KEY)
+    with pytest.raises(InputError) as err:
+        api_factory("openai-compatible", None, 120, environ=environ, model="m",
+                    http_client=http.Client(transport=http.MockTransport(handler)), base_url="http://127.0.0.1:9/v1")
+    assert SERVER_KEY not in err.value.format_message() and "bad key [key]" in err.value.format_message()
+
+
+def test_a_server_that_echoes_the_key_as_its_answer_never_puts_it_in_the_record(tmp_path):
+    environ = dict(KEYS, FUNDBOOK_OPENAI_COMPATIBLE_API_KEY=SERVER_KEY)
+    echo = _with(_chat, choices=[{"index": 0, "finish_reason": "stop",
+                                  "message": {"role": "assistant", "content": f"my key is {SERVER_KEY}"}}])
+    provider = Provider("openai-compatible", [echo, "ok"])
+    record, out, *_ = run(tmp_path, "openai-compatible", provider, "m", local=True, environ=environ,
+                          base_url="http://127.0.0.1:9/v1", local_server=True)
+    assert record["content"]["termination"]["status"] == "completed"
+    assert model_steps(out)[0]["text"] == "my key is [key]"
+    assert SERVER_KEY not in tree_text(out)
+    verify_attempt(os.path.join(out, "record.json"), project=str(tmp_path / "project"))
+
+
 @pytest.mark.parametrize("kind,answer", [
     ("openai-compatible", {"object": "list", "data": [{"object": "model"}]}),   # a model without an id
     ("openai-compatible", {"object": "list", "data": 5}),
