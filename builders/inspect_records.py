@@ -270,6 +270,8 @@ def check_published(runs_dir, name, published_engine=None, bundle_sha256=None) -
         raise InputError(f"{rel}: holds {shown(listed)}, an Inspect record folder holds exactly {files}")
     log_path = os.path.join(where, log["path"])
     _int(log["bytes"], label, "content.inspect.log.bytes", 1, MAX_LOG_BYTES)
+    if not os.path.isfile(log_path):  # a folder, a FIFO or a device under the log's name
+        raise InputError(f"{rel}/{log['path']}: not a regular file (the kept Inspect log expected)")
     if os.path.getsize(log_path) != log["bytes"]:
         raise InputError(f"{rel}/{log['path']}: expected {log['bytes']} bytes (content.inspect.log.bytes)")
     digest = hashlib.sha256()

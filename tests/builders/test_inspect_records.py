@@ -6,6 +6,7 @@ arguments, the generate config, the limit, the usage), which pages show escaped 
 
 import hashlib
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -187,6 +188,8 @@ def test_hand_placed_inspect_records_are_refused_naming_the_field(runs, field, v
     ("transcript bytes", "transcript.json: sha256 differs from content.transcript.sha256"),
     ("lone surrogate", "transcript.json: $.steps[2].text: a lone surrogate is not Unicode text"),
     ("folder", "expected an Inspect attempt's folder"),
+    ("log a folder", ".eval: not a regular file (the kept Inspect log expected)"),
+    ("log a fifo", ".eval: not a regular file (the kept Inspect log expected)"),
 ])
 def test_the_files_of_an_inspect_record_are_held_to_what_the_import_writes(runs, tamper, expected):
     name = PUBLISHED[0].name
@@ -200,6 +203,15 @@ def test_the_files_of_an_inspect_record_are_held_to_what_the_import_writes(runs,
         log.write_bytes(bytes(data))
     elif tamper == "log missing":
         log.unlink()
+    elif tamper == "log a folder":  # the size a folder reports, forged into the record: open() would raise
+        log.unlink()
+        log.mkdir()
+        record = json.loads((folder / "record.json").read_text())
+        record["content"]["inspect"]["log"]["bytes"] = os.path.getsize(log)
+        _seal(folder, record)
+    elif tamper == "log a fifo":
+        log.unlink()
+        os.mkfifo(log)
     elif tamper == "receipt":  # a forged receipt, the file re-hashed into the record
         record = json.loads((folder / "record.json").read_text())
         receipts = json.loads((folder / "receipts.json").read_text())
