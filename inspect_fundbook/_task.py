@@ -80,7 +80,7 @@ def desk(worlds: str = "practice:FUND_01:1..5", days: int = DEFAULT_DAYS, protoc
         protocol: tool (the tools are called as tools) or text (one JSON object an answer, as the worker).
         agent: generate (generate's tool loop) or react (Inspect's react() agent); protocol=tool only.
         bundle: The engine bundle (`make build-engine`); its sha256 is the task's version.
-        message_limit: Messages per sample.
+        message_limit: Messages per sample (2..40000; default 400).
     """
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol: expected one of {', '.join(PROTOCOLS)}, got {str(protocol)[:40]!r}")
@@ -88,6 +88,8 @@ def desk(worlds: str = "practice:FUND_01:1..5", days: int = DEFAULT_DAYS, protoc
         raise ValueError("agent: expected generate, or react with protocol=tool")
     if type(days) is not int or not 1 <= days <= 60:
         raise ValueError(f"days: expected an integer in 1..60, got {days!r}")
+    if type(message_limit) is not int or not 2 <= message_limit <= 100 * MAX_MESSAGES:
+        raise ValueError(f"message_limit: expected an integer in 2..{100 * MAX_MESSAGES}, got {message_limit!r}"[:120])
     version, bundle_sha256 = task_version(bundle)
     if protocol == "text":
         plan = [desk_start(TEXT_SYSTEM), text_desk()]

@@ -141,3 +141,9 @@ def test_bad_task_arguments_are_named():
         desk(worlds="FUND_09:1")
     with pytest.raises(ValueError, match="a world is listed twice"):
         desk(worlds="FUND_01:1,practice:FUND_01:1..2")
+    for bad in ("abc", 0, -5, 1.5, True, 10**9):  # -T message_limit=... arrives as Inspect parsed it
+        with pytest.raises(ValueError, match="^message_limit: expected an integer in 2..40000, got "):
+            desk(message_limit=bad)
+    for bad in ("20", 0, 61):
+        with pytest.raises(ValueError, match="^days: expected an integer in 1..60"):
+            desk(days=bad)
