@@ -12,12 +12,14 @@ renamed into it. Verify imports every published Inspect attempt again from its k
 
 import datetime
 import hashlib
+import io
 import json
 import os
 import re
 import shutil
 import stat
 import tempfile
+import zipfile
 
 import engine
 from engine import InputError
@@ -36,6 +38,8 @@ OUTSIDE = ("usage and cost as Inspect logged them: provenance only, outside fund
 RUNNER = "launchers/runner/inspect_calls.mjs"
 _WORLD = re.compile(r"(FUND_\d\d)-seed-(\d{1,16})")
 MAX_LOG_BYTES = 256 * 1024 * 1024
+MAX_UNPACKED_BYTES = 2 * 1024 * 1024 * 1024  # what a .eval log's members may unpack to
+MAX_MEMBERS = 100_000
 
 
 def _now():
@@ -77,13 +81,33 @@ def read_log(path):
     if size > MAX_LOG_BYTES:
         raise InputError(f"{path}: larger than the {MAX_LOG_BYTES}-byte limit for an Inspect log")
     with open(path, "rb") as fh:
-        data = fh.read()
+        data = fh.read(MAX_LOG_BYTES + 1)
+    if len(data) > MAX_LOG_BYTES:  # it grew since the stat
+        raise InputError(f"{path}: larger than the {MAX_LOG_BYTES}-byte limit for an Inspect log")
+    _unpacked_size(path, data)
     try:
         log = read_eval_log(str(path))
     except Exception as exc:  # Inspect's reader raises many kinds on a damaged file
         raise InputError(f"{path}: not an Inspect log Inspect can read ({type(exc).__name__}: "
                          f"{' '.join(str(exc).split())[:200]})")
     return log, data
+
+
+def _unpacked_size(path, data):
+    """A .eval log is a zip: refuse one whose members unpack to more than MAX_UNPACKED_BYTES (a zip bomb would
+    exhaust memory in Inspect's reader). Python's zipfile never yields more than a member's declared size, so the
+    declared sizes bound what the reader can unpack. A damaged zip is left to Inspect's reader to name."""
+    if not data.startswith(b"PK"):
+        return
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError):
+        return
+    unpacked = sum(m.file_size for m in members)
+    if len(members) > MAX_MEMBERS or unpacked > MAX_UNPACKED_BYTES:
+        raise InputError(f"{path}: its {len(members)} zip members unpack to {unpacked} bytes, over the limit for an "
+                         f"Inspect log ({MAX_MEMBERS} members, {MAX_UNPACKED_BYTES} bytes)")
 
 
 def _log_checks(label, log, version):

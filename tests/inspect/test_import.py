@@ -154,6 +154,22 @@ def test_not_a_log_is_one_line(tmp_path):
     assert "\n" not in err.value.message  # pydantic's many-line message, on one line
 
 
+def test_a_zip_that_unpacks_past_the_limit_is_refused_before_inspect_reads_it(tmp_path, monkeypatch):
+    """A zip bomb: a few KiB that unpack to far more (the limit lowered to 1 MiB for the test, 2 GiB in use)."""
+    import zipfile
+    from launchers.inspect import _import
+    monkeypatch.setattr(_import, "MAX_UNPACKED_BYTES", 1 << 20)
+    path = tmp_path / "bomb.eval"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", b"0" * (2 << 20))
+    assert path.stat().st_size < 16 * 1024
+    with pytest.raises(InputError) as err:
+        import_logs([str(path)], str(tmp_path / "attempts"))
+    assert err.value.message == (f"{path}: its 1 zip members unpack to {2 << 20} bytes, over the limit for an "
+                                 f"Inspect log (100000 members, {1 << 20} bytes)")
+    assert not (tmp_path / "attempts").exists()
+
+
 @pytest.mark.parametrize("kind", ["fifo", "device"])
 def test_a_log_path_that_is_not_a_file_is_refused_without_reading(tmp_path, kind):
     """A FIFO no program writes to would block the read forever (it did); a device never ends."""
