@@ -268,6 +268,7 @@ class ApiSampler:
 
 
 MAX_ANSWER_TOKENS = 10**9  # a usage count above this is not a count (the ledger's figures stay sane)
+MAX_ANSWER_CHARS = 1 << 20  # a day's batch is a few KiB: a larger answer would only bloat the journal and record
 
 
 def checked(provider, completion):
@@ -276,6 +277,9 @@ def checked(provider, completion):
     call_failed and its reservation stays an unresolved liability (what was spent is not known)."""
     if not isinstance(completion.text, str):
         raise SamplerError(f"{provider}: the answer's text is {type(completion.text).__name__}, not a string")
+    if len(completion.text) > MAX_ANSWER_CHARS:
+        raise SamplerError(f"{provider}: the answer's text is {len(completion.text)} characters, over the "
+                           f"{MAX_ANSWER_CHARS} no desk answer comes near (not written to the record)")
     counts = {"tokens_in": completion.tokens_in, "tokens_out": completion.tokens_out,
               "cached tokens": completion.cache_hit_tokens}
     for name, value in counts.items():

@@ -346,6 +346,8 @@ HOSTILE_ANSWERS = {
                                                                   "message": {"role": "assistant", "content": 7}}]),
         "an html page": _html("openai-compatible"),
         "a JSON list": lambda body: [1, 2, 3],
+        "a text past any answer": lambda body: dict(_chat(body), choices=[{
+            "index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "x" * (1 << 20 | 1)}}]),
     },
     "openai": {
         "no usage": _with(_resp, usage=None),
