@@ -22,9 +22,8 @@ import re
 import engine
 from engine import InputError
 from engine._errors import shown
-from engine._jsonin import parse_json, read_limited
 
-from .practitioners._published import _engine
+from .practitioners._published import _engine, _read as _read_file
 
 # What launchers/inspect/_import.py writes (tests/builders/test_inspect_records.py holds the two to each other).
 RECORD_SCHEMA = "fundbook.inspect-attempt/1"
@@ -43,7 +42,6 @@ MODEL_KEYS = ("id", "provider", "as_logged", "answered_as")
 INSPECT_KEYS = ("version", "task", "task_version", "task_args", "protocol", "eval_id", "run_id", "sample_id",
                 "epoch", "created", "model_base_url", "generate_config", "limit", "usage", "usage_note", "log")
 ROLES = ("system", "user", "assistant", "tool")
-MAX_RECORD_BYTES = 64 * 1024 * 1024
 MAX_LOG_BYTES = 256 * 1024 * 1024  # the importer's limit for a log
 HEX64 = re.compile(r"[0-9a-f]{64}")
 _ID = re.compile(r"inspect-([A-Za-z0-9._-]{1,60})-(FUND_0\d)-seed-(\d{1,16})-([0-9a-f]{8})")
@@ -60,13 +58,7 @@ def _slug(text):  # launchers/inspect/_import.py _slug
 
 
 def _read(path, label):
-    try:
-        data = read_limited(path, MAX_RECORD_BYTES)
-    except OSError as exc:
-        raise InputError(f"{label}: cannot read ({exc.strerror or exc})") from None
-    if len(data) > MAX_RECORD_BYTES:
-        raise InputError(f"{label}: larger than {MAX_RECORD_BYTES} bytes")
-    return data, parse_json(data, label, "an Inspect record file", MAX_RECORD_BYTES)
+    return _read_file(path, label, "an Inspect record file")
 
 
 def pretty(doc) -> bytes:  # launchers/inspect/_import.py pretty: how every file of the record is written

@@ -199,12 +199,15 @@ def one_line(exc, limit=240) -> str:
 KEY_LIKE = re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_*-]{6,}")  # what a provider's error may echo of a key
 
 
+def without_key(text, secret) -> str:
+    """`text` with the key itself replaced by [key] (a server's answer that echoes it keeps everything else)."""
+    return text.replace(secret, "[key]") if secret and len(secret) >= 8 else text
+
+
 def redact(text, secret) -> str:
-    """`text` with the key (`secret`) and anything shaped like a key replaced by [key]: a provider's error (or a
-    server's answer) that echoes the key never reaches a message, the ledger or a record."""
-    if secret and len(secret) >= 8:
-        text = text.replace(secret, "[key]")
-    return KEY_LIKE.sub("[key]", text)
+    """`text` with the key (`secret`) and anything shaped like a key replaced by [key]: a provider's error that
+    echoes the key never reaches a message, the ledger or a record."""
+    return KEY_LIKE.sub("[key]", without_key(text, secret))
 
 
 def client_key(client):
@@ -245,8 +248,7 @@ class ApiSampler:
         secret = client_key(self.client)
         try:
             completion = checked(self.provider, self.request(prepared, max(0.001, deadline_s)))
-            if secret and len(secret) >= 8 and secret in completion.text:  # a server that echoes the key
-                completion.text = completion.text.replace(secret, "[key]")
+            completion.text = without_key(completion.text, secret)  # a server that echoes the key
             return completion
         except SHAPE_ERRORS as exc:
             # The SDKs build answers without validating them: a server that answers 200 with another shape

@@ -33,14 +33,15 @@ _HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._,:;/()+-]{0,199}")  # "<platform>, 
 _VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+-]{0,39}")
 
 
-def _read(path, label):
+def _read(path, label, what="a practitioner record file"):
+    """(bytes, parsed JSON) of a published record's file (`what` it is, for the message); one-line InputError."""
     try:
         data = read_limited(path, MAX_RECORD_BYTES)
     except OSError as exc:
         raise InputError(f"{label}: cannot read ({exc.strerror or exc})") from None
     if len(data) > MAX_RECORD_BYTES:
         raise InputError(f"{label}: larger than {MAX_RECORD_BYTES} bytes")
-    return data, parse_json(data, label, "a practitioner record file", MAX_RECORD_BYTES)
+    return data, parse_json(data, label, what, MAX_RECORD_BYTES)
 
 
 def _engine(facts, label, published):
