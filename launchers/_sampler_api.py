@@ -301,9 +301,9 @@ def classify(provider, exc, secret=None):
     status = getattr(exc, "status_code", None)
     body = getattr(exc, "body", None)
     kind = body.get("error", {}).get("type") if isinstance(body, dict) and isinstance(body.get("error"), dict) else None
-    kind = kind if isinstance(kind, str) else None
+    kind = one_line(kind, 60) if isinstance(kind, str) else None  # a server's words: one line, bounded
     said = one_line(redact(str(getattr(exc, "message", exc)), secret), 160)  # redacted whole, then cut
-    text = redact(f"{provider}: HTTP {status}{f' {kind[:60]}' if kind else ''} ({said})", secret)
+    text = redact(f"{provider}: HTTP {status}{f' {kind}' if kind else ''} ({said})", secret)
     if status in CAPACITY_STATUS or kind in ("overloaded_error", "rate_limit_error"):
         return CapacityError(text)
     if status in (401, 403):

@@ -418,6 +418,22 @@ def test_an_error_that_echoes_the_key_is_redacted(kind, key_var, key, status):
     assert isinstance(err.value, CapacityError) == (status == 429)
 
 
+@pytest.mark.parametrize("kind", ["openai", "anthropic", "openai-compatible"])
+def test_an_error_type_with_newlines_and_markup_is_one_line(kind):
+    hostile = lambda body: http_module(kind).Response(500, json={"type": "error", "error": {  # noqa: E731
+        "type": "bad\n<script>alert(1)</script>\r\n" + "x" * 500, "message": "line one\nline two"}})
+    sampler = factory(kind, Provider(kind, [hostile], model=MODELS[kind]), MODELS[kind],
+                      base_url="http://127.0.0.1:9/v1")(MODELS[kind]).inner
+    with pytest.raises(SamplerError) as err:
+        sampler.sample(sampler.prepare(prompt_messages(), 64), 5)
+    message = err.value.format_message()
+    assert "\n" not in message and "\r" not in message and len(message) < 400
+    if kind == "anthropic":  # the SDK that keeps the error's type: flattened and cut like the message
+        assert message.startswith("anthropic: HTTP 500 bad <script>alert(1)</script> xxx")
+    else:
+        assert message == f"{kind}: HTTP 500 (Error code: 500 - line one line two)"
+
+
 def test_a_preflight_error_that_echoes_the_key_is_redacted():
     http = httpx2
 
