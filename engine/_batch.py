@@ -7,31 +7,14 @@ message names the field and what was expected, for a one-line error.
 from ._canon import _dumps
 from ._errors import BatchRejected, field, shown
 
-ACTION_TYPES = ("FUND", "ROLL", "REPAY", "ESCALATE", "EXECUTE")
-AUTHORITY_KINDS = ("capacity", "tenor", "buffer")
-# Limits (documented on the contract page): a batch is at most MAX_BATCH_BYTES
-# of canonical JSON, so nothing a desk sends can bloat the history or the
-# packets that carry earlier receipts.
-MAX_BATCH_BYTES = 64 * 1024  # one day's batch, note included
-MAX_ACTIONS = 50
-MAX_ID = 64
-MAX_TEXT = 2000          # characters in any string field, the note included
-MAX_REPORT_ASSETS = 50   # entries in report.assets (a world has at most 50 assets)
-MAX_REPORT_LIST = 200    # entries in report.breaches and report.open_approvals
+from ._vocabulary import (ACTION_FIELDS, ACTION_TYPES, AUTHORITY_KINDS, EXECUTABLE_TYPES, MAX_ACTIONS,  # noqa: F401
+                          MAX_BATCH_BYTES, MAX_ID, MAX_REPORT_ASSETS, MAX_REPORT_LIST, MAX_TEXT, OPTIONAL_FIELDS)
+from ._vocabulary import ASSET_REPORT_KEYS, BATCH_KEYS as _BATCH_KEYS, REPORT_KEYS as _REPORT_KEYS
 
-BATCH_KEYS = {"day", "report", "actions", "note"}
-REPORT_KEYS = {"cash", "assets", "funding_cost_to_date", "breaches", "open_approvals"}
-ASSET_REPORT_KEYS = ("funded", "unfunded", "maturity_gap_days", "tail_cent_days")
-
-ACTION_FIELDS = {
-    # type: {field: kind}; "id" and "type" are common to all
-    "FUND": {"asset": str, "quote": str, "notional": int},
-    "ROLL": {"trade": str, "quote": str},
-    "REPAY": {"trade": str},
-    "ESCALATE": {"kind": str, "amount": int, "counterparty": str, "note": str},
-    "EXECUTE": {"approval": str, "action": dict},
-}
-OPTIONAL = {"ESCALATE": {"counterparty", "note"}}
+# The names (and the limits, documented on the contract page) come from the vocabulary's one owner.
+BATCH_KEYS = set(_BATCH_KEYS)
+REPORT_KEYS = set(_REPORT_KEYS)
+OPTIONAL = {t: set(keys) for t, keys in OPTIONAL_FIELDS.items()}
 
 
 MAX_INT = 2**53 - 1  # hashed content stays within the interoperable JSON integer range
@@ -106,7 +89,7 @@ def check_report(report, where="batch.report"):
 def check_action_shape(action, where, nested=False):
     _check_type(action, dict, where)
     atype = action.get("type")
-    allowed = ("FUND", "ROLL") if nested else ACTION_TYPES
+    allowed = EXECUTABLE_TYPES if nested else ACTION_TYPES
     if atype not in allowed:
         raise BatchRejected(f"{where}.type: expected one of {list(allowed)}, got {shown(atype)}")
     fields = ACTION_FIELDS[atype]

@@ -8,6 +8,7 @@ packet shows it, and the calculation tools rebuild a book from a packet.
 
 from ._canon import engine_sha256
 from ._units import accrual, haircut_amount
+from ._vocabulary import OPEN_APPROVAL_STATUSES
 
 
 def new_book(instance) -> dict:
@@ -226,7 +227,7 @@ def total_interest(book) -> int:
 
 
 def open_approval_ids(book):
-    return [aid for aid in sorted(book["approvals"]) if book["approvals"][aid]["status"] in ("pending", "approved")]
+    return [aid for aid in sorted(book["approvals"]) if book["approvals"][aid]["status"] in OPEN_APPROVAL_STATUSES]
 
 
 def asset_coupon(book, asset) -> int:

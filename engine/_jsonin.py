@@ -34,7 +34,7 @@ class _DuplicateName(ValueError):
     pass
 
 
-def _object(pairs):
+def unique_object(pairs):
     """An object whose names are unique: a name given twice means one thing to
     a reader that keeps the first and another to one that keeps the last
     (Python and JSON.parse keep the last), so it is refused (RFC 8785, I-JSON)."""
@@ -56,7 +56,7 @@ _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
 
-def _depth_ok(text: str) -> bool:
+def depth_ok(text: str) -> bool:
     """Nesting depth of JSON text at most MAX_DEPTH (brackets inside strings ignored).
 
     Checked before parsing, so that no parser -- CPython's or Pyodide's, whose
@@ -114,10 +114,10 @@ def parse_json(data, where: str, what: str, max_bytes: int):
                 raise InputError(f"{where}: not UTF-8 text ({what} expected)") from None
     if size > max_bytes:
         raise InputError(f"{where}: {size} bytes is over the {max_bytes}-byte limit for {what}")
-    if not _depth_ok(text):
+    if not depth_ok(text):
         raise InputError(f"{where}: JSON nested deeper than {MAX_DEPTH} levels ({what} expected)")
     try:
-        value = json.loads(text, parse_constant=_constant, parse_float=_no_float, object_pairs_hook=_object)
+        value = json.loads(text, parse_constant=_constant, parse_float=_no_float, object_pairs_hook=unique_object)
     except RecursionError:
         raise InputError(f"{where}: JSON nested too deeply ({what} expected)") from None
     except json.JSONDecodeError as exc:

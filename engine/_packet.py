@@ -13,6 +13,7 @@ instance id, whose seed would let anyone regenerate the whole world.
 from ._book import copy_book, counterparty_usage, funding_cost_to_date
 from ._errors import shown
 from ._rules import known_quote, quote_visible
+from ._vocabulary import APPROVAL_STATUSES
 
 PACKET_FORMAT = 3  # bump when a field changes meaning (2: world_commitment, expired_quotes; 3: no instance_id)
 
@@ -111,7 +112,7 @@ _CP = {"id": str, "name": str, "capacity": int, "eligible_kinds": list}
 _APPROVAL = {"id": str, "kind": str, "amount": int, "requested_day": int, "status": str}
 _DESK = {"opening_cash": int, "min_buffer": int, "max_tenor": int, "treasury_rate_bps": int}
 _STATUSES = {"asset": ("committed", "held", "exited"), "trade": ("scheduled", "live", "ended"),
-             "approval": ("pending", "approved", "denied", "expired", "consumed")}
+             "approval": APPROVAL_STATUSES}
 
 
 def _bad(where, expected):

@@ -23,8 +23,9 @@ the materiality test for cash and funding.
 """
 
 from ._book import covered, forward_exposure, funding_cost_to_date, open_approval_ids
+from ._vocabulary import ASSET_REPORT_KEYS
 
-REPORT_FIELDS_PER_ASSET = ("funded", "unfunded", "maturity_gap_days", "tail_cent_days")
+REPORT_FIELDS_PER_ASSET = ASSET_REPORT_KEYS
 REPORT_SCALAR_FIELDS = ("cash", "funding_cost_to_date", "breaches", "open_approvals")
 
 

@@ -13,8 +13,9 @@ at CASH).
 from ._book import copy_book, counterparty_usage, new_trade, open_trades, planned_end
 from ._errors import BatchRejected, shown
 from ._settle import projected_close_cash
+from ._vocabulary import REASON_CODES, approval_id
 
-REASONS = ("TIMING", "TITLE", "CAPACITY", "CASH", "AUTHORITY")
+REASONS = REASON_CODES
 
 
 class Refusal(Exception):
@@ -206,7 +207,7 @@ def _escalate(book, market, day, body, waiver):
         if ap["kind"] == body["kind"] and ap["counterparty"] == body.get("counterparty") and ap["status"] in ("pending", "approved"):
             raise Refusal("TIMING", f"{apid} is already open for {body['kind']} authority")
     book["counters"]["approval"] += 1
-    apid = "AP%03d" % book["counters"]["approval"]
+    apid = approval_id(book["counters"]["approval"])
     book["approvals"][apid] = {
         "id": apid, "kind": body["kind"], "counterparty": body.get("counterparty"), "amount": body["amount"],
         "note": body.get("note", ""), "requested_day": day, "status": "pending", "resolved_day": None,

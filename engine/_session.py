@@ -78,6 +78,11 @@ def _state(run):
             "days": run.days_public()}
 
 
+# The public names of the session's pieces (builders and launchers rebuild runs through them; the browser
+# worker, site/assets/desk/worker.js, still calls the underscored ones).
+rebuild, parse_session, state_of = _rebuild, _session, _state
+
+
 def _call(fn):
     try:
         return json.dumps({"ok": True, **fn()}, sort_keys=True)

@@ -9,6 +9,7 @@ Every change is logged as a receipt entry `(kind, payload)`.
 
 from ._book import asset_coupon, open_trades, planned_end, trade_interest
 from ._units import haircut_amount
+from ._vocabulary import BUFFER_BREACH, SETTLEMENT_FAIL
 
 
 def _log(log, day, kind, payload):
@@ -149,9 +150,9 @@ def close_day(book, day, log=None):
                     payload["margin_returned"] = t["margin"]
         _log(log, day, "FLOW", payload)
     if book["cash"] < 0:
-        breach = {"day": day, "code": "SETTLEMENT_FAIL"}
+        breach = {"day": day, "code": SETTLEMENT_FAIL}
     elif book["cash"] < book["desk"]["min_buffer"]:
-        breach = {"day": day, "code": "BUFFER_BREACH"}
+        breach = {"day": day, "code": BUFFER_BREACH}
     else:
         breach = None
     if breach is not None:

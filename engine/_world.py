@@ -10,11 +10,11 @@ import re
 
 from ._canon import MAX_SAFE_INTEGER, NotCanonical, canonical_json, content_sha256
 from ._errors import InputError
+from ._vocabulary import AUTHORITY_KINDS
 
 INSTANCE_FORMAT = 1  # bump when a field below changes meaning
 ASSET_KINDS = ("ABS", "CLO", "LOAN")
 EVENT_KINDS = ("capacity_cut", "haircut_change", "exit_delay", "quote_withdrawal")
-AUTHORITY_KINDS = ("capacity", "tenor", "buffer")
 
 # Limits on a world (documented on the contract page): ids are short ASCII
 # names, so every object key the engine writes is ASCII; amounts and counts are

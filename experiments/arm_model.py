@@ -97,18 +97,16 @@ def configuration(model_file) -> dict:
 def parse(name, arg, text, recorded=None) -> dict:
     """`--arm model:llama-cpp:PATH` -> the arm spec (its default name pins the configuration hash).
 
-    `recorded`: the arm as a stopped sweep's manifest (sweep.json) records it. Where the library or the model
-    file is not installed, that configuration stands in (its hash checked) and the arm is read-only: its
-    recorded attempts are read back and verified, and a missing one is an error, never a model run."""
+    `recorded`: the arm as a stopped sweep's manifest (sweep.json) records it. A stopped sweep is judged as it
+    ran: that configuration stands in (its hash checked), whatever today's code or library would build, and the
+    arm is read-only: its recorded attempts are read back and verified, and a missing one is an error, never a
+    model run."""
     provider, _, path = arg.partition(":")
     if provider != "llama-cpp" or not path:
         raise ExperimentError(f"--arm {text}: expected model:llama-cpp:<GGUF file>")
-    try:
-        config = configuration(path)
-    except NotInstalled as exc:
-        if recorded is None:
-            raise
-        return _from_manifest(name, path, text, recorded, exc)
+    if recorded is not None:
+        return _from_manifest(name, path, text, recorded, "a stopped sweep is verified as it ran")
+    config = configuration(path)
     hashed = {k: v for k, v in config.items() if k != "config_hash"}
     return {"name": name or f"model:{config['model']}:{config['config_hash'][:12]}", "kind": "model",
             "provider": "llama-cpp", "model_file": path, "model": config["model"],
@@ -128,7 +126,7 @@ def _from_manifest(name, path, text, entry, why):
     want = name or f"model:{entry['configuration'].get('model')}:{config_hash[:12]}"
     if (entry.get("kind"), entry.get("model_file"), entry.get("config_hash"), entry.get("name")) != (
             "model", path, config_hash, want):
-        raise ExperimentError(f"{where}: its configuration does not hash to the arm it names (and this host cannot rebuild it: {why})")
+        raise ExperimentError(f"{where}: its configuration does not hash to the arm it names ({why})")
     c = entry["configuration"]
     return {"name": want, "kind": "model", "provider": "llama-cpp", "model_file": path, "model": c.get("model"),
             "model_sha256": (c.get("sampling") or {}).get("model_sha256"), "config_hash": config_hash,

@@ -28,7 +28,7 @@ def _read(path):
     """(bytes, document) of one file of a record: a regular file within the limit (a FIFO in its place
     is refused, never waited on), parsed by the engine's strict reader (depth checked first, no
     duplicate names or lone surrogates) -- a hostile file is a one-line error, not a traceback."""
-    from engine._jsonin import parse_json
+    from engine import parse_json
     data = read_file(path, "a practitioner record file", MAX_FILE_BYTES)
     try:
         return data, parse_json(data, path, "a practitioner record file", MAX_FILE_BYTES)

@@ -32,7 +32,7 @@ import stat
 import tempfile
 
 import engine
-from engine._baselines import POLICIES
+from engine import POLICIES
 from launchers.inspect._kind import is_inspect_record
 
 from .arm_practitioners import PractitionerIndex
@@ -127,7 +127,7 @@ def _read_candidate(path):
     duplicate names, no lone surrogates, integers only); anything that reader
     refuses is graded MALFORMED. A FIFO or device in a candidate's place is
     refused: it is not a file the arm could have written."""
-    from engine._jsonin import MAX_CANDIDATE_BYTES, parse_json
+    from engine import MAX_CANDIDATE_BYTES, parse_json
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
@@ -216,7 +216,7 @@ def mock_worker_candidate(instance):
     from launchers._sampler_mock import MockSampler
     from launchers._sandbox_local import LocalSandbox
     free = {"input_micro_usd_per_mtok": 0, "output_micro_usd_per_mtok": 0}
-    from engine._commitment import public_salt
+    from engine import public_salt
     with tempfile.TemporaryDirectory(prefix="fundbook-mock-arm-") as tmp:
         ledger = Ledger(engine.content_sha256({"arm": "mock-worker"}), 0, 10**9, free)
         desk = os.path.join(tmp, "desk.sqlite")

@@ -21,8 +21,8 @@ import json
 import os
 
 import engine
-from engine._candidate import CANDIDATE_FORMAT
-from engine._grade import RESULT_FORMAT
+from engine import CANDIDATE_FORMAT
+from engine import RESULT_FORMAT
 
 from . import work
 from .errors import ExperimentError

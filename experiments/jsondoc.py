@@ -12,8 +12,8 @@ where it is checked (a comparison spec).
 
 import json
 
-from engine._canon import MAX_DEPTH, MAX_SAFE_INTEGER
-from engine._jsonin import _depth_ok, _object
+from engine import MAX_DEPTH, MAX_SAFE_INTEGER
+from engine import depth_ok as _depth_ok, unique_object as _object
 
 from .errors import ExperimentError
 

@@ -83,7 +83,30 @@ def _setup(study_dir, bundle_dir, verifying=False):
         arm_list = [dict(a, tiers=tiers) if a["kind"] == "model" else a for a in arm_list]
     comparisons = [os.path.join(study_dir, c) for c in doc["comparisons"]]
     fixed = prepare(out, plan, rows, arm_list, bundle_dir, comparisons)
+    if verifying and os.path.exists(os.path.join(out, "sweep.json")):
+        fixed = _as_run(out, fixed)
     return doc, out, plan, rows, arm_list, comparisons, fixed, commitment
+
+
+def _as_run(out, fixed) -> dict:
+    """A stopped study is verified under the evaluator it ran under (its manifest's provenance, which must hash to
+    the id its journal and rows carry), never relabelled: the rows keep their id. What changes with today's engine
+    is only who recomputes: `verify` requires this checkout's engine (evaluator `current_evaluator_id`) to give
+    every journalled value again, so an engine release that changed no value leaves the study verifiable, and one
+    that changed a value is named by world."""
+    from .evaluator import evaluator_id
+    path = os.path.join(out, "sweep.json")
+    manifest, _ = read_doc(path, "the sweep manifest")
+    prov, eid = manifest.get("provenance"), manifest.get("evaluator_id")
+    try:
+        hashed = evaluator_id(prov) if isinstance(prov, dict) else None
+    except (TypeError, ValueError):
+        hashed = None
+    if hashed is None or hashed != eid:
+        raise ExperimentError(f"{path}: provenance: does not hash to the evaluator_id the manifest names")
+    if prov.get("items") != fixed["provenance"]["items"]:
+        raise ExperimentError(f"{path}: provenance.items: not the items of the study's committed worlds")
+    return dict(fixed, provenance=prov, evaluator_id=eid, current_evaluator_id=fixed["evaluator_id"])
 
 
 def tier_plan(study_dir, doc):
@@ -237,8 +260,12 @@ def verify(study_dir, bundle_dir=DEFAULT_BUNDLE, log=print) -> dict:
         decisions = _verify_decisions(study_dir, load(study_dir), doc)
         decided = "; " + ", ".join(f"{n} {d['verdict']} at n {d['n']}" for n, d in decisions.items())
     _no_stray_file(study_dir, load(study_dir), doc["state"] == "stopped")
-    log(f"verify-study: {doc['name']}: {len(done)} journalled worlds recomputed from their records; status.json "
-        f"matches ({doc['state']}){decided}")
+    as_run = ""
+    if fixed.get("current_evaluator_id", fixed["evaluator_id"]) != fixed["evaluator_id"]:
+        as_run = (f" (run under evaluator {fixed['evaluator_id'][:12]}; this checkout's engine, evaluator "
+                  f"{fixed['current_evaluator_id'][:12]}, gives every value again)")
+    log(f"verify-study: {doc['name']}: {len(done)} journalled worlds recomputed from their records{as_run}; "
+        f"status.json matches ({doc['state']}){decided}")
     return doc
 
 

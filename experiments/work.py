@@ -16,20 +16,10 @@ was not measured because the run was not scored). Nothing here is a float.
 import time
 
 import engine
-from engine import _grade
-from engine._candidate import played_candidate, reference_economics
+from engine import played_candidate, reference_economics
 
 
-def _gate_names():
-    """The grader's gates, read from the engine: its GATES list, else the gates of a graded gold run."""
-    names = getattr(_grade, "GATES", None)
-    if names is None:
-        instance = engine.load_episode(engine.EPISODES[0])
-        names = [g["gate"] for g in engine.grade_candidate(engine.gold_candidate(instance), instance)["gates"]]
-    return tuple(names)
-
-
-GATES = _gate_names()
+GATES = tuple(engine.GATES)  # the grader's gates, as the engine names them
 
 WORK_FORMAT = 1  # bump when a metric below changes meaning
 REPLICATE_SEED = 0  # scripted arms and graded files are deterministic: one replicate

@@ -14,7 +14,7 @@ import tempfile
 import time
 
 import engine
-from engine._baselines import policy_batch
+from engine import policy_batch
 
 
 def _best(fn, repeat=5):

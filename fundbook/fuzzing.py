@@ -3,7 +3,7 @@
 import copy
 import json
 
-from engine._baselines import policy_batch
+from engine import policy_batch
 
 JUNK = [None, True, -1, 0, 2**60, 1.5, "", "x" * 3000, [], {}, "FUND", {"id": 1}]
 

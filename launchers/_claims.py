@@ -23,7 +23,7 @@ import os
 import secrets
 
 from engine import FAMILIES, canonical_json, content_sha256, pretty_json
-from engine._canon import NotCanonical
+from engine import NotCanonical
 
 from ._crash import boundary
 from ._errors import ClaimRefused, InputError

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 
 import engine
-from engine._batch import MAX_BATCH_BYTES
+from engine import MAX_BATCH_BYTES
 
 from ._channel import ChannelTimeout, ProtocolError
 from ._crash import boundary

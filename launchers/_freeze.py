@@ -19,7 +19,7 @@ import json
 import os
 
 from engine import canonical_json, content_sha256, pretty_json
-from engine._canon import NotCanonical
+from engine import NotCanonical
 
 from ._errors import FreezeRefused, InputError
 from ._jsonfile import read_json

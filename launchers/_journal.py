@@ -16,7 +16,7 @@ import datetime
 import json
 import os
 
-from engine._canon import MAX_SAFE_INTEGER
+from engine import MAX_SAFE_INTEGER
 
 from ._errors import InputError
 from ._jsonfile import read_lines

@@ -15,8 +15,8 @@ was expected.
 import os
 import stat
 
-from engine._errors import InputError as EngineInputError
-from engine._jsonin import parse_json as _parse_json
+from engine import InputError as EngineInputError
+from engine import parse_json as _parse_json
 
 from ._errors import InputError
 

@@ -16,7 +16,7 @@ a fixture never calls one) and they read nothing a worker may not read.
 
 import json
 
-from engine import _tools, sha256_hex
+from engine import headroom, project, sha256_hex
 
 ECHO = b'''"""Proof fixture `echo`: the sha256 of every file under the work folder (sorted, canonical JSON)."""
 import hashlib, json, os, sys
@@ -38,7 +38,7 @@ sys.path.insert(0, root)
 from desktools import _tools
 with open(os.path.join(root, "packet.json"), encoding="utf-8") as fh:
     packet = json.load(fh)
-out = {"fixture": "tools", "project": _tools.project(packet, []), "headroom": _tools.headroom(packet)}
+out = {"fixture": "tools", "project": project(packet, []), "headroom": headroom(packet)}
 sys.stdout.write(json.dumps(out, sort_keys=True, separators=(",", ":")) + "\\n")
 '''
 
@@ -62,4 +62,4 @@ def expected(name, staged, packet) -> str:
     """What the fixture must print, computed on the host. `staged`: every staged file (path -> bytes)."""
     if name == "echo":
         return _line({"fixture": "echo", "files": {rel: sha256_hex(data) for rel, data in sorted(staged.items())}})
-    return _line({"fixture": "tools", "project": _tools.project(packet, []), "headroom": _tools.headroom(packet)})
+    return _line({"fixture": "tools", "project": project(packet, []), "headroom": headroom(packet)})

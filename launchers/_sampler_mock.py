@@ -10,8 +10,8 @@ worker's schema check and retry path are exercised on every run.
 import hashlib
 import json
 
-from engine._baselines import policy_batch
-from engine._reference import reference_actions
+from engine import policy_batch
+from engine import reference_actions
 
 from ._sampling import Completion, Prepared, approx_prompt_tokens, approx_tokens, request_sha256
 from .worker import protocol

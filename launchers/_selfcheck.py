@@ -224,7 +224,7 @@ def _new_controls(root, state, claim_path, doc):
                       est["worst_case_calls"] == 20 * protocol.MAX_CALLS_PER_CHECKPOINT,
                       f"{est['worst_case_calls']} calls for 20 checkpoints"))
 
-    from engine._baselines import policy_batch
+    from engine import policy_batch
     run = engine.Run(engine.generate("FUND_01", 1))
     batch = policy_batch("reference", run.packet())
     run.submit(batch)  # the desk committed the batch; the host died before journaling its answer

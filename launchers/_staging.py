@@ -15,7 +15,8 @@ import os
 
 import engine
 
-TOOL_MODULES = ("_batch", "_book", "_canon", "_errors", "_packet", "_report", "_rules", "_settle", "_tools", "_units")
+TOOL_MODULES = ("_batch", "_book", "_canon", "_errors", "_packet", "_report", "_rules", "_settle", "_tools", "_units",
+                "_vocabulary")
 NEVER_STAGED = ("_baselines", "_candidate", "_episodes", "_families", "_fixtures", "_grade", "_mutations",
                 "_records", "_reference", "_replay", "_run", "_runtime", "_session", "_world", "episodes")
 # What a record names as never staged: those engine modules, and the command lines and experiment layer outside

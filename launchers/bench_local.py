@@ -27,8 +27,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def day_one(family="FUND_04", seed=1):
     """The opening conversation of a world's first checkpoint, as the compact worker builds it."""
     import engine
-    from engine._commitment import public_salt
-    from engine._tools import project
+    from engine import public_salt
+    from engine import project
     from launchers.worker import prompt
     instance = engine.generate(family, seed)
     with tempfile.TemporaryDirectory() as tmp:

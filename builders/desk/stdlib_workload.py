@@ -27,7 +27,7 @@ def _stdlib_modules():
 
 def run(records_json: str) -> str:
     import engine
-    from engine import _session as s
+    from engine import session as s
 
     failures = []
     answers = {"ok": 0, "refused": 0}

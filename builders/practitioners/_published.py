@@ -17,8 +17,8 @@ import re
 
 import engine
 from engine import InputError
-from engine._errors import shown
-from engine._jsonin import parse_json, read_limited
+from engine import shown
+from engine import parse_json, read_limited
 
 from . import _protocol as P
 from ._record import attempt_id, content, file_bytes, receipts_doc
@@ -75,10 +75,10 @@ def _execute_on_host(submission, label) -> dict:
     """The session re-executed by the host engine (the same session code the bundle runs): its state, result and
     receipts, and the receipts head the desk recorded, reproduced; the site build's cheap stand-in for the
     import's Pyodide re-execution (`fundbook practitioner verify` runs that one)."""
-    from engine import _session
+    from engine import session as _session
     try:
-        run = _session._rebuild(submission["source"], submission["moves"])
-        state = _session._state(run)
+        run = _session.rebuild(submission["source"], submission["moves"])
+        state = _session.state_of(run)
         result = _session.finalize_and_grade(run) if submission["termination"]["status"] == "completed" else None
     except engine.DeskError as exc:
         raise InputError(f"{label}: moves: the desk refuses the session's moves ({exc.message})") from None

@@ -17,7 +17,7 @@ import tempfile
 
 import engine
 from engine import InputError
-from engine._jsonin import parse_json, read_limited
+from engine import parse_json, read_limited
 
 from .._errors import BuildError
 from .._files import rel

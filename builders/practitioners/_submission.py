@@ -13,8 +13,8 @@ import re
 
 import engine
 from engine import InputError
-from engine._errors import shown
-from engine._jsonin import MAX_SESSION_BYTES, parse_json, read_limited
+from engine import shown
+from engine import MAX_SESSION_BYTES, parse_json, read_limited
 
 from . import _protocol as P
 

@@ -16,7 +16,7 @@ def execute(request_json):
     """{"source", "moves", "finalize"} -> the state, receipts and (finalised) result, or the engine's refusal."""
     request = json.loads(request_json)
     engine = run_fixtures._engine()
-    from engine import _session
+    from engine import session as _session
     source, moves = json.dumps(request["source"]), json.dumps(request["moves"])
     state = json.loads(_session.desk_state(source, moves))
     if not state.pop("ok"):
@@ -29,7 +29,7 @@ def execute(request_json):
             return json.dumps({"ok": False, "error": final["error"]})
         out["result"], out["receipts"] = final["result"], final["receipts"]
     else:
-        run = _session._rebuild(*_session._session(source, moves))
+        run = _session.rebuild(*_session.parse_session(source, moves))
         out["receipts"] = run.receipts
     out["modules"] = run_fixtures._modules()
     out["fresh_modules"] = run_fixtures._fresh()

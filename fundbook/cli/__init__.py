@@ -9,7 +9,7 @@ import engine
 from engine import (EPISODES, FAMILIES, format_cents, MUTATION_NOTES, MUTATIONS, History, exit_code_for,
                     load_episode, load_family_root)
 
-from engine._jsonin import MAX_BATCH_BYTES, MAX_CANDIDATE_BYTES
+from engine import MAX_BATCH_BYTES, MAX_CANDIDATE_BYTES
 
 from ._common import FundbookGroup, Integer, emit_json, expect_head_option, json_option, leave, read_json, write_json
 from ._render import decision_line, echo_result, packet_lines
@@ -282,7 +282,7 @@ def replay(db, family_root, expect_head, as_json):
     """
     history = History(db)
     meta, run = history.load(_family_check(family_root), expect_head)
-    from engine._book import state_hash
+    from engine import state_hash
     out = {"verified": True, "receipts": run.head["size"], "head": run.head, "state_hash": state_hash(run.book),
            "open_day": run.open_day, "finalized": run.finalized}
     if as_json:

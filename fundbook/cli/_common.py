@@ -85,7 +85,7 @@ def _utf8_output():
 def read_json(path, what, limit=None):
     """Parse a JSON file from outside: bounded, strict (see engine._jsonin); an
     InputError naming the file and what was expected on anything else."""
-    from engine._jsonin import MAX_CANDIDATE_BYTES, parse_json, read_limited
+    from engine import MAX_CANDIDATE_BYTES, parse_json, read_limited
     limit = MAX_CANDIDATE_BYTES if limit is None else limit
     try:
         data = read_limited(path, limit)
@@ -191,7 +191,7 @@ class HeadType(click.ParamType):
     name = "SIZE:SHA256"
 
     def convert(self, value, param, ctx):
-        from engine._runtime import parse_head
+        from engine import parse_head
         try:
             return parse_head(value, f"--{param.name.replace('_', '-')}" if param else "head")
         except InputError as exc:

@@ -8,7 +8,7 @@ import click
 
 import engine
 from engine import InputError, format_cents
-from engine._jsonin import MAX_ACTIONS_BYTES, MAX_PACKET_BYTES
+from engine import MAX_ACTIONS_BYTES, MAX_PACKET_BYTES
 
 from ._common import Integer, emit_json, json_option, read_json
 from ._render import plain

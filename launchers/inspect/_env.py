@@ -17,7 +17,7 @@ ProtocolError, which the Inspect tool raises as ToolError.
 import json
 
 import engine
-from engine import _session
+from engine import session as _session
 
 from ..worker import protocol
 from ..worker.agent import SYSTEM as TEXT_SYSTEM

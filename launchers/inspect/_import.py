@@ -37,6 +37,10 @@ OUTSIDE = ("usage and cost as Inspect logged them: provenance only, outside fund
            "(fundbook neither made nor paid these calls)")
 RUNNER = "launchers/runner/inspect_calls.mjs"
 _WORLD = re.compile(r"(FUND_\d\d)-seed-(\d{1,16})")
+# The task version a log names: the engine version and the first 16 hex digits of the bundle the eval ran with.
+# That bundle is as logged: every engine answer in the log is re-derived through *this* bundle, byte for byte, so
+# a log run before an engine release that changed no answer still imports, and one whose answers differ is refused.
+_TASK_VERSION = re.compile(re.escape(engine.ENGINE_VERSION) + r"\+([0-9a-f]{16})")
 MAX_LOG_BYTES = 256 * 1024 * 1024
 MAX_UNPACKED_BYTES = 2 * 1024 * 1024 * 1024  # what a .eval log's members may unpack to
 MAX_MEMBERS = 100_000
@@ -122,8 +126,9 @@ def _log_checks(label, log, version):
                     f"{len(log.config_updates or [])} config update(s)); import the original log")
     if log.eval.task != TASK_NAME:
         no("task", f"expected {TASK_NAME}, got {str(log.eval.task)[:60]!r}")
-    if str(log.eval.task_version) != version:
-        no("task_version", f"expected {version} (this engine bundle), got {str(log.eval.task_version)[:60]!r}")
+    if not _TASK_VERSION.fullmatch(str(log.eval.task_version)):
+        no("task_version", f"expected {engine.ENGINE_VERSION}+<16 hex digits of a bundle sha256> (this bundle's is "
+                           f"{version}), got {str(log.eval.task_version)[:60]!r}")
     protocol = (log.eval.task_args or {}).get("protocol", "tool")
     if protocol not in PROTOCOLS:
         no("task_args.protocol", f"expected one of {', '.join(PROTOCOLS)}, got {str(protocol)[:40]!r}")
@@ -132,7 +137,7 @@ def _log_checks(label, log, version):
     return protocol
 
 
-def _sample_source(sample, bundle_sha256, days):
+def _sample_source(sample, logged_version, days):
     meta = sample.metadata or {}
     m = _WORLD.fullmatch(str(meta.get("world", "")))
     if not m or m.group(1) not in engine.FAMILIES or str(sample.id) != meta.get("world"):
@@ -147,8 +152,10 @@ def _sample_source(sample, bundle_sha256, days):
     if meta.get("fixture_sha256") != fixture:
         raise Refused("fixture_sha256", f"expected {fixture} (the world {meta['world']}), got "
                                         f"{str(meta.get('fixture_sha256'))[:64]}")
-    if meta.get("bundle_sha256") != bundle_sha256:
-        raise Refused("bundle_sha256", f"expected {bundle_sha256} (this engine bundle), got "
+    logged = _TASK_VERSION.fullmatch(logged_version).group(1)
+    if not (isinstance(meta.get("bundle_sha256"), str) and re.fullmatch(r"[0-9a-f]{64}", meta["bundle_sha256"])
+            and meta["bundle_sha256"].startswith(logged)):
+        raise Refused("bundle_sha256", f"expected the sha256 of the bundle the task version names ({logged}...), got "
                                        f"{str(meta.get('bundle_sha256'))[:64]}")
     return source, instance
 
@@ -289,7 +296,7 @@ def prepare(paths, runs_dir="runs", bundle_dir="build/engine", session=None):
         days = (log.eval.task_args or {}).get("days", 20)
         for sample in log.samples:
             try:
-                source, _ = _sample_source(sample, facts["bundle_sha256"], days)
+                source, _ = _sample_source(sample, str(log.eval.task_version), days)
                 answered = _model_checks(sample, log.eval.model)
                 env, rec, turns = replay(sample, protocol, source)
             except Refused as exc:

@@ -16,7 +16,7 @@ FUNCTIONS = ("desk_state", "desk_submit", "desk_tool", "desk_finalize")
 def answer(line):
     calls = json.loads(line)
     run_fixtures._engine()
-    from engine import _session
+    from engine import session as _session
     out = []
     for call in calls:
         if call["fn"] not in FUNCTIONS:
