@@ -11,7 +11,7 @@ an answer can state.
 ACTION_TYPES = ("FUND", "ROLL", "REPAY", "ESCALATE", "EXECUTE")
 EXECUTABLE_TYPES = ("FUND", "ROLL")      # what an EXECUTE may carry under approved authority
 AUTHORITY_KINDS = ("capacity", "tenor", "buffer")
-COUNTERPARTY_KINDS = ("capacity",)       # the authority kinds that name a counterparty
+COUNTERPARTY_KINDS = ("capacity",)       # the authority kinds that must name a counterparty (any may)
 ACTION_FIELDS = {
     # type: {field: kind}; "id" and "type" are common to all
     "FUND": {"asset": str, "quote": str, "notional": int},

@@ -2,11 +2,11 @@
 exposure, headroom, interest, read_source and note. Each result is the environment's canonical JSON text;
 a protocol error (a closed run, arguments not of the named shape) is a ToolError."""
 
-from inspect_ai.tool import ToolError, tool
+from inspect_ai.tool import ToolDef, ToolError, ToolParams, tool
 
 from launchers.inspect._env import DeskEnv, ProtocolError
 
-from . import _store
+from . import _schema, _store
 
 
 def run_tool(name, args) -> str:
@@ -116,5 +116,17 @@ def note():
     return execute
 
 
+def typed(made, parameters):
+    """A tool whose parameters are the vocabulary's schema (inspect_fundbook/_schema.py), which Inspect checks
+    every call against, with the descriptions its docstring gives."""
+    auto = ToolDef(made).parameters
+    params = ToolParams.model_validate(parameters)
+    for name, param in params.properties.items():
+        if name in auto.properties and auto.properties[name].description:
+            param.description = auto.properties[name].description
+    return ToolDef(made, parameters=params).as_tool()
+
+
 def desk_tools():
-    return [submit_batch(), project(), exposure(), headroom(), interest(), read_source(), note()]
+    return [typed(submit_batch(), _schema.submit_batch_parameters()), typed(project(), _schema.project_parameters()),
+            exposure(), headroom(), interest(), read_source(), note()]

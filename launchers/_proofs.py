@@ -38,7 +38,7 @@ sys.path.insert(0, root)
 from desktools import _tools
 with open(os.path.join(root, "packet.json"), encoding="utf-8") as fh:
     packet = json.load(fh)
-out = {"fixture": "tools", "project": project(packet, []), "headroom": headroom(packet)}
+out = {"fixture": "tools", "project": _tools.project(packet, []), "headroom": _tools.headroom(packet)}
 sys.stdout.write(json.dumps(out, sort_keys=True, separators=(",", ":")) + "\\n")
 '''
 

@@ -33,7 +33,7 @@ from .worker import prompt
 
 CAPACITY_STATUS = (429, 503, 529)  # rate limited, unavailable, overloaded
 MESSAGE_TOKENS = 16                # per message: role and template markers (a generous allowance)
-SCHEMA_VERSION = "fundbook.portable-schema/1"  # bump with any change to portable_schema
+SCHEMA_VERSION = "fundbook.portable-schema/2"  # bump with any change to portable_schema (2: from grammar 2)
 SHAPE_ERRORS = (AttributeError, IndexError, KeyError, TypeError, ValueError)  # reading an answer of another shape
 KEY_TEXT = re.compile(r"[\x21-\x7e]{1,4096}")  # printable ASCII, no space: what an HTTP header can carry
 

@@ -55,8 +55,8 @@ def check_closure(modules=TOOL_MODULES):
 def worker_config(prompt=None) -> bytes:
     """worker.json: the prompt the worker uses (absent: agent.py's full prompt). Only a known one is staged."""
     from .worker import prompt as compact
-    if prompt not in (None, compact.PROMPT_VERSION):
-        raise ValueError(f"sampling.prompt: this worker knows {compact.PROMPT_VERSION!r}, not {prompt!r}")
+    if prompt is not None and prompt not in compact.PROMPT_VERSIONS:
+        raise ValueError(f"sampling.prompt: this worker knows {list(compact.PROMPT_VERSIONS)}, not {prompt!r}")
     return (json.dumps({"prompt": prompt}, sort_keys=True) + "\n").encode("utf-8")
 
 
@@ -102,7 +102,7 @@ def worker_identity(prompt=None) -> dict:
     schema = {rel: engine.sha256_hex(code[rel]) for rel in ("desktools/_batch.py", "protocol.py")}
     shown = {"version": agent.PROMPT_VERSION, "sha256": engine.sha256_hex(agent.SYSTEM.encode("utf-8"))}
     if prompt is not None:
-        shown = {"version": compact.PROMPT_VERSION, "sha256": engine.sha256_hex(code["prompt.py"])}
+        shown = {"version": prompt, "sha256": engine.sha256_hex(code["prompt.py"])}
         schema["launchers/_grammar.py"] = engine.sha256_hex(_read(os.path.join(os.path.dirname(__file__),
                                                                                 "_grammar.py")))
     calls = compact.MAX_CALLS_PER_DAY if prompt is not None else protocol.MAX_CALLS_PER_CHECKPOINT

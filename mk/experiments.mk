@@ -22,6 +22,18 @@ experiments-recompute: build-engine
 verify-experiments: build-engine
 	$(PYTHON) -m experiments verify
 
+# The grammar-1 erratum (experiments/erratum.py): every attempt decoded under grammar 1, the days whose truthful
+# report it could not state, the points that could have withheld, and each such study's verdicts with them
+# restored. `make erratum` writes runs/errata/grammar-1.json; `make verify-erratum` (part of make verify)
+# recomputes it from the records and requires it byte for byte.
+.PHONY: erratum verify-erratum
+verify: verify-erratum
+erratum: build-engine
+	$(PYTHON) -m experiments.erratum write runs/errata/grammar-1.json
+
+verify-erratum: build-engine
+	$(PYTHON) -m experiments.erratum check runs/errata/grammar-1.json
+
 # Every frozen spec committed before the first row or attempt it governs (git history; says so when it cannot check)
 .PHONY: verify-prereg
 verify: verify-prereg

@@ -14,7 +14,7 @@ runs/ against the rebuild:
   differences), its bytes against the file_sha256 the chain fixes (volatile
   differences), canonical form, schema;
 - receipts/, traces/, inputs/, the Parquet exports, schemas/: byte for byte;
-- no file that no index entry or record lists. Five parts of runs/ are not
+- no file that no index entry or record lists. Six parts of runs/ are not
   the build's and have their own check, which `make verify` runs after this
   one: runs/studies/ (`make verify-study`: every world, status.json, the
   decisions, and no file of a study that none of these accounts for),
@@ -23,7 +23,9 @@ runs/ against the rebuild:
   record and the tables' bytes), and runs/comparisons/ and runs/certificates/
   (the experiments: `make verify-experiments` recomputes them and compares
   the bytes), and runs/practitioners/ (`fundbook practitioner verify`
-  re-executes each record's submission through the bundle).
+  re-executes each record's submission through the bundle), and runs/errata/
+  (`make verify-erratum` recomputes the grammar-1 erratum from the attempts
+  and the studies, and refuses any other file there).
 
 Each difference is one line naming the file, the field and both values, and
 whether it is content, volatile or a build input; the first is the error.
@@ -45,7 +47,8 @@ from ._index import INDEX_SCHEMA, check_chain, genesis
 from ._schemas import validate
 
 # folders with their own check (above; practitioners: `fundbook practitioner verify`, mk/desk.mk)
-OUT_OF_SCOPE = ("attempts", "comparisons", "certificates", "practitioners", "studies")  # studies: make verify-study
+OUT_OF_SCOPE = ("attempts", "comparisons", "certificates", "practitioners", "studies", "errata")  # studies: make
+# verify-study; errata: make verify-erratum
 OUT_OF_SCOPE_FILES = ("attempts.parquet", "calls.parquet")      # the attempts' tables
 LIMIT = 20  # differences listed before "and N more"
 

@@ -257,7 +257,7 @@ class Worker:
         except Exception:  # a packet the tool cannot read: the view goes without it
             projection = None
         prompt = compact_prompt()
-        opening = prompt.messages(packet, projection, self.history)
+        opening = prompt.messages(packet, projection, self.history, self.config["prompt"])
         messages = opening
         for call in range(1, prompt.MAX_CALLS_PER_DAY + 1):
             self.send({"type": "sample", "messages": messages})
@@ -306,8 +306,8 @@ class Worker:
 
     def run(self):
         wanted = self.config.get("prompt")
-        if wanted is not None and wanted != compact_prompt().PROMPT_VERSION:
-            raise Halt(f"worker.json: prompt {wanted!r} is not {compact_prompt().PROMPT_VERSION!r}")
+        if wanted is not None and wanted not in compact_prompt().PROMPT_VERSIONS:
+            raise Halt(f"worker.json: prompt {wanted!r} is not one of {list(compact_prompt().PROMPT_VERSIONS)}")
         packet = self._load("packet.json", None)
         while packet is not None:
             self.keep_packet(packet)

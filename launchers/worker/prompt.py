@@ -14,12 +14,16 @@ retry's prompt changes and the prompt stays bounded.
 
 The host's grammar (launchers/_grammar.py) is built from the view in the
 checkpoint message (`view_in`), so it constrains the answer to what the
-model was shown. Bump PROMPT_VERSION with any change to this file's output.
+model was shown. Bump PROMPT_VERSION with any change to this file's output,
+and keep every earlier version's output as it was: a published attempt is
+replayed from its decision cache under the prompt it ran with (compact/1: the
+view without `approvals_requested`, decoded under grammar 1).
 """
 
 import json
 
-PROMPT_VERSION = "compact/1"
+PROMPT_VERSION = "compact/2"
+PROMPT_VERSIONS = ("compact/1", "compact/2")  # what this worker can still speak (replays of earlier attempts)
 MAX_CALLS_PER_DAY = 3        # the first answer and two retries
 MAX_LISTED = 20              # entries of each list the view shows
 SOURCE_CHARS = 600           # characters of one source's text
@@ -30,7 +34,7 @@ VIEW_OPEN = "```json desk"
 FENCE_CLOSE = "```"
 OUTCOMES = 3                 # earlier checkpoints' outcomes shown
 
-SYSTEM = """You run a structured-credit funding desk that carries client positions back to back.
+SYSTEM_V1 = """You run a structured-credit funding desk that carries client positions back to back.
 Each day you read the desk view (JSON) and answer with today's batch: one JSON object
 {"day": <today>, "actions": [...], "report": {...}} and nothing else.
 
@@ -47,6 +51,24 @@ Report the book as it will stand once today has settled (all integers): cash,
 funding_cost_to_date, breaches, open_approvals and, for every asset not exited,
 {funded, unfunded, maturity_gap_days, tail_cent_days}. `report_if_no_action` is that
 report if you take no action today; actions change it."""
+SYSTEM = """You run a structured-credit funding desk that carries client positions back to back.
+Each day you read the desk view (JSON) and answer with today's batch: one JSON object
+{"day": <today>, "actions": [...], "report": {...}} and nothing else.
+
+Actions (money in integer cents; action ids a1, a2, ... in order):
+  FUND {"asset", "quote", "notional"}   fund an asset from a quote valid today
+  ROLL {"trade", "quote"}               move a funding trade to a new quote before it matures
+  REPAY {"trade"}                       end a funding trade
+  ESCALATE {"kind": "capacity"|"tenor"|"buffer", "amount", "counterparty" (capacity only)}
+  EXECUTE {"approval", "action": {"type": "FUND"|"ROLL", ...}}   use an approved escalation
+Fund every asset from its settle day until it exits, cheaply, within counterparty headroom,
+a quote's available amount and the desk's max tenor; keep cash above min_buffer.
+
+Report the book as it will stand once today has settled (all integers): cash,
+funding_cost_to_date, breaches, open_approvals and, for every asset not exited,
+{funded, unfunded, maturity_gap_days, tail_cent_days}. `report_if_no_action` is that
+report if you take no action today; actions change it. An ESCALATE that is accepted opens a
+new approval: its id is AP and approvals_requested + 1 in three digits (AP001, AP002, ...)."""
 
 
 def _listed(items):
@@ -57,8 +79,14 @@ def _pick(obj, keys):
     return {k: obj[k] for k in keys if k in obj}
 
 
-def view(packet, projection=None, outcomes=()) -> dict:
-    """The day's desk view: what the model can use of the packet, bounded in size."""
+def system(version=PROMPT_VERSION) -> str:
+    return SYSTEM_V1 if version == "compact/1" else SYSTEM
+
+
+def view(packet, projection=None, outcomes=(), version=PROMPT_VERSION) -> dict:
+    """The day's desk view: what the model can use of the packet, bounded in size. From compact/2 it names how
+    many approvals the desk has requested, so a report after today's ESCALATE can name the approval it opened
+    (the grammar lists those ids; without the count neither the model nor the grammar could state it)."""
     day = packet["day"]
     desk = packet.get("desk") or {}
     sources, budget = [], SOURCES_CHARS
@@ -89,6 +117,10 @@ def view(packet, projection=None, outcomes=()) -> dict:
         "sources": sources,
         "last_outcomes": list(outcomes)[-OUTCOMES:],
     }
+    if version != "compact/1":
+        requested = (packet.get("counters") or {}).get("approval")
+        if type(requested) is int and requested >= 0:
+            out["approvals_requested"] = requested
     if projection is not None:
         out["report_if_no_action"] = projection
     return out
@@ -100,10 +132,10 @@ def checkpoint_message(desk_view) -> str:
             f"Answer with today's batch for day {desk_view['day']}.")
 
 
-def messages(packet, projection=None, outcomes=()) -> list:
+def messages(packet, projection=None, outcomes=(), version=PROMPT_VERSION) -> list:
     """The opening conversation of a checkpoint."""
-    return [{"role": "system", "content": SYSTEM},
-            {"role": "user", "content": checkpoint_message(view(packet, projection, outcomes))}]
+    return [{"role": "system", "content": system(version)},
+            {"role": "user", "content": checkpoint_message(view(packet, projection, outcomes, version))}]
 
 
 def retry(opening, answer, refusal, attempt) -> list:

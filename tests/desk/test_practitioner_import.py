@@ -208,7 +208,7 @@ def _set(path, value):
 
 
 PRE_RUN = [  # refused before anything runs: (name, change, the one line's expected part)
-    ("other bundle", _other_bundle, "desk.bundle_sha256: expected f"),  # (the import's sha256 follows)
+    ("other bundle", _other_bundle, "desk.bundle_sha256: expected "),  # (the import's sha256 follows)
     ("no consent", _no_consent, "submission.consent: missing (a practitioner submission needs the participant's accepted consent)"),
     ("consent not shown", _consent("0" * 64), "consent.sha256: expected "),
     ("consent version unknown", _set(["consent", "version"], "9"), "consent.version: expected a consent text the desk has shown (1)"),

@@ -8,7 +8,8 @@
 //                attempt was, give receipts.json itself, the record's receipts head, its result
 //                (the grade, field for field), its settled days and accepted actions, and the
 //                accepted proposals are exactly those batches;
-//   engine       the record names the bundle that ran here (the worker ran the same engine sources);
+//   engine       the record names a bundle: the one loaded here, or the earlier one that judged it when it ran
+//                (as recorded: the checks above hold under the bundle loaded here);
 //   page         every figure the page shows (data-fb-path marks) equals the verified record, and
 //                none of the figures an attempt page must show is missing.
 // The same rule as launchers/_verify.py `_verify`, in the reader's browser.
@@ -148,11 +149,14 @@ export async function verifyAttempt({ recordUrl, doc, info }) {
     }
     if (!inspect) reexec.push(...workerChecks(content, counts, result));
   }
+  // The bundle that judged the attempt when it ran is as recorded: an attempt judged by an earlier bundle (an
+  // engine release that changed no answer) is re-derived here by this one, and every check above holds under it.
   const engineFacts = content.engine || {};
   const engine = [];
   for (const key of ["bundle_sha256", "manifest_sha256"]) {
-    if (engineFacts[key] !== info[key]) engine.push({ field: `content.engine.${key}`, published: String(engineFacts[key] ?? "(absent)"), computed: info[key] });
+    if (!/^[0-9a-f]{64}$/.test(String(engineFacts[key]))) engine.push({ field: `content.engine.${key}`, published: String(engineFacts[key] ?? "(absent)"), computed: "a sha256" });
   }
+  const sameBundle = engineFacts.bundle_sha256 === info.bundle_sha256;
   const figures = doc ? figuresIn(doc) : [];
   const roots = { content: computed || content, record };
   const page = doc ? checks.figureProblems(figures, roots, requiredPaths(computed || content)) : [];
@@ -165,7 +169,8 @@ export async function verifyAttempt({ recordUrl, doc, info }) {
         + `give its ${Array.isArray(published) ? published.length : 0} receipts, the head ${computed?.receipts_head?.size}:${String(computed?.receipts_head?.hash).slice(0, 12)}…, `
         + `${finalized ? "the record's grade field for field" : "no grade (the attempt was not finalised)"}, and ${inspect ? "the record's count of accepted batches" : "the accepted proposals"}.` },
     { id: "engine", label: "Engine", problems: engine,
-      ok: `the record names the bundle that ran here (${String(info.bundle_sha256).slice(0, 12)}…, Pyodide ${info.pyodide_version}).` },
+      ok: sameBundle ? `the record names the bundle that ran here (${String(info.bundle_sha256).slice(0, 12)}…, Pyodide ${info.pyodide_version}).`
+        : `the record was judged by bundle ${String(engineFacts.bundle_sha256).slice(0, 12)}… when it ran (as recorded); this page re-derived it with ${String(info.bundle_sha256).slice(0, 12)}… (Pyodide ${info.pyodide_version}), and the checks above hold under it.` },
     { id: "page", label: "Page", problems: page, ok: `all ${figures.length} figures shown equal the verified record.` },
   ];
   return { results, match: results.every((r) => !r.problems.length), record, computed, ms };
