@@ -20,6 +20,7 @@ import altair as alt
 from builders import counting
 
 from . import fmt, glossary, intervals, leaderboard
+from .figures import Figures
 from .records import SiteInputError
 
 PLACEHOLDER = re.compile(r"^<!-- fundbook:(?P<name>[a-z-]+) -->$", re.M)
@@ -116,8 +117,10 @@ def fill(markdown: str, src_uri: str, pub, env, root: str) -> str:
     def section(m):
         name = m.group("name")
         if name == "headline":  # the result in one sentence, from the same rows as the leaderboard and its JSON
-            text = leaderboard.board(pub)["headline"]["text"]
-            return env.get_template("headline.md.j2").render(text=text, root=root)
+            h = leaderboard.board(pub)["headline"]
+            fig = Figures({"headline": h})
+            text = leaderboard.headline_text(h, lambda key, format="text": fig(["headline", key], format))
+            return env.get_template("headline.md.j2").render(text=text, root=root, verify=h.get("model") is not None)
         if name in ("status-line", "leaderboard"):
             if "sections" not in home:
                 home["sections"] = home_sections(pub)
