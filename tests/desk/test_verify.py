@@ -91,7 +91,7 @@ def test_verify_matches_one_run_of_each_kind_on_every_check(vpage, served):
         assert box.locator("[data-result]").get_attribute("data-result") == "match", box.inner_text()
         for name in ("reexecution", "engine", "index", "page"):
             assert check(box, name) == (True, []), (run_id, name)
-        figures = int(re.search(r"all (\d+) figures shown", box.inner_text()).group(1))
+        figures = int(re.search(r"all (\d+) marked figures", box.inner_text()).group(1))
         assert figures > 50, run_id
     assert not vpage.errors
 
