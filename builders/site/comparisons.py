@@ -388,6 +388,7 @@ def calibration_page(env, loaded) -> str:
 
 def generated_pages(env, pub) -> dict:
     env.globals.setdefault("micro_usd", fmt.micro_usd)
+    env.globals.setdefault("usd_cents", fmt.usd_cents)
     env.globals.setdefault("modal_nano_usd", modal_nano_usd)
     env.globals.setdefault("cpu_text", cpu_text)
     env.globals.setdefault("arm_role", arm_role)

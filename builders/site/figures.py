@@ -48,7 +48,7 @@ class Figures:
     def value(self, path):
         return resolve(self.roots, path)
 
-    def __call__(self, path, format="text", cls=None, tag="span", title=None) -> Markup:
+    def __call__(self, path, format="text", cls=None, tag="span", title=None, label=None) -> Markup:
         path = list(path)
         text = fmt.figure_text(self.value(path), format)
         attrs = [f'data-fb-path="{path_attr(path)}"']
@@ -62,6 +62,8 @@ class Figures:
             attrs.append(f'class="{escape(cls)}"')
         if title is not None:
             attrs.append(f'title="{escape(title)}"')
+        if label is not None:  # a table cell's column, for the phone's cards (data-label)
+            attrs.append(f'data-label="{escape(label)}"')
         return Markup(f"<{tag} {' '.join(attrs)}>{escape(text)}</{tag}>")
 
 

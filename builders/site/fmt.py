@@ -30,6 +30,18 @@ def usd(amount) -> str:
 micro_usd = usd  # the name the comparison templates use: "$0.00", never "$0.000000"
 
 
+def usd_cents(amount) -> str:
+    """Integer micro-USD to the cent, for pages that print at most two decimals (a decision's page): rounded half
+    up, and an amount under a cent but above zero says so ("under $0.01") rather than rounding it away."""
+    if amount is None or isinstance(amount, bool) or not isinstance(amount, int):
+        return "—"
+    if 0 < abs(amount) < 10_000:
+        return "under $0.01" if amount > 0 else "under -$0.01"
+    sign = "-" if amount < 0 else ""
+    cents = (abs(amount) + 5_000) // 10_000
+    return f"{sign}${cents // 100:,}.{cents % 100:02d}"
+
+
 def count(n) -> str:
     """An integer count with thousands separators (1,000); anything else as it is."""
     if isinstance(n, int) and not isinstance(n, bool):
@@ -353,6 +365,8 @@ FORMATS.update({
     "usd": usd,
     "number": lambda v: count(v) if _whole(v) is not None else _text(v),
     "points100": lambda v: f"{_text(v)}/100",
+    # a decimal string at two decimals, half to even (decimal(); checks.js roundDecimal)
+    "decimal2": lambda v: decimal(v, 2) if isinstance(v, str) else _text(v),
     "world": lambda v: fixture_label({k: x for k, x in v.items() if k != "policy"} if isinstance(v, dict) else None),
     "model": _model,
     "date": lambda v: v[:10] if isinstance(v, str) and v else "undated",

@@ -244,14 +244,17 @@ def inspect_checkpoints(transcript, result) -> list:
             "model": text_of(step.get("model")) if role == "assistant" and step.get("model") else None,
             "function": text_of(step.get("function")) if role == "tool" and step.get("function") else None,
             "tool_calls": calls, "marks": marks, "usage": tokens, "time": time,
-            "turn": turn if role == "assistant" else None, "turns": turns,
+            "turn": turn if role == "assistant" else None, "turns": turns, "answered_error": False,
             "invalid": any(w == "invalid answer" for _, w in marks),
             "error": any(k == "error" for k, _ in marks), "refusal": any(k == "refusal" for k, _ in marks)})
+    steps = [s for g in groups for s in g["steps"]]
+    for turn, answer in zip(steps, steps[1:]):  # a turn the desk answered with an error is marked in the turn list
+        turn["answered_error"] = turn["turn"] is not None and answer["error"]
     for g in groups:
         if g["day"] is not None:
             g["title"], g["outcome"] = f"Day {g['day']}", _outcome(g["day"], by_day.get(g["day"]))
         else:
-            g["title"], g["outcome"] = "Before the first checkpoint", "the desk's instructions"
+            g["title"], g["outcome"] = "Before the first checkpoint", "before the desk opens"
         g["errors"] = sum(1 for s in g["steps"] if s["error"])
         g["refusals"] = sum(1 for s in g["steps"] if s["refusal"])
         roles = {}

@@ -154,8 +154,10 @@ def page_score_text(site):
 def page_cash_text(site):
     from builders.site.fmt import money
     cash = _cash(site)
-    _edit_page(site, RUN, f'data-fb-path="content/days/3/cash" data-fb-format="money" class="fb-num">{money(cash)}<',
-               f'data-fb-path="content/days/3/cash" data-fb-format="money" class="fb-num">{money(cash + 100)}<')
+    _edit_page(site, RUN, f'data-fb-path="content/days/3/cash" data-fb-format="money" class="fb-num" data-label="Cash">'
+                          f'{money(cash)}<',
+               f'data-fb-path="content/days/3/cash" data-fb-format="money" class="fb-num" data-label="Cash">'
+               f'{money(cash + 100)}<')
 
 
 def page_score_unmarked(site):

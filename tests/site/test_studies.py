@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from builders.site import pages, studies
+from builders.site import fmt, pages, studies
 from builders.site.records import SiteInputError
 from tests.site.text import plain
 
@@ -35,9 +35,10 @@ def test_a_running_study_shows_the_state_its_status_states(runs):
     text = _page(runs)
     assert f"**{status['state']}**: {status['worlds']} worlds played of at most {status['planned_max']}" in text
     for name, c in status["comparisons"].items():
-        assert f"Wealth against the claim{c['wealth_against']} (stops at 20)" in plain(text)
-        assert (f'<span data-fb-path="status/comparisons/{name}/wealth_against" data-fb-of="{STUDY.name}">'
-                f'{c["wealth_against"]}</span>') in text  # a mark: the study's verify checks it
+        shown = fmt.decimal(c["wealth_against"], 2)  # two decimals, as every decision figure
+        assert f"Wealth against the claim{shown} (stops at 20.00)" in plain(text)
+        assert (f'<span data-fb-path="status/comparisons/{name}/wealth_against" data-fb-format="decimal2" '
+                f'data-fb-of="{STUDY.name}">{shown}</span>') in text  # a mark: the study's verify checks it
     first = status["per_world"][0]
     assert (f'<tr><td class="fb-num fb-cp"></td><td data-fb-path="status/per_world/0/item_id" '
             f'data-fb-of="{STUDY.name}">{first["item_id"]}</td>') in text

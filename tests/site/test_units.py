@@ -137,7 +137,8 @@ def test_run_page_figures_carry_their_path_and_format(small_runs):
     assert (f'<span data-fb-path="content/score" data-fb-format="score" class="fb-score">'
             f'{score["points"]}/{score["denominator"]}</span>') in text
     cash = run.content["days"][3]["cash"]
-    assert f'<td data-fb-path="content/days/3/cash" data-fb-format="money" class="fb-num">{fmt.money(cash)}</td>' in text
+    assert (f'<td data-fb-path="content/days/3/cash" data-fb-format="money" class="fb-num" data-label="Cash">'
+            f'{fmt.money(cash)}</td>') in text
     for i, gate in enumerate(run.content["gates"]):
         assert f'<span data-fb-path="content/gates/{i}/gate">{gate["gate"]}</span>' in text
 

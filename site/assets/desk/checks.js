@@ -360,7 +360,32 @@ function modelName(m) {
   return `${"provider" in d ? text(d.provider) : "?"}:${"id" in d ? text(d.id) : "?"}`;
 }
 
+/** A decimal string at `places` decimals, exactly as builders/site/fmt.py decimal() writes it: "half-even",
+ * "floor" (a lower bound, rounded outwards) or "ceiling" (an upper one); thousands grouped with ",". Anything
+ * that is not a decimal string is returned as it is. */
+export function roundDecimal(value, places, mode = "half-even") {
+  const m = /^(-?)([0-9]{1,30})(?:\.([0-9]{1,30}))?$/.exec(String(value));
+  if (!m) return String(value);
+  const neg = m[1] === "-";
+  const frac = (m[3] || "").padEnd(places + 1, "0");
+  let units = BigInt(m[2] + frac.slice(0, places));          // |value| in units of 10^-places, truncated
+  const rest = frac.slice(places);                            // the digits dropped
+  const dropped = /[1-9]/.test(rest);
+  const half = rest[0] > "5" || (rest[0] === "5" && /[1-9]/.test(rest.slice(1)));
+  const tie = rest[0] === "5" && !/[1-9]/.test(rest.slice(1));
+  let up = false;
+  if (mode === "floor") up = neg && dropped;
+  else if (mode === "ceiling") up = !neg && dropped;
+  else up = half || (tie && units % 2n === 1n);
+  if (up) units += 1n;
+  const digits = units.toString().padStart(places + 1, "0");
+  const whole = digits.slice(0, digits.length - places).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  const sign = neg && units !== 0n ? "-" : "";
+  return sign + whole + (places ? "." + digits.slice(digits.length - places) : "");
+}
+
 Object.assign(FORMATS, {
+  decimal2: (v) => (typeof v === "string" ? roundDecimal(v, 2) : text(v)),
   duration,
   usd,
   number: (v) => (Number.isInteger(v) ? count(v) : text(v)),

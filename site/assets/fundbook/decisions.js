@@ -20,7 +20,7 @@
 // A page that shows several decisions (the Studies page) names each mark's decision in
 // data-fb-of; verifyDecision(url, doc, of) then reads only that decision's marks.
 import { call } from "../desk/client.js";
-import { sha256hex } from "../desk/checks.js";
+import { roundDecimal, sha256hex } from "../desk/checks.js";
 import { ensureStyles, h } from "../desk/dom.js";
 import * as marks from "../desk/marks.js";
 
@@ -65,28 +65,8 @@ export function differences(a, b, path = "$", out = [], limit = 20) {
   return out;
 }
 
-/** A decimal string at `places` decimals, exactly as builders/site/fmt.py decimal() writes it: "half-even",
- * "floor" (a lower bound, rounded outwards) or "ceiling" (an upper one); thousands grouped with ",". */
-export function roundDecimal(text, places, mode) {
-  const m = /^(-?)([0-9]{1,30})(?:\.([0-9]{1,30}))?$/.exec(String(text));
-  if (!m) return String(text);
-  const neg = m[1] === "-";
-  const frac = (m[3] || "").padEnd(places + 1, "0");
-  let units = BigInt(m[2] + frac.slice(0, places));          // |value| in units of 10^-places, truncated
-  const rest = frac.slice(places);                            // the digits dropped
-  const dropped = /[1-9]/.test(rest);
-  const half = rest[0] > "5" || (rest[0] === "5" && /[1-9]/.test(rest.slice(1)));
-  const tie = rest[0] === "5" && !/[1-9]/.test(rest.slice(1));
-  let up = false;
-  if (mode === "floor") up = neg && dropped;
-  else if (mode === "ceiling") up = !neg && dropped;
-  else up = half || (tie && units % 2n === 1n);
-  if (up) units += 1n;
-  const digits = units.toString().padStart(places + 1, "0");
-  const whole = digits.slice(0, digits.length - places).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-  const sign = neg && units !== 0n ? "-" : "";
-  return sign + whole + (places ? "." + digits.slice(digits.length - places) : "");
-}
+// A decimal at fewer places, as the page rounds it: checks.js roundDecimal (fmt.py decimal), re-exported.
+export { roundDecimal };
 
 function pathOf(attr) {
   return attr.startsWith("[") ? JSON.parse(attr) : attr.split(".");
