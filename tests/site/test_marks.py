@@ -78,6 +78,7 @@ KINDS = {
     "runs/reference-W1/": ["lede", "status", "result", "expected", "days", "receipts", "hashes"],
     "runs/baseline-FUND_01-seed-1-do-nothing/": ["lede", "status", "result", "days", "receipts", "hashes"],
     "": ["headline"],
+    "runs/": ["register-results", "register-grader"],
     "studies/": ["verdicts", "question", "question", "worlds"],
     "comparisons/reference-vs-shortest-cheapest/": ["decision", "rule", "order", "report", "per-family", "items",
                                                     "deviations"],

@@ -306,7 +306,8 @@ async function verifyRegister(box, button, out) {
       }
     }
     // The register's own figures (entries, head) against the verified index.
-    const own = checks.figureProblems(figuresIn(document, undefined), { index });
+    const own = checks.figureProblems(figuresIn(document, undefined), { index })
+      .concat(marks.regionProblems(document, []));  // the tables' bodies: no figure outside a mark
     const { chain } = await loadIndex(indexUrl);
     if (!chain.ok) own.push({ field: `index ${chain.at}`, published: chain.published ?? "", computed: chain.computed ?? chain.detail });
     const matched = outcomes.filter((o) => o.match).length;
@@ -330,6 +331,7 @@ async function verifyRegister(box, button, out) {
     }
     status.textContent = `Done: ${outcomes.length} runs.`;
     out.replaceChildren(progress, summary, ...(list.children.length ? [list] : []));
+    marks.outline(document, all);
   } catch (error) {
     out.replaceChildren(errorLine(error));
   } finally {
@@ -438,6 +440,8 @@ for (const box of registerBoxes) {
   button.addEventListener("click", () => verifyRegister(box, button, out));
   const note = el("p", { class: "fb-verify-note" },
     "Re-executes every run of the index in this browser with the published engine bundle, and checks each record, "
-    + "its index entry, its run page and its row here against the result.");
+    + "its index entry, its run page (as that page's own button does) and every marked figure of its row here against "
+    + "the result (a row's other-run scale figures against those runs), and that the tables' rows, outlined after the "
+    + "check, show no figure outside a mark. The column headings and their explanations are not checked.");
   box.replaceChildren(button, note, out);
 }
