@@ -313,9 +313,6 @@ def transcript_page(env, pub, attempt) -> str:
         description=f"Transcript of model attempt {attempt.attempt_id}: {view['status']}, {view['reason']}.")
 
 
-FOLD_CHARS = 1200
-
-
 def inspect_page(env, pub, attempt) -> str:
     """The page of an Inspect-imported attempt: what fundbook established (the accepted batches re-executed
     through the bundle: legal moves, these receipts, this grade) apart from what is only as Inspect logged it
