@@ -27,24 +27,22 @@ def load_records(runs_dir: Path) -> list:
     return published_records(str(runs_dir))
 
 
-def _ms(ms) -> str:
-    if type(ms) is not int:  # never for a checked record; shown as it is (escaped) rather than a traceback
-        return str(ms)
-    s = ms // 1000
-    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
-
-
 def page(attempt, record) -> str:
-    """The record's page as Markdown with HTML blocks (the site renders it; the tests' stand-in site too)."""
+    """The record's page as Markdown with HTML blocks (the site renders it; the tests' stand-in site too). What the
+    verify checks sits in verifiable regions (builders/site/marks.py): every figure there is a mark."""
     c = record["content"]
     fig = Figures({"content": c, "record": record})
     # Every record value below is a figure (escaped by Figures) or passes through `esc` (the site's escape: HTML,
-    # Markdown and line breaks as character references); front matter is written by a YAML writer.
+    # Markdown and line breaks as character references); front matter is written by a YAML writer. A checkpoint's
+    # number is the row's position (a CSS counter), not text: the clock list's order is the record's.
     term = c["termination"]
     result = c.get("result")
-    rows = "".join(f"<tr><td>{i + 1}</td><td>{fig(['content', 'clock', 'per_checkpoint_ms', i])} ms</td><td>{esc(_ms(ms))}</td></tr>"
-                   for i, ms in enumerate(c["clock"]["per_checkpoint_ms"]))
-    pauses = "".join(f"<li>checkpoint {esc(p['checkpoint'])}: {esc(_ms(p['ms']))} ({esc(p['reason'])})</li>" for p in c["clock"]["pauses"])
+    rows = "".join(f"<tr><td class=\"fb-cp\"></td><td>{fig(['content', 'clock', 'per_checkpoint_ms', i])} ms</td>"
+                   f"<td>{fig(['content', 'clock', 'per_checkpoint_ms', i], 'hms')}</td></tr>"
+                   for i in range(len(c["clock"]["per_checkpoint_ms"])))
+    pauses = "".join(f"<li>checkpoint {fig(['content', 'clock', 'pauses', i, 'checkpoint'])}: "
+                     f"{fig(['content', 'clock', 'pauses', i, 'ms'], 'hms')} ({fig(['content', 'clock', 'pauses', i, 'reason'])})</li>"
+                     for i in range(len(c["clock"]["pauses"])))
     outcome = (f"<p>Status {fig(['content', 'result', 'status'])} · verdict {fig(['content', 'result', 'verdict'], 'verdict')} · "
                f"score {fig(['content', 'result', 'score'], 'score')}</p>" if result else
                "<p>Not finalised: the participant stopped before the end, so the run has no grade. Its batches and receipts "
@@ -56,6 +54,7 @@ def page(attempt, record) -> str:
 # Practitioner attempt
 
 <div class="fb-practitioner">
+<div data-fb-verified="record">
 <p><strong>A person</strong>, pseudonym {fig(['content', 'participant'])} (cohort {fig(['content', 'cohort'])}), worked
 {fig(['content', 'task', 'instance_id'])} on the practice desk's study mode, with exactly the model worker's affordances.
 This run is {fig(['content', 'termination', 'status'])} ({fig(['content', 'termination', 'reason'])}) after
@@ -63,16 +62,17 @@ This run is {fig(['content', 'termination', 'status'])} ({fig(['content', 'termi
 {outcome}
 <table class="fb-table"><tbody>
 <tr><th scope="row">attempt</th><td>{fig(['content', 'attempt_id'])}</td></tr>
-<tr><th scope="row">consent</th><td>version {fig(['content', 'consent', 'version'])}, sha256 {fig(['content', 'consent', 'sha256'])}</td></tr>
-<tr><th scope="row">affordances used</th><td>{fig(['content', 'affordances', 'used'], 'list')} (of {esc(', '.join(c['affordances']['offered']))})</td></tr>
-<tr><th scope="row">task clock</th><td>{esc(_ms(c['clock']['active_ms']))} working, {esc(_ms(c['clock']['paused_ms']))} paused</td></tr>
-<tr><th scope="row">receipts head</th><td>{esc(c['receipts_head']['size'])}:{fig(['content', 'receipts_head', 'hash'])}</td></tr>
+<tr><th scope="row">consent</th><td>version {fig(['content', 'consent', 'version'])}, hash {fig(['content', 'consent', 'sha256'])}</td></tr>
+<tr><th scope="row">affordances used</th><td>{fig(['content', 'affordances', 'used'], 'list')} (of {fig(['content', 'affordances', 'offered'], 'list')})</td></tr>
+<tr><th scope="row">task clock</th><td>{fig(['content', 'clock', 'active_ms'], 'hms')} working, {fig(['content', 'clock', 'paused_ms'], 'hms')} paused</td></tr>
+<tr><th scope="row">receipts head</th><td>{fig(['content', 'receipts_head', 'size'])}:{fig(['content', 'receipts_head', 'hash'])}</td></tr>
 <tr><th scope="row">engine bundle</th><td>{fig(['content', 'engine', 'bundle_sha256'])} ({fig(['content', 'execution_path'])})</td></tr>
-<tr><th scope="row">files</th><td>{files}</td></tr>
 </tbody></table>
-<table class="fb-table"><caption>Time per checkpoint</caption><thead><tr><th scope="col">checkpoint</th>
+<table class="fb-table fb-clock"><caption>Time per checkpoint</caption><thead><tr><th scope="col">checkpoint</th>
 <th scope="col">clock</th><th scope="col">h:mm:ss</th></tr></thead><tbody>{rows}</tbody></table>
 <p>Pauses: {'<ul>' + pauses + '</ul>' if pauses else 'none'}</p>
+</div>
+<p>Files: {files}</p>
 <div class="fb-verify-practitioner" data-record-url="../../runs/practitioners/{esc(attempt)}/record.json" data-site-root="../../"></div>
 </div>
 

@@ -54,7 +54,8 @@ def funding_chart(days: list) -> dict:
     # every day on the axis, so a run of quiet days shows as the gap it is
     chart = alt.Chart(alt.Data(values=rows)).mark_bar().encode(
         x=alt.X("day:O", title="Checkpoint day", scale=alt.Scale(domain=_days(days)), axis=alt.Axis(labelAngle=0)),
-        y=alt.Y("sum(count):Q", title="Actions", axis=alt.Axis(tickMinStep=1)),
+        # counts are whole: integer ticks ("0", never "0.000000" on a run without an action)
+        y=alt.Y("sum(count):Q", title="Actions", axis=alt.Axis(tickMinStep=1, format="d")),
         color=alt.Color("action:N", title="Action and decision"),
         tooltip=[alt.Tooltip("day:O"), alt.Tooltip("action:N"), alt.Tooltip("sum(count):Q", title="count")],
     ).properties(width="container", height=220, title="Funding actions by day")

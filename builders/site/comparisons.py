@@ -31,6 +31,7 @@ from pathlib import Path
 import altair as alt
 
 from . import fmt
+from .figures import DecisionFigures
 from .records import SiteInputError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -278,6 +279,11 @@ def arm_words(arm) -> str:
     return {"do-nothing": "doing nothing", "reference": "the reference policy"}.get(policy, f"the {policy} policy")
 
 
+def arm_role(arm) -> str:
+    """An arm by its role, without the names and versions a figure would carry: "the model", "doing nothing"."""
+    return "the model" if str(arm).startswith("model:") else arm_words(arm)
+
+
 def reading(d) -> dict:
     """The decision in words: which arm scored higher or lower, and the bounds in the order that informs (the
     one that decided first: the upper bound for "not supported", the lower one otherwise)."""
@@ -333,7 +339,7 @@ def comparison_page(env, loaded, c, pub=None) -> str:
         provenance=_provenance_rows(c["sweep"]), chart=wealth_chart(d) if betting else bound_chart(d),
         fraction=_fraction(d), side=side if len(side) > 1 else [], method_name=METHOD_NAMES.get(d.get("method")),
         power=((c["feasibility"] or {}).get("power") or {}).get(d["comparison"]), method_names=METHOD_NAMES,
-        evidence_href=f"{c['rel']}/evidence.json", read=reading(d), lost=_counted_note(pub, c),
+        evidence_href=f"{c['rel']}/evidence.json", read=reading(d), lost=_counted_note(pub, c), dfig=DecisionFigures(d),
         rule=counting.RULE if any(str(a).startswith("model:") for a in d.get("arms") or {}) else None,
         description=f"{d['comparison']}: {d['verdict']} ({d['confidence']} confidence), estimate "
                     f"{d['estimate']['decimal']} {d['metric']}, lower bound {d['lower_bound']} against margin {d['margin']}")
@@ -382,8 +388,10 @@ def calibration_page(env, loaded) -> str:
 
 def generated_pages(env, pub) -> dict:
     env.globals.setdefault("micro_usd", fmt.micro_usd)
+    env.globals.setdefault("usd_cents", fmt.usd_cents)
     env.globals.setdefault("modal_nano_usd", modal_nano_usd)
     env.globals.setdefault("cpu_text", cpu_text)
+    env.globals.setdefault("arm_role", arm_role)
     loaded = load(pub.runs_dir)
     pages = {"comparisons/index.md": index_page(env, loaded), SCALE_URI: scale_page(env, loaded)}
     for c in loaded["comparisons"]:

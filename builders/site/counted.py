@@ -53,15 +53,9 @@ def end_of(content) -> tuple:
 
 
 def inspect_usage(content) -> dict:
-    """{tokens_in, tokens_out} an Inspect attempt's log reports (content.inspect.usage, summed over its models):
-    provenance, outside fundbook's ledger."""
-    usage = (content.get("inspect") or {}).get("usage") if isinstance(content.get("inspect"), dict) else None
-    out = {"tokens_in": 0, "tokens_out": 0}
-    for per_model in (usage.values() if isinstance(usage, dict) else []):
-        per_model = per_model if isinstance(per_model, dict) else {}
-        out["tokens_in"] += _whole_or_none(per_model.get("input_tokens")) or 0
-        out["tokens_out"] += _whole_or_none(per_model.get("output_tokens")) or 0
-    return out
+    """{tokens_in, tokens_out} an Inspect attempt's log reports (fmt.inspect_usage: the page's cost figure reads it)."""
+    from .fmt import inspect_usage as usage
+    return usage(content)
 
 
 def _whole_or_none(value):
@@ -107,7 +101,8 @@ def counting_map(pub) -> dict:
         for number, attempt in enumerate(tries, 1):
             out[attempt.attempt_id] = {"world": world, "agent": agent, "try": number, "tries": len(tries),
                                        "counted": attempt is counted, "counted_id": counted.attempt_id,
-                                       "score": got if attempt is counted else None}
+                                       "score": got if attempt is counted else None,
+                                       "tries_ids": [t.attempt_id for t in tries]}
     try:
         pub._counting = out
     except AttributeError:

@@ -30,6 +30,18 @@ def usd(amount) -> str:
 micro_usd = usd  # the name the comparison templates use: "$0.00", never "$0.000000"
 
 
+def usd_cents(amount) -> str:
+    """Integer micro-USD to the cent, for pages that print at most two decimals (a decision's page): rounded half
+    up, and an amount under a cent but above zero says so ("under $0.01") rather than rounding it away."""
+    if amount is None or isinstance(amount, bool) or not isinstance(amount, int):
+        return "—"
+    if 0 < abs(amount) < 10_000:
+        return "under $0.01" if amount > 0 else "under -$0.01"
+    sign = "-" if amount < 0 else ""
+    cents = (abs(amount) + 5_000) // 10_000
+    return f"{sign}${cents // 100:,}.{cents % 100:02d}"
+
+
 def count(n) -> str:
     """An integer count with thousands separators (1,000); anything else as it is."""
     if isinstance(n, int) and not isinstance(n, bool):
@@ -74,11 +86,14 @@ def score_text(score) -> str:
 
 
 def duration(ms) -> str:
+    """Milliseconds as read: "850 ms", or seconds to a tenth rounded half up in integers ("1.3 s" for 1250),
+    so the page and checks.js `duration` give the same digits (a float's rounding differs between the two)."""
     if not isinstance(ms, int) or isinstance(ms, bool):
         return "—"
     if ms < 1000:
         return f"{ms} ms"
-    return f"{ms / 1000:,.1f} s"
+    tenths = (ms + 50) // 100
+    return f"{tenths // 10:,}.{tenths % 10} s"
 
 
 def shell(argv) -> str:
@@ -261,6 +276,108 @@ def _payload(value) -> str:
 
 
 FORMATS["payload"] = _payload
+
+
+def _whole(value):
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _dict(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def cost_texts(content) -> tuple:
+    """(the Attempts table's cost, the transcript page's cost line) of a worker attempt's content: dollars from
+    the ledger; a local model's CPU time and tokens, in total and per model call (checks.js `costLine`)."""
+    model, cost = _dict(_dict(content).get("model")), _dict(_dict(content).get("cost"))
+    local = model.get("provider") == "llama-cpp"
+    money = usd(cost.get("micro_usd")) + (" (local)" if local else "")
+    if _whole(cost.get("unresolved_micro_usd")):
+        money += f" + {usd(cost['unresolved_micro_usd'])} unresolved"
+    calls, cpu = _whole(cost.get("calls")), _whole(cost.get("cpu_ms"))
+    t_in, t_out = _whole(cost.get("tokens_in")), _whole(cost.get("tokens_out"))
+    short, detail = [money], [money + (": a model run on this host, no charge" if local else "")]
+    if calls is not None:
+        detail.append(f"{count(calls)} model call{'s' if calls != 1 else ''}")
+    if cpu is not None:
+        short.append(f"CPU {duration(cpu)}")
+        per = per_call(cpu, calls)
+        detail.append(f"CPU {duration(cpu)} in total" + (f", {duration(per)} per call" if per is not None else ""))
+    if t_in is not None and t_out is not None:
+        short.append(f"{count(t_in)} / {count(t_out)} tokens")
+        per_in, per_out = per_call(t_in, calls), per_call(t_out, calls)
+        detail.append(f"tokens {count(t_in)} in and {count(t_out)} out in total"
+                      + (f", {count(per_in)} in and {count(per_out)} out per call" if per_in is not None else ""))
+    return " · ".join(short), " · ".join(detail)
+
+
+def inspect_usage(content) -> dict:
+    """{tokens_in, tokens_out} an Inspect attempt's log reports (content.inspect.usage, summed over its models):
+    provenance, outside fundbook's ledger."""
+    usage = _dict(_dict(content).get("inspect")).get("usage")
+    out = {"tokens_in": 0, "tokens_out": 0}
+    for per_model in (usage.values() if isinstance(usage, dict) else []):
+        out["tokens_in"] += _whole(_dict(per_model).get("input_tokens")) or 0
+        out["tokens_out"] += _whole(_dict(per_model).get("output_tokens")) or 0
+    return out
+
+
+def inspect_cost_texts(content) -> tuple:
+    """An Inspect attempt's cost: none in fundbook's ledger; the tokens Inspect logged, as provenance."""
+    u = inspect_usage(content)
+    return (f"outside the ledger · {count(u['tokens_in'])} / {count(u['tokens_out'])} tokens (Inspect's log)",
+            f"not in fundbook's ledger (Inspect made these calls, not fundbook) · Inspect logged "
+            f"{count(u['tokens_in'])} tokens in and {count(u['tokens_out'])} out, copied as provenance")
+
+
+def inspect_end(limit) -> str:
+    """How an Inspect attempt ended: the limit Inspect stopped the sample at, if any."""
+    if isinstance(limit, dict) and limit:
+        return f"Inspect's {_text(limit.get('type'))} limit: {_text(limit.get('reason'))}"
+    return "the model stopped; the desk closed the remaining checkpoints"
+
+
+def end_reason(term) -> str:
+    """A worker attempt's end: its termination reason, else the limit that ended it."""
+    t = _dict(term)
+    return _text(t.get("reason") or t.get("limit") or "—")
+
+
+_TRY = re.compile(r"\.([2-9][0-9]*)$")
+
+
+def hms(ms) -> str:
+    """Milliseconds as h:mm:ss (whole seconds, cut), a participant's task clock."""
+    if _whole(ms) is None:
+        return _text(ms)
+    sign, s = ("-", -ms // 1000) if ms < 0 else ("", ms // 1000)
+    return f"{sign}{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def _model(m) -> str:
+    m = _dict(m)
+    return f"{_text(m.get('provider', '?'))}:{_text(m.get('id', '?'))}"
+
+
+# Figures of attempt pages and of the pages built over many records (checks.js FORMATS holds the same).
+FORMATS.update({
+    "duration": duration,
+    "usd": usd,
+    "number": lambda v: count(v) if _whole(v) is not None else _text(v),
+    "points100": lambda v: f"{_text(v)}/100",
+    # a decimal string at two decimals, half to even (decimal(); checks.js roundDecimal)
+    "decimal2": lambda v: decimal(v, 2) if isinstance(v, str) else _text(v),
+    "world": lambda v: fixture_label({k: x for k, x in v.items() if k != "policy"} if isinstance(v, dict) else None),
+    "model": _model,
+    "date": lambda v: v[:10] if isinstance(v, str) and v else "undated",
+    "hms": hms,
+    # an attempt id as its try (builders/counting.py try_number: "NAME.2" is the second try of NAME)
+    "try": lambda v: f"try {int(_TRY.search(v).group(1)) if isinstance(v, str) and _TRY.search(v) else 1}",
+    "cost": lambda c: cost_texts(c)[1],
+    "inspect_cost": lambda c: inspect_cost_texts(c)[1],
+    "inspect_end": inspect_end,
+    "end_reason": end_reason,
+})
 
 
 _RAW_MICRO_USD = re.compile(r"(?<![\w.,])(-?[0-9]{1,18}) micro-USD\b", re.ASCII)

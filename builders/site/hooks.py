@@ -7,7 +7,8 @@ in-memory or copied files; nothing is written into docs_dir. on_page_markdown
 fills the sections of written pages that are generated from the records (the
 home page's status line and leaderboard, the Limitations page's status). on_page_context
 escapes the page description, which the theme writes into an attribute as it
-is. on_post_page and on_post_template add the CSP meta (404.html included) and
+is. on_post_page refuses a page whose verifiable region shows a figure outside a
+mark (marks.py); it and on_post_template add the CSP meta (404.html included) and
 the Open Graph tags (og:image relative unless a site URL is configured);
 on_post_build writes the header policy `_headers`, and drops the sitemap when
 no site URL is configured (it would have no address to list).
@@ -29,7 +30,7 @@ from engine import InputError  # noqa: E402
 from mkdocs.exceptions import PluginError  # noqa: E402
 from mkdocs.structure.files import File  # noqa: E402
 
-from builders.site import csp, escape, leaderboard, og_paths, overview, pages, parquet, records, vendor  # noqa: E402
+from builders.site import csp, escape, leaderboard, marks, og_paths, overview, pages, parquet, records, vendor  # noqa: E402
 
 log = logging.getLogger("mkdocs.plugins.fundbook")
 _state = {}
@@ -109,6 +110,10 @@ def on_page_context(context, page, config, nav):
 
 
 def on_post_page(output, page, config):
+    try:  # a verifiable region shows figures only as marks (marks.py): anything else stops the build, in one line
+        marks.check_page(page.file.src_uri, output)
+    except records.SiteInputError as exc:
+        raise PluginError(str(exc)) from None
     card = og_paths.card_for(page.file.src_uri)
     if not (_state["og"] / card).is_file():
         log.warning(f"fundbook: no OG card {_state['og'] / card} for {page.file.src_uri} (run `make build-og`)")

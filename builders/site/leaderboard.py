@@ -325,43 +325,71 @@ def _mean(values) -> Fraction:
     return Fraction(sum(values), len(values))
 
 
+NO_MODEL = ("No model has a result yet: the rows below are the scripted baselines and the practitioners, who give "
+            "the score scale its meaning.")
+
+
 def headline(groups) -> dict:
     """The result in one sentence, from the rows: the best model's mean over its worlds against doing nothing and
     the reference policy on the same worlds, and how often it qualified. The best is the highest mean among the
-    rows that are not preliminary (all rows when every one is)."""
+    rows that are not preliminary (all rows when every one is). The figures are fields (the home page marks each
+    one, site/assets/fundbook/headline.js recomputes them); `headline_text` words them."""
     models = [r for r in dict(groups)["Models"] if r["n"]]
     if not models:
-        return {"text": "No model has a result yet: the rows below are the scripted baselines and the "
-                        "practitioners, who give the score scale its meaning.", "model": None}
+        out = {"model": None}
+        out["text"] = headline_text(out)
+        return out
     # sorted by mean score, highest first; a row over fewer than PRELIMINARY_BELOW worlds is not ranked while a
     # fuller one exists (one lucky world must not become "the best model")
     ranked = [r for r in models if not r["preliminary"]] or models
     best = ranked[0]
     same = [r for r in best["same_worlds"] if all(r[p] is not None for p in SIDE_POLICIES)]
     n = best["worlds"]
-    qualified = sum(1 for c in best["counted"] if c["qualified"])
-    mean = _mean([c["score"] for c in best["counted"]])
-    text = (f"The best model so far, {best['name']}, scored a mean of {_tenths(mean)} points out of 100 over "
-            f"{fmt.count(n)} world{'s' if n != 1 else ''}")
-    out = {"model": best["key"], "worlds": n, "mean": _tenths(mean), "qualified": qualified}
+    out = {"model": best["key"], "name": best["name"], "worlds": n, "denominator": 100,
+           "mean": _tenths(_mean([c["score"] for c in best["counted"]])),
+           "qualified": sum(1 for c in best["counted"] if c["qualified"])}
     if same:
         nothing = _mean([r["do-nothing"] for r in same])
         reference = _mean([r["reference"] for r in same])
         model_same = _mean([r["model"] for r in same])
-        word = "below" if model_same < nothing else "above" if model_same > nothing else "level with"
-        on = "" if len(same) == n else f" (on the {fmt.count(len(same))} of them the engine could replay: {_tenths(model_same)})"
-        text += (f"{on}: {word} doing nothing on the same worlds ({_tenths(nothing)}) and "
-                 f"{'below' if model_same < reference else 'level with' if model_same == reference else 'above'} "
-                 f"the reference policy ({_tenths(reference)})")
-        out.update({"do_nothing": _tenths(nothing), "reference": _tenths(reference), "direction": word})
-    text += f". It qualified on {fmt.count(qualified)} of {fmt.count(n)}."
+        out.update({"same": len(same), "model_same": _tenths(model_same), "do_nothing": _tenths(nothing),
+                    "reference": _tenths(reference),
+                    "direction": "below" if model_same < nothing else "above" if model_same > nothing else "level with",
+                    "reference_direction": ("below" if model_same < reference else "level with"
+                                            if model_same == reference else "above")})
     passed = len(models) - len(ranked)
     if passed:
-        text += (f" {fmt.count(passed)} other model row{'s' if passed != 1 else ''}, over fewer than "
-                 f"{PRELIMINARY_BELOW} worlds, {'are' if passed != 1 else 'is'} preliminary and not ranked here.")
-        out["preliminary_not_ranked"] = passed
-    out["text"] = text
+        out.update({"preliminary_not_ranked": passed, "preliminary_below": PRELIMINARY_BELOW})
+    out["text"] = headline_text(out)
     return out
+
+
+def headline_text(h, say=None):
+    """The headline's sentence from its fields; `say(key, format)` writes a field (plain text by default, a mark
+    on the home page: overview.py), so the page and leaderboard.json's text are one wording."""
+    from markupsafe import Markup
+    from .escape import escape
+    plain = say is None
+    say = say or (lambda key, format="text": fmt.figure_text(h[key], format))
+    if h.get("model") is None:
+        return NO_MODEL
+    n = h["worlds"]
+    parts = ["The best model so far, ", say("name"), ", scored a mean of ", say("mean"), " points out of ",
+             say("denominator"), " over ", say("worlds", "number"), f" world{'s' if n != 1 else ''}"]
+    if "same" in h:
+        if h["same"] != n:
+            parts += [" (on the ", say("same", "number"), " of them the engine could replay: ", say("model_same"), ")"]
+        parts += [": ", say("direction"), " doing nothing on the same worlds (", say("do_nothing"), ") and ",
+                  say("reference_direction"), " the reference policy (", say("reference"), ")"]
+    parts += [". It qualified on ", say("qualified", "number"), " of ", say("worlds", "number"), "."]
+    if "preliminary_not_ranked" in h:
+        passed = h["preliminary_not_ranked"]
+        parts += [" ", say("preliminary_not_ranked", "number"), f" other model row{'s' if passed != 1 else ''}, over "
+                  "fewer than ", say("preliminary_below"), f" worlds, {'are' if passed != 1 else 'is'} preliminary "
+                  "and not ranked here."]
+    if plain:
+        return "".join(parts)
+    return Markup("").join(p if isinstance(p, Markup) else escape(p) for p in parts)
 
 
 def _tenths(x: Fraction) -> str:
@@ -383,7 +411,7 @@ def document(pub) -> dict:
                          "same_worlds_means": {label: m for label, m in r.get("side") or []}})
     return {"schema": "fundbook.leaderboard/1", "rule": counting.RULE, "rule_source": counting.RULE_SOURCE,
             "intervals": {"qualified": intervals.RATE_METHOD, "mean": intervals.MEAN_METHOD},
-            "headline": b["headline"]["text"], "rows": rows}
+            "preliminary_below": PRELIMINARY_BELOW, "headline": b["headline"]["text"], "rows": rows}
 
 
 def json_text(pub) -> str:

@@ -8,8 +8,10 @@ attempts).
 A written page asks for a section with an HTML comment on a line of its own:
 `<!-- fundbook:status-line -->`, `<!-- fundbook:leaderboard -->`,
 `<!-- fundbook:headline -->` (the result in one sentence),
-`<!-- fundbook:status -->` (the dated status) or
-`<!-- fundbook:model-results -->` (what the page says about model results).
+`<!-- fundbook:status -->` (the dated status),
+`<!-- fundbook:model-results -->` (what the page says about model results) or
+`<!-- fundbook:engine-files -->` (the bundle zip's, its manifest's and its provenance's
+files, with the zip's sha256, which its own manifest cannot hold).
 """
 
 import re
@@ -20,6 +22,7 @@ import altair as alt
 from builders import counting
 
 from . import fmt, glossary, intervals, leaderboard
+from .figures import Figures
 from .records import SiteInputError
 
 PLACEHOLDER = re.compile(r"^<!-- fundbook:(?P<name>[a-z-]+) -->$", re.M)
@@ -116,8 +119,10 @@ def fill(markdown: str, src_uri: str, pub, env, root: str) -> str:
     def section(m):
         name = m.group("name")
         if name == "headline":  # the result in one sentence, from the same rows as the leaderboard and its JSON
-            text = leaderboard.board(pub)["headline"]["text"]
-            return env.get_template("headline.md.j2").render(text=text, root=root)
+            h = leaderboard.board(pub)["headline"]
+            fig = Figures({"headline": h})
+            text = leaderboard.headline_text(h, lambda key, format="text": fig(["headline", key], format))
+            return env.get_template("headline.md.j2").render(text=text, root=root, verify=h.get("model") is not None)
         if name in ("status-line", "leaderboard"):
             if "sections" not in home:
                 home["sections"] = home_sections(pub)
@@ -130,6 +135,9 @@ def fill(markdown: str, src_uri: str, pub, env, root: str) -> str:
                 groups=h["groups"], machinery=h["board"]["machinery"], chart=h["chart"], chart_label=CHART_LABEL,
                 columns=columns, root=root, rule=counting.RULE, rate_method=intervals.RATE_METHOD, mean_method=intervals.MEAN_METHOD,
                 preliminary_below=leaderboard.PRELIMINARY_BELOW)
+        if name == "engine-files":  # the bundle zip's own sha256 beside its manifest's (it cannot be in it)
+            engine = pub.index.get("engine") if isinstance(pub.index.get("engine"), dict) else {}
+            return env.get_template("engine_files.md.j2").render(engine=engine, root=root)
         if name in ("status", "model-results"):
             return env.get_template(f"{name.replace('-', '_')}.md.j2").render(s=status_view(pub))
         raise SiteInputError(f"{src_uri}: unknown generated section <!-- fundbook:{name} -->")

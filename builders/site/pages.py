@@ -13,10 +13,11 @@ import json
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
 from . import comparisons, counted, escape, fmt, leaderboard, records, register, scale, unscored
 from . import transcript as trajectory
-from .charts import below_zero, run_charts
+from .charts import run_charts
 from .figures import Figures
 from .records import SiteInputError
 
@@ -113,9 +114,10 @@ def run_page(env, pub, run) -> str:
     description = (f"{c.get('kind')} run {run.run_id}: {c.get('status')}, {c.get('verdict') or 'no verdict'}, "
                    f"{fmt.score_text(c.get('score'))}")
     days = c.get("days") if isinstance(c.get("days"), list) else []
-    low = below_zero(days)
+    fig = Figures(run_roots(run, pub, receipts))
+    low = marked_day_ranges(fig, days)
     captions = {"cash": "cash after each day's settlement; the dashed red line is zero" +
-                        (f", and the red points are the days below it ({day_ranges(low)})" if low else
+                        (Markup(", and the red points are the days below it (") + low + Markup(")") if low else
                          ", and cash never went below it"),
                 "funding": "actions accepted and refused each day, every checkpoint on the axis (a gap is a day "
                            "without an action)"}
@@ -126,13 +128,35 @@ def run_page(env, pub, run) -> str:
                                                          else None),
         unscored_status=c.get("status") if c.get("status") in unscored.UNSCORED else None,
         reason=unscored.reason(pub.runs_dir, c), input_path=input_out.get("path") or "",
-        below_zero=day_ranges(low), captions=captions,
-        r=run, c=c, root="../../", fig=Figures(run_roots(run, pub, receipts)),
-        duration=fmt.duration(run.duration_ms), kind_note=KIND_NOTES.get(c.get("kind"), ""),
+        below_zero=low, captions=captions,
+        r=run, c=c, root="../../", fig=fig, kind_note=KIND_NOTES.get(c.get("kind"), ""),
         expectation_note=EXPECTATION_NOTES.get(c.get("kind"), "This fixture states an expected outcome."),
         eo_keys=eo_keys, charts=run_charts(c), receipts=receipts, outputs=outputs,
         trace_path=(trace_out or {}).get("path"), trace=trace, trace_lines=(trace or "").count("\n") + 1,
         downloads=downloads, verify_js=pub.verify_js, description=description)
+
+
+def marked_day_ranges(fig, days) -> Markup:
+    """The days whose cash closed below zero as `day_ranges` words them, each day number a mark of its
+    record value (so verify checks the note and the chart caption too); empty when none."""
+    low = [i for i, d in enumerate(days) if isinstance(d, dict) and isinstance(d.get("cash"), int)
+           and not isinstance(d.get("cash"), bool) and d["cash"] < 0 and isinstance(d.get("day"), int)]
+    if not low:
+        return Markup("")
+    spans = []
+    for i in low:
+        if spans and days[i]["day"] == days[spans[-1][1]]["day"] + 1:
+            spans[-1][1] = i
+        else:
+            spans.append([i, i])
+
+    def day(i):
+        return fig(["content", "days", i, "day"])
+    parts = [day(a) + Markup("–") + day(b) if b != a else day(a) for a, b in spans]
+    word = "day" if len(parts) == 1 and spans[0][0] == spans[0][1] else "days"
+    if len(parts) > 1:
+        return Markup(f"{word} ") + Markup(", ").join(parts[:-1]) + Markup(" and ") + parts[-1]
+    return Markup(f"{word} ") + parts[0]
 
 
 def day_ranges(days) -> str:
@@ -179,40 +203,6 @@ def _whole(value):
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _cost_texts(model, cost) -> tuple:
-    """(the Attempts table's cost, the transcript page's cost line): dollars from the ledger; a local
-    model's CPU time and tokens, in total and per model call."""
-    usd = fmt.usd(cost.get("micro_usd")) if _whole(cost.get("micro_usd")) is not None else "—"
-    local = model.get("provider") == "llama-cpp"
-    money = usd + (" (local)" if local else "")
-    if _whole(cost.get("unresolved_micro_usd")):
-        money += f" + {fmt.usd(cost['unresolved_micro_usd'])} unresolved"
-    calls, cpu = _whole(cost.get("calls")), _whole(cost.get("cpu_ms"))
-    t_in, t_out = _whole(cost.get("tokens_in")), _whole(cost.get("tokens_out"))
-    short, detail = [money], [money + (": a model run on this host, no charge" if local else "")]
-    if calls is not None:
-        detail.append(f"{fmt.count(calls)} model call{'s' if calls != 1 else ''}")
-    if cpu is not None:
-        short.append(f"CPU {fmt.duration(cpu)}")
-        per = fmt.per_call(cpu, calls)
-        detail.append(f"CPU {fmt.duration(cpu)} in total" + (f", {fmt.duration(per)} per call" if per is not None else ""))
-    if t_in is not None and t_out is not None:
-        short.append(f"{fmt.count(t_in)} / {fmt.count(t_out)} tokens")
-        per_in, per_out = fmt.per_call(t_in, calls), fmt.per_call(t_out, calls)
-        detail.append(f"tokens {fmt.count(t_in)} in and {fmt.count(t_out)} out in total"
-                      + (f", {fmt.count(per_in)} in and {fmt.count(per_out)} out per call" if per_in is not None else ""))
-    return " · ".join(short), " · ".join(detail)
-
-
-def _inspect_cost_texts(content) -> tuple:
-    """An Inspect attempt's cost: none in fundbook's ledger; the tokens Inspect logged, as provenance."""
-    u = counted.inspect_usage(content)
-    tokens = f"{fmt.count(u['tokens_in'])} / {fmt.count(u['tokens_out'])} tokens"
-    return (f"outside the ledger · {tokens} (Inspect's log)",
-            f"not in fundbook's ledger (Inspect made these calls, not fundbook) · Inspect logged "
-            f"{fmt.count(u['tokens_in'])} tokens in and {fmt.count(u['tokens_out'])} out, copied as provenance")
-
-
 def _attempt_view(attempt):
     c = attempt.content
     _check_id(attempt.attempt_id, f"{attempt.folder}/record.json: content.attempt_id")
@@ -221,7 +211,7 @@ def _attempt_view(attempt):
     result = c.get("result") if isinstance(c.get("result"), dict) else {}
     score = result.get("score")
     model = c.get("model") if isinstance(c.get("model"), dict) else {}
-    cost_text, cost_detail = _inspect_cost_texts(c) if counted.is_inspect(c) else _cost_texts(model, cost)
+    cost_text, cost_detail = fmt.inspect_cost_texts(c) if counted.is_inspect(c) else fmt.cost_texts(c)
     volatile = attempt.record.get("volatile") if isinstance(attempt.record.get("volatile"), dict) else {}
     started = counted.started_of(attempt) or ""
     end_status, end_reason = counted.end_of(c)
@@ -249,6 +239,36 @@ def _attempt_files(pub, attempt):
             if p.is_file() and p.suffix in records.PUBLISHED_SUFFIXES and fmt.SAFE_ID.match(p.name)]
 
 
+def counted_root(counts) -> dict:
+    """The `counted` root of an attempt page's figures: how the one rule (builders/counting.py) counts it.
+    attempt.js `countedRoot` derives the same object in the reader's browser from the tries' records."""
+    got = counts["score"] or {}
+    return {"world": counts["world"], "try": counts["try"], "tries": counts["tries"], "counted": counts["counted"],
+            "counted_id": counts["counted_id"], "points": got.get("points"), "status": got.get("status"),
+            "verdict": got.get("verdict"), "gates": got.get("gates") or [], "source": got.get("source")}
+
+
+def attempt_figures(attempt, counts) -> Figures:
+    """The figures of an attempt page: the record's content, the record itself (its volatile start and
+    duration) and how the one rule counts it."""
+    return Figures({"content": attempt.content, "record": attempt.record, "counted": counted_root(counts)})
+
+
+def _tries_urls(pub, counts) -> str:
+    """The records of the agent's tries of this world, for the verify (which derives the counted root from them)."""
+    folders = {a.attempt_id: a.folder for a in pub.attempts}
+    return json.dumps([f"../../{folders[aid]}/record.json" for aid in counts["tries_ids"]])
+
+
+def _note(c, transcript, term):
+    """(the attempt's note, its path in the record or None for the transcript's own note)."""
+    if c.get("note"):
+        return c["note"], ["content", "note"]
+    if term.get("note"):
+        return term["note"], ["content", "termination", "note"]
+    return transcript.get("note"), None
+
+
 def transcript_page(env, pub, attempt) -> str:
     if attempt.inspect:
         return inspect_page(env, pub, attempt)
@@ -256,12 +276,8 @@ def transcript_page(env, pub, attempt) -> str:
     transcript = attempt.transcript if isinstance(attempt.transcript, dict) else {}
     result = view["result"]
     groups = trajectory.checkpoints(transcript, result)
-    components = []
     score = result.get("score") if isinstance(result.get("score"), dict) else {}
     comps = score.get("components") if isinstance(score.get("components"), dict) else {}
-    for name, comp in sorted(comps.items()):
-        components.append((name, fmt.figure_text(comp, "points")))
-    ms = view["volatile"].get("duration_ms")
     c = attempt.content
     rec_sha = fmt.short(attempt.record["content_sha256"])
     tr_sha = fmt.short((c.get("transcript") or {}).get("sha256") if isinstance(c.get("transcript"), dict) else None)
@@ -271,8 +287,7 @@ def transcript_page(env, pub, attempt) -> str:
     generated = (f"Rendered by builders/site/pages.py from {attempt.folder}/record.json (content sha256 "
                  f"{rec_sha}…) and {attempt.folder}/transcript.json (sha256 {tr_sha}…), {when}. Every step is "
                  f"shown in full; model-written text is escaped and shown as plain text.")
-    note = c.get("note") or transcript.get("note") or view["term"].get("note")
-    status = result.get("status") or view["status"]
+    note, note_path = _note(c, transcript, view["term"])
     counts = counted.counting_map(pub)[attempt.attempt_id]
     steps = transcript.get("steps") if isinstance(transcript.get("steps"), list) else []
     calls = _whole((c.get("cost") or {}).get("calls") if isinstance(c.get("cost"), dict) else None) or 0
@@ -281,48 +296,34 @@ def transcript_page(env, pub, attempt) -> str:
     receipts = (c.get("outputs") or {}).get("receipts") if isinstance(c.get("outputs"), dict) else None
     verify_url = (f"../../{attempt.folder}/record.json"
                   if isinstance(receipts, dict) and receipts.get("path") == "receipts.json" and pub.verify_js else None)
+    status_path = ["content", "result", "status"] if result.get("status") else ["content", "termination", "status"]
     return env.get_template("transcript.md.j2").render(
         counts=counts, counted=_counted_line(counts), unanswered=max(0, calls - answered),
-        a=attempt, model=view["model"],  # the score as a figure: the attempt's verify checks it (attempt.js)
-        score=Figures({"content": c})(["content", "result", "score"], "score") if result.get("score") else None,
-        groups=groups, step_count=sum(len(g["steps"]) for g in groups),
+        a=attempt, fig=attempt_figures(attempt, counts), tries=_tries_urls(pub, counts),
+        scored=bool(result.get("score")), groups=groups, step_count=sum(len(g["steps"]) for g in groups),
         machinery=not leaderboard.is_real_model(c),
         days=sum(1 for g in groups if g["day"] is not None),
         errors=sum(g["errors"] for g in groups), refusals=sum(g["refusals"] for g in groups),
-        duration=fmt.duration(ms if isinstance(ms, int) else None), status=status,
-        status_class=str(status).lower(), label=view["label"], note=note, components=components,
-        end_reason=view["reason"], accepted_actions=view["accepted_actions"], settled_days=view["settled_days"],
-        cost=view["cost_detail"], summary=fmt.readable_units(trajectory.text_of(transcript.get("summary") or "")),
-        generated=generated, files=_attempt_files(pub, attempt), fig=Figures({"content": c, "record": attempt.record}),
+        status_path=status_path, status_class=str(result.get("status") or view["status"]).lower(),
+        label=view["label"], note=note, note_path=note_path, components=sorted(comps),
+        accepted_actions=view["accepted_actions"],
+        summary=fmt.readable_units(trajectory.text_of(transcript.get("summary") or "")),
+        generated=generated, files=_attempt_files(pub, attempt),
         verify_url=verify_url, graded=isinstance(c.get("result"), dict),
         description=f"Transcript of model attempt {attempt.attempt_id}: {view['status']}, {view['reason']}.")
 
 
-FOLD_CHARS = 1200
-
-
 def inspect_page(env, pub, attempt) -> str:
-    """The page of an Inspect-imported attempt: its counted score (the one rule), its grade and receipts as
-    figures its verify checks (site/assets/desk/attempt.js), and the log's messages from transcript.json, every
-    string as data."""
+    """The page of an Inspect-imported attempt: what fundbook established (the accepted batches re-executed
+    through the bundle: legal moves, these receipts, this grade) apart from what is only as Inspect logged it
+    (the model, the provider, that a model wrote these messages at all), as figures its verify checks
+    (site/assets/desk/attempt.js), then the log's messages from transcript.json by checkpoint, every string as
+    data, with the worker transcript's reading aids (transcript.py `inspect_checkpoints`)."""
     view = _attempt_view(attempt)
     c = attempt.content
     ins = c["inspect"]
     transcript = attempt.transcript if isinstance(attempt.transcript, dict) else {}
-    steps = []
-    for i, step in enumerate(transcript.get("steps") or []):
-        text = step.get("text") if isinstance(step.get("text"), str) else ""
-        error = step.get("error") if isinstance(step.get("error"), dict) else None
-        role = str(step.get("role"))
-        steps.append({"index": i, "role": role, "text": text, "long": len(text) > FOLD_CHARS or text.count("\n") > 30,
-                      "role_class": {"assistant": "model", "tool": "tool", "user": "evaluator"}.get(role, "other"),
-                      "model": step.get("model") if role == "assistant" else None,
-                      "function": step.get("function") if role == "tool" else None,
-                      "error": f"{error.get('type')}: {error.get('message')}" if error else None,
-                      "tool_calls": [{"id": call.get("id"), "function": call.get("function"),
-                                      "arguments": json.dumps(call.get("arguments"), indent=2, sort_keys=True,
-                                                              ensure_ascii=False)}
-                                     for call in step.get("tool_calls") or []]})
+    groups = trajectory.inspect_checkpoints(transcript, c.get("result"))
     counts = counted.counting_map(pub)[attempt.attempt_id]
     rec_sha = fmt.short(attempt.record["content_sha256"])
     tr_sha = fmt.short(c["transcript"]["sha256"])
@@ -335,14 +336,16 @@ def inspect_page(env, pub, attempt) -> str:
                         indent=2, sort_keys=True, ensure_ascii=False)
     task = c["task"]
     got = counts["score"]
+    score = c["result"].get("score") if isinstance(c.get("result"), dict) else None
+    comps = score.get("components") if isinstance(score, dict) and isinstance(score.get("components"), dict) else {}
+    steps = [s for g in groups for s in g["steps"]]
     return env.get_template("inspect_attempt.md.j2").render(
-        a=attempt, model=view["model"], as_logged=c["model"]["as_logged"], label=view["label"], ins=ins,
-        counts=counts, counted=_counted_line(counts), counted_score=fmt.score_text(c["result"].get("score")),
-        steps=steps, step_count=len(steps), turns=c["turns"], end_reason=view["reason"], cost=view["cost_detail"],
-        world=f"{task['family']} seed {task['seed']}", horizon=task["horizon"], logged=logged,
-        fig=Figures({"content": c, "record": attempt.record}), generated=generated,
+        a=attempt, label=view["label"], ins=ins, counts=counts, counted=_counted_line(counts),
+        groups=groups, step_count=len(steps), invalid=sum(1 for s in steps if s["invalid"]),
+        errors=sum(g["errors"] for g in groups), components=sorted(comps), logged=logged,
+        fig=attempt_figures(attempt, counts), tries=_tries_urls(pub, counts), generated=generated,
         verify_url=f"../../{attempt.folder}/record.json" if pub.verify_js else None,
-        files=_attempt_files(pub, attempt),
+        files=_attempt_files(pub, attempt), per_call=any(s["usage"] or s["time"] for s in steps),
         description=f"Inspect-imported attempt {attempt.attempt_id} of {view['model']} on {task['family']} seed "
                     f"{task['seed']}: {got['points'] if got else 'not counted'}"
                     f"{'/100' if got else ''}, {c['result'].get('status')}.")

@@ -42,6 +42,12 @@ def _duration_ms(run, pub):
     return ms
 
 
+def _duration_path(run):
+    """Where the register's time figure is read: the record's volatile duration, else the index's."""
+    return ["record", "volatile", "duration_ms"] if run.duration_ms is not None \
+        else ["index", "volatile", "durations_ms", run.run_id]
+
+
 def rows(pub, run_roots) -> list:
     worlds = scale.world_scores(pub.runs)
     by_id = {run.run_id: run for run in pub.runs}
@@ -68,6 +74,7 @@ def rows(pub, run_roots) -> list:
             "fixture_sha256": c.get("fixture_sha256"), "bundle_sha256": _dict(c.get("engine")).get("bundle_sha256"),
             "execution_path": c.get("execution_path"),
             "duration": fmt.duration(ms), "duration_sort": ms if ms is not None else -1,
+            "duration_path": _duration_path(run),
             # the scale's scores are figures of the other runs: verify checks them against those runs
             "scale": {policy: Figures(run_roots(by_id[rid], pub), run_id=rid)
                       for policy, rid in (worlds.get(scale.world_key(c)) or {}).items()},

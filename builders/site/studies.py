@@ -12,6 +12,7 @@ from pathlib import Path
 from builders.preregistration import freeze_commit
 
 from . import fmt
+from .figures import DecisionFigures, Figures
 from .records import SiteInputError, load_json
 
 STATUS_SCHEMA = "fundbook.study-status/1"
@@ -58,7 +59,10 @@ def _study(root: Path, name: str, attempts) -> dict:
         if (root / name / comp / "decision.json").is_file():  # drawn once the rule stopped (`study decide`)
             decision = _decision(load_json(root / name / comp / "decision.json", f"{where}/{comp}/decision.json"),
                                  f"{where}/{comp}/decision.json")
-        questions.append({"name": comp, "question": spec.get("question"), "estimand": spec.get("estimand"),
+        decision_doc = (load_json(root / name / comp / "decision.json", f"{where}/{comp}/decision.json")
+                        if decision is not None else None)
+        questions.append({"dfig": DecisionFigures(decision_doc, of=comp) if decision_doc else None,
+                          "name": comp, "question": spec.get("question"), "estimand": spec.get("estimand"),
                           "method": spec.get("method") or {}, "alpha": spec.get("alpha"),
                           "max_n": (spec.get("stopping") or {}).get("max_n"), "frozen_on": freeze.get("frozen_on"),
                           "spec_sha256": freeze.get("spec_sha256"), "state": state, "decision": decision,
@@ -75,11 +79,17 @@ def _study(root: Path, name: str, attempts) -> dict:
     arms = list(study.get("arms") or [])
     for w in status.get("per_world") or []:
         scores = w.get("score") or {}
-        worlds.append({"item_id": w.get("item_id"), "family": w.get("family"),
+        worlds.append({"item_id": w.get("item_id"), "family": w.get("family"), "listed": list(w.get("tries") or []),
                        "scores": [fmt.figure_text(v, "points") if v is not None else "none"
                                   for v in scores.values()],
                        "attempts": sorted(by_world.get(w.get("item_id"), []))})
-    return {"name": name, "state": status.get("state"), "worlds": status.get("worlds"),
+    published = {a.attempt_id: a.content for a in attempts}
+    roots = {"status": status, "study": study,
+             "attempts": {aid: published.get(aid) for w in worlds for aid in w["listed"]},
+             "spec": {q["name"]: load_json(root / name / q["name"] / "spec.json", "") for q in questions},
+             "freeze": {q["name"]: load_json(root / name / q["name"] / "freeze.json", "") for q in questions}}
+    return {"fig": Figures(roots, of=name), "url": f"../{where}/",
+            "name": name, "state": status.get("state"), "worlds": status.get("worlds"),
             "planned_max": status.get("planned_max"), "questions": questions, "world_rows": worlds,
             "arm_names": list((status.get("per_world") or [{}])[0].get("score", {}).keys()) or arms,
             "tiers": _tiers(status.get("tiers"), where)}
@@ -138,6 +148,9 @@ def counted(pub, found) -> None:
         for w in st["world_rows"]:
             w["tries"] = sorted(((aid, counts[aid]["try"], counts[aid]["counted"], end)
                                  for aid, end in w["attempts"] if aid in counts), key=lambda t: (t[1], t[0]))
+            # the tries as the study lists them (status.json), the counted one by the rule; the page marks each
+            bold = {aid for aid, _, is_counted, _ in w["tries"] if is_counted}
+            w["listed"] = [(j, aid, aid in bold) for j, aid in enumerate(w["listed"])]
             last = next((counts[aid] for aid, _, is_counted, _ in w["tries"] if is_counted), None)
             w["counted_id"] = last["counted_id"] if last else None
             if last and last["agent"].startswith("model:") and model_col is not None:
@@ -155,4 +168,4 @@ def page(env, pub) -> str:
     found = studies(pub.runs_dir, pub.attempts)
     counted(pub, found)
     return env.get_template("studies.md.j2").render(
-        studies=found, description=f"{len(found)} pre-registered studies of real agents, with their state.")
+        studies=found, arm_head=_short_arm, description=f"{len(found)} pre-registered studies of real agents, with their state.")

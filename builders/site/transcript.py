@@ -162,3 +162,108 @@ def checkpoints(transcript, result) -> list:
         if used[g["key"]] > 1:
             g["key"] = f"{g['key']}-{used[g['key']]}"
     return groups
+
+
+# ---- an Inspect-imported attempt's messages (builders/inspect_records.py keeps them as logged) ----
+
+# The desk's own phrases in the messages it sends (launchers/inspect/_env.py): a checkpoint's packet, an answer
+# that is not the protocol's, a tool the desk refused to run, a tool's result.
+_CHECKPOINT = re.compile(r"CHECKPOINT day (\d+) of \d+", re.ASCII)
+_RESULT = re.compile(r"^TOOL RESULT ([A-Za-z_]+): ", re.ASCII)
+INSPECT_ROLES = {"assistant": "model", "tool": "tool", "user": "evaluator"}
+
+
+def _inspect_flags(step) -> list:
+    """[(kind, words)] of an Inspect message: an invalid answer, a refused tool, a rejected batch or a tool
+    error is an error; refused actions are refusals (what the worker transcript marks, in Inspect's shape)."""
+    out = []
+    text = step.get("text") if isinstance(step.get("text"), str) else ""
+    error = step.get("error") if isinstance(step.get("error"), dict) else None
+    if error:
+        out.append(("error", f"{text_of(error.get('type'))}: {text_of(error.get('message'))}"))
+    if step.get("role") in ("user", "tool"):
+        if text.startswith("Invalid answer"):
+            out.append(("error", "invalid answer"))
+        elif text.startswith("TOOL ERROR"):
+            out.append(("error", "tool error"))
+        body = _json(_RESULT.sub("", text, count=1))
+        if isinstance(body, dict) and body.get("accepted") is False:
+            out.append(("error", "batch rejected"))
+        if isinstance(body, dict) and isinstance(body.get("decisions"), list):
+            refused = sum(1 for d in body["decisions"] if isinstance(d, dict) and d.get("decision") == "REFUSED")
+            if refused:
+                out.append(("refusal", f"{refused} refused"))
+    return out
+
+
+def _per_call(step):
+    """(tokens words, time words) of a model message, when the imported log carries them per call."""
+    usage = step.get("usage") if isinstance(step.get("usage"), dict) else {}
+    t_in, t_out = _int(usage.get("input_tokens")), _int(usage.get("output_tokens"))
+    tokens = f"{fmt.count(t_in)} tokens in · {fmt.count(t_out)} out" if t_in is not None and t_out is not None else None
+    ms = _int(step.get("time_ms"))
+    return tokens, (fmt.duration(ms) if ms is not None else None)
+
+
+def inspect_checkpoints(transcript, result) -> list:
+    """An Inspect attempt's messages grouped by checkpoint like `checkpoints` (a group opens at the desk's
+    message that carries the checkpoint's packet), each model message numbered as a turn, with its marks and,
+    when the log carries them, its tokens and time."""
+    raw = transcript.get("steps") if isinstance(transcript.get("steps"), list) else []
+    days = result.get("days") if isinstance(result, dict) and isinstance(result.get("days"), list) else []
+    by_day = {d.get("day"): d for d in days if isinstance(d, dict) and _int(d.get("day")) is not None}
+    groups, day, turn, pending = [], None, 0, None
+    turns = sum(1 for s in raw if isinstance(s, dict) and s.get("role") == "assistant")
+    for i, step in enumerate(raw):
+        step = step if isinstance(step, dict) else {"text": text_of(step)}
+        text = step.get("text") if isinstance(step.get("text"), str) else ""
+        role = text_of(step.get("role", "?"))
+        opened = _CHECKPOINT.match(text) if role in ("user", "tool") else None
+        if opened:
+            day = int(opened.group(1))
+        elif pending is not None:
+            day, pending = pending, None
+        found = _CHECKPOINT.search(text) if role in ("user", "tool") and not opened else None
+        if found:  # a batch's result announces the next checkpoint: the messages after it are that day's
+            pending = int(found.group(1))
+        key = f"day-{day}" if day is not None else "before"
+        if not groups or groups[-1]["key"] != key:
+            groups.append({"key": key, "day": day, "steps": []})
+        marks = _inspect_flags(step)
+        tokens, time = _per_call(step) if role == "assistant" else (None, None)
+        turn += role == "assistant"
+        calls = []
+        for call in step.get("tool_calls") if isinstance(step.get("tool_calls"), list) else []:
+            call = call if isinstance(call, dict) else {}
+            calls.append({"id": text_of(call.get("id")), "function": text_of(call.get("function")),
+                          "arguments": json.dumps(call.get("arguments"), indent=2, sort_keys=True, ensure_ascii=False)})
+        groups[-1]["steps"].append({
+            "index": _int(step.get("index")) if _int(step.get("index")) is not None else i, "role": role,
+            "role_class": INSPECT_ROLES.get(role, "other"), "text": text,
+            "long": text.count("\n") + 1 > FOLD_LINES or len(text) > FOLD_CHARS,
+            "model": text_of(step.get("model")) if role == "assistant" and step.get("model") else None,
+            "function": text_of(step.get("function")) if role == "tool" and step.get("function") else None,
+            "tool_calls": calls, "marks": marks, "usage": tokens, "time": time,
+            "turn": turn if role == "assistant" else None, "turns": turns, "answered_error": False,
+            "invalid": any(w == "invalid answer" for _, w in marks),
+            "error": any(k == "error" for k, _ in marks), "refusal": any(k == "refusal" for k, _ in marks)})
+    steps = [s for g in groups for s in g["steps"]]
+    for turn, answer in zip(steps, steps[1:]):  # a turn the desk answered with an error is marked in the turn list
+        turn["answered_error"] = turn["turn"] is not None and answer["error"]
+    for g in groups:
+        if g["day"] is not None:
+            g["title"], g["outcome"] = f"Day {g['day']}", _outcome(g["day"], by_day.get(g["day"]))
+        else:
+            g["title"], g["outcome"] = "Before the first checkpoint", "before the desk opens"
+        g["errors"] = sum(1 for s in g["steps"] if s["error"])
+        g["refusals"] = sum(1 for s in g["steps"] if s["refusal"])
+        roles = {}
+        for s in g["steps"]:
+            roles[s["role_class"]] = roles.get(s["role_class"], 0) + 1
+        g["summary"] = ", ".join(f"{n} {role}" for role, n in sorted(roles.items()))
+    used = {}
+    for g in groups:
+        used[g["key"]] = used.get(g["key"], 0) + 1
+        if used[g["key"]] > 1:
+            g["key"] = f"{g['key']}-{used[g['key']]}"
+    return groups

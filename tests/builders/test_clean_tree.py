@@ -5,7 +5,9 @@ sees them) committed into a new repository; the virtual environment and
 node_modules are this checkout's, linked in (their bootstrap is not what is
 tested, so make is told they are current). Then the whole `make build` runs,
 in one Pyodide runtime, and `git status --porcelain` must print nothing: the
-committed runs/ are rebuilt byte for byte. Slow (the whole build, ~30 s alone)."""
+committed runs/ are rebuilt byte for byte. Then, in that checkout, a run template made
+to write a figure outside a mark stops `make site` in one line (issue 39).
+Slow (the whole build, ~30 s alone)."""
 
 import json
 import os
@@ -60,3 +62,16 @@ def test_make_build_on_a_fresh_checkout_leaves_the_tree_clean(tmp_path):
     assert "stdlib_stage" not in proc.stdout and "stdlib.mjs" not in proc.stdout
     assert (checkout / "site" / "assets" / "desk" / "runtime" / "python_stdlib.zip").is_file()
     assert (checkout / "public" / "index.html").is_file()
+    # ... and that fresh build refuses a page whose verifiable region shows a figure outside a mark (issue 39): the
+    # run template made to say "Score 61/100" in plain text in its result region stops `make site`, in one line
+    run = checkout / "builders" / "site" / "templates" / "run.md.j2"
+    run.write_text(run.read_text().replace('<div data-fb-verified="result">\n',
+                                           '<div data-fb-verified="result">\n<p>Score 61/100</p>\n', 1))
+    proc = subprocess.run(["make", "-o", ".venv/.installed", "-o", "node_modules/.installed", "site"],
+                          cwd=checkout, env=env, capture_output=True, text=True)
+    assert proc.returncode != 0
+    refusals = [line for line in (proc.stdout + proc.stderr).splitlines() if "verifiable region" in line]
+    assert refusals and all(line.endswith('verifiable region "result" shows "Score 61/100" outside a figure mark: '
+                                          'write it with the figure renderer (builders/site/figures.py) or move it '
+                                          'out of the region') for line in refusals), refusals
+    assert "Traceback" not in proc.stdout + proc.stderr

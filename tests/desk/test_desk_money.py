@@ -85,6 +85,10 @@ def test_the_projection_and_the_tools_read_as_money(page, site):
     assert f"{capacity // 100:,}.{capacity % 100:02d}" in text and not RAW.search(text)
     assert str(capacity) in out.locator("details pre").text_content()
     assert out.get_attribute("role") == "region" and out.get_attribute("tabindex") == "0"
+    # the JSON, which scrolls sideways on its own, is a region the keyboard reaches too (issue 39, item 6)
+    pre = out.locator("details pre")
+    assert (pre.get_attribute("tabindex"), pre.get_attribute("role"), pre.get_attribute("aria-label")) == \
+        ("0", "region", "Tool output as JSON")
     assert not page.errors
 
 

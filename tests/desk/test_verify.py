@@ -91,7 +91,7 @@ def test_verify_matches_one_run_of_each_kind_on_every_check(vpage, served):
         assert box.locator("[data-result]").get_attribute("data-result") == "match", box.inner_text()
         for name in ("reexecution", "engine", "index", "page"):
             assert check(box, name) == (True, []), (run_id, name)
-        figures = int(re.search(r"all (\d+) figures shown", box.inner_text()).group(1))
+        figures = int(re.search(r"all (\d+) marked figures", box.inner_text()).group(1))
         assert figures > 50, run_id
     assert not vpage.errors
 
@@ -154,8 +154,10 @@ def page_score_text(site):
 def page_cash_text(site):
     from builders.site.fmt import money
     cash = _cash(site)
-    _edit_page(site, RUN, f'data-fb-path="content/days/3/cash" data-fb-format="money" class="fb-num">{money(cash)}<',
-               f'data-fb-path="content/days/3/cash" data-fb-format="money" class="fb-num">{money(cash + 100)}<')
+    _edit_page(site, RUN, f'data-fb-path="content/days/3/cash" data-fb-format="money" class="fb-num" data-label="Cash">'
+                          f'{money(cash)}<',
+               f'data-fb-path="content/days/3/cash" data-fb-format="money" class="fb-num" data-label="Cash">'
+               f'{money(cash + 100)}<')
 
 
 def page_score_unmarked(site):

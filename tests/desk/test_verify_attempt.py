@@ -70,7 +70,7 @@ def _verifies(vpage, built_site, kinds):  # noqa: F811
             assert box.locator("[data-result]").get_attribute("data-result") == "match", (kind, box.inner_text())
             for name in ("files", "reexecution", "engine", "page"):
                 assert check(box, name) == (True, []), (kind, name)
-            assert int(re.search(r"all (\d+) figures shown", box.inner_text()).group(1)) >= MIN_FIGURES.get(kind, 8)
+            assert int(re.search(r"all (\d+) marked figures", box.inner_text()).group(1)) >= MIN_FIGURES.get(kind, 8)
             times[kind] = (int(box.locator(".fb-verify-output").get_attribute("data-ms")), round(box.seconds, 1))
     print(f"\nattempt verify, (re-execution and checks in ms, click to verdict in s with the engine's start): {times}")
     assert not vpage.errors

@@ -55,3 +55,28 @@ def test_the_contract_opens_with_the_desk_not_with_hashing():
     assert heads.index("Determinism and hashing") > heads.index("Grading")
     opening = text.split("## The world", 1)[0]
     assert "SHA-256" not in opening and "RFC 8785" not in opening
+
+
+def test_every_fundbook_command_an_article_names_exists():
+    """A command named in prose (`fundbook grade`, `desk replay` after it) is one the CLI has: "`fundbook run`"
+    named a command that never existed."""
+    import click
+    names = set(fundbook.commands)
+    groups = {n: set(c.commands) for n, c in fundbook.commands.items() if isinstance(c, click.Group)}
+    named = 0
+    for page in sorted(SITE.rglob("*.md")):
+        text = page.read_text(encoding="utf-8")
+        for span in re.findall(r"`fundbook ([a-z][a-z-]*)(?: ([a-z][a-z-]*))?[^`]*`", text):
+            command, sub = span
+            assert command in names, (page.name, command)
+            if command in groups and sub and not sub.startswith("-"):
+                assert sub in groups[command] or sub.upper() == sub, (page.name, command, sub)
+            named += 1
+        # a bare sibling in a list after one: "`fundbook grade`, `gold` and `desk replay`"
+        for tail in re.findall(r"`fundbook [a-z-]+`((?:, `[a-z -]+`)*(?:,? and `[a-z -]+`))", text):
+            for word in re.findall(r"`([a-z -]+)`", tail):
+                first, *rest = word.split()
+                assert first in names, (page.name, word)
+                if rest:
+                    assert rest[0] in groups.get(first, ()), (page.name, word)
+    assert named >= 5

@@ -56,6 +56,21 @@ def test_register_sorts(page, server, run_index):
     assert ids == sorted(ids)
 
 
+def test_sorting_by_score_puts_unscored_rows_last_both_ways(page, server, run_index):
+    """A MALFORMED or UNSCORABLE grader test has no score: it sorts after every scored row, ascending and
+    descending (it sorted first ascending, as if it scored below zero)."""
+    page.goto(server + "runs/?view=grader")
+    score = page.locator("section#grader th[data-fb-key=score] button")
+    unscored = sum(1 for e in run_index["entries"] if e["kind"] in GRADER) - sum(
+        1 for p in _column(page, "score") if p != "")
+    assert unscored > 0
+    for direction in (sorted, lambda xs: sorted(xs, reverse=True)):
+        score.click()
+        column = _column(page, "score")
+        scored = [int(p) for p in column if p != ""]
+        assert column == [str(p) for p in direction(scored)] + [""] * unscored, column
+
+
 def test_register_filters_and_searches(page, server, run_index):
     entries = run_index["entries"]
     page.goto(server + "runs/?view=grader")
@@ -243,7 +258,7 @@ def test_register_shows_the_scale_and_one_badge_per_grader_test(page, server, ru
     page.goto(server + "runs/?view=grader")
     badge = page.locator('tr[data-run-id="adversarial-W3-M2_double_pledge"] td[data-label="Grader test"] .fb-badge')
     assert badge.inner_text() == "✓ passed"
-    assert badge.get_attribute("title").startswith("expected refuses m2-double-pledge on day 1 (TITLE); status SCORED; "
-                                                   "observed ")
+    assert badge.locator("[data-fb-path]").get_attribute("title").startswith(
+        "expected refuses m2-double-pledge on day 1 (TITLE); status SCORED; observed ")
     from builders.site import glossary
     assert page.locator("dl.fb-columns dt").count() == len(glossary.REGISTER)  # engine and path: stated above

@@ -265,3 +265,19 @@ def test_numbers_read_as_numbers(built_site):
     index = _visible_text((public / "comparisons" / "index.html").read_text())
     assert not re.search(r"\b\d{4,}\b(?![,.]\d)", re.sub(r"\b[0-9a-f]{12}\b|seed \d+|\d{4}-\d\d-\d\d", "", index)), \
         re.findall(r"\b\d{4,}\b", index)[:5]
+
+
+def test_the_bundle_zips_own_sha256_is_published_beside_its_manifest(built_site):
+    """The manifest is inside the zip, so it cannot name the zip's sha256: the Run it and contract pages publish it
+    beside the manifest's, and both are the sha256 of the files the site serves (issue 39, item 6)."""
+    import hashlib
+    import re
+    public = built_site[0]
+    zip_sha = hashlib.sha256((public / "engine" / "fundbook-engine.zip").read_bytes()).hexdigest()
+    manifest_sha = hashlib.sha256((public / "engine" / "manifest.json").read_bytes()).hexdigest()
+    assert zip_sha not in (public / "engine" / "manifest.json").read_text()
+    for page in ("run-it", "contract"):
+        html = (public / page / "index.html").read_text(encoding="utf-8")
+        shown = dict(re.findall(r'data-fb-engine="(\w+)">([0-9a-f]{64})<', html))
+        assert shown == {"bundle_sha256": zip_sha, "manifest_sha256": manifest_sha}, (page, shown)
+        assert "The manifest cannot name the zip's own SHA-256" in html

@@ -1,6 +1,6 @@
 """The decision pages show figures at 2 decimals (bounds rounded outwards) and verify compares them: the
-browser's roundDecimal (site/assets/fundbook/decisions.js) must round every decimal string exactly as
-builders/site/fmt.py decimal() does, or verify would call a true page a forgery (or a forged one true)."""
+browser's roundDecimal (site/assets/desk/checks.js, re-exported by site/assets/fundbook/decisions.js) must
+round every decimal string exactly as builders/site/fmt.py decimal() does, or verify would call a true page a forgery (or a forged one true)."""
 
 import json
 import shutil
@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from builders.site import fmt
+from tests.site.conftest import built_site  # noqa: F401  (the shared strict site build)
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = """
@@ -49,3 +50,21 @@ def test_the_study_s_bounds_round_outwards():
 @given(st.lists(CASE, min_size=50, max_size=150))
 def test_the_browser_rounds_every_decimal_as_the_page_does(cases):
     assert js_round([list(c) for c in cases]) == [fmt.decimal(*c) for c in cases]
+
+
+def test_no_decision_page_prints_more_than_two_decimals(built_site):  # noqa: F811
+    """Every decision page, the Comparisons index and the Studies page: no number in what a reader reads has more
+    than two decimals (a cost under a cent says so; decision.json holds every digit)."""
+    import html
+    import re
+    public = built_site[0]
+    decided = [p.parent for p in (built_site[1]).glob("**/decision.json")]
+    pages = [public / "comparisons" / d.name / "index.html" for d in decided]
+    pages += [public / "comparisons" / "index.html", public / "studies" / "index.html"]
+    assert len(pages) > 4
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        body = re.sub(r"<script.*?</script>", "", text[text.index("<article"):text.index("</article>")], flags=re.S)
+        shown = html.unescape(re.sub(r"<[^>]+>", " ", body))
+        long = re.findall(r"(?<![\w.])-?\d[\d,]*\.\d{3,}\b", shown)
+        assert not long, (page.relative_to(public).as_posix(), long[:5])

@@ -12,6 +12,7 @@ import pytest
 import engine
 from builders.site import fmt, leaderboard, overview, pages, records
 from tests.site.host_records import write_host_runs
+from tests.site.text import plain
 
 REPO = Path(__file__).resolve().parents[2]
 MOCK = REPO / "runs" / "attempts" / "mock-FUND_01-seed-1"
@@ -189,7 +190,8 @@ def test_the_last_try_counts_whatever_its_end_and_n_is_worlds(runs):
             in csv)
     home = _home(runs)
     assert home.index("data-fb-headline") < home.index("fb-board-table")
-    assert doc["headline"] in home
+    assert doc["headline"] in plain(home)
+    assert '<span data-fb-path="headline/mean">9.0</span>' in home  # each figure a mark the home page's check reads
 
 
 def test_the_home_page_and_leaderboard_json_state_the_same_figures(runs):
@@ -338,10 +340,11 @@ def test_a_local_attempt_page_gives_cpu_and_tokens_per_call_and_in_total_at_zero
     env = pages.environment()
     (attempt,) = [a for a in pub.attempts if a.attempt_id == LLAMA.name]
     page = pages.transcript_page(env, pub, attempt)
-    assert ('<p class="fb-line" data-fb-cost><span class="fb-label">Cost</span> $0.00 (local): a model run on this '
+    assert ('<p class="fb-line" data-fb-cost><span class="fb-label">Cost</span> <span data-fb-path="content" '
+            'data-fb-format="cost">$0.00 (local): a model run on this '
             "host, no charge · 20 model calls · CPU 522.3 s in total, 26.1 s per call · tokens 31,734 in and 5,155 "
-            "out in total, 1,587 in and 258 out per call</p>") in page
-    assert "A machinery test, not a model." not in page and 'fb-badge fb-kind-model">model</span>' in page
+            "out in total, 1,587 in and 258 out per call</span></p>") in page  # one mark: verify checks the line
+    assert "A machinery test, not a model." not in page and 'class="fb-badge fb-kind-model">model</span>' in page
     assert "step 1</strong> · model · 600 tokens in · 64 tokens out · $0.00 · CPU 7.4 s" in page  # per call
     assert "$0.000000" not in page and "fb-mock" not in page
     listing = pages.attempts_page(env, pub)

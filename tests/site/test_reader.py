@@ -283,8 +283,9 @@ def test_the_comparisons_table_is_not_clipped(at, size):
         assert got["scroll"] > got["width"] and got["region"], got
     else:
         assert got["scroll"] <= got["width"] + 1 and not got["region"], got
-        estimate, lower, n = got["cells"][4], got["cells"][5], got["cells"][7]  # after comparison, rule, verdict, confidence
-        assert re.fullmatch(r"-?[\d,]+\.\d\d", estimate) and re.fullmatch(r"-?[\d,]+\.\d\d", lower), got["cells"]
+        # after comparison, rule, verdict, confidence: the estimate, both bounds, the margin, n
+        estimate, lower, upper, n = got["cells"][4], got["cells"][5], got["cells"][6], got["cells"][8]
+        assert all(re.fullmatch(r"-?[\d,]+\.\d\d", x) for x in (estimate, lower, upper)), got["cells"]
         assert re.fullmatch(r"\d{1,3}(,\d{3})*", n), n
 
 
@@ -315,3 +316,54 @@ def test_a_leaderboard_row_links_to_its_runs_in_the_register(at, run_index, buil
     shown = page.eval_on_selector_all("section#results tbody tr:not([hidden])", "rs => rs.map(r => r.dataset.runId)")
     assert shown == [e["run_id"] for e in run_index["entries"] if e["run_id"].endswith("-do-nothing")]
     assert page.input_value("[data-fb-filter=policy][data-fb-view=results]") == "do-nothing"
+
+
+# ---- item 6 of issue 39: the reader's edge on a phone ----
+
+CHART_TEXT = """() => [...document.querySelectorAll('.fb-chart svg')].flatMap(svg => {
+    const box = svg.getBoundingClientRect();
+    return [...svg.querySelectorAll('text')].filter(t => t.textContent.trim()).map(t => {
+        const b = t.getBoundingClientRect();
+        return {text: t.textContent, cut: t.textContent.endsWith('…'),
+                out: b.left < box.left - 1 || b.right > box.right + 1 || b.top < box.top - 1 || b.bottom > box.bottom + 1};
+    }); })"""
+
+
+@pytest.mark.parametrize("path", ["", "runs/baseline-FUND_01-seed-1-do-nothing/", "comparisons/smollm2-vs-do-nothing/"])
+def test_on_a_phone_no_chart_title_or_label_is_clipped(at, path):
+    """Every title, axis title and label of every chart lies inside its drawing and none is cut short with an
+    ellipsis: at 390 px the home chart's title ran past both sides and its agents' names were cut, and a decision's
+    title past the edge (charts.js wraps them; a run's y-axis title too)."""
+    page = at(path, "phone")
+    page.wait_for_selector(".fb-chart[data-rendered=true]", state="attached", timeout=20_000)
+    page.wait_for_timeout(300)
+    texts = page.evaluate(CHART_TEXT)
+    assert texts
+    bad = [t["text"] for t in texts if t["cut"] or t["out"]]
+    assert not bad, bad
+
+
+def test_on_a_phone_the_days_table_is_a_card_a_day(at, run_index):
+    page = at("runs/reference-W3/", "phone")
+    got = page.evaluate("""() => { const rows = [...document.querySelectorAll('.fb-days-table tbody tr')];
+        const d = document.querySelector('.fb-days');
+        return {display: getComputedStyle(rows[0]).display, scroll: d.scrollWidth, width: d.clientWidth,
+                labels: [...rows[0].cells].map(c => getComputedStyle(c, '::before').content),
+                right: Math.max(...rows.map(r => r.getBoundingClientRect().right))}; }""")
+    assert got["display"] == "block" and got["scroll"] <= got["width"] + 1 and got["right"] <= 390, got
+    assert got["labels"] == ['"Day "', '"Batch "', '"Accepted "', '"Refused "', '"Decisions "', '"Cash "',
+                             '"Breaches "', '"Report "'], got["labels"]
+
+
+def test_scrolling_code_blocks_can_be_reached_by_keyboard(at, run_index):
+    """Every code block that scrolls sideways -- the <pre> itself or its <code> -- can take the keyboard's focus
+    (the theme does <pre><code> at load; regions.js a <pre> that scrolls itself), on a page of each kind."""
+    for path in ("run-it/", "runs/reference-W1/", "contract/"):
+        page = at(path, "phone")
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        page.wait_for_timeout(300)  # regions.js marks again when the article's size changes
+        got = page.evaluate("""() => [...document.querySelectorAll('article pre')].map(p => {
+            const c = p.querySelector(':scope > code'), el = p.scrollWidth > p.clientWidth + 1 ? p
+                : c && c.scrollWidth > c.clientWidth + 1 ? c : null;
+            return el ? [el.tagName, el.getAttribute('tabindex')] : null; }).filter(Boolean)""")
+        assert got and all(t == "0" for _, t in got), (path, got)

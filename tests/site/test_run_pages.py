@@ -10,6 +10,7 @@ import pytest
 
 from builders.site import charts, fmt, pages, readable, records
 from tests.site.host_records import write_host_runs
+from tests.site.text import plain
 
 RUN_IDS = ["adversarial-W3-M4_fully_hedged_tail", "adversarial-W1-M7_malformed", "adversarial-W3-M8_missing_reference",
            "baseline-FUND_01-seed-1-do-nothing", "baseline-FUND_01-seed-1-shortest-cheapest", "reference-W3"]
@@ -28,10 +29,12 @@ def test_a_grader_test_page_says_first_whether_the_test_passed(pub):
     text = _page(pub, "adversarial-W3-M4_fully_hedged_tail")
     lede = text[text.index('<div class="fb-run-lede">'):]
     first = lede[:lede.index("</p>")]
-    assert first.startswith('<div class="fb-run-lede">\n<p class="fb-test-line"><span class="fb-badge fb-passed-yes">')
-    assert "<strong>The grader test passed:</strong>" in first
-    assert "The NOT_QUALIFIED verdict below is that expected outcome, not a fault." in first
-    assert text.index("The grader test passed") < text.index('fb-label">Status')
+    assert first.startswith('<div class="fb-run-lede">\n<div data-fb-verified="lede">\n<p class="fb-test-line">'
+                            '<span class="fb-badge fb-passed-yes">')
+    assert ('<strong>The grader test <span data-fb-path="content/passed" data-fb-format="passed">passed</span>:'
+            '</strong>') in first  # a mark: verify checks the word too
+    assert "The NOT_QUALIFIED verdict below is that expected outcome, not a fault." in plain(first)
+    assert plain(text).index("The grader test passed") < text.index('fb-label">Status')
 
 
 def test_failing_gates_are_marked_as_failures(pub):
@@ -55,7 +58,7 @@ def test_a_baseline_page_gives_the_same_world_scale(pub):
             f'data-fb-format="score" data-fb-run="baseline-FUND_01-seed-1-do-nothing">{do_nothing["points"]}/100'
             f'</span></a>') in line
     assert 'reference <span title="the publication holds no such run of this world">—</span>' in line
-    assert "this run <strong><span" in line and "on FUND_01 seed 1 are the two ends" in line
+    assert "this run <strong><span" in line and "on FUND_01 seed 1 are the two ends" in plain(line)
     own = _page(pub, "baseline-FUND_01-seed-1-do-nothing")
     assert "do-nothing (this run) <strong>" in own and "· this run" not in own[:own.index("## Status")]
 
@@ -146,7 +149,8 @@ def test_the_funding_chart_keeps_every_day_and_the_cash_chart_marks_zero():
 def test_a_run_page_says_which_days_closed_below_zero(pub):
     text = _page(pub, "baseline-FUND_01-seed-1-do-nothing")
     low = charts.below_zero(next(r for r in pub.runs if r.run_id == "baseline-FUND_01-seed-1-do-nothing").content["days"])
-    assert low and f"Cash closed below zero on {pages.day_ranges(low)}" in text
+    assert low and f"Cash closed below zero on {pages.day_ranges(low)}" in plain(text)
+    assert '<span data-fb-path="content/days/5/day">6</span>–' in text  # each day a mark verify checks
     assert text.count('<tr class="fb-below-zero">') == len(low)
 
 

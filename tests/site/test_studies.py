@@ -9,8 +9,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from builders.site import pages, studies
+from builders.site import fmt, pages, studies
 from builders.site.records import SiteInputError
+from tests.site.text import plain
 
 REPO = Path(__file__).resolve().parents[2]
 STUDY = REPO / "runs" / "studies" / "smollm2-heldout"
@@ -34,9 +35,13 @@ def test_a_running_study_shows_the_state_its_status_states(runs):
     text = _page(runs)
     assert f"**{status['state']}**: {status['worlds']} worlds played of at most {status['planned_max']}" in text
     for name, c in status["comparisons"].items():
-        assert f"<tr><th>Wealth against the claim</th><td>{c['wealth_against']} (stops at 20)</td></tr>" in text
+        shown = fmt.decimal(c["wealth_against"], 2)  # two decimals, as every decision figure
+        assert f"Wealth against the claim{shown} (stops at 20.00)" in plain(text)
+        assert (f'<span data-fb-path="status/comparisons/{name}/wealth_against" data-fb-format="decimal2" '
+                f'data-fb-of="{STUDY.name}">{shown}</span>') in text  # a mark: the study's verify checks it
     first = status["per_world"][0]
-    assert f"<tr><td class=\"fb-num\">1</td><td>{first['item_id']}</td>" in text
+    assert (f'<tr><td class="fb-num fb-cp"></td><td data-fb-path="status/per_world/0/item_id" '
+            f'data-fb-of="{STUDY.name}">{first["item_id"]}</td>') in text
     if status["state"] != "stopped":
         assert "none yet: the rule has not stopped" in text and "<th>Decision</th>" not in text
 
@@ -46,13 +51,16 @@ def test_a_drawn_decision_is_shown_with_its_figures(runs):
     shutil.copyfile(DECISION, comp / "decision.json")
     text = _page(runs)
     assert text.count("<th>Decision</th>") == 2  # both questions are decided; this one's decision is replaced
-    assert ("<strong>supported</strong> at n = 18: <a href=\"../runs/studies/smollm2-heldout/"
-            "smollm2-vs-shortest-cheapest/decision.json\">decision.json</a>") in text
+    assert "Decisionsupported at n = 18" in plain(text)
+    assert ('The decision, <a href="../runs/studies/smollm2-heldout/smollm2-vs-shortest-cheapest/decision.json">'
+            'decision.json</a>, is recomputed') in text
     assert ('a recompute in your browser: <a href="../comparisons/smollm2-vs-shortest-cheapest/">'
             'smollm2-vs-shortest-cheapest</a>') in text
-    assert "<td>baseline:do-nothing 48.50; baseline:shortest-cheapest 79.00</td>" in text
+    assert "Mean scoredo-nothing 48.50; shortest-cheapest 79.00" in plain(text)
     # the lower bound 2.056912698 is floored, never rounded up past what the rule gave
-    assert "<td>30.50 (SE 2.93); confidence sequence 2.05 to 100.00</td>" in text
+    assert "Mean difference30.50 (SE 2.93); confidence sequence 2.05 to 100.00" in plain(text)
+    assert ('<span data-fb-decision="lower_bound" data-fb-places="2" data-fb-round="floor" '
+            'data-fb-of="smollm2-vs-shortest-cheapest">2.05</span>') in text
 
 
 @pytest.mark.parametrize("doc", [[], {"report": None}, {"report": {"per_arm_mean": "x"}}])
@@ -136,20 +144,22 @@ def test_a_malformed_study_definition_is_refused_by_the_comparisons_in_one_line(
 
 
 def test_each_world_lists_its_attempts_with_how_each_ended(runs):
+    """The tries status.json lists for a world, each as its try number and how it ended (marks the study's verify
+    reads from the attempt records), the counted one (the last try) in bold."""
     status = json.loads((STUDY / "status.json").read_text())
+    status["per_world"][0]["tries"] = [status["per_world"][0]["tries"][0], status["per_world"][0]["tries"][0] + ".2"]
+    (runs / "studies" / STUDY.name / "status.json").write_text(json.dumps(status))
+    first, second = status["per_world"][0]["tries"]
     family, seed = status["per_world"][0]["item_id"].split("/seed-")
-    made = [SimpleNamespace(attempt_id=f"tiny-{family}-seed-{seed}{sfx}",
-                            content={"task": {"split": "heldout", "family": family, "seed": int(seed)},
-                                     "termination": {"status": end}})
-            for sfx, end in (("", "operator"), (".2", "completed"))]
-    made.append(SimpleNamespace(attempt_id="practice", content={"task": {"split": "public-practice", "family": family,
-                                                                         "seed": int(seed)},
-                                                                "model": {"provider": "other", "id": "m"}}))
+    made = [SimpleNamespace(attempt_id=aid, content={"task": {"split": "heldout", "family": family, "seed": int(seed)},
+                                                     "termination": {"status": end}})
+            for aid, end in ((first, "operator"), (second, "completed"))]
     text = studies.page(pages.environment(), SimpleNamespace(runs_dir=runs, attempts=made))
-    first, second = f"tiny-{family}-seed-{seed}", f"tiny-{family}-seed-{seed}.2"
-    assert (f'<a href="../attempts/{first}/" title="{first}">try 1</a> (operator); '
-            f'<a href="../attempts/{second}/" title="{second}"><strong>try 2</strong></a> (completed)</td>') in text
-    assert "practice" not in text.split("Worlds played")[1].split("</table>")[0]
+    row = plain(text.split("Worlds played")[1].split("</tr>")[1])
+    assert row.endswith("try 1 (operator); try 2 (completed)")
+    assert (f'<a href="../attempts/{second}/"><strong><span data-fb-path="status/per_world/0/tries/1" '
+            f'data-fb-format="try" data-fb-of="{STUDY.name}">try 2</span></strong></a> (<span '
+            f'data-fb-path="attempts/{first}.2/termination/status" data-fb-of="{STUDY.name}">completed</span>)') in text
 
 
 def test_an_unfinished_attempt_stops_the_build_with_what_to_do(tmp_path):
@@ -172,8 +182,8 @@ def test_each_freeze_shows_the_commit_that_holds_it_beside_its_date():
         if fc is None:
             assert "committed in" not in text
             continue
-        assert (f'<td>2026-12-01, committed in <code title="{fc["commit"]}">{fc["commit"][:12]}</code> on '
-                f'{fc["date"]}, spec sha256') in text
+        assert (f'The freeze was committed in <code title="{fc["commit"]}">{fc["commit"][:12]}</code> on '
+                f'{fc["date"]} (from the repository\'s history).') in text
 
 
 def test_a_study_with_a_tier_plan_shows_tier_by_tier_what_ran_and_what_was_cut(runs):

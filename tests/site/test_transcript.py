@@ -93,3 +93,54 @@ def test_hostile_text_never_reaches_a_heading(tmp_path):
             headings = [line for line in text.splitlines() if line.startswith("### ")]
             assert headings and all(HEADING.match(h) for h in headings), (attempt.attempt_id, headings[:2])
     shutil.rmtree(dst)
+
+
+# ---- an Inspect-imported attempt: the worker transcript's reading aids, and what fundbook established ----
+
+def _inspect_pub():
+    runs = REPO / "runs"
+    if not any(p.name.startswith("inspect-") for p in (runs / "attempts").iterdir()):
+        pytest.skip("needs a published Inspect attempt")
+    pub = records.load_publication(runs)
+    return pub, next(a for a in pub.attempts if a.inspect)
+
+
+def test_an_inspect_attempts_messages_read_like_a_worker_transcript():
+    """By checkpoint (a day index in the table of contents), each answer the desk refused as not the protocol's
+    flagged, an errors-only filter, each model turn numbered with its neighbours linked and listed at the top,
+    the score's components, and a final summary (issue 39, item 6)."""
+    pub, attempt = _inspect_pub()
+    groups = transcript.inspect_checkpoints(attempt.transcript, attempt.content["result"])
+    steps = [s for g in groups for s in g["steps"]]
+    assert len(steps) == len(attempt.transcript["steps"]) and groups[0]["key"] == "before"
+    assert [g["key"] for g in groups[1:]] == [f"day-{g['day']}" for g in groups[1:]] and len(groups) > 1
+    invalid = [s for s in steps if s["text"].startswith("Invalid answer")]
+    assert invalid and all(s["invalid"] and ("error", "invalid answer") in s["marks"] for s in invalid)
+    turns = [s["turn"] for s in steps if s["role"] == "assistant"]
+    assert turns == list(range(1, attempt.content["turns"] + 1))
+    page = pages.inspect_page(pages.environment(), pub, attempt)
+    for heading in [line for line in page.splitlines() if line.startswith("### ")]:
+        assert HEADING.match(heading), heading
+    assert "data-fb-errors-only" in page and "transcript.js" in page
+    assert f'<a href="#turn-{turns[-1]}"' in page and 'id="turn-1"' in page and 'href="#turn-2">next turn</a>' in page
+    assert f"({len(invalid)} invalid answers)" in page
+    comps = attempt.content["result"]["score"]["components"]
+    assert all(f'data-fb-path="content/result/score/components/{name}"' in page for name in comps)
+    assert "## Final summary" in page and 'data-fb-verified="summary"' in page
+
+
+def test_an_inspect_attempt_page_keeps_what_fundbook_established_apart_from_what_is_as_logged():
+    """The page never says the attempt was run with a command, or that fundbook verified the model: the
+    re-executed batches, receipts and grade are established; the model, the provider and that a model wrote the
+    messages at all are as Inspect logged them (issue 39, item 2, the page side)."""
+    from tests.site.text import plain
+    pub, attempt = _inspect_pub()
+    text = plain(pages.inspect_page(pages.environment(), pub, attempt))
+    assert "was run with" not in text and "inspect eval" not in text and "verified by fundbook" not in text.lower()
+    established = text.split("Established by fundbook", 1)[1].split("As logged, not verified", 1)[0]
+    logged = text.split("As logged, not verified", 1)[1].split("Cost", 1)[0]
+    c = attempt.content
+    assert "Re-executed in order through the compiled engine bundle in Pyodide" in established
+    assert f"head {c['receipts_head']['hash'][:12]}" in established and c["result"]["status"] in established
+    assert c["model"]["as_logged"] not in established and c["model"]["as_logged"] in logged
+    assert "or that a model wrote them at all" in logged and c["inspect"]["version"] in logged

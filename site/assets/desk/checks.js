@@ -270,6 +270,164 @@ const FORMATS = {
   payload: payloadText,
 };
 
+// ---- attempt pages and the pages built over many records (fmt.py, the same names) ----
+
+const whole = (v) => (Number.isInteger(v) ? v : null);
+const group = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+const dict = (v) => (isDict(v) ? v : {});
+
+/** fmt.count: an integer with thousands separators. */
+export function count(n) {
+  return Number.isInteger(n) ? group(n) : n === null || n === undefined ? "—" : text(n);
+}
+
+/** fmt.usd: integer micro-USD as dollars, cents always, sub-cent digits when there are any. */
+export function usd(amount) {
+  if (!Number.isInteger(amount)) return "—";
+  const sign = amount < 0 ? "-" : "";
+  const abs = BigInt(Math.abs(amount));
+  const digits = String(abs % 1000000n).padStart(6, "0").replace(/0+$/, "").padEnd(2, "0");
+  return `${sign}$${group(abs / 1000000n)}.${digits}`;
+}
+
+/** fmt.duration: "850 ms", or seconds to a tenth rounded half up in integers. */
+export function duration(ms) {
+  if (!Number.isInteger(ms)) return "—";
+  if (ms < 1000) return `${ms} ms`;
+  const tenths = (BigInt(ms) + 50n) / 100n;
+  return `${group(tenths / 10n)}.${tenths % 10n} s`;
+}
+
+/** fmt.per_call: total / calls rounded half up in integers, or null. */
+function perCall(total, calls) {
+  if (!Number.isInteger(total) || !Number.isInteger(calls) || calls <= 0 || total < 0) return null;
+  return Number((2n * BigInt(total) + BigInt(calls)) / (2n * BigInt(calls)));
+}
+
+/** fmt.cost_texts: [the Attempts table's cost, the transcript page's cost line]. */
+export function costTexts(content) {
+  const model = dict(dict(content).model);
+  const cost = dict(dict(content).cost);
+  const local = model.provider === "llama-cpp";
+  let money = usd(cost.micro_usd) + (local ? " (local)" : "");
+  if (whole(cost.unresolved_micro_usd)) money += ` + ${usd(cost.unresolved_micro_usd)} unresolved`;
+  const [calls, cpu, tIn, tOut] = [cost.calls, cost.cpu_ms, cost.tokens_in, cost.tokens_out].map(whole);
+  const short = [money];
+  const detail = [money + (local ? ": a model run on this host, no charge" : "")];
+  if (calls !== null) detail.push(`${count(calls)} model call${calls !== 1 ? "s" : ""}`);
+  if (cpu !== null) {
+    short.push(`CPU ${duration(cpu)}`);
+    const per = perCall(cpu, calls);
+    detail.push(`CPU ${duration(cpu)} in total` + (per !== null ? `, ${duration(per)} per call` : ""));
+  }
+  if (tIn !== null && tOut !== null) {
+    short.push(`${count(tIn)} / ${count(tOut)} tokens`);
+    const perIn = perCall(tIn, calls);
+    detail.push(`tokens ${count(tIn)} in and ${count(tOut)} out in total`
+      + (perIn !== null ? `, ${count(perIn)} in and ${count(perCall(tOut, calls))} out per call` : ""));
+  }
+  return [short.join(" · "), detail.join(" · ")];
+}
+
+/** fmt.inspect_usage: the tokens an Inspect log reports, summed over its models. */
+export function inspectUsage(content) {
+  const usage = dict(dict(content).inspect).usage;
+  const out = { tokens_in: 0, tokens_out: 0 };
+  for (const perModel of isDict(usage) ? Object.values(usage) : []) {
+    out.tokens_in += whole(dict(perModel).input_tokens) || 0;
+    out.tokens_out += whole(dict(perModel).output_tokens) || 0;
+  }
+  return out;
+}
+
+function inspectCost(content) {
+  const u = inspectUsage(content);
+  return `not in fundbook's ledger (Inspect made these calls, not fundbook) · Inspect logged ${count(u.tokens_in)} tokens in and ${count(u.tokens_out)} out, copied as provenance`;
+}
+
+function inspectEnd(limit) {
+  if (isDict(limit) && Object.keys(limit).length) return `Inspect's ${text(limit.type ?? null)} limit: ${text(limit.reason ?? null)}`;
+  return "the model stopped; the desk closed the remaining checkpoints";
+}
+
+function endReason(term) {
+  const t = dict(term);
+  return text([t.reason, t.limit].find((v) => truthy(v)) ?? "—");
+}
+
+function modelName(m) {
+  const d = dict(m);
+  return `${"provider" in d ? text(d.provider) : "?"}:${"id" in d ? text(d.id) : "?"}`;
+}
+
+/** A decimal string at `places` decimals, exactly as builders/site/fmt.py decimal() writes it: "half-even",
+ * "floor" (a lower bound, rounded outwards) or "ceiling" (an upper one); thousands grouped with ",". Anything
+ * that is not a decimal string is returned as it is. */
+export function roundDecimal(value, places, mode = "half-even") {
+  const m = /^(-?)([0-9]{1,30})(?:\.([0-9]{1,30}))?$/.exec(String(value));
+  if (!m) return String(value);
+  const neg = m[1] === "-";
+  const frac = (m[3] || "").padEnd(places + 1, "0");
+  let units = BigInt(m[2] + frac.slice(0, places));          // |value| in units of 10^-places, truncated
+  const rest = frac.slice(places);                            // the digits dropped
+  const dropped = /[1-9]/.test(rest);
+  const half = rest[0] > "5" || (rest[0] === "5" && /[1-9]/.test(rest.slice(1)));
+  const tie = rest[0] === "5" && !/[1-9]/.test(rest.slice(1));
+  let up = false;
+  if (mode === "floor") up = neg && dropped;
+  else if (mode === "ceiling") up = !neg && dropped;
+  else up = half || (tie && units % 2n === 1n);
+  if (up) units += 1n;
+  const digits = units.toString().padStart(places + 1, "0");
+  const whole = digits.slice(0, digits.length - places).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  const sign = neg && units !== 0n ? "-" : "";
+  return sign + whole + (places ? "." + digits.slice(digits.length - places) : "");
+}
+
+Object.assign(FORMATS, {
+  decimal2: (v) => (typeof v === "string" ? roundDecimal(v, 2) : text(v)),
+  duration,
+  usd,
+  number: (v) => (Number.isInteger(v) ? count(v) : text(v)),
+  points100: (v) => `${text(v)}/100`,
+  world: (v) => fixtureLabel(isDict(v) ? Object.fromEntries(Object.entries(v).filter(([k]) => k !== "policy")) : null),
+  model: modelName,
+  date: (v) => (typeof v === "string" && v ? Array.from(v).slice(0, 10).join("") : "undated"),
+  try: (v) => {
+    const m = typeof v === "string" ? /\.([2-9][0-9]*)$/.exec(v) : null;
+    return `try ${m ? m[1].replace(/^0+/, "") : 1}`;
+  },
+  hms: (ms) => {
+    if (!Number.isInteger(ms)) return text(ms);
+    const s = BigInt(ms < 0 ? -ms : ms) / 1000n;
+    const two = (n) => String(n).padStart(2, "0");
+    return `${ms < 0 ? "-" : ""}${s / 3600n}:${two((s % 3600n) / 60n)}:${two(s % 60n)}`;
+  },
+  cost: (c) => costTexts(c)[1],
+  inspect_cost: inspectCost,
+  inspect_end: inspectEnd,
+  end_reason: endReason,
+});
+
+// ---- verifiable regions (builders/site/marks.py) ----
+
+// Any digit, or a word records use for a status, a verdict, a gate or a decision: inside a verifiable region
+// such text must be a mark (marks.py FIGURE_PATTERN is the same pattern).
+export const FIGURE_PATTERN = String.raw`\d|(?<![A-Za-z0-9_])(?:NOT_QUALIFIED|QUALIFIED|SCORED|MALFORMED|UNSCORABLE|ACCEPTED|REFUSED|REJECTED|supported|inconclusive|passed|failed|completed|interrupted|recovered)(?![A-Za-z0-9_])`;
+const FIGURE = new RegExp(FIGURE_PATTERN.replace("\\d", "\\p{Nd}"), "u");
+
+/** Whether `text` holds a figure (a digit or a status or verdict word). */
+export function holdsFigure(value) {
+  return FIGURE.test(String(value));
+}
+
+/** Problems of the text a page's regions show outside any mark: [{region, text}] -> [{field, published, computed}]. */
+export function unmarkedProblems(segments) {
+  return segments.filter(({ text: t }) => holdsFigure(t)).map(({ region, text: t }) => ({
+    field: `page: region ${region}`, published: String(t).split(/\s+/).join(" ").trim().slice(0, 120),
+    computed: "(a figure outside a mark: not in the record)" }));
+}
+
 /** The text a figure of this format shows for `value` (fmt.figure_text, after escape.visible). */
 export function figureText(value, format) {
   const f = FORMATS[format];
@@ -339,7 +497,7 @@ export function figureProblems(figures, roots, required = []) {
   }
   for (const path of required) {
     if (!seen.has(pathKey(path))) {
-      out.push({ field: `page: ${pathText(path)}`, published: "(not shown)", computed: figureText(resolve(roots, path), "json") });
+      out.push({ field: `page: ${pathText(path)}`, published: "(not shown)", computed: figureText(resolve(roots, path), "json").slice(0, 300) });
     }
   }
   return out;

@@ -45,13 +45,14 @@ export function stableJson(value, indent = 2) {
 }
 
 /** A table with a caption, header row and body rows (cells are nodes or text), in a
- * region that scrolls on its own and can be reached from the keyboard. */
+ * region that scrolls on its own and can be reached from the keyboard; on a phone
+ * each row is a card, every cell headed by its column (desk.css .fb-cards). */
 export function table(caption, headers, rows, attrs = {}) {
-  return h("div", { class: "fb-table-wrap", role: "region", tabindex: "0", "aria-label": caption },
+  return h("div", { class: "fb-table-wrap fb-cards", role: "region", tabindex: "0", "aria-label": caption },
     h("table", { ...attrs, class: ["fb-table", attrs.class].filter(Boolean).join(" ") },
       h("caption", {}, caption),
       h("thead", {}, h("tr", {}, headers.map((t) => h("th", { scope: "col" }, t)))),
-      h("tbody", {}, rows.length ? rows.map((r) => h("tr", {}, r.map((c) => h("td", {}, c))))
+      h("tbody", {}, rows.length ? rows.map((r) => h("tr", {}, r.map((c, i) => h("td", { "data-label": headers[i] }, c))))
         : h("tr", {}, h("td", { colspan: headers.length }, "none")))));
 }
 

@@ -9,9 +9,12 @@
 //                exactly what the import makes of the submission (`expectedContent`, kept in step
 //                with builders/practitioners/_record.py `content`);
 //   engine       the record names the bundle that ran and the compiled-bundle execution path;
-//   page         every figure the page shows (data-fb-path marks) equals the verified record.
+//   page         every mark on the page (data-fb-path) equals the verified record, none it must
+//                show is missing or outside the verifiable regions, and no region shows a figure
+//                outside a mark (marks.js).
 import { call } from "./client.js";
 import * as checks from "./checks.js";
+import * as marks from "./marks.js";
 import { EXECUTION_PATH, KIND, RECORD_SCHEMA, RECORD_SCHEMA_VERSION, SPLIT } from "./study_protocol.js";
 
 async function fetchBytes(url, what) {
@@ -92,18 +95,17 @@ export function differences(published, computed, path = "content", most = 20, ou
   return out;
 }
 
-function figuresIn(root) {
-  return [...root.querySelectorAll("[data-fb-path]")].map((node) => ({ path: checks.parsePath(node.dataset.fbPath),
-    format: node.dataset.fbFormat || "text", shown: node.textContent }));
-}
-
 /** The figures a practitioner page must show (a removed mark cannot hide an edited figure). */
 export function requiredPaths(content) {
   const out = [["content", "attempt_id"], ["content", "participant"], ["content", "termination", "status"],
     ["content", "termination", "reason"], ["content", "termination", "checkpoints_closed"], ["content", "receipts_head", "hash"],
-    ["content", "consent", "sha256"], ["content", "affordances", "used"]];
+    ["content", "consent", "sha256"], ["content", "consent", "version"], ["content", "affordances", "used"],
+    ["content", "affordances", "offered"], ["content", "clock", "active_ms"], ["content", "clock", "paused_ms"],
+    ["content", "receipts_head", "size"], ["content", "cohort"], ["content", "task", "instance_id"]];
   if (content.result) out.push(["content", "result", "status"], ["content", "result", "verdict"], ["content", "result", "score"]);
   (content.clock?.per_checkpoint_ms || []).forEach((_, i) => out.push(["content", "clock", "per_checkpoint_ms", i]));
+  (content.clock?.pauses || []).forEach((_, i) => out.push(["content", "clock", "pauses", i, "checkpoint"],
+    ["content", "clock", "pauses", i, "ms"], ["content", "clock", "pauses", i, "reason"]));
   return out;
 }
 
@@ -148,8 +150,10 @@ export async function verifyPractitioner({ recordUrl, siteRoot, doc, info }) {
     reexec.push(...differences(receipts.doc, want, "receipts.json", 5));
   }
   const engine = checks.engineProblems(content, info);
-  const figures = doc ? figuresIn(doc) : [];
-  const page = doc ? checks.figureProblems(figures, { content: computed || content, record }, requiredPaths(computed || content)) : [];
+  const figures = doc ? marks.figuresIn(doc) : [];
+  const required = requiredPaths(computed || content);
+  const page = doc ? checks.figureProblems(figures, { content: computed || content, record }, required)
+    .concat(marks.regionProblems(doc, figures, required)) : [];
   const results = [
     { id: "files", label: "Files", problems: files,
       ok: "the record hashes to its content_sha256, and its receipts and submission files to the sha256 it names." },
@@ -158,7 +162,8 @@ export async function verifyPractitioner({ recordUrl, siteRoot, doc, info }) {
         + `and its receipts (head ${computed?.receipts_head?.size}:${String(computed?.receipts_head?.hash).slice(0, 12)}…).` },
     { id: "engine", label: "Engine", problems: engine,
       ok: `the record names the bundle that ran (${String(info.bundle_sha256).slice(0, 12)}…, Pyodide ${info.pyodide_version}) and the path "${EXECUTION_PATH}".` },
-    { id: "page", label: doc ? "Page" : "Register row", problems: page, ok: `all ${figures.length} figures shown equal the verified record.` },
+    { id: "page", label: doc ? "Page" : "Register row", problems: page,
+      ok: `all ${figures.length} marked figures equal the verified record, and the outlined regions show no figure outside a mark.` },
   ];
   return { results, match: results.every((r) => !r.problems.length), record, computed };
 }

@@ -46,6 +46,6 @@ export const PARTICIPANT = /^p-[0-9a-f]{16}$/;
 // The desk's own files: their sha256 make the desk build a session records
 // (tests/desk/test_practitioner_import.py keeps the list equal to the folder).
 export const DESK_FILES = ["attempt.js", "bundle.js", "checks.js", "client.js", "clock.js", "compose.js", "desk.css", "desk.js", "dom.js",
-  "early.js", "money.js", "outcome.js", "packet.js", "practice.js", "practitioner.js", "readable.js", "start.js",
+  "early.js", "marks.js", "money.js", "outcome.js", "packet.js", "practice.js", "practitioner.js", "readable.js", "start.js",
   "store.js", "study.js", "study_protocol.js", "submission.js", "tools.js", "transfer.js", "ui.js", "verify.js",
   "worker.js", "zip.js"];

@@ -6,6 +6,10 @@ import { field, h, stableJson } from "./dom.js";
 import { parseCount, parseMoney } from "./money.js";
 import { label, moneyText, readable } from "./readable.js";
 
+// JSON that scrolls sideways on its own: a region the keyboard can reach (it is drawn after the theme made the
+// page's code blocks focusable, so it says so itself).
+const JSON_OUT = { class: "fb-json-out", tabindex: "0", role: "region" };
+
 const TOOLS = {
   interest: "Interest: ACT/360 on a principal between two calendar indexes",
   project: "Project: dry-run today's batch (decisions, closing cash, the exact report)",
@@ -104,9 +108,9 @@ export function renderTools(packet, run, actions, opts = {}) {
       const answer = await run(choice.value, readArgs(choice.value, form, actions));
       const cut = answer.ok && opts.cut ? modelCut(answer.output, opts.cut) : null;
       output.replaceChildren(...(!answer.ok ? [h("p", { class: "fb-error" }, `error: ${moneyText(answer.error)}`)]
-        : cut ? [h("p", { class: "fb-hint" }, "Longer than the model worker reads: shown as it reads it."), h("pre", { class: "fb-json-out" }, cut)]
+        : cut ? [h("p", { class: "fb-hint" }, "Longer than the model worker reads: shown as it reads it."), h("pre", { ...JSON_OUT, "aria-label": "Tool output as the model reads it" }, cut)]
           : [readableOutput(answer.output), h("details", {}, h("summary", {}, "As JSON (integer cents and cent-days, as the engine returns it)"),
-            h("pre", { class: "fb-json-out" }, stableJson(answer.output)))]));
+            h("pre", { ...JSON_OUT, "aria-label": "Tool output as JSON" }, stableJson(answer.output)))]));
     } catch (e) {
       output.replaceChildren(h("p", { class: "fb-error" }, `error: ${e.message}`));
     }

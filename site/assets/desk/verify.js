@@ -9,8 +9,10 @@
 //   engine        the record names the bundle that ran, and the compiled-bundle execution path;
 //   index         the record's content and file hashes equal its index entry, and the index
 //                 chain is intact up to the published head;
-//   page          every figure the page shows (data-fb-path marks) equals the verified record,
-//                 and none of the figures a run page must show is missing.
+//   page          every mark on the page (data-fb-path) equals the verified record -- a mark of
+//                 another run (the same world's scale) its own record, as its index entry seals
+//                 it --, none of the figures a run page must show is missing or outside the
+//                 verifiable regions, and no region shows a figure outside a mark (marks.js).
 // The register's button does the same for every run in the index, reading each
 // run page too, and then checks the register's own figures. A practitioner
 // record's page has <div class="fb-verify-practitioner" data-record-url
@@ -23,6 +25,7 @@ import { ensureStyles } from "./dom.js";
 import * as checks from "./checks.js";
 import { verifyPractitioner } from "./practitioner.js";
 import { verifyAttempt } from "./attempt.js";
+import * as marks from "./marks.js";
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -61,16 +64,43 @@ function loadIndex(url) {
   return indexes.get(url);
 }
 
+const runOf = (node, runId) => node.dataset.fbRun || node.closest("[data-run-id]")?.dataset.runId || runId;
+
 /** Figures of `runId` marked in `root` (a Document or an element). */
 function figuresIn(root, runId) {
-  const out = [];
-  for (const node of root.querySelectorAll("[data-fb-path]")) {
-    const run = node.dataset.fbRun || node.closest("[data-run-id]")?.dataset.runId || runId;
-    if (run !== runId) continue;
-    out.push({ path: checks.parsePath(node.dataset.fbPath), format: node.dataset.fbFormat || "text",
-      shown: node.textContent });
+  return marks.figuresIn(root, (node) => runOf(node, runId) === runId);
+}
+
+/** Another run's published record, as its index entry seals it (content_sha256 checked both ways). */
+const others = new Map();
+function otherRecord(index, indexUrl, runId) {
+  const key = `${indexUrl} ${runId}`;
+  if (!others.has(key)) {
+    others.set(key, (async () => {
+      const entry = (index.entries || []).find((e) => e.run_id === runId);
+      if (!entry) return { problem: "(no index entry)" };
+      const { value } = await fetchJSON(new URL(entry.record, new URL("../", new URL(indexUrl, location.href))).href, "record");
+      const sha = await checks.contentSha256(value?.content ?? null).catch((e) => `(${e.message})`);
+      if (sha !== entry.content_sha256 || value?.content_sha256 !== entry.content_sha256) {
+        return { problem: `record ${entry.record} does not hash to its index entry's content_sha256` };
+      }
+      return { roots: { content: value.content, record: value, entry, index, receipts: [] } };
+    })());
   }
-  return out;
+  return others.get(key);
+}
+
+/** Problems of the marks of runs other than `runId` on a page (a baseline's scale line). */
+async function otherRunProblems(doc, runId, index, indexUrl) {
+  const out = [];
+  const nodes = [...doc.querySelectorAll("[data-fb-path][data-fb-run]")].filter((n) => runOf(n, runId) !== runId);
+  for (const node of nodes) {
+    const other = await otherRecord(index, indexUrl, node.dataset.fbRun);
+    const figure = { path: checks.parsePath(node.dataset.fbPath), format: node.dataset.fbFormat || "text", shown: node.textContent };
+    if (other.problem) out.push({ field: `page: run ${node.dataset.fbRun}`, published: node.textContent, computed: other.problem });
+    else out.push(...checks.figureProblems([figure], other.roots).map((p) => ({ ...p, field: `${p.field} (run ${node.dataset.fbRun})` })));
+  }
+  return { problems: out, count: nodes.length };
 }
 
 /** Chart data rows of a run page: [{id, values}] (the inline Vega-Lite specs). */
@@ -125,7 +155,14 @@ async function verifyRun({ runId, recordUrl, indexUrl, doc, rows = [] }) {
   const indexProblems = checks.entryProblems(entry, record.value, fileSha, computed);
   if (!chain.ok) indexProblems.push({ field: `index ${chain.at}`, published: chain.published ?? "", computed: chain.computed ?? chain.detail });
   const figures = doc ? figuresIn(doc, runId) : [];
-  let pageProblems = doc ? checks.figureProblems(figures, roots, pageRequired(computed, roots.receipts)) : [];
+  const required = pageRequired(computed, roots.receipts);
+  let pageProblems = doc ? checks.figureProblems(figures, roots, required).concat(marks.regionProblems(doc, figures, required)) : [];
+  let otherCount = 0;
+  if (doc) {
+    const other = await otherRunProblems(doc, runId, index, indexUrl);
+    pageProblems = pageProblems.concat(other.problems);
+    otherCount = other.count;
+  }
   if (doc) for (const chart of chartsIn(doc)) pageProblems = pageProblems.concat(checks.chartProblems(chart.id, chart.values, computed.days));
   let rowCount = 0;
   for (const row of rows) {
@@ -141,7 +178,8 @@ async function verifyRun({ runId, recordUrl, indexUrl, doc, rows = [] }) {
     { id: "index", label: "Index", problems: indexProblems,
       ok: `the record's content and file hashes equal index entry ${position + 1}, and the chain of ${chain.size} entries is intact up to the head ${short(chain.head)}.` },
     { id: "page", label: doc ? "Page" : "Register row", problems: pageProblems,
-      ok: `all ${figures.length + rowCount} figures shown equal the verified record.` },
+      ok: doc ? `all ${figures.length + rowCount} marked figures equal the verified record${otherCount ? ` (and ${otherCount} of other runs their own records)` : ""}, and the outlined regions show no figure outside a mark.`
+        : `all ${rowCount} figures of the row equal the verified record.` },
   ];
   return { runId, results, match: results.every((r) => !r.problems.length), answer, info, computed, roots };
 }
@@ -206,6 +244,7 @@ async function verifyPage(box, button, out) {
     fact("engine bundle loaded", outcome.info.bundle_sha256);
     fact("re-execution time", `${Math.round(outcome.answer.ms)} ms`);
     out.replaceChildren(verdictLine(outcome), checkLines(outcome.results), facts);
+    marks.outline(document, outcome.match);
   } catch (error) {
     out.replaceChildren(errorLine(error));
   } finally {
@@ -267,7 +306,8 @@ async function verifyRegister(box, button, out) {
       }
     }
     // The register's own figures (entries, head) against the verified index.
-    const own = checks.figureProblems(figuresIn(document, undefined), { index });
+    const own = checks.figureProblems(figuresIn(document, undefined), { index })
+      .concat(marks.regionProblems(document, []));  // the tables' bodies: no figure outside a mark
     const { chain } = await loadIndex(indexUrl);
     if (!chain.ok) own.push({ field: `index ${chain.at}`, published: chain.published ?? "", computed: chain.computed ?? chain.detail });
     const matched = outcomes.filter((o) => o.match).length;
@@ -291,6 +331,7 @@ async function verifyRegister(box, button, out) {
     }
     status.textContent = `Done: ${outcomes.length} runs.`;
     out.replaceChildren(progress, summary, ...(list.children.length ? [list] : []));
+    marks.outline(document, all);
   } catch (error) {
     out.replaceChildren(errorLine(error));
   } finally {
@@ -314,6 +355,7 @@ async function verifyPractitionerPage(box, button, out) {
     fact("engine bundle loaded", info.bundle_sha256);
     fact("re-execution time", `${Math.round(performance.now() - t0)} ms`);
     out.replaceChildren(verdictLine(outcome), checkLines(outcome.results), facts);
+    marks.outline(document, outcome.match);
   } catch (error) {
     out.replaceChildren(errorLine(error));
   } finally {
@@ -328,7 +370,13 @@ async function verifyAttemptPage(box, button, out) {
   out.replaceChildren(el("p", {}, "Loading the engine and re-executing the attempt's batches…"));
   try {
     const info = await engineInfo();
-    const outcome = await verifyAttempt({ recordUrl: new URL(box.dataset.recordUrl, location.href).href, doc: document, info });
+    let triesUrls = null;
+    try {
+      triesUrls = box.dataset.tries ? JSON.parse(box.dataset.tries).map((u) => new URL(u, location.href).href) : null;
+    } catch {
+      throw new Error("this page's list of tries (data-tries) is not JSON");
+    }
+    const outcome = await verifyAttempt({ recordUrl: new URL(box.dataset.recordUrl, location.href).href, doc: document, info, triesUrls });
     const facts = el("dl", { class: "fb-facts" });
     const fact = (term, value) => facts.append(el("dt", {}, term), el("dd", {}, el("code", {}, value)));
     fact("published content_sha256", String(outcome.record?.content_sha256));
@@ -336,6 +384,7 @@ async function verifyAttemptPage(box, button, out) {
     fact("re-execution time", `${Math.round(outcome.ms)} ms`);
     out.replaceChildren(verdictLine(outcome), checkLines(outcome.results), facts);
     out.dataset.ms = String(Math.round(outcome.ms));
+    marks.outline(document, outcome.match);
   } catch (error) {
     out.replaceChildren(errorLine(error));
   } finally {
@@ -354,8 +403,12 @@ for (const box of attemptBoxes) {
   button.addEventListener("click", () => verifyAttemptPage(box, button, out));
   const note = el("p", { class: "fb-verify-note" },
     "Runs the published engine bundle in this page (Pyodide in a Web Worker), re-executes the attempt's accepted batches "
-    + "from its receipts, and checks the receipts head, the grade and every figure on this page against the result. "
-    + "Nothing leaves your browser.");
+    + "from its receipts and checks the receipts, their head and the grade against the record; applies the one counting "
+    + "rule to the tries this page names (grading here an attempt that ended without a result); then checks every marked "
+    + "figure on this page: the score, status and verdict badges, the Counts line, the components, how it ended, the "
+    + "receipts, the cost and the dates, in the regions outlined after the check (a figure there that is not a mark "
+    + "fails it). The cost, the model's name and the dates are compared with the record as published (the record "
+    + "hashes to its content_sha256), not re-derived; the messages below are not checked. Nothing leaves your browser.");
   box.replaceChildren(button, note, out);
 }
 for (const box of practitionerBoxes) {
@@ -364,7 +417,9 @@ for (const box of practitionerBoxes) {
   button.addEventListener("click", () => verifyPractitionerPage(box, button, out));
   const note = el("p", { class: "fb-verify-note" },
     "Runs the published engine bundle in this page, re-executes the participant's batches from the submission file, rebuilds "
-    + "the record from the two and checks it, its receipts and every figure on this page. Nothing leaves your browser.");
+    + "the record from the two and checks it and its receipts, then every marked figure on this page (the grade, the "
+    + "clock, the consent, the receipts head) in the region outlined after the check: a figure there that is not a mark "
+    + "fails it. Nothing leaves your browser.");
   box.replaceChildren(button, note, out);
 }
 for (const box of runBoxes) {
@@ -373,7 +428,10 @@ for (const box of runBoxes) {
   button.addEventListener("click", () => verifyPage(box, button, out));
   const note = el("p", { class: "fb-verify-note" },
     "Runs the published engine bundle in this page (Pyodide in a Web Worker), re-executes this fixture and checks "
-    + "the record, its index entry and every figure on this page against the result. Nothing leaves your browser.");
+    + "the record and its index entry against the result, then every marked figure on this page: the status, verdict, "
+    + "gates, score and its components, economics, days, receipts and hashes in the regions outlined after the check "
+    + "(a figure there that is not a mark fails it). The duration is the record's own (not re-executed); the "
+    + "explanations, the command's trace and the downloads are not checked. Nothing leaves your browser.");
   box.replaceChildren(button, note, out);
 }
 for (const box of registerBoxes) {
@@ -382,6 +440,8 @@ for (const box of registerBoxes) {
   button.addEventListener("click", () => verifyRegister(box, button, out));
   const note = el("p", { class: "fb-verify-note" },
     "Re-executes every run of the index in this browser with the published engine bundle, and checks each record, "
-    + "its index entry, its run page and its row here against the result.");
+    + "its index entry, its run page (as that page's own button does) and every marked figure of its row here against "
+    + "the result (a row's other-run scale figures against those runs), and that the tables' rows, outlined after the "
+    + "check, show no figure outside a mark. The column headings and their explanations are not checked.");
   box.replaceChildren(button, note, out);
 }

@@ -53,7 +53,11 @@ async function fetchBundle(t0) {
 // Python helpers the desk needs beyond engine._session's calls, defined in
 // their own namespace once the engine is imported: `desk_replay` is the
 // session as desk_state rebuilds it, with its receipts (a practitioner
-// record's receipts are checked against them before the run is finalised).
+// record's receipts are checked against them before the run is finalised);
+// `grade_batches` is the one rule's grade of an attempt that ended without a
+// result (builders/counting.py engine_grade), for the attempt page's verify;
+// `policy_points` a scripted policy's points on a world (counted.py
+// policy_points), for the home headline's check.
 const HELPERS = `
 from engine import _session as _s
 
@@ -61,6 +65,39 @@ def desk_replay(source_json, moves_json):
     def go():
         run = _s._rebuild(*_s._session(source_json, moves_json))
         return {"receipts": run.receipts, **_s._state(run)}
+    return _s._call(go)
+
+def grade_batches(task_json, batches_json, label):
+    # builders/counting.py engine_grade: an attempt that ended without a result counts as the engine's grade
+    # of the batches the desk accepted from it, on its task's world
+    import json, engine
+    def go():
+        task, batches = json.loads(task_json), json.loads(batches_json)
+        instance = engine.generate(task.get("family"), task.get("seed"))
+        horizon = task.get("horizon")
+        if isinstance(horizon, int) and not isinstance(horizon, bool) and horizon != instance["horizon"]:
+            instance = engine.with_horizon(instance, horizon)
+        fixture = engine.fixture_sha256(instance)
+        candidate = {"format": 1, "fixture_sha256": fixture, "instance_id": str(task.get("instance_id") or ""),
+                     "label": label, "batches": batches}
+        return {"result": engine.grade_candidate(candidate, instance), "fixture_sha256": fixture}
+    return _s._call(go)
+
+def policy_points(task_json, policy):
+    # builders/site/counted.py policy_points: a scripted policy's points on an attempt's world (the headline's
+    # baselines on the same worlds)
+    import json, engine
+    def go():
+        task = json.loads(task_json)
+        instance = engine.generate(task.get("family"), task.get("seed"))
+        horizon = task.get("horizon")
+        if isinstance(horizon, int) and not isinstance(horizon, bool) and horizon != instance["horizon"]:
+            instance = engine.with_horizon(instance, horizon)
+        if task.get("fixture_sha256") not in (None, engine.fixture_sha256(instance)):
+            raise engine.DeskError("task.fixture_sha256: another world")
+        result = engine.grade_candidate(engine.policy_candidate(instance, policy), instance)
+        points = (result.get("score") or {}).get("points")
+        return {"points": points if result.get("status") == "SCORED" else 0}
     return _s._call(go)
 `;
 
@@ -126,6 +163,8 @@ export const CALLS = {
   tool: ({ session }, a) => session.desk_tool(a[0], a[1], a[2]),
   verify: ({ session }, a) => session.verify_run(a[0]),
   replay: ({ helpers }, a) => helpers.get("desk_replay")(a[0], a[1]),
+  grade: ({ helpers }, a) => helpers.get("grade_batches")(a[0], a[1], a[2]),
+  policy_points: ({ helpers }, a) => helpers.get("policy_points")(a[0], a[1]),
   decide: ({ py }, a) => decide(py, a[0], a[1]),
 };
 

@@ -12,10 +12,17 @@
 //   order          the sweep journal's hash chain is intact up to the head the sweep
 //                  manifest records, and it served this spec (its freeze's sha256)
 //                  before the first row of the spec's arms;
-//   page           every figure this page shows equals the recomputed decision.
+//   page           every mark this page shows (data-fb-decision) equals the recomputed decision
+//                  (decision.json itself, hash-checked above, for the fields its rules do not
+//                  recompute), none of the decision's headline figures is missing or outside the
+//                  verifiable regions, and no region shows a figure outside a mark
+//                  (builders/site/marks.py; ../desk/marks.js).
+// A page that shows several decisions (the Studies page) names each mark's decision in
+// data-fb-of; verifyDecision(url, doc, of) then reads only that decision's marks.
 import { call } from "../desk/client.js";
-import { sha256hex } from "../desk/checks.js";
+import { roundDecimal, sha256hex } from "../desk/checks.js";
 import { ensureStyles, h } from "../desk/dom.js";
+import * as marks from "../desk/marks.js";
 
 const decoder = new TextDecoder();
 
@@ -58,32 +65,44 @@ export function differences(a, b, path = "$", out = [], limit = 20) {
   return out;
 }
 
-/** A decimal string at `places` decimals, exactly as builders/site/fmt.py decimal() writes it: "half-even",
- * "floor" (a lower bound, rounded outwards) or "ceiling" (an upper one); thousands grouped with ",". */
-export function roundDecimal(text, places, mode) {
-  const m = /^(-?)([0-9]{1,30})(?:\.([0-9]{1,30}))?$/.exec(String(text));
-  if (!m) return String(text);
-  const neg = m[1] === "-";
-  const frac = (m[3] || "").padEnd(places + 1, "0");
-  let units = BigInt(m[2] + frac.slice(0, places));          // |value| in units of 10^-places, truncated
-  const rest = frac.slice(places);                            // the digits dropped
-  const dropped = /[1-9]/.test(rest);
-  const half = rest[0] > "5" || (rest[0] === "5" && /[1-9]/.test(rest.slice(1)));
-  const tie = rest[0] === "5" && !/[1-9]/.test(rest.slice(1));
-  let up = false;
-  if (mode === "floor") up = neg && dropped;
-  else if (mode === "ceiling") up = !neg && dropped;
-  else up = half || (tie && units % 2n === 1n);
-  if (up) units += 1n;
-  const digits = units.toString().padStart(places + 1, "0");
-  const whole = digits.slice(0, digits.length - places).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-  const sign = neg && units !== 0n ? "-" : "";
-  return sign + whole + (places ? "." + digits.slice(digits.length - places) : "");
-}
+// A decimal at fewer places, as the page rounds it: checks.js roundDecimal (fmt.py decimal), re-exported.
+export { roundDecimal };
 
 function pathOf(attr) {
   return attr.startsWith("[") ? JSON.parse(attr) : attr.split(".");
 }
+
+// comparisons.py arm_words and reading: the decision in words, from its arms and the sign of its estimate.
+function armWords(arm) {
+  arm = String(arm);
+  if (arm.startsWith("model:")) return `the model (${arm.split(":")[1]})`;
+  const policy = arm.includes(":") ? arm.slice(arm.indexOf(":") + 1) : arm;
+  return { "do-nothing": "doing nothing", reference: "the reference policy" }[policy] ?? `the ${policy} policy`;
+}
+
+export function direction(d) {
+  const arms = d?.arms && typeof d.arms === "object" && !Array.isArray(d.arms) ? d.arms : {};
+  const names = Object.keys(arms).sort();
+  const plus = names.filter((a) => arms[a] > 0);
+  const minus = names.filter((a) => arms[a] < 0);
+  const m = /^(-?)([0-9]+)(?:\.([0-9]+))?$/.exec(String(d?.estimate?.decimal));
+  if (plus.length !== 1 || minus.length !== 1 || !m) return null;
+  const zero = !/[1-9]/.test((m[2] || "") + (m[3] || ""));
+  const word = zero ? "the same as" : m[1] ? "lower than" : "higher than";
+  const text = `${armWords(plus[0])} scored ${word} ${armWords(minus[0])}`;
+  return text[0].toUpperCase() + text.slice(1);
+}
+
+/** The decision's value at a mark's keys: the recomputed decision where the rules recompute that field,
+ * decision.json otherwise; "@direction" is derived from them (comparisons.py reading). */
+function valueAt(keys, recomputed, published) {
+  const source = recomputed && Object.hasOwn(recomputed, keys[0]) ? recomputed : published;
+  if (keys[0] === "@direction") return direction({ ...published, ...(recomputed || {}) });
+  return at(source, keys);
+}
+
+/** The headline figures a decision page must show. */
+const REQUIRED = ["verdict", "confidence", "estimate.decimal", "n", "lower_bound", "upper_bound", "margin"];
 
 function at(value, keys) {
   return keys.reduce((v, k) => (v === null || v === undefined ? undefined : v[k]), value);
@@ -140,7 +159,7 @@ async function journalProblems(bytes, sweep, spec, freezeSha, specSha) {
   return { problems, served: served?.line, firstRow, lines: lines.length, head: prev };
 }
 
-export async function verifyDecision(evidenceUrl, doc) {
+export async function verifyDecision(evidenceUrl, doc, of = null, required = REQUIRED) {
   const base = new URL(evidenceUrl, location.href);
   const evidence = parseJSON(await fetchBytes(base.href, "evidence"), "evidence.json");
   const files = Array.isArray(evidence.files) ? evidence.files : [];
@@ -181,12 +200,14 @@ export async function verifyDecision(evidenceUrl, doc) {
   const pageProblems = [];
   let figures = 0;
   if (doc) {
-    for (const node of doc.querySelectorAll("[data-fb-decision]")) {
+    const nodes = [...doc.querySelectorAll("[data-fb-decision]")].filter((n) => (n.dataset.fbOf || null) === of);
+    for (const node of nodes) {
       figures += 1;
       const keys = pathOf(node.dataset.fbDecision);
-      const value = at(recomputed || published, keys);
+      const value = valueAt(keys, recomputed, published);
       const text = node.textContent.trim();
-      let want = value === null || value === undefined ? null : String(value);
+      let want = value === null || value === undefined ? null
+        : node.dataset.fbFormat === "list" && Array.isArray(value) ? value.map(String).join(", ") : String(value);
       if (want !== null && node.dataset.fbPlaces) {  // shown at fewer decimals: rounded as the page rounds it
         want = roundDecimal(want, Number(node.dataset.fbPlaces), node.dataset.fbRound || "half-even");
       }
@@ -194,6 +215,13 @@ export async function verifyDecision(evidenceUrl, doc) {
         pageProblems.push({ field: keys.join("."), published: text, computed: shown(value) });
       }
     }
+    const shownKeys = new Set(nodes.map((n) => pathOf(n.dataset.fbDecision).join(".")));
+    const inRegion = new Set(nodes.filter((n) => n.closest("[data-fb-verified]")).map((n) => pathOf(n.dataset.fbDecision).join(".")));
+    for (const key of required) {
+      if (!shownKeys.has(key)) pageProblems.push({ field: key, published: "(not shown)", computed: shown(valueAt(key.split("."), recomputed, published)) });
+      else if (!inRegion.has(key)) pageProblems.push({ field: key, published: "(outside the verifiable regions)", computed: "inside a region" });
+    }
+    if (of === null) pageProblems.push(...marks.regionProblems(doc, []));  // a page of several: its own verify scans once
   }
   const results = [
     { id: "evidence", label: "Evidence", problems: hashProblems, ok: `all ${files.length} files hash to what evidence.json lists.` },
@@ -202,9 +230,10 @@ export async function verifyDecision(evidenceUrl, doc) {
       ok: `those rules, run in this browser's Pyodide on the ${rows.length} published rows, give every figure of decision.json (${answer.ms ? Math.round(answer.ms) : 0} ms).` },
     { id: "order", label: "Order", problems: order.problems,
       ok: `the journal's ${order.lines} lines chain to the head the sweep records; it served this spec (line ${order.served}) before the first row of its arms (line ${order.firstRow}).` },
-    { id: "page", label: "Page", problems: pageProblems, ok: `all ${figures} figures shown equal the recomputed decision.` },
+    { id: "page", label: "Page", problems: pageProblems,
+      ok: `all ${figures} marked figures equal the recomputed decision, and the outlined regions show no figure outside a mark.` },
   ];
-  return { results, match: results.every((r) => !r.problems.length) };
+  return { results, match: results.every((r) => !r.problems.length), recomputed, published, evidence, blobs };
 }
 
 function problemTable(problems) {
@@ -239,7 +268,9 @@ for (const box of boxes) {
     button.disabled = true;
     out.replaceChildren(h("p", {}, "Loading Pyodide and recomputing the decision from its evidence…"));
     try {
-      out.replaceChildren(...render(await verifyDecision(box.dataset.evidenceUrl, document)));
+      const outcome = await verifyDecision(box.dataset.evidenceUrl, document);
+      out.replaceChildren(...render(outcome));
+      marks.outline(document, outcome.match);
     } catch (error) {
       out.replaceChildren(h("p", { class: "fb-verify-result fb-error", "data-result": "error", role: "alert" },
         `Could not verify: ${error.message}`));
@@ -249,6 +280,10 @@ for (const box of boxes) {
   });
   const note = h("p", { class: "fb-verify-note" },
     "Fetches every file this decision rests on, checks its sha256, and recomputes the decision with its own published "
-    + "rules (rules.py, integers only) in Pyodide in this page -- every figure, digit for digit. Nothing leaves your browser.");
+    + "rules (rules.py, integers only) in Pyodide in this page; then checks every marked figure of the decision, the rule, "
+    + "the full report, the families, the split and the deviations, in the regions outlined after the check (a figure "
+    + "there that is not a mark fails it). The notes on what the decision counted and its sensitivity, the other rules' "
+    + "rows (each verified on its own page), the chart, the execution path and the feasibility pilot are not checked "
+    + "here. Nothing leaves your browser.");
   box.replaceChildren(button, note, out);
 }

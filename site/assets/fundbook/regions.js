@@ -1,12 +1,14 @@
 // Wide content scrolls inside its own region, and the keyboard can reach it:
-// every block of the article that scrolls sideways at the current width gets
+// every block of the article that scrolls sideways at the current width (a
+// table, a <pre> that scrolls itself; the theme already makes a <pre>'s <code>
+// focusable) gets
 // tabindex=0, role=region and a name (its table's caption, or the heading
 // above it); one that no longer scrolls gives them back. Without JavaScript
 // the tables still scroll, with a pointer or a touch.
 (function () {
   "use strict";
   var SCROLLERS = ".md-typeset__scrollwrap, .fb-register, .fb-days, .fb-receipts, .fb-hashes, .fb-attempts, " +
-    ".fb-scroll, .md-typeset table.fb-components, .md-typeset table.fb-gates";
+    ".fb-scroll, .md-typeset table.fb-components, .md-typeset table.fb-gates, .md-typeset pre";
 
   function heading(el) {
     for (var node = el; node && node.tagName !== "ARTICLE"; node = node.parentElement) {

@@ -57,9 +57,11 @@
       history.replaceState(null, "", location.pathname + (query ? "?" + query : "") + location.hash);
     }
 
+    // A numeric cell with an empty data-sort has no value (an unscored run, an attempt that does not count): null.
     function cellKey(row, index, numeric) {
       var cell = row.cells[index];
       var value = cell.hasAttribute("data-sort") ? cell.getAttribute("data-sort") : cell.textContent.trim();
+      if (numeric && value === "") return null;
       return numeric ? Number(value) : value;
     }
 
@@ -78,8 +80,11 @@
         var numeric = ths[index].getAttribute("data-fb-sort") === "number";
         rows.sort(function (a, b) {
           var x = cellKey(a, index, numeric), y = cellKey(b, index, numeric);
+          var tie = a.getAttribute("data-run-id") < b.getAttribute("data-run-id") ? -1 : 1;
+          // rows without a value go last whichever way the column is sorted
+          if (x === null || y === null) return x === y ? tie : x === null ? 1 : -1;
           var order = x < y ? -1 : x > y ? 1 : 0;
-          if (order === 0) order = a.getAttribute("data-run-id") < b.getAttribute("data-run-id") ? -1 : 1;
+          if (order === 0) order = tie;
           return state.dir === "asc" ? order : -order;
         });
       }
