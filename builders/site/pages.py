@@ -269,6 +269,24 @@ def _note(c, transcript, term):
     return transcript.get("note"), None
 
 
+def _why(reasons) -> str:
+    said = []
+    if any("/breaches/" in r for r in reasons):
+        said.append("its breaches held a SETTLEMENT_FAIL")
+    if any("open_approvals" in r for r in reasons):
+        said.append("it named an approval opened that day")
+    return " and ".join(said) or "; ".join(reasons)
+
+
+def erratum_view(entry):
+    """What an attempt page says of the grammar-1 erratum (None: the attempt is not in it)."""
+    if entry is None:
+        return None
+    bound = entry.get("bound")
+    return {"days": [{"day": d["day"], "why": _why(d.get("reasons") or [])} for d in entry["inexpressible_days"]],
+            "points": entry.get("points"), "bound": bound}
+
+
 def transcript_page(env, pub, attempt) -> str:
     if attempt.inspect:
         return inspect_page(env, pub, attempt)
@@ -308,7 +326,7 @@ def transcript_page(env, pub, attempt) -> str:
         label=view["label"], note=note, note_path=note_path, components=sorted(comps),
         accepted_actions=view["accepted_actions"],
         summary=fmt.readable_units(trajectory.text_of(transcript.get("summary") or "")),
-        generated=generated, files=_attempt_files(pub, attempt),
+        generated=generated, files=_attempt_files(pub, attempt), erratum=erratum_view(pub.erratum_of(attempt.attempt_id)),
         verify_url=verify_url, graded=isinstance(c.get("result"), dict),
         description=f"Transcript of model attempt {attempt.attempt_id}: {view['status']}, {view['reason']}.")
 

@@ -86,6 +86,17 @@ class Publication:
     attempts: list = field(default_factory=list)
     practitioners: list = field(default_factory=list)
     verify_js: bool = False      # the practice desk's verify.js exists: run pages load it
+    errata: dict = field(default_factory=dict)  # runs/errata/grammar-1.json (make verify-erratum recomputes it)
+
+    def erratum_of(self, attempt_id):
+        """The grammar-1 erratum's entry for an attempt with inexpressible days, or None."""
+        for entry in (self.errata.get("attempts") or []):
+            if entry.get("attempt_id") == attempt_id and entry.get("inexpressible_days"):
+                return entry
+        return None
+
+    def study_erratum(self, name):
+        return next((s for s in (self.errata.get("studies") or []) if s.get("study") == name), None)
 
     def extra_files(self):
         """Published files under runs/ (relative to runs_dir) to copy into the site."""
@@ -251,7 +262,22 @@ def load_practitioners(runs_dir: Path) -> list:
     return sessions
 
 
+ERRATUM = "errata/grammar-1.json"
+ERRATUM_SCHEMA = "fundbook.grammar-erratum/1"
+
+
+def load_errata(runs_dir: Path) -> dict:
+    """The grammar-1 erratum ({} when absent), of its schema."""
+    path = runs_dir / ERRATUM
+    if not path.exists():
+        return {}
+    doc = load_json(path, f"runs/{ERRATUM}")
+    if not isinstance(doc, dict) or doc.get("schema") != ERRATUM_SCHEMA or not isinstance(doc.get("attempts"), list):
+        raise SiteInputError(f"runs/{ERRATUM}: expected {ERRATUM_SCHEMA} with a list of attempts")
+    return doc
+
+
 def load_publication(runs_dir: Path) -> Publication:
     index, runs = load_runs(runs_dir)
     return Publication(runs_dir=runs_dir, index=index, runs=runs, attempts=load_attempts(runs_dir),
-                       practitioners=load_practitioners(runs_dir))
+                       practitioners=load_practitioners(runs_dir), errata=load_errata(runs_dir))

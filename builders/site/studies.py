@@ -167,5 +167,7 @@ def counted(pub, found) -> None:
 def page(env, pub) -> str:
     found = studies(pub.runs_dir, pub.attempts)
     counted(pub, found)
+    for st in found:
+        st["erratum"] = pub.study_erratum(st["name"])
     return env.get_template("studies.md.j2").render(
         studies=found, arm_head=_short_arm, description=f"{len(found)} pre-registered studies of real agents, with their state.")
