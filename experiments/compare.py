@@ -340,7 +340,7 @@ def run_compare(directory, sweep_dir, secret=None, attempts=()) -> dict:
                 "verify": f"fundbook compare {rel(directory)} --verify"}
     write_all({rules_path: source, os.path.join(directory, "decision.json"): decision_bytes,
                os.path.join(directory, "evidence.json"): pretty(evidence),
-               os.path.join(directory, result_mod.RESULT): pretty(result_mod.succeeded(decision))})
+               os.path.join(directory, result_mod.RESULT): pretty(result_mod.succeeded(decision, *_rows_and_ids(blobs)))})
     return decision
 
 
@@ -428,5 +428,12 @@ def verify(directory, keep=None) -> dict:
         where = engine.first_difference(published, recomputed)
         raise ExperimentError(f"{directory}/decision.json: differs from the decision recomputed from the evidence "
                               f"at {where}")
-    result_mod.check(directory, recomputed, pretty)
+    result_mod.check(directory, recomputed, *_rows_and_ids(blobs), pretty)
     return recomputed
+
+
+def _rows_and_ids(blobs):
+    """(observation rows, item ids in sweep order) of verified evidence: what result.json's per-arm means read."""
+    rows = obs.parse_jsonl(blobs["observations"], "observations.jsonl")
+    ids = [jsondoc.loads(raw, "items.jsonl", "an item").get("item_id") for raw in blobs["items"].splitlines()]
+    return rows, ids

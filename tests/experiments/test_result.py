@@ -3,6 +3,8 @@ sweep that never finished (it was "sweep.json: no such file" and nothing recorde
 original_hypothesis_tested / tested_instead when a deviation changed what was tested."""
 
 import json
+import math
+from fractions import Fraction
 
 from experiments import result as result_mod
 
@@ -15,11 +17,37 @@ def test_a_decided_comparison_has_its_succeeded_result_and_verify_requires_it(pr
     cmp_dir, _ = copy_study(practice_study, tmp_path)
     doc = json.loads((cmp_dir / "result.json").read_text())
     decision = json.loads((cmp_dir / "decision.json").read_text())
-    assert doc == {"schema": "fundbook.result/1", "comparison": "ref-vs-sc", "status": "succeeded",
-                   "outcome_reason": None, "reason": None,
-                   "completed_arms": ["baseline:reference", "baseline:shortest-cheapest"],
-                   "verdict": decision["verdict"], "confidence": decision["confidence"], "n": 6,
-                   "original_hypothesis_tested": True, "tested_instead": "", "deviations": []}
+    sweep_dir = next(p for p in (cmp_dir.parent).iterdir() if (p / "observations.jsonl").exists())
+    items = [json.loads(line)["item_id"] for line in (sweep_dir / "items.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (sweep_dir / "observations.jsonl").read_text().splitlines()]
+    used = items[:decision["n"]]
+    want_arms = {}
+    for arm in ("baseline:reference", "baseline:shortest-cheapest"):  # the first n worlds' scores, summed here
+        values = [r["value"] for r in rows if r["arm"] == arm and r["metric"] == "score" and r["item_id"] in used]
+        total = sum(values)
+        g = math.gcd(total, len(values))
+        want_arms[arm] = {"n": len(values), "total": total,
+                          "mean": str(total // g) if len(values) // g == 1 else f"{total // g}/{len(values) // g}"}
+    assert {k: doc[k] for k in doc if k not in ("summary", "reasoning")} == {
+        "schema": "fundbook.result/2", "comparison": "ref-vs-sc", "status": "succeeded",
+        "outcome_reason": None, "reason": None,
+        "completed_arms": ["baseline:reference", "baseline:shortest-cheapest"],
+        "verdict": decision["verdict"], "confidence": decision["confidence"], "n": 6,
+        "original_hypothesis_tested": True, "tested_instead": "", "deviations": [],
+        "per_arm": want_arms,
+        "effect": {"estimate": doc["effect"]["estimate"],  # held to the summed scores just below
+                   "interval": [decision["lower_bound"], decision["upper_bound"]]}}
+    diff = want_arms["baseline:reference"]["total"] - want_arms["baseline:shortest-cheapest"]["total"]
+    assert Fraction(doc["effect"]["estimate"]) == Fraction(diff, 6)
+    assert f"Verdict: {decision['verdict']} ({decision['confidence']} confidence) at n = 6 worlds" in doc["summary"]
+    assert f"baseline:reference {want_arms['baseline:reference']['mean']}" in doc["summary"]
+    assert doc["reasoning"].startswith(f"The pre-registered rule is {decision['method']}")
+    assert f"[{decision['lower_bound']}, {decision['upper_bound']}]" in doc["reasoning"]
+    edit_json(cmp_dir / "result.json", lambda d: d["per_arm"]["baseline:reference"].update(mean="99"))
+    code, _, err = invoke("compare", cmp_dir, "--verify")
+    assert code == 1 and "result.json: not the structured result of the verified decision" in one_line_error(err)
+    edit_json(cmp_dir / "result.json", lambda d: d["per_arm"]["baseline:reference"].update(
+        mean=want_arms["baseline:reference"]["mean"]))
     edit_json(cmp_dir / "result.json", lambda d: d.update(verdict="supported", status="succeeded",
                                                           confidence="strong", n=7))
     code, _, err = invoke("compare", cmp_dir, "--verify")
@@ -40,7 +68,7 @@ def test_an_interrupted_sweep_gets_a_failed_result_not_a_missing_file(practice_s
                                    f"(interrupted, or still running): no decision; the failed result is recorded "
                                    f"in {cmp_dir}/result.json")
     doc = json.loads((cmp_dir / "result.json").read_text())
-    assert doc == {"schema": "fundbook.result/1", "comparison": "ref-vs-sc", "status": "failed",
+    assert doc == {"schema": "fundbook.result/2", "comparison": "ref-vs-sc", "status": "failed",
                    "outcome_reason": "incomplete_execution",
                    "reason": f"{sweep_dir}/sweep.json: no such file: the sweep has not finished (interrupted, or "
                              f"still running)",
