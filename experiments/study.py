@@ -166,7 +166,8 @@ def run(study_dir, bundle_dir=DEFAULT_BUNDLE, progress=True) -> dict:
     stopped = os.path.exists(os.path.join(study_dir, load(study_dir)["sweep"], "sweep.json"))
     _, out, plan, rows, arm_list, comparisons, _, commitment = _setup(study_dir, bundle_dir, verifying=stopped)
     return run_sweep(out, plan, rows, arm_list, bundle_dir, workers=1, comparisons=comparisons,
-                     commitment=commitment, progress=progress)
+                     commitment=commitment, progress=progress,
+                     after_result=None if stopped else lambda _: write_status(study_dir, bundle_dir))
 
 
 def _journalled(out, fixed, arm_list):
@@ -210,13 +211,17 @@ def status(study_dir, bundle_dir=DEFAULT_BUNDLE) -> dict:
                                "threshold": str(t._tn // t._td) if t._tn % t._td == 0 else f"{t._tn}/{t._td}"}
     stopped = all(m.stopped for m in monitors)
     n_stop = max(m.test.n for m in monitors) if stopped else None
+    serving = {m.name: set(m.spec.get("arms") or {}) for m in monitors}
     tiers = tier_report(study_dir, doc, arm_list, done)
     return {**({"tiers": tiers} if tiers is not None else {}),"schema": STATUS_SCHEMA, "name": doc["name"], "evaluator_id": fixed["evaluator_id"],
             "journal": journal.summary() if journal else None, "worlds": len(worlds), "planned_max": max(
                 m.rule.max_n or len(rows) for m in monitors),
             "state": "stopped" if stopped else ("not started" if not worlds else "running"),
-            # seed 004's progressive status: an arm is complete once it has rows for every world the sweep measures
-            "completed_arms": sorted(names) if stopped and len(worlds) >= n_stop else [],
+            # seed 004's progressive status: an arm is complete once no comparison will read another row of it
+            # (every comparison it serves has stopped; an arm that serves none, once the sweep has stopped)
+            "completed_arms": sorted(n for n in names if (stopped and len(worlds) >= n_stop) or (
+                any(n in arms for arms in serving.values()) and all(
+                    m.stopped for m in monitors if n in serving[m.name]))),
             "comparisons": comparisons, "per_world": worlds}
 
 

@@ -294,7 +294,8 @@ def prepare(out, plan, rows, arm_list, bundle_dir, comparisons=()):
 
 
 def run_sweep(out, plan, rows, arm_list, bundle_dir, *, workers=1, executor="local", sample_size=DEFAULT_SAMPLE,
-              sample_seed=None, comparisons=(), commitment=None, progress=True, modal=None, require_pilot=None):
+              sample_seed=None, comparisons=(), commitment=None, progress=True, modal=None, require_pilot=None,
+              after_result=None):
     fixed = prepare(out, plan, rows, arm_list, bundle_dir, comparisons)
     eid = fixed["evaluator_id"]
     monitors = sequential.monitors_for(fixed["comparisons"])
@@ -348,6 +349,8 @@ def run_sweep(out, plan, rows, arm_list, bundle_dir, *, workers=1, executor="loc
             if got.get("usage"):
                 usage.setdefault(name, {})[iid] = got["usage"]
         computed.append(iid)
+        if after_result is not None:  # a study rewrites its status.json as each world finishes
+            after_result(iid)
 
     def task_for(row):
         have = done.get(row["item_id"], {})

@@ -68,7 +68,10 @@ def test_a_paused_study_shows_its_state_verifies_refuses_edits_and_resumes_to_it
     with pytest.raises(ExperimentError, match="paused before item"):
         study.run(str(root), BUNDLE, progress=False)
     assert not (root / "sweep" / "sweep.json").exists()
+    written = json.loads((root / "status.json").read_text())  # by the run, as its first world finished
+    assert (written["state"], written["worlds"]) == ("running", 1)
     doc = study.write_status(str(root), BUNDLE)
+    assert doc == written
     assert (doc["state"], doc["worlds"], doc["planned_max"], doc["completed_arms"]) == ("running", 1, 2, [])
     first = doc["per_world"][0]
     assert first["score"][name] == first["score"]["baseline:do-nothing"]  # the scripted desk does nothing
@@ -183,6 +186,30 @@ def test_a_paused_study_shows_its_state_verifies_refuses_edits_and_resumes_to_it
     with pytest.raises(ExperimentError, match="sha256"):
         study.verify(str(root), BUNDLE, log=lambda m: None)
     path.write_bytes(good)
+
+
+def test_an_arm_is_complete_once_every_comparison_it_serves_has_stopped(folder):
+    root, name = folder
+    spec = json.loads((root / "vs-do-nothing" / "spec.json").read_text())
+    spec["stopping"]["max_n"] = 1  # this comparison stops after the first world, the other after the second
+    (root / "vs-do-nothing" / "spec.json").write_text(json.dumps(spec, indent=2, sort_keys=True) + "\n")
+    (root / "vs-do-nothing" / "freeze.json").unlink()
+    compare.freeze(str(root / "vs-do-nothing"), date="2026-12-01")
+    states = []
+    real = study.write_status
+
+    def kept(*args):
+        states.append(real(*args))
+        return states[-1]
+    study_run = study.run
+    import unittest.mock as mock
+    with mock.patch.object(study, "write_status", kept):
+        study_run(str(root), BUNDLE, progress=False)
+    # world 1: vs-do-nothing has stopped, so do-nothing's rows are final; the model and shortest-cheapest still serve
+    # vs-shortest-cheapest, which stops at world 2 (then every arm is complete)
+    assert [(s["worlds"], s["completed_arms"]) for s in states] == [
+        (1, ["baseline:do-nothing"]),
+        (2, sorted([name, "baseline:do-nothing", "baseline:shortest-cheapest"]))]
 
 
 def test_a_study_definition_is_read_strictly(folder):
