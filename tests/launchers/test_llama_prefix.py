@@ -108,3 +108,20 @@ def test_a_state_that_cannot_be_loaded_fails_the_call_in_one_line(tmp_path, monk
     with pytest.raises(SamplerError) as err:
         again.sample(again.prepare(_opening(), 1024), 60)
     assert str(err.value) == "llama-cpp: the call failed (RuntimeError: Failed to set llama state data)"
+
+
+def test_bench_local_prints_the_old_path_beside_the_new_and_says_when_answers_differ():
+    from launchers import bench_local
+
+    def run(calls, cache=b"same"):
+        return {"calls": calls, "cache": cache}
+    runs = {"old": [run([9000, 7000, 5000]), run([9400, 6000, 8000])],
+            "new": [run([9100, 7100, 5100]), run([3000, 6100, 7900])]}
+    lines = bench_local.store_lines(runs)
+    assert [" ".join(line.split()) for line in lines[1:]] == [
+        "first call of the first attempt (n=1) 9,000 / 9,000 9,100 / 9,100 1.01x",
+        "first call of later attempts (n=1) 9,400 / 9,400 3,000 / 3,000 0.32x",
+        "later calls (n=4) 5,000 / 7,000 5,100 / 7,100 1.01x",
+        "answers, tokens, cache hits (cache.jsonl) identical (every attempt of both paths)"]
+    runs["new"][1]["cache"] = b"other"
+    assert "DIFFER" in bench_local.store_lines(runs)[-1]
