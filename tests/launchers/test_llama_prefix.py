@@ -29,11 +29,18 @@ def _cache_bytes(out):
 
 def test_an_attempts_first_call_loads_the_stored_system_turn_and_answers_as_without_it(tmp_path, model_file,
                                                                                        monkeypatch):
+    """The same attempt without the store, then with the system turn stored beforehand (evaluated on its own,
+    as an earlier attempt's first call stores it): the answers, tokens and cache hits are the same bytes."""
     monkeypatch.setattr(_sampler_llama, "_PREFIXES", {})
     is_fake = _sampler_llama.library().Llama is fake_llama.Llama
     runs, evals = {}, (lambda: fake_llama.Llama.loaded[-1].evals if fake_llama.Llama.loaded else [])
-    for name, on in (("old", False), ("made", True), ("loaded", True)):
-        monkeypatch.setattr(_sampler_llama, "PREFIX_STORE", on)
+    for name in ("old", "loaded"):
+        monkeypatch.setattr(_sampler_llama, "PREFIX_STORE", name != "old")
+        if name == "loaded":  # what an earlier attempt's first call leaves in the store, at less cost
+            sampler = _sampler_llama.LlamaSampler("m", *_configuration(model_file))
+            opening = sampler.prepare(_opening(), 1024).payload
+            assert _sampler_llama.prefix_store(sampler.key).start(sampler.llm, opening["tokens"],
+                                                                   opening["prefix"]) == "made"
         before = len(evals())
         record, out, _ = _run(str(tmp_path), model_file, name)
         assert record["content"]["termination"]["status"] == "completed", record["content"]["termination"]
@@ -41,28 +48,29 @@ def test_an_attempts_first_call_loads_the_stored_system_turn_and_answers_as_with
     (store,) = _sampler_llama._PREFIXES.values()
     assert (store.made, store.loaded, len(store.states)) == (1, 1, 1)
     # byte-identical answers, tokens and recorded cache hits (counted within the attempt, as before the store)
-    assert _cache_bytes(runs["old"][1]) == _cache_bytes(runs["made"][1]) == _cache_bytes(runs["loaded"][1])
+    assert _cache_bytes(runs["old"][1]) == _cache_bytes(runs["loaded"][1])
     calls = {name: _ledger_calls(r) for name, (r, _, _) in runs.items()}
     assert [(c["tokens_in"], c["tokens_out"], c["cached_tokens_in"]) for c in calls["old"]] == \
         [(c["tokens_in"], c["tokens_out"], c["cached_tokens_in"]) for c in calls["loaded"]]
     assert calls["loaded"][0]["cached_tokens_in"] == 0 and len(calls["loaded"]) >= 2
     if not is_fake:
         return
-    # the work, exactly: the old path evaluates the whole first prompt; the first attempt with the store
-    # evaluates the system turn on its own, then the rest; the next loads it and evaluates only the rest
+    # the work, exactly: the old path evaluates the whole first prompt, the new loads the system turn and
+    # evaluates the rest; later calls as before (each reuses what the attempt's previous call left)
     first = calls["old"][0]["tokens_in"]
     system = len(("<s><|system|>\n" + prompt.SYSTEM + "\n<|user|>\n").encode()) // 3
-    assert runs["old"][2][0] == first
-    assert runs["made"][2][:2] == [system, first - system]
-    assert runs["loaded"][2][0] == first - system
-    assert runs["made"][2][2:] == runs["loaded"][2][1:] == runs["old"][2][1:]  # later calls: as before
+    assert runs["old"][2][0] == first and runs["loaded"][2][0] == first - system
+    assert runs["loaded"][2][1:] == runs["old"][2][1:]
+
+
+def _configuration(model_file):
+    identity = _sampler_llama.inspect_model(model_file)
+    return identity, _sampler_llama.settings_for(identity)
 
 
 def _sampler(tmp_path, monkeypatch):
     fake_llama.install(monkeypatch)
-    path = fake_llama.write_model(tmp_path / "m.gguf")
-    identity = _sampler_llama.inspect_model(path)
-    return _sampler_llama.LlamaSampler("m", identity, _sampler_llama.settings_for(identity))
+    return _sampler_llama.LlamaSampler("m", *_configuration(fake_llama.write_model(tmp_path / "m.gguf")))
 
 
 def _opening():
@@ -80,6 +88,23 @@ def test_the_system_turn_is_what_precedes_the_first_user_turns_text(tmp_path, mo
     retry = sampler.prepare(prompt.retry(opening, "{}", "not a batch", 2), 1024).payload
     assert retry["prefix"] == 406
     assert sampler.prepare(opening[1:], 1024).payload["prefix"] == 0  # no system turn: nothing to store
+
+
+def test_each_attempts_first_call_evaluates_only_what_follows_the_stored_system_turn(tmp_path, monkeypatch):
+    sampler = _sampler(tmp_path, monkeypatch)
+    llm, opening = sampler.llm, sampler.prepare(_opening(), 1024)
+    n = opening.prompt_tokens
+    sampler.sample(opening, 60)  # the store is empty: the system turn on its own, then the rest
+    sampler.sample(sampler.prepare(prompt.retry(_opening(), "{}", "not a batch", 2), 1024), 60)
+    later = _sampler_llama.LlamaSampler("m", sampler.identity, sampler.sampling)  # the next attempt: reset
+    first = later.sample(later.prepare(_opening(), 1024), 60)
+    monkeypatch.setattr(_sampler_llama, "PREFIX_STORE", False)
+    old = _sampler_llama.LlamaSampler("m", sampler.identity, sampler.sampling)
+    old.sample(old.prepare(_opening(), 1024), 60)
+    retry_reused = llm.evals[2]
+    assert llm.evals == [406, n - 406, retry_reused, n - 406, n] and retry_reused < n - 406
+    assert first.cache_hit_tokens == 0  # recorded as the attempt saw it: nothing evaluated before
+    assert llm.resets == 4  # each attempt starts from reset, and so does the stored state
 
 
 def test_a_state_is_keyed_by_its_exact_tokens_and_the_oldest_is_dropped(tmp_path, monkeypatch):
