@@ -5,8 +5,9 @@ The model runs where the ledger runs, never in the worker (which holds no
 model, no ledger and no key, as with tinker); nothing is paid, so the worker
 may run in the local sandbox and the record says so. Narrow on purpose: the
 only surfaces called are `Llama` (load, `tokenize`, `create_completion`,
-`metadata`, `reset`), the model's own chat template through
-`Jinja2ChatFormatter`, and `LlamaGrammar.from_json_schema`.
+`metadata`, `reset`, and `eval`, `save_state`, `load_state` for the prefix
+store), the model's own chat template through `Jinja2ChatFormatter`, and
+`LlamaGrammar.from_json_schema`.
 
 Reproducible by construction: temperature 0 for a checkpoint's first answer
 (greedy), a fixed thread count, the model file's sha256, the chat template's
@@ -25,6 +26,8 @@ Every answer is constrained by the grammar of the day's desk view
 than MIN_ANSWER_TOKENS fails the call, recorded). CPU time of every call is
 measured (all threads of this process) and charged in the ledger as cpu_ms;
 wall time stays out of hashed content (`timings`, for the bench and pilot).
+An attempt's first call starts from the stored state of its system turn when
+this process has evaluated that turn before (launchers/_llama_prefix.py).
 """
 
 import atexit
@@ -40,7 +43,7 @@ import sys
 import threading
 import time
 
-from . import _grammar
+from . import _grammar, _llama_prefix
 from ._errors import CallTimeout, InputError, NotInstalled, SamplerError
 from ._sampling import Completion, Prepared, request_sha256
 from .worker import prompt
@@ -62,6 +65,8 @@ _IN_USE = {}   # key -> threading.Lock
 _IN_FLIGHT = {}  # key -> the running call's _Deadline
 RESET_WAIT_S = 300  # at most a prompt's evaluation: a cancelled call ends at its next generated token
 _LOCK = threading.Lock()
+_PREFIXES = {}  # key -> PrefixStore: the evaluated system turns of this model, across attempts
+PREFIX_STORE = True  # False: each attempt's first call evaluates its system turn again (bench-local's old path)
 
 
 _policy = []  # the OpenMP wait policy the library loaded under (what the record states)
@@ -184,6 +189,12 @@ def _load(llama_cpp, identity, s):
         return key, _LOADED[key]
 
 
+def prefix_store(key) -> _llama_prefix.PrefixStore:
+    """The prefix store of the model loaded under `key` (one per loaded model: a state belongs to its context)."""
+    with _LOCK:
+        return _PREFIXES.setdefault(key, _llama_prefix.PrefixStore())
+
+
 def call_seed(sampling, request_sha, retry) -> tuple:
     """(seed, retry) of one call. A checkpoint's first answer is greedy (the seed is unused); a retry (the
     conversation holds a refused answer) samples with `seed` plus the request's first 32 bits, so each retry's
@@ -237,10 +248,19 @@ class LlamaSampler:
     def _piece(self, token):
         return self.llm.detokenize([token]).decode("utf-8", "replace") if token >= 0 else ""
 
+    def _tokenize(self, text, bos):
+        return self.llm.tokenize(text.encode("utf-8"), add_bos=bos, special=True)
+
     def render(self, messages):
         """Token ids of the conversation with the generation prompt, by the model's own chat template."""
         out = self.formatter(messages=messages)
-        return self.llm.tokenize(out.prompt.encode("utf-8"), add_bos=not out.added_special, special=True)
+        return self._tokenize(out.prompt, not out.added_special)
+
+    def system_turn(self, messages, tokens) -> int:
+        """How many of the request's tokens are its system turn (what the prefix store keeps)."""
+        bos = not self.formatter(messages=messages[:1]).added_special
+        return _llama_prefix.system_turn(lambda m: self.formatter(messages=m).prompt,
+                                         lambda text: self._tokenize(text, bos), messages, tokens)
 
     def prepare(self, messages, max_tokens) -> Prepared:
         tokens = self.render(messages)
@@ -252,7 +272,8 @@ class LlamaSampler:
         sha = request_sha256(self.model_id, messages, max_tokens, self.sampling)
         retry = any(m.get("role") == "assistant" for m in messages)
         return Prepared(sha, len(tokens), max_tokens, messages,
-                        payload={"tokens": tokens, "schema": schema, "seed": call_seed(self.sampling, sha, retry)})
+                        payload={"tokens": tokens, "schema": schema, "seed": call_seed(self.sampling, sha, retry),
+                                 "prefix": self.system_turn(messages, tokens)})
 
     def sample(self, prepared: Prepared, deadline_s) -> Completion:
         s, payload = self.sampling, prepared.payload
@@ -270,10 +291,14 @@ class LlamaSampler:
             grammar = self.lib.LlamaGrammar.from_json_schema(json.dumps(payload["schema"]), verbose=False)
             seed, retry = payload["seed"]
             temperature = (s["retry_temperature_milli"] if retry else s["temperature_milli"]) / 1000
+            # what this attempt evaluated before, as without the store: the figure the cache and the ledger record
+            # never depends on what else the process ran (the store's saving shows in cpu_ms)
             reused = min(self.llm.longest_token_prefix(self.llm._input_ids.tolist(), tokens), len(tokens) - 1)
             stop = _IN_FLIGHT[self.key] = _Deadline(deadline_s)
             c0, w0 = time.process_time(), time.perf_counter()
             try:
+                if PREFIX_STORE:
+                    prefix_store(self.key).start(self.llm, tokens, payload["prefix"])
                 out = self.llm.create_completion(
                     prompt=tokens, max_tokens=min(prepared.max_tokens, room), temperature=temperature,
                     top_k=s["top_k"], top_p=s["top_p_milli"] / 1000, min_p=s["min_p_milli"] / 1000,

@@ -9,7 +9,8 @@
 # attempt from its own cache.jsonl (verify-local: no model, no compile).
 # `make local-attempt` regenerates the published real attempt (about 10 CPU
 # minutes); `make local-pilot` the feasibility pilot (four practice attempts);
-# `make bench-local` prints per-call and per-attempt times.
+# `make bench-local` prints per-call and per-attempt times, where a call's CPU goes, and the
+# prefix store's CPU per call beside the old path (launchers/bench_local.py).
 
 LOCAL_STAMP := $(VENV)/.local-installed
 LOCAL_MODEL = $$($(PYTHON) -c "from launchers._sampler_llama import packaged_model; print(packaged_model())")

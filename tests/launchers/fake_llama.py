@@ -10,7 +10,10 @@ The "model": a token is up to three bytes of text (reversible, so the fake reads
 greedy and deterministic -- the do-nothing batch of the desk view in the prompt, reporting the view's own
 projection (`report_if_no_action`), filled in by the grammar's JSON Schema and checked against it (the real
 grammar makes any other answer impossible). `max_tokens` cuts the answer (finish_reason "length"), and every
-generated token goes through the stopping criteria, as llama.cpp's loop does.
+generated token goes through the stopping criteria, as llama.cpp's loop does. What it holds evaluated is
+tracked as the library does: a completion reuses the longest prefix of the tokens it holds (at least one prompt
+token is evaluated), `eval` appends, `reset` empties, `save_state`/`load_state` copy; `evals` lists how many
+tokens each `eval` and completion evaluated, so tests count the work the prefix store saves.
 """
 
 import json
@@ -112,6 +115,7 @@ class Llama:
         self.params = dict(params, vocab_only=vocab_only)
         self._input_ids = _Ids()
         self.resets = 0
+        self.evals = []  # tokens evaluated by each eval and create_completion, in order
         if not vocab_only:
             Llama.loaded.append(self)
 
@@ -121,6 +125,16 @@ class Llama:
     def reset(self):
         self.resets += 1
         self._input_ids = _Ids()
+
+    def eval(self, tokens):
+        self._input_ids.extend(tokens)
+        self.evals.append(len(tokens))
+
+    def save_state(self):
+        return types.SimpleNamespace(input_ids=list(self._input_ids))
+
+    def load_state(self, state):
+        self._input_ids = _Ids(state.input_ids)
 
     def token_bos(self):
         return BOS
@@ -147,6 +161,8 @@ class Llama:
                           grammar, stopping_criteria):
         text = decode(t for t in prompt if t not in SPECIAL).decode("utf-8")
         tokens = encode(answer(text, grammar.schema).encode())
+        reused = min(self.longest_token_prefix(self._input_ids, prompt), len(prompt) - 1)
+        self.evals.append(len(prompt) - reused)
         ids, out, reason = _Ids(prompt), [], "stop"
         for token in tokens:
             while Llama.stall is not None and Llama.stall.is_set() and not stopping_criteria(ids, None):
@@ -198,7 +214,7 @@ def install(monkeypatch):
     monkeypatch.setattr(_sampler_llama, "versions", lambda llama_cpp: {
         "llama_cpp_python": "0.3.36", "llama_cpp": llama_cpp.llama_version().decode(),
         "system_info": llama_cpp.llama_print_system_info().decode().strip()})
-    for name in ("_LOADED", "_IN_USE", "_IN_FLIGHT"):  # the fake's models never outlive the test
+    for name in ("_LOADED", "_IN_USE", "_IN_FLIGHT", "_PREFIXES"):  # the fake's models never outlive the test
         monkeypatch.setattr(_sampler_llama, name, {})
     monkeypatch.setenv("OMP_WAIT_POLICY", _sampler_llama.OMP_WAIT_POLICY)
     monkeypatch.setattr(Llama, "loaded", [])
