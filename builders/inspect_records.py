@@ -1,17 +1,19 @@
 """A published Inspect attempt (runs/attempts/<id>/, harness inspect), checked without Inspect: what the site
-build runs on every Inspect record before it renders a page (`fundbook inspect verify` re-imports the kept log
-through Inspect and the bundle in Pyodide; this is its cheap half, on the pattern of
-builders/practitioners/_published.py).
+build runs on every Inspect record before it renders a page, and what `fundbook inspect import` runs on every
+record it is about to write (so nothing imports that the build refuses). `fundbook inspect verify` re-imports the
+kept log through Inspect and the bundle in Pyodide; this is its cheap half, on the pattern of
+builders/practitioners/_published.py. The rules themselves are builders/inspect_format.py's.
 
 A record may arrive by hand, as a contributed pull request would bring it, so every field is held to what the
-importer (launchers/inspect/_import.py) writes: the folder holds exactly the four files it writes; the record's
-content has exactly its keys, its constants, a world the engine rebuilds to the fixture sha256 it names, this
-bundle's task version and engine facts; receipts.json is exactly the receipts the record's batches re-execute to
-on the host engine (finalised, as every Inspect run is), and the result and receipts head are those of that
-re-execution; transcript.json and the kept log are the files whose sha256 the record names, the transcript in the
-importer's shape (its turns counted from it). The first failure is one InputError naming the file and the field.
-The values the log carries as it logged them (messages, task arguments, generate config, usage) are data: pages
-escape them.
+importer writes: the folder holds exactly the four files it writes; the record's content has exactly its keys,
+its constants and its claims, a world the engine rebuilds to the fixture sha256 it names, this bundle's engine
+facts; receipts.json is exactly the receipts the record's batches re-execute to on the host engine (finalised,
+as every Inspect run is), and the result and receipts head are those of that re-execution; transcript.json and
+the kept log are the files whose sha256 the record names, the transcript in the importer's shape (its turns
+counted from it); no URL holds a credential. The first failure is one InputError naming the file and the field.
+The values the log carries as it logged them (the model's name, messages, task arguments, generate config,
+usage) are data: pages escape them. Across records, one (eval id, sample id, epoch) is published once
+(check_unique).
 """
 
 import hashlib
@@ -21,44 +23,25 @@ import re
 
 import engine
 from engine import InputError
-from engine import shown
+from engine import read_limited, shown
 
-from .practitioners._published import _engine, _read as _read_file
+from . import inspect_format as F
+from .inspect_format import (EXECUTION_PATH, HARNESS, KIND, LABEL, MAX_LOG_BYTES, OUTSIDE, PROTOCOLS,  # noqa: F401
+                             RECEIPTS_SCHEMA, RECORD_SCHEMA, SPLIT, TASK_NAME, TRANSCRIPT_SCHEMA)
+from .practitioners._published import _engine
 
-# What launchers/inspect/_import.py writes (tests/builders/test_inspect_records.py holds the two to each other).
-RECORD_SCHEMA = "fundbook.inspect-attempt/1"
-TRANSCRIPT_SCHEMA = "fundbook.inspect-transcript/1"
-RECEIPTS_SCHEMA = "fundbook.receipts/1"
-KIND, HARNESS, LABEL, SPLIT = "inspect-attempt", "inspect", "model", "public-practice"
-TASK_NAME = "inspect_fundbook/desk"
-PROTOCOLS = ("tool", "text")
-EXECUTION_PATH = "Inspect log, every engine call re-executed through the compiled bundle in Pyodide"
-OUTSIDE = ("usage and cost as Inspect logged them: provenance only, outside fundbook's ledger and claims "
-           "(fundbook neither made nor paid these calls)")
-CONTENT_KEYS = ("schema_version", "kind", "harness", "label", "attempt_id", "task", "model", "engine", "result",
-                "receipts_head", "moves", "turns", "transcript", "outputs", "inspect", "execution_path")
+CONTENT_KEYS = ("schema_version", "kind", "harness", "label", "attempt_id", "claims", "task", "model", "engine",
+                "result", "receipts_head", "moves", "turns", "transcript", "outputs", "inspect", "execution_path")
 TASK_KEYS = ("instance_id", "family", "seed", "split", "fixture_sha256", "horizon")
 MODEL_KEYS = ("id", "provider", "as_logged", "answered_as")
-INSPECT_KEYS = ("version", "task", "task_version", "task_args", "protocol", "eval_id", "run_id", "sample_id",
-                "epoch", "created", "model_base_url", "generate_config", "limit", "usage", "usage_note", "log")
+INSPECT_KEYS = ("version", "task", "task_version", "bundle_sha256", "task_args", "protocol", "eval_id", "run_id",
+                "sample_id", "epoch", "created", "model_base_url", "generate_config", "limit", "usage", "usage_note",
+                "log")
+FILES = ("receipts.json", "record.json", "transcript.json")  # and the kept log
 ROLES = ("system", "user", "assistant", "tool")
-MAX_LOG_BYTES = 256 * 1024 * 1024  # the importer's limit for a log
-HEX64 = re.compile(r"[0-9a-f]{64}")
-_ID = re.compile(r"inspect-([A-Za-z0-9._-]{1,60})-(FUND_0\d)-seed-(\d{1,16})-([0-9a-f]{8})")
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}")        # a provider, a model name, a package version
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")               # Inspect's eval and run ids
-_TIME = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d{1,6})?([+-]\d\d:\d\d|Z)?")
+HEX64 = F.HEX64
 _IMPORTED = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z")
-_URL = re.compile(r"https?://[A-Za-z0-9.:\[\]_-]{1,100}(/[A-Za-z0-9._~/-]{0,100})?")
 _LOG = re.compile(r"inspect-log-([0-9a-f]{64})\.(eval|json)")
-
-
-def _slug(text):  # launchers/inspect/_import.py _slug
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "model"
-
-
-def _read(path, label):
-    return _read_file(path, label, "an Inspect record file")
 
 
 def pretty(doc) -> bytes:  # launchers/inspect/_import.py pretty: how every file of the record is written
@@ -110,8 +93,8 @@ def _task(task, label):
     family, seed, horizon = task["family"], task["seed"], task["horizon"]
     if family not in engine.FAMILIES:
         raise InputError(f"{label}: content.task.family: expected one of {', '.join(engine.FAMILIES)}, got {shown(family)}")
-    _int(seed, label, "content.task.seed", 0, 10**16 - 1)
-    _int(horizon, label, "content.task.horizon", 1, 400)
+    _int(seed, label, "content.task.seed", 1, 10**16 - 1)
+    _int(horizon, label, "content.task.horizon", *F.DAYS)
     _equal(task["split"], SPLIT, label, "content.task.split")
     try:
         instance = engine.with_horizon(engine.generate(family, seed), horizon)
@@ -187,18 +170,62 @@ def _transcript(data, doc, attempt, label):
     return sum(1 for s in steps if s["role"] == "assistant")
 
 
-def check_published(runs_dir, name, published_engine=None, bundle_sha256=None) -> dict:
-    """The record of runs_dir/attempts/<name> (an Inspect attempt), checked; InputError (one line) otherwise."""
+def read_folder(runs_dir, name) -> dict:
+    """{file name: bytes} of runs_dir/attempts/<name>: exactly the record's three files and the kept log it names,
+    each a regular file within its limit; InputError names the file."""
     rel = f"runs/attempts/{name}"
     where = os.path.join(runs_dir, "attempts", name)
-    m = _ID.fullmatch(name)
+    if not F.ATTEMPT_ID.fullmatch(name):
+        raise InputError(f"{rel[:120]}: expected an Inspect attempt's folder "
+                         f"inspect-<model>-<FUND_0N>-seed-<S>-e<epoch>-<8 hex>")
+    files = {}
+    for fname in ("record.json",) + tuple(sorted(set(os.listdir(where)) - {"record.json"})):
+        path = os.path.join(where, fname)
+        if fname != "record.json" and fname not in FILES and not _LOG.fullmatch(fname):
+            continue  # named below, with the folder's listing
+        if not os.path.isfile(path):  # a folder, a FIFO or a device under the file's name
+            raise InputError(f"{rel}/{fname}: not a regular file"
+                             f"{' (the kept Inspect log expected)' if _LOG.fullmatch(fname) else ''}")
+        limit = MAX_LOG_BYTES if _LOG.fullmatch(fname) else F.MAX_FILE_BYTES
+        try:
+            files[fname] = read_limited(path, limit)
+        except OSError as exc:
+            raise InputError(f"{rel}/{fname}: cannot read ({exc.strerror or exc})") from None
+        if len(files[fname]) > limit:
+            raise InputError(f"{rel}/{fname}: larger than its {limit}-byte limit")
+    try:
+        log = json.loads(files["record.json"])["content"]["inspect"]["log"]["path"]
+    except (ValueError, KeyError, TypeError, RecursionError):
+        log = None  # check_files names what is wrong with the record
+    listed = sorted(os.listdir(where))
+    if not (isinstance(log, str) and _LOG.fullmatch(log)):
+        return files  # check_files names content.inspect.log.path
+    if listed != sorted(FILES + (log,)):
+        raise InputError(f"{rel}: holds {shown(listed)}, an Inspect record folder holds exactly "
+                         f"{', '.join(FILES)} and its kept log")
+    return files
+
+
+def check_published(runs_dir, name, published_engine=None, bundle_sha256=None) -> dict:
+    """The record of runs_dir/attempts/<name> (an Inspect attempt), checked; InputError (one line) otherwise."""
+    return check_files(name, read_folder(runs_dir, name), published_engine, bundle_sha256)
+
+
+def check_files(name, files, published_engine=None, bundle_sha256=None) -> dict:
+    """An Inspect attempt's files {name: bytes} (as read_folder reads them, or as the importer is about to write
+    them) held to the format; -> the record; InputError (one line) names the file and the field."""
+    rel = f"runs/attempts/{name}"
+    m = F.ATTEMPT_ID.fullmatch(name)
     if not m:
-        raise InputError(f"{rel[:120]}: expected an Inspect attempt's folder inspect-<model>-<FUND_0N>-seed-<S>-<8 hex>")
+        raise InputError(f"{rel[:120]}: expected an Inspect attempt's folder "
+                         f"inspect-<model>-<FUND_0N>-seed-<S>-e<epoch>-<8 hex>")
     label = f"{rel}/record.json"
-    _, rec = _read(os.path.join(where, "record.json"), label)
+    rec = engine.parse_json(files.get("record.json", b""), label, "an Inspect record file", MAX_LOG_BYTES)
     if not isinstance(rec, dict) or sorted(rec) != ["content", "content_sha256", "schema", "volatile"]:
         raise InputError(f"{label}: expected exactly schema, content, content_sha256, volatile")
-    _equal(rec["schema"], RECORD_SCHEMA, label, "schema")
+    if rec["schema"] != RECORD_SCHEMA:
+        raise InputError(f"{label}: schema: expected {RECORD_SCHEMA}, got {shown(rec['schema'])} (an older record: "
+                         f"import it again from its kept log with `fundbook inspect import`)")
     c = rec["content"]
     try:
         sealed = isinstance(c, dict) and engine.content_sha256(c) == rec["content_sha256"]
@@ -207,30 +234,34 @@ def check_published(runs_dir, name, published_engine=None, bundle_sha256=None) -
     if not sealed:
         raise InputError(f"{label}: content_sha256: expected the sha256 of the canonical content")
     _keys(c, CONTENT_KEYS, label, "content")
-    for key, want in (("schema_version", 1), ("kind", KIND), ("harness", HARNESS), ("label", LABEL),
-                      ("execution_path", EXECUTION_PATH), ("attempt_id", name)):
+    for key, want in (("schema_version", F.SCHEMA_VERSION), ("kind", KIND), ("harness", HARNESS), ("label", LABEL),
+                      ("execution_path", EXECUTION_PATH), ("attempt_id", name), ("claims", F.claims())):
         _equal(c[key], want, label, f"content.{key}")
     world = _task(c["task"], label)
-    if (m.group(2), int(m.group(3))) != (world["family"], world["seed"]) or m.group(3) != str(world["seed"]):
+    if (m.group(2), m.group(3)) != (world["family"], str(world["seed"])):
         raise InputError(f"{label}: content.attempt_id: expected the world {world['family']}-seed-{world['seed']} "
                          f"of content.task")
-    # the model as logged: "<provider>/<name>" (Inspect's model string), its parts and the name the answers carry
+    # the model as logged: Inspect's model string of any printable shape, its parts, the name the answers carry
     model = _keys(c["model"], MODEL_KEYS, label, "content.model")
-    _match(model["as_logged"], _NAME, label, "content.model.as_logged", "Inspect's <provider>/<model>")
-    provider, _, rest = model["as_logged"].partition("/")
-    _equal(model["id"], rest or provider, label, "content.model.id")
-    _equal(model["provider"], provider if rest else None, label, "content.model.provider")
-    _match(model["answered_as"], _NAME, label, "content.model.answered_as", "a model name", optional=True)
-    _equal(m.group(1), _slug(model["id"]), label, "content.attempt_id")
+    F.printable(model["as_logged"], label, "content.model.as_logged", "Inspect's <provider>/<model>")
+    parts = F.model_parts(model["as_logged"])
+    _equal(model["id"], parts["id"], label, "content.model.id")
+    _equal(model["provider"], parts["provider"], label, "content.model.provider")
+    F.printable(model["answered_as"], label, "content.model.answered_as", "a model name", optional=True)
+    _equal(m.group(1), F.slug(model["id"]), label, "content.attempt_id")
     _engine(c["engine"], label, published_engine or {})
     if bundle_sha256 is not None:
         _equal(c["engine"]["bundle_sha256"], bundle_sha256, label, "content.engine.bundle_sha256")
     ins = _keys(c["inspect"], INSPECT_KEYS, label, "content.inspect")
-    _match(ins["version"], _NAME, label, "content.inspect.version", "inspect-ai's version")
+    _match(ins["version"], F.VERSION, label, "content.inspect.version", "inspect-ai's version")
     _equal(ins["task"], TASK_NAME, label, "content.inspect.task")
     # the bundle the eval ran with is as logged (the import re-derived every answer through content.engine's)
-    _match(ins["task_version"], re.compile(re.escape(c["engine"]["engine_version"]) + r"\+[0-9a-f]{16}"), label,
-           "content.inspect.task_version", "<engine version>+<16 hex digits>")
+    tv = re.compile(re.escape(c["engine"]["engine_version"]) + r"\+([0-9a-f]{16})")
+    _match(ins["task_version"], tv, label, "content.inspect.task_version", "<engine version>+<16 hex digits>")
+    _match(ins["bundle_sha256"], HEX64, label, "content.inspect.bundle_sha256", "64 hexadecimal digits")
+    if not ins["bundle_sha256"].startswith(ins["task_version"].rsplit("+", 1)[1]):
+        raise InputError(f"{label}: content.inspect.bundle_sha256: expected the bundle content.inspect.task_version "
+                         f"names")
     if ins["protocol"] not in PROTOCOLS:
         raise InputError(f"{label}: content.inspect.protocol: expected one of {', '.join(PROTOCOLS)}, "
                          f"got {shown(ins['protocol'])}")
@@ -238,49 +269,48 @@ def check_published(runs_dir, name, published_engine=None, bundle_sha256=None) -
         if not isinstance(ins[key], dict):
             raise InputError(f"{label}: content.inspect.{key}: expected an object")
         _plain_json(ins[key], label, f"content.inspect.{key}")
-    _equal(ins["task_args"].get("protocol", "tool"), ins["protocol"], label, "content.inspect.task_args.protocol")
-    _equal(ins["task_args"].get("days", 20), world["horizon"], label, "content.inspect.task_args.days")
+    args = F.task_args(ins["task_args"], label, "content.inspect.task_args")
+    _equal(args["protocol"], ins["protocol"], label, "content.inspect.task_args.protocol")
+    _equal(args["days"], world["horizon"], label, "content.inspect.task_args.days")
     if ins["limit"] is not None:
         if not isinstance(ins["limit"], dict):
             raise InputError(f"{label}: content.inspect.limit: expected null or the sample's limit")
         _plain_json(ins["limit"], label, "content.inspect.limit")
     for key in ("eval_id", "run_id"):
-        _match(ins[key], _TOKEN, label, f"content.inspect.{key}", "Inspect's id (letters, digits, '_' or '-')")
-    _equal(ins["sample_id"], f"{world['family']}-seed-{world['seed']}", label, "content.inspect.sample_id")
-    _int(ins["epoch"], label, "content.inspect.epoch", 1, 10**6)
-    _match(ins["created"], _TIME, label, "content.inspect.created", "the eval's creation time")
-    _match(ins["model_base_url"], _URL, label, "content.inspect.model_base_url", "an http(s) URL", optional=True)
+        _match(ins[key], F.TOKEN, label, f"content.inspect.{key}", "Inspect's id (letters, digits, '_' or '-')")
+    _equal(ins["sample_id"], F.world_id(world["family"], world["seed"]), label, "content.inspect.sample_id")
+    _int(ins["epoch"], label, "content.inspect.epoch", 1, F.MAX_EPOCH)
+    _equal(m.group(4), f"{ins['epoch']:03d}", label, "content.attempt_id")
+    _match(ins["created"], F.CREATED, label, "content.inspect.created", "the eval's creation time in UTC")
+    F.url(ins["model_base_url"], label, "content.inspect.model_base_url")
     _equal(ins["usage_note"], OUTSIDE, label, "content.inspect.usage_note")
+    found = F.credentials(c, "content")
+    if found:
+        raise InputError(f"{label}: {found[0][0]}: expected no credential (a URL's user:password@ or secret "
+                         f"parameter, a field named like one); the import replaces them by {F.REDACTED}")
     # the files: exactly the four the import writes, each the one the record names
     log = _keys(ins["log"], ("path", "sha256", "bytes"), label, "content.inspect.log")
     lm = _LOG.fullmatch(str(log["path"]))
     if not lm or lm.group(1) != log["sha256"]:
         raise InputError(f"{label}: content.inspect.log.path: expected inspect-log-<its sha256>.eval or .json, "
                          f"got {shown(log['path'])}")
-    listed = sorted(os.listdir(where))
-    files = sorted(["receipts.json", "record.json", "transcript.json", log["path"]])
-    if listed != files:
-        raise InputError(f"{rel}: holds {shown(listed)}, an Inspect record folder holds exactly {files}")
-    log_path = os.path.join(where, log["path"])
+    files_expected = sorted(FILES + (log["path"],))
+    if sorted(files) != files_expected:
+        raise InputError(f"{rel}: holds {shown(sorted(files))}, an Inspect record folder holds exactly "
+                         f"{files_expected}")
     _int(log["bytes"], label, "content.inspect.log.bytes", 1, MAX_LOG_BYTES)
-    if not os.path.isfile(log_path):  # a folder, a FIFO or a device under the log's name
-        raise InputError(f"{rel}/{log['path']}: not a regular file (the kept Inspect log expected)")
-    if os.path.getsize(log_path) != log["bytes"]:
+    kept = files[log["path"]]
+    if len(kept) != log["bytes"]:
         raise InputError(f"{rel}/{log['path']}: expected {log['bytes']} bytes (content.inspect.log.bytes)")
-    digest = hashlib.sha256()
-    with open(log_path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    if digest.hexdigest() != log["sha256"]:
+    if hashlib.sha256(kept).hexdigest() != log["sha256"]:
         raise InputError(f"{rel}/{log['path']}: sha256 differs from content.inspect.log.sha256")
-    with open(log_path, "rb") as fh:
-        head = fh.read(2)
-    if (head == b"PK") != (lm.group(2) == "eval"):
+    if kept.startswith(b"PK\x03\x04") != (lm.group(2) == "eval"):
         raise InputError(f"{rel}/{log['path']}: expected {'a zip (.eval)' if lm.group(2) == 'eval' else 'JSON'} log")
     _keys(c["transcript"], ("path", "sha256"), label, "content.transcript")
     _equal(c["transcript"]["path"], "transcript.json", label, "content.transcript.path")
     tr_label = f"{rel}/transcript.json"
-    tr_bytes, tr = _read(os.path.join(where, "transcript.json"), tr_label)
+    tr_bytes = files["transcript.json"]
+    tr = engine.parse_json(tr_bytes, tr_label, "an Inspect record file", MAX_LOG_BYTES)
     if hashlib.sha256(tr_bytes).hexdigest() != c["transcript"]["sha256"]:
         raise InputError(f"{tr_label}: sha256 differs from content.transcript.sha256")
     assistant = _transcript(tr_bytes, tr, name, tr_label)
@@ -290,7 +320,8 @@ def check_published(runs_dir, name, published_engine=None, bundle_sha256=None) -
     _keys(outputs["receipts"], ("path", "sha256"), label, "content.outputs.receipts")
     _equal(outputs["receipts"]["path"], "receipts.json", label, "content.outputs.receipts.path")
     rc_label = f"{rel}/receipts.json"
-    rc_bytes, rc = _read(os.path.join(where, "receipts.json"), rc_label)
+    rc_bytes = files["receipts.json"]
+    rc = engine.parse_json(rc_bytes, rc_label, "an Inspect record file", MAX_LOG_BYTES)
     if hashlib.sha256(rc_bytes).hexdigest() != outputs["receipts"]["sha256"]:
         raise InputError(f"{rc_label}: sha256 differs from content.outputs.receipts.sha256")
     _keys(rc, ("schema", "run_id", "receipts_head", "receipts"), rc_label, "$")
@@ -313,8 +344,27 @@ def check_published(runs_dir, name, published_engine=None, bundle_sha256=None) -
     return rec
 
 
+def unique_key(content) -> tuple:
+    """(eval id, sample id, epoch): what one imported attempt stands for; a second one is refused."""
+    ins = content["inspect"]
+    return ins["eval_id"], ins["sample_id"], ins["epoch"]
+
+
+def check_unique(records) -> None:
+    """records: {attempt id: content}, each already checked. InputError when two stand for one (eval, sample,
+    epoch): an eval's sample and epoch are one run, so two different records of it cannot both be true."""
+    seen = {}
+    for name in sorted(records):
+        key = unique_key(records[name])
+        if key in seen:
+            raise InputError(f"runs/attempts/{name}/record.json: content.inspect: eval {key[0]}, sample {key[1]}, "
+                             f"epoch {key[2]} is also runs/attempts/{seen[key]}: one (eval, sample, epoch) is "
+                             f"published once")
+        seen[key] = name
+
+
 def is_inspect(record) -> bool:
-    return isinstance(record, dict) and record.get("schema") == RECORD_SCHEMA
+    return isinstance(record, dict) and str(record.get("schema")).startswith("fundbook.inspect-attempt/")
 
 
 def published_engine(runs_dir) -> dict:

@@ -1,4 +1,4 @@
-"""A pre-registration dated by the repository's history, not by the files alone.
+"""A pre-registration dated by the repository's history, by content, not by the files alone.
 
   python -m builders.preregistration [--repo DIR]      (`make verify-prereg`, part of `make verify`)
 
@@ -8,12 +8,16 @@ journal's serve line (re-chained) and the decision consistently. What they
 cannot rewrite in place is the git history others hold. So for every frozen
 spec -- each comparison's and each study comparison's spec.json and
 freeze.json (with its study's tier plan, when it has one), and the paid
-path's freeze (runs/attempts/freeze.json, its tier plan inside) -- this
-finds the commit that first held the files' current bytes, and requires it to
-be a proper ancestor of every commit that added a row file of the sweep it
-governs (journal.jsonl, observations.jsonl, observations.partial.jsonl) or an
-attempt record run under it (a record whose content names a freeze). Any
-spec that is not is named (exit 1).
+path's freeze (runs/attempts/freeze.json, its tier plan inside) -- and for
+what it governs -- the row files of its sweep (journal.jsonl,
+observations.jsonl, observations.partial.jsonl) and the attempt records run
+under it (a record whose content names a freeze) -- this dates bytes, not
+paths: every version a governed file has had (its git blobs) is looked for in
+every commit of the history, under any path, and each commit that brought
+those bytes in must already have the spec's current bytes (under any path)
+in a proper ancestor. Rows committed under another folder before the spec
+and moved into place after it are named by the commit that first held them,
+as are rows re-frozen over (exit 1). An empty file dates nothing.
 
 Where there is no history to read -- no git, a folder that is not a
 repository (a tarball), a shallow clone -- it says so plainly and checks
@@ -44,33 +48,56 @@ class Git:
         if self._run("rev-parse", "--is-shallow-repository") == "true":
             raise CannotCheck("a shallow clone (`git fetch --unshallow` to get the whole history)")
         self.top = top
+        self._intro = None
+        self._ancestor = {}
+        self.empty = self._run("hash-object", "-t", "blob", "--stdin", stdin="")
 
-    def _run(self, *args, check=True):
-        done = subprocess.run(["git", "-C", self.root, *args], capture_output=True, text=True)
+    def _run(self, *args, check=True, stdin=None):
+        done = subprocess.run(["git", "-C", self.root, *args], capture_output=True, text=True, input=stdin)
         if done.returncode != 0:
             if check:
                 raise CannotCheck(f"git {' '.join(args[:2])}: {done.stderr.strip().splitlines()[-1:] or ['failed']}")
             return None
         return done.stdout.strip()
 
-    def first_with_content(self, path):
-        """(commit, date) of the first commit in which `path` holds its current bytes; None when uncommitted."""
-        blob = self._run("hash-object", "--", path)
-        rel = os.path.relpath(os.path.abspath(path), self.top).replace(os.sep, "/")
-        for line in (self._run("log", "--reverse", "--format=%H %cs", "--", rel) or "").splitlines():
-            commit, date = line.split()
-            if self._run("rev-parse", f"{commit}:{rel}", check=False) == blob:
-                return commit, date
-        return None
+    def rel(self, path) -> str:
+        return os.path.relpath(os.path.abspath(path), self.top).replace(os.sep, "/")
 
-    def added(self, path):
-        """The commit that first added `path` (None: never committed)."""
-        rel = os.path.relpath(os.path.abspath(path), self.top).replace(os.sep, "/")
-        out = self._run("log", "--reverse", "--diff-filter=A", "--format=%H", "--", rel)
-        return out.splitlines()[0] if out else None
+    def blob(self, path):
+        """The git blob of a file's current bytes (None: no such file)."""
+        return self._run("hash-object", "--", path) if os.path.isfile(path) else None
+
+    def introductions(self) -> dict:
+        """{blob: [(commit, path)]}: every commit of the history (every ref, merges against each parent) that
+        brought a blob in under a path, renames seen as what they are to the tree (a new path with old bytes)."""
+        if self._intro is None:
+            self._intro = {}
+            out = self._run("log", "--all", "-m", "--raw", "--no-renames", "--no-abbrev", "--format=C %H")
+            commit = None
+            for line in (out or "").splitlines():
+                if line.startswith("C "):
+                    commit = line[2:]
+                elif line.startswith(":") and commit:
+                    meta, _, path = line.partition("\t")
+                    fields = meta.split()
+                    if len(fields) >= 5 and fields[4] != "D":
+                        self._intro.setdefault(fields[3], []).append((commit, path))
+        return self._intro
+
+    def versions(self, path) -> list:
+        """Every blob a path has held in any commit, and its bytes now."""
+        rel = self.rel(path)
+        found = [b for b, where in self.introductions().items() if any(p == rel for _, p in where)]
+        now = self.blob(path)
+        return sorted(set(found + ([now] if now else [])))
+
+    def date(self, commit) -> str:
+        return self._run("show", "-s", "--format=%cs", commit)
 
     def is_ancestor(self, a, b) -> bool:
-        return a != b and self._run("merge-base", "--is-ancestor", a, b, check=False) is not None
+        if (a, b) not in self._ancestor:
+            self._ancestor[(a, b)] = a != b and self._run("merge-base", "--is-ancestor", a, b, check=False) is not None
+        return self._ancestor[(a, b)]
 
 
 def _json(path):
@@ -132,6 +159,38 @@ def _stderr(line):
     print(line, file=sys.stderr)
 
 
+def _frozen(git, spec_files):
+    """(commit, date) the spec's current bytes were all committed by -- the latest of each file's first commit --
+    and, per file, every commit that brought its bytes in; None when one file's bytes were never committed."""
+    firsts, intros = [], []
+    for path in spec_files:
+        commits = sorted({c for c, _ in git.introductions().get(git.blob(path), [])})
+        if not commits:
+            return None
+        intros.append(commits)
+        # the first to bring it in: the one no other is an ancestor of is not it; the one that is every other's
+        firsts.append(max(commits, key=lambda c: -_order(git, c, commits)))
+    commit = max(firsts, key=lambda c: _order(git, c, firsts))
+    return commit, git.date(commit), intros
+
+
+def _early(git, governed, intros):
+    """The first (row path, commit, path there) whose bytes a commit holds that has not every spec file's current
+    bytes in a proper ancestor; None when every governed byte came after the spec."""
+    for path in governed:
+        for blob in git.versions(path):
+            if blob == git.empty:
+                continue
+            for commit, where in sorted(git.introductions().get(blob, [])):
+                if not all(any(git.is_ancestor(s, commit) for s in spec) for spec in intros):
+                    return path, commit, where
+    return None
+
+
+def _committed(git, governed) -> int:
+    return sum(1 for p in governed if any(b != git.empty and b in git.introductions() for b in git.versions(p)))
+
+
 def check(repo, log=print, err=_stderr) -> int:
     runs_dir = os.path.join(repo, "runs")
     try:
@@ -141,50 +200,54 @@ def check(repo, log=print, err=_stderr) -> int:
         return 0
     problems = 0
     for label, spec_files, governed in frozen_specs(runs_dir):
-        added = {p: c for p, c in ((p, git.added(p)) for p in governed) if c}  # a row file deleted since counts
-        dated = [git.first_with_content(p) for p in spec_files]
-        if any(d is None for d in dated):
-            if added:
-                err(f"error: {label}: the frozen spec's current bytes were never committed, but what it governs "
-                    f"was (first in {min(added.values())[:12]}): a pre-registration is committed before its rows")
+        frozen = _frozen(git, spec_files)
+        held = _committed(git, governed)
+        if frozen is None:
+            if held:
+                first = min(c for p in governed for b in git.versions(p) if b != git.empty
+                            for c, _ in git.introductions().get(b, []))
+                err(f"error: {label}: the frozen spec's current bytes were never committed, but what it governs was "
+                    f"(first in {first[:12]}): a pre-registration is committed before its rows")
                 problems += 1
             else:
                 log(f"verify-prereg: {label}: not committed yet (nothing it governs is either)")
             continue
-        commit, date = max(dated, key=lambda d: _order(git, d[0], [x[0] for x in dated]))
-        late = sorted((os.path.relpath(p, repo), c) for p, c in added.items() if not git.is_ancestor(commit, c))
-        if late:
-            path, c = late[0]
-            err(f"error: {label}: frozen in {commit[:12]} ({date}), which is not an ancestor of {c[:12]}, the "
-                f"commit that added {path}: a spec is committed before the first row or attempt it governs "
-                f"(re-frozen after its rows?)")
+        commit, date, intros = frozen
+        early = _early(git, governed, intros)
+        if early:
+            path, c, where = early
+            rel = os.path.relpath(path, repo).replace(os.sep, "/")
+            moved = f" (its bytes, under {where})" if where != rel else ""
+            err(f"error: {label}: frozen in {commit[:12]} ({date}), which is not an ancestor of {c[:12]}, a commit "
+                f"that held {rel}{moved}: a spec is committed before the first row or attempt it governs "
+                f"(re-frozen after its rows, or rows moved into place?)")
             problems += 1
-        elif added:
-            log(f"verify-prereg: {label}: frozen in {commit[:12]} ({date}), an ancestor of every commit that added "
-                f"what it governs ({len(added)} file{'s' if len(added) != 1 else ''})")
+        elif held:
+            log(f"verify-prereg: {label}: frozen in {commit[:12]} ({date}), an ancestor of every commit that held "
+                f"what it governs, under any path ({held} file{'s' if held != 1 else ''})")
         else:
             log(f"verify-prereg: {label}: frozen in {commit[:12]} ({date}); nothing it governs is committed yet")
     return 1 if problems else 0
 
 
 def _order(git, commit, others):
-    """The later of the spec's files' commits: the one the others are ancestors of."""
+    """How many of the others are ancestors of commit: the latest has most."""
     return sum(1 for o in others if o != commit and git.is_ancestor(o, commit))
 
 
 def freeze_commit(folder, repo=None):
-    """{"commit", "date"} of a freeze folder's spec.json and freeze.json as committed (the later of the two), or
-    None where it cannot be dated (no history, not committed): what the site shows beside the freeze's date."""
+    """{"commit", "date"} of a freeze folder's spec.json and freeze.json as committed (the later of the two, dated
+    by content), or None where it cannot be dated (no history, not committed): what the site shows beside the
+    freeze's date."""
     repo = repo or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
         git = Git(repo)
-        dated = [git.first_with_content(os.path.join(folder, n)) for n in ("spec.json", "freeze.json")]
+        frozen = _frozen(git, [os.path.join(folder, n) for n in ("spec.json", "freeze.json")])
     except CannotCheck:
         return None
-    if any(d is None for d in dated):
+    if frozen is None:
         return None
-    commit, date = max(dated, key=lambda d: _order(git, d[0], [x[0] for x in dated]))
-    return {"commit": commit, "date": date}
+    return {"commit": frozen[0], "date": frozen[1]}
 
 
 def main(argv=None) -> int:

@@ -69,13 +69,14 @@ def text_desk():
 
 
 @task(name=TASK_NAME)
-def desk(worlds: str = "practice:FUND_01:1..5", days: int = DEFAULT_DAYS, protocol: str = "tool",
+def desk(worlds: str | list[str] = "practice:FUND_01:1..5", days: int = DEFAULT_DAYS, protocol: str = "tool",
          agent: str = "generate", bundle: str = "build/engine", message_limit: int = MAX_MESSAGES):
     """fundbook's funding desk: one run per world, graded by the engine (score out of 100, gates, verdict).
 
     Args:
         worlds: practice:FUND_01:1..5, FUND_02:7, a published held-out list (heldout:DIR or
-            heldout:DIR:FIRST..LAST, DIR holding its commitment.json and reveal.json), or several separated by commas.
+            heldout:DIR:FIRST..LAST, DIR holding its commitment.json and reveal.json), or several separated by commas
+            (Inspect's CLI hands a comma list as a list: the same worlds).
         days: Checkpoints per world (default 20).
         protocol: tool (the tools are called as tools) or text (one JSON object an answer, as the worker).
         agent: generate (generate's tool loop) or react (Inspect's react() agent); protocol=tool only.

@@ -1,5 +1,6 @@
 """The task's worlds argument: `practice:FUND_01:1..5`, `FUND_01:3`, a published held-out list
-(`heldout:DIR` or `heldout:DIR:FIRST..LAST`, positions in its committed order), or several separated by commas."""
+(`heldout:DIR` or `heldout:DIR:FIRST..LAST`, positions in its committed order), or several separated by commas.
+Inspect's CLI hands `-T worlds=A,B` to the task as the list [A, B]: a list of such parts is the same."""
 
 import json
 import os
@@ -7,12 +8,16 @@ import re
 
 import engine
 
-_SPEC = re.compile(r"(?:practice:)?(FUND_\d\d):(\d{1,9})(?:\.\.(\d{1,9}))?")
+_SPEC = re.compile(r"(?:practice:)?(FUND_[0-9][0-9]):([0-9]{1,9})(?:\.\.([0-9]{1,9}))?")  # ASCII digits only
 MAX_WORLDS = 1000
 
 
 def parse_worlds(spec) -> list:
     """-> [(family, seed)] in the order given; ValueError names the part that is not a world."""
+    if isinstance(spec, (list, tuple)):
+        if not spec or not all(isinstance(p, str) for p in spec):
+            raise ValueError(f"worlds: expected worlds separated by commas, got {str(spec)[:60]!r}")
+        spec = ",".join(spec)
     out = []
     for part in str(spec).split(","):
         if part.strip().startswith("heldout:"):
@@ -32,7 +37,7 @@ def parse_worlds(spec) -> list:
     return out
 
 
-_RANGE = re.compile(r"(.+):(\d{1,4})\.\.(\d{1,4})")
+_RANGE = re.compile(r"(.+):([0-9]{1,4})\.\.([0-9]{1,4})")
 
 
 def _heldout(rest) -> list:

@@ -18,3 +18,10 @@ inspect: $(INSPECT_STAMP)
 verify: verify-inspect
 verify-inspect: $(INSPECT_STAMP) build-engine
 	$(BIN)/fundbook inspect verify
+
+# The measured peak memory of inspect import, inspect verify and the inspect: sweep arm on a normal log and on
+# hostile logs at the limits (printed; tests/inspect/test_memory.py asserts the 512 MiB bound).
+BENCH_EXTRA += bench-inspect
+.PHONY: bench-inspect
+bench-inspect: $(INSPECT_STAMP) build-engine
+	$(PYTHON) -m launchers.inspect.bench

@@ -63,7 +63,7 @@ class Attempt:
     @property
     def inspect(self) -> bool:
         """An Inspect-imported attempt (harness inspect, builders/inspect_records.py), not the worker's."""
-        return self.record.get("schema") == INSPECT_ATTEMPT_SCHEMA
+        return _inspect_schema(self.record)
 
 
 @dataclass
@@ -198,7 +198,13 @@ def load_runs(runs_dir: Path) -> tuple[dict, list]:
     return index, runs
 
 
-INSPECT_ATTEMPT_SCHEMA = "fundbook.inspect-attempt/1"  # launchers/inspect/_kind.py RECORD_SCHEMA
+from builders.inspect_format import RECORD_SCHEMA as INSPECT_ATTEMPT_SCHEMA  # noqa: E402  (the format's owner)
+
+
+def _inspect_schema(record) -> bool:
+    """A record of any version of the Inspect format: held to the current one's check (an old one is refused by
+    name, never read as a worker's record)."""
+    return isinstance(record, dict) and str(record.get("schema")).startswith("fundbook.inspect-attempt/")
 
 
 def load_attempts(runs_dir: Path) -> list:
@@ -214,7 +220,7 @@ def load_attempts(runs_dir: Path) -> list:
             raise SiteInputError(f"{rel}: an unfinished attempt (still running, or its host died: `fundbook-launch "
                                  f"recover` it); every attempt is published, once it has its record")
         record = load_json(folder / "record.json", f"{rel}/record.json")
-        if isinstance(record, dict) and record.get("schema") == INSPECT_ATTEMPT_SCHEMA:
+        if _inspect_schema(record):
             attempts.append(_inspect_attempt(runs_dir, folder, rel))
             continue
         content = _check_content(record, f"{rel}/record.json", ATTEMPT_SCHEMA)
@@ -227,7 +233,18 @@ def load_attempts(runs_dir: Path) -> list:
             if claimed and claimed != file_sha256(folder / "transcript.json"):
                 raise SiteInputError(f"{rel}/transcript.json: sha256 differs from record content.transcript.sha256")
         attempts.append(Attempt(attempt_id=attempt_id, record=record, transcript=transcript, folder=rel))
+    _inspect_unique(attempts)
     return attempts
+
+
+def _inspect_unique(attempts):
+    """One (eval, sample, epoch) is published once (builders/inspect_records.py check_unique)."""
+    from builders import inspect_records
+    from engine import InputError
+    try:
+        inspect_records.check_unique({a.attempt_id: a.content for a in attempts if a.inspect})
+    except InputError as exc:
+        raise SiteInputError(exc.message) from None
 
 
 def _inspect_attempt(runs_dir: Path, folder: Path, rel: str) -> Attempt:

@@ -32,16 +32,21 @@ def inspect_group():
 def import_(logs, attempts_dir, runs_dir, bundle_dir, as_json):
     """Re-execute Inspect logs of inspect_fundbook/desk and publish each sample as an attempt record.
 
-    LOGS are .eval or .json logs, read with Inspect's own reader. A log must
-    have succeeded, hold no invalidation or post-hoc edit, be this task at
-    this engine bundle's version, and each sample a published world (fixture
-    sha256 checked) answered by one model; every model turn is replayed
-    through the desk and every engine call answered again by the compiled
-    bundle in Pyodide: each tool result, the packets and the score must be
-    the log's byte for byte. The first sample that fails is named with its
-    check and nothing is written. Otherwise each sample becomes
-    ATTEMPTS/<id>/ with record.json (harness inspect), transcript.json and
-    the log itself, kept under its sha256.
+    LOGS are .eval or .json logs of at most 32 MiB, read within hard limits
+    (every zip member decompressed in bounded steps to exactly its declared
+    size, 64 MiB in all), then with Inspect's own reader. A log must have
+    succeeded, hold no invalidation, post-hoc edit or model fallback, be
+    this task with task arguments of its types, and each sample a published
+    world (canonical id, fixture sha256 checked); every model turn is
+    replayed through the desk and every engine call answered again by the
+    compiled bundle in Pyodide: each tool result, the packets, the score,
+    the header's metric and the summaries must be what the desk and the
+    engine give. The first sample that fails is named with its check and
+    nothing is written. Otherwise each sample becomes ATTEMPTS/<id>/ with
+    record.json (harness inspect; its claims say what was re-derived and
+    what is as logged, such as the model), transcript.json, receipts.json
+    and the log itself, kept under its sha256 (credentials in its URLs
+    replaced by REDACTED). One (eval, sample, epoch) imports once.
     """
     from launchers.inspect._import import import_logs
     done = import_logs(list(logs), attempts_dir, runs_dir, bundle_dir)

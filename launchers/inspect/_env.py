@@ -58,15 +58,51 @@ def host_caller(fn, *args):
 
 
 class Recorder:
-    """A caller that keeps every call and answer, for the importer to re-ask the bundle."""
+    """A caller that keeps every call for the importer to re-ask the bundle. Each distinct text is kept once (a
+    day's packet is the argument of every tool call that day), each answer by its sha256, and the finalisation's
+    answer whole (its receipts): what a sample holds stays the size of its distinct days, however many calls."""
 
     def __init__(self, inner=host_caller):
         self.inner = inner
-        self.calls = []
+        self.texts = {}   # text -> its index
+        self.calls = []   # (fn, (indexes of its arguments), sha256 of the answer)
+        self.final = None
+        self.size = 0     # characters of distinct text kept
+
+    def _ref(self, text):
+        if text not in self.texts:
+            self.texts[text] = len(self.texts)
+            self.size += len(text)
+        return self.texts[text]
 
     def __call__(self, fn, *args):
         out = self.inner(fn, *args)
-        self.calls.append({"fn": fn, "args": list(args), "out": out})
+        self.calls.append((fn, tuple(self._ref(a) for a in args), engine.sha256_hex(out.encode("utf-8"))))
+        if fn == "desk_finalize":
+            self.final = out
+        return out
+
+    def lines(self, max_chars):
+        """[(JSON line {"texts", "calls": [[fn, [index, ...]]]}, [answer sha256])]: the calls in order, cut into
+        lines whose own texts stay within max_chars (a single call's texts excepted)."""
+        by_index = list(self.texts)
+        out, calls, texts, local, size = [], [], [], {}, 0
+        for fn, refs, digest in self.calls:
+            new = [r for r in dict.fromkeys(refs) if r not in local]
+            grow = sum(len(by_index[r]) for r in new)
+            if calls and size + grow > max_chars:
+                out.append((json.dumps({"texts": texts, "calls": [c[:2] for c in calls]}, separators=(",", ":")),
+                            [c[2] for c in calls]))
+                calls, texts, local, size = [], [], {}, 0
+                new, grow = list(dict.fromkeys(refs)), sum(len(by_index[r]) for r in dict.fromkeys(refs))
+            for r in new:
+                local[r] = len(texts)
+                texts.append(by_index[r])
+            size += grow
+            calls.append((fn, [local[r] for r in refs], digest))
+        if calls:
+            out.append((json.dumps({"texts": texts, "calls": [c[:2] for c in calls]}, separators=(",", ":")),
+                        [c[2] for c in calls]))
         return out
 
 

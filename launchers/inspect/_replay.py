@@ -21,9 +21,24 @@ class Refused(Exception):
         self.check = check
 
 
-def _short(value, n=60):
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
-    return json.dumps(text[:n] + ("…" if len(text) > n else ""))
+def _q(text) -> str:
+    """A text from the log on one ASCII line (json-escaped: no newline, control or bidi character survives)."""
+    return json.dumps(text, ensure_ascii=True)
+
+
+def difference(logged, expected, width=30) -> str:
+    """Where two texts first differ: the offset, and each text around it (`width` characters either side), so a
+    refusal shows the bytes that differ rather than a prefix both share."""
+    logged = logged if isinstance(logged, str) else json.dumps(logged, sort_keys=True, default=str)
+    expected = expected if isinstance(expected, str) else json.dumps(expected, sort_keys=True, default=str)
+    n = next((i for i, (a, b) in enumerate(zip(logged, expected)) if a != b), min(len(logged), len(expected)))
+    start = max(0, n - width)
+
+    def around(text):
+        cut = text[start:n + width]
+        return ("…" if start else "") + _q(cut) + ("…" if n + width < len(text) else "") if cut else "(nothing)"
+    return (f"at character {n} (of {len(logged)} logged, {len(expected)} from the desk): the log has {around(logged)}, "
+            f"the desk gives {around(expected)}")
 
 
 def _plain_args(arguments):
@@ -31,8 +46,22 @@ def _plain_args(arguments):
     return {k: v for k, v in (arguments or {}).items() if v is not None}
 
 
+def _name(function) -> str:
+    return function if isinstance(function, str) and function.isidentifier() and len(function) <= 40 else _q(function)
+
+
 def replay(sample, protocol, source):
-    """-> (env, recorder, model turns); Refused names the first thing the log holds that the desk does not."""
+    """-> (env, recorder, model turns); Refused names the first thing the log holds that the desk does not.
+    A message the desk cannot even take (a value nested too deeply for it, a number it cannot hold) is refused
+    by its index, never a traceback."""
+    at = [0]
+    try:
+        return _replay(sample, protocol, source, at)
+    except (RecursionError, ValueError, TypeError, KeyError, AttributeError, IndexError, engine.DeskError) as exc:
+        raise Refused("transcript", f"message {at[0]}: the desk cannot replay it ({type(exc).__name__})") from None
+
+
+def _replay(sample, protocol, source, at):
     rec = Recorder()
     env = DeskEnv.new(source, rec)
     messages = list(sample.messages)
@@ -43,6 +72,7 @@ def replay(sample, protocol, source):
         raise Refused("packet", "message 1 is not the world's first checkpoint packet as the desk gives it")
     turns, i = [], 2
     while i < len(messages):
+        at[0] = i
         m = messages[i]
         if m.role != "assistant":
             raise Refused("transcript", f"message {i}: a {m.role} message where the model's turn was expected")
@@ -54,8 +84,8 @@ def replay(sample, protocol, source):
             name, expected, _ = env.text_turn(m.text)
             got = messages[i]
             if got.role != "user" or got.text != expected:
-                raise Refused("tool result", f"message {i} ({name or 'invalid answer'}): the log has "
-                                             f"{_short(got.text)}, the desk gives {_short(expected)}")
+                raise Refused("tool result", f"message {i} ({name or 'invalid answer'}): "
+                                             f"{difference(got.text if got.role == 'user' else got.role, expected)}")
             i += 1
             continue
         calls = list(m.tool_calls or [])
@@ -67,6 +97,7 @@ def replay(sample, protocol, source):
                 _dangling(env, calls[k:], sample)
                 break
             got = messages[i]
+            at[0] = i
             if got.role != "tool" or got.tool_call_id != call.id:
                 raise Refused("tool result", f"message {i}: no result for the tool call {call.id!r}")
             if got.error is not None and got.error.type == "parsing":
@@ -78,14 +109,14 @@ def replay(sample, protocol, source):
                 expected, error = None, str(exc)
             if error is not None:
                 if got.error is None or got.error.message != error:
-                    raise Refused("tool result", f"message {i} ({call.function}): the log has "
-                                                 f"{_short(got.error.message if got.error else got.text)}, "
-                                                 f"the desk raises ToolError {_short(error)}")
+                    logged = f"ToolError {got.error.message}" if got.error else got.text
+                    raise Refused("tool result", f"message {i} ({_name(call.function)}): "
+                                                 f"{difference(logged, f'ToolError {error}')}")
             elif got.error is not None or got.text != expected:
-                raise Refused("tool result", f"message {i} ({call.function}): the log has "
-                                             f"{_short(got.error.message if got.error else got.text)}, "
-                                             f"the desk gives {_short(expected)}")
+                logged = f"ToolError {got.error.message}" if got.error else got.text
+                raise Refused("tool result", f"message {i} ({_name(call.function)}): {difference(logged, expected)}")
             i += 1
+    at[0] = len(messages)
     result = env.finalize()
     _check_score(sample, grade(result))
     return env, rec, turns
@@ -111,9 +142,17 @@ def _check_score(sample, want):
     score = scores[SCORER]
     if getattr(score, "history", None):
         raise Refused("score", f"{SCORER} was edited after the eval ({len(score.history)} edit(s) in its history)")
-    got = {"value": score.value, "answer": score.answer, "metadata": score.metadata}
-    if canonical(_ints(got)) != canonical(want):
-        where = engine.first_difference(want, _ints(got), "score") or "score"
+    # the whole Score as desk_grade writes it: a value, an answer, its metadata and no explanation
+    want = dict(want, explanation=None)
+    got = {"value": score.value, "answer": score.answer, "explanation": score.explanation, "metadata": score.metadata}
+    try:
+        logged = _ints(got)
+        same = canonical(logged) == canonical(want)
+    except (ValueError, TypeError, RecursionError):
+        raise Refused("score", f"the log's {SCORER} is not JSON the desk can compare (nested too deeply, or a value "
+                               f"with no canonical form)") from None
+    if not same:
+        where = engine.first_difference(want, logged, "score") or "score"
         raise Refused("score", f"{where}: the log's {SCORER} is not the engine's grade of these moves")
 
 

@@ -1,8 +1,9 @@
 // An Inspect log's engine calls answered by the engine bundle in the pinned Pyodide: an op of
 // builders/runner/session.mjs ({"op": "inspect_calls", "module": "launchers/runner/inspect_calls.mjs", ...}),
 // so `fundbook inspect import` checks every tool result on the path every published run ran on.
-// Request: {bundle, bundle_sha256, manifest, samples: JSONL text (one sample's calls a line), samples_sha256}
-// Events: {"event": "runtime", ...}, one {"event": "sample", index, answers} per line.
+// Request: {bundle, bundle_sha256, manifest, samples: JSONL text (a run of one sample's calls a line, each distinct
+// argument text once: launchers/runner/inspect_calls.py), samples_sha256}
+// Events: {"event": "runtime", ...}, one {"event": "sample", index, answers: [sha256 of each answer]} per line.
 import { fail, loadHelper, readBytes, sha256 } from "../../builders/runner/_pyodide.mjs";
 
 const pyError = (err) => String(err.message || err).trim().split("\n").pop().replace(/^[A-Za-z_.]*(Stop|Error): /, "");

@@ -21,19 +21,39 @@ PUBLISHED = sorted(p for p in (REPO / "runs" / "attempts").glob("inspect-*") if 
 needs_record = pytest.mark.skipif(not PUBLISHED, reason="needs a published Inspect attempt (runs/attempts/inspect-*)")
 # Leaves the log carries as it logged them: data on every page, not checked against a pattern.
 DATA = ("content.inspect.task_args.", "content.inspect.generate_config.", "content.inspect.limit.",
-        "content.inspect.usage.")
+        "content.inspect.usage.", "content.model.answered_as.")
 DATA_STEP_KEYS = ("text", "model", "function", "tool_call_id", "error", "tool_calls", "arguments", "id", "type",
                   "message")
 
 
-def test_the_checks_constants_are_the_importers():
-    from launchers.inspect import _import, _env, _kind
-    assert (IR.RECORD_SCHEMA, IR.TRANSCRIPT_SCHEMA, IR.KIND, IR.HARNESS, IR.SPLIT, IR.EXECUTION_PATH, IR.OUTSIDE,
-            IR.TASK_NAME, IR.PROTOCOLS, IR.MAX_LOG_BYTES) == \
-        (_kind.RECORD_SCHEMA, _import.TRANSCRIPT_SCHEMA, _import.KIND, _import.HARNESS, _import.SPLIT,
-         _import.EXECUTION_PATH, _import.OUTSIDE, _env.TASK_NAME, _env.PROTOCOLS, _import.MAX_LOG_BYTES)
-    for name in ("Meta-Llama 3.1/8B", "openai-api/local/SmolLM2-135M-Instruct.Q4_1", "***", "x" * 90):
-        assert IR._slug(name) == _import._slug(name)
+def test_the_importer_and_the_build_read_one_format():
+    """builders/inspect_format.py is the one owner: the importer's constants are its objects, not copies."""
+    from builders import inspect_format as F
+    from launchers.inspect import _import, _kind
+    assert _kind.RECORD_SCHEMA is F.RECORD_SCHEMA is IR.RECORD_SCHEMA == "fundbook.inspect-attempt/2"
+    assert (_import.KIND, _import.HARNESS, _import.SPLIT, _import.EXECUTION_PATH, _import.OUTSIDE,
+            _import.TRANSCRIPT_SCHEMA, _import.MAX_LOG_BYTES) == \
+        (IR.KIND, IR.HARNESS, IR.SPLIT, IR.EXECUTION_PATH, IR.OUTSIDE, IR.TRANSCRIPT_SCHEMA, IR.MAX_LOG_BYTES)
+    from builders.site.records import INSPECT_ATTEMPT_SCHEMA
+    assert INSPECT_ATTEMPT_SCHEMA is F.RECORD_SCHEMA
+    # a model name of any printable shape is data; its folder part is a slug of it
+    assert [F.slug(n) for n in ("Meta-Llama 3.1/8B", "/models/My Model.gguf", "***", "..", "x" * 90)] == \
+        ["Meta-Llama-3.1-8B", "models-My-Model.gguf", "model", "model", "x" * 60]
+    assert F.world_of("FUND_01-seed-1") == ("FUND_01", 1)
+    assert [F.world_of(w) for w in ("FUND_01-seed-01", "FUND_01-seed-\u0661", "FUND_09-seed-1", "FUND_01-seed-0")] \
+        == [None, None, None, None]
+
+
+def test_credentials_are_replaced_in_every_url_and_redaction_is_idempotent():
+    from builders import inspect_format as F
+    cases = {"http://user:pa55@host:8000/v1": "http://REDACTED@host:8000/v1",
+             "https://a@b@host/v1?api_key=sk-1&api-version=2024&sig=x#f": "https://REDACTED@host/v1?api_key=REDACTED"
+                                                                           "&api-version=2024&sig=REDACTED#f",
+             "http://127.0.0.1:51063/v1": "http://127.0.0.1:51063/v1"}
+    for url, clean in cases.items():
+        assert F.redact_url(url) == clean and F.redact_url(clean) == clean
+    assert F.credentials({"model_base_url": "http://u:p@h/v1", "args": {"token": "t0k", "max_tokens": 5}}, "eval") \
+        == [("eval.model_base_url", "http://u:p@h/v1", "http://REDACTED@h/v1"), ("eval.args.token", None, None)]
 
 
 @pytest.fixture
@@ -229,6 +249,79 @@ def test_the_files_of_an_inspect_record_are_held_to_what_the_import_writes(runs,
         name = "evil<script>"
     message = _refused(runs, name)
     assert expected in message, message
+
+
+@needs_record
+@pytest.mark.parametrize("field, value, expected", [
+    (("content", "claims", "established", 0, "text"), "fundbook verified the model.",
+     "content.claims: expected"),
+    (("content", "claims", "as_logged"), [], "content.claims: expected"),
+    (("content", "inspect", "model_base_url"), "http://user:password@127.0.0.1:51063/v1",
+     "content.inspect.model_base_url: expected a URL without credentials"),
+    (("content", "inspect", "generate_config"), {"extra_headers": {"authorization": "Bearer sk-x"}},
+     "content.inspect.generate_config.extra_headers.authorization: expected no credential"),
+    (("content", "inspect", "task_args", "days"), "3", "content.inspect.task_args.days: expected a whole number"),
+    (("content", "inspect", "task_args", "message_limit"), 14.0, "record.json: not valid JSON (the number 14.0 is "
+                                                                  "not an integer"),
+    (("content", "inspect", "epoch"), 2, "content.attempt_id: expected '002', got '001'"),
+    (("content", "inspect", "bundle_sha256"), "0" * 64, "content.inspect.bundle_sha256: expected the bundle"),
+    (("content", "inspect", "created"), "2026-12-05T07:52:24+01:00", "content.inspect.created: expected the "
+                                                                      "eval's creation time in UTC"),
+])
+def test_what_a_record_claims_is_held_to_the_format(runs, field, value, expected):
+    folder = runs / "attempts" / PUBLISHED[0].name
+    record = json.loads((folder / "record.json").read_text())
+    hostile.set_path(record, field, value)
+    _seal(folder, record)
+    message = _refused(runs)
+    assert message.startswith(f"runs/attempts/{PUBLISHED[0].name}/record.json: ") and expected in message, message
+
+
+@needs_record
+def test_an_older_record_is_refused_with_what_to_do(runs):
+    folder = runs / "attempts" / PUBLISHED[0].name
+    record = json.loads((folder / "record.json").read_text())
+    record["schema"] = "fundbook.inspect-attempt/1"
+    _seal(folder, record)
+    assert _refused(runs) == (f"runs/attempts/{PUBLISHED[0].name}/record.json: schema: expected "
+                              f"fundbook.inspect-attempt/2, got 'fundbook.inspect-attempt/1' (an older record: import "
+                              f"it again from its kept log with `fundbook inspect import`)")
+
+
+@needs_record
+def test_a_model_named_by_a_path_with_spaces_is_data_and_passes(runs):
+    """The name is any printable text (a GGUF path, a space, markup): kept as data, slugged for the folder."""
+    from builders import inspect_format as F
+    old = runs / "attempts" / PUBLISHED[0].name
+    record = json.loads((old / "record.json").read_text())
+    c = record["content"]
+    c["model"].update(F.model_parts("openai-api//models/My Model <b>.gguf"))
+    name = F.ATTEMPT_ID.fullmatch(PUBLISHED[0].name)
+    new = f"inspect-models-My-Model-b-.gguf-{name.group(2)}-seed-{name.group(3)}-e{name.group(4)}-{name.group(5)}"
+    assert F.slug(c["model"]["id"]) == "models-My-Model-b-.gguf"
+    folder = runs / "attempts" / new
+    old.rename(folder)
+    c["attempt_id"] = new
+    transcript = json.loads((folder / "transcript.json").read_text())
+    transcript["attempt_id"] = new
+    receipts = json.loads((folder / "receipts.json").read_text())
+    receipts["run_id"] = new
+    _seal(folder, record, transcript=transcript, receipts=receipts)
+    assert _check(runs, new)["content"]["model"]["as_logged"] == "openai-api//models/My Model <b>.gguf"
+
+
+@needs_record
+def test_one_eval_sample_and_epoch_is_published_once(runs):
+    folder = runs / "attempts" / PUBLISHED[0].name
+    record = json.loads((folder / "record.json").read_text())
+    twin = dict(record["content"], attempt_id=PUBLISHED[0].name[:-8] + "00000000")
+    with pytest.raises(engine.InputError) as err:
+        IR.check_unique({PUBLISHED[0].name: record["content"], twin["attempt_id"]: twin})
+    ins = record["content"]["inspect"]
+    assert err.value.message == (
+        f"runs/attempts/{PUBLISHED[0].name}/record.json: content.inspect: eval {ins['eval_id']}, sample "
+        f"{ins['sample_id']}, epoch 1 is also runs/attempts/{twin['attempt_id']}: one (eval, sample, epoch) is "
+        f"published once")
 
 
 @needs_record

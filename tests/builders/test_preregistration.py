@@ -1,8 +1,10 @@
-"""A pre-registration dated by git history (builders/preregistration.py, `make verify-prereg`): on a temporary
-repository, a spec frozen before its sweep passes; one re-frozen after its rows (the journal rewritten
+"""A pre-registration dated by git history, by content (builders/preregistration.py, `make verify-prereg`): on a
+temporary repository, a spec frozen before its sweep passes; one re-frozen after its rows (the journal rewritten
 consistently would not show it), frozen in the very commit that adds its rows, or re-frozen in the working tree
-is named; a paid freeze is dated against the attempts run under it; no history (a tarball, a shallow clone)
-is said plainly and checks nothing."""
+is named; rows committed under another folder before the spec and moved into place after it are named by the
+commit that first held their bytes (on this branch or another), while an empty row file dates nothing; a paid
+freeze is dated against the attempts run under it; no history (a tarball, a shallow clone) is said plainly and
+checks nothing."""
 
 import json
 import os
@@ -63,7 +65,7 @@ def test_a_spec_frozen_before_its_rows_passes(repo):
     code, lines, errors = run(root)
     assert (code, errors) == (0, [])
     assert lines == [f"verify-prereg: runs/studies/s/c: frozen in {frozen[:12]} (2026-12-01), an ancestor of every "
-                     f"commit that added what it governs (1 file)"]
+                     f"commit that held what it governs, under any path (1 file)"]
     assert prereg.freeze_commit(str(root / "runs/studies/s/c"), str(root)) == {"commit": frozen, "date": "2026-12-01"}
 
 
@@ -75,8 +77,9 @@ def test_a_spec_re_frozen_after_its_rows_is_named(repo):
     code, _, errors = run(root)
     assert code == 1
     assert errors == [f"error: runs/studies/s/c: frozen in {again[:12]} (2026-12-01), which is not an ancestor of "
-                      f"{rows[:12]}, the commit that added runs/studies/s/sweep/journal.jsonl: a spec is committed "
-                      f"before the first row or attempt it governs (re-frozen after its rows?)"]
+                      f"{rows[:12]}, a commit that held runs/studies/s/sweep/journal.jsonl: a spec is committed "
+                      f"before the first row or attempt it governs (re-frozen after its rows, or rows moved into "
+                      f"place?)"]
 
 
 def test_a_spec_frozen_in_the_commit_that_adds_its_rows_is_named(tmp_path):
@@ -91,7 +94,57 @@ def test_a_spec_frozen_in_the_commit_that_adds_its_rows_is_named(tmp_path):
     commit(root, "all at once")
     code, _, errors = run(root)
     assert code == 1 and errors[0].startswith("error: runs/comparisons/c: frozen in ") and \
-        "the commit that added runs/comparisons/sw/journal.jsonl" in errors[0]
+        "a commit that held runs/comparisons/sw/journal.jsonl" in errors[0]
+
+
+def _moved_study(tmp_path, rows_where):
+    """Rows committed under `rows_where` first, then the spec, then the rows moved into the sweep's folder."""
+    root = tmp_path / "moved"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    write(root, "README", "a study\n")
+    commit(root, "start")
+    rows = '{"entry":"start"}\n{"item":"FUND_01/seed-1","value":91}\n'
+    if rows_where == "side branch":  # on a branch never merged: the bytes exist in the history all the same
+        git(root, "checkout", "-q", "-b", "drafts")
+        write(root, "scratch/journal.jsonl", rows)
+        early = commit(root, "rows, early, on a side branch")
+        git(root, "checkout", "-q", "main")
+    else:
+        write(root, f"{rows_where}/journal.jsonl", rows)
+        early = commit(root, "rows, early, elsewhere")
+    write(root, "runs/studies/s/study.json", {"sweep": "sweep"})
+    write(root, "runs/studies/s/c/spec.json", {"margin": "0"})
+    write(root, "runs/studies/s/c/freeze.json", {"spec_sha256": "a" * 64})
+    frozen = commit(root, "freeze")
+    if rows_where != "side branch":
+        (root / "runs/studies/s/sweep").mkdir(parents=True)
+        git(root, "mv", f"{rows_where}/journal.jsonl", "runs/studies/s/sweep/journal.jsonl")
+    else:
+        write(root, "runs/studies/s/sweep/journal.jsonl", rows)
+    commit(root, "rows moved into place after the spec")
+    return root, early, frozen
+
+
+@pytest.mark.parametrize("rows_where", ["drafts/sweep", "side branch"])
+def test_rows_committed_elsewhere_before_the_spec_and_moved_in_are_named(tmp_path, rows_where):
+    root, early, frozen = _moved_study(tmp_path, rows_where)
+    code, _, errors = run(root)
+    where = "drafts/sweep/journal.jsonl" if rows_where != "side branch" else "scratch/journal.jsonl"
+    assert code == 1 and errors == [
+        f"error: runs/studies/s/c: frozen in {frozen[:12]} (2026-12-01), which is not an ancestor of {early[:12]}, a "
+        f"commit that held runs/studies/s/sweep/journal.jsonl (its bytes, under {where}): a spec is committed before "
+        f"the first row or attempt it governs (re-frozen after its rows, or rows moved into place?)"]
+
+
+def test_an_empty_row_file_dates_nothing(repo):
+    """Git has one blob for every empty file (an __init__.py, a placeholder): an empty journal is no evidence."""
+    root, frozen, rows = repo
+    write(root, "tools/__init__.py", "")
+    write(root, "runs/studies/s/sweep/observations.jsonl", "")
+    commit(root, "an empty placeholder")
+    code, lines, errors = run(root)
+    assert (code, errors) == (0, []) and lines[0].endswith("under any path (1 file)")
 
 
 def test_a_study_s_tier_plan_is_dated_with_its_specs(repo):
@@ -127,8 +180,9 @@ def test_a_paid_freeze_is_dated_against_the_attempts_run_under_it(repo):
     code, _, errors = run(root)
     assert code == 1 and errors == [
         f"error: runs/attempts/freeze.json: frozen in {again[:12]} (2026-12-01), which is not an ancestor of "
-        f"{git(root, 'rev-parse', 'HEAD~1')[:12]}, the commit that added runs/attempts/paid-1/record.json: a spec "
-        f"is committed before the first row or attempt it governs (re-frozen after its rows?)"]
+        f"{git(root, 'rev-parse', 'HEAD~1')[:12]}, a commit that held runs/attempts/paid-1/record.json: a spec "
+        f"is committed before the first row or attempt it governs (re-frozen after its rows, or rows moved into "
+        f"place?)"]
 
 
 def test_no_history_is_said_plainly_and_checks_nothing(repo, tmp_path):

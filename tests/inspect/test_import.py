@@ -94,8 +94,8 @@ def test_verify_names_a_changed_record(logs, tmp_path, session):
     rec["content"]["result"]["score"]["points"] += 1
     open(path, "w").write(json.dumps(rec))
     problems = dict(verify(attempts, session=session))[done[0]["attempt_id"]]
-    assert any("content_sha256 is not the content's" in p for p in problems)
-    assert any("content.result.score.points differs from the re-import" in p for p in problems)
+    folder = os.path.dirname(path)
+    assert problems == [f"{folder}/record.json: content.result.score.points differs from the re-import"]
 
 
 def _tool_messages(log, function):
@@ -105,7 +105,14 @@ def _tool_messages(log, function):
 @pytest.mark.parametrize("case, edit, message", [
     ("tool result", lambda log: setattr(_tool_messages(log, "project")[0], "content",
                                         '{"output":{}}'),
-     "sample FUND_01-seed-1: tool result: message 3 (project): the log has"),
+     'sample FUND_01-seed-1: tool result: message 3 (project): at character 11 (of 13 logged, 249 from the desk): '
+     'the log has "{\\"output\\":{}}", the desk gives "{\\"output\\":{\\"cash\\":1500000000,\\"day\\":1,'
+     '\\"dec"…'),
+    ("tool result, late", lambda log: setattr(_tool_messages(log, "project")[0], "content",
+                                              _tool_messages(log, "project")[0].text.replace('"day":1', '"day":2')),
+     'sample FUND_01-seed-1: tool result: message 3 (project): at character 35 (of 249 logged, 249 from the desk): '
+     'the log has …"put\\":{\\"cash\\":1500000000,\\"day\\":2,\\"decisions\\":[],\\"rejected\\":nu"…, the '
+     'desk gives …"put\\":{\\"cash\\":1500000000,\\"day\\":1,\\"decisions\\":[],\\"rejected\\":nu"…'),
     ("score", lambda log: setattr(log.samples[0].scores["desk_grade"], "value", 100),
      "sample FUND_01-seed-1: score: score.value"),
     ("world id", lambda log: setattr(log.samples[0], "id", "FUND_01-seed-2"),
@@ -113,10 +120,18 @@ def _tool_messages(log, function):
     ("fixture", lambda log: log.samples[0].metadata.update(fixture_sha256="0" * 64),
      "sample FUND_01-seed-1: fixture_sha256: expected"),
     ("model name", lambda log: setattr(log.eval, "model", "openai/gpt-99"),
-     "sample FUND_01-seed-1: model: the log's model is openai/gpt-99, the sample's usage names mockllm/scripted"),
-    ("status", lambda log: setattr(log, "status", "error"), "status: expected success, the log says error"),
-    ("task version", lambda log: setattr(log.eval, "task_version", "0.1.0+0000000000000000"),
-     "task_version: expected"),
+     "stats.model_usage: the log's model is 'openai/gpt-99', its usage names ['mockllm/scripted'] (a fallback or a "
+     "second model)"),
+    ("model name and stats", lambda log: (setattr(log.eval, "model", "openai/gpt-99"),
+                                          setattr(log.stats, "model_usage", {})),
+     "sample FUND_01-seed-1: model: the log's model is 'openai/gpt-99', the sample's usage names "
+     "['mockllm/scripted'] (a fallback or a second model)"),
+    ("status", lambda log: setattr(log, "status", "error"), "status: expected success, the log says 'error'"),
+    ("task version", lambda log: setattr(log.eval, "task_version", "0.2.0+0000000000000000"),
+     "eval.task_version: expected 0.1.0+<16 hex digits of a bundle sha256>"),
+    ("logged bundle", lambda log: setattr(log.eval, "task_version", "0.1.0+0000000000000000"),
+     "sample FUND_01-seed-1: bundle_sha256: expected the sha256 of the bundle the task version names "
+     "(0000000000000000...)"),
 ])
 def test_tampered_logs_are_refused_by_name(logs, tmp_path, case, edit, message):
     path = tampered(logs, tmp_path, edit)
@@ -157,16 +172,16 @@ def test_not_a_log_is_one_line(tmp_path):
 def test_a_zip_that_unpacks_past_the_limit_is_refused_before_inspect_reads_it(tmp_path, monkeypatch):
     """A zip bomb: a few KiB that unpack to far more (the limit lowered to 1 MiB for the test, 2 GiB in use)."""
     import zipfile
-    from launchers.inspect import _import
-    monkeypatch.setattr(_import, "MAX_UNPACKED_BYTES", 1 << 20)
+    from builders import inspect_format
+    monkeypatch.setattr(inspect_format, "MAX_UNPACKED_BYTES", 1 << 20)
     path = tmp_path / "bomb.eval"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("header.json", b"0" * (2 << 20))
     assert path.stat().st_size < 16 * 1024
     with pytest.raises(InputError) as err:
         import_logs([str(path)], str(tmp_path / "attempts"))
-    assert err.value.message == (f"{path}: its 1 zip members unpack to {2 << 20} bytes, over the limit for an "
-                                 f"Inspect log (100000 members, {1 << 20} bytes)")
+    assert err.value.message == (f"{path}: its 1 zip members declare {2 << 20} bytes unpacked, over the limit of "
+                                 f"{1 << 20} bytes for an Inspect log")
     assert not (tmp_path / "attempts").exists()
 
 

@@ -186,6 +186,7 @@ def _hostile_inspect(base: Path, dst: Path, i: int, payload: str):
     c = record["content"]
     c["attempt_id"] = aid
     ins = c["inspect"]
+    ins["eval_id"] = f"hostile{i:08x}"  # one (eval, sample, epoch) is published once (builders/inspect_records.py)
     ins["task_args"] = {**poison(ins["task_args"], text, ["protocol"]), "note": text}
     ins["generate_config"] = {"system_message": text}
     ins["limit"] = poison(ins["limit"] or {"type": "message"}, text)
