@@ -20,6 +20,8 @@ the pilot's differences resampled, seeded by the pilot's rows).
 
 import datetime
 import os
+import subprocess
+import sys
 import time
 
 import hashlib
@@ -78,6 +80,44 @@ def assumptions() -> dict:
             "modal_cold_start_seconds": MODAL_COLD_START_S, "modal_image_build_seconds": MODAL_IMAGE_BUILD_S,
             "per_core_speed": "A Modal core is assumed as fast as the pilot's host core (to confirm with a pilot on Modal)",
             "prices_source": "modal.com/pricing as transcribed 2026-06; model prices from launchers/prices.json"}
+
+
+RESERVE_BPS = 1_500  # recovery reserve: tries lost to operator stops and host failures (1 of 27 in the first study)
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _one_call_processes(model_file, k) -> int:
+    """Wall ms of `k` fresh processes each answering one day-1 call of the model, started together."""
+    cmd = [sys.executable, "-m", "launchers.bench_local", "--model-file", model_file, "--one-call"]
+    w0 = time.perf_counter()
+    procs = [subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for _ in range(k)]
+    for p in procs:
+        _, err = p.communicate(timeout=3600)
+        if p.returncode != 0:
+            from .errors import ExperimentError
+            raise ExperimentError(f"feasibility: the one-call process for {model_file} failed: "
+                                  f"{err.decode('utf-8', 'replace').strip()[-200:]}")
+    return round((time.perf_counter() - w0) * 1000)
+
+
+def parallel_speedup(model_file) -> dict:
+    """The measured speed-up of two model processes on this host against one: a fresh process answering one
+    call alone, then two at once. speedup = 2 x alone / pair, in thousandths (2000 would be ideal)."""
+    alone = _one_call_processes(model_file, 1)
+    pair = _one_call_processes(model_file, 2)
+    return {"alone_ms": alone, "pair_ms": pair, "speedup_milli": _ceil_div(2 * alone * 1000, pair) if pair else None,
+            "measured_on": "this host, as loaded when the pilot ran"}
+
+
+def study_projection(worlds, per_world_us, model_arms, speedup_milli, reserve_bps=RESERVE_BPS) -> dict:
+    """A study's cost up to its cap: `worlds` worlds of every arm at the pilot's measured CPU per world, plus a
+    recovery reserve, on two worker processes at the measured speed-up (not the ideal 2x)."""
+    cpu = worlds * per_world_us
+    reserved = _ceil_div(cpu * (10_000 + reserve_bps), 10_000)
+    wall = _ceil_div(reserved * 1000, speedup_milli) if speedup_milli else None
+    return {"worlds": worlds, "model_attempts": worlds * model_arms, "cpu_us": cpu, "reserve_bps": reserve_bps,
+            "cpu_us_with_reserve": reserved, "processes": 2, "speedup_milli": speedup_milli, "wall_us": wall,
+            "note": "wall = CPU with the reserve / the measured speed-up of two processes (parallel.speedup_milli)"}
 
 
 def pilot_rows(plan, n) -> list:
@@ -165,4 +205,17 @@ def run_pilot(out, plan, full_rows, arm_list, evaluator_id, n, date=None, compar
         "assumptions": assumptions(),
         "power": {c["name"]: pilot_power(c["spec"], [r["item_id"] for r in rows], values.get(c["spec"]["metric"], {}))
                   for c in comparisons},
+        **_study_block(arm_list, comparisons, per_world["micros"]),
     }
+
+
+def _study_block(arm_list, comparisons, per_world_us) -> dict:
+    """For a sweep with model arms that stops at a cap: each model's measured two-process speed-up (the slowest
+    governs) and the projection up to the cap."""
+    models = [a for a in arm_list if a["kind"] == "model"]
+    caps = [(c["spec"].get("stopping") or {}).get("max_n") for c in comparisons]
+    if not models or not caps or not all(isinstance(m, int) for m in caps):
+        return {}
+    parallel = {a["name"]: parallel_speedup(a["model_file"]) for a in models}
+    slowest = min(p["speedup_milli"] for p in parallel.values())
+    return {"parallel": parallel, "projection_study": study_projection(max(caps), per_world_us, len(models), slowest)}

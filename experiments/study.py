@@ -278,8 +278,43 @@ def write_status(study_dir, bundle_dir=DEFAULT_BUNDLE) -> dict:
     return doc
 
 
+def _not_started(study_dir, log) -> dict | None:
+    """A study frozen and committed but not yet run (no journal, no manifest): its held-out list is still secret,
+    so what can be checked is what it froze -- each spec against its freeze, the commitment, the stated
+    family-wise error -- and that nothing else is there yet."""
+    doc = load(study_dir)
+    out = os.path.join(study_dir, doc["sweep"])
+    if os.path.exists(os.path.join(out, JOURNAL)) or os.path.exists(os.path.join(out, "sweep.json")):
+        return None
+    from .decide import check_frozen
+    for name in doc["comparisons"]:
+        folder = os.path.join(study_dir, name)
+        with open(os.path.join(folder, "spec.json"), "rb") as fh:
+            spec_bytes = fh.read()
+        freeze_rec, _ = read_doc(os.path.join(folder, "freeze.json"), "the freeze record")
+        check_frozen(spec_bytes, freeze_rec, folder)
+    cpath = os.path.join(out, "commitment.json")
+    commitment, _ = read_doc(cpath, "the held-out commitment")
+    heldout.check_commitment_doc(commitment, cpath)
+    family_wise(study_dir, doc)
+    allowed = {STUDY, "README.md", os.path.join(doc["sweep"], "commitment.json"),
+               os.path.join(doc["sweep"], "feasibility.json")} | {
+        os.path.join(c, f) for c in doc["comparisons"] for f in ("spec.json", "freeze.json", "deviations.json")}
+    for dirpath, _, names in os.walk(study_dir):
+        for name in names:
+            rel = os.path.relpath(os.path.join(dirpath, name), study_dir)
+            if rel not in allowed:
+                raise ExperimentError(f"{os.path.join(study_dir, rel)}: not part of a study that has not started")
+    log(f"verify-study: {doc['name']}: not started: {len(doc['comparisons'])} frozen specs match their freezes, the "
+        f"held-out commitment {commitment['sha256'][:12]} is well formed; no world has been played")
+    return {"name": doc["name"], "state": "not started", "worlds": 0}
+
+
 def verify(study_dir, bundle_dir=DEFAULT_BUNDLE, log=print) -> dict:
     """Recompute every journalled world (model attempts read back and verified, never re-run) and status.json."""
+    waiting = _not_started(study_dir, log)
+    if waiting is not None:
+        return waiting
     _, out, _, rows, arm_list, _, fixed, _ = _setup(study_dir, bundle_dir, verifying=True)
     _, done = _journalled(out, fixed, arm_list)
     by_id = {r["item_id"]: r for r in rows}

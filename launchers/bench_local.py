@@ -51,9 +51,9 @@ def one_call(model_file, threads=1, threads_batch=2, phases=None):
     """(completion, wall s, CPU s, load wall s) of one day-1 call in this process. `phases`, a dict, receives
     the CPU seconds and tokens of each phase: prompt evaluation, decoding one token at a time, sampling
     (grammar and greedy), and compiling the grammar (timed on its own)."""
-    from ._sampler_llama import LlamaSampler, inspect_model, settings_for
+    from ._sampler_llama import LlamaSampler, factory, settings_for
     t0 = time.perf_counter()
-    identity = inspect_model(model_file)
+    identity = factory(model_file).identity  # a GGUF path, or a packaged model with its template
     sampler = LlamaSampler("bench", identity, settings_for(identity, n_threads=threads, n_threads_batch=threads_batch))
     load = time.perf_counter() - t0
     prepared = sampler.prepare(day_one(), 1024)

@@ -88,7 +88,8 @@ bench-local: $(LOCAL_STAMP)
 STUDIES := $(sort $(wildcard runs/studies/*/study.json))
 .PHONY: verify-study study-run
 verify: verify-study
-RUNNING_STUDIES := $(foreach s,$(STUDIES),$(if $(wildcard $(dir $(s))sweep/sweep.json),,$(s)))
+# running: a journal but no manifest yet (a study not started, with neither, verifies its frozen specs alone)
+RUNNING_STUDIES := $(foreach s,$(STUDIES),$(if $(wildcard $(dir $(s))sweep/sweep.json),,$(if $(wildcard $(dir $(s))sweep/journal.jsonl),$(s))))
 verify-study: $(if $(RUNNING_STUDIES),$(LOCAL_STAMP)) build-engine
 	@for s in $(dir $(STUDIES)); do $(PYTHON) -m experiments.study verify $$s || exit 1; done
 
