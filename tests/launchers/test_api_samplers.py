@@ -750,3 +750,60 @@ def test_cli_verify_of_a_local_server_attempt_with_no_project_says_it_is_bound_b
     os.rename(out, paid)
     res = CliRunner().invoke(cli, ["verify", str(paid / "record.json")])
     assert res.exit_code == 1 and "a paid attempt is verified against its project ledger" in res.output
+
+
+# -- caps hold whatever a provider says (issue 40 item 1) ----------------------------------------------------------
+
+def _inflated(kind, output_tokens=999_999_999):
+    """A provider that answers well but reports more output tokens than the call's max_tokens allowed."""
+    def answer(body):
+        text = no_action_answer(body)
+        if kind == "openai":
+            return openai_response(text, tokens=(1500, 1024, output_tokens))
+        if kind == "anthropic":
+            return anthropic_response(text, usage=(300, 1200, 0, output_tokens))
+        return chat_response(text, model=body["model"], usage=(900, output_tokens, 0))
+    return answer
+
+
+@pytest.mark.parametrize("kind,model", [("openai", "gpt-5.4-mini"), ("anthropic", "claude-haiku-4-5"),
+                                        ("openai-compatible", "SmolLM2-135M-Instruct.Q4_1")])
+def test_a_usage_report_over_the_reservation_is_booked_ends_the_attempt_and_never_verifies(tmp_path, kind, model):
+    from launchers._project import ProjectLedger, reconcile
+    from launchers._verify import verify_attempt
+    provider = Provider(kind, [_inflated(kind)], model=model)
+    prices = load_prices()
+    if kind == "openai-compatible":  # priced with a row of its own, as a hosted server would be
+        prices = dict(prices, models=dict(prices["models"], **{model: model_price(prices, "gpt-5.4-mini")}))
+    record, out, _, _, project = run(tmp_path, kind, provider, model, prices=prices,
+                                     **({"base_url": "https://example.org/v1"} if kind == "openai-compatible" else {}))
+    c = record["content"]
+    assert c["termination"]["status"] == "budget_halt" and c["termination"]["limit"] == "tokens"
+    assert "the provider reported 999999999 output tokens, over the 1024 the call reserved (overrun 999998975)" \
+        in c["termination"]["reason"]
+    charges = [e for e in c["ledger"]["entries"] if e["kind"] == "charge" and e["account"] == "inference"]
+    assert len(charges) == 1 and charges[0]["tokens_out"] == 999_999_999  # the bill is the bill: booked as reported
+    assert len(provider.generations()) == 1  # ended at once: no second call
+    with pytest.raises(InputError) as err:
+        verify_attempt(os.path.join(out, "record.json"))
+    assert "ledger.jsonl: usage overrun: call 1: the provider reported 999999999 output tokens, over the 1024 the " \
+           "call reserved (overrun 999998975)" in err.value.format_message()
+    problems = reconcile(ProjectLedger(project), [record])
+    assert any("usage overrun: call 1: the provider reported 999999999 output tokens" in p for p in problems)
+
+
+def test_a_report_within_the_reservation_but_past_the_claims_cap_is_an_overrun_too():
+    from launchers import _ledger
+    free = {"input_micro_usd_per_mtok": 0, "output_micro_usd_per_mtok": 0}
+    assert _ledger.Ledger(None, 10, 10, free).overruns() == []  # an empty ledger overruns nothing
+    at_cap = _ledger.Ledger(None, 10**9, 3000, free)
+    at_cap.reserve(1, 1000, 2000)  # a reservation exactly at the cap
+    at_cap.settle(1, 1000, 2000)   # reported as reserved: no overrun
+    assert at_cap.overruns() == []
+    book = _ledger.Ledger(None, 10**9, 3000, free)
+    book.reserve(1, 1000, 2000)
+    with pytest.raises(_ledger.UsageOverrun, match=r"call 1: the provider reported 2010 output tokens, over the 2000 "
+                                                   r"the call reserved \(overrun 10\)"):
+        book.settle(1, 1000, 2010)
+    assert book.overruns() == ["call 1: the provider reported 2010 output tokens, over the 2000 the call reserved "
+                               "(overrun 10)", "the claim's cap of 3000 tokens is passed: 3010 committed (overrun 10)"]
