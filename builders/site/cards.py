@@ -40,16 +40,18 @@ def _context(attempts) -> dict:
 
 
 def _templates(attempts) -> list:
-    """[(sha256, source, count)] of the chat templates the attempts recorded."""
+    """[(sha256, [sources], count)] of the chat templates the attempts recorded (a source when a record names one)."""
     found = {}
     for a in attempts:
         c = a.content
         sha = _dict(c.get("sampling")).get("chat_template_sha256")
         if isinstance(sha, str):
-            source = _dict(_dict(c.get("service")).get("chat_template")).get("source") or "as recorded"
-            key = (sha, str(source))
-            found[key] = found.get(key, 0) + 1
-    return [(sha, source, n) for (sha, source), n in sorted(found.items())]
+            entry = found.setdefault(sha, [set(), 0])
+            source = _dict(_dict(c.get("service")).get("chat_template")).get("source")
+            if isinstance(source, str):
+                entry[0].add(source)
+            entry[1] += 1
+    return [(sha, sorted(sources), n) for sha, (sources, n) in sorted(found.items())]
 
 
 def _decisions(pub) -> dict:

@@ -48,16 +48,18 @@ def board_chart(doc) -> dict | None:
     series = list(SERIES_COLOURS)
     colour = alt.Color("series:N", title="Mean on the row's worlds",
                        scale=alt.Scale(domain=series, range=list(SERIES_COLOURS.values())))
-    base = alt.Chart(alt.Data(values=rows)).encode(y=alt.Y("row:N", title=None, sort=order))
+    base = alt.Chart(alt.Data(values=rows)).encode(y=alt.Y("row:N", title=None, sort=order,
+                                                         axis=alt.Axis(labelLimit=320)))
     bands = base.transform_filter(alt.datum.series == "this row").mark_rule(strokeWidth=3, aria=False).encode(
         x=alt.X("lower:Q", title="Mean score (points out of 100)", scale=alt.Scale(domain=[0, 100])), x2="upper:Q",
         color=colour)
     dots = base.mark_point(filled=True, size=90).encode(
-        x="mean:Q", color=colour, shape=alt.Shape("series:N", scale=alt.Scale(domain=series), legend=None),
+        x="mean:Q", color=colour, shape=alt.Shape("series:N", title="Mean on the row's worlds",
+                                                  scale=alt.Scale(domain=series)),
         tooltip=[alt.Tooltip("row:N"), alt.Tooltip("series:N"), alt.Tooltip("mean:Q", title="mean score"),
                  alt.Tooltip("lower:Q"), alt.Tooltip("upper:Q")])
     return alt.layer(bands, dots).properties(width="container", height=44 * len(order) + 40,
-                                             title=CHART_LABEL).to_dict()
+                                             title=CHART_LABEL).configure_legend(orient="bottom").to_dict()
 
 
 def home_sections(pub) -> dict:
