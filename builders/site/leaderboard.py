@@ -154,6 +154,15 @@ def harness_of(content) -> str:
     return HARNESSES.get(value, str(value)) if value is None or isinstance(value, str) else str(value)
 
 
+ISO_TIME = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$")
+
+
+def order_start(value):
+    """An attempt's start as the bands' order reads it: its recorded ISO time, or None for anything else
+    (board.js `orderStart` alike)."""
+    return value if isinstance(value, str) and ISO_TIME.fullmatch(value) else None
+
+
 def _model_agents(pub) -> tuple:
     """(real model agents, machinery agents), one per provider, model id and harness; one observation per
     world, the attempt the rule counts."""
@@ -198,7 +207,7 @@ def _model_agents(pub) -> tuple:
             "world": world, "qualified": got["qualified"], "points": got["points"],
             "ended": got["source"] == "record", "source": got["source"], "attempt_id": attempt.attempt_id,
             "task": _dict(attempt.content.get("task")), "date": _started_date(attempt),
-            "started": started_of(attempt)})
+            "started": order_start(started_of(attempt))})
     for agent in groups.values():
         # in the order the counted attempts were started (then by world): the order the bands' betting reads them
         agent.observations.sort(key=lambda o: (o["started"] or "", o["world"]))

@@ -127,11 +127,12 @@ def heading(weights, names) -> dict:
 
 
 def slug(weights) -> str:
-    """A card's folder for weights no package names: the sha256's first 12 digits, or the id made path-safe."""
+    """A card's folder for weights no package names: the sha256's first 12 digits, or for a name (a hosted model's
+    id, a served name) the first 12 of the sha256 of its UTF-8 (a lone surrogate read as U+FFFD, as a browser
+    encodes it): never a record's text in an address."""
     if HEX64.match(weights):
         return weights[:12]
-    text = re.sub(r"[^A-Za-z0-9._-]+", "-", weights).strip("-.")[:80]
-    return text or hashlib.sha256(weights.encode()).hexdigest()[:12]
+    return hashlib.sha256(re.sub("[\ud800-\udfff]", "\ufffd", weights).encode("utf-8")).hexdigest()[:12]
 
 
 def table() -> dict:

@@ -88,9 +88,12 @@ def test_the_published_card_states_the_context_length_and_template_the_records_s
     assert GEMMA["title"] in plain(cards.generated_pages(pages.environment(), pub)["models/index.md"])
 
 
-def test_two_sets_of_weights_sharing_a_card_folder_are_refused(fab, tmp_path):
+def test_a_card_s_folder_never_carries_a_record_s_text_and_a_clash_is_refused(fab, tmp_path, monkeypatch):
+    hosted = "openai:https://evil.example/<x>"
+    assert weights.slug(hosted) == hashlib.sha256(hosted.encode()).hexdigest()[:12]
+    assert weights.slug(SMOL["sha256"]) == SMOL["sha256"][:12]
     runs = Path(shutil.copytree(fab, tmp_path / "runs"))
-    attempt(runs, "clash", seed=4, points=10, started="2026-12-22T08:00:00Z", model_id="gpt-5.4 mini",
-            provider="openai")  # "openai:gpt-5.4 mini" and "openai:gpt-5.4-mini" make the same folder
+    attempt(runs, "hosted-2", seed=4, points=10, started="2026-12-22T08:00:00Z", model_id="other", provider="openai")
+    monkeypatch.setattr(weights, "slug", lambda w: "same")  # two sets of weights named alike
     with pytest.raises(records.SiteInputError, match=r"^model cards: two sets of weights share a card folder"):
         cards.cards(records.load_publication(runs))

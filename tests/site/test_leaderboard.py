@@ -11,7 +11,7 @@ from urllib.parse import quote
 import pytest
 
 import engine
-from builders.site import fmt, leaderboard, overview, pages, records
+from builders.site import fmt, leaderboard, overview, pages, records, weights
 from tests.site.host_records import write_host_runs
 from tests.site.text import plain
 
@@ -133,7 +133,7 @@ def test_the_status_line_follows_the_records(runs):
     line = line[:line.index("</div>")]
     assert 'data-fb-status="results"' in line and "no real model has a result yet" not in home
     assert ("<strong>1 attempt by 1 real model reached a result</strong> (models counted by their weights: "
-            '<a href="models/llama-cpp-qwen2.5-0.5b-instruct-q4/">qwen2.5-0.5b-instruct-q4</a>)' in line) and "Status on 2026-12-03:" in line
+            f'<a href="models/{weights.slug("llama-cpp:qwen2.5-0.5b-instruct-q4")}/">qwen2.5-0.5b-instruct-q4</a>)' in line) and "Status on 2026-12-03:" in line
     # the lede says what fundbook is before anything else, the status line next
     article = home[home.index("# fundbook"):]
     assert article.index('class="fb-lede"') < article.index("fb-status-line") < article.index('class="fb-board"')

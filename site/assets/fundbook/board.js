@@ -56,6 +56,11 @@ function scoreOf(result) {
     qualified: scored && result?.verdict === "QUALIFIED" };
 }
 
+const ISO_TIME = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$/;
+
+/** leaderboard.py order_start: a recorded ISO time, or null for anything else. */
+const orderStart = (value) => (typeof value === "string" && ISO_TIME.test(value) ? value : null);
+
 /** leaderboard.py _outcome: a run's or a session's points as recorded, qualified when SCORED and QUALIFIED. */
 function outcomeOf(result) {
   const points = result?.score?.points;
@@ -88,13 +93,12 @@ export function weightsOf(content, packaged) {
 }
 
 /** weights.py slug: a card's folder for weights no package names. */
-function slugOf(w) {
-  if (HEX64.test(w)) return w.slice(0, 12);
-  return w.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[-.]+|[-.]+$/g, "").slice(0, 80);
+async function slugOf(w) {
+  return HEX64.test(w) ? w.slice(0, 12) : (await sha256hex(String(w))).slice(0, 12);
 }
 
 /** ranking.headings: one heading per set of weights, in board order. */
-function headingsOf(rows, packaged) {
+async function headingsOf(rows, packaged) {
   const out = new Map();
   for (const r of rows) {
     if (out.has(r.weights)) {
@@ -105,7 +109,7 @@ function headingsOf(rows, packaged) {
     const names = [...new Set(rows.filter((x) => x.weights === r.weights).map((x) => x.model_id))].sort(cmp);
     const tuning = entry ? entry.tuning : null;
     out.set(r.weights, { weights: r.weights, name: entry ? entry.title : names[0] ?? r.weights, tuning,
-      base: Boolean(tuning && tuning.startsWith("base")), card: `models/${entry ? entry.name : slugOf(r.weights)}/`,
+      base: Boolean(tuning && tuning.startsWith("base")), card: `models/${entry ? entry.name : await slugOf(r.weights)}/`,
       rows: [r.key] });
   }
   return [...out.values()];
@@ -201,7 +205,7 @@ class Recompute {
       if (modelKey(content) !== row.key) this.problem("records", `attempt ${id}: agent`, row.key, modelKey(content));
       const world = worldOf(content, id);
       if (!tries.has(world)) tries.set(world, []);
-      tries.get(world).push({ id, started: startedOf(record), record });
+      tries.get(world).push({ id, started: startedOf(record), record });  // the rule's try order: as recorded
       idsOf.add(id);
     }
     const counted = [];
@@ -220,7 +224,7 @@ class Recompute {
         got = answer.ok ? scoreOf(answer.result) : { score: `(the engine refuses: ${answer.error})`, qualified: false };
       }
       out.tasks.set(world, content.task ?? {});
-      const entry = { world, attempt_id: last.id, score: got.score, qualified: got.qualified, graded_by: source, started: last.started };
+      const entry = { world, attempt_id: last.id, score: got.score, qualified: got.qualified, graded_by: source, started: orderStart(last.started) };
       counted.push(entry);
       if (row.kind === "model") {
         const w = weightsOf(content, this.board.packaged);
@@ -346,7 +350,7 @@ export async function recomputeBoard(board, siteRoot) {
   const ranking = await re.ranking(models);
   const byKey = new Map(models.map((r) => [r.key, r]));
   const ordered = ranking.order.map((k) => byKey.get(k));
-  const heads = headingsOf(ordered, board.packaged);
+  const heads = await headingsOf(ordered, board.packaged);
   for (const head of heads) {
     for (const key of head.rows) {
       Object.assign(byKey.get(key), ranking.rows[key], { model: head.name, tuning: head.tuning, base: head.base, card: head.card });
