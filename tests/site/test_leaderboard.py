@@ -379,7 +379,8 @@ def test_the_status_line_states_each_study_as_its_status_does(runs):
     status["comparisons"]["smollm2-vs-shortest-cheapest"]["verdict"] = "not supported"
     (runs / "studies" / study.name / "status.json").write_text(json.dumps(status))
     assert ('A pre-registered study (<a href="studies/">Studies</a>): <strong>smollm2-heldout</strong> running, 7 of '
-            'at most 40 worlds played: smollm2-vs-do-nothing no verdict yet, smollm2-vs-shortest-cheapest '
+            'at most 40 worlds played (<a href="studies/smollm2-heldout/worlds/">outcomes per world</a>): '
+            'smollm2-vs-do-nothing no verdict yet, smollm2-vs-shortest-cheapest '
             '<strong>not supported</strong>.') in line()
 
 
