@@ -62,7 +62,9 @@ def test_every_attempt_that_ran_the_weights_is_on_its_card_and_no_other(fab):
         listed = {line.split('"')[1] for line in page.splitlines() if line.startswith('<tr data-attempt="')}
         assert listed == by.get(card["weights"], set()), card["slug"]
     hosted = next(c for c in found if c["weights"] == "openai:gpt-5.4-mini")
-    assert hosted["hosted"] and "a hosted model" in plain(got[f"models/{hosted['slug']}/index.md"])
+    text = plain(got[f"models/{hosted['slug']}/index.md"])
+    assert hosted["hosted"] and "a hosted model, known by its provider's model id" in text
+    assert "Licence, quantisation" in text and "hosted-FUND_01-seed-3" in got[f"models/{hosted['slug']}/index.md"]
     gemma = plain(got["models/gemma3-270m/index.md"])
     assert "llama-cpp:gemma-3-270m-q4_k_m" in gemma  # its row on the board, by its path
     index = got["models/index.md"]

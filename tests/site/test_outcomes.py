@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from builders.site import outcomes, pages, records
-from tests.site.conftest import built_site  # noqa: F401
 from tests.site.text import plain
 
 REPO = Path(__file__).resolve().parents[2]
@@ -84,7 +83,7 @@ def test_a_cell_says_qualified_scored_or_no_score_and_a_base_model_is_labelled(s
     assert '<span class="fb-badge fb-base">base model</span>' in text
 
 
-def test_the_view_filters_by_arm_outcome_and_family_and_fits_a_phone(browser, built_site):  # noqa: F811
+def test_the_view_filters_by_arm_outcome_and_family_and_fits_a_phone(browser, built_site):
     from builders.site.serve import Serving
     public, runs, _ = built_site
     studies = outcomes.studies(runs)
