@@ -33,7 +33,7 @@ def _decision(doc, where) -> dict:
 
 
 def _reading(doc):
-    from .comparisons import reading
+    from .reading import reading
     return reading(doc)
 
 
