@@ -28,7 +28,7 @@ from engine import read_limited, shown
 from . import inspect_format as F
 from .inspect_format import (EXECUTION_PATH, HARNESS, KIND, LABEL, MAX_LOG_BYTES, OUTSIDE, PROTOCOLS,  # noqa: F401
                              RECEIPTS_SCHEMA, RECORD_SCHEMA, SPLIT, TASK_NAME, TRANSCRIPT_SCHEMA)
-from .practitioners._published import _engine
+from .practitioners import check_engine_facts
 
 CONTENT_KEYS = ("schema_version", "kind", "harness", "label", "attempt_id", "claims", "task", "model", "engine",
                 "result", "receipts_head", "moves", "turns", "transcript", "outputs", "inspect", "execution_path")
@@ -249,7 +249,7 @@ def check_files(name, files, published_engine=None, bundle_sha256=None) -> dict:
     _equal(model["provider"], parts["provider"], label, "content.model.provider")
     F.printable(model["answered_as"], label, "content.model.answered_as", "a model name", optional=True)
     _equal(m.group(1), F.slug(model["id"]), label, "content.attempt_id")
-    _engine(c["engine"], label, published_engine or {})
+    check_engine_facts(c["engine"], label, published_engine or {})
     if bundle_sha256 is not None:
         _equal(c["engine"]["bundle_sha256"], bundle_sha256, label, "content.engine.bundle_sha256")
     ins = _keys(c["inspect"], INSPECT_KEYS, label, "content.inspect")

@@ -44,7 +44,9 @@ def _read(path, label, what="a practitioner record file"):
     return data, parse_json(data, label, what, MAX_RECORD_BYTES)
 
 
-def _engine(facts, label, published):
+def check_engine_facts(facts, label, published):
+    """A published record's content.engine: exactly ENGINE_KEYS, each well formed, and the bundle and manifest
+    sha256 those of `published` where it names them (shared with builders/inspect_records.py)."""
     if not isinstance(facts, dict) or sorted(facts) != sorted(ENGINE_KEYS):
         raise InputError(f"{label}: content.engine: expected exactly {', '.join(ENGINE_KEYS)}")
     for key in ENGINE_KEYS:
@@ -109,7 +111,7 @@ def check_published(runs_dir, name, published_engine=None) -> dict:
         raise InputError(f"{label}: content_sha256: expected the sha256 of the canonical content")
     sub_label = f"{rel}/submission.json"
     sub_bytes, submission = _read(os.path.join(where, "submission.json"), sub_label)
-    _engine(c.get("engine"), label, published_engine or {})
+    check_engine_facts(c.get("engine"), label, published_engine or {})
     check_submission(submission, sub_label, c["engine"])
     attempt = attempt_id(submission)
     if attempt != name:

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from builders.runs._index import check_chain
+from builders.runs import check_chain
 from engine import content_sha256
 
 INDEX_SCHEMA = "fundbook.index/2"
