@@ -20,5 +20,5 @@ __all__ = [
     "build_part", "file_dependency", "statement", "PyodideSession", "own_session",
     # the stages and the record formats, imported by name (`from builders import counting`)
     "bundle", "counting", "desk", "inspect_format", "inspect_records", "og", "practitioners", "preregistration",
-    "runs", "site",
+    "run_index", "runs", "site",
 ]

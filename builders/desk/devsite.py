@@ -178,8 +178,8 @@ def _published_run_pages(run_ids) -> dict:
 
 def practitioner_pages(out: Path, runs_dir: Path) -> list:
     """The practitioner record pages and files of `runs_dir` in the stand-in site, as the site publishes
-    them (builders/desk/practitioner_page.py); returns their site paths."""
-    from builders.desk.practitioner_page import site_files
+    them (builders/site/practitioner_page.py); returns their site paths."""
+    from builders.site.practitioner_page import site_files
     pages = []
     for uri, data in site_files(runs_dir).items():
         target = out / uri

@@ -8,13 +8,12 @@ check beside it.
     python -m builders.runs bench [--passes N]           (Pyodide vs host CPython per fixture)
 
 With --compile-engine and --stdlib the bundle, the runs and the desk's stdlib
-come out of one Pyodide runtime (builders/_session.py).
+come out of one Pyodide runtime (builders/_session.py). The index's hash chain is
+builders/run_index.py, which the site checks too.
 """
 
-from ._index import INDEX_SCHEMA, build_index, check_chain, entry_hash, genesis
 from ._pipeline import Stage, build_options, run_build
 from ._stage import build_runs, execute, select_specs
 from ._verify import verify_runs
 
-__all__ = ["INDEX_SCHEMA", "Stage", "build_index", "build_options", "build_runs", "check_chain", "entry_hash", "execute",
-           "genesis", "run_build", "select_specs", "verify_runs"]
+__all__ = ["Stage", "build_options", "build_runs", "execute", "run_build", "select_specs", "verify_runs"]

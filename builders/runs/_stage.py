@@ -14,7 +14,7 @@ from .._errors import BuildError
 from .._files import ROOT, rel, write_bytes
 from ..bundle import MANIFEST, PROVENANCE, verify_bundle
 from . import _publish
-from ._index import build_index
+from ..run_index import build_index
 from ._keep import keep_committed_volatile, provenance_bytes
 from ._parity import check_parity
 from ._parquet import write_exports

@@ -43,7 +43,7 @@ from .._errors import BuildError
 from .._files import ROOT, rel
 from .._provenance import build_part
 from .._session import PyodideSession
-from ._index import INDEX_SCHEMA, check_chain, genesis
+from ..run_index import INDEX_SCHEMA, check_chain, genesis
 from ._schemas import validate
 
 # folders with their own check (above; practitioners: `fundbook practitioner verify`, mk/desk.mk)

@@ -4,5 +4,5 @@ serve.py serves a built site (`make preview`). This package imports none of them
 
 __all__ = ["bands", "bench", "cards", "charts", "comparisons", "counted", "csp", "escape", "figures", "fmt", "freeze",
            "glossary", "hooks", "intervals", "leaderboard", "marks", "og_paths", "outcomes", "overview", "pages",
-           "parquet", "ranking", "readable", "reading", "records", "register", "scale", "sensitivity", "serve",
-           "studies", "transcript", "unscored", "vendor", "weights"]
+           "parquet", "practitioner_page", "ranking", "readable", "reading", "records", "register", "scale",
+           "sensitivity", "serve", "studies", "transcript", "unscored", "vendor", "weights"]

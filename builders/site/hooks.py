@@ -58,9 +58,9 @@ def on_files(files, config):
         generated = pages.generated_pages(pub)
         tables = parquet.exports(pub)
         tables.update(leaderboard.files(pub))  # leaderboard.json and .csv: the home page's rows, published
-        # practitioner records: a page each (with its verify box) and their files (builders/desk/practitioner_page.py);
+        # practitioner records: a page each (with its verify box) and their files (builders/site/practitioner_page.py);
         # a record that fails the importer's own checks is refused here, in one line
-        from builders.desk.practitioner_page import site_files as practitioner_files
+        from builders.site.practitioner_page import site_files as practitioner_files
         practitioner = practitioner_files(p["runs"])
         generated.update({uri: data for uri, data in practitioner.items() if uri.endswith(".md")})
         tables.update({uri: data for uri, data in practitioner.items() if not uri.endswith(".md")})

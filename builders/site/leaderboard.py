@@ -258,7 +258,7 @@ def _practitioner_agents(pub) -> list:
                                    "date": _date(session.record, "finished", "imported", "started")})
         clock = _dict(c.get("clock")).get("per_checkpoint_ms")
         agent.cost["clock_ms"] += sum(_int(ms) for ms in clock) if isinstance(clock, list) else 0
-        # the page builders/desk/practitioner_page.py makes for a record with its receipts and submission
+        # the page builders/site/practitioner_page.py makes for a record with its receipts and submission
         # (its verify box included); otherwise the record itself
         folder = pub.runs_dir / "practitioners" / session.session_id
         paged = all((folder / name).is_file() for name in ("record.json", "receipts.json", "submission.json"))

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from builders.runs import check_chain
+from builders.run_index import check_chain
 from engine import content_sha256
 
 INDEX_SCHEMA = "fundbook.index/2"
@@ -190,7 +190,7 @@ def load_runs(runs_dir: Path) -> tuple[dict, list]:
     if head.get("size") != len(entries) or (entries and head.get("hash") != entries[-1].get("hash")):
         raise SiteInputError(f"{label}: field `head` expected the size and hash of the last entry")
     try:
-        broken = check_chain(index)  # builders/runs/_index.py: the formula build-runs chains with
+        broken = check_chain(index)  # builders/run_index.py: the formula build-runs chains with
     except (KeyError, TypeError, ValueError, UnicodeEncodeError):
         broken = "an entry without the chained fields"
     if broken is not None:

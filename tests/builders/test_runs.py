@@ -10,7 +10,7 @@ import jsonschema
 import pyarrow.parquet as pq
 import pytest
 
-from builders.runs._index import check_chain
+from builders.run_index import check_chain
 
 from .conftest import load, pyodide_test
 

@@ -10,7 +10,7 @@ import engine
 import pytest
 
 from builders._errors import BuildError
-from builders.runs._index import build_index, check_chain, entry_hash
+from builders.run_index import build_index, check_chain, entry_hash
 from builders.runs._verify import compare, compare_inputs, first_difference, Report, verify_runs
 
 from .conftest import load, pyodide_test

@@ -336,7 +336,7 @@ def test_a_read_submission_is_exactly_what_the_desk_wrote(tmp_path, bundle_dir, 
 
 def test_missing_evidence_says_how_many_practitioner_runs_exist():
     """Never fabricate one: the page says none exist exactly while runs/practitioners/ holds no record."""
-    from builders.desk.practitioner_page import load_records
+    from builders.site.practitioner_page import load_records
     text = (ROOT / "site" / "missing-evidence.md").read_text()
     if not load_records(ROOT / "runs"):
         assert "**Practitioner runs: none yet.**" in text and "no practitioner run." in text

@@ -203,7 +203,7 @@ def test_a_practitioner_record_names_its_clock_and_a_figure_outside_a_mark(vpage
     """A practitioner record as the import writes it, on a stand-in site: its page passes the build's scan and
     verifies; an edited task clock and a figure typed into its region are each named."""
     from builders.desk import devsite
-    from builders.desk.practitioner_page import site_files
+    from builders.site.practitioner_page import site_files
     from tests.site.hostile import practitioner_record
     runs = tmp_path / "runs"
     runs.mkdir()

@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import engine
-from builders.runs._index import entry_hash, genesis
+from builders.run_index import entry_hash, genesis
 
 FAKE_ENGINE = {"bundle_sha256": "0" * 64, "manifest_sha256": "1" * 64, "engine_version": engine.ENGINE_VERSION,
                "pyodide_version": "314.0.7", "python_version": "3.14.0"}

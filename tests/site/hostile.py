@@ -30,7 +30,7 @@ import shutil
 from pathlib import Path
 
 import engine
-from builders.runs._index import entry_hash, genesis
+from builders.run_index import entry_hash, genesis
 
 SENTINEL = "__pwned"
 PAYLOADS = [

@@ -1,5 +1,5 @@
 """site/assets/desk/checks.js, run by Node, against the Python it mirrors:
-the index chain (builders/runs/_index.py), canonical JSON (engine._canon), and
+the index chain (builders/run_index.py), canonical JSON (engine._canon), and
 the text of every figure format (builders/site/fmt.py figure_text, then
 escape.visible). Verify compares a page with a record through these, so the
 two sides must agree byte for byte."""
@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import engine
-from builders.runs._index import check_chain
+from builders.run_index import check_chain
 from builders.site import escape, fmt
 
 REPO = Path(__file__).resolve().parents[2]

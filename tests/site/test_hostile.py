@@ -371,7 +371,7 @@ def practitioner_runs(tmp_path_factory):
 
 
 def _practitioner_refusal(runs) -> str:
-    from builders.desk.practitioner_page import site_files
+    from builders.site.practitioner_page import site_files
     with pytest.raises(engine.InputError) as err:
         site_files(runs)
     message = str(err.value)
@@ -380,7 +380,7 @@ def _practitioner_refusal(runs) -> str:
 
 
 def test_practitioner_records_as_imported_build_pages_whose_front_matter_is_the_generators(practitioner_runs):
-    from builders.desk.practitioner_page import site_files
+    from builders.site.practitioner_page import site_files
     runs, folders = practitioner_runs
     built = site_files(runs)
     for folder in folders:
@@ -470,7 +470,7 @@ def test_the_issues_hand_placed_practitioner_records_are_refused(practitioner_ru
 def test_a_practitioner_page_writes_every_value_as_data_even_unchecked(practitioner_runs, i):
     """Defence in depth: the page itself, given a record whose every string holds payload i (the checks
     bypassed), writes front matter a YAML writer made (the same two keys, the text intact) and no markup."""
-    from builders.desk.practitioner_page import page
+    from builders.site.practitioner_page import page
     from mkdocs.utils import meta
     runs, folders = practitioner_runs
     payload = hostile.PAYLOADS[i]

@@ -1,6 +1,6 @@
 """A page for each practitioner record (runs/practitioners/<id>/), with its
 "verify in your browser" box: the minimal renderer the site uses until the
-register's own pages render practitioner attempts (builders/site lists them;
+register's own pages render practitioner attempts (the register lists them;
 this module only makes the record page and publishes the record's files).
 
     practitioners/<attempt id>/index.md     the page (generated, not in the nav)

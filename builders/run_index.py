@@ -1,4 +1,5 @@
-"""runs/index.json: every record, sorted by run id, hash-chained, with a head.
+"""runs/index.json: every record, sorted by run id, hash-chained, with a head. build-runs writes and verifies it,
+the site checks it before it renders a page (and the desk's checks.js mirrors the chain), so it sits below both.
 
 The chain (fundbook.index/2; the contract page states it for readers):
 
