@@ -51,7 +51,7 @@ $(DESK_STDLIB): $(DESK_STDLIB_DEPS) $(STAMP)
 	$(PYTHON) -m builders.desk.stdlib_stage --out $@
 
 stdlib-trace: $(STAMP) node_modules/.installed
-	$(PYTHON) -m builders.desk.stdlib_subset trace --write
+	$(PYTHON) -m builders.desk.stdlib_trace --write
 
 site: build-desk
 bench-desk test-desk: $(DESK_STDLIB) desk-snapshot

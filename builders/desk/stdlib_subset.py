@@ -14,29 +14,23 @@ runtime (stdlib_compile.py), without docstrings or column ranges. This module
 is plain standard library so that it runs inside Pyodide as well as on the
 host.
 
-  python -m builders.desk.stdlib_subset trace [--write]
+  python -m builders.desk.stdlib_trace [--write]
       re-runs the trace against this checkout's engine bundle and prints the
-      list (or rewrites stdlib_modules.txt).
+      list (or rewrites stdlib_modules.txt): stdlib_trace.py, host only, so
+      that this helper, which the runner loads into Pyodide by its path,
+      imports nothing of the build above it.
 
 tests/desk/test_stdlib_subset.py fails when a fresh trace names a module the
 list lacks, and runs the workload on the built subset, failing on any import
 it cannot serve.
 """
 
-import json
-import shutil
-import subprocess
-import sys
-import tempfile
 import zipfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent  # (inside Pyodide this module sits at /desk/: no error)
 MODULES = HERE / "stdlib_modules.txt"
-TRACE = HERE / "stdlib_trace.mjs"
-# One published record of each kind, for verify's part of the workload.
-TRACE_RECORDS = ("reference-W1", "adversarial-W2-M1_stale_quote", "baseline-FUND_01-seed-1-do-nothing")
 
 # Loaded by the runtime's start-up, but only under `try: import ... except
 # ImportError`, for what the desk never does: TLS (asyncio's sslproto) and
@@ -53,8 +47,8 @@ OPTIONAL = {
     "compression._common._streams": "compression.zstd's helpers",
 }
 HEADER = ("# Standard-library modules the practice desk and verify load in the pinned Pyodide:\n"
-          "# `python -m builders.desk.stdlib_subset trace --write` writes this file from an import\n"
-          "# trace, less stdlib_subset.OPTIONAL (do not edit by hand).\n")
+          "# `python -m builders.desk.stdlib_trace --write` writes this file from an import trace,\n"
+          "# less stdlib_subset.OPTIONAL (do not edit by hand).\n")
 
 
 def read_modules(text: str) -> list:
@@ -86,56 +80,6 @@ def select_sources(stock_path: str, modules, out_path: str) -> dict:
     return {"modules": len(keep)}
 
 
-def trace(bundle: Path, stdlib: Path = None, records=TRACE_RECORDS) -> dict:
-    """Run the desk workload in the pinned Pyodide: {modules, failures, answers, pyodide_version}."""
-    node = shutil.which("node")
-    if node is None:
-        raise RuntimeError("node is not installed: the trace runs the pinned Pyodide in Node")
-    argv = [node, str(TRACE), "--bundle", str(bundle)]
-    if stdlib is not None:
-        argv += ["--stdlib", str(stdlib)]
-    for run_id in records:
-        argv += ["--record", str(ROOT / "runs" / f"{run_id}.json")]
-    proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=600)
-    if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise RuntimeError(f"stdlib trace failed (exit {proc.returncode}): {last}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 def listed(traced) -> list:
     """What stdlib_modules.txt should say for a trace: every traced module but the optional ones."""
     return sorted(set(traced) - set(OPTIONAL))
-
-
-def main(argv=None) -> int:
-    import click
-
-    @click.group()
-    def cli():
-        """The desk's standard-library subset."""
-
-    @cli.command("trace")
-    @click.option("--write", is_flag=True, help=f"rewrite {MODULES.name}")
-    def trace_cmd(write):
-        """Trace the desk's imports against this checkout's engine bundle."""
-        from builders.desk import devsite
-        with tempfile.TemporaryDirectory() as tmp:
-            try:
-                out = trace(devsite.engine_bundle(Path(tmp)) / "fundbook-engine.zip")
-            except RuntimeError as exc:
-                raise click.ClickException(str(exc))
-        if out["failures"]:
-            raise click.ClickException(f"the workload failed: {out['failures'][0]}")
-        text = HEADER + "".join(f"{m}\n" for m in listed(out["modules"]))
-        if write:
-            MODULES.write_text(text, encoding="utf-8")
-            click.echo(f"{MODULES.relative_to(ROOT)}: {len(read_modules(text))} modules")
-        else:
-            click.echo(text, nl=False)
-
-    return cli.main(argv, prog_name="python -m builders.desk.stdlib_subset", standalone_mode=True)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from builders.desk import stdlib_subset as subset
+from builders.desk import stdlib_trace
 
 # Shares the bundle the browser tests build (one build per session, on one worker).
 pytestmark = pytest.mark.xdist_group("browser")
@@ -37,7 +38,7 @@ def test_the_built_subset_holds_exactly_the_listed_modules(built):
 
 def test_the_desk_workload_runs_on_the_subset(built, bundle_dir):
     """Every desk call, tool, error path and verify, on the subset: no import it cannot serve."""
-    out = subset.trace(bundle_dir / "fundbook-engine.zip", stdlib=built)
+    out = stdlib_trace.trace(bundle_dir / "fundbook-engine.zip", stdlib=built)
     assert out["failures"] == []
     assert out["answers"]["ok"] > 100 and out["answers"]["refused"] >= 5
     assert set(out["modules"]) <= set(subset.read_modules(subset.MODULES.read_text()))
@@ -45,7 +46,7 @@ def test_the_desk_workload_runs_on_the_subset(built, bundle_dir):
 
 def test_a_fresh_trace_names_no_module_the_list_lacks(bundle_dir):
     """A new import in the engine (or the runtime) fails here: run `make stdlib-trace`."""
-    out = subset.trace(bundle_dir / "fundbook-engine.zip")
+    out = stdlib_trace.trace(bundle_dir / "fundbook-engine.zip")
     assert out["failures"] == []
     listed = set(subset.read_modules(subset.MODULES.read_text()))
     missing = sorted(set(subset.listed(out["modules"])) - listed)
