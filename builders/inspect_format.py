@@ -17,6 +17,7 @@ from engine import InputError, shown
 
 RECORD_SCHEMA = "fundbook.inspect-attempt/2"
 SCHEMA_VERSION = 2
+SCHEMA_FAMILY = "fundbook.inspect-attempt/"  # every version: an old record is refused as one, never read as a worker's
 TRANSCRIPT_SCHEMA = "fundbook.inspect-transcript/1"
 RECEIPTS_SCHEMA = "fundbook.receipts/1"
 KIND, HARNESS, LABEL, SPLIT = "inspect-attempt", "inspect", "model", "public-practice"
@@ -234,3 +235,11 @@ def claims() -> dict:
 COUNTING_RULE = ("Each (eval, sample, epoch) of a log imports once, as one try of its world; a model's tries of a "
                  "world are ordered by the eval's creation time as logged, then by epoch, and the last counts (the "
                  "one rule, builders/counting.py).")
+
+
+def is_inspect_record(record) -> bool:
+    """Is this attempt record (record.json, parsed) an Inspect attempt? Its schema is of the Inspect format, any
+    version: the one answer for a whole record (the site's loader asks it before it picks the record's check;
+    launchers/inspect/_kind.py answers the same for a path). A checked record's content also says so
+    (harness "inspect": builders/site/counted.py is_inspect)."""
+    return isinstance(record, dict) and str(record.get("schema")).startswith(SCHEMA_FAMILY)

@@ -363,10 +363,6 @@ def check_unique(records) -> None:
         seen[key] = name
 
 
-def is_inspect(record) -> bool:
-    return isinstance(record, dict) and str(record.get("schema")).startswith("fundbook.inspect-attempt/")
-
-
 def published_engine(runs_dir) -> dict:
     """The bundle and manifest sha256 the published index names (runs/index.json `engine`), which an Inspect
     record must name too. A value that is no sha256 names no bundle to compare with (the index's own integrity is

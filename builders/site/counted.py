@@ -4,6 +4,7 @@ leaderboard and leaderboard.json, Attempts, each transcript, the Studies page, t
 """
 
 from builders import counting
+from builders.inspect_format import HARNESS
 
 from .records import SiteInputError
 
@@ -26,8 +27,9 @@ def model_key(content) -> str:
 
 
 def is_inspect(content) -> bool:
-    """An Inspect-imported attempt (harness inspect): no ledger, no termination, no volatile start of its own."""
-    return content.get("harness") == "inspect"
+    """An Inspect-imported attempt, asked of its content (harness inspect): no ledger, no termination, no volatile
+    start of its own. The one answer for content; for a whole record, builders/inspect_format.py is_inspect_record."""
+    return content.get("harness") == HARNESS
 
 
 def started_of(attempt):
@@ -56,10 +58,6 @@ def inspect_usage(content) -> dict:
     """{tokens_in, tokens_out} an Inspect attempt's log reports (fmt.inspect_usage: the page's cost figure reads it)."""
     from .fmt import inspect_usage as usage
     return usage(content)
-
-
-def _whole_or_none(value):
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def counted_attempts(attempts, group) -> dict:

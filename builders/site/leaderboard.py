@@ -34,7 +34,8 @@ from builders import counting
 
 from . import fmt, intervals, ranking, weights
 from .records import SiteInputError
-from .counted import attempt_score, counted_attempts, inspect_usage, is_real_model, model_key, policy_points, started_of  # noqa: F401
+from .counted import (attempt_score, counted_attempts, inspect_usage, is_inspect, is_real_model, model_key,  # noqa: F401
+                      policy_points, started_of)
 
 PRELIMINARY_BELOW = 30
 POLICY_NOTES = {
@@ -182,7 +183,7 @@ def _model_agents(pub) -> tuple:
             note = ("the deterministic mock sampler replays the reference plan: it tests the launcher, the ledger "
                     "and the evaluator, and measures nothing about a model" if machinery else
                     f"run in Inspect AI through its {provider} provider; each log imported and every engine call "
-                    f"re-executed by fundbook" if c.get("harness") == "inspect" else
+                    f"re-executed by fundbook" if is_inspect(c) else
                     "an open-weights model run on the host (llama.cpp)" if provider == "llama-cpp" else
                     f"a model served by {provider}")
             groups[key] = Agent(key=key, kind="machinery" if machinery else "model", name=f"{provider}:{model_id}",
@@ -194,7 +195,7 @@ def _model_agents(pub) -> tuple:
         agent.attempts += 1
         agent.attempt_ids.append(attempt.attempt_id)
         cost = _dict(c.get("cost"))
-        if c.get("harness") == "inspect":  # no ledger: the tokens Inspect logged, as provenance
+        if is_inspect(c):  # no ledger: the tokens Inspect logged, as provenance
             agent.cost["inspect"] = True
             cost = inspect_usage(c)
         for k in ("micro_usd", "unresolved_micro_usd", "calls", "tokens_in", "tokens_out", "cpu_ms"):

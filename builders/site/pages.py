@@ -207,7 +207,6 @@ def _attempt_view(attempt):
     c = attempt.content
     _check_id(attempt.attempt_id, f"{attempt.folder}/record.json: content.attempt_id")
     term = c.get("termination") if isinstance(c.get("termination"), dict) else {}
-    cost = c.get("cost") if isinstance(c.get("cost"), dict) else {}
     result = c.get("result") if isinstance(c.get("result"), dict) else {}
     score = result.get("score")
     model = c.get("model") if isinstance(c.get("model"), dict) else {}

@@ -63,7 +63,7 @@ class Attempt:
     @property
     def inspect(self) -> bool:
         """An Inspect-imported attempt (harness inspect, builders/inspect_records.py), not the worker's."""
-        return _inspect_schema(self.record)
+        return is_inspect_record(self.record)
 
 
 @dataclass
@@ -198,13 +198,8 @@ def load_runs(runs_dir: Path) -> tuple[dict, list]:
     return index, runs
 
 
-from builders.inspect_format import RECORD_SCHEMA as INSPECT_ATTEMPT_SCHEMA  # noqa: E402  (the format's owner)
-
-
-def _inspect_schema(record) -> bool:
-    """A record of any version of the Inspect format: held to the current one's check (an old one is refused by
-    name, never read as a worker's record)."""
-    return isinstance(record, dict) and str(record.get("schema")).startswith("fundbook.inspect-attempt/")
+from builders.inspect_format import RECORD_SCHEMA as INSPECT_ATTEMPT_SCHEMA  # noqa: E402,F401  (the format's owner)
+from builders.inspect_format import is_inspect_record  # noqa: E402  (a record of any version: the current one's check)
 
 
 def load_attempts(runs_dir: Path) -> list:
@@ -220,7 +215,7 @@ def load_attempts(runs_dir: Path) -> list:
             raise SiteInputError(f"{rel}: an unfinished attempt (still running, or its host died: `fundbook-launch "
                                  f"recover` it); every attempt is published, once it has its record")
         record = load_json(folder / "record.json", f"{rel}/record.json")
-        if _inspect_schema(record):
+        if is_inspect_record(record):
             attempts.append(_inspect_attempt(runs_dir, folder, rel))
             continue
         content = _check_content(record, f"{rel}/record.json", ATTEMPT_SCHEMA)

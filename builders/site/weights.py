@@ -24,6 +24,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from .counted import is_inspect
 from .records import SiteInputError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,7 +90,7 @@ def _by_file_name(name):
 def served_name(content):
     """The name a local server answered under, or None when no server on this host answered."""
     model = _dict(content.get("model"))
-    if content.get("harness") == "inspect":
+    if is_inspect(content):
         if not LOOPBACK.match(str(_dict(content.get("inspect")).get("model_base_url") or "")):
             return None
         name = model.get("answered_as") or str(model.get("id") or "").rsplit("/", 1)[-1]
