@@ -9,7 +9,6 @@ are unchanged since the last one skips the compile; the inputs' digest is kept
 in build/desk-stdlib.json (not beside the output: site/assets is published).
 """
 
-import hashlib
 import json
 import os
 

@@ -9,6 +9,7 @@ the shared session and returns nothing (it reports through `echo`)."""
 import json
 import os
 import time
+from dataclasses import dataclass
 from typing import Callable, NamedTuple
 
 import click
@@ -25,29 +26,42 @@ class Stage(NamedTuple):
     run: Callable
 
 
-def build_all(bundle_dir, out, *, compile_engine, stdlib_out, volatile, parity, run_ids, timings_dir,
-              echo, stages=()) -> dict:
-    """Every stage in one runtime; timings (never published) into `timings_dir`/build.json."""
+@dataclass(frozen=True)
+class BuildPlan:
+    """What `build` was asked for (its command-line options, `build_options`)."""
+    bundle_dir: str
+    out: str
+    compile_engine: bool
+    stdlib_out: str | None
+    volatile: str
+    parity: bool
+    run_ids: tuple
+    timings_dir: str
+
+
+def build_all(plan: BuildPlan, echo, stages=()) -> dict:
+    """Every stage in one runtime; timings (never published) into `plan.timings_dir`/build.json."""
+    bundle_dir, out, timings_dir = plan.bundle_dir, plan.out, plan.timings_dir
     t0 = time.perf_counter()
     times = {}
     with PyodideSession() as session:
-        if compile_engine:
+        if plan.compile_engine:
             from ..bundle import build_engine
             facts = build_engine(bundle_dir, session=session, timings=os.path.join(timings_dir, "engine.json"))
             times["build-engine"] = facts["total_ms"]
             echo(f"engine bundle: {facts['files']} files, sha256 {facts['bundle_sha256']} "
                  f"(compile {facts['compile_ms']} ms)")
         t1 = time.perf_counter()
-        summary = build_runs(bundle_dir, out, run_ids=list(run_ids), parity=parity, progress=True, session=session,
-                             volatile=volatile, timings=os.path.join(timings_dir, "runs.json"))
+        summary = build_runs(bundle_dir, out, run_ids=list(plan.run_ids), parity=plan.parity, progress=True,
+                             session=session, volatile=plan.volatile, timings=os.path.join(timings_dir, "runs.json"))
         times["build-runs"] = round((time.perf_counter() - t1) * 1000)
         echo(f"runs: {summary['runs']} records, index head {summary['head']['hash']} "
-             f"(bundle {summary['bundle_sha256'][:12]}, parity {'checked' if parity else 'off'}, "
+             f"(bundle {summary['bundle_sha256'][:12]}, parity {'checked' if plan.parity else 'off'}, "
              f"{summary['kept_volatile']} kept their published volatile part)")
-        if stdlib_out:
+        if plan.stdlib_out:
             from ..desk.stdlib_stage import build_stdlib
             t2 = time.perf_counter()
-            facts = build_stdlib(stdlib_out, session=session)
+            facts = build_stdlib(plan.stdlib_out, session=session)
             times["build-desk"] = round((time.perf_counter() - t2) * 1000)
             echo("desk stdlib: " + ("current, not recompiled" if facts["skipped"] else
                                     f"{facts['compiled']} modules compiled in {facts['compile_ms']} ms"))
@@ -93,4 +107,4 @@ def run_build(stages=(), *, out, run_ids, **options) -> dict:
     if run_ids and os.path.abspath(out) == os.path.join(ROOT, "runs"):
         raise click.UsageError("--run-id builds a partial set and runs/ holds the whole publication: "
                                "pass --out DIR as well")
-    return build_all(options.pop("bundle_dir"), out, run_ids=run_ids, echo=click.echo, stages=stages, **options)
+    return build_all(BuildPlan(out=out, run_ids=tuple(run_ids), **options), click.echo, stages)

@@ -129,8 +129,8 @@ def execute(bundle_dir, specs, progress=False, check_inputs=True, session=None):
     return runtime, records, files, verified
 
 
-def build_runs(bundle_dir, out, run_ids=None, parity=True, host_executor=None, progress=False, session=None,
-               volatile="keep", timings=None) -> dict:
+def build_runs(bundle_dir, out, run_ids=None, parity=True, progress=False, session=None, volatile="keep",
+               timings=None) -> dict:
     """The stage. runs/ (or `out`) is replaced only after every check passed.
 
     volatile="keep" (make build, make build-runs): records whose content did
@@ -150,8 +150,7 @@ def build_runs(bundle_dir, out, run_ids=None, parity=True, host_executor=None, p
         _check_expectations(records)
         host_us = {}
         if parity:
-            kwargs = {"executor": host_executor} if host_executor else {}
-            host_us = check_parity(records, specs, **kwargs)
+            host_us = check_parity(records, specs)
         measured = {rid: {k: r["volatile"][k] for k in ("duration_ms", "timings_us")} for rid, r in records.items()}
         kept = keep_committed_volatile(records, out) if volatile == "keep" else []
         rows = []
