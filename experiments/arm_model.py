@@ -64,14 +64,15 @@ def attempts_dir() -> str:
 
 
 def _factory(model_file):
-    from launchers._adapters import make_sampler_factory
-    from launchers._errors import LaunchError, NotInstalled as Missing
+    from launchers import LaunchError, SamplerOptions, sampler
+    from launchers import NotInstalled as Missing
     packaged = model_file == PACKAGED or model_file.startswith(PACKAGED + ":")
     key = model_file if packaged else os.path.abspath(model_file)
     if key not in _factories:
         try:  # a packaged model ("packaged", "packaged:NAME") is resolved by the sampler: its file and template
-            _factories[key] = make_sampler_factory("llama-cpp", None, LIMITS["call_deadline_s"], 0, 0,
-                                                   local={"model_file": model_file})
+            _factories[key] = sampler("llama-cpp", SamplerOptions(call_deadline_s=LIMITS["call_deadline_s"],
+                                                                  temperature_milli=0, seed=0,
+                                                                  own={"model_file": model_file}))
         except LaunchError as exc:
             kind = NotInstalled if isinstance(exc, Missing) else ExperimentError
             raise kind(f"--arm model:llama-cpp:{model_file}: {exc.format_message()}")
@@ -175,11 +176,7 @@ def _config_hash(content):
 
 
 def _run(arm, row, attempt_id, out):
-    from launchers._attempt import execute
-    from launchers._claims import authorise
-    from launchers._controller import Limits
-    from launchers._prices import load_prices
-    from launchers._sandbox_local import LocalSandbox
+    from launchers import AttemptSpec, Limits, Places, Task, authorise, execute, load_prices, sandbox
     build = _factory(arm["model_file"])
     split = "heldout" if row.get("split") == "heldout" else "public-practice"
     scratch = tempfile.mkdtemp(prefix="fundbook-model-arm-")
@@ -190,12 +187,10 @@ def _run(arm, row, attempt_id, out):
                   local=True, project=project)
         limits = Limits(LIMITS["worker_seconds"], LIMITS["call_deadline_s"], LIMITS["max_tokens_per_call"],
                         LIMITS["max_calls"])
-        return execute(claim_path=claim, out=out, family=row["family"], seed=row["seed"], split=split,
-                       model=build.model_id, sampler_name="llama-cpp", sandbox_name="local", make_sampler=build,
-                       make_sandbox=LocalSandbox, prices=load_prices(), limits=limits,
-                       horizon=row.get("horizon") or 20, attempt_id=attempt_id,
-                       state=os.path.join(scratch, "state"), project=project,
-                       sampling=build.sampling, sandbox_config={"name": "local"})
+        return execute(AttemptSpec(
+            claim=claim, out=out, task=Task(row["family"], row["seed"], split, row.get("horizon") or 20),
+            model=build.model_id, sampler=build, sandbox=sandbox("local"), prices=load_prices(), limits=limits,
+            attempt_id=attempt_id, places=Places(os.path.join(scratch, "state"), project)))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

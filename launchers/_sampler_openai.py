@@ -19,6 +19,7 @@ import re
 
 from . import _sampler_api as api
 from ._errors import InputError
+from ._provider import OptionRefused
 from ._sampling import Completion
 from .worker import prompt
 
@@ -115,3 +116,31 @@ def preflight(model_id, client, base_url):
         raise api.preflight_error(PROVIDER, exc, openai, KEY_VARIABLE, model_id, base_url,
                                   secret=api.client_key(client)) from None
     return getattr(found, "id", None)
+
+
+class OpenAI(api.ApiProvider):
+    """`--sampler openai`: the Responses API; it sends no temperature (reasoning models refuse one)."""
+
+    name = PROVIDER
+    OPTIONS = {"reasoning_effort": "low"}
+    FLAGS = "--reasoning-effort"
+    REFUSED_ELSEWHERE = ("reasoning_effort",)
+    ADAPTER = OpenAISampler
+
+    @classmethod
+    def check_temperature(cls, temperature_milli):
+        if temperature_milli is not None and temperature_milli != cls.DEFAULT_TEMPERATURE:
+            raise OptionRefused("--temperature-milli: the openai sampler sends no temperature (reasoning models "
+                                "refuse one); set --reasoning-effort")
+
+    def settings(self):
+        return settings(self.own["reasoning_effort"])
+
+    def service_config(self):
+        return config(self.environ)
+
+    def make_client(self, **kwargs):
+        return client(**kwargs)
+
+    def preflight(self, model, where):
+        return preflight(model, self.client, where)

@@ -1,6 +1,5 @@
 """Shared CLI plumbing: one-line errors with their exit codes, JSON in and out."""
 
-import json
 import os
 import re
 import sys

@@ -9,7 +9,6 @@ import click
 from engine import FAMILIES
 from experiments.seeds import seed_param
 
-from . import cli
 from ._common import Integer, emit_json, json_option
 
 
@@ -33,7 +32,7 @@ def _plan_and_rows(out, families, seed_args, episodes, is_heldout, secret_file):
     return plan, plan_rows(plan), None
 
 
-@cli.command()
+@click.command()
 @click.option("--out", "-o", required=True, type=click.Path(file_okay=False),
               help="The sweep folder: items.jsonl, observations.jsonl/.parquet, sweep.json (resumed if present).")
 @click.option("--arm", "arm_specs", multiple=True, required=True,
@@ -128,7 +127,7 @@ def sweep(out, arm_specs, families, seed_args, episodes, is_heldout, secret_file
     return 0
 
 
-@cli.command()
+@click.command()
 @click.argument("directory", type=click.Path(file_okay=False))
 @click.option("--freeze", "do_freeze", is_flag=True, help="Hash and record DIRECTORY/spec.json (before any observation).")
 @click.option("--sweep", "sweep_dir", type=click.Path(file_okay=False), help="Decide from this sweep's observations.")
@@ -177,7 +176,7 @@ def compare(directory, do_freeze, sweep_dir, secret_file, do_verify, as_json):
     return 0
 
 
-@cli.group()
+@click.group()
 def heldout():
     """The held-out split: a secret, and the commitment published before any arm runs."""
 

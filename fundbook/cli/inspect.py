@@ -5,7 +5,6 @@ import click
 
 from engine import score_text
 
-from . import cli
 from ._common import emit_json, emit_verified, json_option
 from ._render import plain
 
@@ -18,7 +17,7 @@ bundle_option = click.option("--bundle", "bundle_dir", default="build/engine", s
                              type=click.Path(file_okay=False), help="The engine bundle (`make build-engine`).")
 
 
-@cli.group(name="inspect", cls=click.Group)
+@click.group(name="inspect", cls=click.Group)
 def inspect_group():
     """Inspect AI runs of the desk: import a log as verified attempt records; verify them."""
 
