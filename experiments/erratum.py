@@ -81,7 +81,9 @@ def build(attempts_dir=os.path.join("runs", "attempts"), studies_dir=STUDIES) ->
     bounds = {e["attempt_id"]: e["bound"]["points"] for e in doc["attempts"] if e["bound"]}
     found = []
     for name in sorted(os.listdir(studies_dir)) if os.path.isdir(studies_dir) else []:
-        if os.path.isfile(os.path.join(studies_dir, name, study_mod.STUDY)):
+        # a study not yet started has no world to re-read (and its held-out list is still secret)
+        if os.path.isfile(os.path.join(studies_dir, name, study_mod.STUDY)) and \
+                study_mod.started(os.path.join(studies_dir, name)):
             s = study_sensitivity(os.path.join(studies_dir, name), bounds)
             if s is not None:
                 found.append(dict(s, deviation=_deviation(doc, s)))

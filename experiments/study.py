@@ -278,14 +278,20 @@ def write_status(study_dir, bundle_dir=DEFAULT_BUNDLE) -> dict:
     return doc
 
 
+def started(study_dir) -> bool:
+    """Whether a study has begun: its sweep has a journal or a manifest. Before that its held-out list is secret."""
+    out = os.path.join(study_dir, load(study_dir)["sweep"])
+    return os.path.exists(os.path.join(out, JOURNAL)) or os.path.exists(os.path.join(out, "sweep.json"))
+
+
 def _not_started(study_dir, log) -> dict | None:
     """A study frozen and committed but not yet run (no journal, no manifest): its held-out list is still secret,
     so what can be checked is what it froze -- each spec against its freeze, the commitment, the stated
     family-wise error -- and that nothing else is there yet."""
+    if started(study_dir):
+        return None
     doc = load(study_dir)
     out = os.path.join(study_dir, doc["sweep"])
-    if os.path.exists(os.path.join(out, JOURNAL)) or os.path.exists(os.path.join(out, "sweep.json")):
-        return None
     from .decide import check_frozen
     for name in doc["comparisons"]:
         folder = os.path.join(study_dir, name)

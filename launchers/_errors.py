@@ -40,6 +40,11 @@ class BudgetHalt(LaunchError):
         self.limit = limit  # "cost" or "tokens"
 
 
+class UsageOverrun(BudgetHalt):
+    """A provider reported more usage than the call reserved, or past a cap: booked as reported (the bill is the
+    bill), and the attempt ends at once."""
+
+
 class OutputExists(LaunchError):
     """The output directory exists and is not empty."""
 

@@ -25,7 +25,7 @@ import os
 from engine import canonical_json, content_sha256
 
 from ._crash import boundary
-from ._errors import BudgetHalt, InputError
+from ._errors import BudgetHalt, InputError, UsageOverrun
 from ._jsonfile import read_lines
 from ._prices import call_cost, format_usd
 from ._signals import critical
@@ -156,7 +156,35 @@ class Ledger:
         if self.path is not None:  # a ledger being written (not verify's re-booking in memory)
             boundary("settle:after-charge")
         self._release(reservation, charge)
+        found = self.overruns(call)
+        if found:  # booked as reported; the caps hold whatever a provider says: the attempt ends now
+            raise UsageOverrun(found[0], limit="tokens" if "token" in found[0] else "cost")
         return charge
+
+    def overruns(self, call=None) -> list:
+        """One line, with its amounts, for every way the booked usage passes what was reserved (a call's charge
+        over its reservation: more prompt or output tokens, or more micro-USD, than it could use) or capped (the
+        claim's tokens, inference or sandbox micro-USD). `call`: only that call's, and the caps."""
+        found = []
+        reserved = {(e["account"], e["call"]): e for e in self.entries if e["kind"] == "reserve"}
+        for e in self.entries:
+            if e["kind"] != "charge" or e["account"] != "inference" or (call is not None and e["call"] != call):
+                continue
+            r = reserved.get(("inference", e["call"]))
+            if r is None or r["note"] == "cache hit":
+                continue
+            for field, what in (("tokens_in", "prompt tokens"), ("tokens_out", "output tokens"),
+                                ("micro_usd", "micro-USD")):
+                if e[field] > r[field]:
+                    found.append(f"call {e['call']}: the provider reported {e[field]} {what}, over the {r[field]} the "
+                                 f"call reserved (overrun {e[field] - r[field]})")
+        t = self.totals()
+        for have, cap, what in ((t["committed_tokens"], self.cap_tokens, "tokens"),
+                                (t["committed_micro_usd"], self.cap_micro_usd, "micro-USD"),
+                                (t["sandbox_committed_micro_usd"], self.cap_sandbox_micro_usd, "sandbox micro-USD")):
+            if cap is not None and have > cap:
+                found.append(f"the claim's cap of {cap} {what} is passed: {have} committed (overrun {have - cap})")
+        return found
 
     def _release(self, reservation, charge):
         """The rest of a reservation once its charge is booked: a function of the two entries alone."""

@@ -264,4 +264,20 @@ def reconcile(ledger: ProjectLedger, records) -> list:
     for claim_id, record in sorted(by_claim.items()):
         if ledger.claim_entry(claim_id) is None:
             problems.append(f"attempt {record['content']['attempt_id']}: its claim {claim_id} is not in the project ledger")
+        for over in _overruns(record):  # booked as the provider reported it: never passed over silently
+            problems.append(f"attempt {record['content']['attempt_id']}: usage overrun: {over}")
     return problems
+
+
+def _overruns(record) -> list:
+    """A record's usage overruns (launchers/_ledger.py `Ledger.overruns`), from the ledger entries it carries."""
+    from ._ledger import Ledger
+    c = record["content"]
+    claim, book = c.get("claim") or {}, c.get("ledger") or {}
+    ledger = Ledger(claim.get("sha256"), claim.get("cap_micro_usd"), claim.get("cap_tokens"), None,
+                    cap_sandbox_micro_usd=claim.get("cap_sandbox_micro_usd", 0))
+    ledger.entries = [e for e in book.get("entries") or [] if isinstance(e, dict)]
+    try:
+        return ledger.overruns()
+    except (KeyError, TypeError):
+        return []  # a record of another shape: `verify` names it

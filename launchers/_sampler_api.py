@@ -296,12 +296,26 @@ def checked(provider, completion):
     return completion
 
 
+def error_type(exc):
+    """The error's type as the provider sent it, whichever way its SDK hands it over: anthropic keeps the whole
+    JSON (`body` = {"type": "error", "error": {"type": ...}}); openai unwraps it (`body` is the inner error object,
+    {"type": ..., "message": ...}, and `exc.type` repeats it); a bare server may send {"type": ...} alone."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error")
+        if isinstance(inner, dict) and isinstance(inner.get("type"), str):
+            return inner["type"]
+        if isinstance(body.get("type"), str) and body["type"] != "error":
+            return body["type"]
+    kind = getattr(exc, "type", None)
+    return kind if isinstance(kind, str) else None
+
+
 def classify(provider, exc, secret=None):
     """A provider's HTTP error as the controller's: capacity (backed off), or a failed call (one line, the key
     and anything shaped like one redacted)."""
     status = getattr(exc, "status_code", None)
-    body = getattr(exc, "body", None)
-    kind = body.get("error", {}).get("type") if isinstance(body, dict) and isinstance(body.get("error"), dict) else None
+    kind = error_type(exc)
     kind = one_line(kind, 60) if isinstance(kind, str) else None  # a server's words: one line, bounded
     said = one_line(redact(str(getattr(exc, "message", exc)), secret), 160)  # redacted whole, then cut
     text = redact(f"{provider}: HTTP {status}{f' {kind}' if kind else ''} ({said})", secret)

@@ -28,7 +28,7 @@ import os
 import engine
 
 from . import ATTEMPT_SCHEMA_VERSION, _desk
-from ._errors import BudgetHalt, InputError
+from ._errors import BudgetHalt, InputError, UsageOverrun
 from ._ledger import SANDBOX_CALL, Ledger, load_ledger
 from ._jsonfile import read_json
 from ._record import read_record
@@ -315,6 +315,8 @@ def _rederive(ledger, record_path):
                              cached_in=e["cached_tokens_in"], cpu_ms=e.get("cpu_ms"))
             elif e["kind"] == "unresolved":
                 again.mark_unresolved(e["call"], e["note"])
+        except UsageOverrun:
+            pass  # booked as the ledger books it (as reported); named below with every other overrun
         except (BudgetHalt, InputError) as exc:
             _fail(record_path, f"ledger.jsonl: line {i + 1}: not booked as the ledger books it ({exc.format_message()})")
         for j in range(i, len(again.entries)):  # the entry, and the release settle() books with a charge
@@ -324,6 +326,10 @@ def _rederive(ledger, record_path):
                                    f"ledger's rules book (expected {_brief(again.entries[j])})")
     if len(again.entries) != len(ledger.entries):
         _fail(record_path, f"ledger.jsonl: line {len(again.entries) + 1}: not what the ledger's rules book")
+    over = again.overruns()
+    if over:  # booked as reported, and never verified silently: an overrun is named with its amount
+        more = f" (and {len(over) - 1} more)" if len(over) > 1 else ""
+        _fail(record_path, f"ledger.jsonl: usage overrun: {over[0]}{more}")
 
 
 def _brief(entry):

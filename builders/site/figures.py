@@ -74,7 +74,7 @@ class DecisionFigures:
     from its evidence (decision.json itself, hash-checked, for the fields the rules do not recompute).
     `places` rounds a decimal string as fmt.decimal does (data-fb-places, data-fb-round); format "list" joins a
     list with ", "; `none` is what a missing value reads as (it must open with "("). A key "@direction" is the
-    reading comparisons.reading derives from the arms and the estimate (decisions.js derives it alike). `of`
+    reading reading.reading derives from the arms and the estimate (decisions.js derives it alike). `of`
     names the comparison on a page that shows several (the Studies page)."""
 
     def __init__(self, decision: dict, of: str | None = None):
@@ -82,7 +82,7 @@ class DecisionFigures:
 
     def value(self, keys):
         if keys == "@direction":
-            from .comparisons import reading
+            from .reading import reading
             return reading(self.d)["direction"]
         value = self.d
         for k in (keys.split(".") if isinstance(keys, str) else keys):

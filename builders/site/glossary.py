@@ -39,12 +39,19 @@ REGISTER = {
 }
 
 BOARD = {
-    "agent": ("Agent", "Who wrote the candidates: a model (grouped by provider, model id and harness), a practitioner cohort, "
-                       "or a scripted baseline policy, each labelled for what it is."),
+    "rank": ("Rank", "A model row's place by mean score among the ranked rows (those over at least the board's minimum "
+                     "of worlds), and below it the band of ranks it could hold: from 1 plus the rows whose mean band lies "
+                     "wholly above its own, to the number ranked less those wholly below. The bands hold simultaneously "
+                     "(95 %, at every number of worlds), so every rank band does too."),
+    "agent": ("Agent", "Who wrote the candidates: a model path (provider, model id and harness) under its model's heading "
+                       "(one set of weights), a practitioner cohort, or a scripted baseline policy, each labelled for "
+                       "what it is; a base model (pretrained only) is labelled so on every row."),
     "qualified": ("Qualified", "The share of worlds on which the counted attempt was SCORED and QUALIFIED, with its "
                                "95 % Wilson score interval over worlds."),
     "mean": ("Mean score", "The mean score in points out of 100 over the worlds played, one counted attempt per "
-                           "world, with its 95 % Student-t interval over worlds; a counted attempt without a result "
+                           "world; a ranked model row with its simultaneous band (a betting confidence sequence, "
+                           "holding with every other ranked row's at 95 % and at every number of worlds), any other "
+                           "row with its own 95 % Student-t interval over worlds. A counted attempt without a result "
                            "scores what the engine grades for the batches the desk accepted from it."),
     "worlds": ("Worlds", "How many distinct worlds (family and seed) the agent played: n of the intervals. One attempt "
                          "counts for each world, the last try whatever its end; every try is on the Attempts page."),

@@ -3,7 +3,8 @@ row per agent, published as leaderboard.json and leaderboard.csv from the same
 rows (`board`, then `document`): the page and the files cannot disagree.
 
 An agent is whoever wrote the candidates: a model (its attempt records,
-grouped by provider, model id and harness), a practitioner cohort (the desk's
+grouped by provider, model id and harness: one path to a set of weights, the
+paths to one set grouped under one heading, ranking.py), a practitioner cohort (the desk's
 imported sessions in runs/practitioners/, grouped by cohort) or a scripted
 baseline (the baseline runs, grouped by policy). The mock sampler is none of
 these: its attempts test the launcher, so they are a machinery row drawn
@@ -17,6 +18,10 @@ means carry 95 % intervals over worlds (intervals.py); fewer than
 PRELIMINARY_BELOW worlds is labelled preliminary. A model's row also carries
 the scripted baselines graded on the same worlds (free: the engine plays
 them), so rows on different worlds are never the only comparison.
+
+The model rows are ranked by mean score with bands that hold simultaneously
+across the board (bands.py, at `simultaneous.alpha`); a preliminary row is
+listed after the ranked ones, unranked and out of the chart.
 """
 
 import json
@@ -27,7 +32,7 @@ from urllib.parse import quote
 
 from builders import counting
 
-from . import fmt, intervals
+from . import fmt, intervals, ranking, weights
 from .records import SiteInputError
 from .counted import attempt_score, counted_attempts, inspect_usage, is_real_model, model_key, policy_points, started_of  # noqa: F401
 
@@ -57,6 +62,10 @@ class Agent:
     provider: str = ""
     harness: str = ""
     same_worlds: list = field(default_factory=list)  # [(label, mean dict)] on the model's worlds
+    weights: str = ""        # the weights a model row's attempts ran (weights.py), its basis, the model id
+    weights_basis: str = ""
+    model_id: str = ""
+    attempt_ids: list = field(default_factory=list)  # every attempt of a model or machinery row, counted or not
 
     def row(self) -> dict:
         obs = self.observations
@@ -69,8 +78,11 @@ class Agent:
                 "note": self.note, "n": len(obs), "worlds": len(worlds), "rate": rate, "mean": mean,
                 "ended_without_result": sum(1 for o in obs if not o["ended"]),
                 "attempts": self.attempts or len(obs), "provider": self.provider, "harness": self.harness,
-                "counted": [{"world": o["world"], "attempt_id": o.get("attempt_id"), "score": o["points"],
-                             "qualified": o["qualified"], "graded_by": o.get("source", "record")} for o in obs],
+                "counted": [dict({"world": o["world"], "attempt_id": o.get("attempt_id"), "score": o["points"],
+                                  "qualified": o["qualified"], "graded_by": o.get("source", "record")},
+                                 **({"started": o.get("started")} if "started" in o else {})) for o in obs],
+                "weights": self.weights or None, "weights_basis": self.weights_basis or None,
+                "model_id": self.model_id or None, "attempt_ids": list(self.attempt_ids),
                 "same_worlds": list(self.same_worlds),
                 "preliminary": self.kind in ("model", "practitioners") and len(worlds) < PRELIMINARY_BELOW,
                 "date": max(dates) if dates else None, "cost": cost_text(self.kind, self.cost),
@@ -142,6 +154,15 @@ def harness_of(content) -> str:
     return HARNESSES.get(value, str(value)) if value is None or isinstance(value, str) else str(value)
 
 
+ISO_TIME = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$")
+
+
+def order_start(value):
+    """An attempt's start as the bands' order reads it: its recorded ISO time, or None for anything else
+    (board.js `orderStart` alike)."""
+    return value if isinstance(value, str) and ISO_TIME.fullmatch(value) else None
+
+
 def _model_agents(pub) -> tuple:
     """(real model agents, machinery agents), one per provider, model id and harness; one observation per
     world, the attempt the rule counts."""
@@ -152,6 +173,11 @@ def _model_agents(pub) -> tuple:
         provider, model_id = str(model.get("provider", "?")), str(model.get("id", "?"))
         machinery = not is_real_model(c)
         key = model_key(c)
+        ident = weights.identity(c) if not machinery else {"weights": "", "basis": ""}
+        if key in groups and groups[key].weights != ident["weights"]:
+            raise SiteInputError(f"runs/attempts/{attempt.attempt_id}/record.json: model {key.split(':', 1)[1]} ran "
+                                 f"weights {ident['weights']}, its other attempts {groups[key].weights}: one model id, "
+                                 f"two sets of weights")
         if key not in groups:
             note = ("the deterministic mock sampler replays the reference plan: it tests the launcher, the ledger "
                     "and the evaluator, and measures nothing about a model" if machinery else
@@ -161,10 +187,12 @@ def _model_agents(pub) -> tuple:
                     f"a model served by {provider}")
             groups[key] = Agent(key=key, kind="machinery" if machinery else "model", name=f"{provider}:{model_id}",
                                 note=note, cost={"local": provider == "llama-cpp"}, provider=provider,
-                                harness=harness_of(c),
+                                harness=harness_of(c), weights=ident["weights"], weights_basis=ident["basis"],
+                                model_id=model_id,
                                 arms=(f"model:{model_id}", f"model:{provider}:{model_id}", f"{provider}:{model_id}"))
         agent = groups[key]
         agent.attempts += 1
+        agent.attempt_ids.append(attempt.attempt_id)
         cost = _dict(c.get("cost"))
         if c.get("harness") == "inspect":  # no ledger: the tokens Inspect logged, as provenance
             agent.cost["inspect"] = True
@@ -178,8 +206,11 @@ def _model_agents(pub) -> tuple:
         groups[key].observations.append({
             "world": world, "qualified": got["qualified"], "points": got["points"],
             "ended": got["source"] == "record", "source": got["source"], "attempt_id": attempt.attempt_id,
-            "task": _dict(attempt.content.get("task")), "date": _started_date(attempt)})
+            "task": _dict(attempt.content.get("task")), "date": _started_date(attempt),
+            "started": order_start(started_of(attempt))})
     for agent in groups.values():
+        # in the order the counted attempts were started (then by world): the order the bands' betting reads them
+        agent.observations.sort(key=lambda o: (o["started"] or "", o["world"]))
         if len(agent.links) > 3:  # many attempts: the Attempts page lists every transcript
             agent.links = [(f"{len(agent.links)} transcripts", "attempts/")]
         agent.links.insert(0, ("attempts", "attempts/"))
@@ -307,12 +338,13 @@ def board(pub) -> dict:
         # two comparisons against the same arms (a fixed-n one and a betting one) are told apart by their name
         agent.links += [(text if labels.count(text) == 1 else f"{text} ({slug})", f"comparisons/{slug}/")
                         for text, (slug, _) in zip(labels, found)]
-    groups = [("Models", sorted((a.row() for a in models), key=lambda r: (r["order"], r["key"]))),
-              ("Practitioners", [a.row() for a in practitioners]),
+    model_rows, ranked, heads = ranking.apply([a.row() for a in models], pub, PRELIMINARY_BELOW)
+    groups = [("Models", model_rows), ("Practitioners", [a.row() for a in practitioners]),
               ("Scripted baselines", [a.row() for a in baselines])]
     for row in groups[0][1]:
         row["side"] = side_by_side(row)
-    out = {"groups": groups, "machinery": [a.row() for a in machinery], "status": status(pub, models)}
+    out = {"groups": groups, "models": heads, "ranking": ranked, "machinery": [a.row() for a in machinery],
+           "status": status(pub, models, heads)}
     out["headline"] = headline(groups)
     try:
         pub._board = out
@@ -403,15 +435,68 @@ def document(pub) -> dict:
     rows = []
     for label, group in list(b["groups"]) + [("Machinery tests", b["machinery"])]:
         for r in group:
-            rows.append({"group": label, "key": r["key"], "kind": r["kind"], "name": r["name"],
-                         "provider": r["provider"] or None, "harness": r["harness"] or None,
-                         "worlds": r["worlds"], "attempts": r["attempts"], "qualified": r["rate"], "mean": r["mean"],
-                         "ended_without_result": r["ended_without_result"], "counted": r["counted"],
-                         "same_worlds": r["same_worlds"],
-                         "same_worlds_means": {label: m for label, m in r.get("side") or []}})
-    return {"schema": "fundbook.leaderboard/1", "rule": counting.RULE, "rule_source": counting.RULE_SOURCE,
+            row = {"group": label, "key": r["key"], "kind": r["kind"], "name": r["name"],
+                   "provider": r["provider"] or None, "harness": r["harness"] or None,
+                   "worlds": r["worlds"], "attempts": r["attempts"], "qualified": r["rate"], "mean": r["mean"],
+                   "ended_without_result": r["ended_without_result"], "counted": r["counted"],
+                   "same_worlds": r["same_worlds"],
+                   "same_worlds_means": {label: m for label, m in r.get("side") or []}}
+            if r["kind"] in ("model", "machinery"):  # every attempt of the row: the verify applies the rule to them
+                row["attempt_ids"] = sorted(r["attempt_ids"])
+            if r["kind"] == "model":
+                row.update({k: r[k] for k in MODEL_FIELDS})
+            rows.append(row)
+    rk = b["ranking"]
+    return {"schema": SCHEMA, "rule": counting.RULE, "rule_source": counting.RULE_SOURCE,
             "intervals": {"qualified": intervals.RATE_METHOD, "mean": intervals.MEAN_METHOD},
-            "preliminary_below": PRELIMINARY_BELOW, "headline": b["headline"]["text"], "rows": rows}
+            "preliminary_below": PRELIMINARY_BELOW, "headline": b["headline"]["text"],
+            "simultaneous": {"method": rk["method"], "alpha": rk["alpha"], "ranked": rk["ranked"],
+                             "per_end_alpha": rk["per_end_alpha"], "guarantee": GUARANTEE,
+                             "code": ranking.code()},
+            "models": [{"weights": h["weights"], "name": h["name"], "tuning": h["tuning"], "base": h["base"],
+                        "card": h["card"],
+                        "rows": [r["key"] for r in h["rows"]]} for h in b["models"]],
+            "packaged": weights.table(), "weights_basis": dict(weights.BASIS), "rows": rows}
+
+
+SCHEMA = "fundbook.leaderboard/2"
+# what a model row states beyond the other rows (ranking.py, bands.py, weights.py)
+MODEL_FIELDS = ("weights", "weights_basis", "model_id", "model", "tuning", "base", "card", "preliminary", "rank",
+                "band", "rank_band", "erratum")
+GUARANTEE = ("With probability at least 1 - alpha, every ranked row's band holds its true mean score, at every number "
+             "of worlds at once (each band is two one-sided confidence sequences at alpha / (2K), valid at every n by "
+             "Ville's inequality, joined by the union bound over the 2K ends), and so every rank band holds its true "
+             "rank.")
+
+
+def figure_root(doc) -> dict:
+    """The root the home page's board marks point into (["board", "rows", key, ...], ["board", "models", weights,
+    ...]): leaderboard.json keyed by row and by weights. site/assets/fundbook/board.js builds the same root from the
+    document it recomputes."""
+    return {"board": {"rows": {r["key"]: r for r in doc["rows"]}, "models": {m["weights"]: m for m in doc["models"]},
+                      "preliminary_below": doc["preliminary_below"], "simultaneous": doc["simultaneous"]}}
+
+
+def _number(text):
+    return float(text)  # display only: a chart's position (the table prints the exact digits)
+
+
+def chart_rows(doc) -> list:
+    """The chart's data: each ranked model row's mean and simultaneous band, and the scripted baselines' means on
+    the row's own worlds (board.js `chartRows` gives the same rows from the recomputed document)."""
+    out = []
+    for r in doc["rows"]:
+        if r["kind"] != "model" or not r.get("rank"):
+            continue
+        label = f"{r['model']} · {r['provider']} ({r['harness']})" + (" · base model" if r["base"] else "")
+        out.append({"row": label, "series": "this row", "mean": _number(r["mean"]["value"]),
+                    "lower": _number(r["band"]["lower"]), "upper": _number(r["band"]["upper"])})
+        for policy in SIDE_POLICIES:
+            m = (r.get("same_worlds_means") or {}).get(policy)
+            if m:
+                x = _number(m["value"])
+                out.append({"row": label, "series": policy, "mean": x, "lower": x, "upper": x})
+    return out
 
 
 def json_text(pub) -> str:
@@ -452,15 +537,29 @@ def check_document(doc) -> None:
         if (row["qualified"], row["mean"]) != (want_rate, want_mean):
             raise SiteInputError(f"{where}: qualified and mean: expected {want_rate} and {want_mean} from its "
                                  f"counted attempts")
+        if row["kind"] == "model" and [(c["started"] or "", c["world"]) for c in counted] != sorted(
+                (c["started"] or "", c["world"]) for c in counted):
+            raise SiteInputError(f"{where}: counted: expected the order the attempts were started")
+    models = [r for r in doc["rows"] if r["kind"] == "model"]
+    got = ranking.rank(models, doc["preliminary_below"])
+    if [r["key"] for r in models] != got["order"]:
+        raise SiteInputError(f"leaderboard.json: model rows: expected the order {got['order']} of the ranking")
+    for row in models:
+        want = got["rows"][row["key"]]
+        for key in ("preliminary", "rank", "band", "rank_band"):
+            if row[key] != want[key]:
+                raise SiteInputError(f"leaderboard.json: row {row['key']}: {key}: expected {want[key]} from its "
+                                     f"counted attempts, got {row[key]}")
 
 
 def files(pub) -> dict:
     """{site path: bytes} of the published leaderboard files, checked (check_document) before they are."""
     check_document(document(pub))
-    return {"leaderboard.json": json_text(pub).encode("utf-8"), "leaderboard.csv": csv_text(pub).encode("utf-8")}
+    return {"leaderboard.json": json_text(pub).encode("utf-8"), "leaderboard.csv": csv_text(pub).encode("utf-8"),
+            **ranking.site_files()}
 
 
-def status(pub, models) -> dict:
+def status(pub, models, heads=()) -> dict:
     """What exists, dated by the newest record."""
     dates = [_date(r.record, "finished") for r in pub.runs] + [_started_date(a) for a in pub.attempts]
     dates += [_date(s.record, "finished", "imported", "started") for s in pub.practitioners]
@@ -469,7 +568,10 @@ def status(pub, models) -> dict:
     with_result = [a for a in real if isinstance(_dict(a.content.get("result")).get("status"), str)]
     grader = [r for r in pub.runs if r.content.get("expected") is not None]
     return {"date": max(dates) if dates else None, "model_results": len(with_result),
-            "models_with_results": sorted(a.name for a in models if any(o["ended"] for o in a.observations)),
+            # models are counted by weights (ranking.headings): one set of weights reached three ways is one model
+            "models_with_results": [{"name": h["name"], "base": h["base"], "card": h["card"],
+                                     "paths": sum(1 for r in h["rows"] if r["n"] > r["ended_without_result"])}
+                                    for h in heads if any(r["n"] > r["ended_without_result"] for r in h["rows"])],
             "model_attempts": len(real), "model_worlds": sum(len(a.observations) for a in models),
             "local_attempts": sum(a.attempts for a in models if a.cost.get("local")),
             "baseline_runs": sum(1 for r in pub.runs if r.content.get("kind") == "baseline"),

@@ -21,7 +21,7 @@ import altair as alt
 
 from builders import counting
 
-from . import fmt, glossary, intervals, leaderboard
+from . import fmt, glossary, intervals, leaderboard, weights
 from .figures import Figures
 from .records import SiteInputError
 
@@ -33,42 +33,41 @@ EMPTY = {
                      "desk's study mode records one only with the participant's consent.",
     "Scripted baselines": "The publication holds no baseline run.",
 }
-KIND_COLOURS = {"model": "#1d4ed8", "practitioners": "#7c3aed", "baseline": "#4b5563"}
-CHART_LABEL = "Mean score by agent, points out of 100, with 95 % intervals"
+SERIES_COLOURS = {"this row": "#1d4ed8", "do-nothing": "#b91c1c", "shortest-cheapest": "#a16207",
+                  "reference": "#15803d"}
+CHART_LABEL = "Mean score of each ranked model row, points out of 100, with its simultaneous band"
 
 
-def board_chart(groups) -> dict | None:
-    """Mean score and its interval per agent (machinery rows are never in `groups`)."""
-    rows = []
-    for _, members in groups:
-        for r in members:
-            if not r["mean"]:
-                continue
-            mean = float(r["mean"]["value"])  # display only: the table prints the exact digits
-            rows.append({"agent": f"{r['name']} ({r['kind_label']})", "kind": r["kind_label"], "mean": mean,
-                         "lower": float(r["mean"]["lower"] if r["mean"]["lower"] is not None else mean),
-                         "upper": float(r["mean"]["upper"] if r["mean"]["upper"] is not None else mean),
-                         "worlds": r["worlds"]})
+def board_chart(doc) -> dict | None:
+    """Each ranked model row's mean and simultaneous band, the scripted baselines' means on its own worlds beside
+    it (leaderboard.chart_rows); None when no row is ranked."""
+    rows = leaderboard.chart_rows(doc)
     if not rows:
         return None
-    kinds = [leaderboard.KIND_LABELS[k] for k in KIND_COLOURS]
-    y = alt.Y("agent:N", title=None, sort=[r["agent"] for r in rows])
-    base = alt.Chart(alt.Data(values=rows)).encode(y=y)
-    bars = base.mark_rule(strokeWidth=3, aria=False).encode(  # the dots carry the description
+    order = list(dict.fromkeys(r["row"] for r in rows))
+    series = list(SERIES_COLOURS)
+    colour = alt.Color("series:N", title="Mean on the row's worlds",
+                       scale=alt.Scale(domain=series, range=list(SERIES_COLOURS.values())))
+    base = alt.Chart(alt.Data(values=rows)).encode(y=alt.Y("row:N", title=None, sort=order,
+                                                         axis=alt.Axis(labelLimit=320)))
+    bands = base.transform_filter(alt.datum.series == "this row").mark_rule(strokeWidth=3, aria=False).encode(
         x=alt.X("lower:Q", title="Mean score (points out of 100)", scale=alt.Scale(domain=[0, 100])), x2="upper:Q",
-        color=alt.Color("kind:N", title="Agent", scale=alt.Scale(domain=kinds, range=list(KIND_COLOURS.values()))))
+        color=colour)
     dots = base.mark_point(filled=True, size=90).encode(
-        x="mean:Q", color=alt.Color("kind:N", scale=alt.Scale(domain=kinds, range=list(KIND_COLOURS.values()))),
-        tooltip=[alt.Tooltip("agent:N"), alt.Tooltip("mean:Q", title="mean score"), alt.Tooltip("lower:Q"),
-                 alt.Tooltip("upper:Q"), alt.Tooltip("worlds:Q")])
-    return alt.layer(bars, dots).properties(width="container", height=34 * len(rows) + 30,
-                                            title=CHART_LABEL).to_dict()
+        x="mean:Q", color=colour, shape=alt.Shape("series:N", title="Mean on the row's worlds",
+                                                  scale=alt.Scale(domain=series)),
+        tooltip=[alt.Tooltip("row:N"), alt.Tooltip("series:N"), alt.Tooltip("mean:Q", title="mean score"),
+                 alt.Tooltip("lower:Q"), alt.Tooltip("upper:Q")])
+    return alt.layer(bands, dots).properties(width="container", height=44 * len(order) + 40,
+                                             title=CHART_LABEL).configure_legend(orient="bottom").to_dict()
 
 
 def home_sections(pub) -> dict:
     board = leaderboard.board(pub)
+    doc = leaderboard.document(pub)
     groups = [(label, rows, EMPTY[label]) for label, rows in board["groups"]]
-    return {"board": board, "groups": groups, "chart": board_chart(board["groups"])}
+    return {"board": board, "groups": groups, "doc": doc, "chart": board_chart(doc),
+            "fig": Figures(leaderboard.figure_root(doc))}
 
 
 def status_view(pub) -> dict:
@@ -101,7 +100,7 @@ def status_view(pub) -> dict:
     from .counted import counting_map
     counts = [c for aid, c in counting_map(pub).items() if c["counted"] and c["agent"].startswith("model:")]
     real = [a for a in pub.attempts if leaderboard.is_real_model(a.content)]
-    names = sorted({leaderboard.model_key(a.content).split(":", 1)[1] for a in real})
+    names = [h["name"] for h in leaderboard.board(pub)["models"]]  # models counted by their weights
     heldout = sum(1 for a in pub.attempts if a.attempt_id in {c["counted_id"] for c in counts}
                   and (a.content.get("task") or {}).get("split") == "heldout")
     return {"date": max(dates) if dates else None, "runs": len(pub.runs), "runtimes": sorted(runtimes.items()),
@@ -129,12 +128,13 @@ def fill(markdown: str, src_uri: str, pub, env, root: str) -> str:
             h = home["sections"]
             if name == "status-line":
                 return env.get_template("status_line.md.j2").render(
-                    s=h["board"]["status"], preliminary_below=leaderboard.PRELIMINARY_BELOW)
+                    s=h["board"]["status"], preliminary_below=leaderboard.PRELIMINARY_BELOW, root=root)
             columns = [(key, label, text) for key, (label, text) in glossary.BOARD.items()]
             return env.get_template("leaderboard.md.j2").render(
-                groups=h["groups"], machinery=h["board"]["machinery"], chart=h["chart"], chart_label=CHART_LABEL,
-                columns=columns, root=root, rule=counting.RULE, rate_method=intervals.RATE_METHOD, mean_method=intervals.MEAN_METHOD,
-                preliminary_below=leaderboard.PRELIMINARY_BELOW)
+                groups=h["groups"], models=h["board"]["models"], machinery=h["board"]["machinery"], chart=h["chart"],
+                chart_label=CHART_LABEL, columns=columns, root=root, rule=counting.RULE, fig=h["fig"],
+                sim=h["doc"]["simultaneous"], basis=weights.SHORT, rate_method=intervals.RATE_METHOD,
+                mean_method=intervals.MEAN_METHOD, preliminary_below=leaderboard.PRELIMINARY_BELOW)
         if name == "engine-files":  # the bundle zip's own sha256 beside its manifest's (it cannot be in it)
             engine = pub.index.get("engine") if isinstance(pub.index.get("engine"), dict) else {}
             return env.get_template("engine_files.md.j2").render(engine=engine, root=root)

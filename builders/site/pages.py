@@ -391,8 +391,10 @@ def generated_pages(pub) -> dict:
         if attempt.transcript is not None:
             pages[f"attempts/{attempt.attempt_id}/index.md"] = transcript_page(env, pub, attempt)
     pages.update(comparisons.generated_pages(env, pub))
-    from . import studies  # runs/studies/: pre-registered studies of real agents and their state
+    from . import cards, outcomes, studies  # runs/studies/: pre-registered studies of real agents and their state
     pages["studies/index.md"] = studies.page(env, pub)
+    pages.update(outcomes.generated_pages(env, pub))  # each study's outcomes per world
+    pages.update(cards.generated_pages(env, pub))  # a model card per set of weights
     return pages
 
 
@@ -406,7 +408,9 @@ def page_titles(pub) -> dict:
             titles[f"attempts/{attempt.attempt_id}/index.md"] = (
                 f"Transcript {attempt.attempt_id}", [str(view["status"]), str(view["reason"]), view["score"]])
     titles.update(comparisons.page_titles(pub))
-    from . import studies
+    from . import cards, outcomes, studies
+    titles.update(outcomes.titles(pub))
+    titles.update(cards.titles(pub))
     found = studies.studies(pub.runs_dir, pub.attempts)
     titles["studies/index.md"] = ("Studies", [f"{len(found)} pre-registered", *(
         f"{s['name']}: {s['state']}, {s['worlds']} worlds" for s in found[:2])])

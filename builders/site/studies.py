@@ -33,7 +33,7 @@ def _decision(doc, where) -> dict:
 
 
 def _reading(doc):
-    from .comparisons import reading
+    from .reading import reading
     return reading(doc)
 
 
@@ -128,7 +128,33 @@ def studies(runs_dir: Path, attempts) -> list:
     if not root.is_dir():
         return []
     return [_study(root, p.name, attempts) for p in sorted(root.iterdir())
-            if p.is_dir() and fmt.SAFE_ID.match(p.name) and (p / "study.json").exists()]
+            if p.is_dir() and fmt.SAFE_ID.match(p.name) and (p / "study.json").exists() and not _waiting(p)]
+
+
+def _waiting(folder: Path) -> bool:
+    """A study frozen and committed but not started: no status.json and no journal yet (its held-out list is
+    still secret). It is listed apart, by its frozen questions (`preregistered`), with no figure to verify."""
+    return not (folder / "status.json").exists() and not (folder / "sweep" / "journal.jsonl").exists()
+
+
+def preregistered(runs_dir: Path) -> list:
+    """[{name, questions: [(comparison, question, frozen_on)]}] of the studies frozen but not yet started."""
+    root = runs_dir / "studies"
+    out = []
+    for p in sorted(root.iterdir()) if root.is_dir() else []:
+        if not (p.is_dir() and fmt.SAFE_ID.match(p.name) and (p / "study.json").exists() and _waiting(p)):
+            continue
+        where = f"runs/studies/{p.name}"
+        study = load_json(p / "study.json", f"{where}/study.json")
+        questions = []
+        for comp in study.get("comparisons") or []:
+            if not isinstance(comp, str) or not fmt.SAFE_ID.match(comp):
+                raise SiteInputError(f"{where}/study.json: comparisons: expected comparison folder names")
+            spec = load_json(p / comp / "spec.json", f"{where}/{comp}/spec.json")
+            freeze = load_json(p / comp / "freeze.json", f"{where}/{comp}/freeze.json")
+            questions.append((comp, str(spec.get("question") or ""), str(freeze.get("frozen_on") or "")))
+        out.append({"name": p.name, "questions": questions})
+    return out
 
 
 def _short_arm(arm) -> str:
@@ -170,4 +196,4 @@ def page(env, pub) -> str:
     for st in found:
         st["erratum"] = pub.study_erratum(st["name"])
     return env.get_template("studies.md.j2").render(
-        studies=found, arm_head=_short_arm, description=f"{len(found)} pre-registered studies of real agents, with their state.")
+        studies=found, arm_head=_short_arm, waiting=preregistered(pub.runs_dir), description=f"{len(found)} pre-registered studies of real agents, with their state.")

@@ -126,7 +126,7 @@ class Provider:
                                              "display_name": "m", "created_at": "2026-01-01T00:00:00Z"})
         step = self.script.pop(0) if len(self.script) > 1 else self.script[0]
         if isinstance(step, int):
-            kind = "overloaded_error" if step == 529 else "rate_limit_error"
+            kind = {529: "overloaded_error", 429: "rate_limit_error"}.get(step, "api_error")  # as the APIs type them
             return self.http.Response(step, json={"type": "error", "error": {"type": kind, "message": "busy"}})
         if step == "ok":
             return self.http.Response(200, json=self.answer(body))
@@ -428,10 +428,8 @@ def test_an_error_type_with_newlines_and_markup_is_one_line(kind):
         sampler.sample(sampler.prepare(prompt_messages(), 64), 5)
     message = err.value.format_message()
     assert "\n" not in message and "\r" not in message and len(message) < 400
-    if kind == "anthropic":  # the SDK that keeps the error's type: flattened and cut like the message
-        assert message.startswith("anthropic: HTTP 500 bad <script>alert(1)</script> xxx")
-    else:
-        assert message == f"{kind}: HTTP 500 (Error code: 500 - line one line two)"
+    # every SDK's error type is read (anthropic keeps the JSON whole, openai unwraps it): flattened and cut
+    assert message.startswith(f"{kind}: HTTP 500 bad <script>alert(1)</script> xxx")
 
 
 def test_a_preflight_error_that_echoes_the_key_is_redacted():
@@ -750,3 +748,101 @@ def test_cli_verify_of_a_local_server_attempt_with_no_project_says_it_is_bound_b
     os.rename(out, paid)
     res = CliRunner().invoke(cli, ["verify", str(paid / "record.json")])
     assert res.exit_code == 1 and "a paid attempt is verified against its project ledger" in res.output
+
+
+# -- caps hold whatever a provider says (issue 40 item 1) ----------------------------------------------------------
+
+def _inflated(kind, output_tokens=999_999_999):
+    """A provider that answers well but reports more output tokens than the call's max_tokens allowed."""
+    def answer(body):
+        text = no_action_answer(body)
+        if kind == "openai":
+            return openai_response(text, tokens=(1500, 1024, output_tokens))
+        if kind == "anthropic":
+            return anthropic_response(text, usage=(300, 1200, 0, output_tokens))
+        return chat_response(text, model=body["model"], usage=(900, output_tokens, 0))
+    return answer
+
+
+@pytest.mark.parametrize("kind,model", [("openai", "gpt-5.4-mini"), ("anthropic", "claude-haiku-4-5"),
+                                        ("openai-compatible", "SmolLM2-135M-Instruct.Q4_1")])
+def test_a_usage_report_over_the_reservation_is_booked_ends_the_attempt_and_never_verifies(tmp_path, kind, model):
+    from launchers._project import ProjectLedger, reconcile
+    from launchers._verify import verify_attempt
+    provider = Provider(kind, [_inflated(kind)], model=model)
+    prices = load_prices()
+    if kind == "openai-compatible":  # priced with a row of its own, as a hosted server would be
+        prices = dict(prices, models=dict(prices["models"], **{model: model_price(prices, "gpt-5.4-mini")}))
+    record, out, _, _, project = run(tmp_path, kind, provider, model, prices=prices,
+                                     **({"base_url": "https://example.org/v1"} if kind == "openai-compatible" else {}))
+    c = record["content"]
+    assert c["termination"]["status"] == "budget_halt" and c["termination"]["limit"] == "tokens"
+    assert "the provider reported 999999999 output tokens, over the 1024 the call reserved (overrun 999998975)" \
+        in c["termination"]["reason"]
+    charges = [e for e in c["ledger"]["entries"] if e["kind"] == "charge" and e["account"] == "inference"]
+    assert len(charges) == 1 and charges[0]["tokens_out"] == 999_999_999  # the bill is the bill: booked as reported
+    assert len(provider.generations()) == 1  # ended at once: no second call
+    with pytest.raises(InputError) as err:
+        verify_attempt(os.path.join(out, "record.json"))
+    assert "ledger.jsonl: usage overrun: call 1: the provider reported 999999999 output tokens, over the 1024 the " \
+           "call reserved (overrun 999998975)" in err.value.format_message()
+    problems = reconcile(ProjectLedger(project), [record])
+    assert any("usage overrun: call 1: the provider reported 999999999 output tokens" in p for p in problems)
+
+
+def test_a_report_within_the_reservation_but_past_the_claims_cap_is_an_overrun_too():
+    from launchers import _ledger
+    free = {"input_micro_usd_per_mtok": 0, "output_micro_usd_per_mtok": 0}
+    assert _ledger.Ledger(None, 10, 10, free).overruns() == []  # an empty ledger overruns nothing
+    at_cap = _ledger.Ledger(None, 10**9, 3000, free)
+    at_cap.reserve(1, 1000, 2000)  # a reservation exactly at the cap
+    at_cap.settle(1, 1000, 2000)   # reported as reserved: no overrun
+    assert at_cap.overruns() == []
+    book = _ledger.Ledger(None, 10**9, 3000, free)
+    book.reserve(1, 1000, 2000)
+    with pytest.raises(_ledger.UsageOverrun, match=r"call 1: the provider reported 2010 output tokens, over the 2000 "
+                                                   r"the call reserved \(overrun 10\)"):
+        book.settle(1, 1000, 2010)
+    assert book.overruns() == ["call 1: the provider reported 2010 output tokens, over the 2000 the call reserved "
+                               "(overrun 10)", "the claim's cap of 3000 tokens is passed: 3010 committed (overrun 10)"]
+
+
+# -- errors classified from what each provider sends (issue 40 item 2) --------------------------------------------
+
+ERROR_SHAPES = {  # what each provider's API documents for an overloaded server, as the wire carries it
+    "openai": {"error": {"type": "overloaded_error", "message": "The server is overloaded", "param": None,
+                         "code": None}},
+    "anthropic": {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+    "openai-compatible": {"error": {"type": "overloaded_error", "message": "busy", "code": 500}},
+}
+
+
+@pytest.mark.parametrize("kind,model", [("openai", "gpt-5.4-mini"), ("anthropic", "claude-haiku-4-5"),
+                                        ("openai-compatible", "SmolLM2-135M-Instruct.Q4_1")])
+def test_an_overloaded_error_behind_http_500_is_a_capacity_refusal_retried_for_every_sdk(tmp_path, kind, model):
+    http = http_module(kind)
+    provider = Provider(kind, [lambda body, k=kind: http.Response(500, json=ERROR_SHAPES[k]), "ok"], model=model)
+    record, out, *_ = run(tmp_path, kind, provider, model, local=kind == "openai-compatible",
+                          **({"base_url": "http://127.0.0.1:9/v1", "local_server": True}
+                             if kind == "openai-compatible" else {}))
+    c = record["content"]
+    assert c["termination"]["status"] == "completed"
+    first = model_steps(out)[0]["call"]
+    assert [b["wait_ms"] for b in first["backoff_ms"]] == [BACKOFF_MS[0]]  # refused once for capacity, waited
+    assert "HTTP 500 overloaded_error" in first["backoff_ms"][0]["error"]
+    assert c["cost"]["unresolved_calls"] == []
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic", "openai-compatible"])
+def test_the_error_type_is_read_from_each_sdks_own_exception(kind):
+    from launchers._sampler_api import classify, error_type
+    http = http_module(kind)
+    sdk = __import__("anthropic" if kind == "anthropic" else "openai")
+    response = http.Response(500, json=ERROR_SHAPES[kind],
+                             request=http.Request("POST", "https://example.org/v1/x"))
+    client = sdk.Anthropic(api_key="k", base_url="https://example.org", max_retries=0) if kind == "anthropic" else \
+        sdk.OpenAI(api_key="k", base_url="https://example.org/v1", max_retries=0)
+    exc = client._make_status_error_from_response(response)
+    assert error_type(exc) == "overloaded_error"
+    assert isinstance(classify(kind, exc), CapacityError)
+    assert "HTTP 500 overloaded_error" in classify(kind, exc).format_message()

@@ -83,10 +83,11 @@ def test_the_system_turn_is_what_precedes_the_first_user_turns_text(tmp_path, mo
     opening = _opening()
     head = ("<s><|system|>\n" + prompt.SYSTEM + "\n<|user|>\n").encode()
     first = sampler.prepare(opening, 1024).payload
-    assert first["prefix"] == len(head) // 3 == 406  # three bytes a fake token; the token spanning the cut differs
-    assert first["tokens"][:406] == fake_llama.encode(head)[:406]
+    system = len(head) // 3  # three bytes a fake token; the token spanning the cut differs
+    assert first["prefix"] == system == 449  # compact/2's system turn
+    assert first["tokens"][:system] == fake_llama.encode(head)[:system]
     retry = sampler.prepare(prompt.retry(opening, "{}", "not a batch", 2), 1024).payload
-    assert retry["prefix"] == 406
+    assert retry["prefix"] == system
     assert sampler.prepare(opening[1:], 1024).payload["prefix"] == 0  # no system turn: nothing to store
 
 
@@ -102,7 +103,8 @@ def test_each_attempts_first_call_evaluates_only_what_follows_the_stored_system_
     old = _sampler_llama.LlamaSampler("m", sampler.identity, sampler.sampling)
     old.sample(old.prepare(_opening(), 1024), 60)
     retry_reused = llm.evals[2]
-    assert llm.evals == [406, n - 406, retry_reused, n - 406, n] and retry_reused < n - 406
+    system = len(("<s><|system|>\n" + prompt.SYSTEM + "\n<|user|>\n").encode()) // 3
+    assert llm.evals == [system, n - system, retry_reused, n - system, n] and retry_reused < n - system
     assert first.cache_hit_tokens == 0  # recorded as the attempt saw it: nothing evaluated before
     assert llm.resets == 4  # each attempt starts from reset, and so does the stored state
 

@@ -12,6 +12,7 @@ import os
 
 import pytest
 
+from launchers import _grammar
 from tests.launchers.specs import execute_kw as execute
 from launchers._claims import authorise
 from launchers._controller import Limits
@@ -51,8 +52,8 @@ def model_file(request, tmp_path_factory):
         return
     with pytest.MonkeyPatch.context() as mp:
         fake_llama.install(mp)
-        from launchers._sampler_llama import PACKAGED
-        yield fake_llama.write_model(tmp_path_factory.mktemp("fake-model") / PACKAGED[1])
+        from launchers._packaged import DEFAULT, MODELS
+        yield fake_llama.write_model(tmp_path_factory.mktemp("fake-model") / MODELS[DEFAULT]["file"])
 
 
 def _run(root, model_file, name, limits=None, max_tokens=1024, **world):
@@ -104,7 +105,7 @@ def test_a_real_attempt_is_decoded_under_the_days_grammar_and_recorded_whole(rea
     s = c["sampling"]
     assert s["temperature_milli"] == 0 and s["n_threads"] == 1 and s["n_threads_batch"] == 2
     assert s["model_sha256"] == file_sha256(model_file) == c["service"]["model_file"]["sha256"]
-    assert s["prompt"] == prompt.PROMPT_VERSION and s["grammar"] == "fundbook.desk-grammar/1"
+    assert s["prompt"] == prompt.PROMPT_VERSION and s["grammar"] == _grammar.GRAMMAR_VERSION == "fundbook.desk-grammar/2"
     assert c["service"]["llama_cpp_python"] == "0.3.36" and c["service"]["omp_wait_policy"] == "PASSIVE"
     # honest cost: nothing paid, the CPU time and tokens of each call in the ledger
     charges = [e for e in c["ledger"]["entries"] if e["kind"] == "charge" and e["account"] == "inference"]

@@ -247,7 +247,8 @@ def test_home_page_draws_the_leaderboard_chart(page, server):
     page.locator("#chart-leaderboard svg").first.wait_for(state="attached", timeout=10_000)
     assert page.locator("#chart-leaderboard").get_attribute("data-rendered") == "true"
     labels = page.locator("#chart-leaderboard svg").first.text_content()
-    assert "scripted baseline" in labels and "mock" not in labels
+    # ranked model rows with the scripted baselines on their own worlds beside them; never the mock
+    assert "do-nothing" in labels and "reference" in labels and "mock" not in labels
 
 
 def test_register_shows_the_scale_and_one_badge_per_grader_test(page, server, run_index):

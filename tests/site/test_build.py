@@ -157,11 +157,11 @@ def test_home_page_opens_with_what_fundbook_is_the_status_and_the_leaderboard(bu
     article = html[html.index("<article"):html.index("</article>")]
     after_h1 = article[article.index("</h1>") + len("</h1>"):].lstrip()
     assert after_h1.startswith('<p class="fb-lede">fundbook evaluates agents on a simulated structured-credit')
-    assert after_h1.index('<div class="fb-status-line"') < after_h1.index('<div class="fb-board">') \
+    assert after_h1.index('<div class="fb-status-line"') < after_h1.index('<div class="fb-board"') \
         < after_h1.index("<h2")
     spec = json.loads(re.search(r'<script type="application/json" id="spec-leaderboard">(.*?)</script>', article,
                                 re.S).group(1))
-    agents = [row["agent"] for row in spec["data"]["values"]]
+    agents = [row["row"] for row in spec["data"]["values"]]
     assert agents and not [a for a in agents if "mock" in a]  # the mock is a machinery test: never charted
     assert "Vega-Lite spec built with Altair" not in article
     machinery = article[article.index('<div class="fb-machinery">'):]

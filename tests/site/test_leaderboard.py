@@ -6,11 +6,12 @@ session), never a fixed sentence."""
 import json
 import shutil
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
 import engine
-from builders.site import fmt, leaderboard, overview, pages, records
+from builders.site import fmt, leaderboard, overview, pages, records, weights
 from tests.site.host_records import write_host_runs
 from tests.site.text import plain
 
@@ -113,9 +114,8 @@ def test_the_mock_is_a_machinery_row_never_ranked_or_charted(runs):
     assert dict(board["groups"])["Models"] == []
     assert [r["key"] for r in board["machinery"]] == ["machinery:mock:mock"]
     assert board["machinery"][0]["kind_label"] == "machinery test"
-    chart = overview.home_sections(pub)["chart"]
-    assert chart and all("mock" not in row["agent"] for row in chart["data"]["values"])
-    assert {row["kind"] for row in chart["data"]["values"]} == {"scripted baseline"}
+    # the chart draws ranked model rows only (the baselines on their worlds beside them): none here
+    assert overview.home_sections(pub)["chart"] is None
     assert board["status"]["model_results"] == 0 and board["status"]["machinery_attempts"] == 1
 
 
@@ -132,8 +132,8 @@ def test_the_status_line_follows_the_records(runs):
     line = home[home.index('<div class="fb-status-line"'):]
     line = line[:line.index("</div>")]
     assert 'data-fb-status="results"' in line and "no real model has a result yet" not in home
-    assert ("<strong>1 attempt by 1 real model (llama-cpp:qwen2.5-0.5b-instruct-q4) reached a result</strong>"
-            in line) and "Status on 2026-12-03:" in line
+    assert ("<strong>1 attempt by 1 real model reached a result</strong> (models counted by their weights: "
+            f'<a href="models/{weights.slug("llama-cpp:qwen2.5-0.5b-instruct-q4")}/">qwen2.5-0.5b-instruct-q4</a>)' in line) and "Status on 2026-12-03:" in line
     # the lede says what fundbook is before anything else, the status line next
     article = home[home.index("# fundbook"):]
     assert article.index('class="fb-lede"') < article.index("fb-status-line") < article.index('class="fb-board"')
@@ -172,7 +172,7 @@ def test_the_last_try_counts_whatever_its_end_and_n_is_worlds(runs):
     (row,) = dict(board["groups"])["Models"]
     assert (row["worlds"], row["n"], row["attempts"], row["ended_without_result"]) == (1, 1, 3, 1)
     assert row["counted"] == [{"world": "FUND_01/seed-1", "attempt_id": "arm-FUND_01-seed-1.2", "score": 9,
-                               "qualified": False, "graded_by": "engine"}]
+                               "qualified": False, "graded_by": "engine", "started": "2026-12-02T07:00:00Z"}]
     assert row["mean"] == {"value": "9.0", "lower": None, "upper": None, "n": 1}
     assert row["rate"]["n"] == 1
     # the same scripted baselines, graded on the model's own world, beside it
@@ -205,8 +205,10 @@ def test_the_home_page_and_leaderboard_json_state_the_same_figures(runs):
             continue
         tr = home[home.index(f'data-agent="{row["key"]}"'):]
         tr = tr[:tr.index("</tr>")]
-        assert f'>{row["mean"]["value"]}<br>' in tr and f'>{row["worlds"]}' in tr
-        assert f'{row["qualified"]["value"]} %' in tr
+        key = quote(row["key"], safe="")
+        assert f'data-fb-path="board/rows/{key}/mean/value">{row["mean"]["value"]}</span><br>' in tr
+        assert f'data-fb-path="board/rows/{key}/worlds" data-fb-format="number">{row["worlds"]}</span>' in tr
+        assert f'data-fb-path="board/rows/{key}/qualified/value">{row["qualified"]["value"]}</span> %' in tr
         # every figure recomputes from the counted scores
         from builders.site import intervals
         scores = [c["score"] for c in row["counted"]]
@@ -307,13 +309,12 @@ def test_a_local_model_attempt_is_a_model_row_with_its_interval_and_cpu_cost(lla
     assert row["cost"] == ("$0.00 (local) · CPU 522.3 s (26.1 s per call) · 20 calls, 31,734 tokens in, 5,155 out "
                            "(1,587 and 258 per call)")
     assert [r["key"] for r in board["machinery"]] == ["machinery:mock:mock"]  # the mock stays apart
-    chart = overview.home_sections(pub)["chart"]
-    assert "llama-cpp:SmolLM2-135M-Instruct.Q4_1 (model)" in {v["agent"] for v in chart["data"]["values"]}
+    assert overview.home_sections(pub)["chart"] is None  # a preliminary row is out of the chart
     home = _home(llama_runs)
-    tr = home[home.index(f'data-agent="{LLAMA_KEY}"'):]
-    tr = tr[:tr.index("</tr>")]
-    assert ">0.0 %<br><small class=\"fb-interval\"" in tr and "[0.0, 79.4]</small>" in tr
-    assert ">30.0<br>" in tr and "one world: no interval" in tr and "preliminary" in tr
+    tr = plain(home[home.index(f'data-agent="{LLAMA_KEY}"'):])
+    tr = tr[:tr.index("one world: no interval") + 40]
+    assert "not ranked" in tr and "0.0 %[0.0, 79.4]" in tr and "30.0one world: no interval" in tr  # <br> between
+    assert "preliminary" in tr
 
 
 def test_the_status_line_says_what_the_register_holds(llama_runs, runs):
@@ -323,8 +324,8 @@ def test_the_status_line_says_what_the_register_holds(llama_runs, runs):
         return text[:text.index("</div>")]
     assert ("The Attempts page holds 1 real-model attempt (run on this host by an open-weights model, at $0), and "
             "1 mock attempt, a machinery test that measures no model.") in line(llama_runs)
-    assert "<strong>1 attempt by 1 real model (llama-cpp:SmolLM2-135M-Instruct.Q4_1) reached a result</strong>" \
-        in line(llama_runs)
+    assert ("<strong>1 attempt by 1 real model reached a result</strong> (models counted by their weights: "
+            '<a href="models/smollm2-135m-instruct/">SmolLM2-135M-Instruct</a>)') in line(llama_runs)
     assert "What the register holds: 0 grader tests on fixtures (adversarial and reference; 0 passed) and " \
            "6 scripted-baseline runs." in line(llama_runs)
     add_model_attempt(llama_runs, "llama-late", points=None)  # interrupted: counted, without a result
@@ -378,7 +379,8 @@ def test_the_status_line_states_each_study_as_its_status_does(runs):
     status["comparisons"]["smollm2-vs-shortest-cheapest"]["verdict"] = "not supported"
     (runs / "studies" / study.name / "status.json").write_text(json.dumps(status))
     assert ('A pre-registered study (<a href="studies/">Studies</a>): <strong>smollm2-heldout</strong> running, 7 of '
-            'at most 40 worlds played: smollm2-vs-do-nothing no verdict yet, smollm2-vs-shortest-cheapest '
+            'at most 40 worlds played (<a href="studies/smollm2-heldout/worlds/">outcomes per world</a>): '
+            'smollm2-vs-do-nothing no verdict yet, smollm2-vs-shortest-cheapest '
             '<strong>not supported</strong>.') in line()
 
 
@@ -416,4 +418,5 @@ def test_the_published_rows_recompute_from_their_counted_attempts_or_the_build_s
     model["counted"].append(dict(model["counted"][0]))  # the same world twice
     with pytest.raises(records.SiteInputError, match=r"counted: expected one attempt per world, got 3 for 2 worlds"):
         leaderboard.check_document(doc)
-    assert set(leaderboard.files(pub)) == {"leaderboard.json", "leaderboard.csv"}
+    assert set(leaderboard.files(pub)) == {"leaderboard.json", "leaderboard.csv", "leaderboard/rules.py",
+                                           "leaderboard/bands.py"}

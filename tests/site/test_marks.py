@@ -77,7 +77,6 @@ def test_the_browser_scans_with_the_same_pattern_and_agrees():
 KINDS = {
     "runs/reference-W1/": ["lede", "status", "result", "expected", "days", "receipts", "hashes"],
     "runs/baseline-FUND_01-seed-1-do-nothing/": ["lede", "status", "result", "days", "receipts", "hashes"],
-    "": ["headline"],
     "runs/": ["register-results", "register-grader"],
     "studies/": ["verdicts", "question", "question", "worlds"],
     "comparisons/reference-vs-shortest-cheapest/": ["decision", "rule", "order", "report", "per-family", "items",
@@ -100,6 +99,13 @@ def test_every_page_of_the_built_site_passes_the_scan_and_each_kind_has_its_regi
         key = rel[:-len("index.html")] if rel.endswith("index.html") else None
         if key in kinds:
             assert regions == kinds.pop(key), rel
+        if key == "":  # the home page: the headline, then the board's cells (one region each, test_board_browser.py)
+            board = json.loads((public / "leaderboard.json").read_text())
+            assert regions[0] == "headline"
+            ranked = [r for r in board["rows"] if r.get("rank")]
+            assert regions.count("rank") == len(ranked) and regions.count("model") == len(board["models"])
+            shown = [r for r in board["rows"] if r["group"] != "Machinery tests"]
+            assert regions.count("worlds") == len(shown) and regions.count("mean") == len(shown)
         scanned += 1
     assert not kinds, f"pages not built: {sorted(kinds)}"
     assert scanned > 100

@@ -60,7 +60,7 @@ def test_the_headline_is_on_the_first_screen_before_any_table(at, size, built_si
 
 def test_leaderboard_json_and_csv_are_published_with_every_counted_attempt(built_site):
     models, doc = _model_rows(built_site)
-    assert doc["schema"] == "fundbook.leaderboard/1" and doc["rule_source"] == "builders/counting.py"
+    assert doc["schema"] == "fundbook.leaderboard/2" and doc["rule_source"] == "builders/counting.py"
     lines = (built_site[0] / "leaderboard.csv").read_text().splitlines()
     counted = sum(len(r["counted"]) for r in doc["rows"])
     assert len(lines) == counted + 1

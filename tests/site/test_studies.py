@@ -27,7 +27,7 @@ def runs(tmp_path):
 
 
 def _page(runs):
-    return studies.page(pages.environment(), SimpleNamespace(runs_dir=runs, attempts=[]))
+    return studies.page(pages.environment(), SimpleNamespace(runs_dir=runs, attempts=[], study_erratum=lambda name: None))
 
 
 def test_a_running_study_shows_the_state_its_status_states(runs):
@@ -154,7 +154,7 @@ def test_each_world_lists_its_attempts_with_how_each_ended(runs):
     made = [SimpleNamespace(attempt_id=aid, content={"task": {"split": "heldout", "family": family, "seed": int(seed)},
                                                      "termination": {"status": end}})
             for aid, end in ((first, "operator"), (second, "completed"))]
-    text = studies.page(pages.environment(), SimpleNamespace(runs_dir=runs, attempts=made))
+    text = studies.page(pages.environment(), SimpleNamespace(runs_dir=runs, attempts=made, study_erratum=lambda name: None))
     row = plain(text.split("Worlds played")[1].split("</tr>")[1])
     assert row.endswith("try 1 (operator); try 2 (completed)")
     assert (f'<a href="../attempts/{second}/"><strong><span data-fb-path="status/per_world/0/tries/1" '
@@ -176,7 +176,7 @@ def test_each_freeze_shows_the_commit_that_holds_it_beside_its_date():
     """The study page names the commit that first held each comparison's frozen spec (builders/preregistration.py);
     where there is no history (a shallow clone, a tarball) the date stands alone."""
     from builders.preregistration import freeze_commit
-    text = studies.page(pages.environment(), SimpleNamespace(runs_dir=REPO / "runs", attempts=[]))
+    text = studies.page(pages.environment(), SimpleNamespace(runs_dir=REPO / "runs", attempts=[], study_erratum=lambda name: None))
     for comp in ("smollm2-vs-do-nothing", "smollm2-vs-shortest-cheapest"):
         fc = freeze_commit(str(STUDY / comp))
         if fc is None:

@@ -116,7 +116,7 @@ export function worldOf(content, fallback = "") {
 }
 
 /** counted.started_of: the worker's volatile.started, or the eval's creation time Inspect logged. */
-function startedOf(record) {
+export function startedOf(record) {
   let value = dictOf(record?.volatile).started;
   if ((value === undefined || value === null) && record?.content?.harness === "inspect") value = dictOf(record.content.inspect).created;
   return typeof value === "string" ? value : null;

@@ -15,7 +15,7 @@
 // forces the cold start (the tests compare the two).
 import { BUNDLE_NAME, checkBundle, MANIFEST_NAME, PROVENANCE_NAME } from "./bundle.js";
 import { startRuntime } from "./start.js";
-import { decide } from "../fundbook/decisions-worker.js"; // a comparison's verify: its rules rerun here
+import { bands, decide } from "../fundbook/decisions-worker.js"; // a comparison's verify: its rules rerun here; the board's bands
 
 const ENGINE_URL = new URL("../../engine/", import.meta.url).href;
 const now = () => performance.now();
@@ -166,6 +166,7 @@ export const CALLS = {
   grade: ({ helpers }, a) => helpers.get("grade_batches")(a[0], a[1], a[2]),
   policy_points: ({ helpers }, a) => helpers.get("policy_points")(a[0], a[1]),
   decide: ({ py }, a) => decide(py, a[0], a[1]),
+  bands: ({ py }, a) => bands(py, a[0], a[1], a[2]),
 };
 
 self.onmessage = async (event) => {
