@@ -81,7 +81,7 @@ def _factory(model_file):
 
 def configuration(model_file) -> dict:
     """The frozen launcher configuration of the arm: what decides its attempts, hashed into its name."""
-    from launchers._staging import worker_identity
+    from launchers import worker_identity
     build = _factory(model_file)
     if build.model_id is None:  # it names the attempts, the register's row and the pages
         raise ExperimentError(f"--arm model:llama-cpp:{model_file}: the file's name is not a model id (letters, "
@@ -146,8 +146,8 @@ def _read(path, arm, row, attempt_id=None):
     """A recorded attempt of this item: verified, under this configuration, for this world, and (`attempt_id`)
     the try its folder names: a record read from another try's folder (two tries swapped, a retry renamed
     into the place of a try deleted) is refused."""
-    from launchers._errors import LaunchError
-    from launchers._verify import verify_attempt
+    from launchers import LaunchError
+    from launchers import verify_attempt
     try:
         record = verify_attempt(path)["record"]
     except LaunchError as exc:
@@ -197,7 +197,7 @@ def _run(arm, row, attempt_id, out):
 
 def attempt_for(arm, row) -> tuple:
     """(record, path) of the item's attempt: read back when recorded, else run now."""
-    from launchers._errors import LaunchError
+    from launchers import LaunchError
     if row.get("kind") != "family":
         raise ExperimentError(f"--arm {arm['name']}: item {row['item_id']}: a model arm runs family worlds only")
     root = attempts_dir()
@@ -245,7 +245,7 @@ def attempt_for(arm, row) -> tuple:
 def spent(arms) -> dict:
     """{(model, family, seed): micro-USD} over every recorded try of the arms' attempts (what a tier plan
     reconciles: free for a local model, so a plan over one never cuts, but it still admits only what it holds)."""
-    from launchers._tiers import spent_from_records
+    from launchers import spent_from_records
     root = attempts_dir()
     prefixes = [f"{_slug(a)}-" for a in arms]
     contents = []
@@ -253,14 +253,14 @@ def spent(arms) -> dict:
         for name in sorted(os.listdir(root)):
             path = os.path.join(root, name, "record.json")
             if any(name.startswith(p) for p in prefixes) and os.path.isfile(path):
-                from launchers._jsonfile import read_json
+                from launchers import read_json
                 contents.append(read_json(path, "attempt record")["content"])
     return spent_from_records(contents)
 
 
 def _admit(arm, row):
-    from launchers._errors import LaunchError
-    from launchers._tiers import admit
+    from launchers import LaunchError
+    from launchers import admit
     try:
         admit(arm["tiers"], spent([arm]), arm["model"], row["family"], row["seed"], "the study's tier plan")
     except LaunchError as exc:

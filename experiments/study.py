@@ -148,9 +148,9 @@ def tier_plan(study_dir, doc):
     """The study's frozen tier plan (None without one), checked."""
     if "tiers" not in doc:
         return None
-    from launchers._errors import LaunchError
-    from launchers._jsonfile import read_json
-    from launchers._tiers import check_plan
+    from launchers import LaunchError
+    from launchers import read_json
+    from launchers import check_plan
     path = os.path.join(study_dir, doc["tiers"])
     try:
         return check_plan(read_json(path, "the tier plan", 4 * 1024 * 1024), path)
@@ -163,7 +163,7 @@ def tier_report(study_dir, doc, arm_list, done):
     plan = tier_plan(study_dir, doc)
     if plan is None:
         return None
-    from launchers._tiers import reconcile
+    from launchers import reconcile_tiers as reconcile
     from .arm_model import spent
     state = reconcile(plan, spent([a for a in arm_list if a["kind"] == "model"]))
     return {"overrun_bps": plan["overrun_bps"], "sd_table": plan["sd_table"], "total_budget": state["total_budget"],

@@ -129,7 +129,7 @@ def _world(spec, resume):
     if resume is not None:
         return resume["instance"]
     try:
-        return engine.with_horizon(engine.generate(spec.task.family, spec.task.seed), spec.task.horizon)
+        return _desk.world(spec.task.family, spec.task.seed, spec.task.horizon)
     except ValueError as exc:
         raise InputError(f"--family/--seed: {exc}")
     except engine.DeskError as exc:

@@ -28,6 +28,13 @@ SAMPLERS = {
     "openai-compatible": Row("launchers._sampler_openai_compatible:OpenAICompatible"),
 }
 
+# The values an option of one provider may take, kept with the table so the command line offers them without
+# importing the provider (and its SDK); the provider checks against the same tuple.
+CHOICES = {
+    "reasoning_effort": ("none", "minimal", "low", "medium", "high"),  # openai; "none": no reasoning parameter sent
+    "server_dialect": ("openai", "llama-cpp-python"),                    # openai-compatible
+}
+
 SANDBOXES = {
     "local": Row("launchers._sandbox_local:Local"),
     "modal": Row("launchers._sandbox_modal:Modal"),

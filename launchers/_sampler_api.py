@@ -221,7 +221,6 @@ class ApiSampler:
     """The seam: prepare (no network) and sample (one HTTP request under the call's deadline)."""
 
     provider = None
-    sdk_name = None
 
     def __init__(self, model_id, sampling, client, config):
         self.model_id = model_id

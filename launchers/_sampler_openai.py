@@ -19,6 +19,7 @@ import re
 
 from . import _sampler_api as api
 from ._errors import InputError
+from ._providers import CHOICES
 from ._provider import OptionRefused
 from ._sampling import Completion
 from .worker import prompt
@@ -28,7 +29,7 @@ KEY_VARIABLE = "OPENAI_API_KEY"
 KEY_SHAPE = (re.compile(r"sk-[A-Za-z0-9_\-]{16,4000}"), "an OpenAI key (expected 'sk-' followed by letters, digits, "
                                                          "'-' and '_')")
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-EFFORTS = ("none", "minimal", "low", "medium", "high")  # "none": no reasoning parameter sent (a non-reasoning model)
+EFFORTS = CHOICES["reasoning_effort"]  # "none": no reasoning parameter sent (a non-reasoning model)
 
 
 def settings(reasoning_effort="low") -> dict:

@@ -31,6 +31,7 @@ import os
 from . import _grammar
 from . import _sampler_api as api
 from ._errors import InputError
+from ._providers import CHOICES
 from ._sampler_llama import SETTINGS as LLAMA, call_seed
 from ._sampling import Completion
 from .worker import prompt
@@ -38,7 +39,7 @@ from .worker import prompt
 PROVIDER = "openai-compatible"
 KEY_VARIABLE = "FUNDBOOK_OPENAI_COMPATIBLE_API_KEY"
 BASE_URL_VARIABLE = "FUNDBOOK_OPENAI_BASE_URL"
-DIALECTS = ("openai", "llama-cpp-python")
+DIALECTS = CHOICES["server_dialect"]
 NO_KEY = "no-key"  # sent when no key is set: never the user's OPENAI_API_KEY
 LLAMA_KEYS = ("top_k", "top_p_milli", "min_p_milli", "repeat_penalty_milli")
 

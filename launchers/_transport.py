@@ -30,7 +30,7 @@ import secrets
 import engine
 from engine import pretty_json
 
-from . import _proofs
+from . import _desk, _proofs
 from ._errors import BudgetHalt, InputError, SandboxError
 from ._jsonfile import read_bytes, read_json
 from ._prices import format_usd, sandbox_rate
@@ -142,7 +142,7 @@ def launch(record_path, family, seed, horizon, timeout_s, cap, prices, modal=Non
         raise InputError(f"--fixture {fixture}: expected one of {sorted(_proofs.FIXTURES)}")
     rate, cost = _check_cost(prices, timeout_s, cap)
     try:
-        packet = engine.Run(engine.with_horizon(engine.generate(family, seed), horizon)).packet()
+        packet = engine.Run(_desk.world(family, seed, horizon)).packet()
     except ValueError as exc:
         raise InputError(f"--family/--seed: {exc}")
     except engine.DeskError as exc:

@@ -19,7 +19,12 @@ from .tools import tools
 __all__ = ["cli", "main"]
 
 
-@click.group(cls=FundbookGroup, context_settings={"help_option_names": ["-h", "--help"]})
+# The subcommands, in the order `fundbook --help` lists them: each verb module defines its commands and registers
+# nothing; this list is the one place they join the group (no import for its side effects).
+COMMANDS = (gold, grade, mutate, families, desk, tools, sweep, compare, heldout, practitioner, inspect_group)
+
+
+@click.group(cls=FundbookGroup, commands=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(engine.ENGINE_VERSION, prog_name="fundbook")
 def cli():
     """fundbook: the evaluator side of the back-to-back funding desk.
@@ -27,11 +32,6 @@ def cli():
     Exit codes: 0 success; 1 rejected batch, candidate error, input error or a
     run that is not scoreable; 2 UNSCORABLE only; 64 usage error.
     """
-
-
-
-for command in (gold, grade, mutate, families, desk, tools, sweep, compare, heldout, practitioner, inspect_group):
-    cli.add_command(command)
 
 
 def main():

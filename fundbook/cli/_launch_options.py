@@ -5,13 +5,8 @@ import re
 
 import click
 
-from launchers._budget import DEFAULT_HORIZON, DEFAULT_WORKER_SECONDS
-from launchers._claims import MAX_HOURS
-from launchers._errors import InputError
-from launchers._prices import MAX_SAFE
-from launchers._providers import SANDBOXES
-from launchers._sampler_openai import EFFORTS
-from launchers._sampler_openai_compatible import DIALECTS
+from launchers import (CHOICES, DEFAULT_HORIZON, DEFAULT_WORKER_SECONDS, MAX_HOURS, MAX_SAFE, SANDBOXES,
+                       InputError)
 
 prices_option = click.option("--prices", type=click.Path(dir_okay=False), default=None,
                              help="Price table file (default: launchers/prices.json).")
@@ -90,7 +85,7 @@ def api_options(fn):
         click.option("--base-url", default=None,
                      help="With --sampler openai-compatible: the server's URL, e.g. http://127.0.0.1:8080/v1 "
                           "(default: $FUNDBOOK_OPENAI_BASE_URL; recorded without credentials or query)."),
-        click.option("--server-dialect", type=click.Choice(DIALECTS), default="openai",
+        click.option("--server-dialect", type=click.Choice(CHOICES["server_dialect"]), default="openai",
                      show_default=True,
                      help="With --sampler openai-compatible: the answer schema as a json_schema response format "
                           "(openai), or as llama-cpp-python's server takes it (json_object with the grammar schema, "
@@ -98,7 +93,7 @@ def api_options(fn):
         click.option("--local-server", is_flag=True,
                      help="With --sampler openai-compatible: the server runs on this host; priced at zero (the claim "
                           "comes from `authorise --local`), the local sandbox allowed."),
-        click.option("--reasoning-effort", type=click.Choice(EFFORTS),
+        click.option("--reasoning-effort", type=click.Choice(CHOICES["reasoning_effort"]),
                      default="low", show_default=True,
                      help="With --sampler openai: the Responses API's reasoning effort (none: not sent).")]):
         fn = option(fn)

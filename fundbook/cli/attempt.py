@@ -5,23 +5,7 @@ import os
 
 import click
 
-from launchers._attempt import command_line, load_source
-from launchers._attempt import execute as run_attempt
-from launchers._claims import SPLITS
-from launchers._controller import Limits
-from launchers._errors import InputError
-from launchers._pilot import default_path as default_pilot_path
-from launchers._pilot_run import PilotSpec
-from launchers._pilot_run import run as run_pilot
-from launchers._prices import format_usd, load_prices
-from launchers._project import project_dir
-from launchers._provider import SamplerOptions
-from launchers._providers import check_options, default_sandbox, sampler_class, sampler_names
-from launchers._providers import sampler as providers_sampler
-from launchers._providers import sandbox as providers_sandbox
-from launchers._recover import recover as recover_attempt
-from launchers._sampler_llama import local_model_id
-from launchers._spec import AttemptSpec, Places, Sources, Task
+from launchers import SPLITS, InputError, sampler_names
 
 from ._launch_options import (ATTEMPT_ID, CAP, SEED, api_options, local_model_options, positive, prices_option,
                               project_option, sampler_own, state_option, text, with_run_options)
@@ -58,6 +42,11 @@ def execute(claim_path, out, family, seed, split, model, sampler_name, cache_pat
             base_url, server_dialect, local_server, reasoning_effort, sandbox_name, worker_seconds, call_deadline, max_tokens, max_calls, horizon, temperature_milli,
             sampling_seed, attempt_id, freeze_path, resume_from, replay_of, pilot_path, prices, state, project):
     """Run one attempt: the paid path, not a dry run. Consumes the claim first."""
+    from launchers import (AttemptSpec, Limits, Places, SamplerOptions, Sources, Task, check_options, command_line,
+                           default_sandbox, load_prices, load_source, local_model_id, sampler_class)
+    from launchers import execute as run_attempt
+    from launchers import sampler as providers_sampler
+    from launchers import sandbox as providers_sandbox
     ctx = click.get_current_context()
     text("--model", model)
     if attempt_id is not None and not ATTEMPT_ID.fullmatch(attempt_id):
@@ -149,6 +138,8 @@ def pilot(freeze_path, claims, seeds, family, model, out_dir, cache_path, model_
     freeze's criteria (validity, failures, cost against the estimate, budget halts); writes pilot.json.
 
     Exit 0 when every criterion passes, 1 when one fails (a confirmatory execute is then refused)."""
+    from launchers import (PilotSpec, Places, command_line, default_pilot_path, format_usd, load_prices, project_dir,
+                           run_pilot)
     freeze_path = freeze_path or os.path.join(project_dir(project), "freeze.json")
     out_dir = out_dir or os.path.dirname(default_pilot_path(freeze_path))
     doc = run_pilot(PilotSpec(freeze=freeze_path, claims=tuple(claims), seeds=tuple(seeds), out_dir=out_dir,
@@ -186,6 +177,7 @@ def recover(partial, out, project, state):
     ends as an incomplete execution, its counts from the receipts, its open
     reservations unresolved liabilities, its claim consumed, the project ledger
     settled. Always exit 1."""
+    from launchers import recover as recover_attempt
     record = recover_attempt(partial, out, project, state)
     click.echo(record["content"]["summary"])
     click.echo(f"record: {out}/record.json (content {record['content_sha256'][:12]})")

@@ -5,15 +5,7 @@ import json
 
 import click
 
-from launchers._budget import FREE_PRICE, DEFAULT_HORIZON, DEFAULT_TOKENS_IN, DEFAULT_WORKER_SECONDS, attempt_plan, estimate
-from launchers._budget import render as render_budget
-from launchers._claims import SPLITS, authorise as write_claim, plan_text, state_dir
-from launchers._prices import format_usd, load_prices
-from launchers._project import project_dir
-from launchers._provider import Provider
-from launchers._providers import SANDBOXES, sampler_class, sampler_names
-from launchers._sampler_llama import check_model_id
-from launchers._selfcheck import run_self_check
+from launchers import DEFAULT_HORIZON, DEFAULT_TOKENS_IN, DEFAULT_WORKER_SECONDS, SANDBOXES, SPLITS, sampler_names
 
 from ._launch_options import (ATTEMPTS, CAP, CHECKPOINTS, HOURS, MAX_CALLS, MAX_TOKENS, PER_CHECKPOINT, SECONDS,
                               TOKENS, MAX_SAFE, prices_option, project_option, state_option, text)
@@ -42,6 +34,7 @@ from ._launch_options import (ATTEMPTS, CAP, CHECKPOINTS, HOURS, MAX_CALLS, MAX_
 def budget(model, sampler_name, prices, attempts, checkpoints, calls_per_checkpoint, tokens_in, tokens_out, max_tokens,
            max_calls, worker_seconds, sandbox, as_json):
     """Calls and USD for a planned attempt, before anything is spent."""
+    from launchers import Provider, estimate, load_prices, render_budget, sampler_class
     plan = sampler_class(sampler_name).PLAN if sampler_name else Provider.PLAN
     tokens_in = plan.get("tokens_in") if tokens_in is None else tokens_in
     tokens_out = plan.get("tokens_out") if tokens_out is None else tokens_out
@@ -88,6 +81,9 @@ def authorise(family, split, model, cap_micro_usd, cap_tokens, cap_sandbox_micro
 
     The caps are checked against the worker's worst case for the plan (`budget`'s figure): a claim that could
     be planned to halt is refused unless --accept-partial-budget, which the claim then says."""
+    from launchers import FREE_PRICE, attempt_plan, check_model_id, format_usd, load_prices, plan_text, project_dir
+    from launchers import authorise as write_claim
+    from launchers import state_dir
     text("--model", model)
     if local:
         check_model_id(model)
@@ -111,6 +107,7 @@ def authorise(family, split, model, cap_micro_usd, cap_tokens, cap_sandbox_micro
 @click.command("self-check")
 def self_check():
     """Exercise the controls that guard paid calls, deterministically (no cloud, no model)."""
+    from launchers import run_self_check
     results = run_self_check()
     for r in results:
         click.echo(f"{'ok  ' if r['passed'] else 'FAIL'} {r['check']}: {r['detail']}")

@@ -8,20 +8,8 @@ import re
 import click
 
 import engine
-from launchers import _freeze, _pilot, _tiers
-from launchers._attempt import pricing
-from launchers._budget import DEFAULT_TOKENS_IN, estimate
-from launchers._claims import SPLITS
-from launchers._controller import Limits
-from launchers._errors import InputError
-from launchers._jsonfile import loads, read_json
-from launchers._prices import load_prices, sandbox_rate, table_sha256
-from launchers._project import project_dir
-from launchers._provider import SamplerOptions, SandboxOptions
-from launchers._providers import check_options, default_sandbox, sampler_class, sampler_names
-from launchers._providers import sampler as providers_sampler
-from launchers._providers import sandbox as providers_sandbox
-from launchers._sampler_llama import local_model_id
+import launchers
+from launchers import DEFAULT_TOKENS_IN, SPLITS, InputError, sampler_names
 
 from ._launch_options import (CAP, PER_CHECKPOINT, SEED, TOKENS, api_options, local_model_options, prices_option,
                               project_option, sampler_own, text, with_run_options)
@@ -66,6 +54,10 @@ def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd
            call_deadline, max_tokens, max_calls, horizon, temperature_milli, sampling_seed, prices, tiers_path=None):
     """Write freeze.json before the first paid call: code, prompt, schema, engine, config, models, prices, caps, and
     the pilot's criteria and cost estimate (a confirmatory attempt needs a passing pilot)."""
+    from launchers import (Limits, SamplerOptions, SandboxOptions, check_options, default_sandbox, estimate,
+                           load_prices, local_model_id, pricing, sampler_class, sandbox_rate, table_sha256)
+    from launchers import sampler as providers_sampler
+    from launchers import sandbox as providers_sandbox
     ctx = click.get_current_context()
     own = check_options(sampler_name, sampler_own(ctx.params))
     if not models and sampler_name != "llama-cpp":
@@ -95,7 +87,7 @@ def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd
                              min(estimate_tokens_out, max_tokens), max_tokens, worker_seconds, sandbox_name,
                              max_calls, price=pricing(built, m, table)[0])["expected_micro_usd"]
                  for m in models}
-    body = _freeze.content(
+    body = launchers.freeze_content(
         config=config, models=list(models), provider=sampler_name,
         prices={"models": {m: pricing(built, m, table)[0] for m in models},  # as execute books them
                 "sandbox": {"name": sandbox_name, "micro_usd_per_second": sandbox_rate(table, sandbox_name)},
@@ -105,12 +97,12 @@ def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd
               "claim_sandbox_micro_usd": cap_sandbox_micro_usd, "project_micro_usd": project_cap_micro_usd,
               "project_sandbox_micro_usd": project_cap_sandbox_micro_usd},
         intervention_policy=intervention_policy, intervention={"max_resumes": max_resumes},
-        pilot=_pilot.terms(estimates, estimate_tokens_in, estimate_tokens_out, estimate_calls_per_checkpoint,
+        pilot=launchers.pilot_terms(estimates, estimate_tokens_in, estimate_tokens_out, estimate_calls_per_checkpoint,
                            spend_cap=project_cap_micro_usd + project_cap_sandbox_micro_usd
                            if pilot_cap_micro_usd is None else pilot_cap_micro_usd))
     if tiers_path:
         body["tiers"] = _tier_plan(tiers_path, models, families, seeds)
-    doc = _freeze.write_freeze(out_path, body)
+    doc = launchers.write_freeze(out_path, body)
     click.echo(f"freeze {doc['content_sha256'][:12]} ({doc['frozen_at']}): {', '.join(models)} on "
                f"{', '.join(sorted(families))} seeds {', '.join(str(s) for s in sorted(seeds))}, config "
                f"{body['config_hash'][:12]} -> {out_path}")
@@ -126,21 +118,22 @@ def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd
 @click.option("--reason", required=True, help="Why it changed.")
 def deviate(freeze_path, project, field, effective, reason):
     """Record a dated deviation from the freeze (field, original, effective, reason)."""
+    from launchers import loads, project_dir
     stripped = effective.strip()
     if stripped[:1] in ("{", "[", '"') or re.match(r"-?[0-9]", stripped) or stripped in ("true", "false", "null"):
         value = loads(effective, "--effective", "option")  # JSON, read strictly (no NaN, nesting bounded)
     else:
         value = effective  # plain text is a string
     path = freeze_path or os.path.join(project_dir(project), "freeze.json")
-    entry = _freeze.deviate(path, field, value, reason)
+    entry = launchers.deviate(path, field, value, reason)
     click.echo(f"deviation {entry['date']}: {field} {json.dumps(entry['original'])} -> {json.dumps(entry['effective'])} "
-               f"({entry['reason']}) -> {_freeze.deviations_path(path)}")
+               f"({entry['reason']}) -> {launchers.deviations_path(path)}")
 
 
 def _tier_plan(path, models, families, seeds):
     """The tier plan, checked, within what the freeze names (every cell's model, family and seeds frozen)."""
-    plan = _tiers.check_plan(read_json(path, "the tier plan", 4 * 1024 * 1024), path)
-    plan = dict(plan, budgets=_tiers.budgets(plan))  # the freeze records each tier's budget
+    plan = launchers.check_plan(launchers.read_json(path, "the tier plan", 4 * 1024 * 1024), path)
+    plan = dict(plan, budgets=launchers.tier_budgets(plan))  # the freeze records each tier's budget
     for tier in plan["tiers"]:
         for cell in tier["cells"]:
             outside = [s for s in cell["seeds"] if s not in seeds]

@@ -47,7 +47,7 @@ def import_(logs, attempts_dir, runs_dir, bundle_dir, as_json):
     and the log itself, kept under its sha256 (credentials in its URLs
     replaced by REDACTED). One (eval, sample, epoch) imports once.
     """
-    from launchers.inspect._import import import_logs
+    from launchers.inspect import import_logs
     done = import_logs(list(logs), attempts_dir, runs_dir, bundle_dir)
     if as_json:
         emit_json({"imported": done})
@@ -73,5 +73,5 @@ def verify(attempts_dir, runs_dir, bundle_dir, as_json):
     Exit 1 names each difference (the import time, in the record's volatile
     part, is not compared).
     """
-    from launchers.inspect._import import verify as verify_all
+    from launchers.inspect import verify as verify_all
     return emit_verified(verify_all(attempts_dir, runs_dir, bundle_dir), "inspect attempts", as_json)

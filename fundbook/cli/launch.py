@@ -9,7 +9,7 @@ Each verb group is a module of its own, registered here explicitly.
 
 import click
 
-from launchers._errors import LaunchError
+from launchers import LaunchError
 
 from ._common import FundbookGroup, leave
 from ._render import plain
@@ -22,7 +22,6 @@ from .sandbox import sandbox
 __all__ = ["cli", "main"]
 
 
-
 class LaunchGroup(FundbookGroup):
     """The evaluator CLI's error handling: usage errors exit 64 (never click's 2,
     which means UNSCORABLE here); expected failures print one line."""
@@ -33,19 +32,18 @@ class LaunchGroup(FundbookGroup):
         click.echo(f"error: {plain(exc.format_message())}", err=True)
 
 
-@click.group(cls=LaunchGroup, context_settings={"help_option_names": ["-h", "--help"]})
+# The subcommands, in the order `fundbook-launch --help` lists them (registered here and nowhere else).
+COMMANDS = (budget, authorise, self_check, freeze, deviate, execute, pilot, recover, verify, ledger, export, rederive,
+            sandbox)
+
+
+@click.group(cls=LaunchGroup, commands=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 def cli():
     """fundbook-launch: budget, authorise, freeze and execute a model attempt on the desk.
 
     Paid calls need a single-use claim from `authorise`, a budget and a freeze;
     every attempt, complete or not, leaves a fundbook.attempt/1 record.
     """
-
-
-
-for command in (budget, authorise, self_check, freeze, deviate, execute, pilot, recover, verify, ledger, export,
-                rederive, sandbox):
-    cli.add_command(command)
 
 
 def main():

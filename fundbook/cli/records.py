@@ -5,8 +5,7 @@ import os
 
 import click
 
-from launchers._errors import InputError
-from launchers._prices import format_usd
+from launchers import InputError
 
 from ._launch_options import project_option
 
@@ -17,7 +16,7 @@ from ._launch_options import project_option
 def verify(record_path, project):
     """Check an attempt record: its hashes, that it tells what its receipts and ledger hold, and -- against the
     project ledger -- that its claim, prices and content are the ones registered, consumed and settled."""
-    from launchers._verify import project_of, verify_attempt
+    from launchers import project_of, verify_attempt
     folder = project_of(record_path, project)
     found = verify_attempt(record_path, project=folder)
     c = found["record"]["content"]
@@ -29,8 +28,8 @@ def verify(record_path, project):
                    f"(entry {bound['claim_entry']}) and settled by this very record (entry {bound['settle_entry']})"
                    + (f"; prices as frozen in {bound['freeze'][:12]}" if bound["freeze"] else ""))
         return 0
-    from launchers._verify import _local
-    if c["label"] == "model" and _local(c):  # a model on this host: nothing paid, so no ledger to bind to
+    from launchers import is_local_model
+    if c["label"] == "model" and is_local_model(c):  # a model on this host: nothing paid, so no ledger to bind to
         click.echo("a local-model attempt (nothing paid) is bound by its answers: `fundbook-launch rederive` replays it "
                    "from its cache.jsonl to the same receipts head (make verify does)")
         return 0
@@ -48,17 +47,15 @@ def verify(record_path, project):
               help="Where the attempt folders are (default: the project directory).")
 def ledger(project, attempts_dir):
     """The project ledger: claims, spend against the project caps, reconciled with the attempt records."""
-    from launchers import _freeze
-    from launchers._export import records_in
-    from launchers._project import ProjectLedger, project_dir, reconcile
+    from launchers import ProjectLedger, format_usd, load_freeze, project_caps, project_dir, reconcile, records_in
     folder = project_dir(project)
     book = ProjectLedger(folder)
     records = [r for r, _ in records_in(attempts_dir or folder)]
     t = book.totals()
     caps = None
     if os.path.exists(os.path.join(folder, "freeze.json")):
-        doc, entries = _freeze.load(os.path.join(folder, "freeze.json"))
-        caps = tuple(_freeze.project_caps(doc, entries, os.path.join(folder, "freeze.json")).values())
+        doc, entries = load_freeze(os.path.join(folder, "freeze.json"))
+        caps = tuple(project_caps(doc, entries, os.path.join(folder, "freeze.json")).values())
     click.echo(f"{book.path}: {t['claims']} claims ({len(t['open_claims'])} open), head {book.head['hash'][:12]}")
     click.echo(f"inference  charged {format_usd(t['charged_micro_usd'])}, unresolved "
                f"{format_usd(t['unresolved_micro_usd'])}, reserved {format_usd(t['reserved_micro_usd'])}"
@@ -84,7 +81,7 @@ def ledger(project, attempts_dir):
                                             "to be, byte for byte, their export (`make verify` runs this).")
 def export(attempts_dir, out_dir, check):
     """Write attempts.parquet and calls.parquet (verified records only) beside the runs' tables."""
-    from launchers._export import check_tables, write_tables
+    from launchers import check_tables, write_tables
     counts = {}
 
     def pilots(name):  # the pilot's attempts are exported too (role "pilot"), and counted as such
@@ -104,7 +101,7 @@ def rederive(attempts_dir):
     """Replay every local-model (llama-cpp) attempt from its own cache.jsonl: same answers, same receipts head, 0 cost.
 
     Cache-only, no model loaded, a throwaway claim in a scratch folder; `make verify` runs it."""
-    from launchers._rederive import rederive_all
+    from launchers import rederive_all
     done = rederive_all(attempts_dir)
     for r in done:
         if r.get("nothing"):

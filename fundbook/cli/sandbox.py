@@ -3,8 +3,7 @@ exec-worker, checkpoint, resume, stop)."""
 
 import click
 
-from launchers._budget import DEFAULT_HORIZON
-from launchers._prices import format_usd, load_prices
+from launchers import DEFAULT_HORIZON, format_usd, load_prices
 
 from ._launch_options import CAP, CHECKPOINTS, SECONDS, SEED, prices_option
 
@@ -22,8 +21,8 @@ record_option = click.option("--record", "record_path", required=True, type=clic
 @click.option("--python", "python_version", default="3.11", show_default=True)
 def sandbox_build(python_version):
     """Build the worker image (debian slim with Python; nothing else is installed)."""
-    from launchers import _transport
-    out = _transport.build_image(python_version=python_version)
+    from launchers import transport
+    out = transport.build_image(python_version=python_version)
     click.echo(f"image {out['image_id']} (python {out['python_version']})")
 
 
@@ -42,8 +41,8 @@ FIXTURE_NAMES = ("echo", "tools")  # launchers/_proofs.py
 @prices_option
 def sandbox_launch(record_path, family, seed, horizon, timeout_s, cap_micro_usd, fixture, prices):
     """Create a network-blocked sandbox holding the worker and the first packet (no model, no claim)."""
-    from launchers import _transport
-    doc = _transport.launch(record_path, family, seed, horizon, timeout_s, cap_micro_usd, load_prices(prices),
+    from launchers import transport
+    doc = transport.launch(record_path, family, seed, horizon, timeout_s, cap_micro_usd, load_prices(prices),
                             fixture=fixture)
     click.echo(f"sandbox {doc['sandbox_id']} in app {doc['app_name']} ({doc['app_id']}), up to "
                f"{format_usd(doc['max_micro_usd'])} -> {record_path}")
@@ -53,8 +52,8 @@ def sandbox_launch(record_path, family, seed, horizon, timeout_s, cap_micro_usd,
 @record_option
 def sandbox_status(record_path):
     """Whether the sandbox runs, or its exit code."""
-    from launchers import _transport
-    s = _transport.status(record_path)
+    from launchers import transport
+    s = transport.status(record_path)
     state = "running" if s["running"] else f"exited {s['exit_code']}"
     click.echo(f"sandbox {s['sandbox_id']}: {state}; {s['checkpoints']} checkpoints"
                + (f"; stopped {s['stopped']['at']}" if s["stopped"] else ""))
@@ -70,17 +69,17 @@ def sandbox_exec(record_path, timeout_s, fixture, argv):
     """Run a command in the sandbox (after --) and print its output; exit 0 only if it exited 0.
 
     With --fixture NAME: run the proof fixture and exit 0 only if its output is, byte for byte, the host's."""
-    from launchers import _transport
+    from launchers import transport
     if fixture is not None:
         if argv:
             raise click.UsageError("--fixture runs the staged fixture: give no command after --")
-        got = _transport.run_fixture(record_path, fixture, timeout_s)
+        got = transport.run_fixture(record_path, fixture, timeout_s)
         click.echo(f"fixture {fixture}: {'proof matches' if got['matches'] else 'MISMATCH'} (exit {got['exit_code']}, "
                    f"output sha256 {str(got['sha256'])[:12]}, expected {got['expected_sha256'][:12]})")
         if not got["matches"] and got["stderr"]:
             click.echo(got["stderr"], err=True, nl=not got["stderr"].endswith("\n"))
         return 0 if got["matches"] else 1
-    out, err, code = _transport.exec_worker(record_path, list(argv), timeout_s)
+    out, err, code = transport.exec_worker(record_path, list(argv), timeout_s)
     if out:
         click.echo(out, nl=not out.endswith("\n"))
     if err:
@@ -93,8 +92,8 @@ def sandbox_exec(record_path, timeout_s, fixture, argv):
 @record_option
 def sandbox_checkpoint(record_path):
     """Snapshot the sandbox's filesystem (retained work included) into an image."""
-    from launchers import _transport
-    entry = _transport.checkpoint(record_path)
+    from launchers import transport
+    entry = transport.checkpoint(record_path)
     click.echo(f"checkpoint image {entry['image_id']} at {entry['at']}")
 
 
@@ -106,8 +105,8 @@ def sandbox_checkpoint(record_path):
 @prices_option
 def sandbox_resume(record_path, new_record, timeout_s, cap_micro_usd, prices):
     """Start a new sandbox from the last checkpoint; write a new record linked to the old one."""
-    from launchers import _transport
-    doc = _transport.resume(record_path, new_record, timeout_s, cap_micro_usd, load_prices(prices))
+    from launchers import transport
+    doc = transport.resume(record_path, new_record, timeout_s, cap_micro_usd, load_prices(prices))
     click.echo(f"sandbox {doc['sandbox_id']} from {doc['resumed_from']['image_id']} -> {new_record}")
 
 
@@ -116,6 +115,6 @@ def sandbox_resume(record_path, new_record, timeout_s, cap_micro_usd, prices):
 def sandbox_stop(record_path):
     """Terminate the sandbox and stop the app the launcher created; exit 1 (and no `stopped`) unless both were
     reached."""
-    from launchers import _transport
-    out = _transport.stop(record_path)
+    from launchers import transport
+    out = transport.stop(record_path)
     click.echo(f"sandbox terminated: {out['sandbox_terminated']}; app stopped: {out['app_stopped']}")

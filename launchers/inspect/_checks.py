@@ -12,6 +12,7 @@ from engine import InputError, shown
 
 from builders import inspect_format as F
 
+from .. import _desk
 from ._env import world_source
 from ._replay import Refused
 
@@ -87,7 +88,7 @@ def sample_source(sample, logged_version, days):
     source = world_source(family, seed, days)
     if meta.get("source") != source:
         raise Refused("world", f"metadata.source is not the world {meta.get('world')} over {days} days")
-    instance = engine.with_horizon(engine.generate(family, seed), days)
+    instance = _desk.world(family, seed, days)
     fixture = engine.fixture_sha256(instance)
     if meta.get("fixture_sha256") != fixture:
         raise Refused("fixture_sha256", f"expected {fixture} (the world {meta['world']}), got "

@@ -231,10 +231,11 @@ def import_logs(paths, attempts_dir="runs/attempts", runs_dir="runs", bundle_dir
 
 def inspect_folders(attempts_dir):
     """Attempt folders whose record is an Inspect record (harness inspect)."""
-    from ._kind import inspect_folder
+    from ._kind import is_inspect_record
     if not os.path.isdir(attempts_dir):
         return []
-    return [name for name in sorted(os.listdir(attempts_dir)) if inspect_folder(os.path.join(attempts_dir, name))]
+    return [name for name in sorted(os.listdir(attempts_dir))
+            if is_inspect_record(os.path.join(attempts_dir, name, "record.json"))]
 
 
 def verify(attempts_dir="runs/attempts", runs_dir="runs", bundle_dir="build/engine", session=None):
