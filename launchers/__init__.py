@@ -18,8 +18,8 @@ ATTEMPT_SCHEMA_VERSION = 3  # bump when a record content field changes meaning (
 TRANSCRIPT_SCHEMA = "fundbook.transcript/1"
 
 from ._errors import (  # noqa: E402  (the errors are cheap: click only)
-    AttemptLive, BudgetHalt, CacheMiss, CallTimeout, CapacityError, ClaimRefused, FreezeRefused, InputError,
-    LaunchError, NotInstalled, OutputExists, SamplerError, SandboxError, UsageOverrun, UsageRefused)
+    AttemptLive, BudgetHalt, CacheMiss, CallTimeout, CapacityError, ClaimRefused, FreezeRefused, FundbookError,
+    InputError, LaunchError, NotInstalled, OutputExists, SamplerError, SandboxError, UsageOverrun, UsageRefused)
 
 # The public API: name -> "module" (the same name there) or "module:name", imported on first use.
 _PUBLIC = {
@@ -75,6 +75,6 @@ def __getattr__(name):
 
 
 __all__ = ["ATTEMPT_SCHEMA", "ATTEMPT_SCHEMA_VERSION", "TRANSCRIPT_SCHEMA", "AttemptLive", "BudgetHalt", "CacheMiss",
-           "CallTimeout", "CapacityError", "ClaimRefused", "FreezeRefused", "InputError", "LaunchError",
+           "CallTimeout", "CapacityError", "ClaimRefused", "FreezeRefused", "FundbookError", "InputError", "LaunchError",
            "NotInstalled", "OutputExists", "SamplerError", "SandboxError", "UsageOverrun", "UsageRefused",
            "grammar_erratum", *_PUBLIC]

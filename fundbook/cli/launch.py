@@ -9,10 +9,7 @@ Each verb group is a module of its own, registered here explicitly.
 
 import click
 
-from launchers import LaunchError
-
 from ._common import FundbookGroup, leave
-from ._render import plain
 from .attempt import execute, pilot, recover
 from .claims import authorise, budget, self_check
 from .freeze import deviate, freeze
@@ -22,22 +19,12 @@ from .sandbox import sandbox
 __all__ = ["cli", "main"]
 
 
-class LaunchGroup(FundbookGroup):
-    """The evaluator CLI's error handling: usage errors exit 64 (never click's 2,
-    which means UNSCORABLE here); expected failures print one line."""
-
-    expected_errors = (LaunchError,)
-
-    def report(self, exc):  # one line whatever the message quotes (a path with a newline in it)
-        click.echo(f"error: {plain(exc.format_message())}", err=True)
-
-
 # The subcommands, in the order `fundbook-launch --help` lists them (registered here and nowhere else).
 COMMANDS = (budget, authorise, self_check, freeze, deviate, execute, pilot, recover, verify, ledger, export, rederive,
             sandbox)
 
 
-@click.group(cls=LaunchGroup, commands=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=FundbookGroup, commands=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 def cli():
     """fundbook-launch: budget, authorise, freeze and execute a model attempt on the desk.
 

@@ -8,7 +8,9 @@ import datetime
 import re
 
 import engine
-from engine import InputError, shown
+from engine import shown
+
+from .._errors import InputError  # the launcher's: also the engine's InputError
 
 from builders import inspect_format as F
 
@@ -132,7 +134,7 @@ def sample_checks(sample, model, args):
     if answered:
         try:
             F.printable(answered[0], "", "model", "a model name")
-        except InputError:
+        except engine.InputError:
             raise Refused("model", f"the answers' model name: expected 1 to {F.MAX_NAME} printable characters, got "
                                    f"{shown(answered[0])}") from None
     return answered[0] if answered else None
