@@ -29,8 +29,8 @@ _PUBLIC = {
     "pricing": "_attempt", "PilotSpec": "_pilot_run", "run_pilot": "_pilot_run:run",
     "default_pilot_path": "_pilot:default_path", "pilot_terms": "_pilot:terms",
     # the providers
-    "SamplerOptions": "_provider", "SandboxOptions": "_provider", "Provider": "_provider", "Given": "_provider",
-    "GivenSandbox": "_provider", "OptionRefused": "_provider", "SAMPLERS": "_providers", "SANDBOXES": "_providers",
+    "SamplerOptions": "_provider", "SandboxOptions": "_provider", "Provider": "_provider", "Given": "_providers",
+    "GivenSandbox": "_providers", "OptionRefused": "_provider", "SAMPLERS": "_providers", "SANDBOXES": "_providers",
     "sampler": "_providers", "sandbox": "_providers", "sampler_class": "_providers", "sampler_names": "_providers",
     "check_options": "_providers", "default_sandbox": "_providers",
     "local_model_id": "_sampler_llama", "check_model_id": "_sampler_llama",

@@ -6,9 +6,9 @@ or a cached replay), `freeze` freezes none that only replays.
 """
 
 import importlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
-from ._provider import OptionRefused, SamplerOptions, SandboxOptions
+from ._provider import OptionRefused, Provider, SamplerOptions, SandboxOptions
 
 
 @dataclass(frozen=True)
@@ -91,3 +91,44 @@ def sandbox(name, options: SandboxOptions = SandboxOptions()):
 def default_sandbox(paid) -> str:
     """Modal for a paid sampler (an isolation boundary), local for the others."""
     return "modal" if paid else "local"
+
+
+@dataclass(frozen=True)
+class Given:
+    """A sampler built elsewhere (a test's fake, a bench's prepared adapter), under the name its records carry:
+    a registered name prices and labels it as that provider does; any other name is a billed model."""
+    name: str
+    build: object
+    sampling: dict = field(default_factory=dict)
+    paid: bool = False
+    config: object = None
+    model_id: str = None      # the id a local file names (as `Provider.model_id`)
+
+    def _row(self):
+        return sampler_class(self.name) if self.name in SAMPLERS else Provider
+
+    @property
+    def free(self) -> bool:
+        return self._row().free_for(self.sampling)
+
+    @property
+    def label(self) -> str:
+        return self._row().LABEL
+
+    @property
+    def projected(self) -> bool:
+        return self._row().PROJECTED
+
+    def __call__(self, model):
+        return self.build(model)
+
+
+@dataclass(frozen=True)
+class GivenSandbox:
+    """A sandbox built elsewhere (a test's fake), with the configuration its records carry."""
+    name: str
+    build: object
+    config: object = None
+
+    def __call__(self):
+        return self.build()

@@ -167,7 +167,7 @@ def _refused(fn, kind):
 
 def _new_controls(root, state, claim_path, doc):
     from . import _attempt, _freeze
-    from ._provider import Given, GivenSandbox
+    from ._providers import Given, GivenSandbox
     from ._spec import AttemptSpec, Task
     from ._budget import estimate
     from ._lock import AttemptLock
