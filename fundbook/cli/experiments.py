@@ -75,7 +75,8 @@ def sweep(out, arm_specs, families, seed_args, episodes, is_heldout, secret_file
     commitment published first and a feasibility pilot (--pilot) before the run.
     """
     from experiments.arms import parse_arms
-    from experiments.sweep import make_folder, prepare, pretty, run_sweep, write_atomic
+    from experiments.files import make_folder, write_atomic
+    from experiments.sweep import prepare, pretty, run_sweep
     arm_list = parse_arms(arm_specs)
     plan, rows, commitment = _plan_and_rows(out, families, seed_args, episodes, is_heldout, secret_file)
     if pilot:
@@ -191,7 +192,8 @@ def heldout():
 def commit(secret_file, families, count, out, as_json):
     """Write the salted sha256 commitment of a held-out world list drawn from a secret."""
     from experiments import heldout as ho
-    from experiments.sweep import make_folder, pretty, write_atomic
+    from experiments.files import make_folder, write_atomic
+    from experiments.sweep import pretty
     if os.path.lexists(out):
         raise click.UsageError(f"{out}: exists (a published commitment is never rewritten)")
     # everything is checked before a new secret is written: a refused commit leaves no file behind
