@@ -22,7 +22,7 @@ class InspectLogIndex:
     """The re-executed samples of one Inspect log, by the world they answer."""
 
     def __init__(self, path):
-        from launchers.inspect._import import prepare
+        from launchers.inspect import prepare
         try:
             planned = prepare([path])
         except engine.InputError as exc:

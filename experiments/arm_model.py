@@ -64,14 +64,15 @@ def attempts_dir() -> str:
 
 
 def _factory(model_file):
-    from launchers._adapters import make_sampler_factory
-    from launchers._errors import LaunchError, NotInstalled as Missing
+    from launchers import LaunchError, SamplerOptions, sampler
+    from launchers import NotInstalled as Missing
     packaged = model_file == PACKAGED or model_file.startswith(PACKAGED + ":")
     key = model_file if packaged else os.path.abspath(model_file)
     if key not in _factories:
         try:  # a packaged model ("packaged", "packaged:NAME") is resolved by the sampler: its file and template
-            _factories[key] = make_sampler_factory("llama-cpp", None, LIMITS["call_deadline_s"], 0, 0,
-                                                   local={"model_file": model_file})
+            _factories[key] = sampler("llama-cpp", SamplerOptions(call_deadline_s=LIMITS["call_deadline_s"],
+                                                                  temperature_milli=0, seed=0,
+                                                                  own={"model_file": model_file}))
         except LaunchError as exc:
             kind = NotInstalled if isinstance(exc, Missing) else ExperimentError
             raise kind(f"--arm model:llama-cpp:{model_file}: {exc.format_message()}")
@@ -80,7 +81,7 @@ def _factory(model_file):
 
 def configuration(model_file) -> dict:
     """The frozen launcher configuration of the arm: what decides its attempts, hashed into its name."""
-    from launchers._staging import worker_identity
+    from launchers import worker_identity
     build = _factory(model_file)
     if build.model_id is None:  # it names the attempts, the register's row and the pages
         raise ExperimentError(f"--arm model:llama-cpp:{model_file}: the file's name is not a model id (letters, "
@@ -145,8 +146,8 @@ def _read(path, arm, row, attempt_id=None):
     """A recorded attempt of this item: verified, under this configuration, for this world, and (`attempt_id`)
     the try its folder names: a record read from another try's folder (two tries swapped, a retry renamed
     into the place of a try deleted) is refused."""
-    from launchers._errors import LaunchError
-    from launchers._verify import verify_attempt
+    from launchers import LaunchError
+    from launchers import verify_attempt
     try:
         record = verify_attempt(path)["record"]
     except LaunchError as exc:
@@ -175,11 +176,7 @@ def _config_hash(content):
 
 
 def _run(arm, row, attempt_id, out):
-    from launchers._attempt import execute
-    from launchers._claims import authorise
-    from launchers._controller import Limits
-    from launchers._prices import load_prices
-    from launchers._sandbox_local import LocalSandbox
+    from launchers import AttemptSpec, Limits, Places, Task, authorise, execute, load_prices, sandbox
     build = _factory(arm["model_file"])
     split = "heldout" if row.get("split") == "heldout" else "public-practice"
     scratch = tempfile.mkdtemp(prefix="fundbook-model-arm-")
@@ -190,19 +187,17 @@ def _run(arm, row, attempt_id, out):
                   local=True, project=project)
         limits = Limits(LIMITS["worker_seconds"], LIMITS["call_deadline_s"], LIMITS["max_tokens_per_call"],
                         LIMITS["max_calls"])
-        return execute(claim_path=claim, out=out, family=row["family"], seed=row["seed"], split=split,
-                       model=build.model_id, sampler_name="llama-cpp", sandbox_name="local", make_sampler=build,
-                       make_sandbox=LocalSandbox, prices=load_prices(), limits=limits,
-                       horizon=row.get("horizon") or 20, attempt_id=attempt_id,
-                       state=os.path.join(scratch, "state"), project=project,
-                       sampling=build.sampling, sandbox_config={"name": "local"})
+        return execute(AttemptSpec(
+            claim=claim, out=out, task=Task(row["family"], row["seed"], split, row.get("horizon") or 20),
+            model=build.model_id, sampler=build, sandbox=sandbox("local"), prices=load_prices(), limits=limits,
+            attempt_id=attempt_id, places=Places(os.path.join(scratch, "state"), project)))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
 def attempt_for(arm, row) -> tuple:
     """(record, path) of the item's attempt: read back when recorded, else run now."""
-    from launchers._errors import LaunchError
+    from launchers import LaunchError
     if row.get("kind") != "family":
         raise ExperimentError(f"--arm {arm['name']}: item {row['item_id']}: a model arm runs family worlds only")
     root = attempts_dir()
@@ -250,7 +245,7 @@ def attempt_for(arm, row) -> tuple:
 def spent(arms) -> dict:
     """{(model, family, seed): micro-USD} over every recorded try of the arms' attempts (what a tier plan
     reconciles: free for a local model, so a plan over one never cuts, but it still admits only what it holds)."""
-    from launchers._tiers import spent_from_records
+    from launchers import spent_from_records
     root = attempts_dir()
     prefixes = [f"{_slug(a)}-" for a in arms]
     contents = []
@@ -258,14 +253,14 @@ def spent(arms) -> dict:
         for name in sorted(os.listdir(root)):
             path = os.path.join(root, name, "record.json")
             if any(name.startswith(p) for p in prefixes) and os.path.isfile(path):
-                from launchers._jsonfile import read_json
+                from launchers import read_json
                 contents.append(read_json(path, "attempt record")["content"])
     return spent_from_records(contents)
 
 
 def _admit(arm, row):
-    from launchers._errors import LaunchError
-    from launchers._tiers import admit
+    from launchers import LaunchError
+    from launchers import admit
     try:
         admit(arm["tiers"], spent([arm]), arm["model"], row["family"], row["seed"], "the study's tier plan")
     except LaunchError as exc:

@@ -33,7 +33,7 @@ import tempfile
 
 import engine
 from engine import POLICIES
-from launchers.inspect._kind import is_inspect_record
+from launchers.inspect import is_inspect_record
 
 from .arm_practitioners import PractitionerIndex
 from .errors import ExperimentError
@@ -177,8 +177,8 @@ class AttemptIndex:
     """Verified model attempts under a folder, by the fixture they answer."""
 
     def __init__(self, root):
-        from launchers._errors import LaunchError
-        from launchers._verify import verify_attempt
+        from launchers import LaunchError
+        from launchers import verify_attempt
         from . import jsondoc
         from .files import read_file
         self.by_fixture = {}
@@ -210,11 +210,11 @@ class AttemptIndex:
 
 def mock_worker_candidate(instance):
     """(candidate, usage) from one free mock attempt through the launcher's controller."""
-    from launchers._controller import Controller, Limits
-    from launchers._journal import Journal
-    from launchers._ledger import Ledger
-    from launchers._sampler_mock import MockSampler
-    from launchers._sandbox_local import LocalSandbox
+    from launchers import Controller, Desk, Limits
+    from launchers import Journal
+    from launchers import Ledger
+    from launchers import MockSampler
+    from launchers import LocalSandbox
     free = {"input_micro_usd_per_mtok": 0, "output_micro_usd_per_mtok": 0}
     from engine import public_salt
     with tempfile.TemporaryDirectory(prefix="fundbook-mock-arm-") as tmp:
@@ -222,8 +222,8 @@ def mock_worker_candidate(instance):
         desk = os.path.join(tmp, "desk.sqlite")
         # a practice world is public: the public salt keeps the worker's packets, and so its rows, reproducible
         engine.History(desk).init(instance, instance["horizon"], public_salt(engine.fixture_sha256(instance)))
-        controller = Controller(instance, MockSampler(), LocalSandbox(), ledger, Limits(),
-                                desk, Journal(os.path.join(tmp, "journal.jsonl")))
+        controller = Controller(Desk(instance, desk), MockSampler(), LocalSandbox(), ledger, Limits(),
+                                Journal(os.path.join(tmp, "journal.jsonl")))
         controller.run()
         batches = [p["batch"] for p in controller.proposals if p.get("outcome") == "accepted"]
         totals = ledger.totals()

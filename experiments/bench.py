@@ -102,7 +102,7 @@ def rules_speed():
         for D in draws:
             test.push(D)
         best = max(best, len(draws) / (time.perf_counter() - t0))
-    print(f"decision rules (experiments/rules.py, integers only), host CPython:")
+    print("decision rules (experiments/rules.py, integers only), host CPython:")
     print(f"  paired_betting (aGRAPA): {best:10.0f} worlds/s   ({1e6 / best:.2f} us a world, both wealths)")
     for name in (rules.HOEFFDING, rules.BERNSTEIN):
         r = rules.Rule(calibration._spec({"name": name}))

@@ -233,7 +233,7 @@ def pretty(doc) -> bytes:
 
 
 def main(check=False, workers=2, root=None, log=print):
-    from .sweep import write_atomic
+    from .files import write_atomic
     root = root or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     doc = calibrate(workers, root=root, log=log)
     path = os.path.join(root, OUT)

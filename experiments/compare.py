@@ -25,7 +25,8 @@ from .evaluator import evaluator_id
 from .files import MAX_DOC_BYTES, MAX_ITEMS, MAX_ITEMS_BYTES, MAX_OBSERVATIONS_BYTES, count_lines, read_file
 from .journal import JOURNAL, Journal, rows_sha256
 from .seeds import parse_seeds
-from .sweep import normal_plan, pretty, read_doc, write_all, write_atomic
+from .files import write_all, write_atomic
+from .sweep import normal_plan, pretty, read_doc
 
 DECISION_SCHEMA = "fundbook.decision/2"  # /2: the rule's parameters, the full report, the journal check, rules.py
 RULES_FILE = "rules.py"

@@ -19,7 +19,8 @@ from launchers import LaunchError, grammar_erratum
 
 from . import rules, sequential, study as study_mod
 from .errors import ExperimentError
-from .sweep import pretty, write_atomic
+from .files import write_atomic
+from .sweep import pretty
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_OUT = os.path.join("runs", "errata", "grammar-1.json")
@@ -129,7 +130,8 @@ def main(argv=None) -> int:
         print(f"verify-erratum: {args.path}: recomputed from the attempts and the studies, byte for byte")
         return 0
     except (ExperimentError, LaunchError, OSError) as exc:
-        print(f"error: {getattr(exc, 'format_message', lambda: str(exc))()}", file=sys.stderr)
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        print(f"error: {message}", file=sys.stderr)
         return 1
 
 

@@ -1,4 +1,5 @@
-"""Reading the experiment layer's inputs: regular files only, within stated limits.
+"""Reading the experiment layer's inputs (regular files only, within stated limits), and writing its outputs
+(every file of a set to a temporary name first, then renamed into place).
 
 Every file a sweep or a decision reads goes through `read_file`. It opens
 without blocking, so a FIFO in a file's place is refused at once instead of
@@ -70,3 +71,46 @@ def count_lines(data: bytes, limit, where, what):
     if lines > limit:
         raise ExperimentError(f"{where}: {lines} lines is over the {limit}-line limit for {what}")
     return lines
+
+
+def write_atomic(path, data: bytes):
+    write_all({path: data})
+
+
+def write_all(files):
+    """Write {path: bytes} together: every file to a temporary name first, then each renamed
+    into place, so a file that cannot be written (a folder in its place, a full disk) leaves
+    none of them changed; only a rename failing after every write succeeded could."""
+    tmps = {path: f"{path}.tmp-{os.getpid()}" for path in files}
+    path = None
+    try:
+        for path, data in files.items():
+            if os.path.isdir(path):
+                raise IsADirectoryError(21, "Is a directory")
+            with open(tmps[path], "wb") as fh:
+                fh.write(data)
+        for path in files:
+            os.replace(tmps[path], path)
+    except OSError as exc:
+        _remove(tmps.values())
+        raise ExperimentError(f"{path}: cannot write ({exc.strerror or exc})")
+    except BaseException:  # Ctrl-C between the writes and the renames: no temporary file is left beside the files
+        _remove(tmps.values())
+        raise
+
+
+def _remove(paths):
+    for tmp in paths:
+        try:
+            if os.path.lexists(tmp):
+                os.remove(tmp)
+        except OSError:
+            pass
+
+
+def make_folder(path):
+    """Create an output folder (and its parents); ExperimentError naming it when that cannot be done."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise ExperimentError(f"{path}: cannot create the folder ({exc.strerror or exc})")

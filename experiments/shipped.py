@@ -24,7 +24,6 @@ recomputes into a scratch folder and compares the bytes.
 """
 
 import datetime
-import json
 import os
 import secrets
 import shutil
@@ -39,7 +38,8 @@ from .errors import ExperimentError
 from .feasibility import run_pilot
 from .journal import JOURNAL
 from . import calibration
-from .sweep import heldout_plan, plan_rows, practice_plan, prepare, pretty, read_doc, run_sweep, write_atomic
+from .sweep import heldout_plan, plan_rows, practice_plan, prepare, pretty, read_doc, run_sweep
+from .files import write_atomic
 from .seeds import parse_seeds
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -21,6 +21,7 @@ import json
 import os
 import platform
 import time
+from dataclasses import dataclass
 
 import engine
 
@@ -28,7 +29,7 @@ from . import arms as arms_mod
 from . import executors, heldout, items as items_mod, jsondoc, observations as obs, pyodide, sequential, work
 from .errors import ExperimentError
 from .evaluator import HOST_PATH, check_sources, evaluator_id, load_bundle, provenance
-from .files import read_file
+from .files import make_folder, read_file, write_all, write_atomic  # noqa: F401  (the writers, as before)
 from .journal import JOURNAL, Journal, rows_sha256
 from .seeds import MAX_PRACTICE_SEED, format_seeds, parse_seeds
 
@@ -39,49 +40,6 @@ RESUME_RECHECK = 4  # reused items recomputed on host when a sweep resumes
 
 def _now():
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def write_atomic(path, data: bytes):
-    write_all({path: data})
-
-
-def write_all(files):
-    """Write {path: bytes} together: every file to a temporary name first, then each renamed
-    into place, so a file that cannot be written (a folder in its place, a full disk) leaves
-    none of them changed; only a rename failing after every write succeeded could."""
-    tmps = {path: f"{path}.tmp-{os.getpid()}" for path in files}
-    path = None
-    try:
-        for path, data in files.items():
-            if os.path.isdir(path):
-                raise IsADirectoryError(21, "Is a directory")
-            with open(tmps[path], "wb") as fh:
-                fh.write(data)
-        for path in files:
-            os.replace(tmps[path], path)
-    except OSError as exc:
-        _remove(tmps.values())
-        raise ExperimentError(f"{path}: cannot write ({exc.strerror or exc})")
-    except BaseException:  # Ctrl-C between the writes and the renames: no temporary file is left beside the files
-        _remove(tmps.values())
-        raise
-
-
-def _remove(paths):
-    for tmp in paths:
-        try:
-            if os.path.lexists(tmp):
-                os.remove(tmp)
-        except OSError:
-            pass
-
-
-def make_folder(path):
-    """Create an output folder (and its parents); ExperimentError naming it when that cannot be done."""
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError as exc:
-        raise ExperimentError(f"{path}: cannot create the folder ({exc.strerror or exc})")
 
 
 def pretty(doc) -> bytes:
@@ -362,7 +320,7 @@ def run_sweep(out, plan, rows, arm_list, bundle_dir, *, workers=1, executor="loc
     stop = None
     try:
         if monitors:
-            stop = _run_sequential(rows, workers, task_for, on_result, monitors, done, names, journal, progress)
+            stop = _run_sequential(rows, workers, task_for, on_result, _Watch(monitors, names, done), journal, progress)
         else:
             tasks = [t for t in (task_for(row) for row in rows) if t is not None]
             if executor == "local":
@@ -452,8 +410,18 @@ def _inputs_of_reused(measured, arm_list, inputs, usage):
                 usage.setdefault(arm["name"], {})[row["item_id"]] = got
 
 
-def _run_sequential(rows, workers, task_for, on_result, monitors, done, names, journal, progress):
+@dataclass(frozen=True)
+class _Watch:
+    """What a sequential sweep watches: the served comparisons' monitors, fed each world's values of the arms
+    `names` (in that order) from `done` {item_id: {arm: values}}."""
+    monitors: list
+    names: list
+    done: dict
+
+
+def _run_sequential(rows, workers, task_for, on_result, watch: _Watch, journal, progress):
     """Items in manifest order until every monitor stops; returns the stop record {n, reason}."""
+    monitors, done, names = watch.monitors, watch.done, watch.names
     state = {"n": 0}
     bar = executors._progress(len(rows), f"sequential sweep ({workers} worker{'s' if workers > 1 else ''})", progress)
 

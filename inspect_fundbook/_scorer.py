@@ -3,7 +3,7 @@ the days left without a batch are settled as the desk settles a missed checkpoin
 
 from inspect_ai.scorer import Score, mean, scorer
 
-from launchers.inspect._env import DeskEnv, grade
+from launchers.inspect import DeskEnv, grade
 
 from . import _store
 

@@ -9,8 +9,8 @@ from inspect_ai.dataset import Sample
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser
 from inspect_ai.solver import generate, solver, use_tools
 
-from launchers.inspect._env import (DEFAULT_DAYS, PROTOCOLS, TEXT_SYSTEM, TOOL_SYSTEM, DeskEnv, world_source)
-from launchers.inspect._version import task_version
+from launchers.inspect import (DEFAULT_DAYS, PROTOCOLS, TEXT_SYSTEM, TOOL_SYSTEM, DeskEnv, world_source)
+from launchers.inspect import task_version
 
 from . import _store
 from ._scorer import desk_grade

@@ -4,7 +4,7 @@ a protocol error (a closed run, arguments not of the named shape) is a ToolError
 
 from inspect_ai.tool import ToolDef, ToolError, ToolParams, tool
 
-from launchers.inspect._env import DeskEnv, ProtocolError
+from launchers.inspect import DeskEnv, ProtocolError
 
 from . import _schema, _store
 

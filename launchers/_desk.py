@@ -16,6 +16,13 @@ import engine
 from ._errors import InputError
 
 
+def world(family, seed, horizon):
+    """The world a task names (family, seed, horizon), as the engine generates it: the one way a task record, a
+    command line or a logged sample becomes a world. The engine's refusals pass through (ValueError for a family
+    or seed it does not know, engine.DeskError for a horizon)."""
+    return engine.with_horizon(engine.generate(family, seed), horizon)
+
+
 def new_salt():
     """A fresh secret salt for the world commitment (32 bytes, hex), revealed in the record at the end."""
     return secrets.token_hex(32)

@@ -26,7 +26,7 @@ import jsonschema
 
 import engine
 
-from . import _grammar_v1
+from . import _desk, _grammar_v1
 from ._errors import InputError
 from .worker import prompt
 
@@ -70,7 +70,7 @@ def _replay(content, reports=None):
     """(the graded result, or None for an attempt that ended without one, [(day, view, gold report, batch or
     None)] of the days it settled); `reports` {day: report} replaces the accepted batch's report on those days."""
     task = content["task"]
-    instance = engine.with_horizon(engine.generate(task["family"], task["seed"]), task["horizon"])
+    instance = _desk.world(task["family"], task["seed"], task["horizon"])
     run = engine.Run(instance, content.get("salt"))
     accepted = _accepted_by_day(content)
     graded = content.get("result") is not None

@@ -1,18 +1,24 @@
-"""Expected launcher failures: one line each, with the exit code they map to.
+"""Expected failures of the host's layers above the build (launchers, experiments, the CLI): one line each, with
+the exit code they map to on the class (click's pattern), under one root, `FundbookError`.
 
 Exit codes follow the evaluator's: 0 ok; 1 refused (claim, budget, input,
 incomplete attempt); 64 usage error. 2 stays reserved for UNSCORABLE.
+
+The engine keeps its own `DeskError` family (it is standard library only, and its bytes are pinned): the one
+`InputError` here is also the engine's `InputError`, so a handler of either catches both.
 """
 
 import click
+
+import engine
 
 EXIT_OK = 0
 EXIT_REFUSED = 1
 EXIT_USAGE = 64
 
 
-class LaunchError(click.ClickException):
-    """Base class: printed as one line, never a traceback."""
+class FundbookError(click.ClickException):
+    """The root: printed as one line, never a traceback; the command line exits with the class's `exit_code`."""
 
     exit_code = EXIT_REFUSED
 
@@ -20,8 +26,12 @@ class LaunchError(click.ClickException):
         click.echo(f"error: {self.format_message()}", err=True, file=file)
 
 
-class InputError(LaunchError):
-    """A file or option value is missing, unreadable or of the wrong shape."""
+class LaunchError(FundbookError):
+    """A failure of the paid model-worker path."""
+
+
+class InputError(LaunchError, engine.InputError):
+    """A file or option value is missing, unreadable or of the wrong shape (the engine's InputError too)."""
 
 
 class NotInstalled(InputError):

@@ -120,7 +120,7 @@ def records_in(attempts_dir) -> list:
     book = ProjectLedger(attempts_dir) if os.path.exists(os.path.join(attempts_dir, LEDGER_NAME)) else None
     for folder in attempt_folders(attempts_dir):
         path = os.path.join(folder, "record.json")
-        if is_inspect_record(path):  # SKIP_REASON: its own verify; no calls or ledger rows to tabulate
+        if is_inspect_record(path):  # `fundbook inspect verify` checks it; no calls or ledger rows to tabulate
             continue
         record = verify_attempt(path)["record"]
         c = record["content"]

@@ -38,11 +38,13 @@ def _answers(transcript_path):
 def rederive(record_path) -> dict:
     """Replay one attempt from its cache.jsonl; returns what was compared, or raises InputError naming the first
     difference."""
-    from ._adapters import make_sampler_factory, make_sandbox_factory
+    from . import _providers
     from ._attempt import execute
     from ._claims import authorise
     from ._controller import Limits
     from ._prices import load_prices
+    from ._provider import SamplerOptions
+    from ._spec import AttemptSpec, Places, Sources, Task
     found = verify_attempt(record_path)
     c = found["record"]["content"]
     base = os.path.dirname(os.path.abspath(record_path))
@@ -66,13 +68,13 @@ def rederive(record_path) -> dict:
         authorise(claim, task["family"], task["split"], c["model"]["id"], 0, 10**9, 1, state=state, local=True,
                   project=os.path.join(scratch, "project"))
         out = os.path.join(scratch, "replay")
-        replay = execute(claim_path=claim, out=out, family=task["family"], seed=task["seed"], split=task["split"],
-                         model=c["model"]["id"], sampler_name="cache", sandbox_name="local",
-                         make_sampler=make_sampler_factory("cache", os.path.join(base, cache["path"]),
-                                                           lim["call_deadline_s"], replay_sampling=sampling),
-                         make_sandbox=make_sandbox_factory("local"), prices=load_prices(), limits=limits,
-                         horizon=task["horizon"], state=state, project=os.path.join(scratch, "project"),
-                         replay_of=base, sampling=sampling, sandbox_config={"name": "local"})
+        sampler = _providers.sampler("cache", SamplerOptions(cache_path=os.path.join(base, cache["path"]),
+                                                             call_deadline_s=lim["call_deadline_s"],
+                                                             replay_sampling=sampling))
+        replay = execute(AttemptSpec(
+            claim=claim, out=out, task=Task(task["family"], task["seed"], task["split"], task["horizon"]),
+            model=c["model"]["id"], sampler=sampler, sandbox=_providers.sandbox("local"), prices=load_prices(),
+            limits=limits, sources=Sources(replay=base), places=Places(state, os.path.join(scratch, "project"))))
         r = replay["content"]
         recorded, replayed = _answers(os.path.join(base, c["transcript"]["path"])), _answers(
             os.path.join(out, "transcript.json"))

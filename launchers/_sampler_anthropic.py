@@ -104,3 +104,22 @@ def preflight(model_id, client, base_url):
         raise api.preflight_error(PROVIDER, exc, anthropic, KEY_VARIABLE, model_id, base_url,
                                   secret=api.client_key(client)) from None
     return getattr(found, "id", None)
+
+
+class Anthropic(api.ApiProvider):
+    """`--sampler anthropic`: the Messages API."""
+
+    name = PROVIDER
+    ADAPTER = AnthropicSampler
+
+    def settings(self):
+        return settings(self.temperature_milli)
+
+    def service_config(self):
+        return config(self.environ)
+
+    def make_client(self, **kwargs):
+        return client(**kwargs)
+
+    def preflight(self, model, where):
+        return preflight(model, self.client, where)

@@ -28,6 +28,7 @@ from engine import canonical_json
 
 from . import _grammar
 from ._errors import CallTimeout, CapacityError, InputError, SamplerError
+from ._provider import Provider
 from ._sampling import Prepared, request_sha256
 from .worker import prompt
 
@@ -220,7 +221,6 @@ class ApiSampler:
     """The seam: prepare (no network) and sample (one HTTP request under the call's deadline)."""
 
     provider = None
-    sdk_name = None
 
     def __init__(self, model_id, sampling, client, config):
         self.model_id = model_id
@@ -344,3 +344,53 @@ def preflight_error(provider, exc, module, key_variable, model, base_url, secret
 
 def settings_text(sampling) -> str:
     return canonical_json(sampling).decode("utf-8")
+
+
+class ApiProvider(Provider):
+    """An HTTP API sampler's provider. Checked when built, before a claim is consumed: the settings, the cache,
+    the key (present and well formed), the base URL, and -- unless `offline` (a freeze: settings only) -- a free
+    preflight at the provider (the key accepted, the model served). Every call goes through the decision cache
+    (`cache_path`, or a store in memory exported beside the record), so `--replay-of` reproduces the attempt.
+    A subclass names its module's `settings`, `config`, `client` and `preflight`, and its adapter class."""
+
+    DEFAULT_TEMPERATURE = 0
+    API = True
+    ADAPTER = None
+    # What an attempt is planned at when `budget --sampler` is given without figures: the compact prompt
+    # (worker/prompt.py) opens a checkpoint with about 2,000 tokens (the published SmolLM2 attempt: 600 to 2,333),
+    # one call a checkpoint when its answer is accepted; reasoning tokens count as output.
+    PLAN = {"tokens_in": 2500, "tokens_out": 800, "calls_per_checkpoint": 1}
+
+    def _setup(self):
+        import os
+        from ._sampler_cache import open_store
+        o = self.options
+        self.environ = os.environ if o.environ is None else o.environ
+        if o.cache_path:
+            open_store(o.cache_path)
+        sampling = self.settings()
+        self.url = self.base_url()
+        self.client = None
+        if not o.offline:
+            self.config = self.service_config()
+            self.client = self.make_client(environ=self.environ, http_client=o.http_client,
+                                           deadline_s=o.call_deadline_s)
+            if o.model is not None:
+                where = self.config["base_url"]
+                try:
+                    found = self.preflight(o.model, where)
+                except SHAPE_ERRORS as exc:  # a server that answers 200 with another shape: one line, nothing spent
+                    raise InputError(f"{self.name}: the preflight's answer from {where} is not the API's shape "
+                                     f"({type(exc).__name__}: {one_line(exc, 160)}); nothing was consumed") from None
+                self.config["model_preflight"] = found[:200] if isinstance(found, str) else None
+        return sampling
+
+    def base_url(self):
+        return None
+
+    def build(self, model):
+        from ._sampler_cache import CacheSampler
+        if self.options.offline:
+            raise InputError(f"--sampler {self.name}: built for its settings only (a freeze makes no call)")
+        inner = self.ADAPTER(model, self.sampling, self.client, self.config)
+        return CacheSampler(self.options.cache_path or None, model, inner=inner)

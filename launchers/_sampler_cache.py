@@ -25,6 +25,7 @@ from engine import canonical_json
 
 from ._errors import CacheMiss, InputError
 from ._jsonfile import read_head
+from ._provider import Provider
 from ._sampling import Completion, Prepared, cache_key, request_sha256
 
 SCHEMA = """CREATE TABLE IF NOT EXISTS answers (
@@ -264,3 +265,20 @@ class CacheSampler:
 
     def service_info(self):
         return self.inner.service_info() if self.inner is not None and hasattr(self.inner, "service_info") else None
+
+
+class Cache(Provider):
+    """`--sampler cache`: a cache-only replay; a miss is an error, every answer costs nothing."""
+
+    name = "cache"
+    LABEL = "cached replay"
+    FREE = True
+
+    def _setup(self):
+        if self.options.cache_path:
+            open_store(self.options.cache_path, must_exist=True)
+        replay = self.options.replay_sampling
+        return dict(replay) if replay is not None else {}
+
+    def build(self, model):
+        return CacheSampler(self.options.cache_path, model, sampling=self.options.replay_sampling)

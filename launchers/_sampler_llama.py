@@ -45,6 +45,7 @@ import time
 
 from . import _grammar, _llama_prefix
 from ._errors import CallTimeout, InputError, NotInstalled, SamplerError
+from ._provider import OptionRefused, Provider
 from ._sampling import Completion, Prepared, request_sha256
 from .worker import prompt
 
@@ -390,26 +391,43 @@ def default_model_id(identity):
     return name if MODEL_ID.fullmatch(name) else None
 
 
-def factory(model_file, cache_path=None, temperature_milli=0, seed=0, chat_template_file=None, **settings):
-    """The `--sampler llama-cpp` factory: everything that can fail is checked now, before a claim is consumed
-    (the library imports, the file is a GGUF with a chat template, the settings, the cache). Every call goes
-    through the decision cache: `cache_path`, or a store in memory exported into the attempt's folder.
-    `model_file` may name a packaged model ("packaged", "packaged:gemma3-270m"): its file, and its template when
-    fundbook supplies one."""
-    from . import _packaged
-    from ._sampler_cache import CacheSampler, open_store
-    name = _packaged.name_of(model_file)
-    if name is not None:
-        model_file = _packaged.model_path(name)
-        chat_template_file = chat_template_file or _packaged.chat_template_file(name)
-    identity = inspect_model(model_file, chat_template_file)
-    sampling = settings_for(identity, temperature_milli, seed, **settings)
-    if cache_path:
-        open_store(cache_path)
+class LlamaCpp(Provider):
+    """`--sampler llama-cpp`: open weights in this process, free. Everything that can fail is checked when it is
+    built, before a claim is consumed (the library imports, the file is a GGUF with a chat template, the
+    settings, the cache). Every call goes through the decision cache: `cache_path`, or a store in memory exported
+    into the attempt's folder. `model_file` may name a packaged model ("packaged", "packaged:gemma3-270m"): its
+    file, and its template when fundbook supplies one. Any of SETTINGS but the temperature and seed may be set."""
 
-    def build(model):
-        return CacheSampler(cache_path or None, model, inner=LlamaSampler(model, identity, sampling))
-    build.sampling = sampling
-    build.identity = identity
-    build.model_id = default_model_id(identity)
-    return build
+    name = PROVIDER
+    OPTIONS = {"model_file": None, "chat_template_file": None,
+               **{k: v for k, v in SETTINGS.items() if k not in ("temperature_milli", "seed")}}
+    FLAGS = "--model-file"
+    REFUSED_ELSEWHERE = ("model_file",)
+    DEFAULT_TEMPERATURE = 0
+    FREE = True
+
+    @classmethod
+    def check_own(cls, own):
+        if own.get("model_file") is None:
+            raise OptionRefused("--sampler llama-cpp needs --model-file PATH.gguf")
+
+    def _setup(self):
+        from . import _packaged
+        from ._sampler_cache import open_store
+        own = dict(self.options.own)
+        model_file, chat_template_file = own.pop("model_file", None), own.pop("chat_template_file", None)
+        name = _packaged.name_of(model_file)
+        if name is not None:
+            model_file = _packaged.model_path(name)
+            chat_template_file = chat_template_file or _packaged.chat_template_file(name)
+        self.identity = inspect_model(model_file, chat_template_file)
+        sampling = settings_for(self.identity, self.temperature_milli, self.options.seed, **own)
+        if self.options.cache_path:
+            open_store(self.options.cache_path)
+        self.model_id = default_model_id(self.identity)
+        return sampling
+
+    def build(self, model):
+        from ._sampler_cache import CacheSampler
+        return CacheSampler(self.options.cache_path or None, model,
+                            inner=LlamaSampler(model, self.identity, self.sampling))

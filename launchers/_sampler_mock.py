@@ -14,6 +14,7 @@ from engine import policy_batch
 from engine import reference_actions
 
 from ._sampling import Completion, Prepared, approx_prompt_tokens, approx_tokens, request_sha256
+from ._provider import Provider
 from .worker import protocol
 
 INVALID_PER_MILLE = 50
@@ -65,3 +66,24 @@ class MockSampler:
             batch = {"day": packet["day"], "report": output["report"], "actions": call["arguments"]["actions"]}
             return json.dumps({"batch": batch}, sort_keys=True)
         return json.dumps({"batch": policy_batch("reference", packet)}, sort_keys=True)
+
+
+class Mock(Provider):
+    """`--sampler mock`: a scripted worker, free, priced as the model id it runs under (a projection); with a
+    cache, its answers are recorded there."""
+
+    name = "mock"
+    LABEL = "mock"
+    FREE = True
+    PROJECTED = True
+
+    def _setup(self):
+        from ._sampler_cache import open_store
+        if self.options.cache_path:
+            open_store(self.options.cache_path)
+        return {}
+
+    def build(self, model):
+        from ._sampler_cache import CacheSampler
+        inner = MockSampler(model)
+        return CacheSampler(self.options.cache_path, model, inner=inner) if self.options.cache_path else inner

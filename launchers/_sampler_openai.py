@@ -19,6 +19,8 @@ import re
 
 from . import _sampler_api as api
 from ._errors import InputError
+from ._providers import CHOICES
+from ._provider import OptionRefused
 from ._sampling import Completion
 from .worker import prompt
 
@@ -27,7 +29,7 @@ KEY_VARIABLE = "OPENAI_API_KEY"
 KEY_SHAPE = (re.compile(r"sk-[A-Za-z0-9_\-]{16,4000}"), "an OpenAI key (expected 'sk-' followed by letters, digits, "
                                                          "'-' and '_')")
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-EFFORTS = ("none", "minimal", "low", "medium", "high")  # "none": no reasoning parameter sent (a non-reasoning model)
+EFFORTS = CHOICES["reasoning_effort"]  # "none": no reasoning parameter sent (a non-reasoning model)
 
 
 def settings(reasoning_effort="low") -> dict:
@@ -115,3 +117,31 @@ def preflight(model_id, client, base_url):
         raise api.preflight_error(PROVIDER, exc, openai, KEY_VARIABLE, model_id, base_url,
                                   secret=api.client_key(client)) from None
     return getattr(found, "id", None)
+
+
+class OpenAI(api.ApiProvider):
+    """`--sampler openai`: the Responses API; it sends no temperature (reasoning models refuse one)."""
+
+    name = PROVIDER
+    OPTIONS = {"reasoning_effort": "low"}
+    FLAGS = "--reasoning-effort"
+    REFUSED_ELSEWHERE = ("reasoning_effort",)
+    ADAPTER = OpenAISampler
+
+    @classmethod
+    def check_temperature(cls, temperature_milli):
+        if temperature_milli is not None and temperature_milli != cls.DEFAULT_TEMPERATURE:
+            raise OptionRefused("--temperature-milli: the openai sampler sends no temperature (reasoning models "
+                                "refuse one); set --reasoning-effort")
+
+    def settings(self):
+        return settings(self.own["reasoning_effort"])
+
+    def service_config(self):
+        return config(self.environ)
+
+    def make_client(self, **kwargs):
+        return client(**kwargs)
+
+    def preflight(self, model, where):
+        return preflight(model, self.client, where)

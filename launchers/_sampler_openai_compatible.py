@@ -31,6 +31,7 @@ import os
 from . import _grammar
 from . import _sampler_api as api
 from ._errors import InputError
+from ._providers import CHOICES
 from ._sampler_llama import SETTINGS as LLAMA, call_seed
 from ._sampling import Completion
 from .worker import prompt
@@ -38,7 +39,7 @@ from .worker import prompt
 PROVIDER = "openai-compatible"
 KEY_VARIABLE = "FUNDBOOK_OPENAI_COMPATIBLE_API_KEY"
 BASE_URL_VARIABLE = "FUNDBOOK_OPENAI_BASE_URL"
-DIALECTS = ("openai", "llama-cpp-python")
+DIALECTS = CHOICES["server_dialect"]
 NO_KEY = "no-key"  # sent when no key is set: never the user's OPENAI_API_KEY
 LLAMA_KEYS = ("top_k", "top_p_milli", "min_p_milli", "repeat_penalty_milli")
 
@@ -136,3 +137,36 @@ def preflight(model_id, client, url):
         raise InputError(f"--model {model_id}: {recorded} does not list this model (it serves: {shown}); nothing "
                          f"was consumed")
     return model_id
+
+
+class OpenAICompatible(api.ApiProvider):
+    """`--sampler openai-compatible`: any server speaking Chat Completions; free when it runs on this host
+    (`--local-server`, which its settings record)."""
+
+    name = PROVIDER
+    OPTIONS = {"base_url": None, "dialect": "openai", "local_server": False}
+    FLAGS = "--base-url, --local-server and --server-dialect"
+    REFUSED_ELSEWHERE = ("base_url", "dialect", "local_server")
+    ADAPTER = OpenAICompatibleSampler
+
+    @classmethod
+    def free_for(cls, sampling) -> bool:
+        return (sampling or {}).get("local_server") == 1
+
+    def settings(self):
+        return settings(self.temperature_milli, self.options.seed, self.own["dialect"], self.own["local_server"])
+
+    def base_url(self):
+        given = self.own["base_url"]
+        if self.options.offline and not (given or self.environ.get(BASE_URL_VARIABLE)):
+            return None
+        return base_url(given, self.environ)
+
+    def service_config(self):
+        return config(self.url, self.environ)
+
+    def make_client(self, **kwargs):
+        return client(self.url, **kwargs)
+
+    def preflight(self, model, where):
+        return preflight(model, self.client, self.url)

@@ -25,6 +25,7 @@ import urllib.parse
 
 from ._deadline import call_with_deadline
 from ._errors import CallTimeout, CapacityError, InputError, SamplerError
+from ._provider import Provider
 from ._sampling import Completion, Prepared, request_sha256
 
 SERVICE_HEADERS = (("Modal-Key", "TINKER_MODAL_KEY"), ("Modal-Secret", "TINKER_MODAL_SECRET"))
@@ -159,3 +160,25 @@ class TinkerSampler:
 
     def service_info(self) -> dict:
         return dict(self.config, session_closed=self.closed)
+
+
+class Tinker(Provider):
+    """`--sampler tinker`: paid; the service's environment and the SDK are checked before a claim is consumed."""
+
+    name = "tinker"
+
+    def _setup(self):
+        from ._sampler_cache import open_store
+        from ._provider import sdk_installed
+        if self.options.cache_path:
+            open_store(self.options.cache_path)
+        service_config(self.options.environ)
+        sdk_installed("tinker")
+        return {"temperature_milli": self.temperature_milli, "seed": self.options.seed}
+
+    def build(self, model):
+        from ._sampler_cache import CacheSampler
+        o = self.options
+        inner = TinkerSampler(model, o.call_deadline_s, temperature_milli=self.temperature_milli, seed=o.seed,
+                              environ=o.environ)
+        return CacheSampler(o.cache_path, model, inner=inner) if o.cache_path else inner

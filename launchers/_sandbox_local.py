@@ -18,6 +18,7 @@ import tempfile
 import threading
 
 from ._channel import Channel, split_lines
+from ._provider import SandboxProvider
 
 WORKER_ENV = {"PATH": os.defpath, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "LANG": "C.UTF-8"}
 DEADLINE_EXIT = 124  # what timeout(1) reports; recorded when the controller kills the worker at its limit
@@ -109,3 +110,13 @@ class LocalSandbox:
 
     def worker_env_keys(self):
         return sorted(set(WORKER_ENV) | {"HOME", "TMPDIR"})
+
+
+class Local(SandboxProvider):
+    """`--sandbox local`: a subprocess under the host user, for the mock, a cached replay and models on this host;
+    not an isolation boundary, so no paid sampler runs in it."""
+
+    name = "local"
+
+    def build(self):
+        return LocalSandbox()

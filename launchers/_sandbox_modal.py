@@ -20,6 +20,7 @@ import threading
 from ._channel import Channel, split_lines
 from ._deadline import call_with_deadline
 from ._errors import CallTimeout, SandboxError
+from ._provider import SandboxProvider, sdk_installed
 
 GRACE_S = 60
 TIMEOUT_EXIT = -1
@@ -222,3 +223,19 @@ def stop_leftovers(info, modal=None) -> dict:
         except Exception:
             pass
     return out
+
+
+class Modal(SandboxProvider):
+    """`--sandbox modal`: a network-blocked Modal sandbox, the isolation a paid sampler needs; the SDK is imported
+    when it is chosen (unless `offline`: a freeze records the configuration only, or a test passes the SDK)."""
+
+    name = "modal"
+    ISOLATES = True
+
+    def _setup(self):
+        if self.options.modal is None and not self.options.offline:
+            sdk_installed("modal")
+        return modal_config()
+
+    def build(self):
+        return ModalSandbox(modal=self.options.modal)

@@ -167,6 +167,8 @@ def _refused(fn, kind):
 
 def _new_controls(root, state, claim_path, doc):
     from . import _attempt, _freeze
+    from ._providers import Given, GivenSandbox
+    from ._spec import AttemptSpec, Task
     from ._budget import estimate
     from ._lock import AttemptLock
     from ._prices import load_prices
@@ -187,10 +189,10 @@ def _new_controls(root, state, claim_path, doc):
                       elsewhere.format_message() if elsewhere else "a fresh project folder accepted the claim"))
     out += _preflights(root, state)
 
-    local = _refused(lambda: _attempt.execute(
-        claim_path=claim_path, out=os.path.join(root, "paid"), family="FUND_01", seed=1, split="public-practice",
-        model="Qwen/Qwen3-8B", sampler_name="tinker", sandbox_name="local", make_sampler=None, make_sandbox=None,
-        prices=None, limits=None, paid=True), UsageRefused)
+    paid_in_local = AttemptSpec(claim=claim_path, out=os.path.join(root, "paid"), task=Task("FUND_01", 1),
+                                model="Qwen/Qwen3-8B", sampler=Given("tinker", None, paid=True),
+                                sandbox=GivenSandbox("local", None), prices=None, limits=None)
+    local = _refused(lambda: _attempt.execute(paid_in_local), UsageRefused)
     out.append(_check("a paid sampler refuses the local sandbox", local is not None and local.exit_code == 64
                       and not os.path.exists(os.path.join(root, "paid.partial")),
                       local.format_message() if local else "the local sandbox was accepted"))
@@ -225,11 +227,12 @@ def _new_controls(root, state, claim_path, doc):
                       f"{est['worst_case_calls']} calls for 20 checkpoints"))
 
     from engine import policy_batch
+    from . import _recover
     run = engine.Run(engine.generate("FUND_01", 1))
     batch = policy_batch("reference", run.packet())
     run.submit(batch)  # the desk committed the batch; the host died before journaling its answer
     intent = {"index": 0, "day": 1, "batch_sha256": engine.content_sha256(batch), "batch": batch}
-    (reconciled,) = _attempt._proposals([("submit", "", intent)], run.receipts, 0)
+    (reconciled,) = _recover._proposals([("submit", "", intent)], run.receipts, 0)
     out.append(_check("a committed batch missing from the journal is reconciled from the receipts",
                       reconciled["outcome"] == "accepted", f"outcome {reconciled['outcome']}"))
 

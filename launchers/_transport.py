@@ -30,7 +30,7 @@ import secrets
 import engine
 from engine import pretty_json
 
-from . import _proofs
+from . import _desk, _proofs
 from ._errors import BudgetHalt, InputError, SandboxError
 from ._jsonfile import read_bytes, read_json
 from ._prices import format_usd, sandbox_rate
@@ -135,14 +135,16 @@ def _create(modal, image, timeout_s):
     return name, app, sandbox
 
 
-def launch(record_path, family, seed, horizon, timeout_s, cap, prices, modal=None, fixture=None) -> dict:
+def launch(record_path, task, timeout_s, cap, prices, modal=None, fixture=None) -> dict:
+    """A sandbox for the world `task` names (a `_spec.Task`: family, seed, horizon), its record at `record_path`."""
+    family, seed, horizon = task.family, task.seed, task.horizon
     if os.path.lexists(record_path):
         raise InputError(f"{record_path}: already exists (a transport record is never overwritten)")
     if fixture is not None and fixture not in _proofs.FIXTURES:
         raise InputError(f"--fixture {fixture}: expected one of {sorted(_proofs.FIXTURES)}")
     rate, cost = _check_cost(prices, timeout_s, cap)
     try:
-        packet = engine.Run(engine.with_horizon(engine.generate(family, seed), horizon)).packet()
+        packet = engine.Run(_desk.world(family, seed, horizon)).packet()
     except ValueError as exc:
         raise InputError(f"--family/--seed: {exc}")
     except engine.DeskError as exc:

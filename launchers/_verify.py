@@ -52,7 +52,7 @@ def load_receipts(base, record_path):
 
 def instance_of(task, where):
     try:
-        instance = engine.with_horizon(engine.generate(task["family"], task["seed"]), task["horizon"])
+        instance = _desk.world(task["family"], task["seed"], task["horizon"])
     except (KeyError, TypeError, ValueError, engine.DeskError) as exc:
         _fail(where, f"content.task: not a world the engine generates ({exc})")
     if engine.fixture_sha256(instance) != task.get("fixture_sha256"):
@@ -109,7 +109,7 @@ def project_of(record_path, project=None):
     return None
 
 
-def _local(c) -> bool:
+def is_local_model(c) -> bool:
     """A model run on this host, free by construction: llama-cpp, or an openai-compatible server on this host
     (its settings say `local_server: 1`, and its claim was planned at zero)."""
     return c["model"]["provider"] == "llama-cpp" or (c["model"]["provider"] == "openai-compatible" and
@@ -117,7 +117,7 @@ def _local(c) -> bool:
 
 
 def _free(c):
-    return c["model"]["provider"] == "cache" or _local(c) or c["model"]["id"] == "mock"  # local: this host
+    return c["model"]["provider"] == "cache" or is_local_model(c) or c["model"]["id"] == "mock"  # local: this host
 
 
 def check_prices(c, record_path):
@@ -130,7 +130,7 @@ def check_prices(c, record_path):
         want = {k: 0 for k in row} if c["model"]["provider"] == "cache" else plan.get("price")
         if row != want:
             _fail(record_path, f"content.prices.model: {row} is not the row the claim was authorised at ({want})")
-    if _local(c):  # a model on this host: free by construction, never from the table
+    if is_local_model(c):  # a model on this host: free by construction, never from the table
         if not isinstance(row, dict) or any(row.values()):
             _fail(record_path, f"content.prices.model: {row}: a local ({c['model']['provider']}) attempt is booked "
                                f"at zero")

@@ -6,12 +6,13 @@ import os
 import tempfile
 import time
 
+from . import _providers
 from ._attempt import execute
-from ._adapters import make_sampler_factory, make_sandbox_factory
 from ._claims import authorise
 from ._controller import Limits
 from ._ledger import Ledger
 from ._prices import load_prices
+from ._spec import AttemptSpec, Places, Task
 
 PRICE = {"input_micro_usd_per_mtok": 130000, "output_micro_usd_per_mtok": 400000}
 
@@ -22,10 +23,9 @@ def mock_attempt(root, n):
     project = os.path.join(root, f"project-{n}")
     authorise(claim, "FUND_01", "public-practice", "mock", 0, 20_000_000, 1, state=state, project=project)
     t0 = time.perf_counter()
-    record = execute(claim_path=claim, out=os.path.join(root, f"attempt-{n}"), family="FUND_01", seed=1,
-                     split="public-practice", model="mock", sampler_name="mock", sandbox_name="local",
-                     make_sampler=make_sampler_factory("mock", None, 120), make_sandbox=make_sandbox_factory("local"),
-                     prices=load_prices(), limits=Limits(), state=state, project=project)
+    record = execute(AttemptSpec(claim=claim, out=os.path.join(root, f"attempt-{n}"), task=Task("FUND_01", 1),
+                                 model="mock", sampler=_providers.sampler("mock"), sandbox=_providers.sandbox("local"),
+                                 prices=load_prices(), limits=Limits(), places=Places(state, project)))
     return time.perf_counter() - t0, record["content"]["cost"]["calls"]
 
 

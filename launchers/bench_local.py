@@ -51,9 +51,10 @@ def one_call(model_file, threads=1, threads_batch=2, phases=None):
     """(completion, wall s, CPU s, load wall s) of one day-1 call in this process. `phases`, a dict, receives
     the CPU seconds and tokens of each phase: prompt evaluation, decoding one token at a time, sampling
     (grammar and greedy), and compiling the grammar (timed on its own)."""
-    from ._sampler_llama import LlamaSampler, factory, settings_for
+    from ._provider import SamplerOptions
+    from ._sampler_llama import LlamaCpp, LlamaSampler, settings_for
     t0 = time.perf_counter()
-    identity = factory(model_file).identity  # a GGUF path, or a packaged model with its template
+    identity = LlamaCpp(SamplerOptions(own={"model_file": model_file})).identity  # a GGUF, or a packaged model
     sampler = LlamaSampler("bench", identity, settings_for(identity, n_threads=threads, n_threads_batch=threads_batch))
     load = time.perf_counter() - t0
     prepared = sampler.prepare(day_one(), 1024)
@@ -117,23 +118,24 @@ def fresh(model_file, threads, threads_batch):
 
 def short_attempt(model_file, family="FUND_03", seed=1, horizon=2):
     """(record, wall s, CPU s, the attempt's cache.jsonl bytes) of one attempt in this process."""
+    from . import _providers
     from ._attempt import execute
-    from ._adapters import make_sampler_factory
     from ._claims import authorise
     from ._controller import Limits
     from ._prices import load_prices
-    from ._sandbox_local import LocalSandbox
-    build = make_sampler_factory("llama-cpp", None, 600, 0, 0, local={"model_file": model_file})
+    from ._provider import SamplerOptions
+    from ._spec import AttemptSpec, Places, Task
+    build = _providers.sampler("llama-cpp", SamplerOptions(call_deadline_s=600, temperature_milli=0, seed=0,
+                                                           own={"model_file": model_file}))
     with tempfile.TemporaryDirectory() as root:
         claim = os.path.join(root, "claim.json")
         authorise(claim, family, "public-practice", build.model_id, 0, 10**7, 1, state=os.path.join(root, "s"),
                   local=True, project=os.path.join(root, "project"))
         c0, w0 = time.process_time(), time.perf_counter()
-        record = execute(claim_path=claim, out=os.path.join(root, "a"), family=family, seed=seed,
-                         split="public-practice", model=build.model_id, sampler_name="llama-cpp", sandbox_name="local",
-                         make_sampler=build, make_sandbox=LocalSandbox, prices=load_prices(),
-                         limits=Limits(3600, 600, 1024, 60), horizon=horizon, state=os.path.join(root, "s"),
-                         project=os.path.join(root, "project"), sampling=build.sampling, sandbox_config={"name": "local"})
+        record = execute(AttemptSpec(
+            claim=claim, out=os.path.join(root, "a"), task=Task(family, seed, horizon=horizon), model=build.model_id,
+            sampler=build, sandbox=_providers.sandbox("local"), prices=load_prices(),
+            limits=Limits(3600, 600, 1024, 60), places=Places(os.path.join(root, "s"), os.path.join(root, "project"))))
         wall, cpu = time.perf_counter() - w0, time.process_time() - c0
         with open(os.path.join(root, "a", "cache.jsonl"), "rb") as fh:
             return record, wall, cpu, fh.read()

@@ -1,6 +1,5 @@
 """Shared CLI plumbing: one-line errors with their exit codes, JSON in and out."""
 
-import json
 import os
 import re
 import sys
@@ -8,6 +7,7 @@ import sys
 import click
 
 from engine import EXIT_USAGE, DeskError, InputError, pretty_json
+from launchers import FundbookError
 
 from ._render import plain
 
@@ -19,10 +19,11 @@ class FundbookGroup(click.Group):
     line is printed with its unprintable characters (a newline) escaped.
 
     click's own usage errors exit with 2, which the contract reserves for
-    UNSCORABLE; they exit with 64 (EX_USAGE) here. Subclasses name the
-    expected failures they report (`expected_errors`, `report`)."""
+    UNSCORABLE; they exit with 64 (EX_USAGE) here. An expected failure -- the
+    engine's (`DeskError`) or the host's (`FundbookError`, launchers/_errors.py)
+    -- is one line, and the process exits with the code its class carries."""
 
-    expected_errors = (DeskError,)
+    expected_errors = (DeskError, FundbookError)
 
     def report(self, exc):
         click.echo(f"error: {plain(exc.message)}", err=True)

@@ -9,7 +9,6 @@ import click
 from engine import FAMILIES
 from experiments.seeds import seed_param
 
-from . import cli
 from ._common import Integer, emit_json, json_option
 
 
@@ -33,7 +32,7 @@ def _plan_and_rows(out, families, seed_args, episodes, is_heldout, secret_file):
     return plan, plan_rows(plan), None
 
 
-@cli.command()
+@click.command()
 @click.option("--out", "-o", required=True, type=click.Path(file_okay=False),
               help="The sweep folder: items.jsonl, observations.jsonl/.parquet, sweep.json (resumed if present).")
 @click.option("--arm", "arm_specs", multiple=True, required=True,
@@ -76,7 +75,8 @@ def sweep(out, arm_specs, families, seed_args, episodes, is_heldout, secret_file
     commitment published first and a feasibility pilot (--pilot) before the run.
     """
     from experiments.arms import parse_arms
-    from experiments.sweep import make_folder, prepare, pretty, run_sweep, write_atomic
+    from experiments.files import make_folder, write_atomic
+    from experiments.sweep import prepare, pretty, run_sweep
     arm_list = parse_arms(arm_specs)
     plan, rows, commitment = _plan_and_rows(out, families, seed_args, episodes, is_heldout, secret_file)
     if pilot:
@@ -128,7 +128,7 @@ def sweep(out, arm_specs, families, seed_args, episodes, is_heldout, secret_file
     return 0
 
 
-@cli.command()
+@click.command()
 @click.argument("directory", type=click.Path(file_okay=False))
 @click.option("--freeze", "do_freeze", is_flag=True, help="Hash and record DIRECTORY/spec.json (before any observation).")
 @click.option("--sweep", "sweep_dir", type=click.Path(file_okay=False), help="Decide from this sweep's observations.")
@@ -177,7 +177,7 @@ def compare(directory, do_freeze, sweep_dir, secret_file, do_verify, as_json):
     return 0
 
 
-@cli.group()
+@click.group()
 def heldout():
     """The held-out split: a secret, and the commitment published before any arm runs."""
 
@@ -192,7 +192,8 @@ def heldout():
 def commit(secret_file, families, count, out, as_json):
     """Write the salted sha256 commitment of a held-out world list drawn from a secret."""
     from experiments import heldout as ho
-    from experiments.sweep import make_folder, pretty, write_atomic
+    from experiments.files import make_folder, write_atomic
+    from experiments.sweep import pretty
     if os.path.lexists(out):
         raise click.UsageError(f"{out}: exists (a published commitment is never rewritten)")
     # everything is checked before a new secret is written: a refused commit leaves no file behind

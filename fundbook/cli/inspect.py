@@ -5,7 +5,6 @@ import click
 
 from engine import score_text
 
-from . import cli
 from ._common import emit_json, emit_verified, json_option
 from ._render import plain
 
@@ -18,7 +17,7 @@ bundle_option = click.option("--bundle", "bundle_dir", default="build/engine", s
                              type=click.Path(file_okay=False), help="The engine bundle (`make build-engine`).")
 
 
-@cli.group(name="inspect", cls=click.Group)
+@click.group(name="inspect", cls=click.Group)
 def inspect_group():
     """Inspect AI runs of the desk: import a log as verified attempt records; verify them."""
 
@@ -48,7 +47,7 @@ def import_(logs, attempts_dir, runs_dir, bundle_dir, as_json):
     and the log itself, kept under its sha256 (credentials in its URLs
     replaced by REDACTED). One (eval, sample, epoch) imports once.
     """
-    from launchers.inspect._import import import_logs
+    from launchers.inspect import import_logs
     done = import_logs(list(logs), attempts_dir, runs_dir, bundle_dir)
     if as_json:
         emit_json({"imported": done})
@@ -74,5 +73,5 @@ def verify(attempts_dir, runs_dir, bundle_dir, as_json):
     Exit 1 names each difference (the import time, in the record's volatile
     part, is not compared).
     """
-    from launchers.inspect._import import verify as verify_all
+    from launchers.inspect import verify as verify_all
     return emit_verified(verify_all(attempts_dir, runs_dir, bundle_dir), "inspect attempts", as_json)

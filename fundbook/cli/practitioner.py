@@ -6,7 +6,6 @@ import click
 
 from engine import InputError, score_text
 
-from . import cli
 from ._common import emit_json, emit_verified, json_option
 from ._render import plain
 
@@ -27,7 +26,7 @@ bundle_option = click.option("--bundle", "bundle_dir", default="build/engine", s
                              help="The engine bundle (`make build-engine`): the published runs' bundle.")
 
 
-@cli.group(cls=click.Group)
+@click.group(cls=click.Group)
 def practitioner():
     """Practitioner runs: study sessions from the practice desk, as records beside model attempts."""
 

@@ -8,10 +8,13 @@ import datetime
 import re
 
 import engine
-from engine import InputError, shown
+from engine import shown
+
+from .._errors import InputError  # the launcher's: also the engine's InputError
 
 from builders import inspect_format as F
 
+from .. import _desk
 from ._env import world_source
 from ._replay import Refused
 
@@ -87,7 +90,7 @@ def sample_source(sample, logged_version, days):
     source = world_source(family, seed, days)
     if meta.get("source") != source:
         raise Refused("world", f"metadata.source is not the world {meta.get('world')} over {days} days")
-    instance = engine.with_horizon(engine.generate(family, seed), days)
+    instance = _desk.world(family, seed, days)
     fixture = engine.fixture_sha256(instance)
     if meta.get("fixture_sha256") != fixture:
         raise Refused("fixture_sha256", f"expected {fixture} (the world {meta['world']}), got "
@@ -131,7 +134,7 @@ def sample_checks(sample, model, args):
     if answered:
         try:
             F.printable(answered[0], "", "model", "a model name")
-        except InputError:
+        except engine.InputError:
             raise Refused("model", f"the answers' model name: expected 1 to {F.MAX_NAME} printable characters, got "
                                    f"{shown(answered[0])}") from None
     return answered[0] if answered else None

@@ -7,7 +7,9 @@ import math
 from fractions import Fraction
 
 import engine
-from engine import InputError, shown
+from engine import shown
+
+from .._errors import InputError  # the launcher's: also the engine's InputError
 
 from ._read import member_bytes
 from ._replay import SCORER

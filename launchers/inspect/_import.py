@@ -22,7 +22,9 @@ import shutil
 import tempfile
 
 import engine
-from engine import InputError, read_limited, shown
+from engine import read_limited, shown
+
+from .._errors import InputError  # the launcher's: also the engine's InputError
 
 from builders import inspect_format as F
 from builders import inspect_records as R
@@ -111,7 +113,7 @@ def prepare(paths, runs_dir="runs", bundle_dir="build/engine", session=None):
                 raise InputError(f"{where}: {exc}")
             try:  # the build's own check, on exactly the bytes about to be written
                 R.check_files(attempt, blobs, published, facts["bundle_sha256"])
-            except InputError as exc:
+            except engine.InputError as exc:
                 raise InputError(f"{where}: the record would fail the build's check ({exc.message})")
             key = (loaded.log.eval.eval_id, str(sample.id), sample.epoch)
             if key in seen:
@@ -231,10 +233,11 @@ def import_logs(paths, attempts_dir="runs/attempts", runs_dir="runs", bundle_dir
 
 def inspect_folders(attempts_dir):
     """Attempt folders whose record is an Inspect record (harness inspect)."""
-    from ._kind import inspect_folder
+    from ._kind import is_inspect_record
     if not os.path.isdir(attempts_dir):
         return []
-    return [name for name in sorted(os.listdir(attempts_dir)) if inspect_folder(os.path.join(attempts_dir, name))]
+    return [name for name in sorted(os.listdir(attempts_dir))
+            if is_inspect_record(os.path.join(attempts_dir, name, "record.json"))]
 
 
 def verify(attempts_dir="runs/attempts", runs_dir="runs", bundle_dir="build/engine", session=None):
@@ -267,10 +270,10 @@ def verify(attempts_dir="runs/attempts", runs_dir="runs", bundle_dir="build/engi
         if digest not in imported:  # the same kept bytes re-import to the same records: once
             try:
                 imported[digest] = prepare([log_path], runs_dir, bundle_dir, session)
-            except InputError as exc:
+            except engine.InputError as exc:
                 imported[digest] = exc
         planned = imported[digest]
-        if isinstance(planned, InputError):
+        if isinstance(planned, engine.InputError):
             found.append((name, [f"{folder}: re-import refused: {planned.message}"]))
             continue
         mine = [p[3] for p in planned if p[2] == name]

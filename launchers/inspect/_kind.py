@@ -11,8 +11,6 @@ from engine import read_limited
 from builders.inspect_format import MAX_FILE_BYTES, RECORD_SCHEMA  # noqa: F401  (the format's one owner)
 
 SCHEMA_FAMILY = "fundbook.inspect-attempt/"
-SKIP_REASON = ("an Inspect attempt (harness inspect): no ledger, claim or worker calls to check; "
-               "`fundbook inspect verify` re-imports it from its kept log")
 
 
 def is_inspect_schema(schema) -> bool:
@@ -36,6 +34,3 @@ def is_inspect_record(record_path) -> bool:
     rec = read_record(record_path)
     return isinstance(rec, dict) and is_inspect_schema(rec.get("schema"))
 
-
-def inspect_folder(folder) -> bool:
-    return is_inspect_record(os.path.join(folder, "record.json"))

@@ -21,7 +21,10 @@ import tempfile
 import zipfile
 import zlib
 
-from engine import InputError, read_limited, shown
+import engine
+from engine import read_limited, shown
+
+from .._errors import InputError  # the launcher's: also the engine's InputError
 
 from builders import inspect_format as F
 
@@ -135,7 +138,7 @@ def _decompressed(label, name, method, raw):
             yield from _zstd(raw)
         else:
             yield from _inflate(raw)
-    except InputError:
+    except engine.InputError:
         raise
     except (zlib.error, OSError, ValueError, EOFError, MemoryError) as exc:
         raise InputError(f"{label}: zip member {name}: cannot decompress its {METHODS[method]} data within the "

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from launchers._attempt import execute
+from tests.launchers.specs import execute_kw as execute
 from launchers._claims import authorise
 from launchers._controller import Limits
 from launchers._prices import load_prices

@@ -27,7 +27,7 @@ HOST = """
 import os, sys
 claim, out, prices, state, project = sys.argv[1:6]
 os.environ["FUNDBOOK_LAUNCH_PROJECT"] = project
-from launchers._attempt import execute
+from tests.launchers.specs import execute_kw as execute
 from launchers._controller import Limits
 from launchers._prices import load_prices
 from launchers._sandbox_local import LocalSandbox
@@ -41,7 +41,7 @@ execute(claim_path=claim, out=out, family="FUND_01", seed=1, split="public-pract
 RECOVER = """
 import sys
 partial, out, project, state = sys.argv[1:5]
-from launchers._attempt import NothingSpent, recover
+from launchers._recover import NothingSpent, recover
 print("ready", flush=True)
 try:
     recover(partial, out, project, state)

@@ -15,8 +15,8 @@ import jsonschema
 import pytest
 
 import engine
-from launchers._adapters import api_factory
-from launchers._attempt import execute
+from tests.launchers.specs import api_factory
+from tests.launchers.specs import execute_kw as execute
 from launchers._budget import attempt_plan
 from launchers._claims import authorise
 from launchers._controller import BACKOFF_MS, Limits

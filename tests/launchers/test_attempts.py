@@ -239,7 +239,7 @@ def test_the_controller_bounds_every_call_itself(run_attempt):
 
 HOST = """
 import sys
-from launchers._attempt import execute
+from tests.launchers.specs import execute_kw as execute
 from launchers._controller import Limits
 from launchers._prices import load_prices
 from launchers._sandbox_local import LocalSandbox

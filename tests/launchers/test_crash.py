@@ -29,7 +29,7 @@ from .conftest import REPO, plan_for
 HOST = """
 import sys
 claim, out, prices, state = sys.argv[1:5]
-from launchers._attempt import execute
+from tests.launchers.specs import execute_kw as execute
 from launchers._controller import Limits
 from launchers._prices import load_prices
 from launchers._sandbox_local import LocalSandbox
@@ -42,7 +42,7 @@ NOTHING_SPENT = ("consume:before-start", "consume:before-marker", "consume:marke
 IN_RUN = ("call:after-step", "settle:after-charge", "settle:after-sandbox-charge")  # inside the ledger's settle
 RECOVER = """
 import sys
-from launchers._attempt import recover
+from launchers._recover import recover
 recover(sys.argv[1], sys.argv[2])
 """
 

@@ -76,7 +76,7 @@ def test_an_exception_after_consumption_is_recorded(run_attempt):
 def test_an_adapter_that_cannot_be_built_is_recorded(run_attempt, tmp_path):
     def broken(model):
         raise RuntimeError("no GPU today")
-    from launchers._attempt import execute
+    from tests.launchers.specs import execute_kw as execute
     from launchers._controller import Limits
     from launchers._prices import load_prices
     from launchers._sandbox_local import LocalSandbox
@@ -95,7 +95,7 @@ def test_an_adapter_that_cannot_be_built_is_recorded(run_attempt, tmp_path):
 HOST = """
 import os, sys
 mode, claim, out, prices, state = sys.argv[1:6]
-from launchers._attempt import execute
+from tests.launchers.specs import execute_kw as execute
 from launchers._controller import Limits
 from launchers._prices import load_prices
 from launchers._sandbox_local import LocalSandbox

@@ -8,6 +8,8 @@ import shutil
 
 import pytest
 
+from launchers import Given
+
 from experiments import arm_model, items as items_mod
 from experiments.arms import parse_arms
 from experiments.errors import ExperimentError
@@ -32,13 +34,13 @@ def arm(tmp_path, monkeypatch):
     made = []
 
     def factory(model_file):
+        sampling = dict(COMPACT, model_sha256="0" * 64)
+
         def build(model):
             made.append(FakeLocal(_do_nothing))
-            made[-1].sampling = dict(build.sampling)  # as the real factory's sampler records its settings
+            made[-1].sampling = dict(sampling)  # as the real provider's sampler records its settings
             return CacheSampler(None, model, inner=made[-1])
-        build.sampling = dict(COMPACT, model_sha256="0" * 64)
-        build.model_id = "tiny-model"
-        return build
+        return Given("llama-cpp", build, sampling, model_id="tiny-model")
     monkeypatch.setattr(arm_model, "_factory", factory)
     monkeypatch.setenv(arm_model.ATTEMPTS_ENV, str(tmp_path / "attempts"))
     return made

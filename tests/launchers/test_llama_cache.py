@@ -23,7 +23,7 @@ from .test_llama_prompt import Scripted, _do_nothing, COMPACT
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):
     """A compact-prompt attempt whose every call went through an in-memory decision cache (made once)."""
-    from launchers._attempt import execute
+    from tests.launchers.specs import execute_kw as execute
     from launchers._claims import authorise
     from launchers._controller import Limits
     from launchers._prices import load_prices
@@ -159,7 +159,7 @@ def test_cpu_time_is_charged_with_each_call_and_a_forged_figure_is_found(recorde
 
 def _stopped_at_the_first_call(root):
     """A local-model attempt the operator stopped (Ctrl-C) while its first call was evaluating: no answer."""
-    from launchers._attempt import execute
+    from tests.launchers.specs import execute_kw as execute
     from launchers._claims import authorise
     from launchers._controller import Limits
     from launchers._prices import load_prices

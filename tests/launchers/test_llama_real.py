@@ -13,7 +13,7 @@ import os
 import pytest
 
 from launchers import _grammar
-from launchers._attempt import execute
+from tests.launchers.specs import execute_kw as execute
 from launchers._claims import authorise
 from launchers._controller import Limits
 from launchers._errors import InputError, SamplerError
@@ -57,7 +57,7 @@ def model_file(request, tmp_path_factory):
 
 
 def _run(root, model_file, name, limits=None, max_tokens=1024, **world):
-    from launchers._adapters import make_sampler_factory
+    from tests.launchers.specs import sampler_factory as make_sampler_factory
     build = make_sampler_factory("llama-cpp", None, CALL_S, 0, 0, local={"model_file": model_file})
     w = dict(WORLD, **world)
     state = os.path.join(root, "state")
@@ -157,7 +157,7 @@ def test_a_truncated_answer_is_refused_recorded_and_retried_with_a_new_seed(tmp_
 
 
 def test_what_cannot_run_is_refused_before_a_claim_is_spent(tmp_path, model_file):
-    from launchers._adapters import make_sampler_factory
+    from tests.launchers.specs import sampler_factory as make_sampler_factory
     from launchers._sampler_llama import LlamaSampler, inspect_model, settings_for
     junk = tmp_path / "junk.gguf"
     junk.write_bytes(b"GGUF" + b"\0" * 64)

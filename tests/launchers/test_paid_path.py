@@ -16,6 +16,7 @@ from launchers._record import read_record
 from launchers._verify import verify_attempt
 from fundbook.cli.launch import cli
 from launchers.worker.agent import SYSTEM
+from tests.launchers.specs import execute_kw
 
 from .conftest import CREDENTIALS, REPO, schema_valid
 from .fakes import FakeModal, FakeRetryConfig, FakeTinker, mock_answer
@@ -84,7 +85,7 @@ def test_a_paid_sampler_refuses_the_local_sandbox(paid, tmp_path):
 def test_the_library_refuses_it_too(tmp_path):
     from launchers._errors import UsageRefused
     with pytest.raises(UsageRefused) as err:
-        _attempt.execute(claim_path="c.json", out=str(tmp_path / "a"), family="FUND_01", seed=1, split="public-practice",
+        execute_kw(claim_path="c.json", out=str(tmp_path / "a"), family="FUND_01", seed=1, split="public-practice",
                          model="m", sampler_name="tinker", sandbox_name="local", make_sampler=None, make_sandbox=None,
                          prices=None, limits=None, paid=True)
     assert err.value.exit_code == 64
@@ -353,7 +354,7 @@ def test_a_price_change_is_a_deviation_too(paid, tmp_path, prices_file):
 def test_a_session_opened_for_an_attempt_that_never_starts_is_closed(paid, tmp_path, monkeypatch):
     def no_sandbox():
         raise RuntimeError("modal is down")
-    monkeypatch.setattr("launchers._adapters.make_sandbox_factory", lambda name: _with_config(no_sandbox))
+    monkeypatch.setattr(_sandbox_modal.Modal, "build", lambda self: no_sandbox())
     assert paid["freeze"]().exit_code == 0
     out = str(tmp_path / "a")
     assert paid["execute"](paid["claim"](), out).exit_code == 1

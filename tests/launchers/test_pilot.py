@@ -11,7 +11,8 @@ from click.testing import CliRunner
 
 from engine import content_sha256, pretty_json
 from launchers import _attempt, _freeze, _pilot, _pilot_run
-from launchers._adapters import make_sandbox_factory
+from launchers import Given
+from tests.launchers.specs import sandbox_factory as make_sandbox_factory
 from launchers._errors import FreezeRefused
 from launchers._prices import load_prices
 from launchers._sampler_mock import MockSampler
@@ -97,11 +98,10 @@ def test_a_failed_pilot_refuses_confirmatory_attempts_until_a_deviation(study, p
     class Sloppy(MockSampler):  # a model whose answers are often not the artefact asked for
         def __init__(self, model_id="mock"):
             super().__init__(model_id, invalid_per_mille=500)
-    make_sampler = Sloppy
-    make_sampler.sampling = {}
-    doc = _pilot_run.run(freeze_path=study["freeze"], claims=[study["claim"]()], seeds=[1], family=None, model=None,
-                     out_dir=os.path.join(project, "pilot"), prices=load_prices(), make_sampler=make_sampler,
-                     make_sandbox=make_sandbox_factory("local"), host=HealthyHost())
+    pilot = _pilot_run.PilotSpec(freeze=study["freeze"], claims=(study["claim"](),), seeds=(1,),
+                                 out_dir=os.path.join(project, "pilot"), prices=load_prices())
+    doc = _pilot_run.run(pilot, sampler=Given("mock", Sloppy), sandbox=make_sandbox_factory("local"),
+                         host=HealthyHost())
     body = doc["content"]
     assert body["verdict"] == "FAIL"
     (validity,) = [c for c in body["criteria"] if c["criterion"] == "validity"]

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from launchers import _sampler_tinker
-from launchers._attempt import execute
+from tests.launchers.specs import execute_kw as execute
 from launchers._claims import authorise
 from launchers._controller import Limits
 from launchers._errors import CacheMiss
