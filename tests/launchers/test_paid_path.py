@@ -6,6 +6,7 @@ the Modal app and sandbox are accounted for, the hosted tinker service gets its 
 
 import json
 import os
+import shutil
 
 import pytest
 from click.testing import CliRunner
@@ -78,8 +79,47 @@ def test_a_paid_sampler_refuses_the_local_sandbox(paid, tmp_path):
     assert paid["freeze"]().exit_code == 0
     result = paid["execute"](claim, str(tmp_path / "a"), "--sandbox", "local")
     assert result.exit_code == 64 and result.output.count("\n") == 1, result.output
-    assert "a paid sampler runs only in the modal sandbox" in result.output
+    assert "a paid sampler runs only in an isolated sandbox (modal, or local-isolated" in result.output
     assert paid["consumed"]() == [] and not os.path.exists(tmp_path / "a.partial")
+
+
+BWRAP = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (.ci/run installs it)")
+
+
+@BWRAP
+def test_a_paid_sampler_runs_in_the_local_isolated_sandbox(paid, tmp_path, project):
+    """`--sandbox local-isolated` is an isolation boundary (bubblewrap): accepted on the paid path, no Modal account
+    needed (no MODAL_TOKEN_* set, no Modal SDK touched), and named as the sandbox used in the record."""
+    for name in ("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET"):
+        os.environ.pop(name, None)
+    assert paid["freeze"]("--sandbox", "local-isolated").exit_code == 0
+    out = str(tmp_path / "attempt")
+    result = paid["execute"](paid["claim"](), out, "--sandbox", "local-isolated")
+    assert result.exit_code == 0, result.output
+    c = read_record(os.path.join(out, "record.json"))["content"]
+    assert c["termination"]["status"] == "completed" and c["result"]["score"]["points"] == 100
+    assert c["information_boundary"]["sandbox"] == "local-isolated" and "bubblewrap" in c["information_boundary"]["network"]
+    assert c["config"]["sandbox"]["name"] == "local-isolated" and c["config"]["sandbox"]["isolation"] == "bubblewrap"
+    assert c["prices"]["sandbox"] == {"name": "local-isolated", "micro_usd_per_second": 0} and c["sandbox"] == {}
+    assert paid["fakes"]["modal"].sandboxes == [] and paid["fakes"]["modal"].apps == []
+    verify_attempt(os.path.join(out, "record.json"), project=project)
+    schema_valid(out)
+    result = paid["runner"].invoke(cli, ["verify", os.path.join(out, "record.json")])
+    assert result.exit_code == 0, result.output
+
+
+def test_a_missing_bubblewrap_is_one_line_and_spends_nothing(paid, tmp_path, monkeypatch):
+    """No `bwrap` on PATH: `--sandbox local-isolated` stops before the claim is consumed, in one line, exit 1."""
+    assert paid["freeze"]("--sandbox", "local-isolated").exit_code == 0  # a freeze records the configuration only
+    claim = paid["claim"]()
+    empty = tmp_path / "no-tools"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    result = paid["execute"](claim, str(tmp_path / "a"), "--sandbox", "local-isolated")
+    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert result.output.startswith("error: --sandbox local-isolated: bubblewrap (bwrap) is not installed: "
+                                    "`apt-get install bubblewrap`")
+    assert paid["consumed"]() == [] and not os.path.exists(tmp_path / "a") and not os.path.exists(tmp_path / "a.partial")
 
 
 def test_the_library_refuses_it_too(tmp_path):
