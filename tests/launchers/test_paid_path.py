@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 import engine
 from launchers import _attempt, _freeze, _sampler_tinker, _sandbox_modal
+from launchers._errors import InputError
 from launchers._record import read_record
 from launchers._verify import verify_attempt
 from fundbook.cli.launch import cli
@@ -461,3 +462,14 @@ def test_a_frozen_tier_plan_runs_tiers_in_order_and_cuts_in_the_order_of_sacrifi
     assert cut.exit_code == 1 and ("T2/b seed 2 was cut in the order of sacrifice after tier T1 (cumulative spend "
                                    "over plan by more than 1000 bps)") in cut.output
     assert len(paid["consumed"]()) == 1 and not os.path.exists(os.path.join(project, "t2"))
+
+
+def test_a_frozen_field_under_a_model_id_with_dots_is_found():
+    """Every shipped OpenAI model id holds a dot (gpt-5.4-mini): `verify` looks its frozen price row up as
+    prices.models.<id>, so a key with dots is one key (it once answered "the freeze has no such field")."""
+    body = {"prices": {"models": {"gpt-5.4-mini": {"input_micro_usd_per_mtok": 750000}, "gpt-5": {"x": 1}}}}
+    assert _freeze.lookup(body, "prices.models.gpt-5.4-mini") == {"input_micro_usd_per_mtok": 750000}
+    assert _freeze.lookup(body, "prices.models.gpt-5.4-mini.input_micro_usd_per_mtok") == 750000
+    assert _freeze.lookup(body, "prices.models.gpt-5.x") == 1
+    with pytest.raises(InputError, match="the freeze has no such field"):
+        _freeze.lookup(body, "prices.models.gpt-5.5")
