@@ -210,7 +210,7 @@ class AttemptIndex:
 
 def mock_worker_candidate(instance):
     """(candidate, usage) from one free mock attempt through the launcher's controller."""
-    from launchers import Controller, Limits
+    from launchers import Controller, Desk, Limits
     from launchers import Journal
     from launchers import Ledger
     from launchers import MockSampler
@@ -222,8 +222,8 @@ def mock_worker_candidate(instance):
         desk = os.path.join(tmp, "desk.sqlite")
         # a practice world is public: the public salt keeps the worker's packets, and so its rows, reproducible
         engine.History(desk).init(instance, instance["horizon"], public_salt(engine.fixture_sha256(instance)))
-        controller = Controller(instance, MockSampler(), LocalSandbox(), ledger, Limits(),
-                                desk, Journal(os.path.join(tmp, "journal.jsonl")))
+        controller = Controller(Desk(instance, desk), MockSampler(), LocalSandbox(), ledger, Limits(),
+                                Journal(os.path.join(tmp, "journal.jsonl")))
         controller.run()
         batches = [p["batch"] for p in controller.proposals if p.get("outcome") == "accepted"]
         totals = ledger.totals()

@@ -21,6 +21,7 @@ import json
 import os
 import platform
 import time
+from dataclasses import dataclass
 
 import engine
 
@@ -319,7 +320,7 @@ def run_sweep(out, plan, rows, arm_list, bundle_dir, *, workers=1, executor="loc
     stop = None
     try:
         if monitors:
-            stop = _run_sequential(rows, workers, task_for, on_result, monitors, done, names, journal, progress)
+            stop = _run_sequential(rows, workers, task_for, on_result, _Watch(monitors, names, done), journal, progress)
         else:
             tasks = [t for t in (task_for(row) for row in rows) if t is not None]
             if executor == "local":
@@ -409,8 +410,18 @@ def _inputs_of_reused(measured, arm_list, inputs, usage):
                 usage.setdefault(arm["name"], {})[row["item_id"]] = got
 
 
-def _run_sequential(rows, workers, task_for, on_result, monitors, done, names, journal, progress):
+@dataclass(frozen=True)
+class _Watch:
+    """What a sequential sweep watches: the served comparisons' monitors, fed each world's values of the arms
+    `names` (in that order) from `done` {item_id: {arm: values}}."""
+    monitors: list
+    names: list
+    done: dict
+
+
+def _run_sequential(rows, workers, task_for, on_result, watch: _Watch, journal, progress):
     """Items in manifest order until every monitor stops; returns the stop record {n, reason}."""
+    monitors, done, names = watch.monitors, watch.done, watch.names
     state = {"n": 0}
     bar = executors._progress(len(rows), f"sequential sweep ({workers} worker{'s' if workers > 1 else ''})", progress)
 

@@ -36,7 +36,7 @@ _PUBLIC = {
     "local_model_id": "_sampler_llama", "check_model_id": "_sampler_llama",
     "CHOICES": "_providers",
     # the pieces a study's scripted arm assembles an attempt from (experiments/arms.py)
-    "Controller": "_controller", "Journal": "_journal", "Ledger": "_ledger", "MockSampler": "_sampler_mock",
+    "Controller": "_controller", "Desk": "_controller", "Timing": "_controller", "Journal": "_journal", "Ledger": "_ledger", "MockSampler": "_sampler_mock",
     "LocalSandbox": "_sandbox_local", "worker_identity": "_staging",
     # claims, prices, budget, tiers
     "authorise": "_claims", "plan_text": "_claims", "state_dir": "_claims", "SPLITS": "_claims",

@@ -36,7 +36,7 @@ from . import _budget, _credentials, _desk, _host
 from ._attempt_checks import check_budget, check_freeze
 from ._claims import check as check_claim
 from ._claims import consume, new_consumption, state_dir
-from ._controller import Controller, close_status
+from ._controller import Controller, Desk, Timing, close_status
 from ._crash import boundary
 from ._errors import BudgetHalt, CapacityError, FreezeRefused, InputError, LaunchError, OutputExists, SandboxError
 from ._errors import UsageRefused
@@ -280,9 +280,9 @@ def _run(spec, run, sleep):
             sandbox = spec.sandbox()
             journal.write("adapters", {"provider": sampler.provider, "sampling": sampler.sampling,
                                        "network": sandbox.network, "worker_env_keys": sandbox.worker_env_keys()})
-            extra = {"sleep": sleep} if sleep is not None else {}
-            Controller(run.instance, sampler, sandbox, ledger, spec.limits, os.path.join(tmp, "desk.sqlite"), journal,
-                       retained=(resumed or {}).get("retained"), **extra).run()
+            desk = Desk(run.instance, os.path.join(tmp, "desk.sqlite"), (resumed or {}).get("retained"))
+            Controller(desk, sampler, sandbox, ledger, spec.limits, journal,
+                       Timing(sleep=sleep) if sleep is not None else Timing()).run()
         except BaseException as exc:  # whatever ended it before the controller did: the record says so
             end = _end_for(exc)
             service = None

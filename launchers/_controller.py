@@ -82,21 +82,34 @@ def packet_text(packet) -> str:
             + (f" (new today: {', '.join(new)})" if new else ""))
 
 
+@dataclass(frozen=True)
+class Desk:
+    """The world and its initialised desk history (`db_path`: new, or a settled one rebuilt to continue an
+    attempt, then `retained` is the worker's retained work to stage with the open checkpoint's packet)."""
+    instance: dict
+    db_path: str
+    retained: dict = None
+
+
+@dataclass(frozen=True)
+class Timing:
+    """The controller's clock and sleep (tests pass their own)."""
+    clock: object = time.monotonic
+    sleep: object = time.sleep
+
+
 class Controller:
-    def __init__(self, instance, sampler, sandbox, ledger, limits, db_path, journal, clock=time.monotonic,
-                 retained=None, sleep=time.sleep):
-        """`db_path`: an initialised desk history (new, or a settled one rebuilt to continue an attempt, then
-        `retained` is the worker's retained work to stage with the open checkpoint's packet)."""
-        self.instance = instance
-        self.staged_retained = retained or {}
+    def __init__(self, desk: Desk, sampler, sandbox, ledger, limits, journal, timing: Timing = Timing()):
+        self.instance = desk.instance
+        self.staged_retained = desk.retained or {}
         self.day_calls = {}
         self.journal = journal
         self.sampler = sampler
         self.sandbox = sandbox
         self.ledger = ledger
         self.limits = limits
-        self.history = engine.History(db_path)
-        self.clock = clock
+        self.history = engine.History(desk.db_path)
+        self.clock = timing.clock
         self.steps = []
         self.proposals = []
         self.calls = 0
@@ -108,7 +121,7 @@ class Controller:
         self.worker_stderr = ""
         self.retained = None
         self.sandbox_seconds = None
-        self.sleep = sleep
+        self.sleep = timing.sleep
         self._failures = 0
         self._reports = 0          # worker reports (tool, invalid, submit) owed to model answers not yet reported
         self._retained_due = 0     # retained-work messages owed to checkpoints closed

@@ -21,6 +21,7 @@ charge `charge_for` computes, then settles: boundary `call:after-step`).
 """
 
 import os
+from dataclasses import dataclass
 
 from engine import canonical_json, content_sha256
 
@@ -39,6 +40,17 @@ SANDBOX_CALL = 0  # the sandbox account's single "call"
 def genesis(claim_sha256: str) -> str:
     """The chain's first prev_hash: binds the ledger to one claim."""
     return content_sha256({"schema": LEDGER_SCHEMA, "claim_sha256": claim_sha256})
+
+
+@dataclass(frozen=True)
+class Amounts:
+    """What one entry books: micro-USD, provider tokens (the cached input among them) and, for a call run on this
+    host, its CPU time (written only when given)."""
+    micro_usd: int
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cached_in: int = 0
+    cpu_ms: int = None
 
 
 class Ledger:
@@ -63,12 +75,12 @@ class Ledger:
         last = self.entries[-1]["hash"] if self.entries else genesis(self.claim_sha256)
         return {"size": len(self.entries), "hash": last}
 
-    def _append(self, kind, account, call, micro_usd, tokens_in=0, tokens_out=0, note="", cached_in=0, cpu_ms=None):
-        body = {"seq": len(self.entries), "kind": kind, "account": account, "call": call, "micro_usd": micro_usd,
-                "tokens_in": tokens_in, "tokens_out": tokens_out, "cached_tokens_in": cached_in, "note": note,
-                "prev_hash": self.head["hash"]}
-        if cpu_ms is not None:  # a call run on the host (the local sampler): its CPU time is its cost
-            body["cpu_ms"] = cpu_ms
+    def _append(self, kind, account, call, amounts, note=""):
+        body = {"seq": len(self.entries), "kind": kind, "account": account, "call": call,
+                "micro_usd": amounts.micro_usd, "tokens_in": amounts.tokens_in, "tokens_out": amounts.tokens_out,
+                "cached_tokens_in": amounts.cached_in, "note": note, "prev_hash": self.head["hash"]}
+        if amounts.cpu_ms is not None:  # a call run on the host (the local sampler): its CPU time is its cost
+            body["cpu_ms"] = amounts.cpu_ms
         entry = dict(body, hash=content_sha256(body))
         with critical():
             if self.path is not None:
@@ -115,7 +127,7 @@ class Ledger:
                                                      for e in self.entries):
             raise InputError(f"ledger: call {call} was already reserved")
         if free:
-            entry = self._append("reserve", "inference", call, 0, note="cache hit")
+            entry = self._append("reserve", "inference", call, Amounts(0), note="cache hit")
             self._open[("inference", call)] = entry
             return entry
         cost = call_cost(self.price, tokens_in, max_tokens)
@@ -127,7 +139,7 @@ class Ledger:
         if t["committed_tokens"] + tokens_in + max_tokens > self.cap_tokens:
             raise BudgetHalt(f"call {call}: reserving {tokens_in + max_tokens} tokens would pass the cap of "
                              f"{self.cap_tokens} ({t['committed_tokens']} already committed)", limit="tokens")
-        entry = self._append("reserve", "inference", call, cost, tokens_in, max_tokens)
+        entry = self._append("reserve", "inference", call, Amounts(cost, tokens_in, max_tokens))
         self._open[("inference", call)] = entry
         return entry
 
@@ -151,8 +163,8 @@ class Ledger:
         time of a call run in this process, recorded with the charge)."""
         c = self.charge_for(call, tokens_in, tokens_out, note, free, cached_in, cpu_ms)
         reservation = self._open.pop(("inference", call))
-        charge = self._append("charge", "inference", call, c["micro_usd"], c["tokens_in"], c["tokens_out"], note,
-                              c["cached_tokens_in"], c.get("cpu_ms"))
+        charge = self._append("charge", "inference", call, Amounts(c["micro_usd"], c["tokens_in"], c["tokens_out"],
+                                                                   c["cached_tokens_in"], c.get("cpu_ms")), note)
         if self.path is not None:  # a ledger being written (not verify's re-booking in memory)
             boundary("settle:after-charge")
         self._release(reservation, charge)
@@ -189,17 +201,17 @@ class Ledger:
     def _release(self, reservation, charge):
         """The rest of a reservation once its charge is booked: a function of the two entries alone."""
         return self._append("release", reservation["account"], reservation["call"],
-                            max(0, reservation["micro_usd"] - charge["micro_usd"]),
-                            max(0, reservation["tokens_in"] - charge["tokens_in"]),
-                            max(0, reservation["tokens_out"] - charge["tokens_out"]))
+                            Amounts(max(0, reservation["micro_usd"] - charge["micro_usd"]),
+                                    max(0, reservation["tokens_in"] - charge["tokens_in"]),
+                                    max(0, reservation["tokens_out"] - charge["tokens_out"])))
 
     def mark_unresolved(self, call, reason, account="inference"):
         """A reservation that will not settle here: it stays a liability."""
         reservation = self._open.get((account, call))
         if reservation is None:
             raise InputError(f"ledger: call {call} has no open reservation")
-        return self._append("unresolved", account, call, reservation["micro_usd"], reservation["tokens_in"],
-                            reservation["tokens_out"], reason)
+        return self._append("unresolved", account, call, Amounts(reservation["micro_usd"], reservation["tokens_in"],
+                                                                 reservation["tokens_out"]), reason)
 
     # -- sandbox compute -----------------------------------------------------------
     def reserve_sandbox(self, seconds):
@@ -210,7 +222,7 @@ class Ledger:
             raise BudgetHalt(f"the sandbox: reserving {seconds} s at {self.sandbox_rate} micro-USD/s "
                              f"({format_usd(cost)}) would pass the sandbox cap of "
                              f"{format_usd(self.cap_sandbox_micro_usd)}", limit="sandbox")
-        entry = self._append("reserve", "sandbox", SANDBOX_CALL, cost, note=f"{seconds} s limit")
+        entry = self._append("reserve", "sandbox", SANDBOX_CALL, Amounts(cost), note=f"{seconds} s limit")
         self._open[("sandbox", SANDBOX_CALL)] = entry
         return entry
 
@@ -220,7 +232,7 @@ class Ledger:
         if reservation is None:
             return None
         cost = min(reservation["micro_usd"], seconds * self.sandbox_rate)
-        charge = self._append("charge", "sandbox", SANDBOX_CALL, cost, note="sandbox compute")
+        charge = self._append("charge", "sandbox", SANDBOX_CALL, Amounts(cost), note="sandbox compute")
         if self.path is not None:
             boundary("settle:after-sandbox-charge")
         self._release(reservation, charge)

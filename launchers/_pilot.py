@@ -23,6 +23,7 @@ one-seed re-pilot into a new folder, named with `execute --pilot`.
 """
 
 import os
+from dataclasses import dataclass
 
 from engine import content_sha256, pretty_json
 
@@ -146,10 +147,19 @@ def effective_terms(doc, entries, where):
     return dict(block, required=required)
 
 
-def content(freeze_doc, entries, freeze_path, model, family, seeds, folder, records, confirmed=None) -> dict:
+@dataclass(frozen=True)
+class Frozen:
+    """A freeze as read: its document, its deviations' entries and the file's path."""
+    doc: dict
+    entries: list
+    path: str
+
+
+def content(frozen: Frozen, model, family, seeds, folder, records, confirmed=None) -> dict:
     """pilot.json's content; `confirmed`: the spend the operator confirmed (`--confirm-spend`), kept beside the
     projection recomputed from the records' claims."""
-    pilot_terms = effective_terms(freeze_doc, entries, freeze_path)
+    freeze_doc = frozen.doc
+    pilot_terms = effective_terms(freeze_doc, frozen.entries, frozen.path)
     figs = figures(records)
     crit = judge(figs, pilot_terms, model)
     spend = dict(projection(pilot_terms, model, [r["content"]["claim"] for r in records]),
@@ -211,7 +221,7 @@ def check(pilot_path, freeze_doc, entries, freeze_path) -> dict:
         records.append(record)
         folders.append(folder)
     confirmed = (body.get("spend") or {}).get("confirmed_micro_usd")
-    again = content(freeze_doc, entries, freeze_path, body.get("model"), body.get("family"), body.get("seeds") or [],
+    again = content(Frozen(freeze_doc, entries, freeze_path), body.get("model"), body.get("family"), body.get("seeds") or [],
                     folders, records, confirmed if isinstance(confirmed, int) and not isinstance(confirmed, bool)
                     else None)
     if again != body:

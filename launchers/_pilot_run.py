@@ -13,7 +13,7 @@ from ._attempt import execute
 from ._claims import read_claim
 from ._controller import Limits
 from ._errors import InputError
-from ._pilot import check_spend, content, effective_terms, projection, write
+from ._pilot import Frozen, check_spend, content, effective_terms, projection, write
 from ._provider import SamplerOptions
 from ._record import read_record
 from ._spec import AttemptSpec, Places, Sources, Task
@@ -121,5 +121,5 @@ def run(pilot: PilotSpec, *, sampler=None, sandbox=None, host=None, environ=None
         execute(spec, host=host, environ=environ, sleep=sleep)
         folders.append(folder)
         records.append(read_record(os.path.join(out_dir, folder, "record.json")))
-    body = content(doc, entries, pilot.freeze, model, family, seeds, folders, records, pilot.confirm_spend)
+    body = content(Frozen(doc, entries, pilot.freeze), model, family, seeds, folders, records, pilot.confirm_spend)
     return write(os.path.join(out_dir, "pilot.json"), body, records)

@@ -135,7 +135,9 @@ def _create(modal, image, timeout_s):
     return name, app, sandbox
 
 
-def launch(record_path, family, seed, horizon, timeout_s, cap, prices, modal=None, fixture=None) -> dict:
+def launch(record_path, task, timeout_s, cap, prices, modal=None, fixture=None) -> dict:
+    """A sandbox for the world `task` names (a `_spec.Task`: family, seed, horizon), its record at `record_path`."""
+    family, seed, horizon = task.family, task.seed, task.horizon
     if os.path.lexists(record_path):
         raise InputError(f"{record_path}: already exists (a transport record is never overwritten)")
     if fixture is not None and fixture not in _proofs.FIXTURES:

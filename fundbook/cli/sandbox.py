@@ -41,9 +41,9 @@ FIXTURE_NAMES = ("echo", "tools")  # launchers/_proofs.py
 @prices_option
 def sandbox_launch(record_path, family, seed, horizon, timeout_s, cap_micro_usd, fixture, prices):
     """Create a network-blocked sandbox holding the worker and the first packet (no model, no claim)."""
-    from launchers import transport
-    doc = transport.launch(record_path, family, seed, horizon, timeout_s, cap_micro_usd, load_prices(prices),
-                            fixture=fixture)
+    from launchers import Task, transport
+    doc = transport.launch(record_path, Task(family, seed, horizon=horizon), timeout_s, cap_micro_usd,
+                           load_prices(prices), fixture=fixture)
     click.echo(f"sandbox {doc['sandbox_id']} in app {doc['app_name']} ({doc['app_id']}), up to "
                f"{format_usd(doc['max_micro_usd'])} -> {record_path}")
 
