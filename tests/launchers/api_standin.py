@@ -16,8 +16,9 @@ documented wire format as the pinned SDKs read it:
 It plays the desk: `play(family, seed, horizon)` fixes the world, and each answer is the reference policy's batch
 for the day the request's desk view names (the compact prompt's view, launchers/worker/prompt.py), as the answer
 grammar writes it (action ids a1, a2, ..., no note); a day it has no plan for gets the truthful no-action batch.
-Usage is the prompt's UTF-8 bytes over four (never above what the controller reserved) and the answer's bytes
-over three, capped at the call's max tokens. Every request is recorded (path, model, key header)."""
+Usage is the prompt's UTF-8 bytes over four and the answer's bytes over three, or the fixed `usage` a test
+names (e.g. what `budget` plans a call at), never above what the call could use (the prompt's bytes, the call's
+max tokens). Every request is recorded (path, model, key header)."""
 
 import json
 import threading
@@ -55,8 +56,9 @@ def _conversation(path, body):
 
 
 class StandIn:
-    def __init__(self, models=("stand-in-model", "my-model")):
+    def __init__(self, models=("stand-in-model", "my-model"), usage=None):
         self.models = list(models)  # what `GET /v1/models` lists (the OpenAI-compatible preflight)
+        self.usage = usage          # (tokens in, tokens out) every call reports, within what it could use
         self.requests = []
         self.plan = {}
         self._lock = threading.Lock()
@@ -122,9 +124,10 @@ class StandIn:
     def answer(self, path, body):
         conversation = _conversation(path, body)
         text = self.batch_text(conversation)
-        tokens_in = max(1, sum(len(str(m.get("content", "")).encode("utf-8")) for m in conversation) // 4)
+        size = sum(len(str(m.get("content", "")).encode("utf-8")) for m in conversation)
         limit = body.get("max_output_tokens") or body.get("max_tokens") or body.get("max_completion_tokens") or 10**6
-        tokens_out = min(len(text.encode("utf-8")) // 3 + 1, int(limit))
+        tokens_in, tokens_out = self.usage or (max(1, size // 4), len(text.encode("utf-8")) // 3 + 1)
+        tokens_in, tokens_out = min(tokens_in, size), min(tokens_out, int(limit))  # never more than a call could use
         model = body.get("model")
         if path.endswith("/v1/responses"):
             return {"id": f"resp_{len(self.requests)}", "object": "response", "created_at": 1, "model": model,
