@@ -140,10 +140,10 @@ def execute(spec: AttemptSpec, *, host=None, environ=None, sleep=None):
     """Run one attempt. The sampler and sandbox providers build their adapters after the claim is consumed.
 
     A paid sampler needs an isolated sandbox (modal or local-isolated, never local), a clean tree, the published
-    engine and a matching freeze. A resumed attempt continues an interrupted one's settled history; a replay reproduces a recorded one from its cache. An
-    attempt of role "pilot" belongs to `fundbook-launch pilot`; any other under a freeze is confirmatory: it
-    needs a passing pilot or a deviation. `host`: the host probes (`_host.Host`); `environ`: where credentials
-    are looked up; `sleep`: the controller's (tests)."""
+    engine and a matching freeze. A resumed attempt continues an interrupted one's settled history; a replay
+    reproduces a recorded one from its cache. An attempt of role "pilot" belongs to `fundbook-launch pilot`; any
+    other under a freeze is confirmatory: it needs a passing pilot or a deviation. `host`: the host probes
+    (`_host.Host`); `environ`: where credentials are looked up; `sleep`: the controller's (tests)."""
     if spec.paid and spec.sandbox.name == "local":
         raise UsageRefused("--sandbox local: a paid sampler runs only in an isolated sandbox (modal, or local-isolated "
                            "on this host; local is for mock and cache: it is not an isolation boundary)")

@@ -72,9 +72,8 @@ class IsolatedSandbox:
         self.info = {}
 
     def config(self) -> dict:
-        return {"name": self.name, "isolation": "bubblewrap", "memory_mib": self.memory_mib,
-                "network": "none", "filesystem": "the staged code read-only; packet.json, sources/ and retained/ writable; "
-                                                  "a private /tmp"}
+        return {"name": self.name, "isolation": "bubblewrap", "memory_mib": self.memory_mib, "network": "none",
+                "filesystem": "the staged code read-only; packet.json, sources/ and retained/ writable; a private /tmp"}
 
     def check(self):
         """Before a claim is consumed: bubblewrap is installed and can make the namespaces on this host."""

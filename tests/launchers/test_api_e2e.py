@@ -20,7 +20,8 @@ from .api_standin import StandIn
 from .conftest import schema_valid
 from .provider_runs import KEYS, MODELS, attempt, clean_checkout
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (.ci/run installs it)")
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
+                                reason="bubblewrap is not installed (.ci/run installs it)")
 
 ROUTES = {"openai": ("/v1/models/gpt-5.4-mini", "/v1/responses"),
           "anthropic": ("/v1/models/claude-sonnet-4-5", "/v1/messages")}
@@ -54,9 +55,10 @@ def test_a_provider_end_to_end_in_the_isolated_sandbox_verified_and_replayed_wit
 
     c = done["record"]["content"]
     assert c["termination"]["status"] == "completed", c["termination"]
-    assert (c["result"]["status"], c["result"]["verdict"], c["result"]["score"]["points"]) == ("SCORED", "QUALIFIED", 100)
+    result = c["result"]
+    assert (result["status"], result["verdict"], result["score"]["points"]) == ("SCORED", "QUALIFIED", 100)
     assert c["settled_days"] == 20 and c["model"] == {"id": MODELS[provider], "provider": provider}
-    assert c["information_boundary"]["sandbox"] == "local-isolated" and c["config"]["sandbox"]["name"] == "local-isolated"
+    assert c["information_boundary"]["sandbox"] == c["config"]["sandbox"]["name"] == "local-isolated"
     # the service named is the one reached: the stand-in's URL, never the official API's
     assert c["service"]["base_url"] == base and c["service"]["model_reported"] == [MODELS[provider]]
     assert OFFICIAL[provider] not in json.dumps(done["record"]) and OFFICIAL[provider] not in done["output"]

@@ -99,7 +99,8 @@ def test_a_paid_sampler_runs_in_the_local_isolated_sandbox(paid, tmp_path, proje
     assert result.exit_code == 0, result.output
     c = read_record(os.path.join(out, "record.json"))["content"]
     assert c["termination"]["status"] == "completed" and c["result"]["score"]["points"] == 100
-    assert c["information_boundary"]["sandbox"] == "local-isolated" and "bubblewrap" in c["information_boundary"]["network"]
+    boundary = c["information_boundary"]
+    assert boundary["sandbox"] == "local-isolated" and "bubblewrap" in boundary["network"]
     assert c["config"]["sandbox"]["name"] == "local-isolated" and c["config"]["sandbox"]["isolation"] == "bubblewrap"
     assert c["prices"]["sandbox"] == {"name": "local-isolated", "micro_usd_per_second": 0} and c["sandbox"] == {}
     assert paid["fakes"]["modal"].sandboxes == [] and paid["fakes"]["modal"].apps == []

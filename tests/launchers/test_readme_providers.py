@@ -8,7 +8,8 @@ Substituted, and nothing else: the SDKs' documented base-URL variables (OPENAI_B
 `https://example.org/v1` name the stand-in; the keys are fake ones of the right shape; the checkout's
 runs/attempts/ (the default project) and the claim registry are the scratch folder's; the README's ```json
 block is written as my-prices.json; the checkout's clean-tree and published-engine checks are answered as for a
-committed checkout; the stand-in reports the usage `budget` plans a call at. The block for a server on this host (`make local`, llama-cpp-python's server) is pinned
+committed checkout; the stand-in reports the usage `budget` plans a call at. The block for a server on this host
+(`make local`, llama-cpp-python's server) is pinned
 here and run by test_openai_compatible_real.py (`make test-long`). A line this test does not know fails it."""
 
 import json
@@ -24,7 +25,8 @@ from launchers import _project
 from .api_standin import StandIn
 from .provider_runs import Cli, clean_checkout, environment
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (.ci/run installs it)")
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
+                                reason="bubblewrap is not installed (.ci/run installs it)")
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STAND_IN_URL = "https://example.org/v1"
 PLANNED = (2500, 800)  # the usage every call reports: what `budget` plans an HTTP sampler's call at (the freeze's
