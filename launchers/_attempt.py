@@ -1,8 +1,8 @@
 """`execute` and `recover`: one attempt, from claim consumption to the retained record.
 
 Order matters. Everything that can be refused or can fail is done first, and
-costs nothing: the options (a paid sampler never runs in the local sandbox),
-the output folder, the world, the prices (a mock standing in for a real model
+costs nothing: the options (a paid sampler runs only in an isolated sandbox,
+never the local one), the output folder, the world, the prices (a mock standing in for a real model
 is priced as that model, a projection), the code (a paid attempt needs a
 clean tree and the published engine), the claim (checked, not spent; its caps
 against this attempt's worst case; its price row), the freeze and, for a
@@ -139,14 +139,14 @@ def _world(spec, resume):
 def execute(spec: AttemptSpec, *, host=None, environ=None, sleep=None):
     """Run one attempt. The sampler and sandbox providers build their adapters after the claim is consumed.
 
-    A paid sampler needs the modal sandbox, a clean tree, the published engine and a matching freeze. A resumed
-    attempt continues an interrupted one's settled history; a replay reproduces a recorded one from its cache. An
-    attempt of role "pilot" belongs to `fundbook-launch pilot`; any other under a freeze is confirmatory: it
-    needs a passing pilot or a deviation. `host`: the host probes (`_host.Host`); `environ`: where credentials
-    are looked up; `sleep`: the controller's (tests)."""
+    A paid sampler needs an isolated sandbox (modal or local-isolated, never local), a clean tree, the published
+    engine and a matching freeze. A resumed attempt continues an interrupted one's settled history; a replay
+    reproduces a recorded one from its cache. An attempt of role "pilot" belongs to `fundbook-launch pilot`; any
+    other under a freeze is confirmatory: it needs a passing pilot or a deviation. `host`: the host probes
+    (`_host.Host`); `environ`: where credentials are looked up; `sleep`: the controller's (tests)."""
     if spec.paid and spec.sandbox.name == "local":
-        raise UsageRefused("--sandbox local: a paid sampler runs only in the modal sandbox (local is for mock and "
-                           "cache: it is not an isolation boundary)")
+        raise UsageRefused("--sandbox local: a paid sampler runs only in an isolated sandbox (modal, or local-isolated "
+                           "on this host; local is for mock and cache: it is not an isolation boundary)")
     check_out_dir(spec.out)
     sources = spec.sources
     resume = load_source(sources.resume, "resume") if sources.resume else None

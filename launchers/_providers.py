@@ -37,6 +37,7 @@ CHOICES = {
 
 SANDBOXES = {
     "local": Row("launchers._sandbox_local:Local"),
+    "local-isolated": Row("launchers._sandbox_isolated:LocalIsolated"),
     "modal": Row("launchers._sandbox_modal:Modal"),
 }
 

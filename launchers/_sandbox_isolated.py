@@ -4,17 +4,20 @@ Modal account.
 Built on bubblewrap (Debian's `bubblewrap`, the sandbox Flatpak uses), not on anything home-made. The worker
 process gets:
 - no network: a new, empty network namespace (`--unshare-all`: no interface but a loopback that is down);
-- only its own files, read-only: the staged files bound read-only at /worker, with one writable folder,
-  /worker/retained, for the work it keeps between checkpoints; the interpreter's own installation and the system
-  libraries read-only; a private /tmp; nothing else of the host's file system (not the checkout, the claims,
-  the ledgers, the evaluator's files, the home folder);
+- only its own files: its code (the staged worker, protocol, prompt, desk tools) bound read-only at /worker;
+  writable there only the working copy of the day's packet and sources it rewrites each checkpoint
+  (packet.json, sources/) and retained/, the work it keeps between checkpoints; the interpreter's own installation
+  and the system libraries read-only; a private /tmp; nothing else of the host's file system (not the checkout,
+  the claims, the ledgers, the evaluator's files, the home folder);
 - not the host's environment or the keys: `--clearenv` and only the worker's few variables; its own PID
   namespace and /proc, so no host process (and no environment of one) is visible;
 - limits: an address-space limit (RLIMIT_AS) and a CPU-time limit (RLIMIT_CPU) set before bubblewrap starts,
   inherited by the worker (it dies at either), and the controller's wall-clock deadline, which kills the whole
   process group as with the plain local sandbox.
 The host controller makes the model calls exactly as with Modal: the worker only speaks the channel on its
-standard streams. Unlike `local`, this sandbox is an isolation boundary, so a paid sampler may use it.
+standard streams. Unlike `local`, this sandbox is an isolation boundary, so a paid sampler may use it
+(`--sandbox local-isolated`, the `LocalIsolated` provider: bubblewrap is checked when it is chosen, before a
+claim is consumed).
 """
 
 import os
@@ -25,11 +28,13 @@ import sys
 import tempfile
 
 from ._errors import SandboxError
+from ._provider import SandboxProvider
 from ._sandbox_local import WORKER_ENV, LocalWorker, write_files
 
 BWRAP = "bwrap"
 MEMORY_MIB = 1024       # the worker's address-space limit (Modal's default container memory)
 ROOT = "/worker"        # where the staged files appear inside the sandbox
+WRITABLE = ("packet.json", "retained", "sources")  # what the worker writes in its folder (agent.py); the rest is code
 SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc/alternatives", "/etc/ld.so.cache")
 
 
@@ -67,8 +72,8 @@ class IsolatedSandbox:
         self.info = {}
 
     def config(self) -> dict:
-        return {"name": self.name, "isolation": "bubblewrap", "memory_mib": self.memory_mib,
-                "network": "none", "filesystem": "the staged files read-only, retained/ writable, a private /tmp"}
+        return {"name": self.name, "isolation": "bubblewrap", "memory_mib": self.memory_mib, "network": "none",
+                "filesystem": "the staged code read-only; packet.json, sources/ and retained/ writable; a private /tmp"}
 
     def check(self):
         """Before a claim is consumed: bubblewrap is installed and can make the namespaces on this host."""
@@ -95,8 +100,11 @@ class IsolatedSandbox:
             argv += ["--ro-bind-try", path, path]
         for prefix in prefixes:
             argv += ["--ro-bind", prefix, prefix]
-        argv += ["--ro-bind", root, ROOT, "--bind", os.path.join(root, "retained"), f"{ROOT}/retained",
-                 "--chdir", ROOT]
+        argv += ["--bind", root, ROOT]
+        for name in sorted(os.listdir(root)):  # every staged file but the worker's working files, read-only on top
+            if name not in WRITABLE:
+                argv += ["--ro-bind", os.path.join(root, name), f"{ROOT}/{name}"]
+        argv += ["--chdir", ROOT]
         for key, value in sorted(dict(WORKER_ENV, HOME="/tmp", TMPDIR="/tmp").items()):
             argv += ["--setenv", key, value]
         return argv + ["--", python, "-I", "-S", "-B", "worker.py"]
@@ -104,7 +112,7 @@ class IsolatedSandbox:
     def start(self, files, time_limit_s) -> LocalWorker:
         root = tempfile.mkdtemp(prefix="fundbook-isolated-")
         write_files(root, files)
-        for folder in ("retained", "sources"):  # the worker's own folders, made before its root turns read-only
+        for folder in ("retained", "sources"):  # the worker's own folders (it makes them itself elsewhere)
             os.makedirs(os.path.join(root, folder), exist_ok=True)
         python, _ = _interpreter()
         cpu = max(1, int(time_limit_s)) + 60
@@ -122,3 +130,23 @@ class IsolatedSandbox:
 
     def worker_env_keys(self):
         return sorted(set(WORKER_ENV) | {"HOME", "TMPDIR"})
+
+
+class LocalIsolated(SandboxProvider):
+    """`--sandbox local-isolated`: the worker in bubblewrap's namespaces on this host (no network, its own files
+    read-only, no host file, environment or key, memory and time limits): an isolation boundary, so a paid sampler
+    may run in it, with no Modal account. Bubblewrap is checked when the provider is built (before any claim is
+    consumed): missing, or unable to make its namespaces here, is one line (SandboxError, exit 1). A freeze
+    (`offline`) records the configuration only."""
+
+    name = "local-isolated"
+    ISOLATES = True
+
+    def _setup(self):
+        sandbox = IsolatedSandbox()
+        if not self.options.offline:
+            sandbox.check()
+        return sandbox.config()
+
+    def build(self):
+        return IsolatedSandbox()

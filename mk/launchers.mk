@@ -4,9 +4,9 @@
 # sandbox local: costs nothing) with a throwaway claim registry and project
 # ledger, then the attempts' Parquet tables beside the runs' tables.
 
-BENCH_EXTRA += bench-launchers
+BENCH_EXTRA += bench-launchers bench-providers
 MOCK_ATTEMPT := runs/attempts/mock-FUND_01-seed-1
-.PHONY: launch-self-check mock-attempt bench-launchers test-launchers
+.PHONY: launch-self-check mock-attempt bench-launchers bench-providers test-launchers
 
 launch-self-check: $(STAMP)
 	$(BIN)/fundbook-launch self-check
@@ -27,3 +27,9 @@ test-launchers: $(STAMP)
 
 bench-launchers: $(STAMP)
 	$(PYTHON) -m launchers.bench
+
+# One full attempt through each provider path (openai, anthropic, openai-compatible, mock) from the command line
+# against the instant stand-in server, in the local and local-isolated sandboxes: the overhead per attempt.
+# RUNS=N runs a path (default 3).
+bench-providers: $(STAMP)
+	@$(PYTHON) -m tests.launchers.bench_providers

@@ -51,7 +51,8 @@ def positive(**values):
 
 run_options = [
     click.option("--sandbox", "sandbox_name", type=click.Choice(list(SANDBOXES)), default=None,
-                 help="Default: modal for a paid sampler, local for the others."),
+                 help="Default: modal for a paid sampler, local for the others; local-isolated (bubblewrap on this "
+                      "host) is isolated too, so a paid sampler may run in it with no Modal account."),
     click.option("--worker-seconds", type=SECONDS, default=DEFAULT_WORKER_SECONDS, show_default=True),
     click.option("--call-deadline", type=CALL_SECONDS, default=120, show_default=True,
                  help="Seconds the controller waits for one call."),

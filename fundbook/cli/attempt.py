@@ -56,8 +56,9 @@ def execute(claim_path, out, family, seed, split, model, sampler_name, cache_pat
         {"local_server": 1 if own.get("local_server") else 0} if "local_server" in own else {})
     sandbox_name = sandbox_name or default_sandbox(paid)
     if paid and sandbox_name == "local":
-        raise click.UsageError("--sandbox local: a paid sampler runs only in the modal sandbox (local is for mock "
-                               "and cache: it is not an isolation boundary)")
+        raise click.UsageError("--sandbox local: a paid sampler runs only in an isolated sandbox (modal, or "
+                               "local-isolated on this host; local is for mock and cache: it is not an isolation "
+                               "boundary)")
     if sampler_name == "cache" and not cache_path and replay_of:  # a published attempt carries its answers
         exported = os.path.join(replay_of, "cache.jsonl") if os.path.isdir(replay_of) else None
         cache_path = exported if exported and os.path.isfile(exported) else None

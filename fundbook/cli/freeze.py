@@ -68,7 +68,7 @@ def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd
     paid = not cls.free_for({"local_server": 1 if own.get("local_server") else 0})
     sandbox_name = sandbox_name or default_sandbox(paid)
     if paid and sandbox_name == "local":
-        raise click.UsageError("--sandbox local: a paid study runs in the modal sandbox")
+        raise click.UsageError("--sandbox local: a paid study runs in an isolated sandbox (modal or local-isolated)")
     for family in families:
         if family not in engine.FAMILIES:
             raise InputError(f"--family: expected one of {list(engine.FAMILIES)}, got {family!r}")

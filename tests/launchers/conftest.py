@@ -19,7 +19,8 @@ TEST_PRICES = {
     "schema": "fundbook.prices/1",
     "models": {"mock": {"input_micro_usd_per_mtok": 0, "output_micro_usd_per_mtok": 0},
                "test-model": {"input_micro_usd_per_mtok": 130000, "output_micro_usd_per_mtok": 400000}},
-    "sandboxes": {"local": {"micro_usd_per_second": 0}, "modal": {"micro_usd_per_second": 40}},
+    "sandboxes": {"local": {"micro_usd_per_second": 0}, "local-isolated": {"micro_usd_per_second": 0},
+                  "modal": {"micro_usd_per_second": 40}},
 }
 
 

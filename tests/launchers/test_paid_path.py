@@ -6,12 +6,14 @@ the Modal app and sandbox are accounted for, the hosted tinker service gets its 
 
 import json
 import os
+import shutil
 
 import pytest
 from click.testing import CliRunner
 
 import engine
 from launchers import _attempt, _freeze, _sampler_tinker, _sandbox_modal
+from launchers._errors import InputError
 from launchers._record import read_record
 from launchers._verify import verify_attempt
 from fundbook.cli.launch import cli
@@ -78,8 +80,48 @@ def test_a_paid_sampler_refuses_the_local_sandbox(paid, tmp_path):
     assert paid["freeze"]().exit_code == 0
     result = paid["execute"](claim, str(tmp_path / "a"), "--sandbox", "local")
     assert result.exit_code == 64 and result.output.count("\n") == 1, result.output
-    assert "a paid sampler runs only in the modal sandbox" in result.output
+    assert "a paid sampler runs only in an isolated sandbox (modal, or local-isolated" in result.output
     assert paid["consumed"]() == [] and not os.path.exists(tmp_path / "a.partial")
+
+
+BWRAP = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (.ci/run installs it)")
+
+
+@BWRAP
+def test_a_paid_sampler_runs_in_the_local_isolated_sandbox(paid, tmp_path, project):
+    """`--sandbox local-isolated` is an isolation boundary (bubblewrap): accepted on the paid path, no Modal account
+    needed (no MODAL_TOKEN_* set, no Modal SDK touched), and named as the sandbox used in the record."""
+    for name in ("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET"):
+        os.environ.pop(name, None)
+    assert paid["freeze"]("--sandbox", "local-isolated").exit_code == 0
+    out = str(tmp_path / "attempt")
+    result = paid["execute"](paid["claim"](), out, "--sandbox", "local-isolated")
+    assert result.exit_code == 0, result.output
+    c = read_record(os.path.join(out, "record.json"))["content"]
+    assert c["termination"]["status"] == "completed" and c["result"]["score"]["points"] == 100
+    boundary = c["information_boundary"]
+    assert boundary["sandbox"] == "local-isolated" and "bubblewrap" in boundary["network"]
+    assert c["config"]["sandbox"]["name"] == "local-isolated" and c["config"]["sandbox"]["isolation"] == "bubblewrap"
+    assert c["prices"]["sandbox"] == {"name": "local-isolated", "micro_usd_per_second": 0} and c["sandbox"] == {}
+    assert paid["fakes"]["modal"].sandboxes == [] and paid["fakes"]["modal"].apps == []
+    verify_attempt(os.path.join(out, "record.json"), project=project)
+    schema_valid(out)
+    result = paid["runner"].invoke(cli, ["verify", os.path.join(out, "record.json")])
+    assert result.exit_code == 0, result.output
+
+
+def test_a_missing_bubblewrap_is_one_line_and_spends_nothing(paid, tmp_path, monkeypatch):
+    """No `bwrap` on PATH: `--sandbox local-isolated` stops before the claim is consumed, in one line, exit 1."""
+    assert paid["freeze"]("--sandbox", "local-isolated").exit_code == 0  # a freeze records the configuration only
+    claim = paid["claim"]()
+    empty = tmp_path / "no-tools"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    result = paid["execute"](claim, str(tmp_path / "a"), "--sandbox", "local-isolated")
+    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert result.output.startswith("error: --sandbox local-isolated: bubblewrap (bwrap) is not installed: "
+                                    "`apt-get install bubblewrap`")
+    assert paid["consumed"]() == [] and not os.path.exists(tmp_path / "a") and not os.path.exists(tmp_path / "a.partial")
 
 
 def test_the_library_refuses_it_too(tmp_path):
@@ -421,3 +463,14 @@ def test_a_frozen_tier_plan_runs_tiers_in_order_and_cuts_in_the_order_of_sacrifi
     assert cut.exit_code == 1 and ("T2/b seed 2 was cut in the order of sacrifice after tier T1 (cumulative spend "
                                    "over plan by more than 1000 bps)") in cut.output
     assert len(paid["consumed"]()) == 1 and not os.path.exists(os.path.join(project, "t2"))
+
+
+def test_a_frozen_field_under_a_model_id_with_dots_is_found():
+    """Every shipped OpenAI model id holds a dot (gpt-5.4-mini): `verify` looks its frozen price row up as
+    prices.models.<id>, so a key with dots is one key (it once answered "the freeze has no such field")."""
+    body = {"prices": {"models": {"gpt-5.4-mini": {"input_micro_usd_per_mtok": 750000}, "gpt-5": {"x": 1}}}}
+    assert _freeze.lookup(body, "prices.models.gpt-5.4-mini") == {"input_micro_usd_per_mtok": 750000}
+    assert _freeze.lookup(body, "prices.models.gpt-5.4-mini.input_micro_usd_per_mtok") == 750000
+    assert _freeze.lookup(body, "prices.models.gpt-5.x") == 1
+    with pytest.raises(InputError, match="the freeze has no such field"):
+        _freeze.lookup(body, "prices.models.gpt-5.5")

@@ -19,7 +19,7 @@ def _recipe_lines(path):
         text = fh.read()
     # the recipes' own heading (README's "Evaluate your model with Inspect" section comes first)
     section = re.split(r"^#+ Evaluate your model\n", text, maxsplit=1, flags=re.M)[1]
-    blocks = re.findall(r"```sh\n(.*?)```", section, re.S)[:2]
+    blocks = re.findall(r"```sh\n(.*?)```", section, re.S)[:4]  # the three providers and the local server
     return [line.split("   #")[0].strip() for block in blocks for line in block.splitlines()
             if line.strip().startswith("fundbook-launch ")]
 
@@ -40,7 +40,7 @@ def test_the_openai_recipe_claim_covers_its_attempts_worst_case(tmp_path, monkey
     from click.testing import CliRunner
     monkeypatch.setenv("FUNDBOOK_LAUNCH_STATE", str(tmp_path / "state"))
     line = next(x for x in _recipe_lines("README.md") if x.startswith("fundbook-launch authorise") and "gpt-" in x)
-    argv = shlex.split(line.replace("--out claim.json", f"--out {tmp_path / 'claim.json'}"))[1:]
+    argv = shlex.split(re.sub(r"--out \S+", f"--out {tmp_path / 'claim.json'}", line))[1:]
     result = CliRunner().invoke(cli, argv)
     assert result.exit_code == 0, result.output
     assert "covers the worker's worst case for 20 checkpoints" in result.output

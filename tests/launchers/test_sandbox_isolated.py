@@ -147,3 +147,28 @@ def test_a_missing_bubblewrap_is_one_line_before_anything_runs(tmp_path, monkeyp
     monkeypatch.setattr("shutil.which", lambda name: None)
     with pytest.raises(SandboxError, match=r"bubblewrap \(bwrap\) is not installed: `apt-get install bubblewrap`"):
         IsolatedSandbox().check()
+
+
+def test_local_isolated_is_selectable_from_the_command_line(tmp_path, monkeypatch):
+    """`fundbook-launch execute --sandbox local-isolated`: the real worker plays its checkpoints in bubblewrap, and
+    the record names the sandbox it ran in (the schema allows it, `verify` accepts it)."""
+    from click.testing import CliRunner
+    from fundbook.cli.launch import cli
+    from .conftest import schema_valid
+    monkeypatch.setenv("FUNDBOOK_LAUNCH_STATE", str(tmp_path / "state"))
+    monkeypatch.setenv("FUNDBOOK_LAUNCH_PROJECT", str(tmp_path / "project"))
+    runner, claim, out = CliRunner(), str(tmp_path / "claim.json"), str(tmp_path / "attempt")
+    done = runner.invoke(cli, ["authorise", "--family", "FUND_02", "--model", "mock", "--cap-micro-usd", "0",
+                               "--cap-tokens", "10000000", "--sandbox", "local-isolated", "--out", claim])
+    assert done.exit_code == 0, done.output
+    done = runner.invoke(cli, ["execute", "--claim", claim, "--out", out, "--family", "FUND_02", "--seed", "1",
+                               "--horizon", "6", "--sandbox", "local-isolated"])
+    assert done.exit_code == 0, done.output
+    with open(os.path.join(out, "record.json"), encoding="utf-8") as fh:
+        c = json.load(fh)["content"]
+    assert c["termination"]["status"] == "completed" and c["settled_days"] == 6
+    assert c["information_boundary"]["sandbox"] == "local-isolated" and c["config"]["sandbox"]["memory_mib"] == 1024
+    assert c["claim"]["plan"]["sandbox"] == "local-isolated"
+    schema_valid(out)
+    done = runner.invoke(cli, ["verify", os.path.join(out, "record.json")])
+    assert done.exit_code == 0, done.output
