@@ -2,12 +2,12 @@
 
 import click
 
-from builders._cli import StageGroup
+from builders import StageGroup
 
 
 def _stage_errors(fn):
     def wrapped(*args, **kwargs):
-        from builders._errors import BuildError
+        from builders import BuildError
         from .errors import ExperimentError
         try:
             return fn(*args, **kwargs)

@@ -336,7 +336,7 @@ def run_compare(directory, sweep_dir, secret=None, attempts=()) -> dict:
         files.append(_entry(directory, "attempt", path, _read(path, "an attempt file", "attempt")))
     decision_bytes = pretty(decision)
     files.append(_entry(directory, "decision", os.path.join(directory, "decision.json"), decision_bytes))
-    from builders._files import rel
+    from builders import rel
     evidence = {"schema": EVIDENCE_SCHEMA, "comparison": spec["name"], "files": files,
                 "verify": f"fundbook compare {rel(directory)} --verify"}
     write_all({rules_path: source, os.path.join(directory, "decision.json"): decision_bytes,

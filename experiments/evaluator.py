@@ -39,7 +39,7 @@ def work_sha256() -> str:
 
 def load_bundle(bundle_dir) -> dict:
     """The verified bundle (builders.bundle.verify_bundle) or a one-line error."""
-    from builders._errors import BuildError
+    from builders import BuildError
     from builders.bundle import verify_bundle
     try:
         verified = verify_bundle(bundle_dir)

@@ -35,9 +35,9 @@ def default_seed(evaluator_id) -> int:
 
 def _run(op, runner, args, take, session):
     """One op in the build's shared runtime (a builders._session.PyodideSession) or in a runtime of its own."""
-    from builders._errors import BuildError
-    from builders._files import ROOT
-    from builders._node import last_line, node_executable, popen
+    from builders import BuildError
+    from builders import ROOT
+    from builders import last_line, node_executable, popen
     if session is not None:
         try:
             session.request(op, on_event=take, module=SESSION_MODULE, **args)
@@ -95,9 +95,9 @@ def run_in_pyodide(bundle, tasks, session=None) -> dict:
     builders._session.PyodideSession is given (`make build` loads Pyodide
     once), else a runtime of its own (experiments/runner/sample.mjs).
     Returns {"runtime": event, "results": [result]}."""
-    from builders._errors import BuildError
-    from builders._files import ROOT
-    from builders._node import last_line, node_executable, popen
+    from builders import BuildError
+    from builders import ROOT
+    from builders import last_line, node_executable, popen
     data = b"".join(json.dumps(t, sort_keys=True, separators=(",", ":")).encode() + b"\n" for t in tasks)
     with tempfile.TemporaryDirectory(prefix="fundbook-sample-") as tmp:
         path = os.path.join(tmp, "tasks.jsonl")

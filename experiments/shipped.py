@@ -196,8 +196,8 @@ def build(runs_dir=None, bundle_dir=None, check_dir=None, recompute=False, progr
     check_dir = check_dir or os.path.join(ROOT, "build", "experiments")
     runs = [run_definition(runs_dir, d, bundle_dir, recompute, progress, log) for d in sweeps()]
     seed = seed if seed is not None else int(os.environ.get("FUNDBOOK_RECHECK_SEED") or secrets.randbits(48))
-    from builders._errors import BuildError
-    from builders._session import own_session
+    from builders import BuildError
+    from builders import own_session
     try:
         with own_session(session) as runtime:  # one Pyodide runtime for the re-check and the rules
             return _build(runs, runs_dir, check_dir, seed, runtime)

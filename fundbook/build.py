@@ -8,9 +8,9 @@ experiment layer; `python -m builders.runs build` is the same build without it.
 
 import click
 
-from builders._cli import StageCommand
-from builders._errors import BuildError
-from builders.runs._pipeline import Stage, build_options, run_build
+from builders import StageCommand
+from builders import BuildError
+from builders.runs import Stage, build_options, run_build
 
 
 def _experiments(session, out, bundle_dir, echo):

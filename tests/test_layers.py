@@ -385,9 +385,6 @@ def test_no_import_circle():
     assert [c for c in circles() if CLI_FACE not in c] == []
 
 
-@pytest.mark.xfail(strict=True, reason="fundbook/cli/__init__.py imports its subcommand modules at the bottom to "
-                   "register them, and they import fundbook.cli back (issue 41): fixed on the CLI branch; drop "
-                   "this mark when it lands")
 def test_the_cli_registers_its_commands_without_a_circle():
     assert [c for c in circles() if CLI_FACE in c] == []
 

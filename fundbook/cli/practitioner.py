@@ -12,7 +12,7 @@ from ._render import plain
 
 def _stage(fn, *args):
     """Run a builders stage; its BuildError (no runtime, a bundle that does not check) is one line, exit 1."""
-    from builders._errors import BuildError
+    from builders import BuildError
     try:
         return fn(*args)
     except BuildError as exc:

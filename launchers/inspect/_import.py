@@ -42,7 +42,7 @@ transcript, pretty = _record.transcript, _record.pretty
 
 def _bundle(bundle_dir, runs_dir):
     from builders.practitioners import bundle_facts
-    from builders._errors import BuildError
+    from builders import BuildError
     try:
         return bundle_facts(bundle_dir, runs_dir)
     except BuildError as exc:
@@ -51,8 +51,8 @@ def _bundle(bundle_dir, runs_dir):
 
 def _pyodide_answers(bundle, lines, runtime):
     """[JSON line of calls] -> [[sha256 of each answer]] from the bundle in Pyodide (one request of them all)."""
-    from builders._errors import BuildError
-    from builders._files import rel
+    from builders import BuildError
+    from builders import rel
     text = "".join(line + "\n" for line in lines)
     try:
         _, events = runtime.request("inspect_calls", module=RUNNER, bundle=rel(bundle["zip_path"]),
@@ -85,7 +85,7 @@ def prepare(paths, runs_dir="runs", bundle_dir="build/engine", session=None):
     """Check and re-execute every log; -> [(label, sample id, attempt id, {name: bytes}, moves)], nothing written.
     InputError names the log, the sample and the check at the first failure. Samples are replayed on the host and
     their calls answered by the bundle a chunk at a time, so memory holds one chunk of calls, not a log's."""
-    from builders._session import own_session
+    from builders import own_session
     from ._version import task_version
     bundle, facts = _bundle(bundle_dir, runs_dir)
     try:

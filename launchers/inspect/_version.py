@@ -2,7 +2,7 @@
 
 import engine
 
-from builders._errors import BuildError
+from builders import BuildError
 from builders.bundle import verify_bundle
 
 
