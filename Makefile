@@ -14,12 +14,13 @@ export PYTHONHASHSEED := 0
 # and verify then names it as the build input that differs.
 export SOURCE_DATE_EPOCH := 1788739200
 
-.PHONY: help venv test build bench fuzz clean
+.PHONY: help venv lint test build bench fuzz clean
 .DEFAULT_GOAL := help
 
 help:
 	@echo "make build   build the reference publication (engine bundle, runs, images, site)"
 	@echo "make test    run the test suite but its long tail (at most 10 minutes on 2 cores)"
+	@echo "make lint    ruff's lint and format check (part of make test)"
 	@echo "make test-long  the long tail (tests marked long; CI runs it after make test)"
 	@echo "make verify  rebuild from this checkout and check every published byte of runs/"
 	@echo "make bench   print the benchmark figures"
@@ -55,7 +56,12 @@ TEST_WORKERS ?= 3
 # pytest's exit code, except 5 ("no tests collected": a selection that holds no test is not a failure).
 TIMED = started=$$(date +%s); $(1); rc=$$?; [ $$rc -eq 5 ] && rc=0; \
 	echo "make $@: $$(( $$(date +%s) - started )) s wall time (exit $$rc)"; exit $$rc
-test: $(STAMP) $(TEST_DEPS)
+# ruff's lint and format check ([tool.ruff] in pyproject.toml; hash-pinned files are excluded there)
+lint: $(STAMP)
+	$(BIN)/ruff check --quiet .
+	$(BIN)/ruff format --check --quiet .
+
+test: $(STAMP) $(TEST_DEPS) lint
 	@$(call TIMED,$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25 -m "not long" $(PYTEST_ARGS))
 
 # The long tail (tests marked `long`: the fresh-clone build, the real model, the long kill-trial series,

@@ -41,7 +41,7 @@ def _int(value):
 
 def _json(text):
     """The JSON value a model or tool wrote, or None when it is not JSON."""
-    if not isinstance(text, str) or not text.strip()[:1] in ("{", "["):
+    if not isinstance(text, str) or text.strip()[:1] not in ("{", "["):
         return None
     try:
         return json.loads(text)

@@ -2,7 +2,6 @@
 directories, with different TZ, umask and locale: a byte-identical bundle and
 identical run content hashes."""
 
-import json
 import os
 import shutil
 import subprocess

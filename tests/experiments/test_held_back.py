@@ -7,7 +7,6 @@ evidence size and row limits."""
 
 import json
 import os
-import shutil
 
 import pytest
 

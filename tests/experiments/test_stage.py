@@ -4,7 +4,6 @@ re-checks a fresh sample, an edited committed file stops it, and
 verify-experiments recomputes the bytes."""
 
 import json
-import os
 
 import pytest
 

@@ -111,7 +111,7 @@ def test_message_limit_ends_the_sample_and_it_is_still_graded(tmp_path):
     log = run(P.always_fund, tmp_path=tmp_path, days=5, message_limit=6)
     sample, = log.samples
     assert sample.limit is not None and sample.limit.type == "message"
-    meta = sample.scores["desk_grade"].metadata
+    assert sample.scores["desk_grade"].metadata  # graded although the limit ended it
     replies = [json.loads(body) for name, body in tool_results(sample) if name == "submit_batch"]
     assert sum(r["accepted"] for r in replies) < 5
     days = {d["day"]: d for d in meta_days(sample)}

@@ -15,7 +15,6 @@ gives); the tests import `run_series` and `run_trial`.
 import os
 import random
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile

@@ -13,7 +13,7 @@ from launchers._verify import verify_attempt
 from launchers._sandbox_modal import GRACE_S, ModalSandbox
 from fundbook.cli.launch import cli
 
-from .conftest import plan_for, PricedMock
+from .conftest import PricedMock
 from .fakes import FakeModal
 
 TRANSCRIPT_ROLES = {"model", "tool", "evaluator"}

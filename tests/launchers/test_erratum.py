@@ -2,10 +2,8 @@
 state its truthful report, the bound is the grade with the truth on those days, the file is recomputed byte for
 byte, and the figures the site states are the file's."""
 
-import copy
 import json
 import os
-import re
 
 import pytest
 

@@ -131,7 +131,7 @@ def test_the_host_preflight_refuses_before_the_claim_is_spent(tmp_path, state, m
                                "--cap-tokens", "20000000", "--out", claim]).exit_code == 0
     result = runner.invoke(cli, ["execute", "--claim", claim, "--family", "FUND_01", "--seed", "1", "--horizon", "6",
                                  "--out", str(tmp_path / "a")])
-    assert result.exit_code == 1 and result.output.count("\n") == 1 and f"error: host: " in result.output, result.output
+    assert result.exit_code == 1 and result.output.count("\n") == 1 and "error: host: " in result.output, result.output
     assert message in result.output
     assert not os.path.exists(os.path.join(state, "consumed")) and not os.path.exists(tmp_path / "a.partial")
 
