@@ -38,7 +38,7 @@ from .errors import ExperimentError
 from .feasibility import run_pilot
 from .journal import JOURNAL
 from . import calibration
-from .sweep import heldout_plan, plan_rows, practice_plan, prepare, pretty, read_doc, run_sweep
+from .sweep import Running, heldout_plan, plan_rows, practice_plan, prepare, pretty, read_doc, run_sweep
 from .files import write_atomic
 from .seeds import parse_seeds
 
@@ -136,8 +136,8 @@ def run_definition(runs_dir, definition, bundle_dir, recompute=False, progress=T
         if definition["split"] == "heldout":
             doc = run_pilot(out, plan, rows, arm_list, eid, PILOT_ITEMS, comparisons=fixed["comparisons"])
             write_atomic(os.path.join(out, "feasibility.json"), pretty(doc))
-        run_sweep(out, plan, rows, arm_list, bundle_dir, workers=WORKERS, comparisons=comparisons,
-                  commitment=commitment, progress=progress, require_pilot=definition["split"] == "heldout")
+        run_sweep(out, plan, rows, arm_list, bundle_dir, comparisons=comparisons, commitment=commitment,
+                  running=Running(workers=WORKERS, progress=progress, require_pilot=definition["split"] == "heldout"))
     sweep_doc, _ = read_doc(os.path.join(out, "sweep.json"), "the sweep manifest")
     return {"definition": definition, "out": out, "rows": rows, "arms": arm_list, "fixed": fixed,
             "sweep": sweep_doc, "reused": reused}
@@ -253,9 +253,9 @@ def verify(runs_dir=None, bundle_dir=None, log=print, progress=True) -> list:
             definition = dict(d)
             plan, rows, commitment = plan_of(scratch, definition)
             arm_list = parse_arms(d["arms"])
-            run_sweep(dst, plan, rows, arm_list, bundle_dir, workers=WORKERS,
+            run_sweep(dst, plan, rows, arm_list, bundle_dir,
                       comparisons=[os.path.join(scratch, c) for c in d["comparisons"]], commitment=commitment,
-                      require_pilot=False, sample_size=0, progress=progress)
+                      running=Running(workers=WORKERS, require_pilot=False, sample_size=0, progress=progress))
             for name in ("items.jsonl", obs.JSONL, obs.PARQUET):
                 with open(os.path.join(src, name), "rb") as a, open(os.path.join(dst, name), "rb") as b:
                     mine, theirs = a.read(), b.read()

@@ -37,7 +37,7 @@ from .arms import parse_arms
 from .errors import ExperimentError
 from .journal import JOURNAL, Journal
 from .study_files import STATUS, STUDY, attempt_files, check_attempts, no_stray_file
-from .sweep import heldout_plan, plan_rows, prepare, pretty, read_doc, reusable, run_sweep
+from .sweep import Running, heldout_plan, plan_rows, prepare, pretty, read_doc, reusable, run_sweep
 from .files import write_atomic
 
 SCHEMA = "fundbook.study/1"
@@ -198,9 +198,9 @@ def run(study_dir, bundle_dir=DEFAULT_BUNDLE, progress=True) -> dict:
     run: the manifest and inputs.json rewritten from every world measured, in whichever session)."""
     stopped = os.path.exists(os.path.join(study_dir, load(study_dir)["sweep"], "sweep.json"))
     _, out, plan, rows, arm_list, comparisons, _, commitment = _setup(study_dir, bundle_dir, verifying=stopped)
-    return run_sweep(out, plan, rows, arm_list, bundle_dir, workers=1, comparisons=comparisons,
-                     commitment=commitment, progress=progress,
-                     after_result=None if stopped else lambda _: write_status(study_dir, bundle_dir))
+    return run_sweep(out, plan, rows, arm_list, bundle_dir, comparisons=comparisons, commitment=commitment,
+                     running=Running(workers=1, progress=progress,
+                                     after_result=None if stopped else lambda _: write_status(study_dir, bundle_dir)))
 
 
 def _journalled(out, fixed, arm_list):

@@ -251,9 +251,25 @@ def prepare(out, plan, rows, arm_list, bundle_dir, comparisons=()):
     return {"bundle": bundle, "sources": sources, "provenance": prov, "evaluator_id": eid, "comparisons": served}
 
 
-def run_sweep(out, plan, rows, arm_list, bundle_dir, *, workers=1, executor="local", sample_size=DEFAULT_SAMPLE,
-              sample_seed=None, comparisons=(), commitment=None, progress=True, modal=None, require_pilot=None,
-              after_result=None):
+@dataclass(frozen=True)
+class Running:
+    """How a sweep runs, not what it measures: the pool (`workers`, `executor` local or modal, `modal` the remote
+    seam), the Pyodide re-check's sample, progress output, whether a feasibility pilot is required (default: for
+    a held-out split) and `after_result(item_id)`, called as each world finishes (a study rewrites its status)."""
+    workers: int = 1
+    executor: str = "local"
+    sample_size: int = DEFAULT_SAMPLE
+    sample_seed: int | None = None
+    progress: bool = True
+    modal: object = None
+    require_pilot: bool | None = None
+    after_result: object = None
+
+
+def run_sweep(out, plan, rows, arm_list, bundle_dir, *, comparisons=(), commitment=None, running=Running()):
+    workers, executor, modal, progress = running.workers, running.executor, running.modal, running.progress
+    sample_size, sample_seed = running.sample_size, running.sample_seed
+    require_pilot, after_result = running.require_pilot, running.after_result
     fixed = prepare(out, plan, rows, arm_list, bundle_dir, comparisons)
     eid = fixed["evaluator_id"]
     monitors = sequential.monitors_for(fixed["comparisons"])

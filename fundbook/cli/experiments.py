@@ -76,7 +76,7 @@ def sweep(out, arm_specs, families, seed_args, episodes, is_heldout, secret_file
     """
     from experiments.arms import parse_arms
     from experiments.files import make_folder, write_atomic
-    from experiments.sweep import prepare, pretty, run_sweep
+    from experiments.sweep import Running, prepare, pretty, run_sweep
     arm_list = parse_arms(arm_specs)
     plan, rows, commitment = _plan_and_rows(out, families, seed_args, episodes, is_heldout, secret_file)
     if pilot:
@@ -106,9 +106,9 @@ def sweep(out, arm_specs, families, seed_args, episodes, is_heldout, secret_file
                 click.echo(f"  {name}: pilot effect {c['effect']['mean_difference']} (sd {c['effect']['sd']}); worlds "
                            f"for 80% power: {needed(c['worlds_needed'])}{against}")
         return 0
-    doc = run_sweep(out, plan, rows, arm_list, bundle_dir, workers=workers, executor=executor,
-                    sample_size=pyodide_sample, sample_seed=sample_seed, comparisons=comparisons,
-                    commitment=commitment, progress=progress)
+    doc = run_sweep(out, plan, rows, arm_list, bundle_dir, comparisons=comparisons, commitment=commitment,
+                    running=Running(workers=workers, executor=executor, sample_size=pyodide_sample,
+                                    sample_seed=sample_seed, progress=progress))
     if as_json:
         emit_json({k: doc[k] for k in ("evaluator_id", "counts", "files", "execution", "comparisons")})
     else:

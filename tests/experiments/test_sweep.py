@@ -13,7 +13,7 @@ import engine
 from experiments import executors, observations as obs
 from experiments.arms import parse_arms
 from experiments.errors import ExperimentError
-from experiments.sweep import plan_rows, practice_plan, run_sweep
+from experiments.sweep import Running, plan_rows, practice_plan, run_sweep
 
 from .conftest import BASELINES, pyodide_test
 
@@ -23,7 +23,8 @@ PLAN = practice_plan(["FUND_01", "FUND_04"], [1, 2, 3])
 def sweep(out, bundle_dir, arms=BASELINES, plan=PLAN, **kw):
     kw.setdefault("sample_size", 0)
     kw.setdefault("progress", False)
-    return run_sweep(str(out), plan, plan_rows(plan), parse_arms(arms), bundle_dir, **kw)
+    running = Running(**{k: kw.pop(k) for k in list(kw) if k in Running.__dataclass_fields__})
+    return run_sweep(str(out), plan, plan_rows(plan), parse_arms(arms), bundle_dir, running=running, **kw)
 
 
 def files(out):

@@ -13,7 +13,7 @@ from launchers import Given
 from experiments import arm_model, items as items_mod
 from experiments.arms import parse_arms
 from experiments.errors import ExperimentError
-from experiments.sweep import run_sweep
+from experiments.sweep import Running, run_sweep
 from launchers._sampler_cache import CacheSampler
 
 from .conftest import REPO
@@ -49,8 +49,8 @@ def arm(tmp_path, monkeypatch):
 def _sweep(tmp_path, specs, **kw):
     rows = items_mod.manifest_rows(ROWS, items_mod.PRACTICE)
     plan = {"split": "practice", "families": ["FUND_01", "FUND_02"], "seeds": "1"}
-    return run_sweep(str(tmp_path / "sweep"), plan, rows, parse_arms(specs), BUNDLE, sample_size=0, progress=False,
-                     **kw), rows
+    return run_sweep(str(tmp_path / "sweep"), plan, rows, parse_arms(specs), BUNDLE,
+                     running=Running(sample_size=0, progress=False), **kw), rows
 
 
 def _rows(tmp_path):
