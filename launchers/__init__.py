@@ -42,6 +42,7 @@ _PUBLIC = {
     "authorise": "_claims", "plan_text": "_claims", "state_dir": "_claims", "SPLITS": "_claims",
     "MAX_HOURS": "_claims", "load_prices": "_prices", "format_usd": "_prices", "sandbox_rate": "_prices",
     "table_sha256": "_prices", "MAX_SAFE": "_prices", "estimate": "_budget", "attempt_plan": "_budget",
+    "Planned": "_budget", "projection": "_budget", "authorise_args": "_budget", "planned_tokens_in": "_budget",
     "render_budget": "_budget:render", "FREE_PRICE": "_budget", "DEFAULT_HORIZON": "_budget",
     "DEFAULT_TOKENS_IN": "_budget", "DEFAULT_WORKER_SECONDS": "_budget", "run_self_check": "_selfcheck",
     "check_plan": "_tiers", "tier_budgets": "_tiers:budgets", "admit": "_tiers",
