@@ -129,13 +129,27 @@ def load(path):
     return doc, entries
 
 
+def _walk(node, parts):
+    """(found, value) of the dotted `parts` under `node`; a key may hold dots itself (a model id such as
+    gpt-5.4-mini under prices.models): the longest key that matches is tried first."""
+    if not parts:
+        return True, node
+    if not isinstance(node, dict):
+        return False, None
+    for k in range(len(parts), 0, -1):
+        key = ".".join(parts[:k])
+        if key in node:
+            found, value = _walk(node[key], parts[k:])
+            if found:
+                return True, value
+    return False, None
+
+
 def lookup(body, field):
-    node = body
-    for part in field.split("."):
-        if not isinstance(node, dict) or part not in node:
-            raise InputError(f"--field {field}: the freeze has no such field")
-        node = node[part]
-    return node
+    found, value = _walk(body, field.split("."))
+    if not found:
+        raise InputError(f"--field {field}: the freeze has no such field")
+    return value
 
 
 def deviate(freeze_path, field, effective, reason, now=None) -> dict:
