@@ -35,6 +35,7 @@ _PUBLIC = {
     "check_options": "_providers", "default_sandbox": "_providers",
     "local_model_id": "_sampler_llama", "check_model_id": "_sampler_llama",
     "CHOICES": "_providers", "check_credentials": "_credentials:check", "recorded_url": "_sampler_api",
+    "read_env_file": "_envfile", "env_file_environment": "_envfile:environment",
     # the pieces a study's scripted arm assembles an attempt from (experiments/arms.py)
     "Controller": "_controller", "Desk": "_controller", "Timing": "_controller", "Journal": "_journal", "Ledger": "_ledger", "MockSampler": "_sampler_mock",
     "LocalSandbox": "_sandbox_local", "worker_identity": "_staging",
