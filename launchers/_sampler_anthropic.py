@@ -100,9 +100,10 @@ class AnthropicSampler(api.ApiSampler):
         self._note_model(msg.model)
         text = "".join(block.text for block in msg.content or [] if getattr(block, "type", None) == "text")
         tokens_in, cached = usage_tokens(msg.usage)
+        thinking = getattr(getattr(msg.usage, "output_tokens_details", None), "thinking_tokens", None)
         return Completion(text, tokens_in, int(msg.usage.output_tokens), STOP.get(msg.stop_reason,
                                                                                    str(msg.stop_reason)),
-                          cache_hit_tokens=cached)
+                          cache_hit_tokens=cached, reasoning_tokens=thinking)
 
 
 def preflight(model_id, client, base_url):

@@ -140,3 +140,49 @@ def test_no_file_an_attempt_writes_holds_the_env_files_key(tmp_path, kind, model
     for name in files:
         with open(name, "rb") as fh:
             assert key.encode() not in fh.read(), name
+
+
+# -- reasoning tokens apart -----------------------------------------------------------------------------------------
+
+def _anthropic_with_thinking(body):
+    from .test_api_samplers import anthropic_response, no_action_answer
+    answer = anthropic_response(no_action_answer(body), usage=(300, 0, 0, 150))
+    answer["usage"]["output_tokens_details"] = {"thinking_tokens": 90}
+    return answer
+
+
+@pytest.mark.parametrize("kind, model, script, each", [("openai", "gpt-5.4-mini", ["ok"], 64),
+                                                       ("anthropic", "claude-haiku-4-5", [_anthropic_with_thinking],
+                                                        90)])
+def test_reasoning_tokens_are_recorded_apart_in_ledger_step_and_cost_and_verify(tmp_path, kind, model, script, each):
+    from launchers import verify_attempt
+    from .test_api_samplers import model_steps
+    record, out, claim, state, project = run(tmp_path, kind, Provider(kind, script), model)
+    c = record["content"]
+    charges = [e for e in c["ledger"]["entries"] if e["kind"] == "charge" and e["account"] == "inference"]
+    assert charges and all(e["reasoning_tokens"] == each <= e["tokens_out"] for e in charges)
+    assert [s["call"]["reasoning_tokens"] for s in model_steps(out)] == [each] * len(charges)
+    assert c["cost"]["reasoning_tokens"] == each * len(charges) and c["cost"]["tokens_out"] >= c["cost"]["reasoning_tokens"]
+    verify_attempt(os.path.join(out, "record.json"), project=project)
+
+
+def test_a_record_without_reasoning_tokens_still_verifies_and_a_forged_figure_does_not(tmp_path):
+    """Old records carry no reasoning_tokens (the anthropic stand-in reports none): they verify unchanged; a
+    figure edited into the record's cost (its hashes redone) is named by verify against the ledger."""
+    from launchers import verify_attempt
+    from launchers._errors import LaunchError
+    from engine import content_sha256
+    from .test_api_samplers import tree_text  # noqa: F401
+    record, out, claim, state, project = run(tmp_path, "anthropic", Provider("anthropic"), "claude-haiku-4-5")
+    assert "reasoning_tokens" not in record["content"]["cost"]
+    assert not any("reasoning_tokens" in e for e in record["content"]["ledger"]["entries"])
+    path = os.path.join(out, "record.json")
+    verify_attempt(path)
+    with open(path) as fh:
+        doc = json.load(fh)
+    doc["content"]["cost"]["reasoning_tokens"] = 5
+    doc["content_sha256"] = content_sha256(doc["content"])
+    with open(path, "w") as fh:
+        json.dump(doc, fh)
+    with pytest.raises(LaunchError, match="reasoning_tokens"):
+        verify_attempt(path)
