@@ -163,6 +163,11 @@ def pilot(freeze_path, claims, seeds, family, model, out_dir, cache_path, model_
     click.echo(f"{f['attempts']} attempts ({', '.join(f'{k} {v}' for k, v in f['statuses'].items())}), {f['calls']} "
                f"calls, cache hits {f['cache_hit_bps'] if f['cache_hit_bps'] is not None else '-'} bps, latency p50 "
                f"{lat.get('p50_ms', '-')} ms, p90 {lat.get('p90_ms', '-')} ms")
+    d = body["decisions"]
+    click.echo(f"per decision ({d['answered_calls']} answered calls): tokens in {d['tokens_in_per_decision']}, out "
+               f"{d['tokens_out_per_decision']}, reasoning {d['reasoning_tokens_per_decision']}; paired differences "
+               f"of {d['paired']['metric']} vs {d['paired']['baseline']}: n {d['paired']['n']}, sd "
+               f"{d['paired']['sd'] if d['paired']['sd'] is not None else '- (under two attempts)'}")
     click.echo(f"pilot {body['verdict']}: {os.path.join(out_dir, 'pilot.json')} (content {doc['content_sha256'][:12]})")
     return 0 if body["verdict"] == "PASS" else 1
 
