@@ -7,7 +7,7 @@
                                        opens http:// or https://, so a model id may hold '@'
 
 The arm's settings are the providers' defaults (openai: reasoning effort low; anthropic and
-openai-compatible: greedy), at the arm's fixed limits (arm_model.LIMITS), the compact prompt and the day's
+openai-compatible: greedy), at the arm's fixed limits (arm_limits.LIMITS), the compact prompt and the day's
 answer schema. Each item's attempt is a full launcher attempt under its own claim:
 
 - a paid arm (openai, anthropic, an openai-compatible server elsewhere, priced from the price table's row
@@ -35,6 +35,7 @@ import shutil
 import tempfile
 import urllib.parse
 
+from .arm_limits import LIMITS
 from .errors import ExperimentError
 
 PROVIDERS = ("openai", "anthropic", "openai-compatible")
@@ -84,7 +85,6 @@ def provider_for(arm, online):
     otherwise the settings only, from no environment (what parse and the manifest see)."""
     from launchers import LaunchError, SamplerOptions, sampler
     from launchers import NotInstalled as Missing
-    from .arm_model import LIMITS
     from .errors import NotInstalled
     own = {}
     if arm["provider"] == "openai-compatible":
@@ -111,7 +111,6 @@ def configuration(provider, model, url, text) -> dict:
     build = provider_for(arm, online=False)
     paid = not sampler_class(provider).free_for(build.sampling)
     ident = worker_identity(build.sampling["prompt"])
-    from .arm_model import LIMITS
     config = {"provider": provider, "model": model, "sampling": build.sampling, "limits": dict(LIMITS),
               "sandbox": sandbox_name(paid), "prompt": ident["prompt"], "output_schema": ident["output_schema"],
               "worker": ident["worker"]}
@@ -134,7 +133,6 @@ def run(arm, row, attempt_id, out):
     under a formality claim in a scratch project."""
     from launchers import (AttemptSpec, Limits, Places, Planned, Task, authorise, execute, load_freeze,
                            load_prices, project_dir, projection, sandbox)
-    from .arm_model import LIMITS
     build = provider_for(arm, online=True)  # the key read now, the model asked for (free), nothing consumed
     split = "heldout" if row.get("split") == "heldout" else "public-practice"
     horizon = row.get("horizon") or 20

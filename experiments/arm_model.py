@@ -52,6 +52,7 @@ import engine
 from builders import counting
 
 from . import arm_api
+from .arm_limits import LIMITS
 from .errors import ExperimentError, NotInstalled
 
 ATTEMPTS_ENV = "FUNDBOOK_ARM_ATTEMPTS"
@@ -59,7 +60,6 @@ PAUSE_ENV = "FUNDBOOK_ARM_PAUSE"  # a file: while it exists, no new attempt star
 PACKAGED = "packaged"  # model:llama-cpp:packaged (SmolLM2), model:llama-cpp:packaged:NAME (launchers/_packaged.py)
 RETRY_ENDS = counting.RETRY_ENDS  # the one rule for which try counts (builders/counting.py)
 MAX_TRIES = counting.MAX_TRIES
-LIMITS = {"worker_seconds": 3600, "call_deadline_s": 600, "max_tokens_per_call": 1024, "max_calls": 60}
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _factories = {}  # model file -> the sampler factory (the file hashed and inspected once a process)
 
