@@ -26,24 +26,22 @@ each comparison's decision from its evidence (`fundbook compare --verify`) and
 requires the verdict status.json states.
 """
 
+import argparse
 import json
 import math
 import os
 import sys
 
-import engine
-
 from . import compare, executors, heldout, items as items_mod, rules, sequential
 from .arms import parse_arms
 from .errors import ExperimentError
 from .journal import JOURNAL, Journal
+from .study_files import STATUS, STUDY, attempt_files, check_attempts, no_stray_file
 from .sweep import heldout_plan, plan_rows, prepare, pretty, read_doc, reusable, run_sweep
 from .files import write_atomic
 
 SCHEMA = "fundbook.study/1"
 STATUS_SCHEMA = "fundbook.study-status/1"
-STUDY = "study.json"
-STATUS = "status.json"
 FIELDS = {"schema", "name", "sweep", "arms", "secret_file", "comparisons"}
 OPTIONAL = {"tiers", "family_wise"}  # tiers: a tier plan file in the study folder (launchers/_tiers.py), seed 002's
 # tiers; family_wise: the error stated up front across all the study's decisions (checked against the specs)
@@ -344,7 +342,7 @@ def verify(study_dir, bundle_dir=DEFAULT_BUNDLE, log=print) -> dict:
     if doc["state"] == "stopped":
         decisions = _verify_decisions(study_dir, load(study_dir), doc)
         decided = "; " + ", ".join(f"{n} {d['verdict']} at n {d['n']}" for n, d in decisions.items())
-    _no_stray_file(study_dir, load(study_dir), doc["state"] == "stopped")
+    no_stray_file(study_dir, load(study_dir), doc["state"] == "stopped")
     as_run = ""
     if fixed.get("current_evaluator_id", fixed["evaluator_id"]) != fixed["evaluator_id"]:
         as_run = (f" (run under evaluator {fixed['evaluator_id'][:12]}; this checkout's engine, evaluator "
@@ -362,7 +360,7 @@ def decide(study_dir) -> dict:
         raise ExperimentError(f"{out}: the sweep has not stopped (no sweep.json): a study is decided when its rules "
                               f"stop (`python -m experiments.study run {study_dir}`)")
     secret = heldout.read_secret(os.path.join(ROOT, doc["secret_file"]))
-    files = _attempt_files(_tries(study_dir))
+    files = attempt_files(_tries(study_dir))
     return {c: compare.run_compare(os.path.join(study_dir, c), out, secret, files) for c in doc["comparisons"]}
 
 
@@ -381,40 +379,6 @@ def _tries(study_dir) -> dict:
     return found
 
 
-def _files(folder) -> list:
-    return [os.path.join(folder, n) for n in sorted(os.listdir(folder)) if os.path.isfile(os.path.join(folder, n))]
-
-
-def _attempt_files(tries) -> list:
-    return [path for world in tries.values() for _, folder in world for path in _files(folder)]
-
-
-def _check_attempts(study_dir, folder, tries):
-    """The decision's evidence lists exactly the files of every try of the measured worlds, and inputs.json
-    names each world's last try (the record its rows were graded from)."""
-    evidence, _ = read_doc(os.path.join(folder, "evidence.json"), "the decision's evidence list")
-    listed = [(e.get("name"), e.get("sha256")) for e in evidence["files"] if e.get("kind") == "attempt"]
-    want = []
-    for path in _attempt_files(tries):  # as the model arm reads them: try folder, file name, sha256
-        with open(path, "rb") as fh:
-            want.append((f"{os.path.basename(os.path.dirname(path))}/{os.path.basename(path)}", engine.sha256_hex(fh.read())))
-    if listed != want:
-        odd = [w for w in want if w not in listed] or [x for x in listed if x not in want] or want
-        raise ExperimentError(f"{folder}/evidence.json: does not list the study's attempt files as they are (first "
-                              f"difference: {str(odd[0][0])[:200]}, sha256 {str(odd[0][1])[:16]}): decide the study again")
-    path = os.path.join(study_dir, load(study_dir)["sweep"], "inputs.json")
-    if not tries:
-        return
-    inputs, _ = read_doc(path, "the host arms' input hashes")
-    for iid, world in tries.items():
-        last = os.path.join(world[-1][1], "record.json")
-        with open(last, "rb") as fh:
-            sha = engine.sha256_hex(fh.read())
-        if not any(isinstance(arm, dict) and arm.get(iid) == sha for arm in inputs.values()):
-            raise ExperimentError(f"{path}: does not name world {iid}'s input as its last try "
-                                  f"{os.path.basename(world[-1][1])} (record sha256 {sha[:16]})")
-
-
 def _verify_decisions(study_dir, doc, status_doc) -> dict:
     """Every comparison's decision.json recomputed from its evidence, with the verdict status.json states."""
     out, tries = {}, _tries(study_dir)
@@ -424,7 +388,7 @@ def _verify_decisions(study_dir, doc, status_doc) -> dict:
             raise ExperimentError(f"{folder}: the study has stopped but this comparison has no decision.json (run "
                                   f"`python -m experiments.study decide {study_dir}`)")
         decision = compare.verify(folder)
-        _check_attempts(study_dir, folder, tries)
+        check_attempts(os.path.join(study_dir, load(study_dir)["sweep"]), folder, tries)
         stated = status_doc["comparisons"][name]
         if (decision.get("verdict"), decision.get("n")) != (stated["verdict"], stated["n"]):
             raise ExperimentError(f"{folder}/decision.json: {decision.get('verdict')} at n {decision.get('n')}, "
@@ -433,41 +397,54 @@ def _verify_decisions(study_dir, doc, status_doc) -> dict:
     return out
 
 
-RUNNING_SWEEP_FILES = ("commitment.json", "feasibility.json", JOURNAL, "observations.partial.jsonl", "inputs.json")
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line, with the CLIs' usage exit code (64), never argparse's 2 (UNSCORABLE here)."""
+
+    def error(self, message):
+        print(f"error: {_plain(message)} (see `{self.prog} --help`)", file=sys.stderr)
+        sys.exit(64)
 
 
-def _no_stray_file(study_dir, doc, stopped):
-    """Every file under the study folder is one verify accounts for: study.json, status.json, README.md, each
-    comparison's frozen files and, once decided, whatever its evidence list names (the sweep's files among
-    them); while the sweep runs, its journal, partial rows, commitment, pilot and inputs."""
-    root = os.path.abspath(study_dir)
-    listed = {os.path.join(root, n) for n in (STUDY, STATUS, "README.md")}
-    if "tiers" in doc:
-        listed.add(os.path.join(root, doc["tiers"]))
-    for name in doc["comparisons"]:
-        folder = os.path.join(root, name)
-        listed |= {os.path.join(folder, n) for n in ("spec.json", "freeze.json", "deviations.json", "result.json")}
-        if stopped:
-            evidence, _ = read_doc(os.path.join(folder, "evidence.json"), "the decision's evidence list")
-            listed.add(os.path.join(folder, "evidence.json"))
-            listed |= {os.path.normpath(os.path.join(folder, e["path"])) for e in evidence.get("files") or []
-                       if isinstance(e, dict) and isinstance(e.get("path"), str)}
-    if not stopped:
-        listed |= {os.path.join(root, doc["sweep"], n) for n in RUNNING_SWEEP_FILES}
-    for dirpath, dirnames, files in os.walk(root):
-        dirnames.sort()
-        for name in sorted(files):
-            path = os.path.join(dirpath, name)
-            if path not in listed:
-                raise ExperimentError(f"{os.path.join(study_dir, os.path.relpath(path, root))}: not part of the "
-                                      f"study (neither its definition, its state, a frozen spec nor a file its "
-                                      f"decisions' evidence lists)")
+def _plain(text):
+    """One line whatever a message quotes (a path with a newline in it)."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def main(argv=None) -> int:
-    """`python -m experiments.study run|status|verify|decide STUDY` (experiments/study_cli.py)."""
-    from .study_cli import main as cli_main
-    return cli_main(argv)
+    parser = _Parser(prog="python -m experiments.study", description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", choices=("run", "status", "verify", "decide"))
+    parser.add_argument("study", help="the study folder, e.g. runs/studies/smollm2-heldout")
+    parser.add_argument("--bundle", default=DEFAULT_BUNDLE)
+    args = parser.parse_args(argv)
+    try:
+        if args.command in ("run", "decide"):
+            if args.command == "run":
+                run(args.study, args.bundle)
+            doc = write_status(args.study, args.bundle)
+            if doc["state"] == "stopped":
+                for name, d in decide(args.study).items():
+                    print(f"{name}: decided {d['verdict']} at n {d['n']} -> {os.path.join(args.study, name)}/"
+                          f"decision.json")
+            elif args.command == "decide":
+                raise ExperimentError(f"{args.study}: the sweep has not stopped: nothing to decide yet")
+        elif args.command == "status":
+            doc = write_status(args.study, args.bundle)
+        else:
+            doc = verify(args.study, args.bundle)
+            return 0
+    except ExperimentError as exc:
+        print(f"error: {_plain(str(exc))}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # a folder or file the study cannot write (nothing is half-written: temp then rename)
+        print(f"error: {_plain(f'{exc.filename}: {exc.strerror}' if exc.filename else str(exc))}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted: the journalled worlds are kept; run it again to resume", file=sys.stderr)
+        return 130
+    for name, c in doc["comparisons"].items():
+        print(f"{name}: n={c['n']} of at most {c['max_n']}, wealth for {c['wealth_for']}, against "
+              f"{c['wealth_against']} (threshold {c['threshold']}): {c['verdict'] or 'no verdict yet'}")
+    return 0
 
 
 def _exit(code):

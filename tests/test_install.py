@@ -78,7 +78,8 @@ def test_the_plain_install_grades_and_runs_the_launcher_self_check(plain_install
     assert check.stdout.splitlines()[-1].startswith("self-check: ") and "passed" in check.stdout.splitlines()[-1]
     imports = subprocess.run([str(plain_install / "python"), "-c",
                               "import pyarrow.parquet, jsonschema, tinker, modal, click, openai, anthropic; "
-                              "import experiments.sweep, experiments.compare, launchers._adapters; "
+                              "import experiments.sweep, experiments.compare, launchers; "
+                              "[launchers.sampler_class(n) for n in launchers.sampler_names()]; "
                               "assert openai.__version__.startswith('3.'), openai.__version__"],
                              capture_output=True, text=True, cwd=tmp_path)
     assert imports.returncode == 0, imports.stderr

@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from experiments import arm_model, study
+from experiments import arm_model, study, study_files
 from experiments.arms import parse_arms
 from experiments.errors import ExperimentError
 
@@ -125,7 +125,8 @@ def test_an_attempt_file_the_evidence_does_not_list_is_named(attempts):
     tries = study._tries(STUDY)
     with pytest.raises(ExperimentError, match=f"evidence.json: does not list the study's attempt files as they are "
                                               f"\\(first difference: {RETRY}/notes.json, sha256 44136fa355b3678a\\)"):
-        study._check_attempts(STUDY, os.path.join(STUDY, "smollm2-vs-do-nothing"), tries)
+        study_files.check_attempts(os.path.join(STUDY, study.load(STUDY)["sweep"]),
+                                   os.path.join(STUDY, "smollm2-vs-do-nothing"), tries)
     (attempts / RETRY / "notes.json").unlink()
     ledger = attempts / FIRST / "ledger.jsonl"
     ledger.write_bytes(ledger.read_bytes() + b"\n")  # a stopped try's file edited: its own record refuses it
