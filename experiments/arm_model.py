@@ -6,6 +6,10 @@
   model:llama-cpp:packaged the same over the model requirements-local.lock
                            installs (SmolLM2-135M-Instruct.Q4_1), with no host
                            path in the sweep's manifest
+  model:openai:MODEL, model:anthropic:MODEL, model:openai-compatible:MODEL@URL
+                           a model behind an HTTP API (experiments/arm_api.py:
+                           paid ones under the project's freeze, each item's
+                           claim at its caps, in an isolating sandbox)
 
 Each item's attempt is a full launcher attempt (claim, ledger, record,
 transcript, receipts, cache.jsonl) written to the attempts folder
@@ -47,6 +51,8 @@ import tempfile
 import engine
 from builders import counting
 
+from . import arm_api
+from .arm_limits import LIMITS
 from .errors import ExperimentError, NotInstalled
 
 ATTEMPTS_ENV = "FUNDBOOK_ARM_ATTEMPTS"
@@ -54,7 +60,6 @@ PAUSE_ENV = "FUNDBOOK_ARM_PAUSE"  # a file: while it exists, no new attempt star
 PACKAGED = "packaged"  # model:llama-cpp:packaged (SmolLM2), model:llama-cpp:packaged:NAME (launchers/_packaged.py)
 RETRY_ENDS = counting.RETRY_ENDS  # the one rule for which try counts (builders/counting.py)
 MAX_TRIES = counting.MAX_TRIES
-LIMITS = {"worker_seconds": 3600, "call_deadline_s": 600, "max_tokens_per_call": 1024, "max_calls": 60}
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _factories = {}  # model file -> the sampler factory (the file hashed and inspected once a process)
 
@@ -101,8 +106,11 @@ def parse(name, arg, text, recorded=None) -> dict:
     arm is read-only: its recorded attempts are read back and verified, and a missing one is an error, never a
     model run."""
     provider, _, path = arg.partition(":")
+    if provider in arm_api.PROVIDERS:
+        return _parse_api(name, provider, path, text, recorded)
     if provider != "llama-cpp" or not path:
-        raise ExperimentError(f"--arm {text}: expected model:llama-cpp:<GGUF file>")
+        raise ExperimentError(f"--arm {text}: expected model:llama-cpp:<GGUF file>, model:openai:MODEL, "
+                              f"model:anthropic:MODEL or model:openai-compatible:MODEL@URL")
     if recorded is not None:
         return _from_manifest(name, path, text, recorded, "a stopped sweep is verified as it ran")
     config = configuration(path)
@@ -113,7 +121,22 @@ def parse(name, arg, text, recorded=None) -> dict:
             "configuration": hashed}  # what the hash covers, in the sweep's manifest: the frozen configuration
 
 
-def _from_manifest(name, path, text, entry, why):
+def _parse_api(name, provider, rest, text, recorded):
+    """`--arm model:PROVIDER:...` over an HTTP API: the key checked now (never kept), the settings offline."""
+    model, url = arm_api.target(provider, rest, text)
+    if recorded is not None:
+        arm = _from_manifest(name, rest, text, recorded, "a stopped sweep is verified as it ran", provider)
+        return dict(arm, base_url=url, text=text)
+    config, paid = arm_api.configuration(provider, model, url, text)
+    hashed = {k: v for k, v in config.items() if k != "config_hash"}
+    arm = {"name": name or f"model:{model}:{config['config_hash'][:12]}", "kind": "model", "provider": provider,
+           "target": rest, "model": model, "config_hash": config["config_hash"], "paid": paid,
+           "configuration": hashed}
+    arm_api.check_key(dict(arm, text=text, sandbox=config["sandbox"] if paid else None))
+    return dict(arm, base_url=url, text=text)
+
+
+def _from_manifest(name, path, text, entry, why, provider="llama-cpp"):
     """The recorded arm, checked: its configuration hashes to its config_hash, which its name pins."""
     where = f"--arm {text}: the sweep manifest's arm"
     if not isinstance(entry, dict) or not isinstance(entry.get("configuration"), dict):
@@ -123,10 +146,14 @@ def _from_manifest(name, path, text, entry, why):
     except ValueError as exc:  # not canonical JSON (a float, a lone surrogate): not a configuration the arm hashed
         raise ExperimentError(f"{where}: configuration: {exc}")
     want = name or f"model:{entry['configuration'].get('model')}:{config_hash[:12]}"
-    if (entry.get("kind"), entry.get("model_file"), entry.get("config_hash"), entry.get("name")) != (
-            "model", path, config_hash, want):
+    place = "model_file" if provider == "llama-cpp" else "target"
+    if (entry.get("kind"), entry.get(place), entry.get("config_hash"), entry.get("name"),
+            entry.get("provider", "llama-cpp")) != ("model", path, config_hash, want, provider):
         raise ExperimentError(f"{where}: its configuration does not hash to the arm it names ({why})")
     c = entry["configuration"]
+    if provider != "llama-cpp":
+        return {"name": want, "kind": "model", "provider": provider, "target": path, "model": c.get("model"),
+                "config_hash": config_hash, "paid": entry.get("paid"), "configuration": c, "read_only": True}
     return {"name": want, "kind": "model", "provider": "llama-cpp", "model_file": path, "model": c.get("model"),
             "model_sha256": (c.get("sampling") or {}).get("model_sha256"), "config_hash": config_hash,
             "configuration": c, "read_only": True}
@@ -172,10 +199,14 @@ def _config_hash(content):
     config = {"provider": content["model"]["provider"], "model": content["model"]["id"], "sampling": sampling,
               "limits": {k: limits[k] for k in LIMITS}, "sandbox": content["information_boundary"]["sandbox"],
               "prompt": content["prompt"], "output_schema": content["output_schema"], "worker": content["worker"]}
+    if config["provider"] == "openai-compatible":  # the server it asked, as recorded (no credentials or query)
+        config["base_url"] = (content.get("service") or {}).get("base_url")
     return engine.content_sha256(config)
 
 
 def _run(arm, row, attempt_id, out):
+    if arm["provider"] in arm_api.PROVIDERS:
+        return arm_api.run(arm, row, attempt_id, out)
     from launchers import AttemptSpec, Limits, Places, Task, authorise, execute, load_prices, sandbox
     build = _factory(arm["model_file"])
     split = "heldout" if row.get("split") == "heldout" else "public-practice"

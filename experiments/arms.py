@@ -87,7 +87,8 @@ def parse_arm(text, recorded=None) -> list:
         return [_named(model.pop("name"), model)]
     raise ExperimentError(f"--arm {text}: expected baseline:<policy>, gold, mutation:<name>, mutations, "
                           f"files:<dir>, attempts:<dir>, practitioners:<dir>, inspect:<log>, mock-worker or "
-                          f"model:llama-cpp:<GGUF file>")
+                          f"model:llama-cpp:<GGUF file>, model:openai:MODEL, model:anthropic:MODEL or "
+                          f"model:openai-compatible:MODEL@URL")
 
 
 def parse_arms(values, recorded=None) -> list:
@@ -103,7 +104,7 @@ def parse_arms(values, recorded=None) -> list:
 
 def public(arm) -> dict:
     """What the sweep manifest records about an arm (no host paths for engine arms)."""
-    return {k: v for k, v in arm.items() if k not in ("candidates", "read_only", "tiers")}  # how it ran, not what
+    return {k: v for k, v in arm.items() if k not in ("candidates", "read_only", "tiers", "base_url", "text")}  # how it ran, not what
 
 
 # -- host producers ------------------------------------------------------------------

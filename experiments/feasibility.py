@@ -212,7 +212,7 @@ def run_pilot(out, plan, full_rows, arm_list, evaluator_id, n, date=None, compar
 def _study_block(arm_list, comparisons, per_world_us) -> dict:
     """For a sweep with model arms that stops at a cap: each model's measured two-process speed-up (the slowest
     governs) and the projection up to the cap."""
-    models = [a for a in arm_list if a["kind"] == "model"]
+    models = [a for a in arm_list if a["kind"] == "model" and a.get("provider", "llama-cpp") == "llama-cpp"]
     caps = [(c["spec"].get("stopping") or {}).get("max_n") for c in comparisons]
     if not models or not caps or not all(isinstance(m, int) for m in caps):
         return {}

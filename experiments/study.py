@@ -185,8 +185,10 @@ def _recorded(out, doc):
     for text in doc["arms"]:
         spec = text.partition("=")[2] or text
         if spec.startswith("model:"):
-            path_arg = spec.split(":", 2)[-1]
-            match = [a for a in arms if a.get("kind") == "model" and a.get("model_file") == path_arg]
+            _, provider, path_arg = spec.split(":", 2) if spec.count(":") >= 2 else (None, "llama-cpp", "")
+            place = "model_file" if provider == "llama-cpp" else "target"
+            match = [a for a in arms if a.get("kind") == "model" and a.get(place) == path_arg
+                     and a.get("provider", "llama-cpp") == provider]
             if len(match) != 1:
                 raise ExperimentError(f"{path}: arms: expected one model arm over {path_arg}, found {len(match)}")
             found[text] = match[0]

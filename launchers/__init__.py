@@ -34,7 +34,8 @@ _PUBLIC = {
     "sampler": "_providers", "sandbox": "_providers", "sampler_class": "_providers", "sampler_names": "_providers",
     "check_options": "_providers", "default_sandbox": "_providers",
     "local_model_id": "_sampler_llama", "check_model_id": "_sampler_llama",
-    "CHOICES": "_providers",
+    "CHOICES": "_providers", "check_credentials": "_credentials:check", "recorded_url": "_sampler_api",
+    "read_env_file": "_envfile", "env_file_environment": "_envfile:environment",
     # the pieces a study's scripted arm assembles an attempt from (experiments/arms.py)
     "Controller": "_controller", "Desk": "_controller", "Timing": "_controller", "Journal": "_journal", "Ledger": "_ledger", "MockSampler": "_sampler_mock",
     "LocalSandbox": "_sandbox_local", "worker_identity": "_staging",
@@ -42,6 +43,7 @@ _PUBLIC = {
     "authorise": "_claims", "plan_text": "_claims", "state_dir": "_claims", "SPLITS": "_claims",
     "MAX_HOURS": "_claims", "load_prices": "_prices", "format_usd": "_prices", "sandbox_rate": "_prices",
     "table_sha256": "_prices", "MAX_SAFE": "_prices", "estimate": "_budget", "attempt_plan": "_budget",
+    "Planned": "_budget", "projection": "_budget", "authorise_args": "_budget", "planned_tokens_in": "_budget",
     "render_budget": "_budget:render", "FREE_PRICE": "_budget", "DEFAULT_HORIZON": "_budget",
     "DEFAULT_TOKENS_IN": "_budget", "DEFAULT_WORKER_SECONDS": "_budget", "run_self_check": "_selfcheck",
     "check_plan": "_tiers", "tier_budgets": "_tiers:budgets", "admit": "_tiers",

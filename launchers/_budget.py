@@ -15,6 +15,8 @@ Integer micro-USD throughout, and no list as long as the attempt: a figure
 for any number of checkpoints costs the same to compute.
 """
 
+from dataclasses import dataclass
+
 from ._controller import Limits
 from ._errors import InputError
 from ._prices import call_cost, format_usd, model_price, sandbox_rate, table_sha256
@@ -105,6 +107,56 @@ def attempt_plan(prices, model, tokens_in=DEFAULT_TOKENS_IN, max_tokens=Limits.m
             "sandbox_micro_usd": est["sandbox_micro_usd"]}
 
 
+@dataclass(frozen=True)
+class Planned:
+    """What one attempt is planned for, as `budget` and `authorise` are told it: the sampler (whose own plan
+    gives the opening prompt when `tokens_in` is None), the worker's limits and the sandbox (None: local for the
+    mock model or a model run on this host, modal otherwise). `local`: priced at zero (a model on this host)."""
+    sampler: str = None
+    tokens_in: int = None
+    max_tokens: int = Limits.max_tokens_per_call
+    max_calls: int = Limits.max_calls
+    checkpoints: int = DEFAULT_HORIZON
+    worker_seconds: int = DEFAULT_WORKER_SECONDS
+    sandbox: str = None
+    local: bool = False
+
+
+def planned_tokens_in(sampler=None):
+    """The opening prompt tokens a plan assumes when told none: the sampler's own plan (the compact prompt's for
+    the HTTP APIs), else DEFAULT_TOKENS_IN."""
+    from ._providers import sampler_class
+    own = sampler_class(sampler).PLAN.get("tokens_in") if sampler else None
+    return DEFAULT_TOKENS_IN if own is None else own
+
+
+def projection(prices, model, planned: Planned = Planned()) -> dict:
+    """The one projection behind `budget`'s worst case and `authorise`'s check: one attempt's plan
+    (`attempt_plan`) with every default resolved the same way, so the caps `budget` prints are the caps
+    `authorise` accepts. A sampler that pays nothing (llama-cpp) is planned as `local`."""
+    from ._providers import sampler_class
+    local = planned.local or bool(planned.sampler and sampler_class(planned.sampler).FREE)
+    tokens_in = planned_tokens_in(planned.sampler) if planned.tokens_in is None else planned.tokens_in
+    sandbox = planned.sandbox or ("local" if model == "mock" or local else "modal")
+    return attempt_plan(prices, model, tokens_in, planned.max_tokens, planned.max_calls, planned.checkpoints,
+                        planned.worker_seconds, sandbox, price=FREE_PRICE if local else None)
+
+
+def authorise_args(plan, planned: Planned) -> list:
+    """The `authorise` options for the caps and plan of `plan` (one attempt): what `budget` prints."""
+    args = []
+    if planned.sampler:
+        args += ["--sampler", planned.sampler]
+    if planned.local:
+        args += ["--local"]
+    args += ["--cap-micro-usd", str(plan["worst_case_micro_usd"]), "--cap-tokens", str(plan["worst_case_tokens"]),
+             "--cap-sandbox-micro-usd", str(plan["sandbox_micro_usd"]), "--tokens-in", str(plan["tokens_in"]),
+             "--max-tokens", str(plan["max_tokens"]), "--max-calls", str(plan["max_calls"]),
+             "--horizon", str(plan["checkpoints"]), "--worker-seconds", str(plan["worker_seconds"]),
+             "--sandbox", plan["sandbox"]]
+    return args
+
+
 def render(est) -> str:
     return "\n".join([
         f"model               {est['model']}  (prices: {est['prices_file']})",
@@ -119,4 +171,4 @@ def render(est) -> str:
         f"micro-USD/s over the worker's {est['worker_seconds']:,} s and setup grace; a separate cap)",
         "Authorise at least the worst case (--cap-micro-usd, --cap-tokens) and the sandbox figure "
         "(--cap-sandbox-micro-usd); `authorise` refuses less unless --accept-partial-budget.",
-    ])
+    ] + ([f"authorise each attempt with: {' '.join(est['authorise'])}"] if est.get("authorise") else []))

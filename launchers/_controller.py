@@ -373,9 +373,10 @@ class Controller:
         self._reports += 1
         with critical():  # the charge and the transcript's step that shows it: a stop lands before or after both
             note = "cache hit" if completion.cached else completion.stop_reason
+            detail = {"cpu_ms": completion.cpu_ms, "reasoning_tokens": getattr(completion, "reasoning_tokens", None)}
             charge = self.ledger.charge_for(call, completion.tokens_in, completion.tokens_out, note,
                                             free=completion.cached, cached_in=completion.cache_hit_tokens,
-                                            cpu_ms=completion.cpu_ms)
+                                            detail=detail)
             # The step first (it writes ahead, like a batch's intent): a host that dies before the ledger books
             # the charge leaves the answer's figures in the journal, and `recover` books them (Ledger.complete).
             self.step("model", completion.text, call={
@@ -383,10 +384,11 @@ class Controller:
                 "tokens_out": completion.tokens_out, "prompt_cache_hit_tokens": charge["cached_tokens_in"],
                 "micro_usd": charge["micro_usd"], "cached": completion.cached, "stop_reason": completion.stop_reason,
                 **({"cpu_ms": charge["cpu_ms"]} if "cpu_ms" in charge else {}),
+                **({"reasoning_tokens": charge["reasoning_tokens"]} if "reasoning_tokens" in charge else {}),
                 **({"backoff_ms": backoff} if backoff else {})})
             boundary("call:after-step")
             self.ledger.settle(call, completion.tokens_in, completion.tokens_out, note, free=completion.cached,
-                               cached_in=completion.cache_hit_tokens, cpu_ms=completion.cpu_ms)
+                               cached_in=completion.cache_hit_tokens, detail=detail)
         return {"type": "completion", "text": completion.text}
 
     def _call(self, call, prepared, seconds):

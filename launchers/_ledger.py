@@ -42,6 +42,14 @@ def genesis(claim_sha256: str) -> str:
     return content_sha256({"schema": LEDGER_SCHEMA, "claim_sha256": claim_sha256})
 
 
+DETAIL = ("cpu_ms", "reasoning_tokens")  # a charge's optional figures, written only when given
+
+
+def step_detail(obj) -> dict:
+    """The optional figures (DETAIL) of a transcript step's call or a ledger entry."""
+    return {k: obj[k] for k in DETAIL if k in obj}
+
+
 @dataclass(frozen=True)
 class Amounts:
     """What one entry books: micro-USD, provider tokens (the cached input among them) and, for a call run on this
@@ -51,6 +59,7 @@ class Amounts:
     tokens_out: int = 0
     cached_in: int = 0
     cpu_ms: int = None
+    reasoning_tokens: int = None  # of tokens_out, the provider's reasoning (written only when it reports them)
 
 
 class Ledger:
@@ -81,6 +90,8 @@ class Ledger:
                 "cached_tokens_in": amounts.cached_in, "note": note, "prev_hash": self.head["hash"]}
         if amounts.cpu_ms is not None:  # a call run on the host (the local sampler): its CPU time is its cost
             body["cpu_ms"] = amounts.cpu_ms
+        if amounts.reasoning_tokens is not None:  # seed 002: reasoning apart from the output it is part of
+            body["reasoning_tokens"] = amounts.reasoning_tokens
         entry = dict(body, hash=content_sha256(body))
         with critical():
             if self.path is not None:
@@ -111,12 +122,13 @@ class Ledger:
                 "committed_micro_usd": charged + open_usd, "committed_tokens": tokens_in + tokens_out + open_tokens,
                 "sandbox_charged_micro_usd": sandbox_charged, "sandbox_unresolved_micro_usd": sandbox_open,
                 "sandbox_committed_micro_usd": sandbox_charged + sandbox_open,
-                **self._cpu_total()}
+                **self._optional_total("cpu_ms"), **self._optional_total("reasoning_tokens")}
 
-    def _cpu_total(self):
-        """{"cpu_ms": total} when a charge carries CPU time (the local sampler), else nothing."""
-        charged = [e["cpu_ms"] for e in self.entries if e["kind"] == "charge" and "cpu_ms" in e]
-        return {"cpu_ms": sum(charged)} if charged else {}
+    def _optional_total(self, field):
+        """{field: total} when a charge carries it (cpu_ms: the local sampler's CPU time; reasoning_tokens: what
+        a provider reported as reasoning), else nothing: a ledger without it keeps its totals' bytes."""
+        charged = [e[field] for e in self.entries if e["kind"] == "charge" and field in e]
+        return {field: sum(charged)} if charged else {}
 
     # -- inference -------------------------------------------------------------------
     def reserve(self, call, tokens_in, max_tokens, free=False):
@@ -143,28 +155,30 @@ class Ledger:
         self._open[("inference", call)] = entry
         return entry
 
-    def charge_for(self, call, tokens_in, tokens_out, note="", free=False, cached_in=0, cpu_ms=None):
-        """What `settle` will charge for this call (micro_usd, tokens, cached_tokens_in, note, cpu_ms), written
-        nowhere: the controller journals the answer's step with it before the ledger books it."""
+    def charge_for(self, call, tokens_in, tokens_out, note="", free=False, cached_in=0, detail=None):
+        """What `settle` will charge for this call (micro_usd, tokens, cached_tokens_in, note, and the `detail`
+        figures given: cpu_ms, reasoning_tokens), written nowhere: the controller journals the answer's step
+        with it before the ledger books it."""
         if ("inference", call) not in self._open:
             raise InputError(f"ledger: call {call} has no open reservation")
+        detail = {k: v for k, v in (detail or {}).items() if k in DETAIL and v is not None}
         if free:
             tokens_in = tokens_out = cached_in = 0
-            cpu_ms = None
+            detail = {}
         cached_in = max(0, min(cached_in, tokens_in))
         out = {"micro_usd": call_cost(self.price, tokens_in, tokens_out, cached_in), "tokens_in": tokens_in,
                "tokens_out": tokens_out, "cached_tokens_in": cached_in, "note": note}
-        if cpu_ms is not None:
-            out["cpu_ms"] = cpu_ms
-        return out
+        return dict(out, **{k: detail[k] for k in DETAIL if k in detail})
 
-    def settle(self, call, tokens_in, tokens_out, note="", free=False, cached_in=0, cpu_ms=None):
-        """Charge the call's actual usage and release the rest of its reservation (`cpu_ms`: the host CPU
-        time of a call run in this process, recorded with the charge)."""
-        c = self.charge_for(call, tokens_in, tokens_out, note, free, cached_in, cpu_ms)
+    def settle(self, call, tokens_in, tokens_out, note="", free=False, cached_in=0, detail=None):
+        """Charge the call's actual usage and release the rest of its reservation (`detail`: {cpu_ms: the host
+        CPU time of a call run in this process, reasoning_tokens: the provider's reasoning among tokens_out},
+        recorded with the charge when given)."""
+        c = self.charge_for(call, tokens_in, tokens_out, note, free, cached_in, detail)
         reservation = self._open.pop(("inference", call))
         charge = self._append("charge", "inference", call, Amounts(c["micro_usd"], c["tokens_in"], c["tokens_out"],
-                                                                   c["cached_tokens_in"], c.get("cpu_ms")), note)
+                                                                   c["cached_tokens_in"], c.get("cpu_ms"),
+                                                                   c.get("reasoning_tokens")), note)
         if self.path is not None:  # a ledger being written (not verify's re-booking in memory)
             boundary("settle:after-charge")
         self._release(reservation, charge)
@@ -265,7 +279,7 @@ class Ledger:
             free = step.get("cached") is True
             charge = self.settle(call, step.get("tokens_in", 0), step.get("tokens_out", 0),
                                  "cache hit" if free else step.get("stop_reason", ""), free=free,
-                                 cached_in=step.get("prompt_cache_hit_tokens", 0), cpu_ms=step.get("cpu_ms"))
+                                 cached_in=step.get("prompt_cache_hit_tokens", 0), detail=step_detail(step))
             if charge["micro_usd"] != step.get("micro_usd"):
                 raise InputError(f"ledger: call {call}: the journal's step says {step.get('micro_usd')} micro-USD, "
                                  f"the ledger's rules charge {charge['micro_usd']}")

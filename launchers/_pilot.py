@@ -102,6 +102,74 @@ def figures(records) -> dict:
             "prompt_cache_hit_tokens": prompt_hits, "prompt_cache_hit_bps": _bps(prompt_hits, tokens_in)}
 
 
+BASELINE = "do-nothing"  # the control the paired differences are taken against (seed 002: the no-LLM cell)
+SD_PLACES = 6           # the sd of the paired differences as decimal text, to this many places (no floats)
+
+
+def _points(result):
+    """Score points of a graded result; 0 for one that was not scored (a failure stays a row, at 0)."""
+    score = (result or {}).get("score") if isinstance(result, dict) else None
+    return score["points"] if isinstance(score, dict) and isinstance(score.get("points"), int) else 0
+
+
+def baseline_points(task) -> int:
+    """The baseline policy's score points on the attempt's world (family, seed, horizon), graded by the engine."""
+    import engine
+    from ._desk import world
+    instance = world(task["family"], task["seed"], task["horizon"])
+    return _points(engine.grade_candidate(engine.policy_candidate(instance, BASELINE), instance))
+
+
+def sd_text(values):
+    """The sample standard deviation (n - 1) of integers as decimal text, exact to SD_PLACES places (rounded
+    half even); None under two values."""
+    import decimal
+    n = len(values)
+    if n < 2:
+        return None
+    total = sum(values)
+    squares = n * sum(v * v for v in values) - total * total  # n * (n - 1) * variance, an exact integer
+    with decimal.localcontext() as ctx:
+        ctx.prec = 60
+        sd = (decimal.Decimal(squares) / decimal.Decimal(n * (n - 1))).sqrt()
+        return str(sd.quantize(decimal.Decimal(1).scaleb(-SD_PLACES), rounding=decimal.ROUND_HALF_EVEN))
+
+
+def decisions(records) -> dict:
+    """Seed 002's pilot figures: tokens per decision (an answered call: prompt, output and, where the provider
+    reports them, reasoning tokens; floored) and the paired differences of score points between each attempt and
+    the baseline policy on its world, with their sd (the figure a tier plan's sd table takes)."""
+    answered = tokens_in = tokens_out = 0
+    reasoning = None
+    diffs = []
+    for record in records:
+        c = record["content"]
+        cost = c["cost"]
+        answered += cost["calls"] - len(cost["unresolved_calls"]) - cost["cache_hits"]
+        tokens_in += cost["tokens_in"]
+        tokens_out += cost["tokens_out"]
+        if "reasoning_tokens" in cost:
+            reasoning = (reasoning or 0) + cost["reasoning_tokens"]
+        diffs.append(_points(c.get("result")) - baseline_points(c["task"]))
+    per = (lambda total: total // answered if answered and total is not None else None)  # noqa: E731
+    return {"answered_calls": answered, "tokens_in_per_decision": per(tokens_in),
+            "tokens_out_per_decision": per(tokens_out), "reasoning_tokens_per_decision": per(reasoning),
+            "paired": {"metric": "points", "baseline": f"baseline:{BASELINE}", "differences": diffs,
+                       "n": len(diffs), "mean_milli": sum(diffs) * 1000 // len(diffs) if diffs else None,
+                       "sd": sd_text(diffs)}}
+
+
+def sd_table(pilot_doc, where) -> dict:
+    """The sd table a tier plan takes from the pilot: {"points vs baseline:do-nothing": sd}; a one-line
+    FreezeRefused when the pilot records none (a pilot written before it was recorded, or under two attempts)."""
+    paired = ((pilot_doc.get("content") or {}).get("decisions") or {}).get("paired") or {}
+    if not isinstance(paired.get("sd"), str):
+        raise FreezeRefused(f"{where}: the pilot records no sd of paired differences (a pilot of at least two "
+                            f"attempts written by this version records it: run `fundbook-launch pilot` again), so "
+                            f"the tier plan's sd table, taken from the pilot, is missing")
+    return {f"{paired['metric']} vs {paired['baseline']}": paired["sd"]}
+
+
 def judge(figs, pilot_terms, model) -> list:
     """[{criterion, rule, value, result}] for each pre-registered criterion; every value an integer or null."""
     crit = pilot_terms["criteria"]
@@ -168,7 +236,7 @@ def content(frozen: Frozen, model, family, seeds, folder, records, confirmed=Non
             "terms": pilot_terms, "spend": spend, "attempts": [
                 {"attempt_id": r["content"]["attempt_id"], "folder": name, "record_content_sha256": r["content_sha256"],
                  "status": r["content"]["termination"]["status"]} for name, r in zip(folder, records)],
-            "figures": figs, "criteria": crit,
+            "figures": figs, "criteria": crit, "decisions": decisions(records),
             "verdict": "PASS" if crit and all(c["result"] == "PASS" for c in crit) else "FAIL"}
 
 
@@ -224,6 +292,8 @@ def check(pilot_path, freeze_doc, entries, freeze_path) -> dict:
     again = content(Frozen(freeze_doc, entries, freeze_path), body.get("model"), body.get("family"), body.get("seeds") or [],
                     folders, records, confirmed if isinstance(confirmed, int) and not isinstance(confirmed, bool)
                     else None)
+    if "decisions" not in body:  # a pilot written before its per-decision figures were recorded: judged without
+        again.pop("decisions")
     if again != body:
         differs = next(k for k in sorted(set(again) | set(body)) if again.get(k) != body.get(k))
         raise FreezeRefused(f"{pilot_path}: {differs}: not what the pilot's records give")
@@ -252,5 +322,8 @@ def require(freeze_path, doc, entries, pilot_path=None) -> dict:
         failed = [c["criterion"] for c in body["criteria"] if c["result"] != "PASS"]
         raise FreezeRefused(f"{pilot_path}: the pilot FAILED ({', '.join(failed)}): no confirmatory attempt runs under "
                             f"this freeze (revise, re-run the mock, re-pilot; or record a deviation)")
-    return {"required": True, "sha256": found["content_sha256"], "verdict": "PASS", "attempts": len(body["attempts"])}
+    out = {"required": True, "sha256": found["content_sha256"], "verdict": "PASS", "attempts": len(body["attempts"])}
+    if (doc["content"].get("tiers") or {}).get("sd_table") == "pilot":  # the tier plan's sd table, from this pilot
+        out["sd_table"] = sd_table(found, pilot_path)
+    return out
 

@@ -33,6 +33,7 @@ SAMPLERS = {
 CHOICES = {
     "reasoning_effort": ("none", "minimal", "low", "medium", "high"),  # openai; "none": no reasoning parameter sent
     "server_dialect": ("openai", "llama-cpp-python"),                    # openai-compatible
+    "effort": ("none", "low", "medium", "high", "xhigh", "max"),        # anthropic output_config.effort; "none": not sent
 }
 
 SANDBOXES = {

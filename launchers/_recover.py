@@ -197,6 +197,7 @@ def assemble(tmp, recovered=False):
             "sandbox_micro_usd": totals["sandbox_charged_micro_usd"],
             "sandbox_unresolved_micro_usd": totals["sandbox_unresolved_micro_usd"],
             **({"cpu_ms": totals["cpu_ms"]} if "cpu_ms" in totals else {}),  # the local sampler's CPU time
+            **({"reasoning_tokens": totals["reasoning_tokens"]} if "reasoning_tokens" in totals else {}),
             "projection": bool(start.get("projection"))}
     if result is None and end["status"] == "completed":
         end = dict(RECOVERED_END, reason="the worker ended but the run was never finalised")

@@ -21,6 +21,7 @@ import re
 
 from . import _sampler_api as api
 from ._errors import InputError
+from ._providers import CHOICES
 from ._sampling import Completion
 from .worker import prompt
 
@@ -32,11 +33,19 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 STOP = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "refusal": "refusal"}
 
 
-def settings(temperature_milli=0) -> dict:
+EFFORTS = CHOICES["effort"]
+
+
+def settings(temperature_milli=0, effort="none") -> dict:
+    """The recorded settings; `effort` (the Messages API's output_config.effort, seed 002's "effort = low") is
+    recorded only when sent, so the settings of an attempt without it keep their bytes and hash."""
     if not isinstance(temperature_milli, int) or not 0 <= temperature_milli <= 1000:
         raise InputError(f"--temperature-milli {temperature_milli}: Anthropic takes a temperature from 0 to 1000")
-    return {"api": "messages", "output_format": "output_config json_schema", "system_cache": "ephemeral",
-            "temperature_milli": temperature_milli, "prompt": prompt.PROMPT_VERSION, "grammar": api.SCHEMA_VERSION}
+    if effort not in EFFORTS:
+        raise InputError(f"--effort {effort!r}: expected one of {', '.join(EFFORTS)}")
+    out = {"api": "messages", "output_format": "output_config json_schema", "system_cache": "ephemeral",
+           "temperature_milli": temperature_milli, "prompt": prompt.PROMPT_VERSION, "grammar": api.SCHEMA_VERSION}
+    return dict(out, effort=effort) if effort != "none" else out
 
 
 def config(environ=None) -> dict:
@@ -63,11 +72,12 @@ def output_schema(portable):
 def request_body(model_id, sampling, prepared) -> dict:
     """The keyword arguments of messages.create for one prepared call."""
     system, rest = api.split_system(prepared.messages)
+    output_config = {"format": {"type": "json_schema", "schema": output_schema(prepared.payload["portable"])}}
+    if sampling.get("effort", "none") != "none":
+        output_config["effort"] = sampling["effort"]
     return {"model": model_id, "max_tokens": prepared.max_tokens,
             "system": [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
-            "messages": rest, "temperature": sampling["temperature_milli"] / 1000,
-            "output_config": {"format": {"type": "json_schema",
-                                         "schema": output_schema(prepared.payload["portable"])}}}
+            "messages": rest, "temperature": sampling["temperature_milli"] / 1000, "output_config": output_config}
 
 
 def usage_tokens(usage):
@@ -90,9 +100,10 @@ class AnthropicSampler(api.ApiSampler):
         self._note_model(msg.model)
         text = "".join(block.text for block in msg.content or [] if getattr(block, "type", None) == "text")
         tokens_in, cached = usage_tokens(msg.usage)
+        thinking = getattr(getattr(msg.usage, "output_tokens_details", None), "thinking_tokens", None)
         return Completion(text, tokens_in, int(msg.usage.output_tokens), STOP.get(msg.stop_reason,
                                                                                    str(msg.stop_reason)),
-                          cache_hit_tokens=cached)
+                          cache_hit_tokens=cached, reasoning_tokens=thinking)
 
 
 def preflight(model_id, client, base_url):
@@ -110,10 +121,13 @@ class Anthropic(api.ApiProvider):
     """`--sampler anthropic`: the Messages API."""
 
     name = PROVIDER
+    OPTIONS = {"effort": "none"}
+    FLAGS = "--effort"
+    REFUSED_ELSEWHERE = ("effort",)
     ADAPTER = AnthropicSampler
 
     def settings(self):
-        return settings(self.temperature_milli)
+        return settings(self.temperature_milli, self.own["effort"])
 
     def service_config(self):
         return config(self.environ)

@@ -290,6 +290,10 @@ def checked(provider, completion):
                                f"in 0..{MAX_ANSWER_TOKENS}")
     if completion.cache_hit_tokens > completion.tokens_in:
         raise SamplerError(f"{provider}: the answer's usage has more cached tokens than prompt tokens")
+    reasoning = completion.reasoning_tokens  # reported apart (seed 002), part of the output it is billed in
+    if reasoning is not None and (isinstance(reasoning, bool) or not isinstance(reasoning, int)
+                                  or not 0 <= reasoning <= completion.tokens_out):
+        completion.reasoning_tokens = None  # a breakdown that is not one of the output is not recorded; the bill stands
     if not isinstance(completion.stop_reason, str) or len(completion.stop_reason) > 64:
         completion.stop_reason = str(completion.stop_reason)[:64]
     return completion

@@ -104,8 +104,9 @@ class OpenAISampler(api.ApiSampler):
         text, stop = read_response(resp)
         usage = resp.usage
         cached = getattr(getattr(usage, "input_tokens_details", None), "cached_tokens", 0) or 0
+        reasoning = getattr(getattr(usage, "output_tokens_details", None), "reasoning_tokens", None)
         return Completion(text, int(usage.input_tokens), int(usage.output_tokens), stop,
-                          cache_hit_tokens=min(int(cached), int(usage.input_tokens)))
+                          cache_hit_tokens=min(int(cached), int(usage.input_tokens)), reasoning_tokens=reasoning)
 
 
 def preflight(model_id, client, base_url):

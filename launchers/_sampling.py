@@ -35,6 +35,7 @@ class Completion:
     cached: bool = False
     cache_hit_tokens: int = 0     # prompt tokens the provider served from its prefix cache
     cpu_ms: int = None            # host CPU time of a call run in this process (the local sampler); else None
+    reasoning_tokens: int = None  # of tokens_out, those the provider reports as reasoning (openai, anthropic)
 
 
 def request_sha256(model: str, messages, max_tokens: int, sampling: dict) -> str:

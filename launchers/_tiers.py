@@ -10,7 +10,12 @@ A tier plan (`fundbook.tier-plan/1`, frozen into freeze.json with `fundbook-laun
                          "micro_usd_per_seed": 5000,     the planned cost of one seed (its budget share)
                          "keep_at_least": 8}]}, ...],    never cut below this many seeds
    "sacrifice": [{"tier": "T6", "cell": "..."}, ...],    the fixed order in which seeds are cut
-   "sd_table": {"<comparison or metric>": "<sd>"},       the pilot's sd of paired differences (recorded)
+   "sd_table": "pilot",                                  the pilot's sd of paired differences: taken from the
+                                                         passing pilot (pilot.json's decisions.paired.sd) when a
+                                                         confirmatory attempt runs, and recorded in its freeze
+                                                         reference (freeze.pilot.sd_table); a pilot without it is
+                                                         refused. A table typed in ({"<metric>": "<sd>"}) is still
+                                                         read, as plans frozen before were
    "budgets": {"T1": micro-USD, ...}}                    written by the freeze: each tier's budget (checked)
 
 A tier's budget is the sum of its cells' seeds times their planned cost. Spend
@@ -97,9 +102,12 @@ def check_plan(doc, where="tier plan") -> dict:
     if "budgets" in doc and doc["budgets"] != budgets(doc):  # as frozen: {tier: micro-USD}, the plan's own sums
         raise InputError(f"{where}: budgets: {doc['budgets']!r} are not the tiers' planned costs {budgets(doc)!r}"[:400])
     sd = doc["sd_table"]
+    if sd == "pilot":
+        return doc
     if not isinstance(sd, dict) or not all(isinstance(k, str) and isinstance(v, str) and len(v) <= 40
                                            for k, v in sd.items()):
-        raise InputError(f"{where}: sd_table: expected {{name: sd as a decimal text}} (the pilot's)")
+        raise InputError(f"{where}: sd_table: expected \"pilot\" (taken from the pilot) or {{name: sd as a decimal "
+                         f"text}}")
     return doc
 
 

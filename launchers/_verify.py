@@ -29,7 +29,7 @@ import engine
 
 from . import ATTEMPT_SCHEMA_VERSION, _desk
 from ._errors import BudgetHalt, InputError, UsageOverrun
-from ._ledger import SANDBOX_CALL, Ledger, load_ledger
+from ._ledger import SANDBOX_CALL, Ledger, load_ledger, step_detail
 from ._jsonfile import read_json
 from ._record import read_record
 
@@ -281,9 +281,9 @@ def _check_ledger(base, record_path, c):
                                          and e["account"] == "inference" and e["note"] == "cache hit"))):
         if cost.get(key) != want:
             _fail(record_path, f"content.cost.{key}: the record says {cost.get(key)}, the ledger says {want}")
-    if cost.get("cpu_ms") != totals.get("cpu_ms"):  # the local sampler's CPU time: present in both or neither
-        _fail(record_path, f"content.cost.cpu_ms: the record says {cost.get('cpu_ms')}, the ledger says "
-                           f"{totals.get('cpu_ms')}")
+    for key in ("cpu_ms", "reasoning_tokens"):  # the local sampler's CPU time, a provider's reasoning: in both or neither
+        if cost.get(key) != totals.get(key):
+            _fail(record_path, f"content.cost.{key}: the record says {cost.get(key)}, the ledger says {totals.get(key)}")
 
 
 def _rederive(ledger, record_path):
@@ -312,7 +312,7 @@ def _rederive(ledger, record_path):
                 again.reserve(e["call"], e["tokens_in"], e["tokens_out"], free=e["note"] == "cache hit")
             elif e["kind"] == "charge":
                 again.settle(e["call"], e["tokens_in"], e["tokens_out"], e["note"], free=e["note"] == "cache hit",
-                             cached_in=e["cached_tokens_in"], cpu_ms=e.get("cpu_ms"))
+                             cached_in=e["cached_tokens_in"], detail=step_detail(e))
             elif e["kind"] == "unresolved":
                 again.mark_unresolved(e["call"], e["note"])
         except UsageOverrun:
@@ -357,8 +357,9 @@ def _check_calls(ledger, base, record_path, c):
         want = e and {"micro_usd": e["micro_usd"], "prompt_cache_hit_tokens": e["cached_tokens_in"],
                       "cached": e["note"] == "cache hit"}
         have = {k: call.get(k) for k in ("micro_usd", "prompt_cache_hit_tokens", "cached")}
-        if e is not None and ("cpu_ms" in e or "cpu_ms" in call):  # the local sampler's CPU time, step and charge
-            want["cpu_ms"], have["cpu_ms"] = e.get("cpu_ms"), call.get("cpu_ms")
+        for key in ("cpu_ms", "reasoning_tokens"):  # the local sampler's CPU time, a provider's reasoning
+            if e is not None and (key in e or key in call):
+                want[key], have[key] = e.get(key), call.get(key)
         if e is not None and not call.get("cached"):
             want.update(tokens_in=e["tokens_in"], tokens_out=e["tokens_out"])
             have.update(tokens_in=call.get("tokens_in"), tokens_out=call.get("tokens_out"))

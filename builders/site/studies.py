@@ -120,7 +120,7 @@ def _tiers(doc, where):
                                     f"{_usd(t.get('cumulative_budget'))}"
                                     if t.get("cumulative_budget") is not None else "not reconciled yet"),
                      "ran": seeds(t.get("ran")), "cut": seeds(t.get("cut")), "action": t.get("action") or "none"})
-    return {"rows": rows, "overrun_bps": doc.get("overrun_bps"), "sd_table": sorted((doc.get("sd_table") or {}).items())}
+    return {"rows": rows, "overrun_bps": doc.get("overrun_bps"), "sd_table": sorted(doc["sd_table"].items()) if isinstance(doc.get("sd_table"), dict) else []}
 
 
 def studies(runs_dir: Path, attempts) -> list:

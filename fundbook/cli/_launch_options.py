@@ -96,9 +96,19 @@ def api_options(fn):
                           "comes from `authorise --local`), the local sandbox allowed."),
         click.option("--reasoning-effort", type=click.Choice(CHOICES["reasoning_effort"]),
                      default="low", show_default=True,
-                     help="With --sampler openai: the Responses API's reasoning effort (none: not sent).")]):
+                     help="With --sampler openai: the Responses API's reasoning effort (none: not sent)."),
+        click.option("--effort", type=click.Choice(CHOICES["effort"]), default="none", show_default=True,
+                     help="With --sampler anthropic: the Messages API's output_config.effort (seed 002 runs low; "
+                          "none: not sent, for a model that does not take it); recorded and frozen.")]):
         fn = option(fn)
     return fn
+
+
+env_file_option = click.option(
+    "--env-file", type=click.Path(dir_okay=False), default=None,
+    help="Read the provider keys (OPENAI_API_KEY, ANTHROPIC_API_KEY, FUNDBOOK_OPENAI_COMPATIBLE_API_KEY) and base "
+         "URLs from this file, KEY=VALUE a line (strict: no quotes, spaces or export); the values go to the "
+         "provider's client only, never to a record, ledger, log or message.")
 
 
 def with_run_options(fn):
@@ -112,6 +122,6 @@ def sampler_own(params) -> dict:
     """The samplers' own options from a command's parameters, in the order a refusal checks them (the provider
     that owns each says whether it goes with the chosen sampler)."""
     names = {"base_url": "base_url", "server_dialect": "dialect", "local_server": "local_server",
-             "reasoning_effort": "reasoning_effort", "model_file": "model_file", "threads": "n_threads",
+             "reasoning_effort": "reasoning_effort", "effort": "effort", "model_file": "model_file", "threads": "n_threads",
              "threads_batch": "n_threads_batch"}
     return {own: params[param] for param, own in names.items() if param in params}

@@ -7,7 +7,7 @@ import click
 
 from launchers import SPLITS, InputError, sampler_names
 
-from ._launch_options import (ATTEMPT_ID, CAP, SEED, api_options, local_model_options, positive, prices_option,
+from ._launch_options import (ATTEMPT_ID, CAP, SEED, api_options, env_file_option, local_model_options, positive, prices_option,
                               project_option, sampler_own, state_option, text, with_run_options)
 
 
@@ -26,6 +26,7 @@ from ._launch_options import (ATTEMPT_ID, CAP, SEED, api_options, local_model_op
 @local_model_options
 @api_options
 @with_run_options
+@env_file_option
 @click.option("--attempt-id", default=None, help="Default: <label>-<family>-seed-<seed>-<claim id>.")
 @click.option("--freeze", "freeze_path", type=click.Path(dir_okay=False), default=None,
               help="The freeze a paid attempt must match (default: <project>/freeze.json).")
@@ -39,11 +40,12 @@ from ._launch_options import (ATTEMPT_ID, CAP, SEED, api_options, local_model_op
 @state_option
 @project_option
 def execute(claim_path, out, family, seed, split, model, sampler_name, cache_path, model_file, threads, threads_batch,
-            base_url, server_dialect, local_server, reasoning_effort, sandbox_name, worker_seconds, call_deadline, max_tokens, max_calls, horizon, temperature_milli,
-            sampling_seed, attempt_id, freeze_path, resume_from, replay_of, pilot_path, prices, state, project):
+            base_url, server_dialect, local_server, reasoning_effort, effort, sandbox_name, worker_seconds, call_deadline,
+            max_tokens, max_calls, horizon, temperature_milli, sampling_seed, env_file, attempt_id, freeze_path, resume_from, replay_of, pilot_path, prices, state, project):
     """Run one attempt: the paid path, not a dry run. Consumes the claim first."""
     from launchers import (AttemptSpec, Limits, Places, SamplerOptions, Sources, Task, check_options, command_line,
                            default_sandbox, load_prices, load_source, local_model_id, sampler_class)
+    from launchers import env_file_environment
     from launchers import execute as run_attempt
     from launchers import sampler as providers_sampler
     from launchers import sandbox as providers_sandbox
@@ -52,6 +54,7 @@ def execute(claim_path, out, family, seed, split, model, sampler_name, cache_pat
     if attempt_id is not None and not ATTEMPT_ID.fullmatch(attempt_id):
         raise InputError(f"--attempt-id {attempt_id!r}: expected letters, digits, '.', '_' and '-' (at most 160)")
     own = check_options(sampler_name, sampler_own(ctx.params))
+    environ = env_file_environment(env_file)  # None: the providers read os.environ
     paid = not sampler_class(sampler_name).free_for(
         {"local_server": 1 if own.get("local_server") else 0} if "local_server" in own else {})
     sandbox_name = sandbox_name or default_sandbox(paid)
@@ -91,7 +94,7 @@ def execute(claim_path, out, family, seed, split, model, sampler_name, cache_pat
     sampler_class(sampler_name).check_temperature(temperature_milli)
     sampler = providers_sampler(sampler_name, SamplerOptions(
         cache_path=cache_path, call_deadline_s=call_deadline, temperature_milli=temperature_milli, seed=sampling_seed,
-        model=model, replay_sampling=replay_sampling, own=own))
+        model=model, replay_sampling=replay_sampling, own=own, environ=environ))
     if sampler_name == "llama-cpp":
         model = local_model_id(model, sampler, own.get("model_file"))
     spec = AttemptSpec(claim=claim_path, out=out, task=Task(family, seed, split, horizon), model=model,
@@ -99,7 +102,7 @@ def execute(claim_path, out, family, seed, split, model, sampler_name, cache_pat
                        limits=Limits(worker_seconds, call_deadline, max_tokens, max_calls),
                        sources=Sources(resume_from, replay_of, freeze_path, pilot_path), places=Places(state, project),
                        attempt_id=attempt_id, command_line=tuple(command_line()))
-    record = run_attempt(spec)
+    record = run_attempt(spec, environ=environ)
     content = record["content"]
     click.echo(content["summary"])
     click.echo(f"record: {out}/record.json (content {record['content_sha256'][:12]})")
@@ -130,23 +133,24 @@ def execute(claim_path, out, family, seed, split, model, sampler_name, cache_pat
               help="A frozen llama-cpp configuration: its GGUF file (checked against the frozen sha256).")
 @click.option("--confirm-spend", type=CAP, default=None,
               help="Confirm the pilot's projected worst case (micro-USD, its claims' caps): required when above 0.")
+@env_file_option
 @prices_option
 @state_option
 @project_option
-def pilot(freeze_path, claims, seeds, family, model, out_dir, cache_path, model_file, confirm_spend, prices, state,
-          project):
+def pilot(freeze_path, claims, seeds, family, model, out_dir, cache_path, model_file, confirm_spend, env_file, prices,
+          state, project):
     """Run the pilot: one attempt of the frozen configuration per seed, judged from the records against the
     freeze's criteria (validity, failures, cost against the estimate, budget halts); writes pilot.json.
 
     Exit 0 when every criterion passes, 1 when one fails (a confirmatory execute is then refused)."""
-    from launchers import (PilotSpec, Places, command_line, default_pilot_path, format_usd, load_prices, project_dir,
-                           run_pilot)
+    from launchers import (PilotSpec, Places, command_line, default_pilot_path, env_file_environment, format_usd,
+                           load_prices, project_dir, run_pilot)
     freeze_path = freeze_path or os.path.join(project_dir(project), "freeze.json")
     out_dir = out_dir or os.path.dirname(default_pilot_path(freeze_path))
     doc = run_pilot(PilotSpec(freeze=freeze_path, claims=tuple(claims), seeds=tuple(seeds), out_dir=out_dir,
                               prices=load_prices(prices), family=family, model=model, places=Places(state, project),
                               cache_path=cache_path, model_file=model_file, confirm_spend=confirm_spend,
-                              command_line=tuple(command_line())))
+                              command_line=tuple(command_line())), environ=env_file_environment(env_file))
     body = doc["content"]
     spend = body["spend"]
     click.echo(f"spend: at most {format_usd(spend['worst_case_micro_usd'])} confirmed "
@@ -160,6 +164,11 @@ def pilot(freeze_path, claims, seeds, family, model, out_dir, cache_path, model_
     click.echo(f"{f['attempts']} attempts ({', '.join(f'{k} {v}' for k, v in f['statuses'].items())}), {f['calls']} "
                f"calls, cache hits {f['cache_hit_bps'] if f['cache_hit_bps'] is not None else '-'} bps, latency p50 "
                f"{lat.get('p50_ms', '-')} ms, p90 {lat.get('p90_ms', '-')} ms")
+    d = body["decisions"]
+    click.echo(f"per decision ({d['answered_calls']} answered calls): tokens in {d['tokens_in_per_decision']}, out "
+               f"{d['tokens_out_per_decision']}, reasoning {d['reasoning_tokens_per_decision']}; paired differences "
+               f"of {d['paired']['metric']} vs {d['paired']['baseline']}: n {d['paired']['n']}, sd "
+               f"{d['paired']['sd'] if d['paired']['sd'] is not None else '- (under two attempts)'}")
     click.echo(f"pilot {body['verdict']}: {os.path.join(out_dir, 'pilot.json')} (content {doc['content_sha256'][:12]})")
     return 0 if body["verdict"] == "PASS" else 1
 

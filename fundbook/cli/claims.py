@@ -26,15 +26,21 @@ from ._launch_options import (ATTEMPTS, CAP, CHECKPOINTS, HOURS, MAX_CALLS, MAX_
 @click.option("--tokens-out", type=TOKENS, default=None, help="Assumed output tokens per call (required unless "
               "--sampler names an HTTP API).")
 @click.option("--max-tokens", type=MAX_TOKENS, default=2048, show_default=True, help="The per-call cap the ledger reserves.")
-@click.option("--max-calls", type=MAX_CALLS, default=None, help="The attempt's call limit (execute --max-calls).")
+@click.option("--max-calls", type=MAX_CALLS, default=400, show_default=True,
+              help="The attempt's call limit (execute --max-calls).")
 @click.option("--worker-seconds", type=click.IntRange(0, 86_400), default=DEFAULT_WORKER_SECONDS, show_default=True,
               help="The worker's time limit the sandbox compute is priced over (execute's default).")
-@click.option("--sandbox", type=click.Choice(list(SANDBOXES)), default="modal", show_default=True)
+@click.option("--sandbox", type=click.Choice(list(SANDBOXES)), default=None,
+              help="The sandbox priced (default: local for the mock model or a free sampler, modal otherwise).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
 def budget(model, sampler_name, prices, attempts, checkpoints, calls_per_checkpoint, tokens_in, tokens_out, max_tokens,
            max_calls, worker_seconds, sandbox, as_json):
-    """Calls and USD for a planned attempt, before anything is spent."""
-    from launchers import Provider, estimate, load_prices, render_budget, sampler_class
+    """Calls and USD for a planned attempt, before anything is spent.
+
+    The worst case is `authorise`'s own projection (launchers.projection): the caps printed for one attempt
+    are the caps `authorise` accepts with the options printed beside them."""
+    from launchers import Planned, Provider, authorise_args, estimate, load_prices, projection, render_budget
+    from launchers import sampler_class
     plan = sampler_class(sampler_name).PLAN if sampler_name else Provider.PLAN
     tokens_in = plan.get("tokens_in") if tokens_in is None else tokens_in
     tokens_out = plan.get("tokens_out") if tokens_out is None else tokens_out
@@ -42,8 +48,12 @@ def budget(model, sampler_name, prices, attempts, checkpoints, calls_per_checkpo
     if tokens_in is None or tokens_out is None:
         raise click.UsageError("--tokens-in and --tokens-out are required (unless --sampler openai, anthropic or "
                                "openai-compatible plans the compact prompt)")
-    est = estimate(load_prices(prices), model, attempts, checkpoints, calls_per_checkpoint, tokens_in, tokens_out,
-                   max_tokens, worker_seconds, sandbox, max_calls)
+    table = load_prices(prices)
+    planned = Planned(sampler_name, tokens_in, max_tokens, max_calls, checkpoints, worker_seconds, sandbox)
+    one = projection(table, model, planned)  # one attempt: what a claim is checked against
+    est = estimate(table, model, attempts, checkpoints, calls_per_checkpoint, tokens_in, tokens_out, max_tokens,
+                   worker_seconds, one["sandbox"], max_calls, price=one["price"])
+    est["authorise"] = authorise_args(one, planned)
     click.echo(json.dumps(est, sort_keys=True, indent=1) if as_json else render_budget(est))
 
 
@@ -56,8 +66,13 @@ def budget(model, sampler_name, prices, attempts, checkpoints, calls_per_checkpo
 @click.option("--cap-sandbox-micro-usd", type=CAP, default=0, show_default=True,
               help="The sandbox compute cap in integer micro-USD (separate from inference).")
 @click.option("--hours", type=HOURS, default=24, show_default=True, help="Hours until the claim expires.")
-@click.option("--tokens-in", type=TOKENS, default=DEFAULT_TOKENS_IN, show_default=True,
-              help="The plan's opening prompt tokens of a checkpoint (as `budget --tokens-in`).")
+@click.option("--sampler", "sampler_name", type=click.Choice(sampler_names("budget")), default=None,
+              help="The sampler planned for, as `budget --sampler`: its plan's opening prompt is the default "
+                   "--tokens-in (2500 for openai, anthropic and openai-compatible); a free one (llama-cpp) is "
+                   "planned as --local.")
+@click.option("--tokens-in", type=TOKENS, default=None,
+              help=f"The plan's opening prompt tokens of a checkpoint (as `budget --tokens-in`; default: the "
+                   f"sampler's plan, else {DEFAULT_TOKENS_IN}).")
 @click.option("--max-tokens", type=MAX_TOKENS, default=2048, show_default=True, help="The plan's per-call output cap.")
 @click.option("--max-calls", type=MAX_CALLS, default=400, show_default=True, help="The plan's call limit.")
 @click.option("--horizon", type=CHECKPOINTS, default=DEFAULT_HORIZON, show_default=True, help="The plan's checkpoints.")
@@ -74,22 +89,21 @@ def budget(model, sampler_name, prices, attempts, checkpoints, calls_per_checkpo
 @prices_option
 @state_option
 @project_option
-def authorise(family, split, model, cap_micro_usd, cap_tokens, cap_sandbox_micro_usd, hours, tokens_in, max_tokens,
-              max_calls, horizon, worker_seconds, sandbox, accept_partial_budget, local, out_path, prices, state,
-              project):
+def authorise(family, split, model, cap_micro_usd, cap_tokens, cap_sandbox_micro_usd, hours, sampler_name, tokens_in,
+              max_tokens, max_calls, horizon, worker_seconds, sandbox, accept_partial_budget, local, out_path, prices,
+              state, project):
     """Write a single-use authorisation claim (scope, caps, plan, expiry), registered in the project ledger.
 
     The caps are checked against the worker's worst case for the plan (`budget`'s figure): a claim that could
     be planned to halt is refused unless --accept-partial-budget, which the claim then says."""
-    from launchers import FREE_PRICE, attempt_plan, check_model_id, format_usd, load_prices, plan_text, project_dir
+    from launchers import Planned, check_model_id, format_usd, load_prices, plan_text, project_dir, projection
     from launchers import authorise as write_claim
     from launchers import state_dir
     text("--model", model)
     if local:
         check_model_id(model)
-    plan = attempt_plan(load_prices(prices), model, tokens_in, max_tokens, max_calls, horizon, worker_seconds,
-                        sandbox or ("local" if model == "mock" or local else "modal"),
-                        price=FREE_PRICE if local else None)
+    plan = projection(load_prices(prices), model, Planned(sampler_name, tokens_in, max_tokens, max_calls, horizon,
+                                                          worker_seconds, sandbox, local))
     doc = write_claim(out_path, family, split, model, cap_micro_usd, cap_tokens, hours, state=state,
                       cap_sandbox_micro_usd=cap_sandbox_micro_usd, plan=plan,
                       accept_partial_budget=accept_partial_budget, project=project)

@@ -40,7 +40,10 @@ def _plan_and_rows(out, families, seed_args, episodes, is_heldout, secret_file):
                    "practitioners:<dir> (practitioner records), inspect:<log> (an Inspect log of "
                    "inspect_fundbook/desk, re-executed), mock-worker, "
                    "model:llama-cpp:<GGUF file> (a recorded local-model attempt per item; "
-                   "--workers 1); NAME=SPEC names it. Repeat for several.")
+                   "--workers 1), model:openai:MODEL, model:anthropic:MODEL, "
+                   "model:openai-compatible:MODEL@URL (an API model: a paid one under the project's "
+                   "freeze, each item's claim at its caps; the key from the environment, never "
+                   "recorded; experiments/arm_api.py); NAME=SPEC names it. Repeat for several.")
 @click.option("--family", "families", type=click.Choice(FAMILIES), multiple=True, help="Families (default: all four).")
 @click.option("--seeds", "seed_args", multiple=True, type=seed_param(),
               help="Practice seeds: `1..200`, `1,5,9`, `1..10,20..30`.")

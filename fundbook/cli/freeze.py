@@ -50,7 +50,7 @@ from ._launch_options import (CAP, PER_CHECKPOINT, SEED, TOKENS, api_options, lo
 def freeze(out_path, models, sampler_name, families, seeds, split, cap_micro_usd, cap_tokens, cap_sandbox_micro_usd,
            project_cap_micro_usd, project_cap_sandbox_micro_usd, intervention_policy, estimate_tokens_in,
            estimate_tokens_out, estimate_calls_per_checkpoint, max_resumes, pilot_cap_micro_usd, model_file, threads,
-           threads_batch, base_url, server_dialect, local_server, reasoning_effort, sandbox_name, worker_seconds,
+           threads_batch, base_url, server_dialect, local_server, reasoning_effort, effort, sandbox_name, worker_seconds,
            call_deadline, max_tokens, max_calls, horizon, temperature_milli, sampling_seed, prices, tiers_path=None):
     """Write freeze.json before the first paid call: code, prompt, schema, engine, config, models, prices, caps, and
     the pilot's criteria and cost estimate (a confirmatory attempt needs a passing pilot)."""

@@ -38,7 +38,7 @@ def sampler_factory(name, cache_path=None, call_deadline=120, temperature_milli=
     own = dict(local or {})
     if "threads" in own:
         own["n_threads"] = own.pop("threads")
-    for key in ("base_url", "dialect", "local_server", "reasoning_effort"):
+    for key in ("base_url", "dialect", "local_server", "reasoning_effort", "effort"):
         if key in api:
             own[key] = api.pop(key)
     from launchers import sampler_class
