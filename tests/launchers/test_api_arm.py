@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from experiments import arm_api, arm_model, items as items_mod
 from experiments.arms import parse_arms, public
 from experiments.errors import ExperimentError
-from experiments.sweep import run_sweep
+from experiments.sweep import Running, run_sweep
 from fundbook.cli import cli as fundbook_cli
 from fundbook.cli.launch import cli as launch_cli
 from launchers import Planned, load_prices, projection, verify_attempt
@@ -71,7 +71,8 @@ def paid_arm(tmp_path, monkeypatch, state, project):
 def _sweep(tmp_path, specs):
     rows = items_mod.manifest_rows(ROWS, items_mod.PRACTICE)
     plan = {"split": "practice", "families": ["FUND_01", "FUND_03"], "seeds": "1,16"}
-    return run_sweep(str(tmp_path / "sweep"), plan, rows, parse_arms(specs), BUNDLE, sample_size=0, progress=False)
+    return run_sweep(str(tmp_path / "sweep"), plan, rows, parse_arms(specs), BUNDLE,
+                     running=Running(sample_size=0, progress=False))
 
 
 def _files(root):
