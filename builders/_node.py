@@ -46,8 +46,13 @@ def node_version(node) -> str:
 
 def node_env() -> dict:
     """An allow-listed environment: nothing from the caller's shell leaks in."""
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONHASHSEED": "0", "LC_ALL": "C.UTF-8",
-           "TZ": "UTC", "NODE_OPTIONS": ""}
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "PYTHONHASHSEED": "0",
+        "LC_ALL": "C.UTF-8",
+        "TZ": "UTC",
+        "NODE_OPTIONS": "",
+    }
     if "HOME" in os.environ:
         env["HOME"] = os.environ["HOME"]
     return env
@@ -55,8 +60,9 @@ def node_env() -> dict:
 
 def popen(node, argv, root=ROOT):
     """Start `node <argv>` in the repo root, stdout piped line by line."""
-    return subprocess.Popen([node, *argv], cwd=root, env=node_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, bufsize=1)
+    return subprocess.Popen(
+        [node, *argv], cwd=root, env=node_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1
+    )
 
 
 def run(node, argv, root=ROOT) -> str:
@@ -71,4 +77,4 @@ def last_line(text) -> str:
     if not lines:
         return ""
     line = lines[-1]
-    return line[len("error: "):] if line.startswith("error: ") else line
+    return line[len("error: ") :] if line.startswith("error: ") else line

@@ -59,6 +59,10 @@ def build_part(doc) -> dict:
     details of one build (builder.id stays: it names what built it)."""
     predicate = doc.get("predicate") or {}
     builder = (predicate.get("runDetails") or {}).get("builder") or {}
-    return {"_type": doc.get("_type"), "subject": doc.get("subject"), "predicateType": doc.get("predicateType"),
-            "buildDefinition": predicate.get("buildDefinition"), "builder.id": builder.get("id")}
-
+    return {
+        "_type": doc.get("_type"),
+        "subject": doc.get("subject"),
+        "predicateType": doc.get("predicateType"),
+        "buildDefinition": predicate.get("buildDefinition"),
+        "builder.id": builder.get("id"),
+    }

@@ -51,8 +51,16 @@ class PyodideSession:
         node = node_executable(self.root)
         # stderr to a file, not a pipe: a chatty runtime must never block the session
         self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8")
-        self.proc = subprocess.Popen([node, RUNNER], cwd=self.root, env=node_env(), stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self._stderr, text=True, bufsize=1)
+        self.proc = subprocess.Popen(
+            [node, RUNNER],
+            cwd=self.root,
+            env=node_env(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            text=True,
+            bufsize=1,
+        )
         self._ready = self._next()
         if self._ready.get("event") != "ready":
             raise BuildError(f"{RUNNER}: expected the ready event first, got {self._ready.get('event')!r}")

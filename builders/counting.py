@@ -20,10 +20,12 @@ import engine
 
 RETRY_ENDS = ("operator", "infrastructure_interruption")  # not the agent's doing: the world is tried once more
 MAX_TRIES = 2
-RULE = ("One attempt counts for each world: the last try, whatever its end (an attempt stopped by the operator "
-        "or by a host failure is kept and the world tried once more). A counted attempt that ended without a "
-        "result scores what the engine grades for the batches the desk accepted from it (none, if it accepted "
-        "none).")
+RULE = (
+    "One attempt counts for each world: the last try, whatever its end (an attempt stopped by the operator "
+    "or by a host failure is kept and the world tried once more). A counted attempt that ended without a "
+    "result scores what the engine grades for the batches the desk accepted from it (none, if it accepted "
+    "none)."
+)
 RULE_SOURCE = "builders/counting.py"
 _TRY = re.compile(r"\.([2-9][0-9]*)$")
 
@@ -74,8 +76,9 @@ def engine_grade(content, attempt_id="") -> dict:
     """The engine's result for the batches the desk accepted from an attempt (its task's world rebuilt)."""
     task = _dict(content.get("task"))
     family, seed, horizon = task.get("family"), task.get("seed"), task.get("horizon")
-    batches = [p.get("batch") for p in content.get("proposals") or [] if isinstance(p, dict)
-               and p.get("outcome") == "accepted"]
+    batches = [
+        p.get("batch") for p in content.get("proposals") or [] if isinstance(p, dict) and p.get("outcome") == "accepted"
+    ]
     key = (str(family), str(seed), str(horizon), engine.content_sha256(batches) if _canonical(batches) else None)
     if key[3] is None:
         raise CountingError(f"attempt {attempt_id}: proposals: an accepted batch is not canonical JSON")
@@ -86,13 +89,21 @@ def engine_grade(content, attempt_id="") -> dict:
                 instance = engine.with_horizon(instance, horizon)
             fixture = engine.fixture_sha256(instance)
         except (ValueError, TypeError, KeyError, engine.DeskError) as exc:
-            raise CountingError(f"attempt {attempt_id}: task: the engine cannot rebuild its world "
-                                f"({type(exc).__name__}: {exc})")
+            raise CountingError(
+                f"attempt {attempt_id}: task: the engine cannot rebuild its world ({type(exc).__name__}: {exc})"
+            )
         if task.get("fixture_sha256") not in (None, fixture):
-            raise CountingError(f"attempt {attempt_id}: task.fixture_sha256: expected {fixture} (the world "
-                                f"{family} seed {seed}), got {task.get('fixture_sha256')!r}")
-        candidate = {"format": 1, "fixture_sha256": fixture, "instance_id": str(task.get("instance_id") or ""),
-                     "label": str(attempt_id), "batches": batches}
+            raise CountingError(
+                f"attempt {attempt_id}: task.fixture_sha256: expected {fixture} (the world "
+                f"{family} seed {seed}), got {task.get('fixture_sha256')!r}"
+            )
+        candidate = {
+            "format": 1,
+            "fixture_sha256": fixture,
+            "instance_id": str(task.get("instance_id") or ""),
+            "label": str(attempt_id),
+            "batches": batches,
+        }
         _graded[key] = engine.grade_candidate(candidate, instance)
     return _graded[key]
 
@@ -114,8 +125,11 @@ def score(content, attempt_id="") -> dict:
         result, source = engine_grade(content, attempt_id), "engine"
     points = _dict(result.get("score")).get("points")
     scored = result.get("status") == "SCORED"
-    return {"status": result.get("status"), "verdict": result.get("verdict"),
-            "points": points if scored and isinstance(points, int) and not isinstance(points, bool) else 0,
-            "qualified": scored and result.get("verdict") == "QUALIFIED", "source": source,
-            "gates": [g.get("gate") for g in result.get("gates") or [] if isinstance(g, dict)
-                      and g.get("passed") is False]}
+    return {
+        "status": result.get("status"),
+        "verdict": result.get("verdict"),
+        "points": points if scored and isinstance(points, int) and not isinstance(points, bool) else 0,
+        "qualified": scored and result.get("verdict") == "QUALIFIED",
+        "source": source,
+        "gates": [g.get("gate") for g in result.get("gates") or [] if isinstance(g, dict) and g.get("passed") is False],
+    }

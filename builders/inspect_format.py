@@ -24,35 +24,63 @@ KIND, HARNESS, LABEL, SPLIT = "inspect-attempt", "inspect", "model", "public-pra
 TASK_NAME = "inspect_fundbook/desk"
 PROTOCOLS = ("tool", "text")
 EXECUTION_PATH = "Inspect log, every engine call re-executed through the compiled bundle in Pyodide"
-OUTSIDE = ("usage and cost as Inspect logged them: provenance only, outside fundbook's ledger and claims "
-           "(fundbook neither made nor paid these calls)")
+OUTSIDE = (
+    "usage and cost as Inspect logged them: provenance only, outside fundbook's ledger and claims "
+    "(fundbook neither made nor paid these calls)"
+)
 
 # Limits: every log up to them is read in well under 512 MiB (tests/inspect/test_memory.py measures it).
-MAX_LOG_BYTES = 32 * 1024 * 1024        # a log file (a 5-world, 20-checkpoint tool log is about 0.2 MB)
-MAX_UNPACKED_BYTES = 64 * 1024 * 1024   # what a .eval log's members unpack to, all together
-MAX_MEMBERS = 10_000                    # members of a .eval log (two a sample, a few more)
-MAX_WINDOW_BYTES = 32 * 1024 * 1024     # a zstd window or an lzma dictionary a member may ask for
-MAX_FILE_BYTES = 64 * 1024 * 1024      # record.json, transcript.json, receipts.json
-MAX_MESSAGE_BYTES = 1024 * 1024         # one message's text (the HTTP samplers' limit for an answer, too)
-MAX_ENGINE_CALLS = 50_000               # engine calls a log's model turns make (a 20-checkpoint run: about 80)
-MAX_EPOCH = 999                         # the attempt id carries the epoch in three digits
-MAX_NAME = 300                          # a model name, a URL: characters
+MAX_LOG_BYTES = 32 * 1024 * 1024  # a log file (a 5-world, 20-checkpoint tool log is about 0.2 MB)
+MAX_UNPACKED_BYTES = 64 * 1024 * 1024  # what a .eval log's members unpack to, all together
+MAX_MEMBERS = 10_000  # members of a .eval log (two a sample, a few more)
+MAX_WINDOW_BYTES = 32 * 1024 * 1024  # a zstd window or an lzma dictionary a member may ask for
+MAX_FILE_BYTES = 64 * 1024 * 1024  # record.json, transcript.json, receipts.json
+MAX_MESSAGE_BYTES = 1024 * 1024  # one message's text (the HTTP samplers' limit for an answer, too)
+MAX_ENGINE_CALLS = 50_000  # engine calls a log's model turns make (a 20-checkpoint run: about 80)
+MAX_EPOCH = 999  # the attempt id carries the epoch in three digits
+MAX_NAME = 300  # a model name, a URL: characters
 DAYS = (1, 60)
 MESSAGE_LIMIT = (2, 40_000)
 
 WORLD = re.compile(r"(FUND_0[1-9])-seed-([1-9][0-9]{0,15})")
-ATTEMPT_ID = re.compile(r"inspect-([A-Za-z0-9._-]{1,60})-(FUND_0[1-9])-seed-([1-9][0-9]{0,15})-e([0-9]{3})-([0-9a-f]{8})")
+ATTEMPT_ID = re.compile(
+    r"inspect-([A-Za-z0-9._-]{1,60})-(FUND_0[1-9])-seed-([1-9][0-9]{0,15})-e([0-9]{3})-([0-9a-f]{8})"
+)
 HEX64 = re.compile(r"[0-9a-f]{64}")
-TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")                # Inspect's eval and run ids
-VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+-]{0,63}")              # a package version
+TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # Inspect's eval and run ids
+VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+-]{0,63}")  # a package version
 CREATED = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?\+00:00")  # UTC, so tries order as text
 _PRINTABLE = re.compile(r"[^\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]+")
 URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,15}://[^\s\"'<>]+")
 REDACTED = "REDACTED"
 # Query parameters and object keys whose value is a credential (compared lowercased, without '-', '_' or '.').
-SECRET_NAMES = frozenset({"key", "apikey", "xapikey", "token", "accesstoken", "authtoken", "idtoken", "sessiontoken",
-                          "secret", "clientsecret", "password", "passwd", "pwd", "pass", "auth", "authorization",
-                          "bearer", "cookie", "sig", "signature", "credential", "credentials", "session"})
+SECRET_NAMES = frozenset(
+    {
+        "key",
+        "apikey",
+        "xapikey",
+        "token",
+        "accesstoken",
+        "authtoken",
+        "idtoken",
+        "sessiontoken",
+        "secret",
+        "clientsecret",
+        "password",
+        "passwd",
+        "pwd",
+        "pass",
+        "auth",
+        "authorization",
+        "bearer",
+        "cookie",
+        "sig",
+        "signature",
+        "credential",
+        "credentials",
+        "session",
+    }
+)
 
 
 def _refuse(label, field, expected, got):
@@ -157,8 +185,10 @@ def url(value, label, field):
     if not isinstance(value, str) or len(value) > MAX_NAME or not re.fullmatch(r"https?://[^\s\x00-\x1f\x7f]+", value):
         _refuse(label, field, "null or an http(s) URL", value)
     if redact_url(value) != value:
-        raise InputError(f"{label}: {field}: expected a URL without credentials (user:password@ or a secret query "
-                         f"parameter), got a URL holding one")
+        raise InputError(
+            f"{label}: {field}: expected a URL without credentials (user:password@ or a secret query "
+            f"parameter), got a URL holding one"
+        )
     return value
 
 
@@ -191,37 +221,67 @@ def task_args(args, label, field="task_args") -> dict:
 # these texts; the build requires exactly these (a record cannot claim more).
 CLAIMS = {
     "established": [
-        {"claim": "world", "fields": ["content.task"],
-         "text": "The world is the published world named here: the engine rebuilds it to this fixture sha256."},
-        {"claim": "moves", "fields": ["content.moves", "content.receipts_head", "content.outputs.receipts",
-                                      "content.engine"],
-         "text": "The batches in the log's model turns, replayed through the desk and answered again by the "
-                 "compiled bundle named here (in Pyodide), get the desk's decisions and produce these receipts and "
-                 "this receipts head."},
-        {"claim": "grade", "fields": ["content.result"],
-         "text": "This grade (status, verdict, score out of 100, gates) is the engine's grade of those moves; the "
-                 "log's desk_grade score, its explanation, the header's metric and the reductions are exactly it."},
-        {"claim": "desk answers", "fields": ["content.transcript", "content.turns"],
-         "text": "Every desk answer the log holds (the system message, each packet, tool result and ToolError) is "
-                 "the one the desk gives to the model turns before it, byte for byte; transcript.json holds the "
-                 "log's messages."},
-        {"claim": "kept log", "fields": ["content.inspect.log"],
-         "text": "The log is kept beside this record under its sha256, with any credential in its URLs replaced by "
-                 "REDACTED; `fundbook inspect verify` imports it again and requires this record."},
+        {
+            "claim": "world",
+            "fields": ["content.task"],
+            "text": "The world is the published world named here: the engine rebuilds it to this fixture sha256.",
+        },
+        {
+            "claim": "moves",
+            "fields": ["content.moves", "content.receipts_head", "content.outputs.receipts", "content.engine"],
+            "text": "The batches in the log's model turns, replayed through the desk and answered again by the "
+            "compiled bundle named here (in Pyodide), get the desk's decisions and produce these receipts and "
+            "this receipts head.",
+        },
+        {
+            "claim": "grade",
+            "fields": ["content.result"],
+            "text": "This grade (status, verdict, score out of 100, gates) is the engine's grade of those moves; the "
+            "log's desk_grade score, its explanation, the header's metric and the reductions are exactly it.",
+        },
+        {
+            "claim": "desk answers",
+            "fields": ["content.transcript", "content.turns"],
+            "text": "Every desk answer the log holds (the system message, each packet, tool result and ToolError) is "
+            "the one the desk gives to the model turns before it, byte for byte; transcript.json holds the "
+            "log's messages.",
+        },
+        {
+            "claim": "kept log",
+            "fields": ["content.inspect.log"],
+            "text": "The log is kept beside this record under its sha256, with any credential in its URLs replaced by "
+            "REDACTED; `fundbook inspect verify` imports it again and requires this record.",
+        },
     ],
     "as_logged": [
-        {"claim": "model", "fields": ["content.model"],
-         "text": "The model and its provider are the names the log gives. fundbook did not call the model: which "
-                 "model, or whether any model, wrote the model turns is as logged, not verified."},
-        {"claim": "bundle of the eval", "fields": ["content.inspect.task_version", "content.inspect.bundle_sha256"],
-         "text": "The engine bundle the eval ran with is as logged; every engine answer was re-derived through "
-                 "the bundle in content.engine instead."},
-        {"claim": "eval", "fields": ["content.inspect.version", "content.inspect.eval_id", "content.inspect.run_id",
-                                     "content.inspect.created", "content.inspect.epoch",
-                                     "content.inspect.model_base_url", "content.inspect.generate_config",
-                                     "content.inspect.task_args", "content.inspect.limit"],
-         "text": "Inspect's version, the eval's ids, epoch and creation time, the server, the generate config, the "
-                 "task arguments and the limit that stopped the sample are as logged."},
+        {
+            "claim": "model",
+            "fields": ["content.model"],
+            "text": "The model and its provider are the names the log gives. fundbook did not call the model: which "
+            "model, or whether any model, wrote the model turns is as logged, not verified.",
+        },
+        {
+            "claim": "bundle of the eval",
+            "fields": ["content.inspect.task_version", "content.inspect.bundle_sha256"],
+            "text": "The engine bundle the eval ran with is as logged; every engine answer was re-derived through "
+            "the bundle in content.engine instead.",
+        },
+        {
+            "claim": "eval",
+            "fields": [
+                "content.inspect.version",
+                "content.inspect.eval_id",
+                "content.inspect.run_id",
+                "content.inspect.created",
+                "content.inspect.epoch",
+                "content.inspect.model_base_url",
+                "content.inspect.generate_config",
+                "content.inspect.task_args",
+                "content.inspect.limit",
+            ],
+            "text": "Inspect's version, the eval's ids, epoch and creation time, the server, the generate config, the "
+            "task arguments and the limit that stopped the sample are as logged.",
+        },
         {"claim": "usage", "fields": ["content.inspect.usage", "content.inspect.usage_note"], "text": OUTSIDE},
     ],
 }
@@ -232,9 +292,11 @@ def claims() -> dict:
     return {side: [dict(c, fields=list(c["fields"])) for c in items] for side, items in CLAIMS.items()}
 
 
-COUNTING_RULE = ("Each (eval, sample, epoch) of a log imports once, as one try of its world; a model's tries of a "
-                 "world are ordered by the eval's creation time as logged, then by epoch, and the last counts (the "
-                 "one rule, builders/counting.py).")
+COUNTING_RULE = (
+    "Each (eval, sample, epoch) of a log imports once, as one try of its world; a model's tries of a "
+    "world are ordered by the eval's creation time as logged, then by epoch, and the last counts (the "
+    "one rule, builders/counting.py)."
+)
 
 
 def is_inspect_record(record) -> bool:

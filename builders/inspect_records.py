@@ -26,17 +26,62 @@ from engine import InputError
 from engine import read_limited, shown
 
 from . import inspect_format as F
-from .inspect_format import (EXECUTION_PATH, HARNESS, KIND, LABEL, MAX_LOG_BYTES, OUTSIDE, PROTOCOLS,  # noqa: F401
-                             RECEIPTS_SCHEMA, RECORD_SCHEMA, SPLIT, TASK_NAME, TRANSCRIPT_SCHEMA)
+from .inspect_format import (
+    EXECUTION_PATH,
+    HARNESS,
+    KIND,
+    LABEL,
+    MAX_LOG_BYTES,
+    OUTSIDE,
+    PROTOCOLS,  # noqa: F401
+    RECEIPTS_SCHEMA,
+    RECORD_SCHEMA,
+    SPLIT,
+    TASK_NAME,
+    TRANSCRIPT_SCHEMA,
+)
 from .practitioners import check_engine_facts
 
-CONTENT_KEYS = ("schema_version", "kind", "harness", "label", "attempt_id", "claims", "task", "model", "engine",
-                "result", "receipts_head", "moves", "turns", "transcript", "outputs", "inspect", "execution_path")
+CONTENT_KEYS = (
+    "schema_version",
+    "kind",
+    "harness",
+    "label",
+    "attempt_id",
+    "claims",
+    "task",
+    "model",
+    "engine",
+    "result",
+    "receipts_head",
+    "moves",
+    "turns",
+    "transcript",
+    "outputs",
+    "inspect",
+    "execution_path",
+)
 TASK_KEYS = ("instance_id", "family", "seed", "split", "fixture_sha256", "horizon")
 MODEL_KEYS = ("id", "provider", "as_logged", "answered_as")
-INSPECT_KEYS = ("version", "task", "task_version", "bundle_sha256", "task_args", "protocol", "eval_id", "run_id",
-                "sample_id", "epoch", "created", "model_base_url", "generate_config", "limit", "usage", "usage_note",
-                "log")
+INSPECT_KEYS = (
+    "version",
+    "task",
+    "task_version",
+    "bundle_sha256",
+    "task_args",
+    "protocol",
+    "eval_id",
+    "run_id",
+    "sample_id",
+    "epoch",
+    "created",
+    "model_base_url",
+    "generate_config",
+    "limit",
+    "usage",
+    "usage_note",
+    "log",
+)
 FILES = ("receipts.json", "record.json", "transcript.json")  # and the kept log
 ROLES = ("system", "user", "assistant", "tool")
 HEX64 = F.HEX64
@@ -92,15 +137,19 @@ def _task(task, label):
     _keys(task, TASK_KEYS, label, "content.task")
     family, seed, horizon = task["family"], task["seed"], task["horizon"]
     if family not in engine.FAMILIES:
-        raise InputError(f"{label}: content.task.family: expected one of {', '.join(engine.FAMILIES)}, got {shown(family)}")
+        raise InputError(
+            f"{label}: content.task.family: expected one of {', '.join(engine.FAMILIES)}, got {shown(family)}"
+        )
     _int(seed, label, "content.task.seed", 1, 10**16 - 1)
     _int(horizon, label, "content.task.horizon", *F.DAYS)
     _equal(task["split"], SPLIT, label, "content.task.split")
     try:
         instance = engine.with_horizon(engine.generate(family, seed), horizon)
     except (ValueError, TypeError, KeyError, engine.DeskError) as exc:
-        raise InputError(f"{label}: content.task: the engine cannot rebuild the world {family} seed {seed} over "
-                         f"{horizon} days ({type(exc).__name__})") from None
+        raise InputError(
+            f"{label}: content.task: the engine cannot rebuild the world {family} seed {seed} over "
+            f"{horizon} days ({type(exc).__name__})"
+        ) from None
     _equal(task["fixture_sha256"], engine.fixture_sha256(instance), label, "content.task.fixture_sha256")
     return {"family": family, "seed": seed, "horizon": horizon}
 
@@ -109,10 +158,14 @@ def _host_finalize(source, receipts, label):
     """The run's batches (its BATCH receipts, in order) re-executed and finalised by the host engine, as the
     Inspect environment finalises every run: -> (moves, result, receipts)."""
     from engine import session as _session
+
     if not isinstance(receipts, list) or not all(isinstance(r, dict) for r in receipts):
         raise InputError(f"{label}: receipts: expected a list of receipts")
-    moves = [{"batch": (r.get("payload") or {}).get("batch") if isinstance(r.get("payload"), dict) else None}
-             for r in receipts if r.get("kind") == "BATCH"]
+    moves = [
+        {"batch": (r.get("payload") or {}).get("batch") if isinstance(r.get("payload"), dict) else None}
+        for r in receipts
+        if r.get("kind") == "BATCH"
+    ]
     try:
         run = _session.rebuild(source, moves)
         result = _session.finalize_and_grade(run)
@@ -132,8 +185,10 @@ def _transcript(data, doc, attempt, label):
     for i, step in enumerate(steps):
         where = f"steps[{i}]"
         role = step.get("role") if isinstance(step, dict) else None
-        keys = {"assistant": ("index", "role", "text", "tool_calls", "model"),
-                "tool": ("index", "role", "text", "function", "tool_call_id", "error")}.get(role, ("index", "role", "text"))
+        keys = {
+            "assistant": ("index", "role", "text", "tool_calls", "model"),
+            "tool": ("index", "role", "text", "function", "tool_call_id", "error"),
+        }.get(role, ("index", "role", "text"))
         if role not in ROLES:
             raise InputError(f"{label}: {where}.role: expected one of {', '.join(ROLES)}, got {shown(role)}")
         _keys(step, keys, label, where)
@@ -176,16 +231,19 @@ def read_folder(runs_dir, name) -> dict:
     rel = f"runs/attempts/{name}"
     where = os.path.join(runs_dir, "attempts", name)
     if not F.ATTEMPT_ID.fullmatch(name):
-        raise InputError(f"{rel[:120]}: expected an Inspect attempt's folder "
-                         f"inspect-<model>-<FUND_0N>-seed-<S>-e<epoch>-<8 hex>")
+        raise InputError(
+            f"{rel[:120]}: expected an Inspect attempt's folder inspect-<model>-<FUND_0N>-seed-<S>-e<epoch>-<8 hex>"
+        )
     files = {}
     for fname in ("record.json",) + tuple(sorted(set(os.listdir(where)) - {"record.json"})):
         path = os.path.join(where, fname)
         if fname != "record.json" and fname not in FILES and not _LOG.fullmatch(fname):
             continue  # named below, with the folder's listing
         if not os.path.isfile(path):  # a folder, a FIFO or a device under the file's name
-            raise InputError(f"{rel}/{fname}: not a regular file"
-                             f"{' (the kept Inspect log expected)' if _LOG.fullmatch(fname) else ''}")
+            raise InputError(
+                f"{rel}/{fname}: not a regular file"
+                f"{' (the kept Inspect log expected)' if _LOG.fullmatch(fname) else ''}"
+            )
         limit = MAX_LOG_BYTES if _LOG.fullmatch(fname) else F.MAX_FILE_BYTES
         try:
             files[fname] = read_limited(path, limit)
@@ -201,8 +259,9 @@ def read_folder(runs_dir, name) -> dict:
     if not (isinstance(log, str) and _LOG.fullmatch(log)):
         return files  # check_files names content.inspect.log.path
     if listed != sorted(FILES + (log,)):
-        raise InputError(f"{rel}: holds {shown(listed)}, an Inspect record folder holds exactly "
-                         f"{', '.join(FILES)} and its kept log")
+        raise InputError(
+            f"{rel}: holds {shown(listed)}, an Inspect record folder holds exactly {', '.join(FILES)} and its kept log"
+        )
     return files
 
 
@@ -217,15 +276,18 @@ def check_files(name, files, published_engine=None, bundle_sha256=None) -> dict:
     rel = f"runs/attempts/{name}"
     m = F.ATTEMPT_ID.fullmatch(name)
     if not m:
-        raise InputError(f"{rel[:120]}: expected an Inspect attempt's folder "
-                         f"inspect-<model>-<FUND_0N>-seed-<S>-e<epoch>-<8 hex>")
+        raise InputError(
+            f"{rel[:120]}: expected an Inspect attempt's folder inspect-<model>-<FUND_0N>-seed-<S>-e<epoch>-<8 hex>"
+        )
     label = f"{rel}/record.json"
     rec = engine.parse_json(files.get("record.json", b""), label, "an Inspect record file", MAX_LOG_BYTES)
     if not isinstance(rec, dict) or sorted(rec) != ["content", "content_sha256", "schema", "volatile"]:
         raise InputError(f"{label}: expected exactly schema, content, content_sha256, volatile")
     if rec["schema"] != RECORD_SCHEMA:
-        raise InputError(f"{label}: schema: expected {RECORD_SCHEMA}, got {shown(rec['schema'])} (an older record: "
-                         f"import it again from its kept log with `fundbook inspect import`)")
+        raise InputError(
+            f"{label}: schema: expected {RECORD_SCHEMA}, got {shown(rec['schema'])} (an older record: "
+            f"import it again from its kept log with `fundbook inspect import`)"
+        )
     c = rec["content"]
     try:
         sealed = isinstance(c, dict) and engine.content_sha256(c) == rec["content_sha256"]
@@ -234,13 +296,21 @@ def check_files(name, files, published_engine=None, bundle_sha256=None) -> dict:
     if not sealed:
         raise InputError(f"{label}: content_sha256: expected the sha256 of the canonical content")
     _keys(c, CONTENT_KEYS, label, "content")
-    for key, want in (("schema_version", F.SCHEMA_VERSION), ("kind", KIND), ("harness", HARNESS), ("label", LABEL),
-                      ("execution_path", EXECUTION_PATH), ("attempt_id", name), ("claims", F.claims())):
+    for key, want in (
+        ("schema_version", F.SCHEMA_VERSION),
+        ("kind", KIND),
+        ("harness", HARNESS),
+        ("label", LABEL),
+        ("execution_path", EXECUTION_PATH),
+        ("attempt_id", name),
+        ("claims", F.claims()),
+    ):
         _equal(c[key], want, label, f"content.{key}")
     world = _task(c["task"], label)
     if (m.group(2), m.group(3)) != (world["family"], str(world["seed"])):
-        raise InputError(f"{label}: content.attempt_id: expected the world {world['family']}-seed-{world['seed']} "
-                         f"of content.task")
+        raise InputError(
+            f"{label}: content.attempt_id: expected the world {world['family']}-seed-{world['seed']} of content.task"
+        )
     # the model as logged: Inspect's model string of any printable shape, its parts, the name the answers carry
     model = _keys(c["model"], MODEL_KEYS, label, "content.model")
     F.printable(model["as_logged"], label, "content.model.as_logged", "Inspect's <provider>/<model>")
@@ -260,11 +330,13 @@ def check_files(name, files, published_engine=None, bundle_sha256=None) -> dict:
     _match(ins["task_version"], tv, label, "content.inspect.task_version", "<engine version>+<16 hex digits>")
     _match(ins["bundle_sha256"], HEX64, label, "content.inspect.bundle_sha256", "64 hexadecimal digits")
     if not ins["bundle_sha256"].startswith(ins["task_version"].rsplit("+", 1)[1]):
-        raise InputError(f"{label}: content.inspect.bundle_sha256: expected the bundle content.inspect.task_version "
-                         f"names")
+        raise InputError(
+            f"{label}: content.inspect.bundle_sha256: expected the bundle content.inspect.task_version names"
+        )
     if ins["protocol"] not in PROTOCOLS:
-        raise InputError(f"{label}: content.inspect.protocol: expected one of {', '.join(PROTOCOLS)}, "
-                         f"got {shown(ins['protocol'])}")
+        raise InputError(
+            f"{label}: content.inspect.protocol: expected one of {', '.join(PROTOCOLS)}, got {shown(ins['protocol'])}"
+        )
     for key in ("task_args", "generate_config", "usage"):
         if not isinstance(ins[key], dict):
             raise InputError(f"{label}: content.inspect.{key}: expected an object")
@@ -286,18 +358,23 @@ def check_files(name, files, published_engine=None, bundle_sha256=None) -> dict:
     _equal(ins["usage_note"], OUTSIDE, label, "content.inspect.usage_note")
     found = F.credentials(c, "content")
     if found:
-        raise InputError(f"{label}: {found[0][0]}: expected no credential (a URL's user:password@ or secret "
-                         f"parameter, a field named like one); the import replaces them by {F.REDACTED}")
+        raise InputError(
+            f"{label}: {found[0][0]}: expected no credential (a URL's user:password@ or secret "
+            f"parameter, a field named like one); the import replaces them by {F.REDACTED}"
+        )
     # the files: exactly the four the import writes, each the one the record names
     log = _keys(ins["log"], ("path", "sha256", "bytes"), label, "content.inspect.log")
     lm = _LOG.fullmatch(str(log["path"]))
     if not lm or lm.group(1) != log["sha256"]:
-        raise InputError(f"{label}: content.inspect.log.path: expected inspect-log-<its sha256>.eval or .json, "
-                         f"got {shown(log['path'])}")
+        raise InputError(
+            f"{label}: content.inspect.log.path: expected inspect-log-<its sha256>.eval or .json, "
+            f"got {shown(log['path'])}"
+        )
     files_expected = sorted(FILES + (log["path"],))
     if sorted(files) != files_expected:
-        raise InputError(f"{rel}: holds {shown(sorted(files))}, an Inspect record folder holds exactly "
-                         f"{files_expected}")
+        raise InputError(
+            f"{rel}: holds {shown(sorted(files))}, an Inspect record folder holds exactly {files_expected}"
+        )
     _int(log["bytes"], label, "content.inspect.log.bytes", 1, MAX_LOG_BYTES)
     kept = files[log["path"]]
     if len(kept) != log["bytes"]:
@@ -335,11 +412,19 @@ def check_files(name, files, published_engine=None, bundle_sha256=None) -> dict:
         raise InputError(f"{label}: {difference} is not the engine's grade of the receipts' batches")
     _equal(c["receipts_head"], result["receipts_head"], label, "content.receipts_head")
     _equal(c["moves"], len(moves), label, "content.moves")
-    _equal(c["task"]["instance_id"], result.get("instance_id") or f"{world['family']}/seed-{world['seed']}", label,
-           "content.task.instance_id")
+    _equal(
+        c["task"]["instance_id"],
+        result.get("instance_id") or f"{world['family']}/seed-{world['seed']}",
+        label,
+        "content.task.instance_id",
+    )
     volatile = rec["volatile"]
-    if not isinstance(volatile, dict) or sorted(volatile) != ["imported"] \
-            or not isinstance(volatile["imported"], str) or not _IMPORTED.fullmatch(volatile["imported"]):
+    if (
+        not isinstance(volatile, dict)
+        or sorted(volatile) != ["imported"]
+        or not isinstance(volatile["imported"], str)
+        or not _IMPORTED.fullmatch(volatile["imported"])
+    ):
         raise InputError(f"{label}: volatile: expected exactly imported, a UTC time 2026-01-31T12:00:00.000Z")
     return rec
 
@@ -357,9 +442,11 @@ def check_unique(records) -> None:
     for name in sorted(records):
         key = unique_key(records[name])
         if key in seen:
-            raise InputError(f"runs/attempts/{name}/record.json: content.inspect: eval {key[0]}, sample {key[1]}, "
-                             f"epoch {key[2]} is also runs/attempts/{seen[key]}: one (eval, sample, epoch) is "
-                             f"published once")
+            raise InputError(
+                f"runs/attempts/{name}/record.json: content.inspect: eval {key[0]}, sample {key[1]}, "
+                f"epoch {key[2]} is also runs/attempts/{seen[key]}: one (eval, sample, epoch) is "
+                f"published once"
+            )
         seen[key] = name
 
 
@@ -373,5 +460,8 @@ def published_engine(runs_dir) -> dict:
     except (OSError, ValueError, AttributeError):
         found = {}
     found = found if isinstance(found, dict) else {}
-    return {k: v for k, v in found.items() if k in ("bundle_sha256", "manifest_sha256")
-            and isinstance(v, str) and HEX64.fullmatch(v)}
+    return {
+        k: v
+        for k, v in found.items()
+        if k in ("bundle_sha256", "manifest_sha256") and isinstance(v, str) and HEX64.fullmatch(v)
+    }

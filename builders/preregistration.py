@@ -124,7 +124,9 @@ def frozen_specs(runs_dir) -> list:
             out.append((os.path.relpath(dirpath, os.path.dirname(runs_dir)), specs, _sweep_rows(dirpath)))
     paid = os.path.join(runs_dir, "attempts", "freeze.json")
     if os.path.exists(paid):
-        out.append((os.path.relpath(paid, os.path.dirname(runs_dir)), [paid], _governed_attempts(os.path.dirname(paid))))
+        out.append(
+            (os.path.relpath(paid, os.path.dirname(runs_dir)), [paid], _governed_attempts(os.path.dirname(paid)))
+        )
     return out
 
 
@@ -204,10 +206,17 @@ def check(repo, log=print, err=_stderr) -> int:
         held = _committed(git, governed)
         if frozen is None:
             if held:
-                first = min(c for p in governed for b in git.versions(p) if b != git.empty
-                            for c, _ in git.introductions().get(b, []))
-                err(f"error: {label}: the frozen spec's current bytes were never committed, but what it governs was "
-                    f"(first in {first[:12]}): a pre-registration is committed before its rows")
+                first = min(
+                    c
+                    for p in governed
+                    for b in git.versions(p)
+                    if b != git.empty
+                    for c, _ in git.introductions().get(b, [])
+                )
+                err(
+                    f"error: {label}: the frozen spec's current bytes were never committed, but what it governs was "
+                    f"(first in {first[:12]}): a pre-registration is committed before its rows"
+                )
                 problems += 1
             else:
                 log(f"verify-prereg: {label}: not committed yet (nothing it governs is either)")
@@ -218,13 +227,17 @@ def check(repo, log=print, err=_stderr) -> int:
             path, c, where = early
             rel = os.path.relpath(path, repo).replace(os.sep, "/")
             moved = f" (its bytes, under {where})" if where != rel else ""
-            err(f"error: {label}: frozen in {commit[:12]} ({date}), which is not an ancestor of {c[:12]}, a commit "
+            err(
+                f"error: {label}: frozen in {commit[:12]} ({date}), which is not an ancestor of {c[:12]}, a commit "
                 f"that held {rel}{moved}: a spec is committed before the first row or attempt it governs "
-                f"(re-frozen after its rows, or rows moved into place?)")
+                f"(re-frozen after its rows, or rows moved into place?)"
+            )
             problems += 1
         elif held:
-            log(f"verify-prereg: {label}: frozen in {commit[:12]} ({date}), an ancestor of every commit that held "
-                f"what it governs, under any path ({held} file{'s' if held != 1 else ''})")
+            log(
+                f"verify-prereg: {label}: frozen in {commit[:12]} ({date}), an ancestor of every commit that held "
+                f"what it governs, under any path ({held} file{'s' if held != 1 else ''})"
+            )
         else:
             log(f"verify-prereg: {label}: frozen in {commit[:12]} ({date}); nothing it governs is committed yet")
     return 1 if problems else 0

@@ -38,9 +38,13 @@ def build_index(rows, engine_ids, durations) -> dict:
         entry["hash"] = entry_hash(entry)
         prev = entry["hash"]
         entries.append(entry)
-    return {"schema": INDEX_SCHEMA, "head": {"size": len(entries), "hash": prev},
-            "engine": dict(engine_ids), "entries": entries,
-            "volatile": {"durations_ms": dict(sorted(durations.items()))}}
+    return {
+        "schema": INDEX_SCHEMA,
+        "head": {"size": len(entries), "hash": prev},
+        "engine": dict(engine_ids),
+        "entries": entries,
+        "volatile": {"durations_ms": dict(sorted(durations.items()))},
+    }
 
 
 def check_chain(index) -> str | None:

@@ -47,6 +47,7 @@ _URL = re.compile(r"(.+)@(https?://[^@\s]+)")
 def target(provider, rest, text):
     """(model id, base URL or None) of `model:PROVIDER:REST`; a one-line ExperimentError otherwise."""
     from launchers import LaunchError, check_model_id
+
     url = None
     if provider == "openai-compatible":
         m = _URL.fullmatch(rest)
@@ -54,13 +55,16 @@ def target(provider, rest, text):
             raise ExperimentError(f"--arm {text}: expected model:openai-compatible:MODEL@http(s)://HOST[:PORT]/PATH")
         rest, url = m.groups()
         from launchers import recorded_url
+
         try:
             plain = recorded_url(url, f"--arm {text}") == url.rstrip("/")
         except LaunchError as exc:
             raise ExperimentError(exc.format_message())
         if not plain:  # the arm's text is in the sweep's manifest: nothing secret may be in it
-            raise ExperimentError(f"--arm {text}: the URL must hold no user, password, query or fragment (the "
-                                  f"server's key comes from FUNDBOOK_OPENAI_COMPATIBLE_API_KEY)")
+            raise ExperimentError(
+                f"--arm {text}: the URL must hold no user, password, query or fragment (the "
+                f"server's key comes from FUNDBOOK_OPENAI_COMPATIBLE_API_KEY)"
+            )
     if not rest:
         raise ExperimentError(f"--arm {text}: expected model:{provider}:MODEL")
     try:
@@ -86,12 +90,19 @@ def provider_for(arm, online):
     from launchers import LaunchError, SamplerOptions, sampler
     from launchers import NotInstalled as Missing
     from .errors import NotInstalled
+
     own = {}
     if arm["provider"] == "openai-compatible":
         own = {"base_url": arm["base_url"], "local_server": is_loopback(arm["base_url"])}
-    options = SamplerOptions(call_deadline_s=LIMITS["call_deadline_s"], seed=0, own=own,
-                             model=arm["model"] if online else None, offline=not online,
-                             environ=None if online else {}, http_client=HTTP_CLIENT if online else None)
+    options = SamplerOptions(
+        call_deadline_s=LIMITS["call_deadline_s"],
+        seed=0,
+        own=own,
+        model=arm["model"] if online else None,
+        offline=not online,
+        environ=None if online else {},
+        http_client=HTTP_CLIENT if online else None,
+    )
     try:
         return sampler(arm["provider"], options)
     except LaunchError as exc:
@@ -107,13 +118,21 @@ def configuration(provider, model, url, text) -> dict:
     """The frozen configuration of the arm (hashed into its name), and whether it pays."""
     from launchers import recorded_url, sampler_class, worker_identity
     import engine
+
     arm = {"provider": provider, "model": model, "base_url": url, "text": text}
     build = provider_for(arm, online=False)
     paid = not sampler_class(provider).free_for(build.sampling)
     ident = worker_identity(build.sampling["prompt"])
-    config = {"provider": provider, "model": model, "sampling": build.sampling, "limits": dict(LIMITS),
-              "sandbox": sandbox_name(paid), "prompt": ident["prompt"], "output_schema": ident["output_schema"],
-              "worker": ident["worker"]}
+    config = {
+        "provider": provider,
+        "model": model,
+        "sampling": build.sampling,
+        "limits": dict(LIMITS),
+        "sandbox": sandbox_name(paid),
+        "prompt": ident["prompt"],
+        "output_schema": ident["output_schema"],
+        "worker": ident["worker"],
+    }
     if url is not None:
         config["base_url"] = recorded_url(url, f"--arm {text}")
     return dict(config, config_hash=engine.content_sha256(config)), paid
@@ -122,6 +141,7 @@ def configuration(provider, model, url, text) -> dict:
 def check_key(arm):
     """The key's presence and shape, before the sweep runs anything (nothing read into any client)."""
     from launchers import LaunchError, check_credentials
+
     try:
         check_credentials(arm["provider"], None, None)
     except LaunchError as exc:
@@ -131,13 +151,27 @@ def check_key(arm):
 def run(arm, row, attempt_id, out):
     """One item's attempt: a paid arm under its own claim at the freeze's caps in the project, a local server's
     under a formality claim in a scratch project."""
-    from launchers import (AttemptSpec, Limits, Places, Planned, Task, authorise, execute, load_freeze,
-                           load_prices, project_dir, projection, sandbox)
+    from launchers import (
+        AttemptSpec,
+        Limits,
+        Places,
+        Planned,
+        Task,
+        authorise,
+        execute,
+        load_freeze,
+        load_prices,
+        project_dir,
+        projection,
+        sandbox,
+    )
+
     build = provider_for(arm, online=True)  # the key read now, the model asked for (free), nothing consumed
     split = "heldout" if row.get("split") == "heldout" else "public-practice"
     horizon = row.get("horizon") or 20
-    limits = Limits(LIMITS["worker_seconds"], LIMITS["call_deadline_s"], LIMITS["max_tokens_per_call"],
-                    LIMITS["max_calls"])
+    limits = Limits(
+        LIMITS["worker_seconds"], LIMITS["call_deadline_s"], LIMITS["max_tokens_per_call"], LIMITS["max_calls"]
+    )
     scratch = tempfile.mkdtemp(prefix="fundbook-api-arm-")
     try:
         claim = os.path.join(scratch, "claim.json")
@@ -147,24 +181,65 @@ def run(arm, row, attempt_id, out):
             places = Places(None, None)  # the project's own ledger and claim registry: this arm spends
             path = os.path.join(project_dir(None), "freeze.json")
             if not os.path.exists(path):
-                raise ExperimentError(f"--arm {arm['name']}: {path}: no freeze: a paid arm runs only against the "
-                                      f"project's freeze (`fundbook-launch freeze --sampler {arm['provider']} --model "
-                                      f"{arm['model']} --worker-seconds {LIMITS['worker_seconds']} --call-deadline "
-                                      f"{LIMITS['call_deadline_s']} --max-tokens {LIMITS['max_tokens_per_call']} "
-                                      f"--max-calls {LIMITS['max_calls']} ...`); nothing was spent")
+                raise ExperimentError(
+                    f"--arm {arm['name']}: {path}: no freeze: a paid arm runs only against the "
+                    f"project's freeze (`fundbook-launch freeze --sampler {arm['provider']} --model "
+                    f"{arm['model']} --worker-seconds {LIMITS['worker_seconds']} --call-deadline "
+                    f"{LIMITS['call_deadline_s']} --max-tokens {LIMITS['max_tokens_per_call']} "
+                    f"--max-calls {LIMITS['max_calls']} ...`); nothing was spent"
+                )
             caps = load_freeze(path)[0]["content"]["caps"]
-            plan = projection(prices, arm["model"], Planned(arm["provider"], None, LIMITS["max_tokens_per_call"],
-                                                            LIMITS["max_calls"], horizon, LIMITS["worker_seconds"],
-                                                            where))
-            authorise(claim, row["family"], split, arm["model"], caps["claim_micro_usd"], caps["claim_tokens"], 24,
-                      cap_sandbox_micro_usd=caps["claim_sandbox_micro_usd"], plan=plan)
+            plan = projection(
+                prices,
+                arm["model"],
+                Planned(
+                    arm["provider"],
+                    None,
+                    LIMITS["max_tokens_per_call"],
+                    LIMITS["max_calls"],
+                    horizon,
+                    LIMITS["worker_seconds"],
+                    where,
+                ),
+            )
+            authorise(
+                claim,
+                row["family"],
+                split,
+                arm["model"],
+                caps["claim_micro_usd"],
+                caps["claim_tokens"],
+                24,
+                cap_sandbox_micro_usd=caps["claim_sandbox_micro_usd"],
+                plan=plan,
+            )
         else:
             places = Places(os.path.join(scratch, "state"), os.path.join(scratch, "project"))
-            authorise(claim, row["family"], split, arm["model"], 0, 10**9, 24, state=places.state, local=True,
-                      project=places.project)
-        return execute(AttemptSpec(
-            claim=claim, out=out, task=Task(row["family"], row["seed"], split, horizon), model=arm["model"],
-            sampler=build, sandbox=sandbox(where), prices=prices, limits=limits, attempt_id=attempt_id,
-            places=places))
+            authorise(
+                claim,
+                row["family"],
+                split,
+                arm["model"],
+                0,
+                10**9,
+                24,
+                state=places.state,
+                local=True,
+                project=places.project,
+            )
+        return execute(
+            AttemptSpec(
+                claim=claim,
+                out=out,
+                task=Task(row["family"], row["seed"], split, horizon),
+                model=arm["model"],
+                sampler=build,
+                sandbox=sandbox(where),
+                prices=prices,
+                limits=limits,
+                attempt_id=attempt_id,
+                places=places,
+            )
+        )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -23,6 +23,7 @@ class InspectLogIndex:
 
     def __init__(self, path):
         from launchers.inspect import prepare
+
         try:
             planned = prepare([path])
         except engine.InputError as exc:
@@ -34,8 +35,15 @@ class InspectLogIndex:
             content = json.loads(blobs["record.json"])["content"]
             task = content["task"]
             if task["fixture_sha256"] in self.by_fixture:
-                raise ExperimentError(f"inspect:{path}: sample {sample}: a second sample of {task['instance_id']} "
-                                      f"(one per world: run one epoch)")
-            candidate = {"format": 1, "fixture_sha256": task["fixture_sha256"], "instance_id": task["instance_id"],
-                         "label": attempt, "batches": [m["batch"] for m in moves if "batch" in m]}
+                raise ExperimentError(
+                    f"inspect:{path}: sample {sample}: a second sample of {task['instance_id']} "
+                    f"(one per world: run one epoch)"
+                )
+            candidate = {
+                "format": 1,
+                "fixture_sha256": task["fixture_sha256"],
+                "instance_id": task["instance_id"],
+                "label": attempt,
+                "batches": [m["batch"] for m in moves if "batch" in m],
+            }
             self.by_fixture[task["fixture_sha256"]] = (candidate, sha)

@@ -29,6 +29,7 @@ def _read(path):
     is refused, never waited on), parsed by the engine's strict reader (depth checked first, no
     duplicate names or lone surrogates) -- a hostile file is a one-line error, not a traceback."""
     from engine import parse_json
+
     data = read_file(path, "a practitioner record file", MAX_FILE_BYTES)
     try:
         return data, parse_json(data, path, "a practitioner record file", MAX_FILE_BYTES)
@@ -60,16 +61,23 @@ def checked_candidate(folder):
                 raise ExperimentError(f"{file}: sha256 is not the one the record names")
             files[key] = doc
         submission, task = files["submission"], content["task"]
-        if (engine.content_sha256(submission) != content["submission_sha256"]
-                or submission["participant"] != content["participant"]
-                or submission["task"]["fixture_sha256"] != task["fixture_sha256"]
-                or files["receipts"]["receipts_head"] != content["receipts_head"]):
+        if (
+            engine.content_sha256(submission) != content["submission_sha256"]
+            or submission["participant"] != content["participant"]
+            or submission["task"]["fixture_sha256"] != task["fixture_sha256"]
+            or files["receipts"]["receipts_head"] != content["receipts_head"]
+        ):
             raise ExperimentError(f"{path}: the record does not match its submission and receipts")
         batches = [m["batch"] for m in submission["moves"] if "batch" in m]
     except (KeyError, TypeError, AttributeError):
         raise ExperimentError(f"{path}: not a practitioner record (content.task, outputs and submission expected)")
-    candidate = {"format": 1, "fixture_sha256": task["fixture_sha256"], "instance_id": task["instance_id"],
-                 "label": content["attempt_id"], "batches": batches}
+    candidate = {
+        "format": 1,
+        "fixture_sha256": task["fixture_sha256"],
+        "instance_id": task["instance_id"],
+        "label": content["attempt_id"],
+        "batches": batches,
+    }
     return candidate, hashlib.sha256(data).hexdigest()
 
 
@@ -84,6 +92,8 @@ class PractitionerIndex:
                 continue
             candidate, sha = checked_candidate(folder)
             if candidate["fixture_sha256"] in self.by_fixture:
-                raise ExperimentError(f"{folder}: a second practitioner attempt for {candidate['instance_id']} "
-                                      f"(one per item: give each attempt its own folder of records)")
+                raise ExperimentError(
+                    f"{folder}: a second practitioner attempt for {candidate['instance_id']} "
+                    f"(one per item: give each attempt its own folder of records)"
+                )
             self.by_fixture[candidate["fixture_sha256"]] = (candidate, sha)

@@ -83,12 +83,15 @@ def parse_arm(text, recorded=None) -> list:
         return [_named(name or "mock-worker", {"kind": "mock-worker"})]
     if kind == "model":  # model:llama-cpp:PATH, one real attempt per item (experiments/arm_model.py)
         from .arm_model import parse
+
         model = parse(name, arg, text, (recorded or {}).get(text))
         return [_named(model.pop("name"), model)]
-    raise ExperimentError(f"--arm {text}: expected baseline:<policy>, gold, mutation:<name>, mutations, "
-                          f"files:<dir>, attempts:<dir>, practitioners:<dir>, inspect:<log>, mock-worker or "
-                          f"model:llama-cpp:<GGUF file>, model:openai:MODEL, model:anthropic:MODEL or "
-                          f"model:openai-compatible:MODEL@URL")
+    raise ExperimentError(
+        f"--arm {text}: expected baseline:<policy>, gold, mutation:<name>, mutations, "
+        f"files:<dir>, attempts:<dir>, practitioners:<dir>, inspect:<log>, mock-worker or "
+        f"model:llama-cpp:<GGUF file>, model:openai:MODEL, model:anthropic:MODEL or "
+        f"model:openai-compatible:MODEL@URL"
+    )
 
 
 def parse_arms(values, recorded=None) -> list:
@@ -104,10 +107,13 @@ def parse_arms(values, recorded=None) -> list:
 
 def public(arm) -> dict:
     """What the sweep manifest records about an arm (no host paths for engine arms)."""
-    return {k: v for k, v in arm.items() if k not in ("candidates", "read_only", "tiers", "base_url", "text")}  # how it ran, not what
+    return {
+        k: v for k, v in arm.items() if k not in ("candidates", "read_only", "tiers", "base_url", "text")
+    }  # how it ran, not what
 
 
 # -- host producers ------------------------------------------------------------------
+
 
 def _file_for(root, item_id):
     return os.path.join(root, *item_id.split("/")) + ".json"
@@ -129,6 +135,7 @@ def _read_candidate(path):
     refuses is graded MALFORMED. A FIFO or device in a candidate's place is
     refused: it is not a file the arm could have written."""
     from engine import MAX_CANDIDATE_BYTES, parse_json
+
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
@@ -182,6 +189,7 @@ class AttemptIndex:
         from launchers import verify_attempt
         from . import jsondoc
         from .files import read_file
+
         self.by_fixture = {}
         for name in sorted(os.listdir(root)):
             folder = os.path.join(root, name)
@@ -196,16 +204,23 @@ class AttemptIndex:
             try:
                 verified = verify_attempt(path)
             except LaunchError as exc:
-                raise ExperimentError(f"attempts:{root}: {name} is not a verified attempt ({exc.format_message()}); "
-                                      f"only records that pass `fundbook-launch verify` are observations")
+                raise ExperimentError(
+                    f"attempts:{root}: {name} is not a verified attempt ({exc.format_message()}); "
+                    f"only records that pass `fundbook-launch verify` are observations"
+                )
             except RecursionError:
                 raise ExperimentError(f"{path}: nested too deeply to be an attempt record")
             record = verified["record"]
             task = record["content"]["task"]
             if task["fixture_sha256"] in self.by_fixture:
                 raise ExperimentError(f"{path}: a second attempt for {task['instance_id']} (one per item)")
-            candidate = {"format": 1, "fixture_sha256": task["fixture_sha256"], "instance_id": task["instance_id"],
-                         "label": record["content"].get("attempt_id"), "batches": _attempt_batches(record)}
+            candidate = {
+                "format": 1,
+                "fixture_sha256": task["fixture_sha256"],
+                "instance_id": task["instance_id"],
+                "label": record["content"].get("attempt_id"),
+                "batches": _attempt_batches(record),
+            }
             self.by_fixture[task["fixture_sha256"]] = (candidate, hashlib.sha256(data).hexdigest())
 
 
@@ -216,22 +231,39 @@ def mock_worker_candidate(instance):
     from launchers import Ledger
     from launchers import MockSampler
     from launchers import LocalSandbox
+
     free = {"input_micro_usd_per_mtok": 0, "output_micro_usd_per_mtok": 0}
     from engine import public_salt
+
     with tempfile.TemporaryDirectory(prefix="fundbook-mock-arm-") as tmp:
         ledger = Ledger(engine.content_sha256({"arm": "mock-worker"}), 0, 10**9, free)
         desk = os.path.join(tmp, "desk.sqlite")
         # a practice world is public: the public salt keeps the worker's packets, and so its rows, reproducible
         engine.History(desk).init(instance, instance["horizon"], public_salt(engine.fixture_sha256(instance)))
-        controller = Controller(Desk(instance, desk), MockSampler(), LocalSandbox(), ledger, Limits(),
-                                Journal(os.path.join(tmp, "journal.jsonl")))
+        controller = Controller(
+            Desk(instance, desk),
+            MockSampler(),
+            LocalSandbox(),
+            ledger,
+            Limits(),
+            Journal(os.path.join(tmp, "journal.jsonl")),
+        )
         controller.run()
         batches = [p["batch"] for p in controller.proposals if p.get("outcome") == "accepted"]
         totals = ledger.totals()
-    candidate = {"format": 1, "fixture_sha256": engine.fixture_sha256(instance), "instance_id": instance["instance_id"],
-                 "label": "mock-worker", "batches": batches}
-    return candidate, {"calls": controller.calls, "tokens_in": totals["tokens_in"],
-                       "tokens_out": totals["tokens_out"], "micro_usd": totals["charged_micro_usd"]}
+    candidate = {
+        "format": 1,
+        "fixture_sha256": engine.fixture_sha256(instance),
+        "instance_id": instance["instance_id"],
+        "label": "mock-worker",
+        "batches": batches,
+    }
+    return candidate, {
+        "calls": controller.calls,
+        "tokens_in": totals["tokens_in"],
+        "tokens_out": totals["tokens_out"],
+        "micro_usd": totals["charged_micro_usd"],
+    }
 
 
 class Producer:
@@ -243,6 +275,7 @@ class Producer:
         self.attempts.update({a["name"]: FOLDER_ARMS[a["kind"]](a["path"]) for a in arms if a["kind"] in FOLDER_ARMS})
         if any(a["kind"] == "inspect" for a in arms):
             from .arm_inspect import InspectLogIndex
+
             self.attempts.update({a["name"]: InspectLogIndex(a["path"]) for a in arms if a["kind"] == "inspect"})
         self.inputs = {a["name"]: {} for a in arms if a["kind"] not in ENGINE_KINDS}
         self.usage = {}
@@ -258,10 +291,12 @@ class Producer:
             candidate, sha = self.attempts[arm["name"]].by_fixture.get(row["fixture_sha256"], (None, None))
         elif kind == "model":  # experiments/arm_model.py: the item's attempt, run now or read back
             from .arm_model import produce
+
             candidate, sha, usage = produce(arm, row)
             self.usage.setdefault(arm["name"], {})[row["item_id"]] = usage
         else:  # mock-worker
             from . import work
+
             candidate, usage = mock_worker_candidate(work.instance_for(row_item(row)))
             sha = engine.content_sha256(candidate)
             self.usage.setdefault(arm["name"], {})[row["item_id"]] = usage
@@ -271,6 +306,7 @@ class Producer:
 
 def row_item(row):
     from .items import item_of
+
     return item_of(row)
 
 

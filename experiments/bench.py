@@ -17,8 +17,9 @@ import engine
 
 from . import executors, items as items_mod
 
-BASELINES = [{"name": f"baseline:{p}", "kind": "policy", "policy": p}
-             for p in ("reference", "shortest-cheapest", "do-nothing")]
+BASELINES = [
+    {"name": f"baseline:{p}", "kind": "policy", "policy": p} for p in ("reference", "shortest-cheapest", "do-nothing")
+]
 
 
 def _tasks(worlds, arms):
@@ -67,29 +68,37 @@ def measure(worlds, arms, passes=3, chunk=10):
 def _report(title, best, graded):
     print(f"{title}: {graded} graded items per pass, best of alternating passes")
     for w in (1, 2):
-        print(f"  {w} worker{'s' if w > 1 else ' '}: {best[w][0]:8.0f} graded items/min wall clock"
-              f"   ({best[w][1]:6.0f} per CPU-minute of the workers)")
+        print(
+            f"  {w} worker{'s' if w > 1 else ' '}: {best[w][0]:8.0f} graded items/min wall clock"
+            f"   ({best[w][1]:6.0f} per CPU-minute of the workers)"
+        )
     print(f"  ratio 2/1: {best[2][0] / best[1][0]:8.2f} wall clock")
 
 
 def main(seconds=None):
     cpus = executors.cpu_count()
-    print(f"sweep throughput ({cpus} CPUs visible; goal for the baselines: >= 8,000 graded items/min on 2 cores, "
-          f"2/1 ratio >= 1.8)")
+    print(
+        f"sweep throughput ({cpus} CPUs visible; goal for the baselines: >= 8,000 graded items/min on 2 cores, "
+        f"2/1 ratio >= 1.8)"
+    )
     best, graded = measure(160, BASELINES)
     _report("scripted baselines (reference, shortest-cheapest, do-nothing), 160 worlds", best, graded)
-    cert = [{"name": "gold", "kind": "gold"}] + [{"name": m, "kind": "mutation", "mutation": m} for m in engine.MUTATIONS]
+    cert = [{"name": "gold", "kind": "gold"}] + [
+        {"name": m, "kind": "mutation", "mutation": m} for m in engine.MUTATIONS
+    ]
     best, graded = measure(40, cert, passes=2, chunk=5)
     _report(f"certification (gold and {len(engine.MUTATIONS)} mutations), 40 worlds", best, graded)
 
 
 # -- the decision rules: how fast the integer arithmetic runs ----------------------------------------
 
+
 def rules_speed():
     """Betting steps and fixed-n bound evaluations per second through experiments/rules.py (CPython),
     and the shipped decisions recomputed in CPython and in Pyodide."""
     import os
     from . import calibration, compare as cmp, power, pyodide, rules, shipped
+
     spec = calibration._spec(calibration.BET)
     rule = rules.Rule(spec)
     rng = power.SplitMix64(1)
@@ -115,8 +124,10 @@ def rules_speed():
         rate = 50_000 / (time.perf_counter() - t0)
         print(f"  {name}: {rate:10.0f} bounds/s")
     sweeps = calibration.SWEEPS * (len(calibration.NULL_SHAPES) + 1)
-    print(f"  => the calibration's {sweeps:,} null sweeps of {calibration.MAX_N} worlds: about "
-          f"{sweeps * calibration.MAX_N / best / 60:.0f} CPU-minutes of betting alone")
+    print(
+        f"  => the calibration's {sweeps:,} null sweeps of {calibration.MAX_N} worlds: about "
+        f"{sweeps * calibration.MAX_N / best / 60:.0f} CPU-minutes of betting alone"
+    )
     payloads, host = [], []
     for c, _ in shipped.all_comparisons():
         keep = {}
@@ -126,8 +137,10 @@ def rules_speed():
         rules.recompute(keep["payload"])
         host.append((time.perf_counter() - t0) * 1000)
     out = pyodide.decide_in_pyodide(cmp.RULES_SOURCE, payloads)
-    print(f"  the shipped decisions recomputed by the same module (ms, host CPython vs Pyodide "
-          f"{out['runtime']['pyodide_version']} in Node, runtime start excluded):")
+    print(
+        f"  the shipped decisions recomputed by the same module (ms, host CPython vs Pyodide "
+        f"{out['runtime']['pyodide_version']} in Node, runtime start excluded):"
+    )
     for (c, _), h, p in zip(shipped.all_comparisons(), host, out["ms"]):
         print(f"    {c.split('/')[-1]:<45} {h:8.0f} {p:8.0f}   ratio {p / max(h, 1e-9):5.1f}")
 
@@ -135,36 +148,40 @@ def rules_speed():
 # -- a clean exit, every time ---------------------------------------------------------------------
 
 EXIT_RUNS = 200
-_BARE = ("import {imp}, pyarrow.parquet as pq\n"
-         "data = open({path!r}, 'rb').read()\n"
-         "pq.read_table({source}).to_pylist()\n")
+_BARE = "import {imp}, pyarrow.parquet as pq\ndata = open({path!r}, 'rb').read()\npq.read_table({source}).to_pylist()\n"
 
 
-_FILE = ("import pyarrow as pa, pyarrow.parquet as pq\n"
-         "data = open({path!r}, 'rb').read()\n"
-         "pq.ParquetFile(pa.BufferReader(data), pre_buffer=False).read(use_threads=False).to_pylist()\n")
-_THREADS = ("import os, pyarrow as pa, pyarrow.parquet as pq\n"
-            "n = lambda: len(os.listdir('/proc/self/task'))\n"
-            "data = open({path!r}, 'rb').read()\n"
-            "base = n()\n"
-            "pq.ParquetFile(pa.BufferReader(data), pre_buffer=False).read(use_threads=False).to_pylist()\n"
-            "after_file = n()\n"
-            "pq.read_table(pa.BufferReader(data), use_threads=False, pre_buffer=False).to_pylist()\n"
-            "print(base, n(), after_file)\n")
+_FILE = (
+    "import pyarrow as pa, pyarrow.parquet as pq\n"
+    "data = open({path!r}, 'rb').read()\n"
+    "pq.ParquetFile(pa.BufferReader(data), pre_buffer=False).read(use_threads=False).to_pylist()\n"
+)
+_THREADS = (
+    "import os, pyarrow as pa, pyarrow.parquet as pq\n"
+    "n = lambda: len(os.listdir('/proc/self/task'))\n"
+    "data = open({path!r}, 'rb').read()\n"
+    "base = n()\n"
+    "pq.ParquetFile(pa.BufferReader(data), pre_buffer=False).read(use_threads=False).to_pylist()\n"
+    "after_file = n()\n"
+    "pq.read_table(pa.BufferReader(data), use_threads=False, pre_buffer=False).to_pylist()\n"
+    "print(base, n(), after_file)\n"
+)
 
 
-_SPY = ("import io, threading, pyarrow.parquet as pq\n"
-        "main, calls = threading.get_ident(), []\n"
-        "class Spy(io.BytesIO):\n"
-        "    def read(self, *a):\n"
-        "        calls.append(threading.get_ident() != main)\n"
-        "        return super().read(*a)\n"
-        "    def readinto(self, b):\n"
-        "        calls.append(threading.get_ident() != main)\n"
-        "        return super().readinto(b)\n"
-        "data = open({path!r}, 'rb').read()\n"
-        "pq.read_table(Spy(data), use_threads=False, pre_buffer=False).to_pylist()\n"
-        "print(len(calls), sum(calls))\n")
+_SPY = (
+    "import io, threading, pyarrow.parquet as pq\n"
+    "main, calls = threading.get_ident(), []\n"
+    "class Spy(io.BytesIO):\n"
+    "    def read(self, *a):\n"
+    "        calls.append(threading.get_ident() != main)\n"
+    "        return super().read(*a)\n"
+    "    def readinto(self, b):\n"
+    "        calls.append(threading.get_ident() != main)\n"
+    "        return super().readinto(b)\n"
+    "data = open({path!r}, 'rb').read()\n"
+    "pq.read_table(Spy(data), use_threads=False, pre_buffer=False).to_pylist()\n"
+    "print(len(calls), sum(calls))\n"
+)
 
 
 def exit_loop(runs=EXIT_RUNS, bare_every=1):
@@ -175,27 +192,45 @@ def exit_loop(runs=EXIT_RUNS, bare_every=1):
     import subprocess
     import sys
     from . import shipped
+
     root = shipped.ROOT
     comparison = os.path.join(root, "runs", shipped.BETTING_COMPARISONS[0])
     parquet = os.path.join(root, "runs", shipped.HELDOUT_SWEEP, "observations.parquet")
     fundbook = os.path.join(os.path.dirname(sys.executable), "fundbook")
     cases = [
         ("fundbook compare --verify (as shipped)", [fundbook, "compare", comparison, "--verify"]),
-        ("bare read, io.BytesIO (the old way)", [sys.executable, "-c", _BARE.format(
-            imp="io", path=parquet, source="io.BytesIO(data)")]),
-        ("bare read, pa.BufferReader (the first fix)", [sys.executable, "-c", _BARE.format(
-            imp="pyarrow as pa", path=parquet, source="pa.BufferReader(data), use_threads=False, pre_buffer=False")]),
+        (
+            "bare read, io.BytesIO (the old way)",
+            [sys.executable, "-c", _BARE.format(imp="io", path=parquet, source="io.BytesIO(data)")],
+        ),
+        (
+            "bare read, pa.BufferReader (the first fix)",
+            [
+                sys.executable,
+                "-c",
+                _BARE.format(
+                    imp="pyarrow as pa",
+                    path=parquet,
+                    source="pa.BufferReader(data), use_threads=False, pre_buffer=False",
+                ),
+            ],
+        ),
         ("bare read, ParquetFile.read (now)", [sys.executable, "-c", _FILE.format(path=parquet)]),
     ]
-    threads = subprocess.run([sys.executable, "-c", _THREADS.format(path=parquet)], capture_output=True, text=True,
-                             cwd=root).stdout.split()
-    print(f"threads alive after the read (import pyarrow: {threads[0] if threads else '?'}): pq.read_table "
-          f"{threads[1] if len(threads) > 1 else '?'}, ParquetFile.read {threads[2] if len(threads) > 2 else '?'} "
-          f"(read_table's dataset scanner starts a worker of Arrow's pool even with use_threads=False)")
+    threads = subprocess.run(
+        [sys.executable, "-c", _THREADS.format(path=parquet)], capture_output=True, text=True, cwd=root
+    ).stdout.split()
+    print(
+        f"threads alive after the read (import pyarrow: {threads[0] if threads else '?'}): pq.read_table "
+        f"{threads[1] if len(threads) > 1 else '?'}, ParquetFile.read {threads[2] if len(threads) > 2 else '?'} "
+        f"(read_table's dataset scanner starts a worker of Arrow's pool even with use_threads=False)"
+    )
     spy = subprocess.run([sys.executable, "-c", _SPY.format(path=parquet)], capture_output=True, text=True, cwd=root)
     calls, off = (spy.stdout.split() + ["?", "?"])[:2]
-    print(f"why: reading a Python file object, Arrow made {calls} calls into it, {off} of them from its own threads "
-          f"(with use_threads=False); from an Arrow buffer it makes none")
+    print(
+        f"why: reading a Python file object, Arrow made {calls} calls into it, {off} of them from its own threads "
+        f"(with use_threads=False); from an Arrow buffer it makes none"
+    )
     print(f"clean exits over {runs} runs each (alternating; any non-zero exit counts):")
     failed = {name: {} for name, _ in cases}
     done = {name: 0 for name, _ in cases}

@@ -42,7 +42,10 @@ POWER_SIMS = 2000
 ALPHA = "0.05"
 BET = {"name": rules.BETTING, "bet": "agrapa", "truncation": "0.75"}
 SHIPPED = os.path.join("runs", "comparisons", "heldout-baselines")
-SHIPPED_PAIRS = (("baseline:reference", "baseline:shortest-cheapest"), ("baseline:shortest-cheapest", "baseline:do-nothing"))
+SHIPPED_PAIRS = (
+    ("baseline:reference", "baseline:shortest-cheapest"),
+    ("baseline:shortest-cheapest", "baseline:do-nothing"),
+)
 
 # (name, [(difference in score points, weight)]) -- every null shape has mean exactly 0
 NULL_SHAPES = (
@@ -60,8 +63,16 @@ POWER_SHAPES = (
 
 
 def _spec(method, margin="0"):
-    spec = {"version": 2, "arms": {"a": 1, "b": -1}, "seeds": [0], "metric": "score", "bounds": [0, 100],
-            "margin": margin, "alpha": ALPHA, "method": method}
+    spec = {
+        "version": 2,
+        "arms": {"a": 1, "b": -1},
+        "seeds": [0],
+        "metric": "score",
+        "bounds": [0, 100],
+        "margin": margin,
+        "alpha": ALPHA,
+        "method": method,
+    }
     if method["name"] == rules.BETTING:
         spec["stopping"] = {"max_n": MAX_N, "futility": None}
     return spec
@@ -85,12 +96,18 @@ def shipped_shapes(root="."):
         for d in ds:
             support[d] = support.get(d, 0) + 1
         mean = rules.text(sum(ds), len(ds), 3)
-        out.append((f"the 1,000 shipped held-out differences, {a.split(':')[1]} minus {b.split(':')[1]}",
-                    tuple(sorted(support.items())), mean))
+        out.append(
+            (
+                f"the 1,000 shipped held-out differences, {a.split(':')[1]} minus {b.split(':')[1]}",
+                tuple(sorted(support.items())),
+                mean,
+            )
+        )
     return out, hashlib.sha256(data).hexdigest()
 
 
 # -- one shape's null sweeps (runs in a worker process) -----------------------------------------
+
 
 def _null_chunk(args):
     support, margin, seed, count = args
@@ -137,10 +154,11 @@ def _row_keys():
 def binomial_q95(n, alpha_num, alpha_den):
     """The smallest k with P(Binomial(n, alpha) <= k) >= 0.95, in exact integers."""
     import math
+
     g = math.gcd(alpha_num, alpha_den)
     a, d = alpha_num // g, alpha_den // g
-    total = d ** n
-    acc, comb, p, q = 0, 1, 1, (d - a) ** n       # term j = C(n, j) a^j (d - a)^(n - j), over d^n
+    total = d**n
+    acc, comb, p, q = 0, 1, 1, (d - a) ** n  # term j = C(n, j) a^j (d - a)^(n - j), over d^n
     for j in range(n + 1):
         acc += comb * p * q
         if 20 * acc >= 19 * total:
@@ -180,36 +198,69 @@ def calibrate(workers=2, sweeps=SWEEPS, power_sims=POWER_SIMS, root=".", log=Non
                 stops += s
         mean_num = sum(d * w for d, w in support)
         weight = sum(w for _, w in support)
-        calibration.append({
-            "shape": name, "margin": margin, "mean": rules.text(mean_num, weight, 3),
-            "rows": [{"rule": rule, "read": read, "supported": tally[(rule, read)], "sweeps": sweeps,
-                      "rate": rules.text(tally[(rule, read)], sweeps, 4),
-                      "within_alpha": tally[(rule, read)] <= q95} for rule, read in _row_keys()]})
+        calibration.append(
+            {
+                "shape": name,
+                "margin": margin,
+                "mean": rules.text(mean_num, weight, 3),
+                "rows": [
+                    {
+                        "rule": rule,
+                        "read": read,
+                        "supported": tally[(rule, read)],
+                        "sweeps": sweeps,
+                        "rate": rules.text(tally[(rule, read)], sweeps, 4),
+                        "within_alpha": tally[(rule, read)] <= q95,
+                    }
+                    for rule, read in _row_keys()
+                ],
+            }
+        )
     if log:
-        log(f"calibration: {len(nulls)} shapes x {sweeps} null sweeps of {MAX_N} worlds in "
-            f"{time.perf_counter() - t0:.0f} s")
+        log(
+            f"calibration: {len(nulls)} shapes x {sweeps} null sweeps of {MAX_N} worlds in "
+            f"{time.perf_counter() - t0:.0f} s"
+        )
     t1 = time.perf_counter()
     power_rows = []
     effects = [(name, support, "0") for name, support in POWER_SHAPES]
     effects += [(name, support, "0") for name, support, _ in shipped]
     with ctx.Pool(workers) as pool:
-        needed = pool.map(_power_one, [(support, SEED + 7919 * (i + 1), power_sims) for i, (_, support, _) in
-                                       enumerate(effects)])
+        needed = pool.map(
+            _power_one, [(support, SEED + 7919 * (i + 1), power_sims) for i, (_, support, _) in enumerate(effects)]
+        )
     for (name, support, _), worlds in zip(effects, needed):
         weight = sum(w for _, w in support)
         s1 = sum(d * w for d, w in support)
         s2 = sum(d * d * w for d, w in support)
-        power_rows.append({"shape": name, "mean": rules.text(s1, weight, 3),
-                           "sd": rules._sqrt_text(weight * s2 - s1 * s1, weight * weight)[:-6],
-                           "worlds": worlds, "sims": power_sims})
+        power_rows.append(
+            {
+                "shape": name,
+                "mean": rules.text(s1, weight, 3),
+                "sd": rules._sqrt_text(weight * s2 - s1 * s1, weight * weight)[:-6],
+                "worlds": worlds,
+                "sims": power_sims,
+            }
+        )
     if log:
         log(f"power: {len(effects)} shapes x 3 rules x {power_sims} sequences in {time.perf_counter() - t1:.0f} s")
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules.py"), "rb") as fh:
         rules_sha = hashlib.sha256(fh.read()).hexdigest()
-    return {"schema": SCHEMA, "command": "python -m experiments calibrate", "seed": SEED, "alpha": ALPHA,
-            "sweeps": sweeps, "max_n": MAX_N, "betting": BET, "binomial_q95": q95, "rules_sha256": rules_sha,
-            "shipped_observations_sha256": shipped_sha, "draws": "SplitMix64 (experiments/power.py)",
-            "calibration": calibration, "power": {"level": "80 %", "cap": power.CAP, "rows": power_rows}}
+    return {
+        "schema": SCHEMA,
+        "command": "python -m experiments calibrate",
+        "seed": SEED,
+        "alpha": ALPHA,
+        "sweeps": sweeps,
+        "max_n": MAX_N,
+        "betting": BET,
+        "binomial_q95": q95,
+        "rules_sha256": rules_sha,
+        "shipped_observations_sha256": shipped_sha,
+        "draws": "SplitMix64 (experiments/power.py)",
+        "calibration": calibration,
+        "power": {"level": "80 %", "cap": power.CAP, "rows": power_rows},
+    }
 
 
 def _power_one(args):
@@ -234,6 +285,7 @@ def pretty(doc) -> bytes:
 
 def main(check=False, workers=2, root=None, log=print):
     from .files import write_atomic
+
     root = root or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     doc = calibrate(workers, root=root, log=log)
     path = os.path.join(root, OUT)
@@ -241,8 +293,10 @@ def main(check=False, workers=2, root=None, log=print):
     if check:
         with open(path, "rb") as fh:
             if fh.read() != data:
-                raise ExperimentError(f"{path}: differs from a fresh calibration (seed {SEED}): run "
-                                      f"`python -m experiments calibrate` and commit it")
+                raise ExperimentError(
+                    f"{path}: differs from a fresh calibration (seed {SEED}): run "
+                    f"`python -m experiments calibrate` and commit it"
+                )
         log(f"calibration: {path} reproduced byte for byte")
         return doc
     os.makedirs(os.path.dirname(path), exist_ok=True)

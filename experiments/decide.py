@@ -31,13 +31,27 @@ from .seeds import MAX_PRACTICE_SEED, parse_seeds
 
 SPEC_VERSIONS = (1, 2)
 FREEZE_SCHEMA = "fundbook.freeze/1"
-METHOD = rules.HOEFFDING     # version 1's one method
+METHOD = rules.HOEFFDING  # version 1's one method
 METHODS = rules.METHODS
 DECIMAL = re.compile(r"-?[0-9]{1,16}(\.[0-9]{1,16})?")  # fullmatch; 16 digits each side at most
 MAX_RANGE = Decimal(10) ** 30  # (b - a) x sum|w|: the bounds stay exact in rules.E with PLACES decimals
 SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE = rules.SUPPORTED, rules.NOT_SUPPORTED, rules.INCONCLUSIVE
-SPEC_KEYS = {"version", "name", "question", "estimand", "unit", "items", "arms", "seeds", "metric", "bounds",
-             "margin", "alpha", "method", "stopping"}
+SPEC_KEYS = {
+    "version",
+    "name",
+    "question",
+    "estimand",
+    "unit",
+    "items",
+    "arms",
+    "seeds",
+    "metric",
+    "bounds",
+    "margin",
+    "alpha",
+    "method",
+    "stopping",
+}
 BET_KEYS = {"agrapa": "truncation", "fixed": "lambda"}
 MAX_BET = Decimal(rules.MAX_BET[0]) / rules.MAX_BET[1]
 
@@ -45,8 +59,10 @@ MAX_BET = Decimal(rules.MAX_BET[0]) / rules.MAX_BET[1]
 def _decimal(value, where) -> Decimal:
     """An integer or a decimal string (never a float: it would not hash canonically)."""
     if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and DECIMAL.fullmatch(value))):
-        raise ExperimentError(f"{where}: expected an integer or a decimal string like \"0.05\" (at most 16 digits "
-                              f"each side of the point), got {str(value)[:40]!r}")
+        raise ExperimentError(
+            f'{where}: expected an integer or a decimal string like "0.05" (at most 16 digits '
+            f"each side of the point), got {str(value)[:40]!r}"
+        )
     return Decimal(value)
 
 
@@ -81,18 +97,30 @@ def check_spec(spec, where="spec.json") -> dict:
         if not isinstance(spec[key], str) or not spec[key].strip():
             raise ExperimentError(f"{where}.{key}: expected a non-empty text")
     if spec["unit"] != "items":
-        raise ExperimentError(f"{where}.unit: expected \"items\" (one paired difference per world)")
+        raise ExperimentError(f'{where}.unit: expected "items" (one paired difference per world)')
     arms = spec["arms"]
-    if not isinstance(arms, dict) or len(arms) < 2 or any(
-            not isinstance(w, int) or isinstance(w, bool) for w in arms.values()) or not any(arms.values()):
-        raise ExperimentError(f"{where}.arms: expected at least two arms with integer weights (treatment 1, baseline -1)")
+    if (
+        not isinstance(arms, dict)
+        or len(arms) < 2
+        or any(not isinstance(w, int) or isinstance(w, bool) for w in arms.values())
+        or not any(arms.values())
+    ):
+        raise ExperimentError(
+            f"{where}.arms: expected at least two arms with integer weights (treatment 1, baseline -1)"
+        )
     if sum(arms.values()) != 0:
         raise ExperimentError(f"{where}.arms: the weights must sum to 0 (a contrast between arms)")
     seeds = spec["seeds"]
-    if not isinstance(seeds, list) or not seeds or any(not isinstance(s, int) or isinstance(s, bool) for s in seeds) \
-            or len(set(seeds)) != len(seeds) or len(seeds) > 1000:
-        raise ExperimentError(f"{where}.seeds: expected a list of distinct integers (the arms' replicate seeds, "
-                              f"at most 1000)")
+    if (
+        not isinstance(seeds, list)
+        or not seeds
+        or any(not isinstance(s, int) or isinstance(s, bool) for s in seeds)
+        or len(set(seeds)) != len(seeds)
+        or len(seeds) > 1000
+    ):
+        raise ExperimentError(
+            f"{where}.seeds: expected a list of distinct integers (the arms' replicate seeds, at most 1000)"
+        )
     if not isinstance(spec["metric"], str) or not metric_known(spec["metric"]):
         raise ExperimentError(f"{where}.metric: {spec['metric']!r} is not a metric of this evaluator")
     bounds = spec["bounds"]
@@ -116,41 +144,49 @@ def _check_method(spec, a, b, margin, where):
     method = spec["method"]
     if spec["version"] == 1:
         if method != METHOD:
-            raise ExperimentError(f"{where}.method: expected {METHOD!r} (spec version 1; version 2 names "
-                                  f"{', '.join(METHODS)})")
+            raise ExperimentError(
+                f"{where}.method: expected {METHOD!r} (spec version 1; version 2 names {', '.join(METHODS)})"
+            )
         return
     if not isinstance(method, dict) or method.get("name") not in METHODS:
-        raise ExperimentError(f"{where}.method: expected {{\"name\": one of {', '.join(METHODS)}, ...parameters}}")
+        raise ExperimentError(f'{where}.method: expected {{"name": one of {", ".join(METHODS)}, ...parameters}}')
     name = method["name"]
     if name != rules.BETTING:
         if set(method) != {"name"}:
             raise ExperimentError(f"{where}.method.{sorted(set(method) - {'name'})[0]}: {name} has no parameters")
         if "stopping" in spec:
-            raise ExperimentError(f"{where}.stopping: {name} is a fixed-n rule: it decides at the last planned "
-                                  f"world, so a stopping rule is for paired_betting only")
+            raise ExperimentError(
+                f"{where}.stopping: {name} is a fixed-n rule: it decides at the last planned "
+                f"world, so a stopping rule is for paired_betting only"
+            )
         return
     bet = method.get("bet")
     if bet not in BET_KEYS:
-        raise ExperimentError(f"{where}.method.bet: expected \"agrapa\" or \"fixed\"")
+        raise ExperimentError(f'{where}.method.bet: expected "agrapa" or "fixed"')
     key = BET_KEYS[bet]
     if set(method) != {"name", "bet", key}:
         extra = sorted(set(method) - {"name", "bet", key})
-        raise ExperimentError(f"{where}.method.{extra[0] if extra else key}: a {bet} bet names exactly "
-                              f"name, bet and {key}")
+        raise ExperimentError(
+            f"{where}.method.{extra[0] if extra else key}: a {bet} bet names exactly name, bet and {key}"
+        )
     c = _decimal(method[key], f"{where}.method.{key}")
     if not Decimal(0) < c <= MAX_BET:
-        raise ExperimentError(f"{where}.method.{key}: expected 0 < {key} <= {MAX_BET} (every factor of the wealth "
-                              f"stays positive)")
+        raise ExperimentError(
+            f"{where}.method.{key}: expected 0 < {key} <= {MAX_BET} (every factor of the wealth stays positive)"
+        )
     weights = spec["arms"].values()
     lo = sum(w * (a if w > 0 else b) for w in weights)
     hi = sum(w * (b if w > 0 else a) for w in weights)
     if not lo < margin < hi:
-        raise ExperimentError(f"{where}.margin: a betting rule needs the margin strictly inside the range of the "
-                              f"paired difference ({lo}, {hi})")
+        raise ExperimentError(
+            f"{where}.margin: a betting rule needs the margin strictly inside the range of the "
+            f"paired difference ({lo}, {hi})"
+        )
     stop = spec.get("stopping")
     if not isinstance(stop, dict) or set(stop) != {"max_n", "futility"}:
-        raise ExperimentError(f"{where}.stopping: a betting rule pre-registers {{\"max_n\": N, \"futility\": "
-                              f"null or a wealth below 1}}")
+        raise ExperimentError(
+            f'{where}.stopping: a betting rule pre-registers {{"max_n": N, "futility": null or a wealth below 1}}'
+        )
     if not isinstance(stop["max_n"], int) or isinstance(stop["max_n"], bool) or not 1 <= stop["max_n"]:
         raise ExperimentError(f"{where}.stopping.max_n: expected a positive number of worlds")
     planned = planned_count(spec["items"])
@@ -172,15 +208,22 @@ def _check_items(items, where):
     if not isinstance(items, dict):
         raise ExperimentError(f"{where}: expected an object with split and families")
     fams = items.get("families")
-    if not isinstance(fams, list) or not all(isinstance(f, str) and f in FAMILIES for f in fams) \
-            or len(set(fams)) != len(fams):
+    if (
+        not isinstance(fams, list)
+        or not all(isinstance(f, str) and f in FAMILIES for f in fams)
+        or len(set(fams)) != len(fams)
+    ):
         raise ExperimentError(f"{where}.families: expected distinct names from {', '.join(FAMILIES)}")
     if items.get("split") == "heldout":
         if set(items) != {"split", "families", "count", "commitment_sha256"}:
-            raise ExperimentError(f"{where}: a held-out split names exactly split, families, count and commitment_sha256")
+            raise ExperimentError(
+                f"{where}: a held-out split names exactly split, families, count and commitment_sha256"
+            )
         if not isinstance(items["count"], int) or isinstance(items["count"], bool) or items["count"] < 1:
             raise ExperimentError(f"{where}.count: expected a positive integer")
-        if not isinstance(items["commitment_sha256"], str) or not re.fullmatch(r"[0-9a-f]{64}", items["commitment_sha256"]):
+        if not isinstance(items["commitment_sha256"], str) or not re.fullmatch(
+            r"[0-9a-f]{64}", items["commitment_sha256"]
+        ):
             raise ExperimentError(f"{where}.commitment_sha256: expected the sha256 of the published commitment")
     elif items.get("split") == "practice":
         if not set(items) <= {"split", "families", "seeds", "episodes"} or "seeds" not in items:
@@ -190,7 +233,7 @@ def _check_items(items, where):
         if not isinstance(episodes, list) or not all(isinstance(e, str) and e in EPISODES for e in episodes):
             raise ExperimentError(f"{where}.episodes: expected names from {', '.join(EPISODES)}")
     else:
-        raise ExperimentError(f"{where}.split: expected \"practice\" or \"heldout\"")
+        raise ExperimentError(f'{where}.split: expected "practice" or "heldout"')
 
 
 def spec_sha256(data: bytes) -> str:
@@ -203,11 +246,16 @@ def parse_spec(spec_bytes, where="spec.json") -> dict:
 
 def freeze_doc(spec_bytes, date=None, where="spec.json") -> dict:
     spec = parse_spec(spec_bytes, where)
-    return {"schema": FREEZE_SCHEMA, "name": spec["name"], "spec_sha256": spec_sha256(spec_bytes),
-            "spec_content_sha256": hashlib.sha256(canonical_json(spec)).hexdigest(),
-            "method": spec["method"], "stopping": spec.get("stopping"),
-            "frozen_on": date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
-            "rule": "frozen before any observation is read; a changed spec is a new spec"}
+    return {
+        "schema": FREEZE_SCHEMA,
+        "name": spec["name"],
+        "spec_sha256": spec_sha256(spec_bytes),
+        "spec_content_sha256": hashlib.sha256(canonical_json(spec)).hexdigest(),
+        "method": spec["method"],
+        "stopping": spec.get("stopping"),
+        "frozen_on": date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+        "rule": "frozen before any observation is read; a changed spec is a new spec",
+    }
 
 
 def _changed_rule(spec_bytes, freeze):
@@ -239,11 +287,16 @@ def check_frozen(spec_bytes, freeze, where) -> dict:
     got = spec_sha256(spec_bytes)
     if got != freeze.get("spec_sha256"):
         changed = _changed_rule(spec_bytes, freeze)
-        what = (f"its {changed[0]} was {jsondoc_text(changed[1])} when frozen, now {jsondoc_text(changed[2])}; "
-                if changed else "")
-        raise ExperimentError(f"{where}/spec.json: changed after freezing ({what}sha256 {got}, frozen "
-                              f"{freeze.get('spec_sha256')} on {freeze.get('frozen_on')}): a changed spec is a new spec "
-                              f"-- freeze it under a new name and record the change as a deviation")
+        what = (
+            f"its {changed[0]} was {jsondoc_text(changed[1])} when frozen, now {jsondoc_text(changed[2])}; "
+            if changed
+            else ""
+        )
+        raise ExperimentError(
+            f"{where}/spec.json: changed after freezing ({what}sha256 {got}, frozen "
+            f"{freeze.get('spec_sha256')} on {freeze.get('frozen_on')}): a changed spec is a new spec "
+            f"-- freeze it under a new name and record the change as a deviation"
+        )
     spec = parse_spec(spec_bytes, f"{where}/spec.json")
     if "method" in freeze and (freeze["method"] != spec["method"] or freeze.get("stopping") != spec.get("stopping")):
         raise ExperimentError(f"{where}/freeze.json: method or stopping differ from the frozen spec's")
@@ -252,10 +305,12 @@ def check_frozen(spec_bytes, freeze, where) -> dict:
 
 def jsondoc_text(value) -> str:
     import json
+
     return json.dumps(value, sort_keys=True)[:60]
 
 
 # -- the decision -----------------------------------------------------------------------
+
 
 def decide(spec, item_ids, values, limits=()) -> dict:
     """The decision's figures (experiments/rules.py) from {(item_id, arm, seed): value}."""

@@ -36,9 +36,16 @@ def _verdicts(monitors, worlds):
     for item_id, values in worlds:
         for m in monitors:
             m.feed(item_id, values)
-    return {m.name: {"verdict": m.test.outcome if m.stopped else "undetermined within the measured worlds",
-                     "n": m.test.n, "stopped": m.stopped, "wealth_for": rules.wealth_text(m.test.mp, m.test.ep),
-                     "wealth_against": rules.wealth_text(m.test.mm, m.test.em)} for m in monitors}
+    return {
+        m.name: {
+            "verdict": m.test.outcome if m.stopped else "undetermined within the measured worlds",
+            "n": m.test.n,
+            "stopped": m.stopped,
+            "wealth_for": rules.wealth_text(m.test.mp, m.test.ep),
+            "wealth_against": rules.wealth_text(m.test.mm, m.test.em),
+        }
+        for m in monitors
+    }
 
 
 def study_sensitivity(study_dir, bounds) -> dict | None:
@@ -71,10 +78,20 @@ def study_sensitivity(study_dir, bounds) -> dict | None:
         raised.append((row["item_id"], up))
     as_run = _verdicts(sequential.monitors_for(fixed["comparisons"]), measured)
     with_bound = _verdicts(sequential.monitors_for(fixed["comparisons"]), raised)
-    return {"study": doc["name"], "model_arm": arm["name"], "worlds": len(measured), "worlds_raised": changed_worlds,
-            "comparisons": {name: {"as_run": as_run[name], "with_bound": with_bound[name],
-                                   "verdict_changes": as_run[name]["verdict"] != with_bound[name]["verdict"]}
-                            for name in as_run}}
+    return {
+        "study": doc["name"],
+        "model_arm": arm["name"],
+        "worlds": len(measured),
+        "worlds_raised": changed_worlds,
+        "comparisons": {
+            name: {
+                "as_run": as_run[name],
+                "with_bound": with_bound[name],
+                "verdict_changes": as_run[name]["verdict"] != with_bound[name]["verdict"],
+            }
+            for name in as_run
+        },
+    }
 
 
 def build(attempts_dir=os.path.join("runs", "attempts"), studies_dir=STUDIES) -> dict:
@@ -83,8 +100,9 @@ def build(attempts_dir=os.path.join("runs", "attempts"), studies_dir=STUDIES) ->
     found = []
     for name in sorted(os.listdir(studies_dir)) if os.path.isdir(studies_dir) else []:
         # a study not yet started has no world to re-read (and its held-out list is still secret)
-        if os.path.isfile(os.path.join(studies_dir, name, study_mod.STUDY)) and \
-                study_mod.started(os.path.join(studies_dir, name)):
+        if os.path.isfile(os.path.join(studies_dir, name, study_mod.STUDY)) and study_mod.started(
+            os.path.join(studies_dir, name)
+        ):
             s = study_sensitivity(os.path.join(studies_dir, name), bounds)
             if s is not None:
                 found.append(dict(s, deviation=_deviation(doc, s)))
@@ -96,12 +114,19 @@ def _deviation(doc, sensitivity) -> dict:
     said = []
     for name, c in sensitivity["comparisons"].items():
         run, up = c["as_run"], c["with_bound"]
-        after = (f"{up['verdict']} at n {up['n']}" if up["stopped"] else
-                 f"undetermined: the rule would not have stopped within the {sensitivity['worlds']} worlds measured")
+        after = (
+            f"{up['verdict']} at n {up['n']}"
+            if up["stopped"]
+            else f"undetermined: the rule would not have stopped within the {sensitivity['worlds']} worlds measured"
+        )
         said.append(f"{name}: {run['verdict']} at n {run['n']} as run; with every withheld point restored, {after}")
-    return {"date": doc["date"], "field": "model arm: answer grammar", "original": doc["grammar"],
-            "effective": doc["grammar"] + " (the study stays as it was run; new studies decode under grammar 2)",
-            "reason": doc["finding"] + " Sensitivity: " + "; ".join(said) + "."}
+    return {
+        "date": doc["date"],
+        "field": "model arm: answer grammar",
+        "original": doc["grammar"],
+        "effective": doc["grammar"] + " (the study stays as it was run; new studies decode under grammar 2)",
+        "reason": doc["finding"] + " Sensitivity: " + "; ".join(said) + ".",
+    }
 
 
 def main(argv=None) -> int:
@@ -119,13 +144,17 @@ def main(argv=None) -> int:
         folder = os.path.dirname(os.path.abspath(args.path))
         stray = sorted(set(os.listdir(folder)) - {os.path.basename(args.path)})
         if stray:
-            print(f"error: {os.path.join(os.path.dirname(args.path), stray[0])}: no erratum names this file",
-                  file=sys.stderr)
+            print(
+                f"error: {os.path.join(os.path.dirname(args.path), stray[0])}: no erratum names this file",
+                file=sys.stderr,
+            )
             return 1
         with open(args.path, "rb") as fh:
             if fh.read() != text:
-                print(f"error: {args.path}: differs from the erratum this checkout computes (run `make erratum`)",
-                      file=sys.stderr)
+                print(
+                    f"error: {args.path}: differs from the erratum this checkout computes (run `make erratum`)",
+                    file=sys.stderr,
+                )
                 return 1
         print(f"verify-erratum: {args.path}: recomputed from the attempts and the studies, byte for byte")
         return 0

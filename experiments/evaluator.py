@@ -41,18 +41,24 @@ def load_bundle(bundle_dir) -> dict:
     """The verified bundle (builders.bundle.verify_bundle) or a one-line error."""
     from builders import BuildError
     from builders.bundle import verify_bundle
+
     try:
         verified = verify_bundle(bundle_dir)
     except BuildError as exc:
         raise ExperimentError(f"engine bundle: {exc.format_message()}")
-    return {"dir": bundle_dir, "bundle_sha256": verified["bundle_sha256"],
-            "manifest_sha256": verified["manifest_sha256"], "manifest": verified["manifest"],
-            "zip_path": verified["zip_path"]}
+    return {
+        "dir": bundle_dir,
+        "bundle_sha256": verified["bundle_sha256"],
+        "manifest_sha256": verified["manifest_sha256"],
+        "manifest": verified["manifest"],
+        "zip_path": verified["zip_path"],
+    }
 
 
 def check_sources(bundle) -> dict:
     """Every host engine source against the bundle manifest; ExperimentError on any difference."""
     from builders.bundle import engine_sources
+
     host = {s["path"]: s["sha256"] for s in engine_sources()}
     listed = {f["path"]: f["sha256"] for f in bundle["manifest"]["files"] if not f["path"].endswith(".pyc")}
     for path in sorted(set(host) | set(listed)):
@@ -60,18 +66,29 @@ def check_sources(bundle) -> dict:
             raise ExperimentError(
                 f"{path}: sha256 {host.get(path) or 'missing'} on the host, {listed.get(path) or 'missing'} in the "
                 f"bundle manifest ({os.path.join(bundle['dir'], 'manifest.json')}): the host would not run the "
-                f"bundle's code; rebuild it (`make build-engine`)")
-    return {"files": len(host), "matched": True,
-            "sources_sha256": engine.content_sha256(sorted([p, d] for p, d in host.items()))}
+                f"bundle's code; rebuild it (`make build-engine`)"
+            )
+    return {
+        "files": len(host),
+        "matched": True,
+        "sources_sha256": engine.content_sha256(sorted([p, d] for p, d in host.items())),
+    }
 
 
 def provenance(bundle, items_sha256, items_count) -> dict:
     return {
         "version": PROVENANCE_VERSION,
-        "engine": {"bundle_sha256": bundle["bundle_sha256"], "manifest_sha256": bundle["manifest_sha256"],
-                   "engine_version": bundle["manifest"]["engine_version"]},
-        "grader": {"result_format": RESULT_FORMAT, "candidate_format": CANDIDATE_FORMAT, "gates": list(work.GATES),
-                   "mutations": list(engine.MUTATIONS)},
+        "engine": {
+            "bundle_sha256": bundle["bundle_sha256"],
+            "manifest_sha256": bundle["manifest_sha256"],
+            "engine_version": bundle["manifest"]["engine_version"],
+        },
+        "grader": {
+            "result_format": RESULT_FORMAT,
+            "candidate_format": CANDIDATE_FORMAT,
+            "gates": list(work.GATES),
+            "mutations": list(engine.MUTATIONS),
+        },
         "metrics": {"work_format": work.WORK_FORMAT, "definitions": work.METRICS, "code_sha256": work_sha256()},
         "items": {"manifest_sha256": items_sha256, "count": items_count},
     }

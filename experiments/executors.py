@@ -19,7 +19,7 @@ from .errors import ExperimentError
 CHUNK_ITEMS = 25
 MODAL_APP = "fundbook-sweep"
 MODAL_PYTHON = "3.11"
-MODAL_CPU = 1.0          # physical cores per container (what Modal bills)
+MODAL_CPU = 1.0  # physical cores per container (what Modal bills)
 MODAL_MEMORY_MIB = 512
 MODAL_TIMEOUT_S = 1800
 _producers = {}
@@ -41,7 +41,7 @@ def _host_chunk(tasks):
 
 
 def chunks_of(tasks, size):
-    return [tasks[i:i + size] for i in range(0, len(tasks), size)]
+    return [tasks[i : i + size] for i in range(0, len(tasks), size)]
 
 
 def _progress(total, label, show):
@@ -76,8 +76,10 @@ def run_local(tasks, workers, on_result, progress=True, chunk_items=CHUNK_ITEMS)
 
 # -- Modal ---------------------------------------------------------------------------
 
+
 def _default_modal():
     import modal
+
     return modal
 
 
@@ -90,9 +92,16 @@ def modal_function(modal):
     """The app and the function the sweep maps over: real Modal SDK objects."""
     app = modal.App(MODAL_APP)
     image = modal.Image.debian_slim(python_version=MODAL_PYTHON).add_local_python_source(
-        "engine", "experiments", ignore=_ignore)
-    function = app.function(image=image, cpu=MODAL_CPU, memory=MODAL_MEMORY_MIB, timeout=MODAL_TIMEOUT_S,
-                            serialized=True, name="sweep_chunk")(work.remote_chunk)
+        "engine", "experiments", ignore=_ignore
+    )
+    function = app.function(
+        image=image,
+        cpu=MODAL_CPU,
+        memory=MODAL_MEMORY_MIB,
+        timeout=MODAL_TIMEOUT_S,
+        serialized=True,
+        name="sweep_chunk",
+    )(work.remote_chunk)
     return app, function
 
 
@@ -120,9 +129,12 @@ def run_modal(tasks, on_result, expected_sources, progress=True, chunk_items=CHU
         for out in _remote_results(app, function, chunks_of(ready, chunk_items)):
             if out.get("sources") != expected_sources:
                 diff = sorted(set(out.get("sources") or {}) ^ set(expected_sources)) or sorted(
-                    p for p in expected_sources if out["sources"].get(p) != expected_sources[p])
-                raise ExperimentError(f"modal: the container's engine sources differ from the bundle manifest "
-                                      f"(first: {diff[0] if diff else '?'}); its results are discarded")
+                    p for p in expected_sources if out["sources"].get(p) != expected_sources[p]
+                )
+                raise ExperimentError(
+                    f"modal: the container's engine sources differ from the bundle manifest "
+                    f"(first: {diff[0] if diff else '?'}); its results are discarded"
+                )
             for result in out["results"]:
                 on_result(_finish(result, kept[result["item_id"]]))
             bar and bar.update(len(out["results"]))
@@ -141,14 +153,17 @@ def _remote_results(app, function, chunks):
         except StopIteration:
             return
         except Exception as exc:  # the SDK's error types vary by version and cause
-            raise ExperimentError(f"modal: the sweep stopped ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no message'}); "
-                                  f"finished items are kept: run the same command again to resume")
+            raise ExperimentError(
+                f"modal: the sweep stopped ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no message'}); "
+                f"finished items are kept: run the same command again to resume"
+            )
         yield out
 
 
 def host_prepare(task) -> dict:
     """A task with its host arms produced: what goes to a remote worker."""
     from .arms import ENGINE_KINDS, Producer
+
     arms, inputs = [], {}
     for arm in task["arms"]:
         if arm["kind"] in ENGINE_KINDS or arm["kind"] == "candidate":
@@ -157,10 +172,11 @@ def host_prepare(task) -> dict:
         key = (arm["name"], arm["kind"], arm.get("path"))
         producer = _producers.get(key) or _producers.setdefault(key, Producer([arm]))
         arms.append(producer.task_arm(arm, task["row"]))
-        inputs[arm["name"]] = {"sha256": producer.inputs[arm["name"]][task["row"]["item_id"]],
-                               "usage": producer.usage.get(arm["name"], {}).get(task["row"]["item_id"])}
-    return {"graded": {"item": task["item"], "fixture_sha256": task["fixture_sha256"], "arms": arms},
-            "inputs": inputs}
+        inputs[arm["name"]] = {
+            "sha256": producer.inputs[arm["name"]][task["row"]["item_id"]],
+            "usage": producer.usage.get(arm["name"], {}).get(task["row"]["item_id"]),
+        }
+    return {"graded": {"item": task["item"], "fixture_sha256": task["fixture_sha256"], "arms": arms}, "inputs": inputs}
 
 
 def cpu_count():

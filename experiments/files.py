@@ -17,13 +17,13 @@ from .errors import ExperimentError
 
 MIB = 1024 * 1024
 # Byte limits by kind of file.
-MAX_DOC_BYTES = 16 * MIB            # a spec, freeze, deviations, sweep manifest, commitment, reveal, decision ...
-MAX_ITEMS_BYTES = 512 * MIB         # items.jsonl (one line per world, at most MAX_ITEMS lines)
+MAX_DOC_BYTES = 16 * MIB  # a spec, freeze, deviations, sweep manifest, commitment, reveal, decision ...
+MAX_ITEMS_BYTES = 512 * MIB  # items.jsonl (one line per world, at most MAX_ITEMS lines)
 MAX_OBSERVATIONS_BYTES = 1024 * MIB  # observations.jsonl and .parquet, the journal and the partial file
-MAX_CANDIDATE_BYTES = 4 * MIB       # a candidate file of a `files:` arm (the engine's own limit)
+MAX_CANDIDATE_BYTES = 4 * MIB  # a candidate file of a `files:` arm (the engine's own limit)
 # Row limits.
-MAX_OBSERVATION_ROWS = 4_000_000    # rows in one observations file (100,000 worlds x 40 rows)
-MAX_ITEMS = 1_000_005               # worlds in one items manifest (a held-out split's 10^6 and the episodes)
+MAX_OBSERVATION_ROWS = 4_000_000  # rows in one observations file (100,000 worlds x 40 rows)
+MAX_ITEMS = 1_000_005  # worlds in one items manifest (a held-out split's 10^6 and the episodes)
 
 
 def read_file(path, what, limit=MAX_DOC_BYTES, pipe=False, missing=None) -> bytes:

@@ -79,9 +79,15 @@ def commit(secret, families, count, date=None) -> dict:
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_COUNT:
         raise ExperimentError(f"held-out count: expected a positive number of worlds, at most {MAX_COUNT}")
     items = draw(secret, families, count)
-    return {"schema": COMMITMENT_SCHEMA, "families": families, "count": count, "seed_range": [SEED_LOW, SEED_HIGH],
-            "scheme": SCHEME, "sha256": commitment_sha256(secret, items),
-            "created": date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")}
+    return {
+        "schema": COMMITMENT_SCHEMA,
+        "families": families,
+        "count": count,
+        "seed_range": [SEED_LOW, SEED_HIGH],
+        "scheme": SCHEME,
+        "sha256": commitment_sha256(secret, items),
+        "created": date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+    }
 
 
 COMMITMENT_KEYS = {"schema", "families", "count", "seed_range", "scheme", "sha256", "created"}
@@ -101,8 +107,10 @@ def check_commitment_doc(doc, where) -> dict:
     if not isinstance(doc.get("sha256"), str) or not HEX64.fullmatch(doc["sha256"]):
         raise ExperimentError(f"{where}: sha256: expected 64 hex characters")
     if doc.get("seed_range") != [SEED_LOW, SEED_HIGH]:
-        raise ExperimentError(f"{where}: seed_range: expected [{SEED_LOW}, {SEED_HIGH}] (the range this code draws "
-                              f"held-out seeds from), got {str(doc.get('seed_range'))[:60]}")
+        raise ExperimentError(
+            f"{where}: seed_range: expected [{SEED_LOW}, {SEED_HIGH}] (the range this code draws "
+            f"held-out seeds from), got {str(doc.get('seed_range'))[:60]}"
+        )
     if doc.get("scheme") != SCHEME:
         raise ExperimentError(f"{where}: scheme: expected {SCHEME!r} (how this code hashes the list)")
     created = doc.get("created")
@@ -118,8 +126,13 @@ def check_commitment_doc(doc, where) -> dict:
 def reveal(secret, commitment) -> dict:
     """The reveal document, after checking the secret opens the commitment."""
     items = open_commitment(secret, commitment, "the commitment")
-    return {"schema": REVEAL_SCHEMA, "commitment_sha256": commitment["sha256"], "secret": secret,
-            "salt": salt(secret), "items": items}
+    return {
+        "schema": REVEAL_SCHEMA,
+        "commitment_sha256": commitment["sha256"],
+        "secret": secret,
+        "salt": salt(secret),
+        "items": items,
+    }
 
 
 def open_commitment(secret, commitment, where) -> list:
@@ -127,8 +140,10 @@ def open_commitment(secret, commitment, where) -> list:
     items = draw(secret, commitment["families"], commitment["count"])
     got = commitment_sha256(secret, items)
     if got != commitment["sha256"]:
-        raise ExperimentError(f"{where}: the secret does not open the commitment (sha256 expected "
-                              f"{commitment['sha256']}, the secret gives {got})")
+        raise ExperimentError(
+            f"{where}: the secret does not open the commitment (sha256 expected "
+            f"{commitment['sha256']}, the secret gives {got})"
+        )
     return items
 
 
@@ -137,8 +152,9 @@ def check_reveal(doc, commitment, where) -> list:
     if not isinstance(doc, dict) or doc.get("schema") != REVEAL_SCHEMA:
         raise ExperimentError(f"{where}: schema: expected {REVEAL_SCHEMA!r}")
     if doc.get("commitment_sha256") != commitment["sha256"]:
-        raise ExperimentError(f"{where}: commitment_sha256 expected {commitment['sha256']}, "
-                              f"got {doc.get('commitment_sha256')}")
+        raise ExperimentError(
+            f"{where}: commitment_sha256 expected {commitment['sha256']}, got {doc.get('commitment_sha256')}"
+        )
     items = open_commitment(doc.get("secret"), commitment, where)
     if doc.get("salt") != salt(doc["secret"]) or doc.get("items") != items:
         raise ExperimentError(f"{where}: salt or items differ from what the secret derives")
@@ -148,6 +164,7 @@ def check_reveal(doc, commitment, where) -> list:
 def read_secret(path) -> str:
     """A secret file (or a pipe): the 64 hex characters alone, or a reveal.json holding them."""
     from .files import read_file
+
     data = read_file(path, "the held-out secret", 1 << 20, pipe=True)
     text = data.decode("utf-8", "replace").strip()
     if text.startswith("{"):

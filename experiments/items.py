@@ -36,8 +36,7 @@ def manifest_rows(items, split) -> list:
         if iid in seen:
             raise ExperimentError(f"items: {iid} is listed twice")
         seen.add(iid)
-        row = {"item_id": iid, "split": split, **item,
-               "fixture_sha256": engine.fixture_sha256(work.instance_for(item))}
+        row = {"item_id": iid, "split": split, **item, "fixture_sha256": engine.fixture_sha256(work.instance_for(item))}
         rows.append(row)
     return rows
 

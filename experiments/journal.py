@@ -36,9 +36,13 @@ JOURNAL = "journal.jsonl"
 SCHEMA = "fundbook.sweep-journal/1"
 GENESIS = "0" * 64
 HEX64 = set("0123456789abcdef")
-FIELDS = {"start": {"schema", "evaluator_id", "items_sha256", "arms"},
-          "serve": {"comparison", "spec_sha256", "freeze_sha256", "frozen_on"},
-          "arms": {"arms"}, "rows": {"item_id", "arms", "rows_sha256"}, "stop": {"n", "reason"}}
+FIELDS = {
+    "start": {"schema", "evaluator_id", "items_sha256", "arms"},
+    "serve": {"comparison", "spec_sha256", "freeze_sha256", "frozen_on"},
+    "arms": {"arms"},
+    "rows": {"item_id", "arms", "rows_sha256"},
+    "stop": {"n", "reason"},
+}
 
 
 def line_bytes(entry) -> bytes:
@@ -52,6 +56,7 @@ def _sha(data: bytes) -> str:
 def rows_sha256(rows) -> str:
     """sha256 of observation rows as observations.jsonl writes them."""
     from .observations import jsonl_bytes
+
     return _sha(jsonl_bytes(rows))
 
 
@@ -60,22 +65,31 @@ def _hex(value) -> bool:
 
 
 def _names(value) -> bool:
-    return isinstance(value, list) and value and all(isinstance(a, str) for a in value) \
-        and len(set(value)) == len(value)
+    return (
+        isinstance(value, list) and value and all(isinstance(a, str) for a in value) and len(set(value)) == len(value)
+    )
 
 
 def _check_entry(entry, number, where):
     kind = entry.get("entry") if isinstance(entry, dict) else None
     if kind not in FIELDS or set(entry) != FIELDS[kind] | {"entry", "prev"}:
         raise ExperimentError(f"{where} line {number}: not a journal entry")
-    ok = {"start": lambda e: e["schema"] == SCHEMA and _hex(e["evaluator_id"]) and _hex(e["items_sha256"])
-          and _names(e["arms"]),
-          "serve": lambda e: isinstance(e["comparison"], str) and _hex(e["spec_sha256"]) and _hex(e["freeze_sha256"])
-          and isinstance(e["frozen_on"], str),
-          "arms": lambda e: _names(e["arms"]),
-          "rows": lambda e: isinstance(e["item_id"], str) and _names(e["arms"]) and _hex(e["rows_sha256"]),
-          "stop": lambda e: isinstance(e["n"], int) and not isinstance(e["n"], bool) and e["n"] >= 0
-          and isinstance(e["reason"], str)}[kind]
+    ok = {
+        "start": lambda e: (
+            e["schema"] == SCHEMA and _hex(e["evaluator_id"]) and _hex(e["items_sha256"]) and _names(e["arms"])
+        ),
+        "serve": lambda e: (
+            isinstance(e["comparison"], str)
+            and _hex(e["spec_sha256"])
+            and _hex(e["freeze_sha256"])
+            and isinstance(e["frozen_on"], str)
+        ),
+        "arms": lambda e: _names(e["arms"]),
+        "rows": lambda e: isinstance(e["item_id"], str) and _names(e["arms"]) and _hex(e["rows_sha256"]),
+        "stop": lambda e: (
+            isinstance(e["n"], int) and not isinstance(e["n"], bool) and e["n"] >= 0 and isinstance(e["reason"], str)
+        ),
+    }[kind]
     if not ok(entry):
         raise ExperimentError(f"{where} line {number}: a malformed {kind} entry")
 
@@ -87,8 +101,8 @@ class Journal:
         self.path, self.entries, self.head = path, entries, head
         self.start = entries[0]
         self.arms = list(self.start["arms"])
-        self.served = {}    # spec_sha256 -> (line index, entry)
-        self.covered = {}   # (item_id, arm) -> (line index, entry)
+        self.served = {}  # spec_sha256 -> (line index, entry)
+        self.covered = {}  # (item_id, arm) -> (line index, entry)
         self.stop = None
         for index, e in enumerate(entries):
             self._index(index, e)
@@ -104,8 +118,9 @@ class Journal:
                 if arm not in self.arms:
                     raise ExperimentError(f"{self.path} line {index + 1}: rows of arm {arm}, not one of the sweep's")
                 if (e["item_id"], arm) in self.covered:
-                    raise ExperimentError(f"{self.path} line {index + 1}: a second rows entry for item "
-                                          f"{e['item_id']}, arm {arm}")
+                    raise ExperimentError(
+                        f"{self.path} line {index + 1}: a second rows entry for item {e['item_id']}, arm {arm}"
+                    )
                 self.covered[(e["item_id"], arm)] = (index, e)
         elif kind == "stop":
             self.stop = e
@@ -125,8 +140,10 @@ class Journal:
             if line != line_bytes(entry):
                 raise ExperimentError(f"{where} line {number}: not in the journal's canonical form (edited?)")
             if entry["prev"] != prev:
-                raise ExperimentError(f"{where} line {number}: prev is {str(entry['prev'])[:16]}, the line before "
-                                      f"hashes to {prev[:16]}: the chain is broken (a line was edited, dropped or moved)")
+                raise ExperimentError(
+                    f"{where} line {number}: prev is {str(entry['prev'])[:16]}, the line before "
+                    f"hashes to {prev[:16]}: the chain is broken (a line was edited, dropped or moved)"
+                )
             if (entry["entry"] == "start") != (number == 1):
                 raise ExperimentError(f"{where} line {number}: the start entry is the first line, and only it")
             entries.append(entry)
@@ -147,8 +164,14 @@ class Journal:
         """The journal at `path` for appending: verified (a torn tail cut off), or begun with its start line
         naming `arms`."""
         if not os.path.lexists(path):
-            start = {"entry": "start", "schema": SCHEMA, "evaluator_id": evaluator_id, "items_sha256": items_sha256,
-                     "arms": list(arms), "prev": GENESIS}
+            start = {
+                "entry": "start",
+                "schema": SCHEMA,
+                "evaluator_id": evaluator_id,
+                "items_sha256": items_sha256,
+                "arms": list(arms),
+                "prev": GENESIS,
+            }
             _write(path, line_bytes(start) + b"\n", "xb")
             return cls(path, [start], _sha(line_bytes(start)))
         data = read_file(path, "the sweep journal", MAX_OBSERVATIONS_BYTES)
@@ -160,9 +183,11 @@ class Journal:
                 raise ExperimentError(f"{path}: cannot cut the incomplete last line ({exc.strerror or exc})")
         s = journal.start
         if s["evaluator_id"] != evaluator_id or s["items_sha256"] != items_sha256:
-            raise ExperimentError(f"{path}: this folder holds a sweep of evaluator {s['evaluator_id'][:16]} over items "
-                                  f"{s['items_sha256'][:16]}; this sweep is {evaluator_id[:16]} over "
-                                  f"{items_sha256[:16]}: use a new folder")
+            raise ExperimentError(
+                f"{path}: this folder holds a sweep of evaluator {s['evaluator_id'][:16]} over items "
+                f"{s['items_sha256'][:16]}; this sweep is {evaluator_id[:16]} over "
+                f"{items_sha256[:16]}: use a new folder"
+            )
         return journal
 
     def add_arms(self, arms):

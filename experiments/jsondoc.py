@@ -52,8 +52,9 @@ def loads(data, where, what):
     try:
         value = json.loads(data, parse_constant=_constant, object_pairs_hook=_object)
     except json.JSONDecodeError as exc:
-        raise ExperimentError(f"{where}: not valid JSON at line {exc.lineno} column {exc.colno} "
-                              f"({exc.msg}; {what} expected)") from None
+        raise ExperimentError(
+            f"{where}: not valid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}; {what} expected)"
+        ) from None
     except (ValueError, RecursionError) as exc:
         detail = str(exc)
         if "digits" in detail:  # CPython's int_max_str_digits guard

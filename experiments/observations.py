@@ -53,8 +53,10 @@ def line(obj) -> bytes:
 
 
 def rows_for(item_id, values, evaluator_id) -> list:
-    return [{"item_id": item_id, "arm": arm, "seed": seed, "metric": metric, "value": value,
-             "evaluator_id": evaluator_id} for arm, seed, metric, value in values]
+    return [
+        {"item_id": item_id, "arm": arm, "seed": seed, "metric": metric, "value": value, "evaluator_id": evaluator_id}
+        for arm, seed, metric, value in values
+    ]
 
 
 def jsonl_bytes(rows) -> bytes:
@@ -64,8 +66,17 @@ def jsonl_bytes(rows) -> bytes:
 def parquet_bytes(rows) -> bytes:
     import pyarrow as pa
     import pyarrow.parquet as pq
-    schema = pa.schema([("item_id", pa.string()), ("arm", pa.string()), ("seed", pa.int64()),
-                        ("metric", pa.string()), ("value", pa.int64()), ("evaluator_id", pa.string())])
+
+    schema = pa.schema(
+        [
+            ("item_id", pa.string()),
+            ("arm", pa.string()),
+            ("seed", pa.int64()),
+            ("metric", pa.string()),
+            ("value", pa.int64()),
+            ("evaluator_id", pa.string()),
+        ]
+    )
     table = pa.Table.from_pylist(rows, schema=schema)
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression="zstd", write_statistics=False)
@@ -76,6 +87,7 @@ def parquet_rows(data: bytes) -> list:
     """The rows of Parquet bytes, read from an Arrow buffer on this thread (see the module's note)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
+
     # ParquetFile.read, not pq.read_table: read_table goes through Arrow's dataset scanner, which starts a thread
     # of Arrow's global pool even with use_threads=False -- a thread alive when the interpreter exits
     return pq.ParquetFile(pa.BufferReader(data), pre_buffer=False).read(use_threads=False).to_pylist()
@@ -110,8 +122,11 @@ def read_jsonl(path) -> list:
 
 def _well_formed(entry) -> bool:
     """A partial entry `{item_id, evaluator_id, values: [[arm, seed, metric, value], ...]}` with row-typed values."""
-    if not isinstance(entry, dict) or set(entry) != {"item_id", "evaluator_id", "values"} \
-            or not isinstance(entry["values"], list):
+    if (
+        not isinstance(entry, dict)
+        or set(entry) != {"item_id", "evaluator_id", "values"}
+        or not isinstance(entry["values"], list)
+    ):
         return False
     try:
         for value in entry["values"]:
@@ -164,5 +179,7 @@ def done_from_rows(rows, evaluator_id) -> dict:
     out = {}
     for r in rows:
         if r["evaluator_id"] == evaluator_id:
-            out.setdefault(r["item_id"], {}).setdefault(r["arm"], []).append([r["arm"], r["seed"], r["metric"], r["value"]])
+            out.setdefault(r["item_id"], {}).setdefault(r["arm"], []).append(
+                [r["arm"], r["seed"], r["metric"], r["value"]]
+            )
     return out

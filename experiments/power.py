@@ -20,9 +20,9 @@ import bisect
 from . import rules
 
 MASK = (1 << 64) - 1
-POWER = (4, 5)          # 80 %
-SIMS = 400              # simulated sequences per rule, for a pilot
-CAP = 100_000           # worlds: beyond this a rule is reported as needing more
+POWER = (4, 5)  # 80 %
+SIMS = 400  # simulated sequences per rule, for a pilot
+CAP = 100_000  # worlds: beyond this a rule is reported as needing more
 
 
 class SplitMix64:
@@ -51,7 +51,7 @@ class Sampler:
         self.total = total
 
     def draw(self, rng) -> int:
-        u = (rng.next() * self.total) >> 64   # in [0, total)
+        u = (rng.next() * self.total) >> 64  # in [0, total)
         return self.values[bisect.bisect_right(self.cum, u)]
 
 
@@ -68,8 +68,11 @@ def variant(spec, method, cap=CAP):
     base = {k: v for k, v in spec.items() if k not in ("method", "stopping", "version")}
     base["version"] = 2
     if method == rules.BETTING:
-        own = spec["method"] if isinstance(spec["method"], dict) and spec["method"].get("name") == rules.BETTING \
+        own = (
+            spec["method"]
+            if isinstance(spec["method"], dict) and spec["method"].get("name") == rules.BETTING
             else {"name": rules.BETTING, "bet": "agrapa", "truncation": "0.75"}
+        )
         return dict(base, method=own, stopping={"max_n": cap, "futility": None})
     return dict(base, method={"name": method})
 
@@ -110,6 +113,7 @@ def betting_needed(rule, sampler, rng, sims=SIMS, cap=CAP):
 def _approx_needed(rule, mean, var):
     """A rough float estimate of a fixed-n rule's worlds (gates the simulation only; never published)."""
     import math
+
     gap = mean - rule.M / rule.Q
     if gap <= 0:
         return math.inf
@@ -134,7 +138,7 @@ def worlds_needed(spec, Ds, seed, sims=SIMS, cap=CAP) -> dict:
         rng = SplitMix64(seed + i)
         n = len(Ds)
         mean = sum(Ds) / n / rule.Q
-        var = (sum(D * D for D in Ds) / n - (sum(Ds) / n) ** 2) / rule.Q ** 2
+        var = (sum(D * D for D in Ds) / n - (sum(Ds) / n) ** 2) / rule.Q**2
         if method == rules.BETTING:
             hopeless = _approx_needed(rules.Rule(variant(spec, rules.BERNSTEIN)), mean, var) > 4 * cap
             worlds = None if hopeless else betting_needed(rule, sampler, rng, sims, cap)

@@ -24,8 +24,10 @@ SESSION_MODULE = "experiments/runner/ops.mjs"  # its `ops` run in the build's sh
 
 def select_sample(item_ids, size, seed) -> list:
     """`size` items, ordered by sha256 of the JSON [seed, item_id]: recorded, reproducible, not hand-picked."""
+
     def key(iid):
         return hashlib.sha256(json.dumps([seed, iid], separators=(",", ":")).encode()).hexdigest()
+
     return sorted(sorted(item_ids, key=key)[:size], key=list(item_ids).index)
 
 
@@ -38,6 +40,7 @@ def _run(op, runner, args, take, session):
     from builders import BuildError
     from builders import ROOT
     from builders import last_line, node_executable, popen
+
     if session is not None:
         try:
             session.request(op, on_event=take, module=SESSION_MODULE, **args)
@@ -71,8 +74,12 @@ def decide_in_pyodide(rules_path, payloads, session=None) -> dict:
         path = os.path.join(tmp, "payloads.jsonl")
         with open(path, "wb") as fh:
             fh.write(data)
-        args = {"rules": os.path.abspath(rules_path), "rules_sha256": rules_sha, "payloads": path,
-                "payloads_sha256": hashlib.sha256(data).hexdigest()}
+        args = {
+            "rules": os.path.abspath(rules_path),
+            "rules_sha256": rules_sha,
+            "payloads": path,
+            "payloads_sha256": hashlib.sha256(data).hexdigest(),
+        }
         runtime, results, done, timings = None, [], [], []
 
         def take(event):
@@ -84,6 +91,7 @@ def decide_in_pyodide(rules_path, payloads, session=None) -> dict:
                 timings.append(event.get("ms"))
             elif event["event"] == "done":
                 done.append(event)
+
         code, stderr = _run("decide", DECIDE_RUNNER, args, take, session)
     if code != 0 or not done:
         raise ExperimentError(f"Pyodide decisions: {stderr or f'{DECIDE_RUNNER} exited with {code}'}")
@@ -98,14 +106,19 @@ def run_in_pyodide(bundle, tasks, session=None) -> dict:
     from builders import BuildError
     from builders import ROOT
     from builders import last_line, node_executable, popen
+
     data = b"".join(json.dumps(t, sort_keys=True, separators=(",", ":")).encode() + b"\n" for t in tasks)
     with tempfile.TemporaryDirectory(prefix="fundbook-sample-") as tmp:
         path = os.path.join(tmp, "tasks.jsonl")
         with open(path, "wb") as fh:
             fh.write(data)
-        args = {"bundle": os.path.abspath(bundle["zip_path"]), "bundle_sha256": bundle["bundle_sha256"],
-                "manifest": os.path.abspath(os.path.join(bundle["dir"], "manifest.json")),
-                "tasks": path, "tasks_sha256": hashlib.sha256(data).hexdigest()}
+        args = {
+            "bundle": os.path.abspath(bundle["zip_path"]),
+            "bundle_sha256": bundle["bundle_sha256"],
+            "manifest": os.path.abspath(os.path.join(bundle["dir"], "manifest.json")),
+            "tasks": path,
+            "tasks_sha256": hashlib.sha256(data).hexdigest(),
+        }
         runtime, results, done = None, [], None
 
         def take(event):
@@ -116,6 +129,7 @@ def run_in_pyodide(bundle, tasks, session=None) -> dict:
                 results.append(event["result"])
             elif event["event"] == "done":
                 done = event
+
         if session is not None:
             try:
                 session.request("sample", on_event=take, module=SESSION_MODULE, **args)
@@ -127,8 +141,11 @@ def run_in_pyodide(bundle, tasks, session=None) -> dict:
                 node = node_executable()
             except BuildError as exc:
                 raise ExperimentError(f"Pyodide re-execution: {exc.format_message()}")
-            argv = [RUNNER] + [x for key in ("bundle", "bundle_sha256", "manifest", "tasks", "tasks_sha256")
-                               for x in ("--" + key.replace("_", "-"), args[key])]
+            argv = [RUNNER] + [
+                x
+                for key in ("bundle", "bundle_sha256", "manifest", "tasks", "tasks_sha256")
+                for x in ("--" + key.replace("_", "-"), args[key])
+            ]
             with popen(node, argv, ROOT) as proc:
                 for raw in proc.stdout:
                     try:
@@ -157,12 +174,20 @@ def compare(host_values, pyodide_results) -> None:
                 a = mine[i] if i < len(mine) else None
                 b = result["values"][i] if i < len(result["values"]) else None
                 if a != b:
-                    raise ExperimentError(f"Pyodide re-execution: item {iid} differs from host CPython at row {i}: "
-                                          f"host {json.dumps(a)}, bundle in Pyodide {json.dumps(b)}")
+                    raise ExperimentError(
+                        f"Pyodide re-execution: item {iid} differs from host CPython at row {i}: "
+                        f"host {json.dumps(a)}, bundle in Pyodide {json.dumps(b)}"
+                    )
 
 
 def summary(runtime, item_ids, seed, size) -> dict:
-    return {"seed": seed, "size": size, "item_ids": item_ids, "identical": True,
-            "pyodide_version": runtime["pyodide_version"], "bundle_sha256": runtime["bundle_sha256"],
-            "manifest_sha256": runtime.get("manifest_sha256"),
-            "sample_sha256": engine.content_sha256({"seed": seed, "item_ids": item_ids})}
+    return {
+        "seed": seed,
+        "size": size,
+        "item_ids": item_ids,
+        "identical": True,
+        "pyodide_version": runtime["pyodide_version"],
+        "bundle_sha256": runtime["bundle_sha256"],
+        "manifest_sha256": runtime.get("manifest_sha256"),
+        "sample_sha256": engine.content_sha256({"seed": seed, "item_ids": item_ids}),
+    }

@@ -41,8 +41,9 @@ RESULT = "result.json"
 def _tested(deviations):
     if not deviations:
         return True, ""
-    return False, "; ".join(f"{d['field']}: {d['effective']} instead of {d['original']} ({d['reason']})"
-                            for d in deviations)
+    return False, "; ".join(
+        f"{d['field']}: {d['effective']} instead of {d['original']} ({d['reason']})" for d in deviations
+    )
 
 
 def _fraction(num, den) -> str:
@@ -55,13 +56,22 @@ def _fraction(num, den) -> str:
 def per_arm(decision, rows, item_ids) -> dict:
     """{arm: {n, total, mean}} over the worlds the decision used (its first n, in sweep order): n counts the
     arm's rows of the decision's metric there (a world a seed)."""
-    used = set(item_ids[:decision["n"]])
+    used = set(item_ids[: decision["n"]])
     out = {}
     for arm in sorted(decision["arms"]):
-        values = [r["value"] for r in rows if r["arm"] == arm and r["item_id"] in used and r["metric"] ==
-                  decision["metric"] and isinstance(r["value"], int)]
-        out[arm] = {"n": len(values), "total": sum(values),
-                    "mean": _fraction(sum(values), len(values)) if values else None}
+        values = [
+            r["value"]
+            for r in rows
+            if r["arm"] == arm
+            and r["item_id"] in used
+            and r["metric"] == decision["metric"]
+            and isinstance(r["value"], int)
+        ]
+        out[arm] = {
+            "n": len(values),
+            "total": sum(values),
+            "mean": _fraction(sum(values), len(values)) if values else None,
+        }
     return out
 
 
@@ -78,18 +88,27 @@ def _arm_words(decision):
 
 def reasoning(decision) -> str:
     seq = decision.get("sequential")
-    rule = f"{decision['method']} ({', '.join(f'{k} {v}' for k, v in decision['parameters'].items())}), alpha " \
-           f"{decision['alpha']}, margin {decision['margin']}"
-    bounds = f"the interval was [{decision['lower_bound']}, {decision['upper_bound']}] against the margin " \
-             f"{decision['margin']}"
+    rule = (
+        f"{decision['method']} ({', '.join(f'{k} {v}' for k, v in decision['parameters'].items())}), alpha "
+        f"{decision['alpha']}, margin {decision['margin']}"
+    )
+    bounds = (
+        f"the interval was [{decision['lower_bound']}, {decision['upper_bound']}] against the margin "
+        f"{decision['margin']}"
+    )
     if seq:
-        why = {"supported": "the wealth for the claim reached 1/alpha",
-               "not supported": "the wealth against the claim reached 1/alpha"}.get(
-            decision["verdict"], decision.get("inconclusive_because") or "neither wealth reached 1/alpha")
-        return (f"The pre-registered rule is {rule}, valid at every n. It stopped at n = {decision['n']} of at "
-                f"most {seq.get('max_n')}: {why}; at the stop {bounds}.")
-    why = {"supported": "the lower bound clears the margin", "not supported": "the upper bound falls below the margin"
-           }.get(decision["verdict"], decision.get("inconclusive_because") or "the bound straddles the margin")
+        why = {
+            "supported": "the wealth for the claim reached 1/alpha",
+            "not supported": "the wealth against the claim reached 1/alpha",
+        }.get(decision["verdict"], decision.get("inconclusive_because") or "neither wealth reached 1/alpha")
+        return (
+            f"The pre-registered rule is {rule}, valid at every n. It stopped at n = {decision['n']} of at "
+            f"most {seq.get('max_n')}: {why}; at the stop {bounds}."
+        )
+    why = {
+        "supported": "the lower bound clears the margin",
+        "not supported": "the upper bound falls below the margin",
+    }.get(decision["verdict"], decision.get("inconclusive_because") or "the bound straddles the margin")
     return f"The pre-registered rule is {rule}, at the fixed n = {decision['n']}: {bounds}, so {why}."
 
 
@@ -105,34 +124,57 @@ def _about(fraction) -> str:
 def summary(decision, arms) -> str:
     plus, minus = _arm_words(decision)
     means = "; ".join(f"{a} {_about(v['mean'])}" for a, v in arms.items())
-    return (f"{decision.get('question') or decision['estimand']} Verdict: {decision['verdict']} "
-            f"({decision['confidence']} confidence) at n = {decision['n']} worlds. Mean {decision['metric']} a world: "
-            f"{means}. The mean paired difference ({plus} minus {minus}) is {_about(_reduced(decision['estimate']['exact']))}, "
-            f"with the interval [{decision['lower_bound']}, {decision['upper_bound']}].")
+    return (
+        f"{decision.get('question') or decision['estimand']} Verdict: {decision['verdict']} "
+        f"({decision['confidence']} confidence) at n = {decision['n']} worlds. Mean {decision['metric']} a world: "
+        f"{means}. The mean paired difference ({plus} minus {minus}) is {_about(_reduced(decision['estimate']['exact']))}, "
+        f"with the interval [{decision['lower_bound']}, {decision['upper_bound']}]."
+    )
 
 
 def succeeded(decision, rows, item_ids) -> dict:
     """The result of a decision; `rows` and `item_ids`: the evidence's observation rows and items, in order."""
     tested, instead = _tested(decision.get("deviations") or [])
     arms = per_arm(decision, rows, item_ids)
-    return {"schema": SCHEMA, "comparison": decision["comparison"], "status": "succeeded", "outcome_reason": None,
-            "reason": None, "completed_arms": sorted(decision["arms"]), "verdict": decision["verdict"],
-            "confidence": decision["confidence"], "n": decision["n"], "original_hypothesis_tested": tested,
-            "tested_instead": instead, "deviations": decision.get("deviations") or [],
-            "summary": summary(decision, arms), "per_arm": arms,
-            "effect": {"estimate": _reduced(decision["estimate"]["exact"]),
-                       "interval": [decision["lower_bound"], decision["upper_bound"]]},
-            "reasoning": reasoning(decision)}
+    return {
+        "schema": SCHEMA,
+        "comparison": decision["comparison"],
+        "status": "succeeded",
+        "outcome_reason": None,
+        "reason": None,
+        "completed_arms": sorted(decision["arms"]),
+        "verdict": decision["verdict"],
+        "confidence": decision["confidence"],
+        "n": decision["n"],
+        "original_hypothesis_tested": tested,
+        "tested_instead": instead,
+        "deviations": decision.get("deviations") or [],
+        "summary": summary(decision, arms),
+        "per_arm": arms,
+        "effect": {
+            "estimate": _reduced(decision["estimate"]["exact"]),
+            "interval": [decision["lower_bound"], decision["upper_bound"]],
+        },
+        "reasoning": reasoning(decision),
+    }
 
 
 def failed(name, arms, deviations, worlds, reason) -> dict:
     """`worlds`: {arm: worlds journalled with rows}; `arms`: {arm: planned worlds} (the spec's arms)."""
     tested, instead = _tested(deviations)
     done = sorted(a for a, planned in arms.items() if planned and worlds.get(a, 0) >= planned)
-    return {"schema": SCHEMA, "comparison": name, "status": "failed", "outcome_reason": "incomplete_execution",
-            "reason": reason, "completed_arms": done,
-            "worlds_journalled": {a: worlds.get(a, 0) for a in sorted(arms)},
-            "original_hypothesis_tested": tested, "tested_instead": instead, "deviations": deviations}
+    return {
+        "schema": SCHEMA,
+        "comparison": name,
+        "status": "failed",
+        "outcome_reason": "incomplete_execution",
+        "reason": reason,
+        "completed_arms": done,
+        "worlds_journalled": {a: worlds.get(a, 0) for a in sorted(arms)},
+        "original_hypothesis_tested": tested,
+        "tested_instead": instead,
+        "deviations": deviations,
+    }
 
 
 def check(directory, decision, rows, item_ids, pretty):
@@ -144,6 +186,8 @@ def check(directory, decision, rows, item_ids, pretty):
         data = fh.read()
     want = succeeded(decision, rows, item_ids)
     if data != pretty(want):
-        raise ExperimentError(f"{path}: not the structured result of the verified decision (status succeeded, "
-                              f"verdict {want['verdict']} at n {want['n']}): decide again to rewrite it")
+        raise ExperimentError(
+            f"{path}: not the structured result of the verified decision (status succeeded, "
+            f"verdict {want['verdict']} at n {want['n']}): decide again to rewrite it"
+        )
     return want

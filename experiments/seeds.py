@@ -29,8 +29,9 @@ def parse_seeds(text, where="--seeds", max_seed=MAX_SEED) -> list:
         if a < 1 or b > MAX_SEED or a > b:
             raise ExperimentError(f"{where}: {part!r}: expected 1 <= first <= last <= 2^53-1")
         if b > max_seed:
-            raise ExperimentError(f"{where}: {part!r}: practice seeds are at most 2^32-1 (seeds from 2^32 on are "
-                                  f"the held-out split's)")
+            raise ExperimentError(
+                f"{where}: {part!r}: practice seeds are at most 2^32-1 (seeds from 2^32 on are the held-out split's)"
+            )
         if b - a + 1 + len(seeds) > MAX_SEEDS:
             raise ExperimentError(f"{where}: more than {MAX_SEEDS} seeds")
         seeds.update(range(a, b + 1))
@@ -73,4 +74,5 @@ def seed_param():
                 return parse_seeds(value, f"--{param.name}" if param is not None and param.name else "--seeds")
             except ExperimentError as exc:
                 self.fail(exc.message.split(": ", 1)[-1], param, ctx)
+
     return Seeds()

@@ -47,14 +47,16 @@ BASELINE_ARMS = ("baseline:reference", "baseline:shortest-cheapest", "baseline:d
 HELDOUT_SWEEP = "comparisons/heldout-baselines"
 COMPARISONS = ("comparisons/reference-vs-shortest-cheapest", "comparisons/shortest-cheapest-vs-do-nothing")
 BETTING_SWEEP = "comparisons/heldout-baselines-betting"
-BETTING_COMPARISONS = ("comparisons/reference-vs-shortest-cheapest-betting",
-                       "comparisons/shortest-cheapest-vs-do-nothing-betting")
+BETTING_COMPARISONS = (
+    "comparisons/reference-vs-shortest-cheapest-betting",
+    "comparisons/shortest-cheapest-vs-do-nothing-betting",
+)
 CERT_SWEEP = "certificates/grader"
 CALIBRATION_DIR = "comparisons/calibration"  # the rules' calibration (experiments/calibration.py)
 CERT_SEEDS = "1..1000"
 MIN_WORLDS_PER_FAMILY = 1000
 PILOT_ITEMS = 40
-RECHECK_ITEMS = 24      # per sweep, per build: host CPython and the bundle in Pyodide
+RECHECK_ITEMS = 24  # per sweep, per build: host CPython and the bundle in Pyodide
 WORKERS = 2
 FAMILIES = ("FUND_01", "FUND_02", "FUND_03", "FUND_04")
 
@@ -62,10 +64,19 @@ FAMILIES = ("FUND_01", "FUND_02", "FUND_03", "FUND_04")
 def sweeps():
     return [
         {"dir": HELDOUT_SWEEP, "split": "heldout", "arms": list(BASELINE_ARMS), "comparisons": list(COMPARISONS)},
-        {"dir": BETTING_SWEEP, "split": "heldout", "arms": list(BASELINE_ARMS),
-         "comparisons": list(BETTING_COMPARISONS)},
-        {"dir": CERT_SWEEP, "split": "practice", "arms": ["gold", "mutations"], "comparisons": [],
-         "plan": practice_plan(FAMILIES, parse_seeds(CERT_SEEDS))},
+        {
+            "dir": BETTING_SWEEP,
+            "split": "heldout",
+            "arms": list(BASELINE_ARMS),
+            "comparisons": list(BETTING_COMPARISONS),
+        },
+        {
+            "dir": CERT_SWEEP,
+            "split": "practice",
+            "arms": ["gold", "mutations"],
+            "comparisons": [],
+            "plan": practice_plan(FAMILIES, parse_seeds(CERT_SEEDS)),
+        },
     ]
 
 
@@ -130,17 +141,34 @@ def run_definition(runs_dir, definition, bundle_dir, recompute=False, progress=T
     eid = fixed["evaluator_id"]
     reused = not recompute and committed_matches(out, eid)
     if not reused:
-        log(f"experiments: {definition['dir']}: computing {len(rows)} items x {len(arm_list)} arms for evaluator "
-            f"{eid[:16]} ({'recompute asked' if recompute else 'the committed rows are for another evaluator'})")
+        log(
+            f"experiments: {definition['dir']}: computing {len(rows)} items x {len(arm_list)} arms for evaluator "
+            f"{eid[:16]} ({'recompute asked' if recompute else 'the committed rows are for another evaluator'})"
+        )
         _fresh(out)  # rows of another evaluator (or a recompute): the sweep begins again, journal and all
         if definition["split"] == "heldout":
             doc = run_pilot(out, plan, rows, arm_list, eid, PILOT_ITEMS, comparisons=fixed["comparisons"])
             write_atomic(os.path.join(out, "feasibility.json"), pretty(doc))
-        run_sweep(out, plan, rows, arm_list, bundle_dir, comparisons=comparisons, commitment=commitment,
-                  running=Running(workers=WORKERS, progress=progress, require_pilot=definition["split"] == "heldout"))
+        run_sweep(
+            out,
+            plan,
+            rows,
+            arm_list,
+            bundle_dir,
+            comparisons=comparisons,
+            commitment=commitment,
+            running=Running(workers=WORKERS, progress=progress, require_pilot=definition["split"] == "heldout"),
+        )
     sweep_doc, _ = read_doc(os.path.join(out, "sweep.json"), "the sweep manifest")
-    return {"definition": definition, "out": out, "rows": rows, "arms": arm_list, "fixed": fixed,
-            "sweep": sweep_doc, "reused": reused}
+    return {
+        "definition": definition,
+        "out": out,
+        "rows": rows,
+        "arms": arm_list,
+        "fixed": fixed,
+        "sweep": sweep_doc,
+        "reused": reused,
+    }
 
 
 def recheck(runs, bundle, seed, size=RECHECK_ITEMS, session=None) -> dict:
@@ -153,8 +181,9 @@ def recheck(runs, bundle, seed, size=RECHECK_ITEMS, session=None) -> dict:
         by_id = {row["item_id"]: row for row in r["rows"]}
         for iid in ids:
             row = by_id[iid]
-            prepared = executors.host_prepare({"row": row, "item": items_mod.item_of(row),
-                                               "fixture_sha256": row["fixture_sha256"], "arms": r["arms"]})
+            prepared = executors.host_prepare(
+                {"row": row, "item": items_mod.item_of(row), "fixture_sha256": row["fixture_sha256"], "arms": r["arms"]}
+            )
             want = [v for a in r["arms"] for v in committed[iid][a["name"]]]
             host = work.run_task(prepared["graded"])["values"]
             if host != want:
@@ -166,8 +195,13 @@ def recheck(runs, bundle, seed, size=RECHECK_ITEMS, session=None) -> dict:
     pyodide.compare(expected, out["results"])
     for entry in report.values():
         entry["pyodide_identical"] = True
-    return {"seed": seed, "per_sweep": report, "pyodide_version": out["runtime"]["pyodide_version"],
-            "bundle_sha256": out["runtime"]["bundle_sha256"], "tasks": len(tasks)}
+    return {
+        "seed": seed,
+        "per_sweep": report,
+        "pyodide_version": out["runtime"]["pyodide_version"],
+        "bundle_sha256": out["runtime"]["bundle_sha256"],
+        "tasks": len(tasks),
+    }
 
 
 def rules_in_pyodide(runs_dir, session=None) -> dict:
@@ -184,13 +218,20 @@ def rules_in_pyodide(runs_dir, session=None) -> dict:
         mine = {k: decision[k] for k in answer["decision"]}
         if answer["decision"] != mine:
             where = engine.first_difference(mine, answer["decision"])
-            raise ExperimentError(f"{c}/decision.json: experiments/rules.py in Pyodide computes another figure at {where}")
-    return {"decisions": len(payloads), "identical": True, "pyodide_version": out["runtime"]["pyodide_version"],
-            "rules_sha256": out["runtime"]["rules_sha256"]}
+            raise ExperimentError(
+                f"{c}/decision.json: experiments/rules.py in Pyodide computes another figure at {where}"
+            )
+    return {
+        "decisions": len(payloads),
+        "identical": True,
+        "pyodide_version": out["runtime"]["pyodide_version"],
+        "rules_sha256": out["runtime"]["rules_sha256"],
+    }
 
 
-def build(runs_dir=None, bundle_dir=None, check_dir=None, recompute=False, progress=True, seed=None, log=print,
-          session=None):
+def build(
+    runs_dir=None, bundle_dir=None, check_dir=None, recompute=False, progress=True, seed=None, log=print, session=None
+):
     runs_dir = runs_dir or os.path.join(ROOT, "runs")
     bundle_dir = bundle_dir or os.path.join(ROOT, "build", "engine")
     check_dir = check_dir or os.path.join(ROOT, "build", "experiments")
@@ -198,6 +239,7 @@ def build(runs_dir=None, bundle_dir=None, check_dir=None, recompute=False, progr
     seed = seed if seed is not None else int(os.environ.get("FUNDBOOK_RECHECK_SEED") or secrets.randbits(48))
     from builders import BuildError
     from builders import own_session
+
     try:
         with own_session(session) as runtime:  # one Pyodide runtime for the re-check and the rules
             return _build(runs, runs_dir, check_dir, seed, runtime)
@@ -212,24 +254,46 @@ def _build(runs, runs_dir, check_dir, seed, session):
         directory = os.path.join(runs_dir, c)
         cmp.run_compare(directory, os.path.join(runs_dir, sweep_dir))
         decision = cmp.verify(directory)
-        decisions[c] = {"verdict": decision["verdict"], "confidence": decision["confidence"], "n": decision["n"],
-                        "method": decision["method"], "evidence_verified": True}
+        decisions[c] = {
+            "verdict": decision["verdict"],
+            "confidence": decision["confidence"],
+            "n": decision["n"],
+            "method": decision["method"],
+            "evidence_verified": True,
+        }
     pyodide_decisions = rules_in_pyodide(runs_dir, session)
     cert_run = next(r for r in runs if r["definition"]["dir"] == CERT_SWEEP)
-    cert = certificate("grader", cert_run["sweep"], obs.read_jsonl(os.path.join(cert_run["out"], obs.JSONL)),
-                       cert_run["rows"], MIN_WORLDS_PER_FAMILY)
+    cert = certificate(
+        "grader",
+        cert_run["sweep"],
+        obs.read_jsonl(os.path.join(cert_run["out"], obs.JSONL)),
+        cert_run["rows"],
+        MIN_WORLDS_PER_FAMILY,
+    )
     write_atomic(os.path.join(cert_run["out"], "certificate.json"), pretty(cert))
     if not cert["passed"]:
         first = cert["failures"][0] if cert["failures"] else {"item_id": "?", "arm": "?"}
-        raise ExperimentError(f"{cert_run['out']}/certificate.json: the grader certificate fails ({cert['met']} of "
-                              f"{cert['checked']} expectations met; first: {first['arm']} on {first['item_id']})")
-    checks = {"schema": "fundbook.experiment-checks/1",
-              "built": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
-              "sweeps": {r["definition"]["dir"]: {"evaluator_id": r["sweep"]["evaluator_id"], "reused": r["reused"],
-                                                  "rows": r["sweep"]["counts"]["rows"],
-                                                  "source_check": r["fixed"]["sources"]} for r in runs},
-              "recheck": checked, "comparisons": decisions, "decisions_in_pyodide": pyodide_decisions,
-              "certificate": {"passed": cert["passed"], "checked": cert["checked"], "met": cert["met"]}}
+        raise ExperimentError(
+            f"{cert_run['out']}/certificate.json: the grader certificate fails ({cert['met']} of "
+            f"{cert['checked']} expectations met; first: {first['arm']} on {first['item_id']})"
+        )
+    checks = {
+        "schema": "fundbook.experiment-checks/1",
+        "built": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "sweeps": {
+            r["definition"]["dir"]: {
+                "evaluator_id": r["sweep"]["evaluator_id"],
+                "reused": r["reused"],
+                "rows": r["sweep"]["counts"]["rows"],
+                "source_check": r["fixed"]["sources"],
+            }
+            for r in runs
+        },
+        "recheck": checked,
+        "comparisons": decisions,
+        "decisions_in_pyodide": pyodide_decisions,
+        "certificate": {"passed": cert["passed"], "checked": cert["checked"], "met": cert["met"]},
+    }
     os.makedirs(check_dir, exist_ok=True)
     write_atomic(os.path.join(check_dir, "checks.json"), pretty(checks))
     return checks
@@ -253,17 +317,27 @@ def verify(runs_dir=None, bundle_dir=None, log=print, progress=True) -> list:
             definition = dict(d)
             plan, rows, commitment = plan_of(scratch, definition)
             arm_list = parse_arms(d["arms"])
-            run_sweep(dst, plan, rows, arm_list, bundle_dir,
-                      comparisons=[os.path.join(scratch, c) for c in d["comparisons"]], commitment=commitment,
-                      running=Running(workers=WORKERS, require_pilot=False, sample_size=0, progress=progress))
+            run_sweep(
+                dst,
+                plan,
+                rows,
+                arm_list,
+                bundle_dir,
+                comparisons=[os.path.join(scratch, c) for c in d["comparisons"]],
+                commitment=commitment,
+                running=Running(workers=WORKERS, require_pilot=False, sample_size=0, progress=progress),
+            )
             for name in ("items.jsonl", obs.JSONL, obs.PARQUET):
                 with open(os.path.join(src, name), "rb") as a, open(os.path.join(dst, name), "rb") as b:
                     mine, theirs = a.read(), b.read()
                 if mine != theirs:
-                    line = next((i for i, (x, y) in enumerate(zip(mine.splitlines(), theirs.splitlines()), 1) if x != y),
-                                None)
-                    raise ExperimentError(f"{src}/{name}: differs from a fresh recomputation"
-                                          + (f" at line {line}" if line and name.endswith("l") else ""))
+                    line = next(
+                        (i for i, (x, y) in enumerate(zip(mine.splitlines(), theirs.splitlines()), 1) if x != y), None
+                    )
+                    raise ExperimentError(
+                        f"{src}/{name}: differs from a fresh recomputation"
+                        + (f" at line {line}" if line and name.endswith("l") else "")
+                    )
             _check_published(runs_dir, d, src, dst, rows, log)
             done.append(d["dir"])
             log(f"verify-experiments: {d['dir']}: items, observations.jsonl and .parquet identical to a recomputation")
@@ -272,11 +346,26 @@ def verify(runs_dir=None, bundle_dir=None, log=print, progress=True) -> list:
 
 
 # What each shipped folder may hold; anything else is not part of the publication.
-SWEEP_FILES = {"items.jsonl", obs.JSONL, obs.PARQUET, "sweep.json", "commitment.json", "reveal.json",
-               "feasibility.json", JOURNAL}
+SWEEP_FILES = {
+    "items.jsonl",
+    obs.JSONL,
+    obs.PARQUET,
+    "sweep.json",
+    "commitment.json",
+    "reveal.json",
+    "feasibility.json",
+    JOURNAL,
+}
 CERT_FILES = SWEEP_FILES | {"certificate.json"}
-COMPARISON_FILES = {"spec.json", "freeze.json", "deviations.json", "decision.json", "evidence.json", cmp.RULES_FILE,
-                    "result.json"}  # result.json: the structured result, checked by cmp.verify
+COMPARISON_FILES = {
+    "spec.json",
+    "freeze.json",
+    "deviations.json",
+    "decision.json",
+    "evidence.json",
+    cmp.RULES_FILE,
+    "result.json",
+}  # result.json: the structured result, checked by cmp.verify
 
 
 def _check_published(runs_dir, d, src, dst, rows, log):
@@ -284,31 +373,42 @@ def _check_published(runs_dir, d, src, dst, rows, log):
     committed, _ = read_doc(os.path.join(src, "sweep.json"), "the sweep manifest")
     fresh, _ = read_doc(os.path.join(dst, "sweep.json"), "the recomputed sweep manifest")
     if committed.get("evaluator_id") != fresh.get("evaluator_id"):
-        raise ExperimentError(f"{src}/sweep.json: evaluator_id {str(committed.get('evaluator_id'))[:16]} is not this "
-                              f"checkout's {str(fresh.get('evaluator_id'))[:16]}")
+        raise ExperimentError(
+            f"{src}/sweep.json: evaluator_id {str(committed.get('evaluator_id'))[:16]} is not this "
+            f"checkout's {str(fresh.get('evaluator_id'))[:16]}"
+        )
     if not committed_matches(src, fresh["evaluator_id"]):
         raise ExperimentError(f"{src}/sweep.json: does not list the committed files")
     if committed.get("sequential") != fresh.get("sequential"):
-        raise ExperimentError(f"{src}/sweep.json: sequential: records {committed.get('sequential')}, a fresh run stops "
-                              f"at {fresh.get('sequential')}")
+        raise ExperimentError(
+            f"{src}/sweep.json: sequential: records {committed.get('sequential')}, a fresh run stops "
+            f"at {fresh.get('sequential')}"
+        )
     for c in d["comparisons"]:
         decision = cmp.verify(os.path.join(runs_dir, c))
-        log(f"verify-experiments: {c}: decision recomputed from its evidence ({decision['verdict']}, "
-            f"{decision['confidence']})")
+        log(
+            f"verify-experiments: {c}: decision recomputed from its evidence ({decision['verdict']}, "
+            f"{decision['confidence']})"
+        )
     if d["dir"] == CERT_SWEEP:
-        cert = certificate("grader", committed, obs.read_jsonl(os.path.join(src, obs.JSONL)), rows,
-                           MIN_WORLDS_PER_FAMILY)
+        cert = certificate(
+            "grader", committed, obs.read_jsonl(os.path.join(src, obs.JSONL)), rows, MIN_WORLDS_PER_FAMILY
+        )
         with open(os.path.join(src, "certificate.json"), "rb") as fh:
             if fh.read() != pretty(cert):
-                raise ExperimentError(f"{src}/certificate.json: differs from the certificate of the verified rows "
-                                      f"({'PASSED' if cert['passed'] else 'FAILED'}, {cert['met']} of {cert['checked']})")
+                raise ExperimentError(
+                    f"{src}/certificate.json: differs from the certificate of the verified rows "
+                    f"({'PASSED' if cert['passed'] else 'FAILED'}, {cert['met']} of {cert['checked']})"
+                )
         log(f"verify-experiments: {d['dir']}/certificate.json: the certificate of the verified rows")
 
 
 def _check_unlisted(runs_dir):
-    allowed = {**{d["dir"]: (CERT_FILES if d["dir"] == CERT_SWEEP else SWEEP_FILES) for d in sweeps()},
-               **{c: COMPARISON_FILES for c, _ in all_comparisons()},
-               CALIBRATION_DIR: {os.path.basename(calibration.OUT)}}
+    allowed = {
+        **{d["dir"]: (CERT_FILES if d["dir"] == CERT_SWEEP else SWEEP_FILES) for d in sweeps()},
+        **{c: COMPARISON_FILES for c, _ in all_comparisons()},
+        CALIBRATION_DIR: {os.path.basename(calibration.OUT)},
+    }
     for top in ("comparisons", "certificates"):
         for dirpath, dirnames, files in os.walk(os.path.join(runs_dir, top)):
             relative = os.path.relpath(dirpath, runs_dir).replace(os.sep, "/")

@@ -54,8 +54,10 @@ def load(study_dir) -> dict:
     path = os.path.join(study_dir, STUDY)
     doc, _ = read_doc(path, "a study definition")
     if not isinstance(doc, dict) or not FIELDS <= set(doc) <= FIELDS | OPTIONAL or doc["schema"] != SCHEMA:
-        raise ExperimentError(f"{path}: expected {SCHEMA} with exactly {', '.join(sorted(FIELDS))} (and optionally "
-                              f"{', '.join(sorted(OPTIONAL))})")
+        raise ExperimentError(
+            f"{path}: expected {SCHEMA} with exactly {', '.join(sorted(FIELDS))} (and optionally "
+            f"{', '.join(sorted(OPTIONAL))})"
+        )
     if "tiers" in doc and (not isinstance(doc["tiers"], str) or "/" in doc["tiers"] or doc["tiers"] in ("", ".", "..")):
         raise ExperimentError(f"{path}: tiers: expected the name of a tier plan file in the study folder")
     for key in ("arms", "comparisons"):
@@ -90,12 +92,18 @@ def family_wise(study_dir, doc) -> dict | None:
         a = rules.dec(spec["alpha"])
         total = (total[0] * a[1] + a[0] * total[1], total[1] * a[1])
     if 2 * total[0] * stated[1] > stated[0] * total[1]:
-        raise ExperimentError(f"{path}: family_wise.alpha: {fw['alpha']} is less than twice the comparisons' alphas "
-                              f"summed ({2 * total[0] // math.gcd(2 * total[0], total[1])}/{total[1] // math.gcd(2 * total[0], total[1])}): "
-                              f"the union bound does not give it")
+        raise ExperimentError(
+            f"{path}: family_wise.alpha: {fw['alpha']} is less than twice the comparisons' alphas "
+            f"summed ({2 * total[0] // math.gcd(2 * total[0], total[1])}/{total[1] // math.gcd(2 * total[0], total[1])}): "
+            f"the union bound does not give it"
+        )
     g = math.gcd(2 * total[0], total[1])
-    return {"alpha": fw["alpha"], "correction": fw["correction"], "comparisons": len(doc["comparisons"]),
-            "bound": f"{2 * total[0] // g}/{total[1] // g}"}
+    return {
+        "alpha": fw["alpha"],
+        "correction": fw["correction"],
+        "comparisons": len(doc["comparisons"]),
+        "bound": f"{2 * total[0] // g}/{total[1] // g}",
+    }
 
 
 def _setup(study_dir, bundle_dir, verifying=False):
@@ -128,6 +136,7 @@ def _as_run(out, fixed) -> dict:
     every journalled value again, so an engine release that changed no value leaves the study verifiable, and one
     that changed a value is named by world."""
     from .evaluator import evaluator_id
+
     path = os.path.join(out, "sweep.json")
     manifest, _ = read_doc(path, "the sweep manifest")
     prov, eid = manifest.get("provenance"), manifest.get("evaluator_id")
@@ -149,6 +158,7 @@ def tier_plan(study_dir, doc):
     from launchers import LaunchError
     from launchers import read_json
     from launchers import check_plan
+
     path = os.path.join(study_dir, doc["tiers"])
     try:
         return check_plan(read_json(path, "the tier plan", 4 * 1024 * 1024), path)
@@ -163,12 +173,32 @@ def tier_report(study_dir, doc, arm_list, done):
         return None
     from launchers import reconcile_tiers as reconcile
     from .arm_model import spent
+
     state = reconcile(plan, spent([a for a in arm_list if a["kind"] == "model"]))
-    return {"overrun_bps": plan["overrun_bps"], "sd_table": plan["sd_table"], "total_budget": state["total_budget"],
-            "total_spent": state["total_spent"],
-            "tiers": [{k: r[k] for k in ("name", "budget_micro_usd", "spent_micro_usd", "cumulative_budget",
-                                         "cumulative_spent", "over_bps", "complete", "ran", "cut", "action")}
-                      for r in state["tiers"]]}
+    return {
+        "overrun_bps": plan["overrun_bps"],
+        "sd_table": plan["sd_table"],
+        "total_budget": state["total_budget"],
+        "total_spent": state["total_spent"],
+        "tiers": [
+            {
+                k: r[k]
+                for k in (
+                    "name",
+                    "budget_micro_usd",
+                    "spent_micro_usd",
+                    "cumulative_budget",
+                    "cumulative_spent",
+                    "over_bps",
+                    "complete",
+                    "ran",
+                    "cut",
+                    "action",
+                )
+            }
+            for r in state["tiers"]
+        ],
+    }
 
 
 def _recorded(out, doc):
@@ -187,8 +217,11 @@ def _recorded(out, doc):
         if spec.startswith("model:"):
             _, provider, path_arg = spec.split(":", 2) if spec.count(":") >= 2 else (None, "llama-cpp", "")
             place = "model_file" if provider == "llama-cpp" else "target"
-            match = [a for a in arms if a.get("kind") == "model" and a.get(place) == path_arg
-                     and a.get("provider", "llama-cpp") == provider]
+            match = [
+                a
+                for a in arms
+                if a.get("kind") == "model" and a.get(place) == path_arg and a.get("provider", "llama-cpp") == provider
+            ]
             if len(match) != 1:
                 raise ExperimentError(f"{path}: arms: expected one model arm over {path_arg}, found {len(match)}")
             found[text] = match[0]
@@ -200,9 +233,20 @@ def run(study_dir, bundle_dir=DEFAULT_BUNDLE, progress=True) -> dict:
     run: the manifest and inputs.json rewritten from every world measured, in whichever session)."""
     stopped = os.path.exists(os.path.join(study_dir, load(study_dir)["sweep"], "sweep.json"))
     _, out, plan, rows, arm_list, comparisons, _, commitment = _setup(study_dir, bundle_dir, verifying=stopped)
-    return run_sweep(out, plan, rows, arm_list, bundle_dir, comparisons=comparisons, commitment=commitment,
-                     running=Running(workers=1, progress=progress,
-                                     after_result=None if stopped else lambda _: write_status(study_dir, bundle_dir)))
+    return run_sweep(
+        out,
+        plan,
+        rows,
+        arm_list,
+        bundle_dir,
+        comparisons=comparisons,
+        commitment=commitment,
+        running=Running(
+            workers=1,
+            progress=progress,
+            after_result=None if stopped else lambda _: write_status(study_dir, bundle_dir),
+        ),
+    )
 
 
 def _journalled(out, fixed, arm_list):
@@ -212,8 +256,10 @@ def _journalled(out, fixed, arm_list):
         return None, {}
     journal = Journal.read(path, torn_ok=True)
     if journal.start["evaluator_id"] != fixed["evaluator_id"]:
-        raise ExperimentError(f"{path}: the journal is evaluator {journal.start['evaluator_id'][:16]}'s, this checkout's is "
-                              f"{fixed['evaluator_id'][:16]} (the code or a configuration changed: a deviation)")
+        raise ExperimentError(
+            f"{path}: the journal is evaluator {journal.start['evaluator_id'][:16]}'s, this checkout's is "
+            f"{fixed['evaluator_id'][:16]} (the code or a configuration changed: a deviation)"
+        )
     return journal, reusable(out, fixed["evaluator_id"], journal, arm_list)
 
 
@@ -232,34 +278,57 @@ def status(study_dir, bundle_dir=DEFAULT_BUNDLE) -> dict:
         values = [v for n in names for v in have[n]]
         for m in monitors:
             m.feed(row["item_id"], values)
-        worlds.append({"item_id": row["item_id"], "family": row["family"],
-                       "score": {n: next((v[3] for v in have[n] if v[2] == "score"), None) for n in names},
-                       **_tries_named(arm_list, row)})
+        worlds.append(
+            {
+                "item_id": row["item_id"],
+                "family": row["family"],
+                "score": {n: next((v[3] for v in have[n] if v[2] == "score"), None) for n in names},
+                **_tries_named(arm_list, row),
+            }
+        )
     extra = sorted(set(done) - {w["item_id"] for w in worlds})
     if extra:
         raise ExperimentError(f"{out}: world {extra[0]} is journalled out of the committed order")
     comparisons = {}
     for m in monitors:
         t = m.test
-        comparisons[m.name] = {"n": t.n, "max_n": m.rule.max_n, "verdict": t.outcome, "reason": t.why,
-                               "wealth_for": rules.wealth_text(t.mp, t.ep), "wealth_against": rules.wealth_text(t.mm, t.em),
-                               "threshold": str(t._tn // t._td) if t._tn % t._td == 0 else f"{t._tn}/{t._td}"}
+        comparisons[m.name] = {
+            "n": t.n,
+            "max_n": m.rule.max_n,
+            "verdict": t.outcome,
+            "reason": t.why,
+            "wealth_for": rules.wealth_text(t.mp, t.ep),
+            "wealth_against": rules.wealth_text(t.mm, t.em),
+            "threshold": str(t._tn // t._td) if t._tn % t._td == 0 else f"{t._tn}/{t._td}",
+        }
     stopped = all(m.stopped for m in monitors)
     n_stop = max(m.test.n for m in monitors) if stopped else None
     serving = {m.name: set(m.spec.get("arms") or {}) for m in monitors}
     tiers = tier_report(study_dir, doc, arm_list, done)
     fw = family_wise(study_dir, doc)
-    return {**({"tiers": tiers} if tiers is not None else {}), **({"family_wise": fw} if fw else {}),
-            "schema": STATUS_SCHEMA, "name": doc["name"], "evaluator_id": fixed["evaluator_id"],
-            "journal": journal.summary() if journal else None, "worlds": len(worlds), "planned_max": max(
-                m.rule.max_n or len(rows) for m in monitors),
-            "state": "stopped" if stopped else ("not started" if not worlds else "running"),
-            # seed 004's progressive status: an arm is complete once no comparison will read another row of it
-            # (every comparison it serves has stopped; an arm that serves none, once the sweep has stopped)
-            "completed_arms": sorted(n for n in names if (stopped and len(worlds) >= n_stop) or (
-                any(n in arms for arms in serving.values()) and all(
-                    m.stopped for m in monitors if n in serving[m.name]))),
-            "comparisons": comparisons, "per_world": worlds}
+    return {
+        **({"tiers": tiers} if tiers is not None else {}),
+        **({"family_wise": fw} if fw else {}),
+        "schema": STATUS_SCHEMA,
+        "name": doc["name"],
+        "evaluator_id": fixed["evaluator_id"],
+        "journal": journal.summary() if journal else None,
+        "worlds": len(worlds),
+        "planned_max": max(m.rule.max_n or len(rows) for m in monitors),
+        "state": "stopped" if stopped else ("not started" if not worlds else "running"),
+        # seed 004's progressive status: an arm is complete once no comparison will read another row of it
+        # (every comparison it serves has stopped; an arm that serves none, once the sweep has stopped)
+        "completed_arms": sorted(
+            n
+            for n in names
+            if (stopped and len(worlds) >= n_stop)
+            or (
+                any(n in arms for arms in serving.values()) and all(m.stopped for m in monitors if n in serving[m.name])
+            )
+        ),
+        "comparisons": comparisons,
+        "per_world": worlds,
+    }
 
 
 def _tries_named(arm_list, row) -> dict:
@@ -267,8 +336,14 @@ def _tries_named(arm_list, row) -> dict:
     status.json, committed and required byte for byte by verify, lists them, so a try deleted, added or
     renamed is a difference; verify's recomputation reads each one back from its own folder."""
     from .arm_model import attempt_ids, attempts_dir
-    found = [i for a in arm_list if a["kind"] == "model" for i in attempt_ids(a, row)
-             if os.path.lexists(os.path.join(attempts_dir(), i))]
+
+    found = [
+        i
+        for a in arm_list
+        if a["kind"] == "model"
+        for i in attempt_ids(a, row)
+        if os.path.lexists(os.path.join(attempts_dir(), i))
+    ]
     return {"tries": found} if any(a["kind"] == "model" for a in arm_list) else {}
 
 
@@ -293,6 +368,7 @@ def _not_started(study_dir, log) -> dict | None:
     doc = load(study_dir)
     out = os.path.join(study_dir, doc["sweep"])
     from .decide import check_frozen
+
     for name in doc["comparisons"]:
         folder = os.path.join(study_dir, name)
         with open(os.path.join(folder, "spec.json"), "rb") as fh:
@@ -303,16 +379,21 @@ def _not_started(study_dir, log) -> dict | None:
     commitment, _ = read_doc(cpath, "the held-out commitment")
     heldout.check_commitment_doc(commitment, cpath)
     family_wise(study_dir, doc)
-    allowed = {STUDY, "README.md", os.path.join(doc["sweep"], "commitment.json"),
-               os.path.join(doc["sweep"], "feasibility.json")} | {
-        os.path.join(c, f) for c in doc["comparisons"] for f in ("spec.json", "freeze.json", "deviations.json")}
+    allowed = {
+        STUDY,
+        "README.md",
+        os.path.join(doc["sweep"], "commitment.json"),
+        os.path.join(doc["sweep"], "feasibility.json"),
+    } | {os.path.join(c, f) for c in doc["comparisons"] for f in ("spec.json", "freeze.json", "deviations.json")}
     for dirpath, _, names in os.walk(study_dir):
         for name in names:
             rel = os.path.relpath(os.path.join(dirpath, name), study_dir)
             if rel not in allowed:
                 raise ExperimentError(f"{os.path.join(study_dir, rel)}: not part of a study that has not started")
-    log(f"verify-study: {doc['name']}: not started: {len(doc['comparisons'])} frozen specs match their freezes, the "
-        f"held-out commitment {commitment['sha256'][:12]} is well formed; no world has been played")
+    log(
+        f"verify-study: {doc['name']}: not started: {len(doc['comparisons'])} frozen specs match their freezes, the "
+        f"held-out commitment {commitment['sha256'][:12]} is well formed; no world has been played"
+    )
     return {"name": doc["name"], "state": "not started", "worlds": 0}
 
 
@@ -326,8 +407,9 @@ def verify(study_dir, bundle_dir=DEFAULT_BUNDLE, log=print) -> dict:
     by_id = {r["item_id"]: r for r in rows}
     for iid in [r["item_id"] for r in rows if r["item_id"] in done]:
         row = by_id[iid]
-        got = executors.host_run({"row": row, "item": items_mod.item_of(row), "fixture_sha256": row["fixture_sha256"],
-                                  "arms": arm_list})["values"]
+        got = executors.host_run(
+            {"row": row, "item": items_mod.item_of(row), "fixture_sha256": row["fixture_sha256"], "arms": arm_list}
+        )["values"]
         want = [v for a in arm_list for v in done[iid][a["name"]]]
         if got != want:
             raise ExperimentError(f"{out}: world {iid} recomputes to {got}, the journalled rows say {want}")
@@ -335,8 +417,10 @@ def verify(study_dir, bundle_dir=DEFAULT_BUNDLE, log=print) -> dict:
     path = os.path.join(study_dir, STATUS)
     with open(path, "rb") as fh:
         if fh.read() != fresh:
-            raise ExperimentError(f"{path}: differs from the status of the journalled worlds (run `python -m "
-                                  f"experiments.study status {study_dir}`)")
+            raise ExperimentError(
+                f"{path}: differs from the status of the journalled worlds (run `python -m "
+                f"experiments.study status {study_dir}`)"
+            )
     doc = json.loads(fresh)
     decided = ""
     if doc["state"] == "stopped":
@@ -345,10 +429,14 @@ def verify(study_dir, bundle_dir=DEFAULT_BUNDLE, log=print) -> dict:
     no_stray_file(study_dir, load(study_dir), doc["state"] == "stopped")
     as_run = ""
     if fixed.get("current_evaluator_id", fixed["evaluator_id"]) != fixed["evaluator_id"]:
-        as_run = (f" (run under evaluator {fixed['evaluator_id'][:12]}; this checkout's engine, evaluator "
-                  f"{fixed['current_evaluator_id'][:12]}, gives every value again)")
-    log(f"verify-study: {doc['name']}: {len(done)} journalled worlds recomputed from their records{as_run}; "
-        f"status.json matches ({doc['state']}){decided}")
+        as_run = (
+            f" (run under evaluator {fixed['evaluator_id'][:12]}; this checkout's engine, evaluator "
+            f"{fixed['current_evaluator_id'][:12]}, gives every value again)"
+        )
+    log(
+        f"verify-study: {doc['name']}: {len(done)} journalled worlds recomputed from their records{as_run}; "
+        f"status.json matches ({doc['state']}){decided}"
+    )
     return doc
 
 
@@ -357,8 +445,10 @@ def decide(study_dir) -> dict:
     doc = load(study_dir)
     out = os.path.join(study_dir, doc["sweep"])
     if not os.path.exists(os.path.join(out, "sweep.json")):
-        raise ExperimentError(f"{out}: the sweep has not stopped (no sweep.json): a study is decided when its rules "
-                              f"stop (`python -m experiments.study run {study_dir}`)")
+        raise ExperimentError(
+            f"{out}: the sweep has not stopped (no sweep.json): a study is decided when its rules "
+            f"stop (`python -m experiments.study run {study_dir}`)"
+        )
     secret = heldout.read_secret(os.path.join(ROOT, doc["secret_file"]))
     files = attempt_files(_tries(study_dir))
     return {c: compare.run_compare(os.path.join(study_dir, c), out, secret, files) for c in doc["comparisons"]}
@@ -370,6 +460,7 @@ def _tries(study_dir) -> dict:
     _, out, _, rows, arm_list, _, fixed, _ = _setup(study_dir, DEFAULT_BUNDLE, verifying=True)
     _, done = _journalled(out, fixed, arm_list)
     from .arm_model import tries
+
     found = {}
     for arm in arm_list:
         if arm["kind"] == "model":
@@ -385,14 +476,18 @@ def _verify_decisions(study_dir, doc, status_doc) -> dict:
     for name in doc["comparisons"]:
         folder = os.path.join(study_dir, name)
         if not os.path.exists(os.path.join(folder, "decision.json")):
-            raise ExperimentError(f"{folder}: the study has stopped but this comparison has no decision.json (run "
-                                  f"`python -m experiments.study decide {study_dir}`)")
+            raise ExperimentError(
+                f"{folder}: the study has stopped but this comparison has no decision.json (run "
+                f"`python -m experiments.study decide {study_dir}`)"
+            )
         decision = compare.verify(folder)
         check_attempts(os.path.join(study_dir, load(study_dir)["sweep"]), folder, tries)
         stated = status_doc["comparisons"][name]
         if (decision.get("verdict"), decision.get("n")) != (stated["verdict"], stated["n"]):
-            raise ExperimentError(f"{folder}/decision.json: {decision.get('verdict')} at n {decision.get('n')}, "
-                                  f"status.json says {stated['verdict']} at n {stated['n']}")
+            raise ExperimentError(
+                f"{folder}/decision.json: {decision.get('verdict')} at n {decision.get('n')}, "
+                f"status.json says {stated['verdict']} at n {stated['n']}"
+            )
         out[name] = decision
     return out
 
@@ -423,8 +518,10 @@ def main(argv=None) -> int:
             doc = write_status(args.study, args.bundle)
             if doc["state"] == "stopped":
                 for name, d in decide(args.study).items():
-                    print(f"{name}: decided {d['verdict']} at n {d['n']} -> {os.path.join(args.study, name)}/"
-                          f"decision.json")
+                    print(
+                        f"{name}: decided {d['verdict']} at n {d['n']} -> {os.path.join(args.study, name)}/"
+                        f"decision.json"
+                    )
             elif args.command == "decide":
                 raise ExperimentError(f"{args.study}: the sweep has not stopped: nothing to decide yet")
         elif args.command == "status":
@@ -442,8 +539,10 @@ def main(argv=None) -> int:
         print("interrupted: the journalled worlds are kept; run it again to resume", file=sys.stderr)
         return 130
     for name, c in doc["comparisons"].items():
-        print(f"{name}: n={c['n']} of at most {c['max_n']}, wealth for {c['wealth_for']}, against "
-              f"{c['wealth_against']} (threshold {c['threshold']}): {c['verdict'] or 'no verdict yet'}")
+        print(
+            f"{name}: n={c['n']} of at most {c['max_n']}, wealth for {c['wealth_for']}, against "
+            f"{c['wealth_against']} (threshold {c['threshold']}): {c['verdict'] or 'no verdict yet'}"
+        )
     return 0
 
 

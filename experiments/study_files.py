@@ -30,11 +30,15 @@ def check_attempts(sweep_dir, folder, tries):
     want = []
     for path in attempt_files(tries):  # as the model arm reads them: try folder, file name, sha256
         with open(path, "rb") as fh:
-            want.append((f"{os.path.basename(os.path.dirname(path))}/{os.path.basename(path)}", engine.sha256_hex(fh.read())))
+            want.append(
+                (f"{os.path.basename(os.path.dirname(path))}/{os.path.basename(path)}", engine.sha256_hex(fh.read()))
+            )
     if listed != want:
         odd = [w for w in want if w not in listed] or [x for x in listed if x not in want] or want
-        raise ExperimentError(f"{folder}/evidence.json: does not list the study's attempt files as they are (first "
-                              f"difference: {str(odd[0][0])[:200]}, sha256 {str(odd[0][1])[:16]}): decide the study again")
+        raise ExperimentError(
+            f"{folder}/evidence.json: does not list the study's attempt files as they are (first "
+            f"difference: {str(odd[0][0])[:200]}, sha256 {str(odd[0][1])[:16]}): decide the study again"
+        )
     path = os.path.join(sweep_dir, "inputs.json")
     if not tries:
         return
@@ -44,8 +48,10 @@ def check_attempts(sweep_dir, folder, tries):
         with open(last, "rb") as fh:
             sha = engine.sha256_hex(fh.read())
         if not any(isinstance(arm, dict) and arm.get(iid) == sha for arm in inputs.values()):
-            raise ExperimentError(f"{path}: does not name world {iid}'s input as its last try "
-                                  f"{os.path.basename(world[-1][1])} (record sha256 {sha[:16]})")
+            raise ExperimentError(
+                f"{path}: does not name world {iid}'s input as its last try "
+                f"{os.path.basename(world[-1][1])} (record sha256 {sha[:16]})"
+            )
 
 
 RUNNING_SWEEP_FILES = ("commitment.json", "feasibility.json", JOURNAL, "observations.partial.jsonl", "inputs.json")
@@ -65,8 +71,11 @@ def no_stray_file(study_dir, doc, stopped):
         if stopped:
             evidence, _ = read_doc(os.path.join(folder, "evidence.json"), "the decision's evidence list")
             listed.add(os.path.join(folder, "evidence.json"))
-            listed |= {os.path.normpath(os.path.join(folder, e["path"])) for e in evidence.get("files") or []
-                       if isinstance(e, dict) and isinstance(e.get("path"), str)}
+            listed |= {
+                os.path.normpath(os.path.join(folder, e["path"]))
+                for e in evidence.get("files") or []
+                if isinstance(e, dict) and isinstance(e.get("path"), str)
+            }
     if not stopped:
         listed |= {os.path.join(root, doc["sweep"], n) for n in RUNNING_SWEEP_FILES}
     for dirpath, dirnames, files in os.walk(root):
@@ -74,6 +83,8 @@ def no_stray_file(study_dir, doc, stopped):
         for name in sorted(files):
             path = os.path.join(dirpath, name)
             if path not in listed:
-                raise ExperimentError(f"{os.path.join(study_dir, os.path.relpath(path, root))}: not part of the "
-                                      f"study (neither its definition, its state, a frozen spec nor a file its "
-                                      f"decisions' evidence lists)")
+                raise ExperimentError(
+                    f"{os.path.join(study_dir, os.path.relpath(path, root))}: not part of the "
+                    f"study (neither its definition, its state, a frozen spec nor a file its "
+                    f"decisions' evidence lists)"
+                )

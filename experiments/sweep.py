@@ -56,10 +56,13 @@ def read_doc(path, what):
 
 # -- the item plan -------------------------------------------------------------------
 
+
 def practice_plan(families, seeds, episodes=()) -> dict:
     if seeds and max(seeds) > MAX_PRACTICE_SEED:
-        raise ExperimentError(f"--seeds: {max(seeds)}: practice seeds are at most 2^32-1 (seeds from 2^32 on are the "
-                              f"held-out split's: run a held-out sweep with --heldout)")
+        raise ExperimentError(
+            f"--seeds: {max(seeds)}: practice seeds are at most 2^32-1 (seeds from 2^32 on are the "
+            f"held-out split's: run a held-out sweep with --heldout)"
+        )
     plan = {"split": "practice", "families": list(families), "seeds": format_seeds(seeds)}
     if episodes:
         plan["episodes"] = list(episodes)
@@ -67,8 +70,12 @@ def practice_plan(families, seeds, episodes=()) -> dict:
 
 
 def heldout_plan(commitment) -> dict:
-    return {"split": "heldout", "families": commitment["families"], "count": commitment["count"],
-            "commitment_sha256": commitment["sha256"]}
+    return {
+        "split": "heldout",
+        "families": commitment["families"],
+        "count": commitment["count"],
+        "commitment_sha256": commitment["sha256"],
+    }
 
 
 def normal_plan(plan) -> dict:
@@ -90,20 +97,31 @@ def plan_rows(plan, secret=None, commitment=None) -> list:
 
 # -- comparisons this sweep serves ----------------------------------------------------
 
+
 def frozen_comparison(directory, plan, arm_names) -> dict:
     from .decide import check_frozen
-    freeze, freeze_bytes = read_doc(os.path.join(directory, "freeze.json"),
-                                    "the freeze record (`fundbook compare DIR --freeze`)")
+
+    freeze, freeze_bytes = read_doc(
+        os.path.join(directory, "freeze.json"), "the freeze record (`fundbook compare DIR --freeze`)"
+    )
     spec_bytes = read_file(os.path.join(directory, "spec.json"), "a comparison spec")
     spec = check_frozen(spec_bytes, freeze, directory)
     if normal_plan(spec["items"]) != normal_plan(plan):
-        raise ExperimentError(f"{directory}/spec.json: items {json.dumps(spec['items'], sort_keys=True)} are not "
-                              f"this sweep's {json.dumps(plan, sort_keys=True)}")
+        raise ExperimentError(
+            f"{directory}/spec.json: items {json.dumps(spec['items'], sort_keys=True)} are not "
+            f"this sweep's {json.dumps(plan, sort_keys=True)}"
+        )
     missing = sorted(set(spec["arms"]) - set(arm_names))
     if missing:
         raise ExperimentError(f"{directory}/spec.json: arm {missing[0]} is not in this sweep")
-    return {"name": spec["name"], "spec_sha256": freeze["spec_sha256"], "frozen_on": freeze["frozen_on"],
-            "freeze_sha256": engine.sha256_hex(freeze_bytes), "spec": spec, "dir": directory}
+    return {
+        "name": spec["name"],
+        "spec_sha256": freeze["spec_sha256"],
+        "frozen_on": freeze["frozen_on"],
+        "freeze_sha256": engine.sha256_hex(freeze_bytes),
+        "spec": spec,
+        "dir": directory,
+    }
 
 
 def public_comparison(c) -> dict:
@@ -118,43 +136,63 @@ def serve(journal, served):
         if c["spec_sha256"] in journal.served:
             recorded = journal.served[c["spec_sha256"]][1]
             if recorded["freeze_sha256"] != c["freeze_sha256"]:
-                raise ExperimentError(f"{c['dir']}/freeze.json: not the freeze this sweep recorded for {c['name']} "
-                                      f"(sha256 {recorded['freeze_sha256'][:16]} on {recorded['frozen_on']}): "
-                                      f"frozen again after the sweep began")
+                raise ExperimentError(
+                    f"{c['dir']}/freeze.json: not the freeze this sweep recorded for {c['name']} "
+                    f"(sha256 {recorded['freeze_sha256'][:16]} on {recorded['frozen_on']}): "
+                    f"frozen again after the sweep began"
+                )
             continue
         line = journal.first_row_line(set(c["spec"]["arms"]))
         if line is not None:
-            raise ExperimentError(f"{c['dir']}: this sweep measured its arms before the spec was recorded here "
-                                  f"({journal.path} line {line + 1}): a spec frozen after any of its rows existed "
-                                  f"cannot use them -- run it in a new sweep folder")
-        journal.append({"entry": "serve", "comparison": c["name"], "spec_sha256": c["spec_sha256"],
-                        "freeze_sha256": c["freeze_sha256"], "frozen_on": c["frozen_on"]})
+            raise ExperimentError(
+                f"{c['dir']}: this sweep measured its arms before the spec was recorded here "
+                f"({journal.path} line {line + 1}): a spec frozen after any of its rows existed "
+                f"cannot use them -- run it in a new sweep folder"
+            )
+        journal.append(
+            {
+                "entry": "serve",
+                "comparison": c["name"],
+                "spec_sha256": c["spec_sha256"],
+                "freeze_sha256": c["freeze_sha256"],
+                "frozen_on": c["frozen_on"],
+            }
+        )
 
 
 # -- the sweep -----------------------------------------------------------------------
+
 
 def _check_feasibility(out, eid, plan=None, rows=None, arm_list=None):
     """The published feasibility pilot is this sweep's: the same evaluator, the same items (plan and count) and
     every arm the sweep runs (a one-arm pilot does not license a two-arm held-out sweep)."""
     path = os.path.join(out, "feasibility.json")
     if not os.path.exists(path):
-        raise ExperimentError(f"{path}: a held-out sweep starts only after its feasibility pilot is published "
-                              f"(run the same command with --pilot N first)")
+        raise ExperimentError(
+            f"{path}: a held-out sweep starts only after its feasibility pilot is published "
+            f"(run the same command with --pilot N first)"
+        )
     doc, _ = read_doc(path, "the feasibility pilot")
     made = doc.get("plan") if isinstance(doc.get("plan"), dict) else {}
     if made.get("evaluator_id") != eid:
-        raise ExperimentError(f"{path}: the pilot was made for evaluator {made.get('evaluator_id')}, "
-                              f"this sweep is {eid}: run the pilot again")
+        raise ExperimentError(
+            f"{path}: the pilot was made for evaluator {made.get('evaluator_id')}, "
+            f"this sweep is {eid}: run the pilot again"
+        )
     if plan is not None and (made.get("items") != plan or made.get("item_count") != len(rows)):
-        raise ExperimentError(f"{path}: plan.items: the pilot was made for other items ({made.get('item_count')} "
-                              f"items of {made.get('items')!r}), this sweep runs {len(rows)} items of {plan!r}: run "
-                              f"the pilot again")
+        raise ExperimentError(
+            f"{path}: plan.items: the pilot was made for other items ({made.get('item_count')} "
+            f"items of {made.get('items')!r}), this sweep runs {len(rows)} items of {plan!r}: run "
+            f"the pilot again"
+        )
     if arm_list is not None:
         piloted = made.get("arms") if isinstance(made.get("arms"), list) else []
         missing = [a["name"] for a in arm_list if a["name"] not in piloted]
         if missing:
-            raise ExperimentError(f"{path}: plan.arms: the pilot was made for arms {piloted}, this sweep also runs "
-                                  f"{missing}: run the pilot again with every arm")
+            raise ExperimentError(
+                f"{path}: plan.arms: the pilot was made for arms {piloted}, this sweep also runs "
+                f"{missing}: run the pilot again with every arm"
+            )
 
 
 def _arm_metrics(arm_kind) -> list:
@@ -190,8 +228,9 @@ def reusable(out, eid, journal, arm_list) -> dict:
         rows = obs.read_jsonl(path)
         other = next((r for r in rows if r["evaluator_id"] != eid), None)
         if other is not None:
-            raise ExperimentError(f"{path}: holds a row of evaluator {other['evaluator_id'][:16]}, the journal is "
-                                  f"{eid[:16]}'s")
+            raise ExperimentError(
+                f"{path}: holds a row of evaluator {other['evaluator_id'][:16]}, the journal is {eid[:16]}'s"
+            )
         finished = _grouped((r["item_id"], [[r["arm"], r["seed"], r["metric"], r["value"]]]) for r in rows)
     partial = _grouped(obs.Partial(os.path.join(out, obs.PARTIAL)).entries(eid))
     expected = _expected(arm_list)
@@ -202,23 +241,31 @@ def reusable(out, eid, journal, arm_list) -> dict:
         source = finished if all(a in finished.get(iid, {}) for a in entry["arms"]) else partial
         got = source.get(iid, {})
         if not all(a in got for a in entry["arms"]):
-            raise ExperimentError(f"{journal.path} line {index + 1}: lists rows of item {iid} that neither "
-                                  f"{obs.JSONL} nor {obs.PARTIAL} holds: use a new sweep folder")
+            raise ExperimentError(
+                f"{journal.path} line {index + 1}: lists rows of item {iid} that neither "
+                f"{obs.JSONL} nor {obs.PARTIAL} holds: use a new sweep folder"
+            )
         values = [v for a in entry["arms"] for v in got[a]]
         if rows_sha256(obs.rows_for(iid, values, eid)) != entry["rows_sha256"]:
             name = obs.JSONL if source is finished else obs.PARTIAL
-            raise ExperimentError(f"{os.path.join(out, name)}: the rows of item {iid} (arms {', '.join(entry['arms'])}) "
-                                  f"are not the ones journalled at {JOURNAL} line {index + 1}: edited after they "
-                                  f"were written; refusing to reuse them")
+            raise ExperimentError(
+                f"{os.path.join(out, name)}: the rows of item {iid} (arms {', '.join(entry['arms'])}) "
+                f"are not the ones journalled at {JOURNAL} line {index + 1}: edited after they "
+                f"were written; refusing to reuse them"
+            )
         for a in entry["arms"]:
             if a in expected and [v[:3] for v in got[a]] != expected[a]:
-                raise ExperimentError(f"{journal.path} line {index + 1}: the rows of item {iid}, arm {a} are not "
-                                      f"the metrics this arm writes")
+                raise ExperimentError(
+                    f"{journal.path} line {index + 1}: the rows of item {iid}, arm {a} are not "
+                    f"the metrics this arm writes"
+                )
             done.setdefault(iid, {})[a] = got[a]
     unlisted = [(iid, a) for iid, arms in finished.items() for a in arms if (iid, a) not in journal.covered]
     if unlisted:
-        raise ExperimentError(f"{path}: rows of item {unlisted[0][0]}, arm {unlisted[0][1]} that {JOURNAL} does not "
-                              f"list: refusing to reuse them")
+        raise ExperimentError(
+            f"{path}: rows of item {unlisted[0][0]}, arm {unlisted[0][1]} that {JOURNAL} does not "
+            f"list: refusing to reuse them"
+        )
     return done
 
 
@@ -232,12 +279,15 @@ def _recheck_reused(done, rows, arm_list, eid):
     by_id = {r["item_id"]: r for r in rows}
     for iid in picked:
         row = by_id[iid]
-        got = executors.host_run({"row": row, "item": items_mod.item_of(row), "fixture_sha256": row["fixture_sha256"],
-                                  "arms": arms})["values"]
+        got = executors.host_run(
+            {"row": row, "item": items_mod.item_of(row), "fixture_sha256": row["fixture_sha256"], "arms": arms}
+        )["values"]
         want = [v for a in arms for v in done[iid][a["name"]]]
         if got != want:
-            raise ExperimentError(f"sweep: item {iid} recomputes to other values than the rows this sweep reuses: "
-                                  f"the folder's rows are not this evaluator's output; use a new folder")
+            raise ExperimentError(
+                f"sweep: item {iid} recomputes to other values than the rows this sweep reuses: "
+                f"the folder's rows are not this evaluator's output; use a new folder"
+            )
     return picked
 
 
@@ -256,6 +306,7 @@ class Running:
     """How a sweep runs, not what it measures: the pool (`workers`, `executor` local or modal, `modal` the remote
     seam), the Pyodide re-check's sample, progress output, whether a feasibility pilot is required (default: for
     a held-out split) and `after_result(item_id)`, called as each world finishes (a study rewrites its status)."""
+
     workers: int = 1
     executor: str = "local"
     sample_size: int = DEFAULT_SAMPLE
@@ -274,27 +325,34 @@ def run_sweep(out, plan, rows, arm_list, bundle_dir, *, comparisons=(), commitme
     eid = fixed["evaluator_id"]
     monitors = sequential.monitors_for(fixed["comparisons"])
     if monitors and executor != "local":
-        raise ExperimentError("--executor modal: a sequential sweep (one that serves only betting rules) runs "
-                              "in the committed order on the local pool")
+        raise ExperimentError(
+            "--executor modal: a sequential sweep (one that serves only betting rules) runs "
+            "in the committed order on the local pool"
+        )
     make_folder(out)
     if plan["split"] == "heldout":
         cpath = os.path.join(out, "commitment.json")
         published, _ = read_doc(cpath, "the published held-out commitment")
         if published.get("sha256") != commitment["sha256"]:
-            raise ExperimentError(f"{cpath}: sha256 {published.get('sha256')}, the sweep's commitment is {commitment['sha256']}")
+            raise ExperimentError(
+                f"{cpath}: sha256 {published.get('sha256')}, the sweep's commitment is {commitment['sha256']}"
+            )
     if require_pilot if require_pilot is not None else plan["split"] == "heldout":
         _check_feasibility(out, eid, plan, rows, arm_list)
     names = [a["name"] for a in arm_list]
     journal = Journal.open(os.path.join(out, JOURNAL), eid, items_mod.manifest_sha256(rows), names)
     dropped = [a for a in journal.arms if a not in names]
     if dropped:
-        raise ExperimentError(f"{journal.path}: this sweep measured arm {dropped[0]}: give every arm again "
-                              f"(a sweep's arms only grow)")
+        raise ExperimentError(
+            f"{journal.path}: this sweep measured arm {dropped[0]}: give every arm again (a sweep's arms only grow)"
+        )
     given = {c["spec_sha256"] for c in fixed["comparisons"]}
     unserved = [e["comparison"] for _, e in journal.served.values() if e["spec_sha256"] not in given]
     if unserved:
-        raise ExperimentError(f"{journal.path}: this sweep serves comparison {unserved[0]}: give its folder with "
-                              f"--comparison again (its stopping rule applies to every run of the sweep)")
+        raise ExperimentError(
+            f"{journal.path}: this sweep serves comparison {unserved[0]}: give its folder with "
+            f"--comparison again (its stopping rule applies to every run of the sweep)"
+        )
     journal.add_arms(names)
     serve(journal, fixed["comparisons"])
     started, t0 = _now(), time.perf_counter()
@@ -313,8 +371,14 @@ def run_sweep(out, plan, rows, arm_list, bundle_dir, *, comparisons=(), commitme
         iid = result["item_id"]
         partial.append(iid, result["values"], eid)
         arms = [a for a in dict.fromkeys(v[0] for v in result["values"])]
-        journal.append({"entry": "rows", "item_id": iid, "arms": arms,
-                        "rows_sha256": rows_sha256(obs.rows_for(iid, result["values"], eid))})
+        journal.append(
+            {
+                "entry": "rows",
+                "item_id": iid,
+                "arms": arms,
+                "rows_sha256": rows_sha256(obs.rows_for(iid, result["values"], eid)),
+            }
+        )
         have = done.setdefault(iid, {})
         for value in result["values"]:
             have.setdefault(value[0], []).append(value)
@@ -342,15 +406,18 @@ def run_sweep(out, plan, rows, arm_list, bundle_dir, *, comparisons=(), commitme
             if executor == "local":
                 executors.run_local(tasks, workers, on_result, progress)
             elif executor == "modal":
-                listed = {f["path"]: f["sha256"] for f in fixed["bundle"]["manifest"]["files"]
-                          if not f["path"].endswith(".pyc")}
+                listed = {
+                    f["path"]: f["sha256"]
+                    for f in fixed["bundle"]["manifest"]["files"]
+                    if not f["path"].endswith(".pyc")
+                }
                 executors.run_modal(tasks, on_result, listed, progress, modal=modal)
             else:
                 raise ExperimentError(f"--executor: expected local or modal, got {executor!r}")
     except work.WorkError as exc:
         raise ExperimentError(f"sweep stopped: {exc}; finished items are kept in {obs.PARTIAL}")
     compute_s = time.perf_counter() - t0
-    measured = rows if stop is None else rows[:stop["n"]]
+    measured = rows if stop is None else rows[: stop["n"]]
     ordered = []
     for row in measured:
         have = done.get(row["item_id"], {})
@@ -368,21 +435,40 @@ def run_sweep(out, plan, rows, arm_list, bundle_dir, *, comparisons=(), commitme
         files["inputs.json"] = pretty({name: dict(sorted(v.items())) for name, v in sorted(inputs.items())})
     listed = dict(files, **{JOURNAL: read_file(journal.path, "the sweep journal", 1 << 40)})
     doc = {
-        "schema": SWEEP_SCHEMA, "evaluator_id": eid, "provenance": fixed["provenance"], "items": plan,
-        "arms": [arms_mod.public(a) for a in arm_list], "comparisons": [public_comparison(c) for c in fixed["comparisons"]],
+        "schema": SWEEP_SCHEMA,
+        "evaluator_id": eid,
+        "provenance": fixed["provenance"],
+        "items": plan,
+        "arms": [arms_mod.public(a) for a in arm_list],
+        "comparisons": [public_comparison(c) for c in fixed["comparisons"]],
         "files": {name: engine.sha256_hex(data) for name, data in sorted(listed.items())},
         "journal": journal.summary(),
         "sequential": None if stop is None else dict(stop, comparisons={m.name: m.record() for m in monitors}),
         "counts": {"items": len(rows), "measured": len(measured), "arms": len(arm_list), "rows": len(ordered)},
-        "execution": {"path": HOST_PATH, "python": platform.python_version(), "source_check": fixed["sources"],
-                      "executor": executor, "workers": workers if executor == "local" else None,
-                      "pyodide_sample": sample},
-        "volatile": {"started": started, "finished": _now(), "compute_seconds": round(compute_s, 3),
-                     "items_computed": len(computed), "usage": usage, "resume_rechecked": rechecked},
+        "execution": {
+            "path": HOST_PATH,
+            "python": platform.python_version(),
+            "source_check": fixed["sources"],
+            "executor": executor,
+            "workers": workers if executor == "local" else None,
+            "pyodide_sample": sample,
+        },
+        "volatile": {
+            "started": started,
+            "finished": _now(),
+            "compute_seconds": round(compute_s, 3),
+            "items_computed": len(computed),
+            "usage": usage,
+            "resume_rechecked": rechecked,
+        },
     }
     _keep_timings(out, doc, computed)
-    write_all({**{os.path.join(out, name): data for name, data in files.items()},
-               os.path.join(out, "sweep.json"): pretty(doc)})
+    write_all(
+        {
+            **{os.path.join(out, name): data for name, data in files.items()},
+            os.path.join(out, "sweep.json"): pretty(doc),
+        }
+    )
     partial.remove()
     return doc
 
@@ -397,8 +483,10 @@ def _keep_timings(out, doc, computed):
     was = old.get("volatile") if isinstance(old, dict) else None
     if isinstance(was, dict) and was.get("items_computed"):
         rewritten = doc["volatile"]["finished"]
-        doc["volatile"].update({k: was[k] for k in ("started", "finished", "compute_seconds", "items_computed")
-                                if k in was}, rewritten=rewritten)
+        doc["volatile"].update(
+            {k: was[k] for k in ("started", "finished", "compute_seconds", "items_computed") if k in was},
+            rewritten=rewritten,
+        )
 
 
 USAGE_KINDS = ("model", "mock-worker")  # host arms whose producer reports usage (calls, tokens, cost)
@@ -412,15 +500,18 @@ def _inputs_of_reused(measured, arm_list, inputs, usage):
         if arm["name"] not in inputs:
             continue
         for row in measured:
-            if row["item_id"] in inputs[arm["name"]] and (arm["kind"] not in USAGE_KINDS
-                                                         or row["item_id"] in usage.get(arm["name"], {})):
+            if row["item_id"] in inputs[arm["name"]] and (
+                arm["kind"] not in USAGE_KINDS or row["item_id"] in usage.get(arm["name"], {})
+            ):
                 continue
             producer = producer or arms_mod.Producer([a for a in arm_list if a["name"] in inputs])
             producer.task_arm(dict(arm, read_only=True) if arm["kind"] == "model" else arm, row)
             got = producer.inputs[arm["name"]][row["item_id"]]
             if inputs[arm["name"]].setdefault(row["item_id"], got) != got:
-                raise ExperimentError(f"sweep: item {row['item_id']}, arm {arm['name']}: its input now hashes to "
-                                      f"{got[:16]}, the sweep recorded {inputs[arm['name']][row['item_id']][:16]}")
+                raise ExperimentError(
+                    f"sweep: item {row['item_id']}, arm {arm['name']}: its input now hashes to "
+                    f"{got[:16]}, the sweep recorded {inputs[arm['name']][row['item_id']][:16]}"
+                )
             got = producer.usage.get(arm["name"], {}).get(row["item_id"])
             if got:
                 usage.setdefault(arm["name"], {})[row["item_id"]] = got
@@ -430,6 +521,7 @@ def _inputs_of_reused(measured, arm_list, inputs, usage):
 class _Watch:
     """What a sequential sweep watches: the served comparisons' monitors, fed each world's values of the arms
     `names` (in that order) from `done` {item_id: {arm: values}}."""
+
     monitors: list
     names: list
     done: dict
@@ -477,8 +569,9 @@ def _pyodide_sample(fixed, rows, arm_list, done, size, seed):
     tasks, host = [], {}
     for iid in ids:
         row = by_id[iid]
-        prepared = executors.host_prepare({"row": row, "item": items_mod.item_of(row),
-                                           "fixture_sha256": row["fixture_sha256"], "arms": arm_list})
+        prepared = executors.host_prepare(
+            {"row": row, "item": items_mod.item_of(row), "fixture_sha256": row["fixture_sha256"], "arms": arm_list}
+        )
         tasks.append(prepared["graded"])
         host[iid] = [v for a in arm_list for v in done[iid][a["name"]]]
     out = pyodide.run_in_pyodide(fixed["bundle"], tasks)

@@ -37,6 +37,7 @@ def reference_runs():
             while run.open_day is not None:
                 run.submit(policy_batch("reference", run.packet()))
             run.finalize()
+
         best, median = _best(play)
         print(f"  {episode}: best {best * 1000:7.1f} ms   median {median * 1000:7.1f} ms")
 
@@ -51,8 +52,10 @@ def grading():
             engine.grade_candidate(gold, instance)
             n += 1
     cpu, wall = time.process_time() - c, time.perf_counter() - t
-    print(f"grading throughput: {n / cpu:7.1f} candidates/s of CPU ({n / wall:.1f}/s wall; {n} gold candidates "
-          f"W1..W5, reference recomputed each time)")
+    print(
+        f"grading throughput: {n / cpu:7.1f} candidates/s of CPU ({n / wall:.1f}/s wall; {n} gold candidates "
+        f"W1..W5, reference recomputed each time)"
+    )
 
 
 def submit_by_day():
@@ -73,6 +76,7 @@ def submit_by_day():
 
 def fuzz():
     from .fuzzing import fuzz_batch  # the same generator the fuzz test uses
+
     rng = random.Random(7)
     n = 0
     with tempfile.TemporaryDirectory() as tmp:

@@ -32,16 +32,22 @@ def fuzz_batch(rng, packet):
     batch = copy.deepcopy(base)
     if roll < 0.45:
         # plausible actions with wild ids and amounts
-        ids = {"asset": [a["id"] for a in packet["assets"]] + ["A99"],
-               "quote": [q["id"] for q in packet["quotes"]] + ["Q01", "Q99"],
-               "trade": [t["id"] for t in packet["trades"]] + ["FT999"],
-               "approval": [a["id"] for a in packet["approvals"]] + ["AP009"]}
+        ids = {
+            "asset": [a["id"] for a in packet["assets"]] + ["A99"],
+            "quote": [q["id"] for q in packet["quotes"]] + ["Q01", "Q99"],
+            "trade": [t["id"] for t in packet["trades"]] + ["FT999"],
+            "approval": [a["id"] for a in packet["approvals"]] + ["AP009"],
+        }
         for i in range(rng.randint(1, 4)):
             kind = rng.choice(["FUND", "ROLL", "REPAY", "ESCALATE", "EXECUTE"])
             action = {"id": f"f{i}", "type": kind}
             if kind in ("FUND", "EXECUTE"):
-                body = {"type": "FUND", "asset": rng.choice(ids["asset"]), "quote": rng.choice(ids["quote"]),
-                        "notional": rng.choice([1, 10**6, 5 * 10**8, 2 * 10**9, 10**12])}
+                body = {
+                    "type": "FUND",
+                    "asset": rng.choice(ids["asset"]),
+                    "quote": rng.choice(ids["quote"]),
+                    "notional": rng.choice([1, 10**6, 5 * 10**8, 2 * 10**9, 10**12]),
+                }
                 if kind == "FUND":
                     action.update({k: v for k, v in body.items() if k != "type"})
                 else:
@@ -51,8 +57,11 @@ def fuzz_batch(rng, packet):
                 if kind == "ROLL":
                     action["quote"] = rng.choice(ids["quote"])
             else:
-                action.update(kind=rng.choice(["capacity", "tenor", "buffer"]), counterparty=rng.choice(["CP1", "CP2", "CP3"]),
-                              amount=rng.choice([1, 10**8, 10**10]))
+                action.update(
+                    kind=rng.choice(["capacity", "tenor", "buffer"]),
+                    counterparty=rng.choice(["CP1", "CP2", "CP3"]),
+                    amount=rng.choice([1, 10**8, 10**10]),
+                )
             batch["actions"].append(action)
     elif roll < 0.55:
         batch["day"] = rng.choice([packet["day"] - 1, packet["day"] + 1, 0, 99])

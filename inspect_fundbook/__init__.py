@@ -10,8 +10,15 @@ The engine never imports this package or Inspect.
 
 # The public names, loaded on first use (as engine.session is): the task, the scorer and the tools need inspect_ai
 # (the optional extra); the world specs and the tool schemas need only the engine.
-__all__ = ["desk", "desk_grade", "desk_tools", "parse_worlds", "project_parameters", "submit_batch_parameters",
-           "world_id"]
+__all__ = [
+    "desk",
+    "desk_grade",
+    "desk_tools",
+    "parse_worlds",
+    "project_parameters",
+    "submit_batch_parameters",
+    "world_id",
+]
 
 
 def __getattr__(name):

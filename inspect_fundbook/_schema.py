@@ -18,8 +18,12 @@ ID = {"type": "string", "minLength": 1, "maxLength": MAX_ID}
 
 
 def _object(properties, required=None):
-    return {"type": "object", "properties": properties,
-            "required": list(properties) if required is None else required, "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties) if required is None else required,
+        "additionalProperties": False,
+    }
 
 
 def _action(action_type, nested=False):
@@ -41,8 +45,11 @@ def _action(action_type, nested=False):
 
 
 def actions_schema() -> dict:
-    return {"type": "array", "items": {"anyOf": [_action(t) for t in V["action_types"]]},
-            "description": f"At most {MAX_ACTIONS} actions, each with a unique string id."}
+    return {
+        "type": "array",
+        "items": {"anyOf": [_action(t) for t in V["action_types"]]},
+        "description": f"At most {MAX_ACTIONS} actions, each with a unique string id.",
+    }
 
 
 def report_schema() -> dict:
@@ -50,8 +57,12 @@ def report_schema() -> dict:
     breach = _object({"day": INTEGER, "code": {"type": "string", "enum": list(V["breach_codes"])}})
     fields = {
         "cash": INTEGER,
-        "assets": {"type": "object", "properties": {}, "additionalProperties": asset,
-                   "description": "Every asset not exited, by id."},
+        "assets": {
+            "type": "object",
+            "properties": {},
+            "additionalProperties": asset,
+            "description": "Every asset not exited, by id.",
+        },
         "funding_cost_to_date": INTEGER,
         "breaches": {"type": "array", "items": breach},
         "open_approvals": {"type": "array", "items": ID},

@@ -17,4 +17,5 @@ def desk_grade():
         _store.save(store, env.state)
         g = grade(result)
         return Score(value=g["value"], answer=g["answer"], metadata=g["metadata"])
+
     return score

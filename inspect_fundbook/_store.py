@@ -5,10 +5,10 @@ from pydantic import Field
 
 
 class DeskStore(StoreModel):
-    source: dict = Field(default_factory=dict)   # {family, seed, horizon}
-    moves: list = Field(default_factory=list)    # [{batch}] the desk accepted, in order
+    source: dict = Field(default_factory=dict)  # {family, seed, horizon}
+    moves: list = Field(default_factory=list)  # [{batch}] the desk accepted, in order
     notes: str = Field(default="")
-    result: dict | None = Field(default=None)    # the engine's graded result once the run is closed
+    result: dict | None = Field(default=None)  # the engine's graded result once the run is closed
 
 
 def load():

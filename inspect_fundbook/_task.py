@@ -9,7 +9,7 @@ from inspect_ai.dataset import Sample
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser
 from inspect_ai.solver import generate, solver, use_tools
 
-from launchers.inspect import (DEFAULT_DAYS, PROTOCOLS, TEXT_SYSTEM, TOOL_SYSTEM, DeskEnv, world_source)
+from launchers.inspect import DEFAULT_DAYS, PROTOCOLS, TEXT_SYSTEM, TOOL_SYSTEM, DeskEnv, world_source
 from launchers.inspect import task_version
 
 from . import _store
@@ -30,10 +30,20 @@ def samples(worlds, days, bundle_sha256) -> list:
         source = world_source(family, seed, days)
         env = DeskEnv.new(source)
         desk = env.desk()
-        out.append(Sample(id=world_id(family, seed), input=env.opening(),
-                          metadata={"world": world_id(family, seed), "source": source,
-                                    "instance_id": desk["instance_id"], "fixture_sha256": desk["fixture_sha256"],
-                                    "bundle_sha256": bundle_sha256, "horizon": desk["horizon"]}))
+        out.append(
+            Sample(
+                id=world_id(family, seed),
+                input=env.opening(),
+                metadata={
+                    "world": world_id(family, seed),
+                    "source": source,
+                    "instance_id": desk["instance_id"],
+                    "fixture_sha256": desk["fixture_sha256"],
+                    "bundle_sha256": bundle_sha256,
+                    "horizon": desk["horizon"],
+                },
+            )
+        )
     return out
 
 
@@ -41,12 +51,14 @@ def samples(worlds, days, bundle_sha256) -> list:
 def desk_start(system=None):
     """The sample's world into the store (the tools and the scorer read it there), and the system message
     as written (no template: the desk's instructions hold JSON braces)."""
+
     async def solve(state, generate):
         store = _store.load()
         store.source = dict(state.metadata["source"])
         if system is not None:
             state.messages.insert(0, ChatMessageSystem(content=system))
         return state
+
     return solve
 
 
@@ -54,6 +66,7 @@ def desk_start(system=None):
 def text_desk():
     """protocol=text: the model answers one JSON object a turn ({tool, arguments} or {batch}); each answer goes
     to the same environment and its result comes back as a user message, until the run closes or a limit."""
+
     async def solve(state, generate):
         while not state.completed:
             state = await generate(state)
@@ -65,12 +78,19 @@ def text_desk():
             if env.closed:
                 break
         return state
+
     return solve
 
 
 @task(name=TASK_NAME)
-def desk(worlds: str | list[str] = "practice:FUND_01:1..5", days: int = DEFAULT_DAYS, protocol: str = "tool",
-         agent: str = "generate", bundle: str = "build/engine", message_limit: int = MAX_MESSAGES):
+def desk(
+    worlds: str | list[str] = "practice:FUND_01:1..5",
+    days: int = DEFAULT_DAYS,
+    protocol: str = "tool",
+    agent: str = "generate",
+    bundle: str = "build/engine",
+    message_limit: int = MAX_MESSAGES,
+):
     """fundbook's funding desk: one run per world, graded by the engine (score out of 100, gates, verdict).
 
     Args:
@@ -96,10 +116,21 @@ def desk(worlds: str | list[str] = "practice:FUND_01:1..5", days: int = DEFAULT_
         plan = [desk_start(TEXT_SYSTEM), text_desk()]
     elif agent == "react":
         from inspect_ai.agent import as_solver, react
+
         plan = [desk_start(), as_solver(react(prompt=TOOL_SYSTEM, tools=desk_tools(), submit=False))]
     else:
         plan = [desk_start(TOOL_SYSTEM), use_tools(desk_tools()), generate(tool_calls="loop")]
-    return Task(dataset=samples(worlds, days, bundle_sha256), solver=plan, scorer=desk_grade(),
-                version=version, message_limit=message_limit,
-                metadata={"engine_version": engine.ENGINE_VERSION, "bundle_sha256": bundle_sha256,
-                          "protocol": protocol, "agent": agent, "days": days})
+    return Task(
+        dataset=samples(worlds, days, bundle_sha256),
+        solver=plan,
+        scorer=desk_grade(),
+        version=version,
+        message_limit=message_limit,
+        metadata={
+            "engine_version": engine.ENGINE_VERSION,
+            "bundle_sha256": bundle_sha256,
+            "protocol": protocol,
+            "agent": agent,
+            "days": days,
+        },
+    )

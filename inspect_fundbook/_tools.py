@@ -39,6 +39,7 @@ def submit_batch():
             The desk's decisions (refusals carry their reason codes) and the next checkpoint's packet.
         """
         return run_tool("submit_batch", {"day": day, "report": report, "actions": actions})
+
     return execute
 
 
@@ -51,6 +52,7 @@ def project():
             actions: The actions you consider submitting today.
         """
         return run_tool("project", {"actions": actions})
+
     return execute
 
 
@@ -65,6 +67,7 @@ def exposure():
             notional: The notional to fund, in cents (default: what is unfunded).
         """
         return run_tool("exposure", _plain(asset=asset, quote=quote, notional=notional))
+
     return execute
 
 
@@ -73,6 +76,7 @@ def headroom():
     async def execute() -> str:
         """Counterparty capacity and what is left on each quote."""
         return run_tool("headroom", {})
+
     return execute
 
 
@@ -87,8 +91,10 @@ def interest():
             start_day: The first business day.
             end_day: The last business day.
         """
-        return run_tool("interest", {"principal": principal, "rate_bps": rate_bps, "start_day": start_day,
-                                     "end_day": end_day})
+        return run_tool(
+            "interest", {"principal": principal, "rate_bps": rate_bps, "start_day": start_day, "end_day": end_day}
+        )
+
     return execute
 
 
@@ -101,6 +107,7 @@ def read_source():
             id: The source's id, as listed in the packet.
         """
         return run_tool("read_source", {"id": id})
+
     return execute
 
 
@@ -113,6 +120,7 @@ def note():
             text: The note.
         """
         return run_tool("note", {"text": text})
+
     return execute
 
 
@@ -128,5 +136,12 @@ def typed(made, parameters):
 
 
 def desk_tools():
-    return [typed(submit_batch(), _schema.submit_batch_parameters()), typed(project(), _schema.project_parameters()),
-            exposure(), headroom(), interest(), read_source(), note()]
+    return [
+        typed(submit_batch(), _schema.submit_batch_parameters()),
+        typed(project(), _schema.project_parameters()),
+        exposure(),
+        headroom(),
+        interest(),
+        read_source(),
+        note(),
+    ]

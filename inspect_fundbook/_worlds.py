@@ -21,12 +21,14 @@ def parse_worlds(spec) -> list:
     out = []
     for part in str(spec).split(","):
         if part.strip().startswith("heldout:"):
-            out += _heldout(part.strip()[len("heldout:"):])
+            out += _heldout(part.strip()[len("heldout:") :])
             continue
         m = _SPEC.fullmatch(part.strip())
         if not m or m.group(1) not in engine.FAMILIES:
-            raise ValueError(f"worlds: {part.strip()[:60]!r}: expected practice:FAMILY:FIRST..LAST or FAMILY:SEED "
-                             f"(families {', '.join(engine.FAMILIES)})")
+            raise ValueError(
+                f"worlds: {part.strip()[:60]!r}: expected practice:FAMILY:FIRST..LAST or FAMILY:SEED "
+                f"(families {', '.join(engine.FAMILIES)})"
+            )
         first = int(m.group(2))
         last = int(m.group(3)) if m.group(3) else first
         if not 1 <= first <= last or last - first >= MAX_WORLDS:
@@ -46,6 +48,7 @@ def _heldout(rest) -> list:
     FIRST..LAST picks positions (from 1) in the committed order, as a sequential study plays them."""
     from experiments.errors import ExperimentError
     from experiments.heldout import check_commitment_doc, check_reveal
+
     m = _RANGE.fullmatch(rest)
     folder, first, last = (m.group(1), int(m.group(2)), int(m.group(3))) if m else (rest, None, None)
     docs = {}
@@ -55,8 +58,9 @@ def _heldout(rest) -> list:
             with open(path, encoding="utf-8") as fh:
                 docs[name] = json.load(fh)
         except (OSError, ValueError) as exc:
-            raise ValueError(f"worlds: heldout:{folder[:60]!r}: {name}: {type(exc).__name__}: "
-                             f"{str(exc)[:80]}") from None
+            raise ValueError(
+                f"worlds: heldout:{folder[:60]!r}: {name}: {type(exc).__name__}: {str(exc)[:80]}"
+            ) from None
     try:
         commitment = check_commitment_doc(docs["commitment.json"], os.path.join(folder, "commitment.json"))
         items = check_reveal(docs["reveal.json"], commitment, os.path.join(folder, "reveal.json"))
@@ -65,9 +69,11 @@ def _heldout(rest) -> list:
     if first is None:
         first, last = 1, len(items)
     if not 1 <= first <= last <= len(items) or last - first >= MAX_WORLDS:
-        raise ValueError(f"worlds: heldout:{folder[:60]!r}: positions {first}..{last}: expected 1 <= FIRST <= LAST "
-                         f"<= {len(items)}, at most {MAX_WORLDS}")
-    return [(family, seed) for family, seed in items[first - 1:last]]
+        raise ValueError(
+            f"worlds: heldout:{folder[:60]!r}: positions {first}..{last}: expected 1 <= FIRST <= LAST "
+            f"<= {len(items)}, at most {MAX_WORLDS}"
+        )
+    return [(family, seed) for family, seed in items[first - 1 : last]]
 
 
 def world_id(family, seed) -> str:

@@ -62,6 +62,7 @@ class Checked:
     """What the checks before consumption found and fixed: the world, the price row and sandbox rate it books
     at, the configuration it records, the code and engine, the freeze and its caps, the project ledger, the
     attempts it continues or replays, the host's preflight."""
+
     instance: dict
     price: dict
     projection: bool
@@ -84,8 +85,10 @@ def pricing(sampler, model, prices):
         try:
             row = model_price(prices, model)
         except InputError as exc:
-            raise InputError(f"--model {model}: {exc.format_message()}; a mock attempt is priced as the model it "
-                             f"stands for (`mock` itself costs nothing)") from None
+            raise InputError(
+                f"--model {model}: {exc.format_message()}; a mock attempt is priced as the model it "
+                f"stands for (`mock` itself costs nothing)"
+            ) from None
         return row, any(row.values())
     if sampler.free:
         return dict(FREE), False
@@ -115,8 +118,11 @@ def load_source(path, what):
     found["path"] = record_path
     c = found["record"]["content"]
     if what == "resume":
-        if c["termination"]["status"] == "completed" or c["result"] is not None or (
-                found["run"] is not None and found["run"].finalized):
+        if (
+            c["termination"]["status"] == "completed"
+            or c["result"] is not None
+            or (found["run"] is not None and found["run"].finalized)
+        ):
             raise InputError(f"--resume-from {path}: the attempt completed: there is nothing to continue")
         if found["run"] is None:
             raise InputError(f"--resume-from {path}: the attempt has no settled history to continue from")
@@ -145,8 +151,10 @@ def execute(spec: AttemptSpec, *, host=None, environ=None, sleep=None):
     other under a freeze is confirmatory: it needs a passing pilot or a deviation. `host`: the host probes
     (`_host.Host`); `environ`: where credentials are looked up; `sleep`: the controller's (tests)."""
     if spec.paid and spec.sandbox.name == "local":
-        raise UsageRefused("--sandbox local: a paid sampler runs only in an isolated sandbox (modal, or local-isolated "
-                           "on this host; local is for mock and cache: it is not an isolation boundary)")
+        raise UsageRefused(
+            "--sandbox local: a paid sampler runs only in an isolated sandbox (modal, or local-isolated "
+            "on this host; local is for mock and cache: it is not an isolation boundary)"
+        )
     check_out_dir(spec.out)
     sources = spec.sources
     resume = load_source(sources.resume, "resume") if sources.resume else None
@@ -156,15 +164,24 @@ def execute(spec: AttemptSpec, *, host=None, environ=None, sleep=None):
     rate = sandbox_rate(spec.prices, spec.sandbox.name)
     _credentials.check(spec.sampler.name, spec.sandbox.name, environ)  # present and well-formed, before the claim
     sandbox_config = spec.sandbox.config or {"name": spec.sandbox.name}
-    config = {"sampler": spec.sampler.name, "sandbox": sandbox_config, "sampling": spec.sampler.sampling or {},
-              "limits": vars(spec.limits), "horizon": instance["horizon"]}
+    config = {
+        "sampler": spec.sampler.name,
+        "sandbox": sandbox_config,
+        "sampling": spec.sampler.sampling or {},
+        "limits": vars(spec.limits),
+        "horizon": instance["horizon"],
+    }
     run = Checked(instance, price, projection, rate, config, code_revision(), engine_identity(), resume, replay)
     if spec.paid and run.code["dirty"] is not False:
-        raise FreezeRefused("the working tree has uncommitted changes outside runs/ (or is not a git checkout): a paid "
-                            "attempt runs committed code only")
+        raise FreezeRefused(
+            "the working tree has uncommitted changes outside runs/ (or is not a git checkout): a paid "
+            "attempt runs committed code only"
+        )
     if spec.paid and not run.engine_id["sources_match"]:
-        raise FreezeRefused(f"the engine is not the published bundle's ({run.engine_id['mismatch']}): attempts are "
-                            f"judged by the published engine")
+        raise FreezeRefused(
+            f"the engine is not the published bundle's ({run.engine_id['mismatch']}): attempts are "
+            f"judged by the published engine"
+        )
     task, places = spec.task, spec.places
     claim_doc = check_claim(spec.claim, task.family, task.split, spec.model, state=places.state)
     claim = claim_doc["claim"]
@@ -175,9 +192,12 @@ def execute(spec: AttemptSpec, *, host=None, environ=None, sleep=None):
     run.project_ledger = ProjectLedger(project_dir(places.project))
     run.project_ledger.check_claim(claim, run.caps, claim_doc["sha256"])
     parent = os.path.dirname(os.path.abspath(spec.out))
-    run.host_facts, inhibitor = _host.preflight(parent if os.path.isdir(parent) else ".",
-                                                _host.worst_case_bytes(spec.limits, instance["horizon"]),
-                                                f"fundbook attempt {os.path.basename(spec.out)}", host)
+    run.host_facts, inhibitor = _host.preflight(
+        parent if os.path.isdir(parent) else ".",
+        _host.worst_case_bytes(spec.limits, instance["horizon"]),
+        f"fundbook attempt {os.path.basename(spec.out)}",
+        host,
+    )
     try:
         return _run(spec, run, sleep)
     finally:
@@ -207,7 +227,9 @@ def _consume(spec, run, journal, salt, tmp):
     consumption = new_consumption()
     pending = check_claim(spec.claim, task.family, task.split, spec.model, state=state)
     claim = pending["claim"]
-    attempt_id = spec.attempt_id or f"{spec.sampler.label.split()[0]}-{task.family}-seed-{task.seed}-{claim['id'][4:12]}"
+    attempt_id = (
+        spec.attempt_id or f"{spec.sampler.label.split()[0]}-{task.family}-seed-{task.seed}-{claim['id'][4:12]}"
+    )
     journal.write("start", _start_body(spec, run, dict(pending, consumption=consumption), salt, attempt_id))
     boundary("consume:before-marker")
     claim_doc = consume(spec.claim, task.family, task.split, spec.model, state=state, consumption=consumption)
@@ -221,8 +243,9 @@ def _open_project(run, journal, claim_doc, attempt_id, tmp):
         entry = run.project_ledger.open_claim(claim_doc, attempt_id, run.caps, recovering=True)
         raise
     boundary("project:after-open")
-    journal.write("project", {"dir": os.path.abspath(run.project_ledger.dir), "seq": entry["seq"],
-                              "hash": entry["hash"]})
+    journal.write(
+        "project", {"dir": os.path.abspath(run.project_ledger.dir), "seq": entry["seq"], "hash": entry["hash"]}
+    )
     boundary("project:after-journal")
     write_status(tmp, "running", attempt_id=attempt_id, claim_id=claim_doc["claim"]["id"])
 
@@ -240,8 +263,11 @@ def _run(spec, run, sleep):
                 lock.release()
             shutil.rmtree(tmp, ignore_errors=True)
             if isinstance(exc, engine.DeskError):
-                raise InputError(f"--horizon {run.instance['horizon']}: {exc.message}" if run.resume is None else
-                                 f"--resume-from {spec.sources.resume}: {exc.message}")
+                raise InputError(
+                    f"--horizon {run.instance['horizon']}: {exc.message}"
+                    if run.resume is None
+                    else f"--resume-from {spec.sources.resume}: {exc.message}"
+                )
             if isinstance(exc, (Stopped, KeyboardInterrupt)):
                 raise LaunchError(f"{stop_reason(exc)} before the claim was spent: nothing was consumed")
             raise
@@ -264,8 +290,9 @@ def _run(spec, run, sleep):
                 if isinstance(exc, (Stopped, KeyboardInterrupt)):
                     raise LaunchError(f"{stop_reason(exc)} before the claim was spent: nothing was consumed") from None
                 if not isinstance(exc, LaunchError):  # e.g. the journal's disk is full: one line, nothing spent
-                    raise LaunchError(f"{spec.claim}: the claim could not be consumed ({_what(exc)}); nothing was "
-                                      f"spent") from None
+                    raise LaunchError(
+                        f"{spec.claim}: the claim could not be consumed ({_what(exc)}); nothing was spent"
+                    ) from None
                 raise
             stop = exc  # the attempt ends at once, and is recorded
         sampler = None
@@ -273,16 +300,36 @@ def _run(spec, run, sleep):
             if stop is not None:
                 raise stop
             claim = claim_doc["claim"]
-            ledger = Ledger(claim_doc["sha256"], claim["cap_micro_usd"], claim["cap_tokens"], run.price,
-                            path=os.path.join(tmp, "ledger.jsonl"),
-                            cap_sandbox_micro_usd=claim.get("cap_sandbox_micro_usd", 0), sandbox_rate=run.rate)
+            ledger = Ledger(
+                claim_doc["sha256"],
+                claim["cap_micro_usd"],
+                claim["cap_tokens"],
+                run.price,
+                path=os.path.join(tmp, "ledger.jsonl"),
+                cap_sandbox_micro_usd=claim.get("cap_sandbox_micro_usd", 0),
+                sandbox_rate=run.rate,
+            )
             sampler = spec.sampler(spec.model)
             sandbox = spec.sandbox()
-            journal.write("adapters", {"provider": sampler.provider, "sampling": sampler.sampling,
-                                       "network": sandbox.network, "worker_env_keys": sandbox.worker_env_keys()})
+            journal.write(
+                "adapters",
+                {
+                    "provider": sampler.provider,
+                    "sampling": sampler.sampling,
+                    "network": sandbox.network,
+                    "worker_env_keys": sandbox.worker_env_keys(),
+                },
+            )
             desk = Desk(run.instance, os.path.join(tmp, "desk.sqlite"), (resumed or {}).get("retained"))
-            Controller(desk, sampler, sandbox, ledger, spec.limits, journal,
-                       Timing(sleep=sleep) if sleep is not None else Timing()).run()
+            Controller(
+                desk,
+                sampler,
+                sandbox,
+                ledger,
+                spec.limits,
+                journal,
+                Timing(sleep=sleep) if sleep is not None else Timing(),
+            ).run()
         except BaseException as exc:  # whatever ended it before the controller did: the record says so
             end = _end_for(exc)
             service = None
@@ -310,39 +357,74 @@ def _export_cache(sampler, tmp):
             os.remove(path)
 
 
-
 def _start_body(spec, run, claim_doc, salt, attempt_id):
     claim = claim_doc["claim"]
     task, instance, engine_id, config = spec.task, run.instance, run.engine_id, run.config
     body = {
-        "attempt_id": attempt_id, "label": spec.sampler.label, "sampler": spec.sampler.name,
-        "sandbox": spec.sandbox.name, "model": spec.model, "price": run.price, "projection": run.projection,
-        "sandbox_rate": run.rate, "limits": vars(spec.limits),
-        "config": config, "prices_table_sha256": table_sha256(spec.prices), "role": spec.role,
-        "task": {"version": engine.ENGINE_VERSION, "family": task.family, "seed": task.seed, "split": task.split,
-                 "instance_id": instance["instance_id"], "fixture_sha256": engine.fixture_sha256(instance),
-                 "horizon": instance["horizon"]},
-        "claim": {"id": claim["id"], "scope": claim["scope"], "cap_micro_usd": claim["cap_micro_usd"],
-                  "cap_tokens": claim["cap_tokens"], "cap_sandbox_micro_usd": claim.get("cap_sandbox_micro_usd", 0),
-                  "plan": claim["plan"], "partial_budget": claim["partial_budget"],
-                  "sha256": claim_doc["sha256"], "consumed_at_step": 0, "consumption": claim_doc["consumption"]},
-        "claim_expires": claim["expires"], "code": run.code, "packages": packages(),
+        "attempt_id": attempt_id,
+        "label": spec.sampler.label,
+        "sampler": spec.sampler.name,
+        "sandbox": spec.sandbox.name,
+        "model": spec.model,
+        "price": run.price,
+        "projection": run.projection,
+        "sandbox_rate": run.rate,
+        "limits": vars(spec.limits),
+        "config": config,
+        "prices_table_sha256": table_sha256(spec.prices),
+        "role": spec.role,
+        "task": {
+            "version": engine.ENGINE_VERSION,
+            "family": task.family,
+            "seed": task.seed,
+            "split": task.split,
+            "instance_id": instance["instance_id"],
+            "fixture_sha256": engine.fixture_sha256(instance),
+            "horizon": instance["horizon"],
+        },
+        "claim": {
+            "id": claim["id"],
+            "scope": claim["scope"],
+            "cap_micro_usd": claim["cap_micro_usd"],
+            "cap_tokens": claim["cap_tokens"],
+            "cap_sandbox_micro_usd": claim.get("cap_sandbox_micro_usd", 0),
+            "plan": claim["plan"],
+            "partial_budget": claim["partial_budget"],
+            "sha256": claim_doc["sha256"],
+            "consumed_at_step": 0,
+            "consumption": claim_doc["consumption"],
+        },
+        "claim_expires": claim["expires"],
+        "code": run.code,
+        "packages": packages(),
         "engine": {k: engine_id[k] for k in ("bundle_sha256", "manifest_sha256", "sources_match")},
-        **worker_identity((config.get("sampling") or {}).get("prompt")), "freeze": run.freeze,
+        **worker_identity((config.get("sampling") or {}).get("prompt")),
+        "freeze": run.freeze,
         "command_line": list(spec.command_line or []),
-        "salt": salt, "resumed_from": None, "replay_of": None,
+        "salt": salt,
+        "resumed_from": None,
+        "replay_of": None,
         "host": f"{platform.system()} {platform.machine()} python {platform.python_version()}",
         # where the consumption and the project entry live (host paths: journal only, never the record)
         "state_dir": os.path.abspath(state_dir(spec.places.state)),
-        "project_dir": os.path.abspath(run.project_ledger.dir), "host_preflight": run.host_facts}
+        "project_dir": os.path.abspath(run.project_ledger.dir),
+        "host_preflight": run.host_facts,
+    }
     if run.resume is not None:
         c = run.resume["record"]["content"]
-        body["resumed_from"] = {"attempt_id": c["attempt_id"], "content_sha256": run.resume["record"]["content_sha256"],
-                                "receipts_head": c["receipts_head"], "settled_days": c["settled_days"]}
+        body["resumed_from"] = {
+            "attempt_id": c["attempt_id"],
+            "content_sha256": run.resume["record"]["content_sha256"],
+            "receipts_head": c["receipts_head"],
+            "settled_days": c["settled_days"],
+        }
     if run.replay is not None:
         c = run.replay["record"]["content"]
-        body["replay_of"] = {"attempt_id": c["attempt_id"], "content_sha256": run.replay["record"]["content_sha256"],
-                             "receipts_head": c["receipts_head"]}
+        body["replay_of"] = {
+            "attempt_id": c["attempt_id"],
+            "content_sha256": run.replay["record"]["content_sha256"],
+            "receipts_head": c["receipts_head"],
+        }
     return body
 
 
@@ -353,19 +435,39 @@ def _end_for(exc):
         return {"status": "budget_halt", "reason": exc.format_message(), "limit": exc.limit, "worker_exit_code": None}
     what = _what(exc)
     if isinstance(exc, CapacityError):  # refused for capacity before any call (e.g. creating the client)
-        return {"status": "capacity_block", "reason": what, "limit": "capacity", "worker_exit_code": None,
-                "capacity_block": {"call": None, "error": what[:300], "backoff_ms": [], "waited_ms": 0,
-                                   "calls_answered": 0, "released_clients": None}}
+        return {
+            "status": "capacity_block",
+            "reason": what,
+            "limit": "capacity",
+            "worker_exit_code": None,
+            "capacity_block": {
+                "call": None,
+                "error": what[:300],
+                "backoff_ms": [],
+                "waited_ms": 0,
+                "calls_answered": 0,
+                "released_clients": None,
+            },
+        }
     if isinstance(exc, SandboxError):
-        return {"status": "infrastructure_interruption", "reason": what, "limit": "infrastructure",
-                "worker_exit_code": None}
-    return {"status": "infrastructure_interruption", "reason": f"the attempt failed on the host: {what}",
-            "limit": "infrastructure", "worker_exit_code": None}
+        return {
+            "status": "infrastructure_interruption",
+            "reason": what,
+            "limit": "infrastructure",
+            "worker_exit_code": None,
+        }
+    return {
+        "status": "infrastructure_interruption",
+        "reason": f"the attempt failed on the host: {what}",
+        "limit": "infrastructure",
+        "worker_exit_code": None,
+    }
 
 
 def command_line(ctx=None):
     """The command as given (options the operator set, in the command's order), from click's parsed context."""
     import click
+
     ctx = ctx or click.get_current_context()
     out = [ctx.find_root().info_name or "fundbook-launch", *ctx.command_path.split()[1:]]
     for param in ctx.command.params:

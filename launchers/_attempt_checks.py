@@ -21,13 +21,18 @@ def check_budget(spec, claim, run):
     free, projected = spec.sampler.free, spec.sampler.projected
     if not free or projected:
         if plan.get("price") != price:
-            raise ClaimRefused(f"{claim_path}: claim.plan.price: the claim was authorised at {plan.get('price')}, this "
-                               f"attempt prices {claim['scope']['model']} at {price} (authorise with the same "
-                               f"--prices)")
+            raise ClaimRefused(
+                f"{claim_path}: claim.plan.price: the claim was authorised at {plan.get('price')}, this "
+                f"attempt prices {claim['scope']['model']} at {price} (authorise with the same "
+                f"--prices)"
+            )
     need = (limits.worker_seconds + run.config["sandbox"].get("grace_s", 0)) * rate
     if claim.get("cap_sandbox_micro_usd", 0) < need:
-        raise BudgetHalt(f"{claim_path}: the claim's sandbox cap of {claim.get('cap_sandbox_micro_usd', 0)} micro-USD "
-                         f"cannot cover the worker's {limits.worker_seconds} s at {rate} micro-USD/s", limit="sandbox")
+        raise BudgetHalt(
+            f"{claim_path}: the claim's sandbox cap of {claim.get('cap_sandbox_micro_usd', 0)} micro-USD "
+            f"cannot cover the worker's {limits.worker_seconds} s at {rate} micro-USD/s",
+            limit="sandbox",
+        )
     if claim["partial_budget"].get("accepted") or (free and not projected):
         return  # accepted as partial; or a cached replay, whose hits reserve neither money nor tokens
     tokens_in = plan.get("tokens_in")
@@ -37,10 +42,13 @@ def check_budget(spec, claim, run):
     short = [f"--cap-micro-usd {claim['cap_micro_usd']} < {usd} micro-USD" for _ in [0] if claim["cap_micro_usd"] < usd]
     short += [f"--cap-tokens {claim['cap_tokens']} < {tokens} tokens" for _ in [0] if claim["cap_tokens"] < tokens]
     if short:
-        raise BudgetHalt(f"{claim_path}: the claim's caps are below this attempt's worst case ({'; '.join(short)}, for "
-                         f"{horizon} checkpoints, --max-tokens {limits.max_tokens_per_call}, --max-calls "
-                         f"{limits.max_calls}; authorised for {plan_text(plan)}): it could be planned to halt; "
-                         f"authorise for these limits, or with --accept-partial-budget", limit="cost")
+        raise BudgetHalt(
+            f"{claim_path}: the claim's caps are below this attempt's worst case ({'; '.join(short)}, for "
+            f"{horizon} checkpoints, --max-tokens {limits.max_tokens_per_call}, --max-calls "
+            f"{limits.max_calls}; authorised for {plan_text(plan)}): it could be planned to halt; "
+            f"authorise for these limits, or with --accept-partial-budget",
+            limit="cost",
+        )
 
 
 def check_freeze(spec, path, claim, run):
@@ -49,19 +57,30 @@ def check_freeze(spec, path, claim, run):
     paid, model, prices, role, task = spec.paid, spec.model, spec.prices, spec.role, spec.task
     if not os.path.exists(path):
         if paid:
-            raise FreezeRefused(f"{path}: no freeze: a paid attempt runs only against a freeze (`fundbook-launch "
-                                f"freeze` first)")
+            raise FreezeRefused(
+                f"{path}: no freeze: a paid attempt runs only against a freeze (`fundbook-launch freeze` first)"
+            )
         raise InputError(f"--freeze {path}: no such file")
     doc, entries = _freeze.load(path)
     current = _freeze.content(
-        config=run.config, models=[model], provider=spec.sampler.name,
-        prices={"models": {model: run.price}, "sandbox": {"name": run.config["sandbox"]["name"],
-                                                         "micro_usd_per_second": run.rate},
-                "table_sha256": table_sha256(prices)},
-        families=[task.family], split=task.split, seeds=[] if role == "pilot" else [task.seed],  # not the study's
-        caps={"claim_micro_usd": claim["cap_micro_usd"], "claim_tokens": claim["cap_tokens"],
-              "claim_sandbox_micro_usd": claim.get("cap_sandbox_micro_usd", 0)},
-        intervention_policy=doc["content"].get("intervention_policy"))
+        config=run.config,
+        models=[model],
+        provider=spec.sampler.name,
+        prices={
+            "models": {model: run.price},
+            "sandbox": {"name": run.config["sandbox"]["name"], "micro_usd_per_second": run.rate},
+            "table_sha256": table_sha256(prices),
+        },
+        families=[task.family],
+        split=task.split,
+        seeds=[] if role == "pilot" else [task.seed],  # not the study's
+        caps={
+            "claim_micro_usd": claim["cap_micro_usd"],
+            "claim_tokens": claim["cap_tokens"],
+            "claim_sandbox_micro_usd": claim.get("cap_sandbox_micro_usd", 0),
+        },
+        intervention_policy=doc["content"].get("intervention_policy"),
+    )
     used = _freeze.check(doc, entries, current, path)
     if run.resume is not None:
         _check_continuation(doc, entries, path, run.resume, spec.places.project, used)
@@ -74,8 +93,9 @@ def check_freeze(spec, path, claim, run):
                 used.append(entry)
         if doc["content"].get("tiers") is not None:  # seed 002's tiers: a cut seed, or one not planned, never runs
             plan = _tiers.check_plan(doc["content"]["tiers"], f"{path}: tiers")
-            spent = _tiers.spent_from_records(_tiers.records_in(os.path.dirname(os.path.abspath(path))),
-                                              doc["content_sha256"])
+            spent = _tiers.spent_from_records(
+                _tiers.records_in(os.path.dirname(os.path.abspath(path))), doc["content_sha256"]
+            )
             tier, cell = _tiers.admit(plan, spent, model, task.family, task.seed, f"{path}: tiers")
             out["tier"] = {"tier": tier, "cell": cell}
     return out, caps
@@ -124,14 +144,20 @@ def _check_continuation(doc, entries, path, resume, project, used):
             seen.add(attempt_id)
             attempt_id = parents[attempt_id]
         return attempt_id
+
     origin = root(source["attempt_id"])
     done = sorted(a for a, parent in parents.items() if parent is not None and root(a) == origin)
     if len(done) + 1 > limit:
-        raise FreezeRefused(f"{path}: intervention.max_resumes: the frozen policy allows {limit} continuation(s) of "
-                            f"attempt {origin}; {len(done)} already ({', '.join(done) or 'none'}): this would be "
-                            f"continuation {len(done) + 1} (record a dated deviation of intervention.max_resumes "
-                            f"to allow it)")
+        raise FreezeRefused(
+            f"{path}: intervention.max_resumes: the frozen policy allows {limit} continuation(s) of "
+            f"attempt {origin}; {len(done)} already ({', '.join(done) or 'none'}): this would be "
+            f"continuation {len(done) + 1} (record a dated deviation of intervention.max_resumes "
+            f"to allow it)"
+        )
     for entry in entries:
-        if entry.get("field") == "intervention.max_resumes" and entry not in used and len(done) + 1 > \
-                _freeze.lookup(doc["content"], "intervention.max_resumes"):
+        if (
+            entry.get("field") == "intervention.max_resumes"
+            and entry not in used
+            and len(done) + 1 > _freeze.lookup(doc["content"], "intervention.max_resumes")
+        ):
             used.append(entry)  # the record names the deviation it relied on

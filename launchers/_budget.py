@@ -23,9 +23,11 @@ from ._prices import call_cost, format_usd, model_price, sandbox_rate, table_sha
 from ._sandbox_modal import GRACE_S
 from .worker import protocol
 
-MESSAGE_OVERHEAD = 16   # chat-template tokens around one message, generously
-TOOL_RESULT_FRAME = 128  # characters around a tool result: its 'TOOL RESULT name (exit n): ' prefix and the cut's marker
-FEEDBACK_BOUND = 1024   # tokens of the worker's own feedback (invalid answer, rejected batch): short fixed texts
+MESSAGE_OVERHEAD = 16  # chat-template tokens around one message, generously
+TOOL_RESULT_FRAME = (
+    128  # characters around a tool result: its 'TOOL RESULT name (exit n): ' prefix and the cut's marker
+)
+FEEDBACK_BOUND = 1024  # tokens of the worker's own feedback (invalid answer, rejected batch): short fixed texts
 GRACE = {"modal": GRACE_S, "local": 0}
 DEFAULT_WORKER_SECONDS = Limits.worker_seconds  # the same default as `execute`
 DEFAULT_TOKENS_IN = 8000  # an opening prompt (system text + checkpoint packet) the shipped families stay under
@@ -47,8 +49,13 @@ def worst(price, tokens_in, max_tokens, checkpoints, max_calls):
     """(calls, micro-USD, tokens) of the dearest `worst_calls` calls: each of the day's call sizes occurs once a
     checkpoint, so the dearest sizes are taken `checkpoints` times each, in order, until the call limit."""
     growth = step_growth(max_tokens)
-    sizes = sorted(((call_cost(price, tokens_in + k * growth, max_tokens), tokens_in + k * growth + max_tokens)
-                    for k in range(protocol.MAX_CALLS_PER_CHECKPOINT)), reverse=True)
+    sizes = sorted(
+        (
+            (call_cost(price, tokens_in + k * growth, max_tokens), tokens_in + k * growth + max_tokens)
+            for k in range(protocol.MAX_CALLS_PER_CHECKPOINT)
+        ),
+        reverse=True,
+    )
     left = worst_calls(checkpoints, max_calls)
     calls = usd = tokens = 0
     for cost, size in sizes:
@@ -61,11 +68,27 @@ def worst(price, tokens_in, max_tokens, checkpoints, max_calls):
 FREE_PRICE = {"input_micro_usd_per_mtok": 0, "output_micro_usd_per_mtok": 0, "cached_input_micro_usd_per_mtok": 0}
 
 
-def estimate(prices, model, attempts, checkpoints, calls_per_checkpoint, tokens_in, tokens_out, max_tokens,
-             worker_seconds=DEFAULT_WORKER_SECONDS, sandbox="local", max_calls=None, price=None) -> dict:
+def estimate(
+    prices,
+    model,
+    attempts,
+    checkpoints,
+    calls_per_checkpoint,
+    tokens_in,
+    tokens_out,
+    max_tokens,
+    worker_seconds=DEFAULT_WORKER_SECONDS,
+    sandbox="local",
+    max_calls=None,
+    price=None,
+) -> dict:
     """`price`: a row to use instead of the table's (a free local sampler's zero row, `FREE_PRICE`)."""
-    for name, value in (("attempts", attempts), ("checkpoints", checkpoints),
-                        ("calls-per-checkpoint", calls_per_checkpoint), ("max-tokens", max_tokens)):
+    for name, value in (
+        ("attempts", attempts),
+        ("checkpoints", checkpoints),
+        ("calls-per-checkpoint", calls_per_checkpoint),
+        ("max-tokens", max_tokens),
+    ):
         if value <= 0:
             raise InputError(f"--{name}: expected a positive integer")
     if max_calls is not None and max_calls <= 0:
@@ -75,36 +98,65 @@ def estimate(prices, model, attempts, checkpoints, calls_per_checkpoint, tokens_
     if tokens_out > max_tokens:
         raise InputError(f"--tokens-out ({tokens_out}) cannot exceed --max-tokens ({max_tokens})")
     if calls_per_checkpoint > protocol.MAX_CALLS_PER_CHECKPOINT:
-        raise InputError(f"--calls-per-checkpoint: the worker makes at most {protocol.MAX_CALLS_PER_CHECKPOINT} calls "
-                         f"a checkpoint")
+        raise InputError(
+            f"--calls-per-checkpoint: the worker makes at most {protocol.MAX_CALLS_PER_CHECKPOINT} calls a checkpoint"
+        )
     price = model_price(prices, model) if price is None else dict(price)
     rate = sandbox_rate(prices, sandbox)
     calls = attempts * checkpoints * calls_per_checkpoint
     per_call = call_cost(price, tokens_in, tokens_out)
     kept, worst_usd, worst_tokens = worst(price, tokens_in, max_tokens, checkpoints, max_calls)
     compute = rate * (worker_seconds + GRACE.get(sandbox, 0)) * attempts if worker_seconds else 0
-    return {"model": model, "price": price, "calls": calls, "worst_case_calls": attempts * kept,
-            "max_calls_per_checkpoint": protocol.MAX_CALLS_PER_CHECKPOINT,
-            "tokens_in": calls * tokens_in, "tokens_out": calls * tokens_out,
-            "expected_micro_usd": calls * per_call, "worst_case_micro_usd": attempts * worst_usd,
-            "worst_case_tokens": attempts * worst_tokens, "worker_seconds": worker_seconds,
-            "sandbox": sandbox, "sandbox_micro_usd_per_second": rate, "sandbox_micro_usd": compute,
-            "prices_file": prices["_path"]}
+    return {
+        "model": model,
+        "price": price,
+        "calls": calls,
+        "worst_case_calls": attempts * kept,
+        "max_calls_per_checkpoint": protocol.MAX_CALLS_PER_CHECKPOINT,
+        "tokens_in": calls * tokens_in,
+        "tokens_out": calls * tokens_out,
+        "expected_micro_usd": calls * per_call,
+        "worst_case_micro_usd": attempts * worst_usd,
+        "worst_case_tokens": attempts * worst_tokens,
+        "worker_seconds": worker_seconds,
+        "sandbox": sandbox,
+        "sandbox_micro_usd_per_second": rate,
+        "sandbox_micro_usd": compute,
+        "prices_file": prices["_path"],
+    }
 
 
-def attempt_plan(prices, model, tokens_in=DEFAULT_TOKENS_IN, max_tokens=Limits.max_tokens_per_call,
-                 max_calls=Limits.max_calls, checkpoints=DEFAULT_HORIZON, worker_seconds=DEFAULT_WORKER_SECONDS,
-                 sandbox="modal", price=None) -> dict:
+def attempt_plan(
+    prices,
+    model,
+    tokens_in=DEFAULT_TOKENS_IN,
+    max_tokens=Limits.max_tokens_per_call,
+    max_calls=Limits.max_calls,
+    checkpoints=DEFAULT_HORIZON,
+    worker_seconds=DEFAULT_WORKER_SECONDS,
+    sandbox="modal",
+    price=None,
+) -> dict:
     """What a claim's caps are checked against: one attempt's worst case (`estimate`'s figures) for these limits,
     with the price row and the table it came from (recorded in the claim, so the attempt is bound to them)."""
-    est = estimate(prices, model, 1, checkpoints, 1, tokens_in, 0, max_tokens, worker_seconds, sandbox, max_calls,
-                   price=price)
-    return {"tokens_in": tokens_in, "max_tokens": max_tokens, "max_calls": max_calls, "checkpoints": checkpoints,
-            "worker_seconds": worker_seconds, "sandbox": sandbox, "price": est["price"],
-            "sandbox_micro_usd_per_second": est["sandbox_micro_usd_per_second"],
-            "prices_table_sha256": table_sha256(prices), "worst_case_calls": est["worst_case_calls"],
-            "worst_case_micro_usd": est["worst_case_micro_usd"], "worst_case_tokens": est["worst_case_tokens"],
-            "sandbox_micro_usd": est["sandbox_micro_usd"]}
+    est = estimate(
+        prices, model, 1, checkpoints, 1, tokens_in, 0, max_tokens, worker_seconds, sandbox, max_calls, price=price
+    )
+    return {
+        "tokens_in": tokens_in,
+        "max_tokens": max_tokens,
+        "max_calls": max_calls,
+        "checkpoints": checkpoints,
+        "worker_seconds": worker_seconds,
+        "sandbox": sandbox,
+        "price": est["price"],
+        "sandbox_micro_usd_per_second": est["sandbox_micro_usd_per_second"],
+        "prices_table_sha256": table_sha256(prices),
+        "worst_case_calls": est["worst_case_calls"],
+        "worst_case_micro_usd": est["worst_case_micro_usd"],
+        "worst_case_tokens": est["worst_case_tokens"],
+        "sandbox_micro_usd": est["sandbox_micro_usd"],
+    }
 
 
 @dataclass(frozen=True)
@@ -112,6 +164,7 @@ class Planned:
     """What one attempt is planned for, as `budget` and `authorise` are told it: the sampler (whose own plan
     gives the opening prompt when `tokens_in` is None), the worker's limits and the sandbox (None: local for the
     mock model or a model run on this host, modal otherwise). `local`: priced at zero (a model on this host)."""
+
     sampler: str = None
     tokens_in: int = None
     max_tokens: int = Limits.max_tokens_per_call
@@ -126,6 +179,7 @@ def planned_tokens_in(sampler=None):
     """The opening prompt tokens a plan assumes when told none: the sampler's own plan (the compact prompt's for
     the HTTP APIs), else DEFAULT_TOKENS_IN."""
     from ._providers import sampler_class
+
     own = sampler_class(sampler).PLAN.get("tokens_in") if sampler else None
     return DEFAULT_TOKENS_IN if own is None else own
 
@@ -135,11 +189,21 @@ def projection(prices, model, planned: Planned = Planned()) -> dict:
     (`attempt_plan`) with every default resolved the same way, so the caps `budget` prints are the caps
     `authorise` accepts. A sampler that pays nothing (llama-cpp) is planned as `local`."""
     from ._providers import sampler_class
+
     local = planned.local or bool(planned.sampler and sampler_class(planned.sampler).FREE)
     tokens_in = planned_tokens_in(planned.sampler) if planned.tokens_in is None else planned.tokens_in
     sandbox = planned.sandbox or ("local" if model == "mock" or local else "modal")
-    return attempt_plan(prices, model, tokens_in, planned.max_tokens, planned.max_calls, planned.checkpoints,
-                        planned.worker_seconds, sandbox, price=FREE_PRICE if local else None)
+    return attempt_plan(
+        prices,
+        model,
+        tokens_in,
+        planned.max_tokens,
+        planned.max_calls,
+        planned.checkpoints,
+        planned.worker_seconds,
+        sandbox,
+        price=FREE_PRICE if local else None,
+    )
 
 
 def authorise_args(plan, planned: Planned) -> list:
@@ -149,26 +213,44 @@ def authorise_args(plan, planned: Planned) -> list:
         args += ["--sampler", planned.sampler]
     if planned.local:
         args += ["--local"]
-    args += ["--cap-micro-usd", str(plan["worst_case_micro_usd"]), "--cap-tokens", str(plan["worst_case_tokens"]),
-             "--cap-sandbox-micro-usd", str(plan["sandbox_micro_usd"]), "--tokens-in", str(plan["tokens_in"]),
-             "--max-tokens", str(plan["max_tokens"]), "--max-calls", str(plan["max_calls"]),
-             "--horizon", str(plan["checkpoints"]), "--worker-seconds", str(plan["worker_seconds"]),
-             "--sandbox", plan["sandbox"]]
+    args += [
+        "--cap-micro-usd",
+        str(plan["worst_case_micro_usd"]),
+        "--cap-tokens",
+        str(plan["worst_case_tokens"]),
+        "--cap-sandbox-micro-usd",
+        str(plan["sandbox_micro_usd"]),
+        "--tokens-in",
+        str(plan["tokens_in"]),
+        "--max-tokens",
+        str(plan["max_tokens"]),
+        "--max-calls",
+        str(plan["max_calls"]),
+        "--horizon",
+        str(plan["checkpoints"]),
+        "--worker-seconds",
+        str(plan["worker_seconds"]),
+        "--sandbox",
+        plan["sandbox"],
+    ]
     return args
 
 
 def render(est) -> str:
-    return "\n".join([
-        f"model               {est['model']}  (prices: {est['prices_file']})",
-        f"calls expected      {est['calls']:,}",
-        f"tokens in / out     {est['tokens_in']:,} / {est['tokens_out']:,}",
-        f"expected inference  {format_usd(est['expected_micro_usd'])}  ({est['expected_micro_usd']:,} micro-USD)",
-        f"worst case calls    {est['worst_case_calls']:,}  ({est['max_calls_per_checkpoint']} a checkpoint, the "
-        f"worker's limit)",
-        f"worst case reserved {format_usd(est['worst_case_micro_usd'])}  ({est['worst_case_micro_usd']:,} micro-USD, "
-        f"{est['worst_case_tokens']:,} tokens)",
-        f"sandbox ({est['sandbox']})     {format_usd(est['sandbox_micro_usd'])}  ({est['sandbox_micro_usd_per_second']} "
-        f"micro-USD/s over the worker's {est['worker_seconds']:,} s and setup grace; a separate cap)",
-        "Authorise at least the worst case (--cap-micro-usd, --cap-tokens) and the sandbox figure "
-        "(--cap-sandbox-micro-usd); `authorise` refuses less unless --accept-partial-budget.",
-    ] + ([f"authorise each attempt with: {' '.join(est['authorise'])}"] if est.get("authorise") else []))
+    return "\n".join(
+        [
+            f"model               {est['model']}  (prices: {est['prices_file']})",
+            f"calls expected      {est['calls']:,}",
+            f"tokens in / out     {est['tokens_in']:,} / {est['tokens_out']:,}",
+            f"expected inference  {format_usd(est['expected_micro_usd'])}  ({est['expected_micro_usd']:,} micro-USD)",
+            f"worst case calls    {est['worst_case_calls']:,}  ({est['max_calls_per_checkpoint']} a checkpoint, the "
+            f"worker's limit)",
+            f"worst case reserved {format_usd(est['worst_case_micro_usd'])}  ({est['worst_case_micro_usd']:,} micro-USD, "
+            f"{est['worst_case_tokens']:,} tokens)",
+            f"sandbox ({est['sandbox']})     {format_usd(est['sandbox_micro_usd'])}  ({est['sandbox_micro_usd_per_second']} "
+            f"micro-USD/s over the worker's {est['worker_seconds']:,} s and setup grace; a separate cap)",
+            "Authorise at least the worst case (--cap-micro-usd, --cap-tokens) and the sandbox figure "
+            "(--cap-sandbox-micro-usd); `authorise` refuses less unless --accept-partial-budget.",
+        ]
+        + ([f"authorise each attempt with: {' '.join(est['authorise'])}"] if est.get("authorise") else [])
+    )

@@ -31,7 +31,7 @@ from ._jsonfile import fsync_dir, read_json
 
 CLAIM_SCHEMA = "fundbook.claim/1"
 SPLITS = ("public-practice", "heldout")  # any seed of FUND_01..FUND_04; heldout: a committed held-out world
-                                        # (experiments/heldout.py), run by a model arm of a held-out sweep
+# (experiments/heldout.py), run by a model arm of a held-out sweep
 DEFAULT_STATE = os.path.join(os.path.expanduser("~"), ".fundbook-launch")
 MAX_HOURS = 24 * 366  # a claim lives at most a year
 
@@ -64,22 +64,39 @@ def _write_new(path, data: bytes):
 
 def _shortfalls(plan, cap_micro_usd, cap_tokens, cap_sandbox_micro_usd):
     out = []
-    for option, have, want, unit in (("--cap-micro-usd", cap_micro_usd, plan["worst_case_micro_usd"], "micro-USD"),
-                                     ("--cap-tokens", cap_tokens, plan["worst_case_tokens"], "tokens"),
-                                     ("--cap-sandbox-micro-usd", cap_sandbox_micro_usd, plan["sandbox_micro_usd"],
-                                      "micro-USD of sandbox compute")):
+    for option, have, want, unit in (
+        ("--cap-micro-usd", cap_micro_usd, plan["worst_case_micro_usd"], "micro-USD"),
+        ("--cap-tokens", cap_tokens, plan["worst_case_tokens"], "tokens"),
+        ("--cap-sandbox-micro-usd", cap_sandbox_micro_usd, plan["sandbox_micro_usd"], "micro-USD of sandbox compute"),
+    ):
         if have < want:
             out.append(f"{option} {have} is below the worker's worst case of {want} {unit}")
     return out
 
 
 def plan_text(plan) -> str:
-    return (f"{plan['checkpoints']} checkpoints, --tokens-in {plan['tokens_in']}, --max-tokens {plan['max_tokens']}, "
-            f"--max-calls {plan['max_calls']}, --worker-seconds {plan['worker_seconds']} in the {plan['sandbox']} sandbox")
+    return (
+        f"{plan['checkpoints']} checkpoints, --tokens-in {plan['tokens_in']}, --max-tokens {plan['max_tokens']}, "
+        f"--max-calls {plan['max_calls']}, --worker-seconds {plan['worker_seconds']} in the {plan['sandbox']} sandbox"
+    )
 
 
-def authorise(out_path, family, split, model, cap_micro_usd, cap_tokens, hours, state=None, now=None,
-              cap_sandbox_micro_usd=0, plan=None, accept_partial_budget=False, project=None, local=False) -> dict:
+def authorise(
+    out_path,
+    family,
+    split,
+    model,
+    cap_micro_usd,
+    cap_tokens,
+    hours,
+    state=None,
+    now=None,
+    cap_sandbox_micro_usd=0,
+    plan=None,
+    accept_partial_budget=False,
+    project=None,
+    local=False,
+) -> dict:
     """Write a new claim file and register it (state directory and project ledger); returns the claim document.
 
     `plan`: what the caps are checked against (`_budget.attempt_plan`); by default the worker's defaults priced
@@ -87,31 +104,46 @@ def authorise(out_path, family, split, model, cap_micro_usd, cap_tokens, hours, 
     from ._budget import FREE_PRICE, attempt_plan
     from ._prices import load_prices
     from ._project import ProjectLedger, project_dir
+
     if family not in FAMILIES:
         raise InputError(f"--family: expected one of {list(FAMILIES)}, got {family!r}")
     if split not in SPLITS:
         raise InputError(f"--split: expected one of {list(SPLITS)}, got {split!r}")
     if cap_micro_usd < 0 or cap_sandbox_micro_usd < 0 or cap_tokens <= 0 or hours <= 0:
-        raise InputError("--cap-micro-usd >= 0, --cap-sandbox-micro-usd >= 0, --cap-tokens > 0 and --hours > 0 "
-                         "are required")
+        raise InputError(
+            "--cap-micro-usd >= 0, --cap-sandbox-micro-usd >= 0, --cap-tokens > 0 and --hours > 0 are required"
+        )
     if hours > MAX_HOURS:
         raise InputError(f"--hours {hours}: expected at most {MAX_HOURS} (a claim lives at most a year)")
     if plan is None:  # `local`: a model run on this host (llama-cpp), planned at zero cost in the local sandbox
-        plan = attempt_plan(load_prices(), model, sandbox="local" if model == "mock" or local else "modal",
-                            price=FREE_PRICE if local else None)
+        plan = attempt_plan(
+            load_prices(),
+            model,
+            sandbox="local" if model == "mock" or local else "modal",
+            price=FREE_PRICE if local else None,
+        )
     short = _shortfalls(plan, cap_micro_usd, cap_tokens, cap_sandbox_micro_usd)
     if short and not accept_partial_budget:
-        raise InputError(f"{'; '.join(short)} (budget's figure for {plan_text(plan)}): an attempt under this claim "
-                         f"could be planned to halt; raise the caps, or pass --accept-partial-budget (recorded in the "
-                         f"claim)")
+        raise InputError(
+            f"{'; '.join(short)} (budget's figure for {plan_text(plan)}): an attempt under this claim "
+            f"could be planned to halt; raise the caps, or pass --accept-partial-budget (recorded in the "
+            f"claim)"
+        )
     if os.path.exists(out_path):
         raise InputError(f"{out_path}: already exists (a claim file is never overwritten)")
     now = now or datetime.datetime.now(datetime.timezone.utc)
     expires = now + datetime.timedelta(hours=hours)
-    claim = {"id": "clm-" + secrets.token_hex(8), "scope": {"family": family, "split": split, "model": model},
-             "cap_micro_usd": cap_micro_usd, "cap_tokens": cap_tokens, "cap_sandbox_micro_usd": cap_sandbox_micro_usd,
-             "issued": iso(now), "expires": iso(expires), "plan": plan,
-             "partial_budget": {"accepted": bool(short), "shortfalls": short}}
+    claim = {
+        "id": "clm-" + secrets.token_hex(8),
+        "scope": {"family": family, "split": split, "model": model},
+        "cap_micro_usd": cap_micro_usd,
+        "cap_tokens": cap_tokens,
+        "cap_sandbox_micro_usd": cap_sandbox_micro_usd,
+        "issued": iso(now),
+        "expires": iso(expires),
+        "plan": plan,
+        "partial_budget": {"accepted": bool(short), "shortfalls": short},
+    }
     try:
         doc = {"schema": CLAIM_SCHEMA, "claim": claim, "sha256": content_sha256(claim)}
     except NotCanonical as exc:  # a cap past 2^53-1, a model id that is not Unicode text
@@ -145,11 +177,21 @@ def _check_shape(doc, path):
     claim = doc.get("claim") if isinstance(doc, dict) else None
     if not isinstance(doc, dict) or doc.get("schema") != CLAIM_SCHEMA or not isinstance(claim, dict):
         raise ClaimRefused(f"{path}: schema: expected a {CLAIM_SCHEMA} claim file")
-    for key, kind in (("id", str), ("scope", dict), ("cap_micro_usd", int), ("cap_tokens", int),
-                      ("cap_sandbox_micro_usd", int), ("expires", str), ("plan", dict), ("partial_budget", dict)):
+    for key, kind in (
+        ("id", str),
+        ("scope", dict),
+        ("cap_micro_usd", int),
+        ("cap_tokens", int),
+        ("cap_sandbox_micro_usd", int),
+        ("expires", str),
+        ("plan", dict),
+        ("partial_budget", dict),
+    ):
         if not isinstance(claim.get(key), kind) or isinstance(claim.get(key), bool):
-            raise ClaimRefused(f"{path}: claim.{key}: expected {'an integer' if kind is int else kind.__name__}"
-                               + (" (a claim from an older launcher: authorise again)" if key == "plan" else ""))
+            raise ClaimRefused(
+                f"{path}: claim.{key}: expected {'an integer' if kind is int else kind.__name__}"
+                + (" (a claim from an older launcher: authorise again)" if key == "plan" else "")
+            )
 
 
 def read_claim(path) -> dict:
@@ -169,8 +211,9 @@ def check(path, family, split, model, state=None, now=None) -> dict:
     try:
         registered = read_json(issued, "claim")
     except InputError:
-        raise ClaimRefused(f"{path}: claim {claim['id']} was not issued by `fundbook-launch authorise` here "
-                           f"({root})") from None
+        raise ClaimRefused(
+            f"{path}: claim {claim['id']} was not issued by `fundbook-launch authorise` here ({root})"
+        ) from None
     if not isinstance(registered, dict) or registered.get("sha256") != doc["sha256"]:
         raise ClaimRefused(f"{path}: claim {claim['id']} differs from the one issued (edited)")
     scope = claim["scope"]
@@ -181,7 +224,9 @@ def check(path, family, split, model, state=None, now=None) -> dict:
     if now >= _parse_iso(claim.get("expires"), f"{path}: claim.expires"):
         raise ClaimRefused(f"{path}: claim {claim['id']} expired at {claim['expires']}")
     if os.path.lexists(marker_path(root, claim["id"])):
-        raise ClaimRefused(f"{path}: claim {claim['id']} is already consumed (a consumed claim is not permission to retry)")
+        raise ClaimRefused(
+            f"{path}: claim {claim['id']} is already consumed (a consumed claim is not permission to retry)"
+        )
     return doc
 
 
@@ -214,15 +259,16 @@ def put_marker(root, doc, consumption, where):
     try:
         os.link(tmp, marker_path(root, claim_id))  # atomic, and refuses an existing marker
     except FileExistsError:
-        raise ClaimRefused(f"{where}: claim {claim_id} is already consumed (a consumed claim is not permission to "
-                           f"retry)") from None
+        raise ClaimRefused(
+            f"{where}: claim {claim_id} is already consumed (a consumed claim is not permission to retry)"
+        ) from None
     finally:
         os.unlink(tmp)
     fsync_dir(folder)
 
 
 def marker_state(root, claim_id, nonce) -> str:
-    """"ours" (the marker holds this nonce, or cannot be read), "theirs" (another consumption) or "absent"."""
+    """ "ours" (the marker holds this nonce, or cannot be read), "theirs" (another consumption) or "absent"."""
     path = marker_path(root, claim_id)
     if not os.path.lexists(path):
         return "absent"

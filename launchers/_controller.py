@@ -36,8 +36,8 @@ JOURNAL_VALUE_LIMIT = 64 * 1024  # characters of one worker value (arguments, er
 
 @dataclass
 class Limits:
-    worker_seconds: int = 1200      # wall time of the worker, model calls included
-    call_deadline_s: int = 120      # the controller's own bound on one model call
+    worker_seconds: int = 1200  # wall time of the worker, model calls included
+    call_deadline_s: int = 120  # the controller's own bound on one model call
     max_tokens_per_call: int = 2048
     max_calls: int = 400
 
@@ -76,16 +76,19 @@ def count(n, word) -> str:
 
 def packet_text(packet) -> str:
     new = [s["id"] for s in packet["sources"] if s["published_day"] == packet["day"]]
-    return (f"Checkpoint {packet['day']} of {packet['horizon']}: packet {engine.content_sha256(packet)[:12]}; "
-            f"cash {engine.format_cents(packet['cash'])}; {count(len(packet['assets']), 'asset')}, "
-            f"{count(len(packet['quotes']), 'quote')} valid today, {count(len(packet['sources']), 'source')}"
-            + (f" (new today: {', '.join(new)})" if new else ""))
+    return (
+        f"Checkpoint {packet['day']} of {packet['horizon']}: packet {engine.content_sha256(packet)[:12]}; "
+        f"cash {engine.format_cents(packet['cash'])}; {count(len(packet['assets']), 'asset')}, "
+        f"{count(len(packet['quotes']), 'quote')} valid today, {count(len(packet['sources']), 'source')}"
+        + (f" (new today: {', '.join(new)})" if new else "")
+    )
 
 
 @dataclass(frozen=True)
 class Desk:
     """The world and its initialised desk history (`db_path`: new, or a settled one rebuilt to continue an
     attempt, then `retained` is the worker's retained work to stage with the open checkpoint's packet)."""
+
     instance: dict
     db_path: str
     retained: dict = None
@@ -94,6 +97,7 @@ class Desk:
 @dataclass(frozen=True)
 class Timing:
     """The controller's clock and sleep (tests pass their own)."""
+
     clock: object = time.monotonic
     sleep: object = time.sleep
 
@@ -123,8 +127,8 @@ class Controller:
         self.sandbox_seconds = None
         self.sleep = timing.sleep
         self._failures = 0
-        self._reports = 0          # worker reports (tool, invalid, submit) owed to model answers not yet reported
-        self._retained_due = 0     # retained-work messages owed to checkpoints closed
+        self._reports = 0  # worker reports (tool, invalid, submit) owed to model answers not yet reported
+        self._retained_due = 0  # retained-work messages owed to checkpoints closed
         self.released = {}
 
     # -- transcript ------------------------------------------------------------------
@@ -139,7 +143,12 @@ class Controller:
     def run(self) -> dict:
         worker = None
         started = None
-        end = {"status": "infrastructure_interruption", "reason": "", "limit": "infrastructure", "worker_exit_code": None}
+        end = {
+            "status": "infrastructure_interruption",
+            "reason": "",
+            "limit": "infrastructure",
+            "worker_exit_code": None,
+        }
         try:
             packet = self.history.packet()
             self.day = packet["day"]
@@ -160,7 +169,12 @@ class Controller:
         except SandboxError as exc:
             end["reason"] = exc.format_message()
         except BudgetHalt as exc:  # the sandbox's compute does not fit its cap: nothing started
-            end = {"status": "budget_halt", "reason": exc.format_message(), "limit": exc.limit, "worker_exit_code": None}
+            end = {
+                "status": "budget_halt",
+                "reason": exc.format_message(),
+                "limit": exc.limit,
+                "worker_exit_code": None,
+            }
         except (KeyboardInterrupt, Stopped) as exc:
             end = {"status": "operator", "reason": stop_reason(exc), "limit": "operator", "worker_exit_code": None}
         except Exception as exc:  # a host-side failure is still an attempt's end, recorded as such
@@ -168,28 +182,39 @@ class Controller:
         finally:
             problems = []  # cleanup never hides the end: a failing step is added to the reason
             if worker is not None:
+
                 def stop_worker():
                     if end["worker_exit_code"] is None and end["status"] != "completed":
                         worker.kill()
                         end["worker_exit_code"] = worker.wait(5)
                     self.worker_stderr = worker.stderr_tail()
                     worker.close()
+
                 _quietly(stop_worker, "stopping the worker", problems)
             self.released["sandbox"] = _quietly(self.sandbox.shutdown, "shutting the sandbox down", problems)
             _quietly(lambda: self._settle_sandbox(started), "settling the sandbox's compute", problems)
             if hasattr(self.sampler, "close"):
                 self.released["provider_session"] = _quietly(
                     lambda: self.sampler.close(close_status(end["status"]), end["reason"][:200]),
-                    "closing the provider session", problems)
+                    "closing the provider session",
+                    problems,
+                )
             if problems:
                 end["reason"] = (end["reason"] + "; " if end["reason"] else "") + "; ".join(problems)
             if end["status"] == "capacity_block":
                 end["capacity_block"]["released_clients"] = not problems
         info = getattr(self.sampler, "service_info", None)
-        self.journal.write("end", {"termination": end, "worker_stderr": self.worker_stderr,
-                                   "sampling": getattr(self.sampler, "sampling", None),
-                                   "sandbox": dict(self.sandbox.info), "service": info() if info else None,
-                                   "sandbox_seconds": self.sandbox_seconds})
+        self.journal.write(
+            "end",
+            {
+                "termination": end,
+                "worker_stderr": self.worker_stderr,
+                "sampling": getattr(self.sampler, "sampling", None),
+                "sandbox": dict(self.sandbox.info),
+                "service": info() if info else None,
+                "sandbox_seconds": self.sandbox_seconds,
+            },
+        )
         return end
 
     def _settle_sandbox(self, started):
@@ -197,8 +222,9 @@ class Controller:
         if not self.ledger.has_open_sandbox():
             return
         if started is None:  # stopped between the reservation and the start: unknown, kept as a liability
-            self.ledger.mark_unresolved(0, "the sandbox's start was interrupted: its compute is unknown",
-                                        account="sandbox")
+            self.ledger.mark_unresolved(
+                0, "the sandbox's start was interrupted: its compute is unknown", account="sandbox"
+            )
             return
         self.sandbox_seconds = math.ceil(self.clock() - started)
         self.ledger.settle_sandbox(self.sandbox_seconds)
@@ -218,39 +244,72 @@ class Controller:
                     if code == -1:  # Modal ended the sandbox at its timeout
                         raise WorkerLimit()
                     if self.finished:
-                        return {"status": "completed", "reason": "every checkpoint closed; the run is finalised",
-                                "limit": None, "worker_exit_code": code}
-                    return {"status": "worker_exit", "reason": f"the worker exited with code {code} before the last "
-                            f"checkpoint", "limit": "worker_exit_code", "worker_exit_code": code}
+                        return {
+                            "status": "completed",
+                            "reason": "every checkpoint closed; the run is finalised",
+                            "limit": None,
+                            "worker_exit_code": code,
+                        }
+                    return {
+                        "status": "worker_exit",
+                        "reason": f"the worker exited with code {code} before the last checkpoint",
+                        "limit": "worker_exit_code",
+                        "worker_exit_code": code,
+                    }
                 self._handle(worker, msg, deadline)
         except WorkerLimit:
             worker.kill(at_deadline=True)
             code = worker.wait(10)
             what = "no submission" if not self.proposals else f"{self.settled_days} checkpoints settled"
-            return {"status": "worker_limit", "reason": f"the worker reached its {self.limits.worker_seconds}-second "
-                    f"limit ({what})", "limit": "time", "worker_exit_code": code}
+            return {
+                "status": "worker_limit",
+                "reason": f"the worker reached its {self.limits.worker_seconds}-second limit ({what})",
+                "limit": "time",
+                "worker_exit_code": code,
+            }
         except BudgetHalt as exc:
             worker.channel.send({"type": "halt", "reason": "budget"})
             worker.kill()
-            return {"status": "budget_halt", "reason": exc.format_message(), "limit": exc.limit,
-                    "worker_exit_code": worker.wait(10)}
+            return {
+                "status": "budget_halt",
+                "reason": exc.format_message(),
+                "limit": exc.limit,
+                "worker_exit_code": worker.wait(10),
+            }
         except ProtocolError as exc:
             worker.kill()
-            return {"status": "infrastructure_interruption", "reason": str(exc), "limit": "infrastructure",
-                    "worker_exit_code": worker.wait(10)}
+            return {
+                "status": "infrastructure_interruption",
+                "reason": str(exc),
+                "limit": "infrastructure",
+                "worker_exit_code": worker.wait(10),
+            }
         except Interrupted as exc:
             worker.kill()
-            return {"status": "infrastructure_interruption", "reason": exc.reason, "limit": exc.limit,
-                    "worker_exit_code": worker.wait(10)}
+            return {
+                "status": "infrastructure_interruption",
+                "reason": exc.reason,
+                "limit": exc.limit,
+                "worker_exit_code": worker.wait(10),
+            }
         except CapacityBlock as exc:
             worker.kill()
             waited = sum(w["wait_ms"] for w in exc.schedule)
-            return {"status": "capacity_block", "limit": "capacity", "worker_exit_code": worker.wait(10),
-                    "reason": f"the provider refused model call {exc.call} for capacity {len(exc.schedule) + 1} "
-                              f"times over {waited} ms of backoff ({exc.error})",
-                    "capacity_block": {"call": exc.call, "error": exc.error[:300], "backoff_ms": exc.schedule,
-                                       "waited_ms": waited, "calls_answered": self.calls - len(self._unanswered()),
-                                       "released_clients": None}}
+            return {
+                "status": "capacity_block",
+                "limit": "capacity",
+                "worker_exit_code": worker.wait(10),
+                "reason": f"the provider refused model call {exc.call} for capacity {len(exc.schedule) + 1} "
+                f"times over {waited} ms of backoff ({exc.error})",
+                "capacity_block": {
+                    "call": exc.call,
+                    "error": exc.error[:300],
+                    "backoff_ms": exc.schedule,
+                    "waited_ms": waited,
+                    "calls_answered": self.calls - len(self._unanswered()),
+                    "released_clients": None,
+                },
+            }
 
     # -- messages --------------------------------------------------------------------
     def _handle(self, worker, msg, deadline):
@@ -260,24 +319,39 @@ class Controller:
         elif kind == "tool":
             self._report("a tool result")
             code = msg.get("exit_code")
-            call = {"name": bounded(str(msg.get("name")), 200), "arguments": bounded(msg.get("arguments")),
-                    "output": plain(msg.get("output")),
-                    "exit_code": code if isinstance(code, int) and not isinstance(code, bool) else None}
+            call = {
+                "name": bounded(str(msg.get("name")), 200),
+                "arguments": bounded(msg.get("arguments")),
+                "output": plain(msg.get("output")),
+                "exit_code": code if isinstance(code, int) and not isinstance(code, bool) else None,
+            }
             try:
                 shown = protocol.tool_result_text(msg.get("output"))
             except (TypeError, ValueError, RecursionError):
                 shown = None
             if shown is not None and len(shown) > protocol.TOOL_OUTPUT_LIMIT:  # what the model saw: cut, marked
                 call["output"] = bounded(shown, protocol.TOOL_OUTPUT_LIMIT + 128)
-                call["truncated"] = {"shown": protocol.TOOL_OUTPUT_LIMIT,
-                                     "total": len(json.dumps(msg.get("output"), sort_keys=True))}
+                call["truncated"] = {
+                    "shown": protocol.TOOL_OUTPUT_LIMIT,
+                    "total": len(json.dumps(msg.get("output"), sort_keys=True)),
+                }
             else:
                 call["output"] = bounded(call["output"])
             self.step("tool", "", [call])
         elif kind == "invalid":
             self._report("an invalid answer")
-            self.step("tool", "", [{"name": "validate_artefact", "arguments": {},
-                                    "output": bounded(str(msg.get("error")), 4000), "exit_code": 1}])
+            self.step(
+                "tool",
+                "",
+                [
+                    {
+                        "name": "validate_artefact",
+                        "arguments": {},
+                        "output": bounded(str(msg.get("error")), 4000),
+                        "exit_code": 1,
+                    }
+                ],
+            )
         elif kind == "submit":
             self._report("a batch")
             worker.channel.send(self._submit(msg.get("batch")))
@@ -296,8 +370,11 @@ class Controller:
             except engine.DeskError as exc:
                 raise ProtocolError(f"the worker passed a checkpoint the desk cannot close ({exc.message})")
             self._retained_due += 1
-            self.step("evaluator", f"Checkpoint {record['day']} closed without a batch "
-                      f"({bounded(str(msg.get('reason', '')), 200)}).", day=record["day"])
+            self.step(
+                "evaluator",
+                f"Checkpoint {record['day']} closed without a batch ({bounded(str(msg.get('reason', '')), 200)}).",
+                day=record["day"],
+            )
             worker.channel.send({"type": "advanced", "packet": self._next(run)})
         else:
             raise ProtocolError(f"unknown message type {kind!r} from the worker")
@@ -313,15 +390,18 @@ class Controller:
 
     def _retained(self, msg):
         files = msg.get("files")
-        if not isinstance(files, dict) or not all(k in protocol.RETAINED_FILES and isinstance(v, str)
-                                                  for k, v in files.items()):
+        if not isinstance(files, dict) or not all(
+            k in protocol.RETAINED_FILES and isinstance(v, str) for k, v in files.items()
+        ):
             raise ProtocolError(f"retained.files: expected text for some of {list(protocol.RETAINED_FILES)}")
         size = sum(len(v.encode("utf-8")) for v in files.values())
         if size > protocol.RETAINED_LIMIT:
             raise ProtocolError(f"retained work of {size} bytes (limit {protocol.RETAINED_LIMIT})")
         day = msg.get("day")
-        self.retained = {"day": day if isinstance(day, int) and not isinstance(day, bool) else None,
-                         "files": dict(sorted(files.items()))}
+        self.retained = {
+            "day": day if isinstance(day, int) and not isinstance(day, bool) else None,
+            "files": dict(sorted(files.items())),
+        }
         self.journal.write("retained", self.retained)
 
     def _sample(self, msg, deadline):
@@ -329,14 +409,18 @@ class Controller:
             raise BudgetHalt(f"the attempt reached its limit of {self.limits.max_calls} model calls", limit="calls")
         used = self.day_calls.get(self.day, 0)
         if used >= protocol.MAX_CALLS_PER_CHECKPOINT:
-            raise BudgetHalt(f"the worker asked for model call {used + 1} on checkpoint {self.day}; the controller "
-                             f"allows {protocol.MAX_CALLS_PER_CHECKPOINT} (the bound `budget` reserves)", limit="calls")
+            raise BudgetHalt(
+                f"the worker asked for model call {used + 1} on checkpoint {self.day}; the controller "
+                f"allows {protocol.MAX_CALLS_PER_CHECKPOINT} (the bound `budget` reserves)",
+                limit="calls",
+            )
         if deadline - self.clock() < MIN_CALL_SECONDS:
             raise WorkerLimit()  # no time left for a call to finish: do not reserve one
         messages = msg.get("messages")
         if not isinstance(messages, list) or not all(
-                isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
-                for m in messages):
+            isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+            for m in messages
+        ):
             raise ProtocolError("sample.messages: expected a list of {role, content} strings")
         max_tokens = min(int(msg.get("max_tokens") or self.limits.max_tokens_per_call), self.limits.max_tokens_per_call)
         try:
@@ -353,42 +437,73 @@ class Controller:
         except CapacityBlock as exc:
             with critical():  # the liability and the step that shows it: a stop lands before or after both
                 self.ledger.mark_unresolved(call, f"capacity_block: {exc.error}"[:300])
-                self.step("evaluator", f"Model call {call} ended without an answer (capacity_block): the provider "
-                          f"refused it {len(exc.schedule) + 1} times, backing off {[w['wait_ms'] for w in exc.schedule]} "
-                          f"ms; its reservation stays an unresolved liability.",
-                          call={"index": call, "outcome": "capacity_block"})
+                self.step(
+                    "evaluator",
+                    f"Model call {call} ended without an answer (capacity_block): the provider "
+                    f"refused it {len(exc.schedule) + 1} times, backing off {[w['wait_ms'] for w in exc.schedule]} "
+                    f"ms; its reservation stays an unresolved liability.",
+                    call={"index": call, "outcome": "capacity_block"},
+                )
             raise
         except (CallTimeout, SamplerError) as exc:
             reason = "request_timeout" if isinstance(exc, CallTimeout) else "call_failed"
             with critical():  # the ledger's entry and the transcript's step: a stop lands before or after both
                 self.ledger.mark_unresolved(call, f"{reason}: {exc.format_message()}")
-                self.step("evaluator", f"Model call {call} ended without an answer ({reason}): its reservation "
-                          f"stays an unresolved liability.", call={"index": call, "outcome": reason})
+                self.step(
+                    "evaluator",
+                    f"Model call {call} ended without an answer ({reason}): its reservation "
+                    f"stays an unresolved liability.",
+                    call={"index": call, "outcome": reason},
+                )
             self._failures += 1
             if self._failures >= MAX_CONSECUTIVE_CALL_FAILURES:
-                raise Interrupted(f"{self._failures} model calls in a row ended without an answer (last: "
-                                  f"{exc.format_message()})")
+                raise Interrupted(
+                    f"{self._failures} model calls in a row ended without an answer (last: {exc.format_message()})"
+                )
             return {"type": "call_failed", "reason": reason}
         self._failures = 0
         self._reports += 1
         with critical():  # the charge and the transcript's step that shows it: a stop lands before or after both
             note = "cache hit" if completion.cached else completion.stop_reason
             detail = {"cpu_ms": completion.cpu_ms, "reasoning_tokens": getattr(completion, "reasoning_tokens", None)}
-            charge = self.ledger.charge_for(call, completion.tokens_in, completion.tokens_out, note,
-                                            free=completion.cached, cached_in=completion.cache_hit_tokens,
-                                            detail=detail)
+            charge = self.ledger.charge_for(
+                call,
+                completion.tokens_in,
+                completion.tokens_out,
+                note,
+                free=completion.cached,
+                cached_in=completion.cache_hit_tokens,
+                detail=detail,
+            )
             # The step first (it writes ahead, like a batch's intent): a host that dies before the ledger books
             # the charge leaves the answer's figures in the journal, and `recover` books them (Ledger.complete).
-            self.step("model", completion.text, call={
-                "index": call, "request_sha256": prepared.request_sha256, "tokens_in": completion.tokens_in,
-                "tokens_out": completion.tokens_out, "prompt_cache_hit_tokens": charge["cached_tokens_in"],
-                "micro_usd": charge["micro_usd"], "cached": completion.cached, "stop_reason": completion.stop_reason,
-                **({"cpu_ms": charge["cpu_ms"]} if "cpu_ms" in charge else {}),
-                **({"reasoning_tokens": charge["reasoning_tokens"]} if "reasoning_tokens" in charge else {}),
-                **({"backoff_ms": backoff} if backoff else {})})
+            self.step(
+                "model",
+                completion.text,
+                call={
+                    "index": call,
+                    "request_sha256": prepared.request_sha256,
+                    "tokens_in": completion.tokens_in,
+                    "tokens_out": completion.tokens_out,
+                    "prompt_cache_hit_tokens": charge["cached_tokens_in"],
+                    "micro_usd": charge["micro_usd"],
+                    "cached": completion.cached,
+                    "stop_reason": completion.stop_reason,
+                    **({"cpu_ms": charge["cpu_ms"]} if "cpu_ms" in charge else {}),
+                    **({"reasoning_tokens": charge["reasoning_tokens"]} if "reasoning_tokens" in charge else {}),
+                    **({"backoff_ms": backoff} if backoff else {}),
+                },
+            )
             boundary("call:after-step")
-            self.ledger.settle(call, completion.tokens_in, completion.tokens_out, note, free=completion.cached,
-                               cached_in=completion.cache_hit_tokens, detail=detail)
+            self.ledger.settle(
+                call,
+                completion.tokens_in,
+                completion.tokens_out,
+                note,
+                free=completion.cached,
+                cached_in=completion.cache_hit_tokens,
+                detail=detail,
+            )
         return {"type": "completion", "text": completion.text}
 
     def _call(self, call, prepared, seconds):
@@ -410,17 +525,21 @@ class Controller:
                 self.journal.write("backoff", {"call": call, "wait_ms": wait, "error": error[:300]})
                 self.sleep(wait / 1000)
                 continue
-            self.journal.write("latency", {"call": call, "ms": int((time.monotonic() - started) * 1000),
-                                           "retries": len(schedule)})
+            self.journal.write(
+                "latency", {"call": call, "ms": int((time.monotonic() - started) * 1000), "retries": len(schedule)}
+            )
             return completion, schedule
 
     def _submit(self, batch):
         hashable = _hashable(batch)
         day = batch.get("day") if isinstance(batch, dict) else None
-        proposal = {"index": len(self.proposals), "step": len(self.steps),
-                    "day": day if isinstance(day, int) and _hashable(day) else None,
-                    "batch_sha256": engine.content_sha256(batch) if hashable else None,
-                    "batch": bounded(batch, 2 * MAX_BATCH_BYTES)}  # a larger batch is refused by the desk anyway
+        proposal = {
+            "index": len(self.proposals),
+            "step": len(self.steps),
+            "day": day if isinstance(day, int) and _hashable(day) else None,
+            "batch_sha256": engine.content_sha256(batch) if hashable else None,
+            "batch": bounded(batch, 2 * MAX_BATCH_BYTES),
+        }  # a larger batch is refused by the desk anyway
         self.proposals.append(proposal)
         self.journal.write("submit", proposal)  # write-ahead: the journal knows of a batch before the desk does
         with critical():  # the desk's commit and the journal of its answer: a stop lands before or after both
@@ -434,8 +553,10 @@ class Controller:
                 rejected = exc.message
             else:
                 rejected = None
-                proposal.update(outcome="accepted", decisions=[
-                    {k: d.get(k) for k in ("action", "type", "decision", "reason")} for d in decisions])
+                proposal.update(
+                    outcome="accepted",
+                    decisions=[{k: d.get(k) for k in ("action", "type", "decision", "reason")} for d in decisions],
+                )
                 self.journal.write("proposal", proposal)
         if rejected is not None:
             self.step("evaluator", f"Batch rejected whole: {rejected}")
@@ -444,9 +565,14 @@ class Controller:
         self.settled_days += 1
         self._retained_due += 1
         refused = [f"{d['action']} {d['reason']}" for d in decisions if d["decision"] == "REFUSED"]
-        self.step("evaluator", f"Checkpoint {record['day']}: batch accepted; {count(accepted, 'action')} accepted, "
-                  f"{len(refused)} refused" + (f" ({'; '.join(refused)})" if refused else "") +
-                  f"; closing cash {engine.format_cents(record['cash'])}.", day=record["day"])
+        self.step(
+            "evaluator",
+            f"Checkpoint {record['day']}: batch accepted; {count(accepted, 'action')} accepted, "
+            f"{len(refused)} refused"
+            + (f" ({'; '.join(refused)})" if refused else "")
+            + f"; closing cash {engine.format_cents(record['cash'])}.",
+            day=record["day"],
+        )
         return {"type": "accepted", "decisions": decisions, "packet": self._next(run)}
 
     def _next(self, run):
@@ -486,4 +612,3 @@ def _hashable(obj):
         return True
     except (ValueError, TypeError):
         return False
-

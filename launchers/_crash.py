@@ -20,25 +20,25 @@ import signal
 
 DIE_AT = "FUNDBOOK_LAUNCH_DIE_AT"
 BOUNDARIES = (
-    "consume:before-start",      # the attempt's folder and desk history exist; nothing journaled
-    "consume:before-marker",     # the start (claim, nonce) is journaled; the claim is not consumed yet
-    "consume:marker-written",    # the consumed marker's content is written beside it, not yet in place
-    "consume:after-marker",      # the claim is consumed; the journal does not say so yet
-    "consume:after-journal",     # the consumption is journaled; the project ledger has not seen the claim
-    "project:after-open",        # the project ledger holds the claim; the journal does not say so yet
-    "project:after-journal",     # the project entry is journaled; the attempt is about to start
-    "call:after-step",           # a model answer's step is journaled with its charge; the ledger has not booked it
-    "settle:after-charge",       # the call's charge is in the ledger; its release is not
+    "consume:before-start",  # the attempt's folder and desk history exist; nothing journaled
+    "consume:before-marker",  # the start (claim, nonce) is journaled; the claim is not consumed yet
+    "consume:marker-written",  # the consumed marker's content is written beside it, not yet in place
+    "consume:after-marker",  # the claim is consumed; the journal does not say so yet
+    "consume:after-journal",  # the consumption is journaled; the project ledger has not seen the claim
+    "project:after-open",  # the project ledger holds the claim; the journal does not say so yet
+    "project:after-journal",  # the project entry is journaled; the attempt is about to start
+    "call:after-step",  # a model answer's step is journaled with its charge; the ledger has not booked it
+    "settle:after-charge",  # the call's charge is in the ledger; its release is not
     "settle:after-sandbox-charge",  # the sandbox's charge is in the ledger; its release is not
-    "record:after-files",        # transcript, receipts and retained work written; no record.json yet
-    "record:after-record",       # record.json is in place; the project ledger is not settled yet
-    "record:after-settle",       # the project ledger is settled; the working files are still there
+    "record:after-files",  # transcript, receipts and retained work written; no record.json yet
+    "record:after-record",  # record.json is in place; the project ledger is not settled yet
+    "record:after-settle",  # the project ledger is settled; the working files are still there
     "record:after-desk-removed",  # desk.sqlite removed; the journal still there
-    "record:after-cleanup",      # the working files and the lock are gone; the folder is not renamed yet
-    "record:after-rename",       # the folder has its final name
+    "record:after-cleanup",  # the working files and the lock are gone; the folder is not renamed yet
+    "record:after-rename",  # the folder has its final name
 )
 RECOVER_BOUNDARIES = (
-    "recover:after-ledger",      # recover completed the half-settled calls in ledger.jsonl; no record yet
+    "recover:after-ledger",  # recover completed the half-settled calls in ledger.jsonl; no record yet
 )
 _passed = {}
 

@@ -49,16 +49,20 @@ def check_tinker(environ=None) -> str:
     key = environ.get("TINKER_API_KEY")
     if key:
         if not TINKER_KEY.fullmatch(key):
-            raise InputError("TINKER_API_KEY: not a tinker key (expected 'tml-' followed by letters and digits, or a "
-                             "JWT starting 'eyJ')")
+            raise InputError(
+                "TINKER_API_KEY: not a tinker key (expected 'tml-' followed by letters and digits, or a "
+                "JWT starting 'eyJ')"
+            )
         return "TINKER_API_KEY"
     if (environ.get("TINKER_CREDENTIAL_CMD") or "").strip():
         return "TINKER_CREDENTIAL_CMD"
     stored = tinker_stored_path(environ)
     if os.path.isfile(stored) and os.path.getsize(stored) > 0:
         return stored
-    raise InputError("TINKER_API_KEY: not set, nor TINKER_CREDENTIAL_CMD, nor a key stored by `tinker auth login` "
-                     f"({stored}): the tinker sampler has no credential (checked before the claim is spent)")
+    raise InputError(
+        "TINKER_API_KEY: not set, nor TINKER_CREDENTIAL_CMD, nor a key stored by `tinker auth login` "
+        f"({stored}): the tinker sampler has no credential (checked before the claim is spent)"
+    )
 
 
 def _token_pair(token_id, secret, where):
@@ -83,13 +87,17 @@ def check_modal(environ=None) -> str:
         return "MODAL_TOKEN_ID"
     if any(oauth) or oauth_secret:
         if not all(oauth) or not oauth_secret:
-            raise InputError("MODAL_OAUTH_*: incomplete (the refresh token, the client id and a client secret or JWT "
-                             "key are all needed)")
+            raise InputError(
+                "MODAL_OAUTH_*: incomplete (the refresh token, the client id and a client secret or JWT "
+                "key are all needed)"
+            )
         return "MODAL_OAUTH_REFRESH_TOKEN"
     path = modal_config_path(environ)
     if not os.path.exists(path):
-        raise InputError(f"MODAL_TOKEN_ID: not set, and no {path} (`modal token set`): the modal sandbox has no "
-                         f"credentials (checked before anything is spent)")
+        raise InputError(
+            f"MODAL_TOKEN_ID: not set, and no {path} (`modal token set`): the modal sandbox has no "
+            f"credentials (checked before anything is spent)"
+        )
     try:
         config = tomllib.loads(read_bytes(path, "option", 1 << 20).decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -100,8 +108,9 @@ def check_modal(environ=None) -> str:
     if profile is None:
         raise InputError(f"{path}: no profile [{name}] (MODAL_PROFILE or the active one)")
     token_id, secret = profile.get("token_id"), profile.get("token_secret")
-    _token_pair(token_id if isinstance(token_id, str) else None, secret if isinstance(secret, str) else None,
-                f"{path} [{name}]")
+    _token_pair(
+        token_id if isinstance(token_id, str) else None, secret if isinstance(secret, str) else None, f"{path} [{name}]"
+    )
     return path
 
 
@@ -110,11 +119,18 @@ def check_api(sampler_name, environ=None):
     FUNDBOOK_OPENAI_COMPATIBLE_API_KEY of an OpenAI-compatible server (printable, no spaces). Its variable's name,
     or None for a server without a key."""
     from . import _sampler_anthropic, _sampler_api, _sampler_openai, _sampler_openai_compatible
+
     environ = os.environ if environ is None else environ
-    mod = {"openai": _sampler_openai, "anthropic": _sampler_anthropic,
-           "openai-compatible": _sampler_openai_compatible}[sampler_name]
-    value = _sampler_api.check_key(environ, mod.KEY_VARIABLE, sampler_name, getattr(mod, "KEY_SHAPE", None),
-                                   required=sampler_name != "openai-compatible")
+    mod = {"openai": _sampler_openai, "anthropic": _sampler_anthropic, "openai-compatible": _sampler_openai_compatible}[
+        sampler_name
+    ]
+    value = _sampler_api.check_key(
+        environ,
+        mod.KEY_VARIABLE,
+        sampler_name,
+        getattr(mod, "KEY_SHAPE", None),
+        required=sampler_name != "openai-compatible",
+    )
     return mod.KEY_VARIABLE if value else None
 
 

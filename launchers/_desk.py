@@ -49,8 +49,10 @@ def rebuild(history, instance, horizon, salt, receipts, head):
             raise InputError("the attempt's run is finalised: there is nothing to continue")
     run = history.load()[1]
     if run.head != head:
-        raise InputError(f"rebuilding the settled history reached {run.head['hash'][:12]} at size {run.head['size']}, "
-                         f"the record says {head['hash'][:12]} at size {head['size']}")
+        raise InputError(
+            f"rebuilding the settled history reached {run.head['hash'][:12]} at size {run.head['size']}, "
+            f"the record says {head['hash'][:12]} at size {head['size']}"
+        )
     return run
 
 
@@ -58,13 +60,18 @@ def counts(receipts) -> dict:
     """What the receipts say was settled: checkpoints with a batch, actions accepted and refused, the batches."""
     batches = [r for r in receipts if r["kind"] == "BATCH"]
     actions = [r for r in receipts if r["kind"] == "ACTION"]
-    return {"settled_days": len(batches),
-            "accepted_actions": sum(1 for r in actions if r["payload"].get("decision") == "ACCEPTED"),
-            "refused_actions": sum(1 for r in actions if r["payload"].get("decision") != "ACCEPTED"),
-            "batches": [(r["day"], engine.content_sha256(r["payload"]["batch"])) for r in batches],
-            "skipped_days": [r["day"] for r in receipts if r["kind"] == "CLOSE"
-                             and r["payload"].get("phase") == "checkpoint" and not r["payload"].get("batch")],
-            "finalised": any(r["kind"] == "FINAL" for r in receipts)}
+    return {
+        "settled_days": len(batches),
+        "accepted_actions": sum(1 for r in actions if r["payload"].get("decision") == "ACCEPTED"),
+        "refused_actions": sum(1 for r in actions if r["payload"].get("decision") != "ACCEPTED"),
+        "batches": [(r["day"], engine.content_sha256(r["payload"]["batch"])) for r in batches],
+        "skipped_days": [
+            r["day"]
+            for r in receipts
+            if r["kind"] == "CLOSE" and r["payload"].get("phase") == "checkpoint" and not r["payload"].get("batch")
+        ],
+        "finalised": any(r["kind"] == "FINAL" for r in receipts),
+    }
 
 
 def decisions_after(receipts, batch_index):
@@ -78,6 +85,12 @@ def decisions_after(receipts, batch_index):
             continue
         if seen == batch_index and r["kind"] == "ACTION":
             p = r["payload"]
-            out.append({"action": p["action"].get("id"), "type": p.get("type"), "decision": p.get("decision"),
-                        "reason": p.get("reason")})
+            out.append(
+                {
+                    "action": p["action"].get("id"),
+                    "type": p.get("type"),
+                    "decision": p.get("decision"),
+                    "reason": p.get("reason"),
+                }
+            )
     return out

@@ -12,8 +12,14 @@ import re
 
 from ._errors import InputError
 
-ALLOWED = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "FUNDBOOK_OPENAI_COMPATIBLE_API_KEY", "OPENAI_BASE_URL",
-           "ANTHROPIC_BASE_URL", "FUNDBOOK_OPENAI_BASE_URL")
+ALLOWED = (
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "FUNDBOOK_OPENAI_COMPATIBLE_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_BASE_URL",
+    "FUNDBOOK_OPENAI_BASE_URL",
+)
 MAX_BYTES = 64 * 1024
 LINE = re.compile(r"([A-Z_][A-Z0-9_]{0,127})=([!#-&(-~]{1,4096})")  # printable ASCII but space and quotes
 
@@ -30,7 +36,7 @@ def read_env_file(path) -> dict:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
+        line = data[: exc.start].count(b"\n") + 1
         raise InputError(f"--env-file {path}: line {line}: not UTF-8 text") from None
     out = {}
     for number, line in enumerate(text.split("\n"), 1):
@@ -39,12 +45,16 @@ def read_env_file(path) -> dict:
             continue
         m = LINE.fullmatch(line)
         if not m:
-            raise InputError(f"--env-file {path}: line {number}: expected KEY=VALUE (a name of capitals, digits and "
-                             f"'_', then printable ASCII without spaces or quotes)")
+            raise InputError(
+                f"--env-file {path}: line {number}: expected KEY=VALUE (a name of capitals, digits and "
+                f"'_', then printable ASCII without spaces or quotes)"
+            )
         key, value = m.groups()
         if key not in ALLOWED:
-            raise InputError(f"--env-file {path}: line {number}: {key} is not a provider variable (expected one of "
-                             f"{', '.join(ALLOWED)})")
+            raise InputError(
+                f"--env-file {path}: line {number}: {key} is not a provider variable (expected one of "
+                f"{', '.join(ALLOWED)})"
+            )
         if key in out:
             raise InputError(f"--env-file {path}: line {number}: {key} is set twice")
         out[key] = value
@@ -55,6 +65,7 @@ def environment(path, base=None) -> dict:
     """The environment a provider reads: `base` (default os.environ) with the file's variables over it; None
     without a file (the provider reads os.environ itself)."""
     import os
+
     if path is None:
         return None
     return dict(os.environ if base is None else base, **read_env_file(path))

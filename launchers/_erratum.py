@@ -33,9 +33,11 @@ from .worker import prompt
 GRAMMAR_1 = "fundbook.desk-grammar/1"
 SCHEMA = "fundbook.grammar-erratum/1"
 DATE = "2026-12-07"  # the day the defect was published as an erratum (a fixed input, never the wall clock)
-FINDING = ("Grammar 1 listed only BUFFER_BREACH among the breach codes a report could state, while the engine also "
-           "books SETTLEMENT_FAIL, and could not name an approval opened the same day: on those days no answer the "
-           "model could decode stated the truthful report.")
+FINDING = (
+    "Grammar 1 listed only BUFFER_BREACH among the breach codes a report could state, while the engine also "
+    "books SETTLEMENT_FAIL, and could not name an approval opened the same day: on those days no answer the "
+    "model could decode stated the truthful report."
+)
 
 
 def decoded_under_grammar_1(content) -> bool:
@@ -96,28 +98,49 @@ def attempt_erratum(record_path) -> dict:
     result, days = _replay(content)
     recorded = content.get("result") or {}
     if result is not None and (result["status"], result["verdict"], (result["score"] or {}).get("points")) != (
-            recorded.get("status"), recorded.get("verdict"), (recorded.get("score") or {}).get("points")):
-        raise InputError(f"{record_path}: content.result: the replayed batches grade to {engine.score_text(result)}, "
-                         f"the record says {engine.score_text(recorded)}")
+        recorded.get("status"),
+        recorded.get("verdict"),
+        (recorded.get("score") or {}).get("points"),
+    ):
+        raise InputError(
+            f"{record_path}: content.result: the replayed batches grade to {engine.score_text(result)}, "
+            f"the record says {engine.score_text(recorded)}"
+        )
     inexpressible = []
     for day, view, gold, batch in days:
         why = _refusals(_grammar_v1.batch_schema(view), gold, day)
         if why:
             inexpressible.append({"day": day, "reasons": why, "batch": "accepted" if batch else "missing"})
-    truthful = {d["day"]: next(g for day, _, g, _ in days if day == d["day"]) for d in inexpressible
-                if d["batch"] == "accepted"}
-    entry = {"attempt_id": content["attempt_id"], "model": content["model"]["id"],
-             "world": f"{content['task']['family']}-seed-{content['task']['seed']}",
-             "termination": content["termination"]["status"], "status": None, "verdict": None, "points": None,
-             "inexpressible_days": inexpressible, "bound": None}
+    truthful = {
+        d["day"]: next(g for day, _, g, _ in days if day == d["day"]) for d in inexpressible if d["batch"] == "accepted"
+    }
+    entry = {
+        "attempt_id": content["attempt_id"],
+        "model": content["model"]["id"],
+        "world": f"{content['task']['family']}-seed-{content['task']['seed']}",
+        "termination": content["termination"]["status"],
+        "status": None,
+        "verdict": None,
+        "points": None,
+        "inexpressible_days": inexpressible,
+        "bound": None,
+    }
     if result is None:  # ended without a result: nothing graded, so no points to bound
         return entry
     bound, _ = _replay(content, truthful) if truthful else (result, None)
     points = result["score"]["points"] if result["score"] else None
     bound_points = bound["score"]["points"] if bound["score"] else None
-    return dict(entry, status=result["status"], verdict=result["verdict"], points=points,
-                bound={"points": bound_points, "verdict": bound["verdict"],
-                       "withheld_at_most": None if points is None else bound_points - points})
+    return dict(
+        entry,
+        status=result["status"],
+        verdict=result["verdict"],
+        points=points,
+        bound={
+            "points": bound_points,
+            "verdict": bound["verdict"],
+            "withheld_at_most": None if points is None else bound_points - points,
+        },
+    )
 
 
 def erratum(attempts_dir) -> dict:
@@ -131,8 +154,16 @@ def erratum(attempts_dir) -> dict:
         if decoded_under_grammar_1(content):
             entries.append(attempt_erratum(path))
     affected = [e for e in entries if e["inexpressible_days"]]
-    return {"schema": SCHEMA, "date": DATE, "grammar": GRAMMAR_1, "finding": FINDING,
-            "attempts": entries,
-            "summary": {"attempts": len(entries), "with_inexpressible_days": len(affected),
-                        "inexpressible_days": sum(len(e["inexpressible_days"]) for e in entries),
-                        "withheld_at_most": sum((e["bound"] or {}).get("withheld_at_most") or 0 for e in entries)}}
+    return {
+        "schema": SCHEMA,
+        "date": DATE,
+        "grammar": GRAMMAR_1,
+        "finding": FINDING,
+        "attempts": entries,
+        "summary": {
+            "attempts": len(entries),
+            "with_inexpressible_days": len(affected),
+            "inexpressible_days": sum(len(e["inexpressible_days"]) for e in entries),
+            "withheld_at_most": sum((e["bound"] or {}).get("withheld_at_most") or 0 for e in entries),
+        },
+    }

@@ -29,10 +29,15 @@ from ._staging import worker_identity
 FREEZE_SCHEMA = "fundbook.freeze/1"
 DEVIATIONS_SCHEMA = "fundbook.deviations/1"
 DEVIATIONS_NAME = "deviations.json"
-MEMBERSHIP = ("models", "families", "seeds")           # what runs must be one of the frozen values
+MEMBERSHIP = ("models", "families", "seeds")  # what runs must be one of the frozen values
 AT_MOST = ("caps.claim_micro_usd", "caps.claim_tokens", "caps.claim_sandbox_micro_usd")  # a claim may be smaller
-NOT_COMPARED = ("config_hash", "intervention_policy", "caps.project_micro_usd", "caps.project_sandbox_micro_usd",
-                "code.commit")  # derived, or not a property of one attempt; code.trees are compared instead
+NOT_COMPARED = (
+    "config_hash",
+    "intervention_policy",
+    "caps.project_micro_usd",
+    "caps.project_sandbox_micro_usd",
+    "code.commit",
+)  # derived, or not a property of one attempt; code.trees are compared instead
 # pilot.*: the pilot's terms gate confirmatory attempts (`_pilot.require`); they are not a property of one attempt
 # tiers.*: the tier plan admits or refuses a confirmatory seed (`_tiers.admit`), from the records' spend
 # intervention.*: enforced across attempts (`_attempt`'s check of a continuation), not a property of one attempt
@@ -47,19 +52,45 @@ def identity() -> dict:
     code = code_revision()
     eng = engine_identity()
     pk = packages()
-    return {"code": {"commit": code["commit"], "trees": code["trees"]}, **worker_identity(),
-            "engine": {"bundle_sha256": eng["bundle_sha256"], "manifest_sha256": eng["manifest_sha256"]},
-            "packages": {"tinker": pk["tinker"], "modal": pk["modal"]}}
+    return {
+        "code": {"commit": code["commit"], "trees": code["trees"]},
+        **worker_identity(),
+        "engine": {"bundle_sha256": eng["bundle_sha256"], "manifest_sha256": eng["manifest_sha256"]},
+        "packages": {"tinker": pk["tinker"], "modal": pk["modal"]},
+    }
 
 
-def content(*, config, models, provider, prices, families, split, seeds, caps, intervention_policy,
-            pilot=None, intervention=None, tiers=None) -> dict:
+def content(
+    *,
+    config,
+    models,
+    provider,
+    prices,
+    families,
+    split,
+    seeds,
+    caps,
+    intervention_policy,
+    pilot=None,
+    intervention=None,
+    tiers=None,
+) -> dict:
     """The frozen (or, for an attempt, the current) fields. `prices`: {"models": {id: row}, "sandbox": {...},
     "table_sha256"}. `pilot` (the freeze only): whether a passing pilot gates confirmatory attempts, its
     criteria and the cost estimate it is held to (`_pilot.terms`)."""
-    body = {**identity(), "config": config, "config_hash": content_sha256(config), "models": sorted(models),
-            "provider": provider, "prices": prices, "families": sorted(families), "split": split,
-            "seeds": sorted(seeds), "caps": caps, "intervention_policy": intervention_policy}
+    body = {
+        **identity(),
+        "config": config,
+        "config_hash": content_sha256(config),
+        "models": sorted(models),
+        "provider": provider,
+        "prices": prices,
+        "families": sorted(families),
+        "split": split,
+        "seeds": sorted(seeds),
+        "caps": caps,
+        "intervention_policy": intervention_policy,
+    }
     if pilot is not None:
         body["pilot"] = pilot
     if intervention is not None:  # the policy's enforced part: {"max_resumes": N} continuations of one attempt
@@ -72,12 +103,15 @@ def content(*, config, models, provider, prices, families, split, seeds, caps, i
 def write_freeze(path, body) -> dict:
     """Write a new freeze (never over an existing one); refuses a dirty tree or an engine unlike the published one."""
     if os.path.exists(path):
-        raise FreezeRefused(f"{path}: a freeze exists and is never edited (record a change with `fundbook-launch "
-                            f"deviate`)")
+        raise FreezeRefused(
+            f"{path}: a freeze exists and is never edited (record a change with `fundbook-launch deviate`)"
+        )
     code = code_revision()
     if code["dirty"] is not False:
-        raise FreezeRefused("the working tree has uncommitted changes outside runs/ (or is not a git checkout): "
-                            "freeze committed code only")
+        raise FreezeRefused(
+            "the working tree has uncommitted changes outside runs/ (or is not a git checkout): "
+            "freeze committed code only"
+        )
     eng = engine_identity()
     if not eng["sources_match"]:
         raise FreezeRefused(f"the engine is not the published one ({eng['mismatch']}): `make build-runs` and commit")
@@ -117,15 +151,20 @@ def load(path):
     entries = []
     if os.path.exists(dev_path):
         dev = _read_json(dev_path, "deviations")
-        if not isinstance(dev, dict) or dev.get("schema") != DEVIATIONS_SCHEMA or not isinstance(dev.get("entries"), list):
+        if (
+            not isinstance(dev, dict)
+            or dev.get("schema") != DEVIATIONS_SCHEMA
+            or not isinstance(dev.get("entries"), list)
+        ):
             raise FreezeRefused(f"{dev_path}: schema: expected {DEVIATIONS_SCHEMA}")
         if dev.get("freeze_sha256") != doc["content_sha256"]:
             raise FreezeRefused(f"{dev_path}: freeze_sha256 names another freeze than {path}")
         entries = dev["entries"]
         for i, entry in enumerate(entries):
             if not isinstance(entry, dict) or not isinstance(entry.get("field"), str):
-                raise FreezeRefused(f"{dev_path}: entries[{i}]: expected a deviation {{date, field, original, "
-                                    f"effective, reason}}")
+                raise FreezeRefused(
+                    f"{dev_path}: entries[{i}]: expected a deviation {{date, field, original, effective, reason}}"
+                )
     return doc, entries
 
 
@@ -168,15 +207,22 @@ def deviate(freeze_path, field, effective, reason, now=None) -> dict:
         raise InputError(f"--effective: equals the frozen value of {field}: nothing deviates")
     if not reason.strip():
         raise InputError("--reason: say why (a deviation without a reason is not recorded)")
-    entry = {"date": now or now_iso(), "field": field, "original": original, "effective": effective,
-             "reason": reason.strip()}
+    entry = {
+        "date": now or now_iso(),
+        "field": field,
+        "original": original,
+        "effective": effective,
+        "reason": reason.strip(),
+    }
     try:
         canonical_json(entry)
     except NotCanonical as exc:  # a lone surrogate, a float, an integer past 2^53-1
         raise InputError(f"--effective/--reason: cannot be recorded ({str(exc).removeprefix('$.')})")
     entries = entries + [entry]
-    _write(deviations_path(freeze_path), {"schema": DEVIATIONS_SCHEMA, "freeze_sha256": doc["content_sha256"],
-                                          "entries": entries})
+    _write(
+        deviations_path(freeze_path),
+        {"schema": DEVIATIONS_SCHEMA, "freeze_sha256": doc["content_sha256"], "entries": entries},
+    )
     return entry
 
 
@@ -206,8 +252,9 @@ def project_caps(doc, entries, where) -> dict:
     for name in ("project_micro_usd", "project_sandbox_micro_usd"):
         value = effective(doc, entries, "caps." + name)
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise FreezeRefused(f"{where}: caps.{name}: expected a non-negative integer (frozen or deviated), "
-                                f"got {_show(value)}")
+            raise FreezeRefused(
+                f"{where}: caps.{name}: expected a non-negative integer (frozen or deviated), got {_show(value)}"
+            )
         caps[name] = value
     return caps
 
@@ -234,18 +281,26 @@ def check(doc, entries, current, where) -> list:
         if field in MEMBERSHIP:
             for item in have or []:
                 if item not in (want or []) and not allowed(field, lambda eff, item=item: item in (eff or [])):
-                    raise FreezeRefused(f"{where}: {field}: {item!r} is not among the frozen {want!r} (no "
-                                        f"deviation allows it)")
+                    raise FreezeRefused(
+                        f"{where}: {field}: {item!r} is not among the frozen {want!r} (no deviation allows it)"
+                    )
             continue
         if field in AT_MOST:
-            if have is not None and want is not None and have > want and not allowed(
-                    field, lambda eff: isinstance(eff, int) and have <= eff):
-                raise FreezeRefused(f"{where}: {field}: this claim's {have} is above the frozen {want} (no deviation "
-                                    f"allows it)")
+            if (
+                have is not None
+                and want is not None
+                and have > want
+                and not allowed(field, lambda eff: isinstance(eff, int) and have <= eff)
+            ):
+                raise FreezeRefused(
+                    f"{where}: {field}: this claim's {have} is above the frozen {want} (no deviation allows it)"
+                )
             continue
         if want != have and not allowed(field, lambda eff: eff == have):
-            raise FreezeRefused(f"{where}: {field}: frozen {_show(want)}, this attempt has {_show(have)} (record a "
-                                f"deviation with `fundbook-launch deviate` or run what was frozen)")
+            raise FreezeRefused(
+                f"{where}: {field}: frozen {_show(want)}, this attempt has {_show(have)} (record a "
+                f"deviation with `fundbook-launch deviate` or run what was frozen)"
+            )
     for model, row in (current.get("prices", {}).get("models") or {}).items():
         field = f"prices.models.{model}"
         want = (doc["content"].get("prices", {}).get("models") or {}).get(model)
@@ -256,8 +311,14 @@ def check(doc, entries, current, where) -> list:
 
 def _kind(value):
     """The JSON type of a value, as a deviation must keep it."""
-    for kind, types in (("a boolean", bool), ("an integer", int), ("a number", float), ("a string", str),
-                        ("a list", list), ("an object", dict)):
+    for kind, types in (
+        ("a boolean", bool),
+        ("an integer", int),
+        ("a number", float),
+        ("a string", str),
+        ("a list", list),
+        ("an object", dict),
+    ):
         if isinstance(value, types):
             return kind
     return "null"

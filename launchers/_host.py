@@ -28,9 +28,9 @@ from ._errors import InputError
 
 LOW_BATTERY_PERCENT = 20
 MIB = 1024 * 1024
-TOKEN_BYTES = 32            # planning bound: bytes of answer text per output token
-STEP_PAYLOAD = 64 * 1024    # the controller's bound on one journaled worker value (tool output, arguments, batch)
-STEP_OVERHEAD = 4096        # a step's own fields, evaluator text, journal framing
+TOKEN_BYTES = 32  # planning bound: bytes of answer text per output token
+STEP_PAYLOAD = 64 * 1024  # the controller's bound on one journaled worker value (tool output, arguments, batch)
+STEP_OVERHEAD = 4096  # a step's own fields, evaluator text, journal framing
 
 
 def worst_case_bytes(limits, horizon, calls_per_checkpoint=8, retained_limit=65536) -> int:
@@ -103,8 +103,14 @@ class Host:
         if self.system() == "Darwin" and shutil.which("caffeinate"):
             argv, what = ["caffeinate", "-i", "-s", "-w", str(os.getpid())], "caffeinate"
         elif shutil.which("systemd-inhibit"):
-            argv = ["systemd-inhibit", "--what=sleep:idle:handle-lid-switch", "--who=fundbook-launch",
-                    f"--why={why}", "--mode=block", "cat"]
+            argv = [
+                "systemd-inhibit",
+                "--what=sleep:idle:handle-lid-switch",
+                "--who=fundbook-launch",
+                f"--why={why}",
+                "--mode=block",
+                "cat",
+            ]
             what = "systemd-inhibit"
         else:
             return None
@@ -117,8 +123,9 @@ class Host:
             err = proc.stderr.read().decode("utf-8", "replace").strip().splitlines()
             for stream in (proc.stdin, proc.stderr):
                 stream.close()
-            raise InputError(f"host: cannot inhibit sleep ({what} exited {proc.returncode}: "
-                             f"{err[0][:160] if err else 'no message'})")
+            raise InputError(
+                f"host: cannot inhibit sleep ({what} exited {proc.returncode}: {err[0][:160] if err else 'no message'})"
+            )
         return Inhibitor(proc, what)
 
     def free_bytes(self, folder) -> int:
@@ -133,12 +140,14 @@ def read_power_supply(root) -> dict:
         return {"on_battery": False, "percent": None, "source": f"no {root} (no battery)"}
     batteries, mains_online = [], False
     for name in names:
+
         def read(field, name=name):
             try:
                 with open(os.path.join(root, name, field), encoding="ascii", errors="replace") as fh:
                     return fh.read(64).strip()
             except OSError:
                 return ""
+
         kind = read("type")
         if kind == "Battery":
             capacity = read("capacity")
@@ -150,9 +159,13 @@ def read_power_supply(root) -> dict:
     discharging = any(status == "Discharging" for _, status, _ in batteries)
     percents = [p for _, _, p in batteries if p is not None]
     on_battery = discharging and not mains_online
-    return {"on_battery": on_battery, "percent": min(percents) if percents else None,
-            "source": f"{root}: " + ", ".join(f"{n} {s or '?'} {p if p is not None else '?'}%" for n, s, p in batteries)
-            + ("; mains online" if mains_online else "")}
+    return {
+        "on_battery": on_battery,
+        "percent": min(percents) if percents else None,
+        "source": f"{root}: "
+        + ", ".join(f"{n} {s or '?'} {p if p is not None else '?'}%" for n, s, p in batteries)
+        + ("; mains online" if mains_online else ""),
+    }
 
 
 def parse_pmset(text) -> dict:
@@ -176,23 +189,35 @@ def preflight(folder, need_bytes, why, host=None) -> tuple:
     host = host or DEFAULT
     power = host.power()
     if power["on_battery"]:
-        raise InputError(f"host: running on battery power ({power['source']}): an attempt waits for mains power, "
-                         f"before its claim is spent")
+        raise InputError(
+            f"host: running on battery power ({power['source']}): an attempt waits for mains power, "
+            f"before its claim is spent"
+        )
     if power["percent"] is not None and power["percent"] < LOW_BATTERY_PERCENT:
-        raise InputError(f"host: battery at {power['percent']} % (below {LOW_BATTERY_PERCENT} %; {power['source']}): "
-                         f"charge it before an attempt")
+        raise InputError(
+            f"host: battery at {power['percent']} % (below {LOW_BATTERY_PERCENT} %; {power['source']}): "
+            f"charge it before an attempt"
+        )
     free = host.free_bytes(folder)
     if free < need_bytes:
-        raise InputError(f"host: {free:,} bytes free in {folder}, the attempt's worst-case journal and record need "
-                         f"{need_bytes:,}: free some space (or lower --max-calls / --max-tokens)")
+        raise InputError(
+            f"host: {free:,} bytes free in {folder}, the attempt's worst-case journal and record need "
+            f"{need_bytes:,}: free some space (or lower --max-calls / --max-tokens)"
+        )
     sleep = host.can_sleep()
     inhibitor = None
     if sleep["can_sleep"] is not False:
         inhibitor = host.inhibit(why)
         if inhibitor is None:
-            raise InputError(f"host: it can suspend ({sleep['source']}) and nothing here can inhibit that for the "
-                             f"attempt's duration (no systemd-inhibit or caffeinate): a suspended host loses the "
-                             f"worker")
-    facts = {"power": power, "sleep": dict(sleep, inhibited_by=inhibitor.what if inhibitor else None),
-             "free_bytes": free, "need_bytes": need_bytes}
+            raise InputError(
+                f"host: it can suspend ({sleep['source']}) and nothing here can inhibit that for the "
+                f"attempt's duration (no systemd-inhibit or caffeinate): a suspended host loses the "
+                f"worker"
+            )
+    facts = {
+        "power": power,
+        "sleep": dict(sleep, inhibited_by=inhibitor.what if inhibitor else None),
+        "free_bytes": free,
+        "need_bytes": need_bytes,
+    }
     return facts, inhibitor

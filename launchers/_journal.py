@@ -75,8 +75,12 @@ def read_journal(path):
     lines, _ = read_lines(path, "journal", torn_tail=True)
     events = []
     for number, obj in lines:
-        if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str) or not isinstance(obj.get("at"), str) \
-                or not isinstance(obj.get("body"), (dict, list, type(None))):
+        if (
+            not isinstance(obj, dict)
+            or not isinstance(obj.get("kind"), str)
+            or not isinstance(obj.get("at"), str)
+            or not isinstance(obj.get("body"), (dict, list, type(None)))
+        ):
             raise InputError(f"{path}: line {number}: not a journal entry")
         events.append((obj["kind"], obj["at"], obj["body"]))
     if not events or events[0][0] != "start" or not isinstance(events[0][2], dict):

@@ -24,11 +24,25 @@ KIB = 1024
 MIB = KIB * KIB
 # Byte limits by kind of file. Generous for what the launcher writes itself, tight for what a person hands it.
 LIMITS = {
-    "claim": 256 * KIB, "consumption marker": 4 * KIB, "price table": 1 * MIB, "freeze": 4 * MIB,
-    "deviations": 4 * MIB, "pilot": 16 * MIB, "transport record": 4 * MIB, "attempt record": 64 * MIB,
-    "transcript": 256 * MIB, "receipts": 64 * MIB, "retained work": 1 * MIB, "ledger": 64 * MIB,
-    "project ledger": 64 * MIB, "journal": 1024 * MIB, "engine index": 16 * MIB, "schema": 1 * MIB,
-    "status": 64 * KIB, "option": 1 * MIB, "decision cache": 64 * MIB,
+    "claim": 256 * KIB,
+    "consumption marker": 4 * KIB,
+    "price table": 1 * MIB,
+    "freeze": 4 * MIB,
+    "deviations": 4 * MIB,
+    "pilot": 16 * MIB,
+    "transport record": 4 * MIB,
+    "attempt record": 64 * MIB,
+    "transcript": 256 * MIB,
+    "receipts": 64 * MIB,
+    "retained work": 1 * MIB,
+    "ledger": 64 * MIB,
+    "project ledger": 64 * MIB,
+    "journal": 1024 * MIB,
+    "engine index": 16 * MIB,
+    "schema": 1 * MIB,
+    "status": 64 * KIB,
+    "option": 1 * MIB,
+    "decision cache": 64 * MIB,
 }
 MAX_LINE = 16 * MIB  # one line of a JSON-lines file
 

@@ -54,6 +54,7 @@ def step_detail(obj) -> dict:
 class Amounts:
     """What one entry books: micro-USD, provider tokens (the cached input among them) and, for a call run on this
     host, its CPU time (written only when given)."""
+
     micro_usd: int
     tokens_in: int = 0
     tokens_out: int = 0
@@ -65,8 +66,9 @@ class Amounts:
 class Ledger:
     """Reserve / charge / release in integer micro-USD and tokens, per account."""
 
-    def __init__(self, claim_sha256, cap_micro_usd, cap_tokens, price, path=None, cap_sandbox_micro_usd=0,
-                 sandbox_rate=0):
+    def __init__(
+        self, claim_sha256, cap_micro_usd, cap_tokens, price, path=None, cap_sandbox_micro_usd=0, sandbox_rate=0
+    ):
         self.claim_sha256 = claim_sha256
         self.cap_micro_usd = cap_micro_usd
         self.cap_tokens = cap_tokens
@@ -85,9 +87,18 @@ class Ledger:
         return {"size": len(self.entries), "hash": last}
 
     def _append(self, kind, account, call, amounts, note=""):
-        body = {"seq": len(self.entries), "kind": kind, "account": account, "call": call,
-                "micro_usd": amounts.micro_usd, "tokens_in": amounts.tokens_in, "tokens_out": amounts.tokens_out,
-                "cached_tokens_in": amounts.cached_in, "note": note, "prev_hash": self.head["hash"]}
+        body = {
+            "seq": len(self.entries),
+            "kind": kind,
+            "account": account,
+            "call": call,
+            "micro_usd": amounts.micro_usd,
+            "tokens_in": amounts.tokens_in,
+            "tokens_out": amounts.tokens_out,
+            "cached_tokens_in": amounts.cached_in,
+            "note": note,
+            "prev_hash": self.head["hash"],
+        }
         if amounts.cpu_ms is not None:  # a call run on the host (the local sampler): its CPU time is its cost
             body["cpu_ms"] = amounts.cpu_ms
         if amounts.reasoning_tokens is not None:  # seed 002: reasoning apart from the output it is part of
@@ -115,14 +126,22 @@ class Ledger:
         open_tokens = sum(e["tokens_in"] + e["tokens_out"] for e in opened)
         sandbox_charged = self._sum("sandbox", "charge", "micro_usd")
         sandbox_open = sum(e["micro_usd"] for (account, _), e in self._open.items() if account == "sandbox")
-        return {"charged_micro_usd": charged, "tokens_in": tokens_in, "tokens_out": tokens_out,
-                "cached_tokens_in": self._sum("inference", "charge", "cached_tokens_in"),
-                "unresolved_micro_usd": open_usd, "unresolved_tokens": open_tokens,
-                "unresolved_calls": sorted(call for (account, call) in self._open if account == "inference"),
-                "committed_micro_usd": charged + open_usd, "committed_tokens": tokens_in + tokens_out + open_tokens,
-                "sandbox_charged_micro_usd": sandbox_charged, "sandbox_unresolved_micro_usd": sandbox_open,
-                "sandbox_committed_micro_usd": sandbox_charged + sandbox_open,
-                **self._optional_total("cpu_ms"), **self._optional_total("reasoning_tokens")}
+        return {
+            "charged_micro_usd": charged,
+            "tokens_in": tokens_in,
+            "tokens_out": tokens_out,
+            "cached_tokens_in": self._sum("inference", "charge", "cached_tokens_in"),
+            "unresolved_micro_usd": open_usd,
+            "unresolved_tokens": open_tokens,
+            "unresolved_calls": sorted(call for (account, call) in self._open if account == "inference"),
+            "committed_micro_usd": charged + open_usd,
+            "committed_tokens": tokens_in + tokens_out + open_tokens,
+            "sandbox_charged_micro_usd": sandbox_charged,
+            "sandbox_unresolved_micro_usd": sandbox_open,
+            "sandbox_committed_micro_usd": sandbox_charged + sandbox_open,
+            **self._optional_total("cpu_ms"),
+            **self._optional_total("reasoning_tokens"),
+        }
 
     def _optional_total(self, field):
         """{field: total} when a charge carries it (cpu_ms: the local sampler's CPU time; reasoning_tokens: what
@@ -135,8 +154,9 @@ class Ledger:
         """Reserve a call's worst case, or raise BudgetHalt (nothing written).
 
         `free`: a cache hit, which spends neither money nor provider tokens."""
-        if ("inference", call) in self._open or any(e["account"] == "inference" and e["call"] == call
-                                                     for e in self.entries):
+        if ("inference", call) in self._open or any(
+            e["account"] == "inference" and e["call"] == call for e in self.entries
+        ):
             raise InputError(f"ledger: call {call} was already reserved")
         if free:
             entry = self._append("reserve", "inference", call, Amounts(0), note="cache hit")
@@ -145,12 +165,18 @@ class Ledger:
         cost = call_cost(self.price, tokens_in, max_tokens)
         t = self.totals()
         if t["committed_micro_usd"] + cost > self.cap_micro_usd:
-            raise BudgetHalt(f"call {call}: reserving {format_usd(cost)} would pass the cap of "
-                             f"{format_usd(self.cap_micro_usd)} ({format_usd(t['committed_micro_usd'])} already "
-                             f"committed)", limit="cost")
+            raise BudgetHalt(
+                f"call {call}: reserving {format_usd(cost)} would pass the cap of "
+                f"{format_usd(self.cap_micro_usd)} ({format_usd(t['committed_micro_usd'])} already "
+                f"committed)",
+                limit="cost",
+            )
         if t["committed_tokens"] + tokens_in + max_tokens > self.cap_tokens:
-            raise BudgetHalt(f"call {call}: reserving {tokens_in + max_tokens} tokens would pass the cap of "
-                             f"{self.cap_tokens} ({t['committed_tokens']} already committed)", limit="tokens")
+            raise BudgetHalt(
+                f"call {call}: reserving {tokens_in + max_tokens} tokens would pass the cap of "
+                f"{self.cap_tokens} ({t['committed_tokens']} already committed)",
+                limit="tokens",
+            )
         entry = self._append("reserve", "inference", call, Amounts(cost, tokens_in, max_tokens))
         self._open[("inference", call)] = entry
         return entry
@@ -166,8 +192,13 @@ class Ledger:
             tokens_in = tokens_out = cached_in = 0
             detail = {}
         cached_in = max(0, min(cached_in, tokens_in))
-        out = {"micro_usd": call_cost(self.price, tokens_in, tokens_out, cached_in), "tokens_in": tokens_in,
-               "tokens_out": tokens_out, "cached_tokens_in": cached_in, "note": note}
+        out = {
+            "micro_usd": call_cost(self.price, tokens_in, tokens_out, cached_in),
+            "tokens_in": tokens_in,
+            "tokens_out": tokens_out,
+            "cached_tokens_in": cached_in,
+            "note": note,
+        }
         return dict(out, **{k: detail[k] for k in DETAIL if k in detail})
 
     def settle(self, call, tokens_in, tokens_out, note="", free=False, cached_in=0, detail=None):
@@ -176,9 +207,20 @@ class Ledger:
         recorded with the charge when given)."""
         c = self.charge_for(call, tokens_in, tokens_out, note, free, cached_in, detail)
         reservation = self._open.pop(("inference", call))
-        charge = self._append("charge", "inference", call, Amounts(c["micro_usd"], c["tokens_in"], c["tokens_out"],
-                                                                   c["cached_tokens_in"], c.get("cpu_ms"),
-                                                                   c.get("reasoning_tokens")), note)
+        charge = self._append(
+            "charge",
+            "inference",
+            call,
+            Amounts(
+                c["micro_usd"],
+                c["tokens_in"],
+                c["tokens_out"],
+                c["cached_tokens_in"],
+                c.get("cpu_ms"),
+                c.get("reasoning_tokens"),
+            ),
+            note,
+        )
         if self.path is not None:  # a ledger being written (not verify's re-booking in memory)
             boundary("settle:after-charge")
         self._release(reservation, charge)
@@ -199,33 +241,51 @@ class Ledger:
             r = reserved.get(("inference", e["call"]))
             if r is None or r["note"] == "cache hit":
                 continue
-            for field, what in (("tokens_in", "prompt tokens"), ("tokens_out", "output tokens"),
-                                ("micro_usd", "micro-USD")):
+            for field, what in (
+                ("tokens_in", "prompt tokens"),
+                ("tokens_out", "output tokens"),
+                ("micro_usd", "micro-USD"),
+            ):
                 if e[field] > r[field]:
-                    found.append(f"call {e['call']}: the provider reported {e[field]} {what}, over the {r[field]} the "
-                                 f"call reserved (overrun {e[field] - r[field]})")
+                    found.append(
+                        f"call {e['call']}: the provider reported {e[field]} {what}, over the {r[field]} the "
+                        f"call reserved (overrun {e[field] - r[field]})"
+                    )
         t = self.totals()
-        for have, cap, what in ((t["committed_tokens"], self.cap_tokens, "tokens"),
-                                (t["committed_micro_usd"], self.cap_micro_usd, "micro-USD"),
-                                (t["sandbox_committed_micro_usd"], self.cap_sandbox_micro_usd, "sandbox micro-USD")):
+        for have, cap, what in (
+            (t["committed_tokens"], self.cap_tokens, "tokens"),
+            (t["committed_micro_usd"], self.cap_micro_usd, "micro-USD"),
+            (t["sandbox_committed_micro_usd"], self.cap_sandbox_micro_usd, "sandbox micro-USD"),
+        ):
             if cap is not None and have > cap:
                 found.append(f"the claim's cap of {cap} {what} is passed: {have} committed (overrun {have - cap})")
         return found
 
     def _release(self, reservation, charge):
         """The rest of a reservation once its charge is booked: a function of the two entries alone."""
-        return self._append("release", reservation["account"], reservation["call"],
-                            Amounts(max(0, reservation["micro_usd"] - charge["micro_usd"]),
-                                    max(0, reservation["tokens_in"] - charge["tokens_in"]),
-                                    max(0, reservation["tokens_out"] - charge["tokens_out"])))
+        return self._append(
+            "release",
+            reservation["account"],
+            reservation["call"],
+            Amounts(
+                max(0, reservation["micro_usd"] - charge["micro_usd"]),
+                max(0, reservation["tokens_in"] - charge["tokens_in"]),
+                max(0, reservation["tokens_out"] - charge["tokens_out"]),
+            ),
+        )
 
     def mark_unresolved(self, call, reason, account="inference"):
         """A reservation that will not settle here: it stays a liability."""
         reservation = self._open.get((account, call))
         if reservation is None:
             raise InputError(f"ledger: call {call} has no open reservation")
-        return self._append("unresolved", account, call, Amounts(reservation["micro_usd"], reservation["tokens_in"],
-                                                                 reservation["tokens_out"]), reason)
+        return self._append(
+            "unresolved",
+            account,
+            call,
+            Amounts(reservation["micro_usd"], reservation["tokens_in"], reservation["tokens_out"]),
+            reason,
+        )
 
     # -- sandbox compute -----------------------------------------------------------
     def reserve_sandbox(self, seconds):
@@ -233,9 +293,12 @@ class Ledger:
         cost = seconds * self.sandbox_rate
         committed = self.totals()["sandbox_committed_micro_usd"]
         if committed + cost > self.cap_sandbox_micro_usd:
-            raise BudgetHalt(f"the sandbox: reserving {seconds} s at {self.sandbox_rate} micro-USD/s "
-                             f"({format_usd(cost)}) would pass the sandbox cap of "
-                             f"{format_usd(self.cap_sandbox_micro_usd)}", limit="sandbox")
+            raise BudgetHalt(
+                f"the sandbox: reserving {seconds} s at {self.sandbox_rate} micro-USD/s "
+                f"({format_usd(cost)}) would pass the sandbox cap of "
+                f"{format_usd(self.cap_sandbox_micro_usd)}",
+                limit="sandbox",
+            )
         entry = self._append("reserve", "sandbox", SANDBOX_CALL, Amounts(cost), note=f"{seconds} s limit")
         self._open[("sandbox", SANDBOX_CALL)] = entry
         return entry
@@ -270,19 +333,28 @@ class Ledger:
             last[(e["account"], e["call"])] = e
         for key, e in sorted(last.items()):
             if e["kind"] == "charge":
-                reservation = next(r for r in self.entries if r["kind"] == "reserve"
-                                   and (r["account"], r["call"]) == key)
+                reservation = next(
+                    r for r in self.entries if r["kind"] == "reserve" and (r["account"], r["call"]) == key
+                )
                 self._release(reservation, e)
         for call, step in sorted(answered.items()):
             if ("inference", call) not in self._open:
                 continue
             free = step.get("cached") is True
-            charge = self.settle(call, step.get("tokens_in", 0), step.get("tokens_out", 0),
-                                 "cache hit" if free else step.get("stop_reason", ""), free=free,
-                                 cached_in=step.get("prompt_cache_hit_tokens", 0), detail=step_detail(step))
+            charge = self.settle(
+                call,
+                step.get("tokens_in", 0),
+                step.get("tokens_out", 0),
+                "cache hit" if free else step.get("stop_reason", ""),
+                free=free,
+                cached_in=step.get("prompt_cache_hit_tokens", 0),
+                detail=step_detail(step),
+            )
             if charge["micro_usd"] != step.get("micro_usd"):
-                raise InputError(f"ledger: call {call}: the journal's step says {step.get('micro_usd')} micro-USD, "
-                                 f"the ledger's rules charge {charge['micro_usd']}")
+                raise InputError(
+                    f"ledger: call {call}: the journal's step says {step.get('micro_usd')} micro-USD, "
+                    f"the ledger's rules charge {charge['micro_usd']}"
+                )
         return len(self.entries) - before
 
     def rewrite(self):
@@ -296,18 +368,36 @@ class Ledger:
         self.torn = False
 
 
-def load_ledger(path, claim_sha256, cap_micro_usd, cap_tokens, price, tolerate_torn_tail=False,
-                cap_sandbox_micro_usd=0, sandbox_rate=0) -> Ledger:
+def load_ledger(
+    path,
+    claim_sha256,
+    cap_micro_usd,
+    cap_tokens,
+    price,
+    tolerate_torn_tail=False,
+    cap_sandbox_micro_usd=0,
+    sandbox_rate=0,
+) -> Ledger:
     """Rebuild a ledger from its file, verifying the chain (e.g. after a crash).
 
     `tolerate_torn_tail`: after a host crash the last line may be half-written;
     it is dropped (its reservation, if any earlier line made one, stays open)."""
-    ledger = Ledger(claim_sha256, cap_micro_usd, cap_tokens, price, cap_sandbox_micro_usd=cap_sandbox_micro_usd,
-                    sandbox_rate=sandbox_rate)
+    ledger = Ledger(
+        claim_sha256,
+        cap_micro_usd,
+        cap_tokens,
+        price,
+        cap_sandbox_micro_usd=cap_sandbox_micro_usd,
+        sandbox_rate=sandbox_rate,
+    )
     lines, torn = read_lines(path, "ledger", torn_tail=tolerate_torn_tail)
     for i, (number, entry) in enumerate(lines):
         body = {k: v for k, v in entry.items() if k != "hash"} if isinstance(entry, dict) else {}
-        if body.get("seq") != i or body.get("prev_hash") != ledger.head["hash"] or content_sha256(body) != entry.get("hash"):
+        if (
+            body.get("seq") != i
+            or body.get("prev_hash") != ledger.head["hash"]
+            or content_sha256(body) != entry.get("hash")
+        ):
             raise InputError(f"{path}: line {number}: the hash chain is broken (edited, dropped or reordered)")
         if entry.get("kind") not in KINDS or entry.get("account") not in ACCOUNTS:
             raise InputError(f"{path}: line {number}: kind/account: expected one of {list(KINDS)} / {list(ACCOUNTS)}")

@@ -53,7 +53,7 @@ class PrefixStore:
     def __init__(self, capacity=CAPACITY):
         self.capacity = capacity
         self.states = collections.OrderedDict()  # key -> the library's state after exactly those tokens
-        self.made = self.loaded = 0               # counts, for the bench and the tests
+        self.made = self.loaded = 0  # counts, for the bench and the tests
 
     def start(self, llm, tokens, n) -> str:
         """Leave `llm` holding `tokens[:n]` evaluated, so the call evaluates only the rest. "kept" when it holds

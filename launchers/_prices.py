@@ -14,7 +14,7 @@ from ._errors import InputError
 PRICES_SCHEMA = "fundbook.prices/1"
 DEFAULT_PRICES = os.path.join(os.path.dirname(__file__), "prices.json")
 MTOK = 1_000_000
-MAX_SAFE = 2 ** 53 - 1  # the largest integer hashed content (records, ledgers, journals) may hold
+MAX_SAFE = 2**53 - 1  # the largest integer hashed content (records, ledgers, journals) may hold
 
 
 def _int(value, where):
@@ -26,6 +26,7 @@ def _int(value, where):
 def load_prices(path=None) -> dict:
     """Read and check a price table file; returns it as a dict."""
     from ._jsonfile import read_json
+
     path = path or DEFAULT_PRICES
     table = read_json(path, "price table")
     if not isinstance(table, dict) or table.get("schema") != PRICES_SCHEMA:
@@ -55,25 +56,30 @@ def load_prices(path=None) -> dict:
 def model_price(table, model) -> dict:
     row = table["models"].get(model)
     if row is None:
-        raise InputError(f"{table['_path']}: models.{model}: no price for this model "
-                         f"(known: {', '.join(sorted(table['models']))})")
-    return {"input_micro_usd_per_mtok": row["input_micro_usd_per_mtok"],
-            "output_micro_usd_per_mtok": row["output_micro_usd_per_mtok"],
-            "cached_input_micro_usd_per_mtok": row.get("cached_input_micro_usd_per_mtok",
-                                                       row["input_micro_usd_per_mtok"])}
+        raise InputError(
+            f"{table['_path']}: models.{model}: no price for this model (known: {', '.join(sorted(table['models']))})"
+        )
+    return {
+        "input_micro_usd_per_mtok": row["input_micro_usd_per_mtok"],
+        "output_micro_usd_per_mtok": row["output_micro_usd_per_mtok"],
+        "cached_input_micro_usd_per_mtok": row.get("cached_input_micro_usd_per_mtok", row["input_micro_usd_per_mtok"]),
+    }
 
 
 def sandbox_rate(table, name):
     """Integer micro-USD per second of the named sandbox; refused when the table has no row for it."""
     row = (table.get("sandboxes") or {}).get(name)
     if row is None:
-        raise InputError(f"{table['_path']}: sandboxes.{name}: no price for this sandbox (its compute is capped "
-                         f"separately and must be priced)")
+        raise InputError(
+            f"{table['_path']}: sandboxes.{name}: no price for this sandbox (its compute is capped "
+            f"separately and must be priced)"
+        )
     return row["micro_usd_per_second"]
 
 
 def table_sha256(table) -> str:
     from engine import content_sha256
+
     return content_sha256({k: v for k, v in table.items() if k != "_path"})
 
 
@@ -81,8 +87,11 @@ def call_cost(price, tokens_in: int, tokens_out: int, cached_in: int = 0) -> int
     """Micro-USD for one call, rounded up; `cached_in` of the prompt tokens were prefix-cache hits."""
     cached_in = max(0, min(cached_in, tokens_in))
     cached_rate = price.get("cached_input_micro_usd_per_mtok", price["input_micro_usd_per_mtok"])
-    numerator = ((tokens_in - cached_in) * price["input_micro_usd_per_mtok"] + cached_in * cached_rate
-                 + tokens_out * price["output_micro_usd_per_mtok"])
+    numerator = (
+        (tokens_in - cached_in) * price["input_micro_usd_per_mtok"]
+        + cached_in * cached_rate
+        + tokens_out * price["output_micro_usd_per_mtok"]
+    )
     return -(-numerator // MTOK)
 
 

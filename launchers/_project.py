@@ -63,11 +63,11 @@ class ProjectLedger:
         for i, (number, entry) in enumerate(lines):
             body = {k: v for k, v in entry.items() if k != "hash"} if isinstance(entry, dict) else {}
             if body.get("seq") != i or body.get("prev_hash") != prev or content_sha256(body) != entry.get("hash"):
-                raise InputError(f"{self.path}: line {number}: the hash chain is broken (edited, dropped or "
-                                 f"reordered)")
+                raise InputError(f"{self.path}: line {number}: the hash chain is broken (edited, dropped or reordered)")
             if body.get("kind") not in KINDS or not isinstance(body.get("claim_id"), str):
-                raise InputError(f"{self.path}: line {number}: kind/claim_id: expected one of {list(KINDS)} and a "
-                                 f"claim id")
+                raise InputError(
+                    f"{self.path}: line {number}: kind/claim_id: expected one of {list(KINDS)} and a claim id"
+                )
             entries.append(entry)
             prev = entry["hash"]
         return entries
@@ -100,8 +100,10 @@ class ProjectLedger:
 
     @property
     def head(self):
-        return {"size": len(self.entries),
-                "hash": self.entries[-1]["hash"] if self.entries else content_sha256({"schema": SCHEMA})}
+        return {
+            "size": len(self.entries),
+            "hash": self.entries[-1]["hash"] if self.entries else content_sha256({"schema": SCHEMA}),
+        }
 
     def _append(self, body):
         body = dict(body, seq=len(self.entries), prev_hash=self.head["hash"])
@@ -131,9 +133,17 @@ class ProjectLedger:
         return self._find("settle", claim_id)
 
     def totals(self) -> dict:
-        out = {"claims": 0, "open_claims": [], "charged_micro_usd": 0, "unresolved_micro_usd": 0,
-               "reserved_micro_usd": 0, "sandbox_charged_micro_usd": 0, "sandbox_unresolved_micro_usd": 0,
-               "sandbox_reserved_micro_usd": 0, "projected_micro_usd": 0}
+        out = {
+            "claims": 0,
+            "open_claims": [],
+            "charged_micro_usd": 0,
+            "unresolved_micro_usd": 0,
+            "reserved_micro_usd": 0,
+            "sandbox_charged_micro_usd": 0,
+            "sandbox_unresolved_micro_usd": 0,
+            "sandbox_reserved_micro_usd": 0,
+            "projected_micro_usd": 0,
+        }
         for e in self.entries:
             if e["kind"] != "claim":
                 continue
@@ -152,8 +162,9 @@ class ProjectLedger:
             out["sandbox_charged_micro_usd"] += s["sandbox_charged_micro_usd"]
             out["sandbox_unresolved_micro_usd"] += s["sandbox_unresolved_micro_usd"]
         out["committed_micro_usd"] = out["charged_micro_usd"] + out["unresolved_micro_usd"] + out["reserved_micro_usd"]
-        out["sandbox_committed_micro_usd"] = (out["sandbox_charged_micro_usd"] + out["sandbox_unresolved_micro_usd"]
-                                              + out["sandbox_reserved_micro_usd"])
+        out["sandbox_committed_micro_usd"] = (
+            out["sandbox_charged_micro_usd"] + out["sandbox_unresolved_micro_usd"] + out["sandbox_reserved_micro_usd"]
+        )
         return out
 
     # -- claims --------------------------------------------------------------------
@@ -163,34 +174,44 @@ class ProjectLedger:
         with self._exclusive():
             if self.authorised(claim["id"]) is not None:
                 raise ClaimRefused(f"claim {claim['id']} is already registered in {self.path}")
-            return self._append({"kind": "authorise", "claim_id": claim["id"], "claim_sha256": claim_doc["sha256"],
-                                 "claim": claim})
+            return self._append(
+                {"kind": "authorise", "claim_id": claim["id"], "claim_sha256": claim_doc["sha256"], "claim": claim}
+            )
 
     def check_claim(self, claim, caps, sha256=None):
         """Refuse a claim this project never registered (or registered with other content), one it has seen
         consumed, or one whose caps would pass the project caps (`caps` from the freeze)."""
         registered = self.authorised(claim["id"])
         if registered is None:
-            raise ClaimRefused(f"claim {claim['id']} was not authorised in this project ({self.path} has no "
-                               f"authorise entry for it): `authorise --project` registers a claim where it runs")
+            raise ClaimRefused(
+                f"claim {claim['id']} was not authorised in this project ({self.path} has no "
+                f"authorise entry for it): `authorise --project` registers a claim where it runs"
+            )
         if sha256 is not None and registered["claim_sha256"] != sha256:
-            raise ClaimRefused(f"claim {claim['id']}: its sha256 is not the one registered at authorise "
-                               f"({self.path}, entry {registered['seq']}): the claim file was edited")
+            raise ClaimRefused(
+                f"claim {claim['id']}: its sha256 is not the one registered at authorise "
+                f"({self.path}, entry {registered['seq']}): the claim file was edited"
+            )
         seen = self.claim_entry(claim["id"])
         if seen is not None:
-            raise ClaimRefused(f"claim {claim['id']} was already used by attempt {seen['attempt_id']} "
-                               f"({self.path}, entry {seen['seq']}): a claim is spent once")
+            raise ClaimRefused(
+                f"claim {claim['id']} was already used by attempt {seen['attempt_id']} "
+                f"({self.path}, entry {seen['seq']}): a claim is spent once"
+            )
         if caps is None:
             return
         t = self.totals()
         for what, cap_key, claim_key, committed in (
-                ("inference", "project_micro_usd", "cap_micro_usd", "committed_micro_usd"),
-                ("sandbox", "project_sandbox_micro_usd", "cap_sandbox_micro_usd", "sandbox_committed_micro_usd")):
+            ("inference", "project_micro_usd", "cap_micro_usd", "committed_micro_usd"),
+            ("sandbox", "project_sandbox_micro_usd", "cap_sandbox_micro_usd", "sandbox_committed_micro_usd"),
+        ):
             cap, want = caps[cap_key], claim.get(claim_key, 0)
             if t[committed] + want > cap:
-                raise BudgetHalt(f"claim {claim['id']}: its {what} cap of {format_usd(want)} would pass the project's "
-                                 f"{what} cap of {format_usd(cap)} ({format_usd(t[committed])} already committed)",
-                                 limit="project")
+                raise BudgetHalt(
+                    f"claim {claim['id']}: its {what} cap of {format_usd(want)} would pass the project's "
+                    f"{what} cap of {format_usd(cap)} ({format_usd(t[committed])} already committed)",
+                    limit="project",
+                )
 
     def open_claim(self, claim_doc, attempt_id, caps, recovering=False):
         """The `claim` entry at consumption. `recovering`: `recover` records a consumption the journal never
@@ -203,11 +224,19 @@ class ProjectLedger:
                     return found
             else:
                 self.check_claim(claim, caps, claim_doc["sha256"])
-            return self._append({"kind": "claim", "claim_id": claim["id"], "claim_sha256": claim_doc["sha256"],
-                                 "nonce": claim_doc["consumption"]["nonce"],
-                                 "consumed_at": claim_doc["consumption"]["consumed_at"], "attempt_id": attempt_id,
-                                 "scope": claim["scope"], "reserve_micro_usd": claim["cap_micro_usd"],
-                                 "reserve_sandbox_micro_usd": claim.get("cap_sandbox_micro_usd", 0)})
+            return self._append(
+                {
+                    "kind": "claim",
+                    "claim_id": claim["id"],
+                    "claim_sha256": claim_doc["sha256"],
+                    "nonce": claim_doc["consumption"]["nonce"],
+                    "consumed_at": claim_doc["consumption"]["consumed_at"],
+                    "attempt_id": attempt_id,
+                    "scope": claim["scope"],
+                    "reserve_micro_usd": claim["cap_micro_usd"],
+                    "reserve_sandbox_micro_usd": claim.get("cap_sandbox_micro_usd", 0),
+                }
+            )
 
     def settle(self, record):
         """Replace a claim's reservation by what its attempt spent and still owes (from the record). Settling the
@@ -220,8 +249,10 @@ class ProjectLedger:
             found = self.settlement(claim_id)
             if found is not None:
                 if found["record_content_sha256"] != record["content_sha256"]:
-                    raise InputError(f"{self.path}: claim {claim_id} is settled by another record "
-                                     f"({found['record_content_sha256'][:12]}, entry {found['seq']})")
+                    raise InputError(
+                        f"{self.path}: claim {claim_id} is settled by another record "
+                        f"({found['record_content_sha256'][:12]}, entry {found['seq']})"
+                    )
                 return found
             return self._append(settlement_body(record))
 
@@ -229,11 +260,17 @@ class ProjectLedger:
 def settlement_body(record) -> dict:
     c = record["content"]
     t = c["ledger"]["totals"]
-    body = {"kind": "settle", "claim_id": c["claim"]["id"], "attempt_id": c["attempt_id"],
-            "status": c["termination"]["status"], "record_content_sha256": record["content_sha256"],
-            "charged_micro_usd": t["charged_micro_usd"], "unresolved_micro_usd": t["unresolved_micro_usd"],
-            "sandbox_charged_micro_usd": t["sandbox_charged_micro_usd"],
-            "sandbox_unresolved_micro_usd": t["sandbox_unresolved_micro_usd"]}
+    body = {
+        "kind": "settle",
+        "claim_id": c["claim"]["id"],
+        "attempt_id": c["attempt_id"],
+        "status": c["termination"]["status"],
+        "record_content_sha256": record["content_sha256"],
+        "charged_micro_usd": t["charged_micro_usd"],
+        "unresolved_micro_usd": t["unresolved_micro_usd"],
+        "sandbox_charged_micro_usd": t["sandbox_charged_micro_usd"],
+        "sandbox_unresolved_micro_usd": t["sandbox_unresolved_micro_usd"],
+    }
     if (c.get("cost") or {}).get("projection"):
         body["projection"] = True
     return body
@@ -248,8 +285,10 @@ def reconcile(ledger: ProjectLedger, records) -> list:
             continue
         if e["kind"] == "claim":
             if ledger.settlement(e["claim_id"]) is None:
-                problems.append(f"claim {e['claim_id']} (attempt {e['attempt_id']}) is open: its attempt has no "
-                                f"settled record (`fundbook-launch recover` it)")
+                problems.append(
+                    f"claim {e['claim_id']} (attempt {e['attempt_id']}) is open: its attempt has no "
+                    f"settled record (`fundbook-launch recover` it)"
+                )
             continue
         record = by_claim.get(e["claim_id"])
         if record is None:
@@ -258,12 +297,16 @@ def reconcile(ledger: ProjectLedger, records) -> list:
         want = dict(settlement_body(record), seq=e["seq"], prev_hash=e["prev_hash"])
         for key in sorted(set(want) | (set(e) - {"hash"})):
             if want.get(key) != e.get(key):
-                problems.append(f"settle {e['seq']} ({e['attempt_id']}): {key} is {e.get(key)!r} in the project "
-                                f"ledger, {want.get(key)!r} in the record")
+                problems.append(
+                    f"settle {e['seq']} ({e['attempt_id']}): {key} is {e.get(key)!r} in the project "
+                    f"ledger, {want.get(key)!r} in the record"
+                )
                 break
     for claim_id, record in sorted(by_claim.items()):
         if ledger.claim_entry(claim_id) is None:
-            problems.append(f"attempt {record['content']['attempt_id']}: its claim {claim_id} is not in the project ledger")
+            problems.append(
+                f"attempt {record['content']['attempt_id']}: its claim {claim_id} is not in the project ledger"
+            )
         for over in _overruns(record):  # booked as the provider reported it: never passed over silently
             problems.append(f"attempt {record['content']['attempt_id']}: usage overrun: {over}")
     return problems
@@ -272,10 +315,16 @@ def reconcile(ledger: ProjectLedger, records) -> list:
 def _overruns(record) -> list:
     """A record's usage overruns (launchers/_ledger.py `Ledger.overruns`), from the ledger entries it carries."""
     from ._ledger import Ledger
+
     c = record["content"]
     claim, book = c.get("claim") or {}, c.get("ledger") or {}
-    ledger = Ledger(claim.get("sha256"), claim.get("cap_micro_usd"), claim.get("cap_tokens"), None,
-                    cap_sandbox_micro_usd=claim.get("cap_sandbox_micro_usd", 0))
+    ledger = Ledger(
+        claim.get("sha256"),
+        claim.get("cap_micro_usd"),
+        claim.get("cap_tokens"),
+        None,
+        cap_sandbox_micro_usd=claim.get("cap_sandbox_micro_usd", 0),
+    )
     ledger.entries = [e for e in book.get("entries") or [] if isinstance(e, dict)]
     try:
         return ledger.overruns()

@@ -66,6 +66,7 @@ def engine_identity(runs_dir=RUNS) -> dict:
     out = {"bundle_sha256": None, "manifest_sha256": None, "sources_match": False, "mismatch": None}
     from ._errors import InputError
     from ._jsonfile import read_json
+
     try:
         index = read_json(os.path.join(runs_dir, "index.json"), "engine index")
         manifest = read_json(os.path.join(runs_dir, "engine", "manifest.json"), "engine index")

@@ -14,7 +14,6 @@ import click
 from dataclasses import dataclass, field
 
 
-
 class OptionRefused(click.UsageError):
     """An option that does not go with the chosen provider: a usage error (exit 64), like any other."""
 
@@ -23,21 +22,23 @@ class OptionRefused(click.UsageError):
 class SamplerOptions:
     """Everything a command line or a study arm may say of a sampler. `own` holds the options one provider owns
     (e.g. llama-cpp's model_file, openai-compatible's base_url); the rest every sampler reads alike."""
-    cache_path: str = None          # the decision cache (SQLite, or an attempt's cache.jsonl to replay)
+
+    cache_path: str = None  # the decision cache (SQLite, or an attempt's cache.jsonl to replay)
     call_deadline_s: int = 120
-    temperature_milli: int = None   # None: the provider's own default
+    temperature_milli: int = None  # None: the provider's own default
     seed: int = 0
-    model: str = None               # the model a preflight asks the service for
+    model: str = None  # the model a preflight asks the service for
     replay_sampling: object = None  # a cached replay: the recorded attempt's settings
     own: dict = field(default_factory=dict)  # {option: value} of the provider's own options
-    offline: bool = False           # a freeze: the settings only, no service is asked
-    environ: object = None          # where credentials are looked up (default os.environ)
-    http_client: object = None      # the HTTP samplers' transport (tests)
+    offline: bool = False  # a freeze: the settings only, no service is asked
+    environ: object = None  # where credentials are looked up (default os.environ)
+    http_client: object = None  # the HTTP samplers' transport (tests)
 
 
 def sdk_installed(name):
     """Import an SDK now, so a missing one is one line before anything is spent."""
     from ._errors import InputError
+
     try:
         return __import__(name)
     except ImportError as exc:
@@ -49,23 +50,24 @@ class Provider:
     adapter. Subclasses set `name`, `OPTIONS` and `FLAGS`, and implement `_setup` and `build`."""
 
     name = None
-    OPTIONS = {}                  # {option: default}: what this provider owns
-    FLAGS = None                  # how a refusal names them ("--model-file")
-    REFUSED_ELSEWHERE = ()        # those refused with another sampler (the others are ignored there)
-    DEFAULT_TEMPERATURE = 700     # thousandths; 0 is greedy
-    LABEL = "model"               # what the record calls an attempt of this sampler
-    FREE = False                  # nothing is paid (priced at zero)
-    PROJECTED = False             # free, but priced as the model id it runs under (a projection)
-    API = False                   # an HTTP API (its preflight asks the service for the model)
+    OPTIONS = {}  # {option: default}: what this provider owns
+    FLAGS = None  # how a refusal names them ("--model-file")
+    REFUSED_ELSEWHERE = ()  # those refused with another sampler (the others are ignored there)
+    DEFAULT_TEMPERATURE = 700  # thousandths; 0 is greedy
+    LABEL = "model"  # what the record calls an attempt of this sampler
+    FREE = False  # nothing is paid (priced at zero)
+    PROJECTED = False  # free, but priced as the model id it runs under (a projection)
+    API = False  # an HTTP API (its preflight asks the service for the model)
     PLAN = {"calls_per_checkpoint": 3}  # what `budget --sampler` plans when given no figures
 
     def __init__(self, options: SamplerOptions):
         self.options = options
         self.own = {k: options.own.get(k, default) for k, default in self.OPTIONS.items()}
-        self.temperature_milli = (self.DEFAULT_TEMPERATURE if options.temperature_milli is None
-                                  else options.temperature_milli)
+        self.temperature_milli = (
+            self.DEFAULT_TEMPERATURE if options.temperature_milli is None else options.temperature_milli
+        )
         self.config = None
-        self.model_id = None      # the id a local file names, when the operator names none
+        self.model_id = None  # the id a local file names, when the operator names none
         self.sampling = self._setup()
 
     @classmethod
@@ -111,7 +113,8 @@ class Provider:
 @dataclass(frozen=True)
 class SandboxOptions:
     """What a command line may say of a sandbox; `modal` is the SDK (tests pass a fake)."""
-    offline: bool = False         # a freeze: the configuration only
+
+    offline: bool = False  # a freeze: the configuration only
     modal: object = None
 
 
@@ -119,7 +122,7 @@ class SandboxProvider:
     """A sandbox provider: `SandboxProvider(options)` checks the SDK and fixes `config`; `provider()` builds one."""
 
     name = None
-    ISOLATES = False              # an isolation boundary a paid sampler may run in
+    ISOLATES = False  # an isolation boundary a paid sampler may run in
 
     def __init__(self, options: SandboxOptions = SandboxOptions()):
         self.options = options

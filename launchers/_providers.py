@@ -13,9 +13,9 @@ from ._provider import OptionRefused, Provider, SamplerOptions, SandboxOptions
 
 @dataclass(frozen=True)
 class Row:
-    where: str            # "module:Class", imported on first use
-    budget: bool = True   # offered by `fundbook-launch budget --sampler`
-    freeze: bool = True   # offered by `fundbook-launch freeze --sampler`
+    where: str  # "module:Class", imported on first use
+    budget: bool = True  # offered by `fundbook-launch budget --sampler`
+    freeze: bool = True  # offered by `fundbook-launch freeze --sampler`
 
 
 SAMPLERS = {
@@ -32,8 +32,8 @@ SAMPLERS = {
 # importing the provider (and its SDK); the provider checks against the same tuple.
 CHOICES = {
     "reasoning_effort": ("none", "minimal", "low", "medium", "high"),  # openai; "none": no reasoning parameter sent
-    "server_dialect": ("openai", "llama-cpp-python"),                    # openai-compatible
-    "effort": ("none", "low", "medium", "high", "xhigh", "max"),        # anthropic output_config.effort; "none": not sent
+    "server_dialect": ("openai", "llama-cpp-python"),  # openai-compatible
+    "effort": ("none", "low", "medium", "high", "xhigh", "max"),  # anthropic output_config.effort; "none": not sent
 }
 
 SANDBOXES = {
@@ -75,8 +75,9 @@ def check_options(name, own) -> dict:
         if owner is None:
             raise OptionRefused(f"{option}: no sampler takes this option")
         if option in owner.REFUSED_ELSEWHERE and value != owner.OPTIONS[option]:
-            raise OptionRefused(f"{owner.FLAGS} {'go' if ' and ' in owner.FLAGS else 'goes'} with --sampler "
-                                f"{owner.name}")
+            raise OptionRefused(
+                f"{owner.FLAGS} {'go' if ' and ' in owner.FLAGS else 'goes'} with --sampler {owner.name}"
+            )
     cls.check_own(taken)
     return taken
 
@@ -99,12 +100,13 @@ def default_sandbox(paid) -> str:
 class Given:
     """A sampler built elsewhere (a test's fake, a bench's prepared adapter), under the name its records carry:
     a registered name prices and labels it as that provider does; any other name is a billed model."""
+
     name: str
     build: object
     sampling: dict = field(default_factory=dict)
     paid: bool = False
     config: object = None
-    model_id: str = None      # the id a local file names (as `Provider.model_id`)
+    model_id: str = None  # the id a local file names (as `Provider.model_id`)
 
     def _row(self):
         return sampler_class(self.name) if self.name in SAMPLERS else Provider
@@ -128,6 +130,7 @@ class Given:
 @dataclass(frozen=True)
 class GivenSandbox:
     """A sandbox built elsewhere (a test's fake), with the configuration its records carry."""
+
     name: str
     build: object
     config: object = None

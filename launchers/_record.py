@@ -28,18 +28,25 @@ def transcript_doc(attempt_id, steps, summary) -> dict:
 
 def summary_text(termination, result, accepted_actions, settled_days, cost) -> str:
     if result is not None and result.get("score"):
-        graded = f"{result['status']}, {result['verdict']}, {result['score']['points']}/{result['score']['denominator']}"
+        graded = (
+            f"{result['status']}, {result['verdict']}, {result['score']['points']}/{result['score']['denominator']}"
+        )
     elif result is not None:
         graded = f"{result['status']}, {result['verdict']}, no score"
     else:
         graded = "no financial result (the run was not finalised)"
-    spent = ("projected (a mock priced as the model it stands for: a projection, nothing was spent)"
-             if cost.get("projection") else "charged")
-    return (f"Ended {termination['status']}: {termination['reason']}. Accepted batches on {settled_days} "
-            f"checkpoints, {accepted_actions} accepted actions; {graded}. {cost['calls']} model calls "
-            f"({cost['cache_hits']} from the cache), {cost['tokens_in']} tokens in, {cost['tokens_out']} out, "
-            f"{cost['micro_usd']} micro-USD {spent}, {cost['unresolved_micro_usd']} micro-USD unresolved; sandbox "
-            f"{cost['sandbox_micro_usd']} micro-USD.")
+    spent = (
+        "projected (a mock priced as the model it stands for: a projection, nothing was spent)"
+        if cost.get("projection")
+        else "charged"
+    )
+    return (
+        f"Ended {termination['status']}: {termination['reason']}. Accepted batches on {settled_days} "
+        f"checkpoints, {accepted_actions} accepted actions; {graded}. {cost['calls']} model calls "
+        f"({cost['cache_hits']} from the cache), {cost['tokens_in']} tokens in, {cost['tokens_out']} out, "
+        f"{cost['micro_usd']} micro-USD {spent}, {cost['unresolved_micro_usd']} micro-USD unresolved; sandbox "
+        f"{cost['sandbox_micro_usd']} micro-USD."
+    )
 
 
 def _write_synced(path, data: bytes):
@@ -54,8 +61,10 @@ def write_attempt(tmp_dir, content, volatile, transcript, receipts, retained=Non
 
     The files the record names are written and synced first, then record.json is put in place in one rename:
     a record.json in a folder always names files that are there (what `recover` relies on)."""
-    files = {"transcript.json": pretty_json(transcript).encode("utf-8"),
-             "receipts.json": pretty_json(receipts).encode("utf-8")}
+    files = {
+        "transcript.json": pretty_json(transcript).encode("utf-8"),
+        "receipts.json": pretty_json(receipts).encode("utf-8"),
+    }
     if retained is not None:
         files["retained.json"] = pretty_json(retained).encode("utf-8")
     for name, data in files.items():
@@ -68,8 +77,12 @@ def write_attempt(tmp_dir, content, volatile, transcript, receipts, retained=Non
         path = os.path.join(tmp_dir, name)  # cache: the decision cache's answers, exported beside the record
         if os.path.exists(path):
             content["outputs"][key] = {"path": name, "sha256": sha256_hex(read_bytes(path, what))}
-    record = {"schema": ATTEMPT_SCHEMA, "content": content, "content_sha256": content_sha256(content),
-              "volatile": volatile}
+    record = {
+        "schema": ATTEMPT_SCHEMA,
+        "content": content,
+        "content_sha256": content_sha256(content),
+        "volatile": volatile,
+    }
     boundary("record:after-files")
     path = os.path.join(tmp_dir, "record.json")
     _write_synced(path + ".tmp", pretty_json(record).encode("utf-8"))
@@ -78,8 +91,12 @@ def write_attempt(tmp_dir, content, volatile, transcript, receipts, retained=Non
     return record
 
 
-FILE_KINDS = {"transcript": "transcript", "outputs.receipts": "receipts", "outputs.ledger": "ledger",
-              "outputs.retained": "retained work"}
+FILE_KINDS = {
+    "transcript": "transcript",
+    "outputs.receipts": "receipts",
+    "outputs.ledger": "ledger",
+    "outputs.retained": "retained work",
+}
 
 
 def read_record(path) -> dict:
@@ -90,13 +107,16 @@ def read_record(path) -> dict:
     content = record.get("content")
     version = content.get("schema_version") if isinstance(content, dict) else None
     if not isinstance(version, int) or isinstance(version, bool) or version > ATTEMPT_SCHEMA_VERSION:
-        raise InputError(f"{path}: content.schema_version: expected an integer <= {ATTEMPT_SCHEMA_VERSION}, got {version!r}")
+        raise InputError(
+            f"{path}: content.schema_version: expected an integer <= {ATTEMPT_SCHEMA_VERSION}, got {version!r}"
+        )
     if content_sha256(content) != record.get("content_sha256"):
         raise InputError(f"{path}: content does not hash to content_sha256 (edited)")
     base = os.path.dirname(os.path.abspath(path))
     outputs = content.get("outputs")
     refs = [("transcript", content.get("transcript"))] + [
-        (f"outputs.{k}", v) for k, v in sorted((outputs if isinstance(outputs, dict) else {}).items())]
+        (f"outputs.{k}", v) for k, v in sorted((outputs if isinstance(outputs, dict) else {}).items())
+    ]
     for where, ref in refs:
         name = ref.get("path") if isinstance(ref, dict) else None
         if not isinstance(name, str) or name != os.path.basename(name) or name in ("", ".", ".."):

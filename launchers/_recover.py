@@ -20,9 +20,13 @@ from ._project import ProjectLedger
 from ._record import read_record, summary_text, transcript_doc, write_attempt
 from ._staging import NEVER_STAGED_PATHS
 
-RECOVERED_END = {"status": "incomplete_execution", "limit": "infrastructure", "worker_exit_code": None,
-                 "reason": "the host controller stopped mid-attempt (it died, or lost its power); the record was "
-                           "recovered from its partial directory"}
+RECOVERED_END = {
+    "status": "incomplete_execution",
+    "limit": "infrastructure",
+    "worker_exit_code": None,
+    "reason": "the host controller stopped mid-attempt (it died, or lost its power); the record was "
+    "recovered from its partial directory",
+}
 WORKING_FILES = ("desk.sqlite", "journal.jsonl", STATUS_NAME)
 
 
@@ -69,25 +73,32 @@ def recover(partial, out, project=None, state=None):
         root = state or start.get("state_dir")
         found = marker_state(root, claim["id"], claim["consumption"]["nonce"]) if root else "ours"
         if found != "ours":
-            _clear(partial, lock, "the host stopped before the claim was consumed"
-                   + (" (another attempt consumed it)" if found == "theirs" else ""))
+            _clear(
+                partial,
+                lock,
+                "the host stopped before the claim was consumed"
+                + (" (another attempt consumed it)" if found == "theirs" else ""),
+            )
         journal.write("consumed", {"nonce": claim["consumption"]["nonce"], "recovered": True})
     folder = project or (_last(events, "project") or {}).get("dir") or start.get("project_dir")
     if _last(events, "project") is None and folder:
         doc = {"claim": claim, "sha256": claim["sha256"], "consumption": claim["consumption"]}
         entry = ProjectLedger(folder).open_claim(doc, start["attempt_id"], None, recovering=True)
-        journal.write("project", {"dir": os.path.abspath(folder), "seq": entry["seq"], "hash": entry["hash"],
-                                  "recovered": True})
+        journal.write(
+            "project", {"dir": os.path.abspath(folder), "seq": entry["seq"], "hash": entry["hash"], "recovered": True}
+        )
         events = read_journal(journal_path)
     left = _sandbox_info(events)
     if start.get("sandbox") == "modal" and left.get("app_created") and not left.get("app_stopped"):
         from ._sandbox_modal import stop_leftovers  # leave no app behind that the launcher created
+
         journal.write("sandbox", stop_leftovers(left))
     return finish(partial, out, recovered=True, lock=lock, project=folder)
 
 
 def _has_whole_line(path):
     from ._jsonfile import read_head
+
     head = read_head(path, 1 << 20)
     return head is None or b"\n" in head
 
@@ -142,13 +153,19 @@ def _proposals(events, receipts, offset):
         p = answered.get(intent["index"])
         if p is None:
             p = dict(intent)
-            if committed < len(batches) and engine.content_sha256(batches[committed]["payload"]["batch"]) == \
-                    intent.get("batch_sha256"):
-                p.update(outcome="accepted", decisions=_desk.decisions_after(receipts, offset + committed),
-                         reconciled="from the receipts (the host stopped before journaling the desk's answer)")
+            if committed < len(batches) and engine.content_sha256(batches[committed]["payload"]["batch"]) == intent.get(
+                "batch_sha256"
+            ):
+                p.update(
+                    outcome="accepted",
+                    decisions=_desk.decisions_after(receipts, offset + committed),
+                    reconciled="from the receipts (the host stopped before journaling the desk's answer)",
+                )
             else:
-                p.update(outcome="not_committed",
-                         message="the host stopped before the desk answered; the receipts hold no such batch")
+                p.update(
+                    outcome="not_committed",
+                    message="the host stopped before the desk answered; the receipts hold no such batch",
+                )
         if p.get("outcome") == "accepted":
             committed += 1
         out.append(p)
@@ -168,37 +185,56 @@ def assemble(tmp, recovered=False):
     ledger_path = os.path.join(tmp, "ledger.jsonl")
     caps = dict(cap_sandbox_micro_usd=claim["cap_sandbox_micro_usd"], sandbox_rate=start["sandbox_rate"])
     if os.path.exists(ledger_path):
-        ledger = load_ledger(ledger_path, claim["sha256"], claim["cap_micro_usd"], claim["cap_tokens"], start["price"],
-                             tolerate_torn_tail=recovered, **caps)
+        ledger = load_ledger(
+            ledger_path,
+            claim["sha256"],
+            claim["cap_micro_usd"],
+            claim["cap_tokens"],
+            start["price"],
+            tolerate_torn_tail=recovered,
+            **caps,
+        )
         if recovered:
             _complete_ledger(ledger, steps)
     else:
         ledger = Ledger(claim["sha256"], claim["cap_micro_usd"], claim["cap_tokens"], start["price"], **caps)
     receipts, head, desk_result = _desk_state(tmp, start["salt"])
-    if not receipts and any(k == "result" or (k == "proposal" and body.get("outcome") == "accepted")
-                            for k, _, body in events):
-        raise InputError(f"{tmp}: desk.sqlite is missing or unreadable, yet the journal says batches were committed: "
-                         f"the receipts cannot be rebuilt (no record is written over a history it cannot show)")
+    if not receipts and any(
+        k == "result" or (k == "proposal" and body.get("outcome") == "accepted") for k, _, body in events
+    ):
+        raise InputError(
+            f"{tmp}: desk.sqlite is missing or unreadable, yet the journal says batches were committed: "
+            f"the receipts cannot be rebuilt (no record is written over a history it cannot show)"
+        )
     offset = (start.get("resumed_from") or {}).get("settled_days", 0)
     proposals = _proposals(events, receipts, offset)
     result = _last(events, "result") or desk_result
     if result is not None and end["status"] != "completed":
         # The run was finalised and graded before the stop or failure arrived: the receipts say the
         # attempt completed (verify holds completed <=> result); the reason keeps what came after.
-        end = dict(end, status="completed", limit=None,
-                   reason=f"every checkpoint closed; the run is finalised; then {end['reason']}")
+        end = dict(
+            end,
+            status="completed",
+            limit=None,
+            reason=f"every checkpoint closed; the run is finalised; then {end['reason']}",
+        )
     counted = _desk.counts(receipts)
     totals = ledger.totals()
-    cost = {"micro_usd": totals["charged_micro_usd"], "tokens_in": totals["tokens_in"], "tokens_out": totals["tokens_out"],
-            "prompt_cache_hit_tokens": totals["cached_tokens_in"],
-            "unresolved_micro_usd": totals["unresolved_micro_usd"], "unresolved_calls": totals["unresolved_calls"],
-            "calls": len({e["call"] for e in ledger.entries if e["account"] == "inference"}),
-            "cache_hits": sum(1 for e in ledger.entries if e["kind"] == "charge" and e["note"] == "cache hit"),
-            "sandbox_micro_usd": totals["sandbox_charged_micro_usd"],
-            "sandbox_unresolved_micro_usd": totals["sandbox_unresolved_micro_usd"],
-            **({"cpu_ms": totals["cpu_ms"]} if "cpu_ms" in totals else {}),  # the local sampler's CPU time
-            **({"reasoning_tokens": totals["reasoning_tokens"]} if "reasoning_tokens" in totals else {}),
-            "projection": bool(start.get("projection"))}
+    cost = {
+        "micro_usd": totals["charged_micro_usd"],
+        "tokens_in": totals["tokens_in"],
+        "tokens_out": totals["tokens_out"],
+        "prompt_cache_hit_tokens": totals["cached_tokens_in"],
+        "unresolved_micro_usd": totals["unresolved_micro_usd"],
+        "unresolved_calls": totals["unresolved_calls"],
+        "calls": len({e["call"] for e in ledger.entries if e["account"] == "inference"}),
+        "cache_hits": sum(1 for e in ledger.entries if e["kind"] == "charge" and e["note"] == "cache hit"),
+        "sandbox_micro_usd": totals["sandbox_charged_micro_usd"],
+        "sandbox_unresolved_micro_usd": totals["sandbox_unresolved_micro_usd"],
+        **({"cpu_ms": totals["cpu_ms"]} if "cpu_ms" in totals else {}),  # the local sampler's CPU time
+        **({"reasoning_tokens": totals["reasoning_tokens"]} if "reasoning_tokens" in totals else {}),
+        "projection": bool(start.get("projection")),
+    }
     if result is None and end["status"] == "completed":
         end = dict(RECOVERED_END, reason="the worker ended but the run was never finalised")
     summary = summary_text(end, result, counted["accepted_actions"], counted["settled_days"], cost)
@@ -210,46 +246,74 @@ def assemble(tmp, recovered=False):
     if replay_of is not None:
         replay_of = dict(replay_of, head_matches=receipts_head == replay_of["receipts_head"])
     content = {
-        "schema_version": ATTEMPT_SCHEMA_VERSION, "attempt_id": start["attempt_id"], "kind": "model-attempt",
-        "label": start["label"], "execution_path": "model worker",
+        "schema_version": ATTEMPT_SCHEMA_VERSION,
+        "attempt_id": start["attempt_id"],
+        "kind": "model-attempt",
+        "label": start["label"],
+        "execution_path": "model worker",
         "model": {"id": start["model"], "provider": adapters.get("provider", start["sampler"])},
         "sampling": dict(sampling or {}, max_tokens_per_call=limits["max_tokens_per_call"]),
-        "config": start["config"], "config_hash": engine.content_sha256(start["config"]),
-        "code": start["code"], "packages": start["packages"], "engine": start["engine"],
-        "prompt": start["prompt"], "output_schema": start["output_schema"], "worker": start["worker"],
-        "prices": {"model": start["price"], "sandbox": {"name": start["sandbox"],
-                                                        "micro_usd_per_second": start["sandbox_rate"]},
-                   "table_sha256": start["prices_table_sha256"]},
-        "command_line": start["command_line"], "freeze": start["freeze"],
-        "task": start["task"], "salt": start["salt"],
+        "config": start["config"],
+        "config_hash": engine.content_sha256(start["config"]),
+        "code": start["code"],
+        "packages": start["packages"],
+        "engine": start["engine"],
+        "prompt": start["prompt"],
+        "output_schema": start["output_schema"],
+        "worker": start["worker"],
+        "prices": {
+            "model": start["price"],
+            "sandbox": {"name": start["sandbox"], "micro_usd_per_second": start["sandbox_rate"]},
+            "table_sha256": start["prices_table_sha256"],
+        },
+        "command_line": start["command_line"],
+        "freeze": start["freeze"],
+        "task": start["task"],
+        "salt": start["salt"],
         "information_boundary": {
-            "sandbox": start["sandbox"], "network": adapters.get("network"), "staged": _last(events, "staged") or [],
+            "sandbox": start["sandbox"],
+            "network": adapters.get("network"),
+            "staged": _last(events, "staged") or [],
             "worker_env_keys": adapters.get("worker_env_keys", []),
             "never_staged": list(NEVER_STAGED_PATHS),
-            "model_calls": "made by the host controller; the worker holds no keys and sees no ledger"},
+            "model_calls": "made by the host controller; the worker holds no keys and sees no ledger",
+        },
         "sandbox": _sandbox_info(events),
         "service": (end_event or {}).get("service"),
-        "claim": claim, "project": _project_ref(_last(events, "project")),
+        "claim": claim,
+        "project": _project_ref(_last(events, "project")),
         "limits": limits,
         "ledger": {"entries": ledger.entries, "head": ledger.head, "totals": totals},
-        "termination": end, "proposals": proposals,
+        "termination": end,
+        "proposals": proposals,
         "invalid_artefacts": sum(1 for s in steps for t in s["tool_calls"] if t["name"] == "validate_artefact"),
-        "receipts_head": receipts_head, "result": result,
-        "accepted_actions": counted["accepted_actions"], "settled_days": counted["settled_days"],
-        "cost": cost, "resumed_from": start.get("resumed_from"), "replay_of": replay_of, "summary": summary,
+        "receipts_head": receipts_head,
+        "result": result,
+        "accepted_actions": counted["accepted_actions"],
+        "settled_days": counted["settled_days"],
+        "cost": cost,
+        "resumed_from": start.get("resumed_from"),
+        "replay_of": replay_of,
+        "summary": summary,
         "role": start.get("role") or ("confirmatory" if start["freeze"] else None),
     }
     started, finished = events[0][1], events[-1][1]
-    volatile = {"started": started, "finished": finished if not recovered else now_iso(),
-                "duration_ms": int((parse_iso(finished) - parse_iso(started)).total_seconds() * 1000),
-                "host": start["host"], "claim_expires": start["claim_expires"],
-                "worker_stderr_tail": (end_event or {}).get("worker_stderr", ""), "recovered": recovered,
-                "sandbox_seconds": (end_event or {}).get("sandbox_seconds"),
-                "calls_ms": [body["ms"] for k, _, body in events if k == "latency"],
-                "backoff": [body for k, _, body in events if k == "backoff"],
-                "host_preflight": start.get("host_preflight")}
-    return write_attempt(tmp, content, volatile, transcript_doc(start["attempt_id"], steps, summary), receipts,
-                         retained=retained)
+    volatile = {
+        "started": started,
+        "finished": finished if not recovered else now_iso(),
+        "duration_ms": int((parse_iso(finished) - parse_iso(started)).total_seconds() * 1000),
+        "host": start["host"],
+        "claim_expires": start["claim_expires"],
+        "worker_stderr_tail": (end_event or {}).get("worker_stderr", ""),
+        "recovered": recovered,
+        "sandbox_seconds": (end_event or {}).get("sandbox_seconds"),
+        "calls_ms": [body["ms"] for k, _, body in events if k == "latency"],
+        "backoff": [body for k, _, body in events if k == "backoff"],
+        "host_preflight": start.get("host_preflight"),
+    }
+    return write_attempt(
+        tmp, content, volatile, transcript_doc(start["attempt_id"], steps, summary), receipts, retained=retained
+    )
 
 
 def _complete_ledger(ledger, steps):
@@ -257,8 +321,11 @@ def _complete_ledger(ledger, steps):
     ledger.jsonl made exactly the entries, in one rename: a record is never written over a ledger whose charge has
     no release, or an answer the ledger never charged. A `recover` killed here leaves the old file or the new one;
     run again, it completes the same entries."""
-    answered = {s["call"]["index"]: s["call"] for s in steps if s.get("role") == "model"
-                and isinstance(s.get("call"), dict) and "micro_usd" in s["call"]}
+    answered = {
+        s["call"]["index"]: s["call"]
+        for s in steps
+        if s.get("role") == "model" and isinstance(s.get("call"), dict) and "micro_usd" in s["call"]
+    }
     path = ledger.path
     ledger.path = None  # booked in memory, then the whole file replaced
     ledger.complete(answered)
@@ -300,8 +367,10 @@ def finish(tmp, out, recovered=False, lock=None, project=None):
     except Exception as exc:
         if lock is not None:
             lock.release()
-        raise LaunchError(f"{tmp}: the record could not be {'settled' if record else 'assembled'} "
-                          f"({what(exc)}); the attempt's files stay there for `fundbook-launch recover`") from None
+        raise LaunchError(
+            f"{tmp}: the record could not be {'settled' if record else 'assembled'} "
+            f"({what(exc)}); the attempt's files stay there for `fundbook-launch recover`"
+        ) from None
     for name in WORKING_FILES:  # their content is in the record, transcript and receipts
         path = os.path.join(tmp, name)
         if os.path.exists(path):

@@ -31,8 +31,11 @@ def _local_server(path) -> bool:
 def _answers(transcript_path):
     with open(transcript_path, encoding="utf-8") as fh:
         steps = json.load(fh)["steps"]
-    return [(s["call"].get("request_sha256"), s["text"]) for s in steps
-            if s.get("role") == "model" and isinstance(s.get("call"), dict)]
+    return [
+        (s["call"].get("request_sha256"), s["text"])
+        for s in steps
+        if s.get("role") == "model" and isinstance(s.get("call"), dict)
+    ]
 
 
 def rederive(record_path) -> dict:
@@ -45,6 +48,7 @@ def rederive(record_path) -> dict:
     from ._prices import load_prices
     from ._provider import SamplerOptions
     from ._spec import AttemptSpec, Places, Sources, Task
+
     found = verify_attempt(record_path)
     c = found["record"]["content"]
     base = os.path.dirname(os.path.abspath(record_path))
@@ -56,8 +60,13 @@ def rederive(record_path) -> dict:
         if c["termination"]["status"] == "incomplete_execution" and answered == 0 and not accepted:
             # recovered after its host died before any call was answered: no model answer to re-derive (its
             # receipts and ledger are reconciled by verify_attempt above)
-            return {"attempt_id": c["attempt_id"], "answers": 0, "receipts_head": c["receipts_head"],
-                    "status": c["termination"]["status"], "nothing": True}
+            return {
+                "attempt_id": c["attempt_id"],
+                "answers": 0,
+                "receipts_head": c["receipts_head"],
+                "status": c["termination"]["status"],
+                "nothing": True,
+            }
         raise InputError(f"{record_path}: content.outputs.cache: no cache.jsonl, so the attempt cannot be re-derived")
     lim = c["limits"]
     limits = Limits(lim["worker_seconds"], lim["call_deadline_s"], lim["max_tokens_per_call"], lim["max_calls"])
@@ -65,36 +74,74 @@ def rederive(record_path) -> dict:
     task = c["task"]
     with tempfile.TemporaryDirectory(prefix="fundbook-rederive-") as scratch:
         state, claim = os.path.join(scratch, "state"), os.path.join(scratch, "claim.json")
-        authorise(claim, task["family"], task["split"], c["model"]["id"], 0, 10**9, 1, state=state, local=True,
-                  project=os.path.join(scratch, "project"))
+        authorise(
+            claim,
+            task["family"],
+            task["split"],
+            c["model"]["id"],
+            0,
+            10**9,
+            1,
+            state=state,
+            local=True,
+            project=os.path.join(scratch, "project"),
+        )
         out = os.path.join(scratch, "replay")
-        sampler = _providers.sampler("cache", SamplerOptions(cache_path=os.path.join(base, cache["path"]),
-                                                             call_deadline_s=lim["call_deadline_s"],
-                                                             replay_sampling=sampling))
-        replay = execute(AttemptSpec(
-            claim=claim, out=out, task=Task(task["family"], task["seed"], task["split"], task["horizon"]),
-            model=c["model"]["id"], sampler=sampler, sandbox=_providers.sandbox("local"), prices=load_prices(),
-            limits=limits, sources=Sources(replay=base), places=Places(state, os.path.join(scratch, "project"))))
+        sampler = _providers.sampler(
+            "cache",
+            SamplerOptions(
+                cache_path=os.path.join(base, cache["path"]),
+                call_deadline_s=lim["call_deadline_s"],
+                replay_sampling=sampling,
+            ),
+        )
+        replay = execute(
+            AttemptSpec(
+                claim=claim,
+                out=out,
+                task=Task(task["family"], task["seed"], task["split"], task["horizon"]),
+                model=c["model"]["id"],
+                sampler=sampler,
+                sandbox=_providers.sandbox("local"),
+                prices=load_prices(),
+                limits=limits,
+                sources=Sources(replay=base),
+                places=Places(state, os.path.join(scratch, "project")),
+            )
+        )
         r = replay["content"]
-        recorded, replayed = _answers(os.path.join(base, c["transcript"]["path"])), _answers(
-            os.path.join(out, "transcript.json"))
+        recorded, replayed = (
+            _answers(os.path.join(base, c["transcript"]["path"])),
+            _answers(os.path.join(out, "transcript.json")),
+        )
     where = f"{record_path}: re-derived from {cache['path']}"
     if r["termination"]["status"] != c["termination"]["status"] and not (
-            c["termination"]["status"] != "completed" and r["termination"]["limit"] == "cache_miss"):
-        raise InputError(f"{where}: the replay ended {r['termination']['status']} ({r['termination']['reason']}), the "
-                         f"record {c['termination']['status']}")
+        c["termination"]["status"] != "completed" and r["termination"]["limit"] == "cache_miss"
+    ):
+        raise InputError(
+            f"{where}: the replay ended {r['termination']['status']} ({r['termination']['reason']}), the "
+            f"record {c['termination']['status']}"
+        )
     if r["cost"]["cache_hits"] != r["cost"]["calls"] or r["cost"]["micro_usd"] != 0:
         raise InputError(f"{where}: {r['cost']['cache_hits']} of {r['cost']['calls']} calls from the cache")
     if replayed != recorded:
-        first = next((i for i, (a, b) in enumerate(zip(recorded, replayed)) if a != b),
-                     min(len(recorded), len(replayed)))
-        raise InputError(f"{where}: model answer {first + 1} differs (its request or its text), or the replay has "
-                         f"{len(replayed)} answered calls where the record has {len(recorded)}")
+        first = next(
+            (i for i, (a, b) in enumerate(zip(recorded, replayed)) if a != b), min(len(recorded), len(replayed))
+        )
+        raise InputError(
+            f"{where}: model answer {first + 1} differs (its request or its text), or the replay has "
+            f"{len(replayed)} answered calls where the record has {len(recorded)}"
+        )
     if r["receipts_head"] != c["receipts_head"]:
-        raise InputError(f"{where}: the replay's receipts head {r['receipts_head']} is not the record's "
-                         f"{c['receipts_head']}")
-    return {"attempt_id": c["attempt_id"], "answers": len(replayed), "receipts_head": r["receipts_head"],
-            "status": c["termination"]["status"]}
+        raise InputError(
+            f"{where}: the replay's receipts head {r['receipts_head']} is not the record's {c['receipts_head']}"
+        )
+    return {
+        "attempt_id": c["attempt_id"],
+        "answers": len(replayed),
+        "receipts_head": r["receipts_head"],
+        "status": c["termination"]["status"],
+    }
 
 
 def rederive_all(attempts_dir) -> list:

@@ -27,8 +27,10 @@ from .worker import prompt
 
 PROVIDER = "anthropic"
 KEY_VARIABLE = "ANTHROPIC_API_KEY"
-KEY_SHAPE = (re.compile(r"sk-ant-[A-Za-z0-9_\-]{16,4000}"), "an Anthropic key (expected 'sk-ant-' followed by "
-                                                             "letters, digits, '-' and '_')")
+KEY_SHAPE = (
+    re.compile(r"sk-ant-[A-Za-z0-9_\-]{16,4000}"),
+    "an Anthropic key (expected 'sk-ant-' followed by letters, digits, '-' and '_')",
+)
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 STOP = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "refusal": "refusal"}
 
@@ -43,8 +45,14 @@ def settings(temperature_milli=0, effort="none") -> dict:
         raise InputError(f"--temperature-milli {temperature_milli}: Anthropic takes a temperature from 0 to 1000")
     if effort not in EFFORTS:
         raise InputError(f"--effort {effort!r}: expected one of {', '.join(EFFORTS)}")
-    out = {"api": "messages", "output_format": "output_config json_schema", "system_cache": "ephemeral",
-           "temperature_milli": temperature_milli, "prompt": prompt.PROMPT_VERSION, "grammar": api.SCHEMA_VERSION}
+    out = {
+        "api": "messages",
+        "output_format": "output_config json_schema",
+        "system_cache": "ephemeral",
+        "temperature_milli": temperature_milli,
+        "prompt": prompt.PROMPT_VERSION,
+        "grammar": api.SCHEMA_VERSION,
+    }
     return dict(out, effort=effort) if effort != "none" else out
 
 
@@ -52,20 +60,28 @@ def config(environ=None) -> dict:
     environ = os.environ if environ is None else environ
     api.check_key(environ, KEY_VARIABLE, PROVIDER, KEY_SHAPE)
     base = environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
-    return {"base_url": api.recorded_url(base, "ANTHROPIC_BASE_URL"), "key_variable": KEY_VARIABLE,
-            "sdk": f"anthropic {api.sdk_version('anthropic')}"}
+    return {
+        "base_url": api.recorded_url(base, "ANTHROPIC_BASE_URL"),
+        "key_variable": KEY_VARIABLE,
+        "sdk": f"anthropic {api.sdk_version('anthropic')}",
+    }
 
 
 def client(environ=None, http_client=None, deadline_s=120):
     environ = os.environ if environ is None else environ
     anthropic = api.sdk("anthropic")
-    return anthropic.Anthropic(api_key=environ[KEY_VARIABLE],
-                               base_url=environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL,
-                               max_retries=0, timeout=deadline_s, http_client=http_client)
+    return anthropic.Anthropic(
+        api_key=environ[KEY_VARIABLE],
+        base_url=environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL,
+        max_retries=0,
+        timeout=deadline_s,
+        http_client=http_client,
+    )
 
 
 def output_schema(portable):
     from anthropic.lib._parse._transform import transform_schema
+
     return transform_schema(portable)
 
 
@@ -75,9 +91,14 @@ def request_body(model_id, sampling, prepared) -> dict:
     output_config = {"format": {"type": "json_schema", "schema": output_schema(prepared.payload["portable"])}}
     if sampling.get("effort", "none") != "none":
         output_config["effort"] = sampling["effort"]
-    return {"model": model_id, "max_tokens": prepared.max_tokens,
-            "system": [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
-            "messages": rest, "temperature": sampling["temperature_milli"] / 1000, "output_config": output_config}
+    return {
+        "model": model_id,
+        "max_tokens": prepared.max_tokens,
+        "system": [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
+        "messages": rest,
+        "temperature": sampling["temperature_milli"] / 1000,
+        "output_config": output_config,
+    }
 
 
 def usage_tokens(usage):
@@ -101,9 +122,14 @@ class AnthropicSampler(api.ApiSampler):
         text = "".join(block.text for block in msg.content or [] if getattr(block, "type", None) == "text")
         tokens_in, cached = usage_tokens(msg.usage)
         thinking = getattr(getattr(msg.usage, "output_tokens_details", None), "thinking_tokens", None)
-        return Completion(text, tokens_in, int(msg.usage.output_tokens), STOP.get(msg.stop_reason,
-                                                                                   str(msg.stop_reason)),
-                          cache_hit_tokens=cached, reasoning_tokens=thinking)
+        return Completion(
+            text,
+            tokens_in,
+            int(msg.usage.output_tokens),
+            STOP.get(msg.stop_reason, str(msg.stop_reason)),
+            cache_hit_tokens=cached,
+            reasoning_tokens=thinking,
+        )
 
 
 def preflight(model_id, client, base_url):
@@ -112,8 +138,9 @@ def preflight(model_id, client, base_url):
     try:
         found = client.models.retrieve(model_id)
     except anthropic.APIError as exc:
-        raise api.preflight_error(PROVIDER, exc, anthropic, KEY_VARIABLE, model_id, base_url,
-                                  secret=api.client_key(client)) from None
+        raise api.preflight_error(
+            PROVIDER, exc, anthropic, KEY_VARIABLE, model_id, base_url, secret=api.client_key(client)
+        ) from None
     return getattr(found, "id", None)
 
 

@@ -33,7 +33,7 @@ from ._sampling import Prepared, request_sha256
 from .worker import prompt
 
 CAPACITY_STATUS = (429, 503, 529)  # rate limited, unavailable, overloaded
-MESSAGE_TOKENS = 16                # per message: role and template markers (a generous allowance)
+MESSAGE_TOKENS = 16  # per message: role and template markers (a generous allowance)
 SCHEMA_VERSION = "fundbook.portable-schema/2"  # bump with any change to portable_schema (2: from grammar 2)
 SHAPE_ERRORS = (AttributeError, IndexError, KeyError, TypeError, ValueError)  # reading an answer of another shape
 KEY_TEXT = re.compile(r"[\x21-\x7e]{1,4096}")  # printable ASCII, no space: what an HTTP header can carry
@@ -90,6 +90,7 @@ def sdk(name):
 
 # -- the schema ------------------------------------------------------------------------------------------------
 
+
 def _typed_const(value):
     if isinstance(value, bool):
         return {"type": "boolean", "enum": [value]}
@@ -145,8 +146,9 @@ def portable_schema(node, top=True):
         return _typed_enum(node["enum"])
     if "anyOf" in node:
         branches = node["anyOf"]
-        if any(_is_prefix_array(b) for b in branches) and all(_is_prefix_array(b) or b == {"const": []}
-                                                              for b in branches):
+        if any(_is_prefix_array(b) for b in branches) and all(
+            _is_prefix_array(b) or b == {"const": []} for b in branches
+        ):
             return _collapse_arrays(branches)
         return {"anyOf": [portable_schema(b, top=False) for b in branches]}
     out = {}
@@ -192,6 +194,7 @@ def split_system(messages):
 
 # -- the sampler ------------------------------------------------------------------------------------------------
 
+
 def one_line(exc, limit=240) -> str:
     text = " ".join(str(exc).split())
     return text[:limit]
@@ -226,15 +229,20 @@ class ApiSampler:
         self.model_id = model_id
         self.sampling = dict(sampling)
         self.client = client
-        self.config = dict(config)   # base_url (as recorded), key_variable, sdk version
-        self.reported = []            # the model ids the provider's answers named, in order of first sight
+        self.config = dict(config)  # base_url (as recorded), key_variable, sdk version
+        self.reported = []  # the model ids the provider's answers named, in order of first sight
 
     def prepare(self, messages, max_tokens) -> Prepared:
         schema, portable = answer_schema(messages)
         sha = request_sha256(self.model_id, messages, max_tokens, self.sampling)
         retry = any(m.get("role") == "assistant" for m in messages)
-        return Prepared(sha, reserve_tokens(messages), max_tokens, messages,
-                        payload={"schema": schema, "portable": portable, "retry": retry})
+        return Prepared(
+            sha,
+            reserve_tokens(messages),
+            max_tokens,
+            messages,
+            payload={"schema": schema, "portable": portable, "retry": retry},
+        )
 
     def _note_model(self, reported):
         if isinstance(reported, str) and reported and reported not in self.reported:
@@ -242,8 +250,10 @@ class ApiSampler:
 
     def sample(self, prepared, deadline_s):
         if prepared.payload["schema"] is None:
-            raise SamplerError(f"{self.provider}: the request holds no desk view to build the answer's schema from "
-                               f"(the worker must use the {prompt.PROMPT_VERSION} prompt)")
+            raise SamplerError(
+                f"{self.provider}: the request holds no desk view to build the answer's schema from "
+                f"(the worker must use the {prompt.PROMPT_VERSION} prompt)"
+            )
         module = self.sdk
         secret = client_key(self.client)
         try:
@@ -253,17 +263,22 @@ class ApiSampler:
         except SHAPE_ERRORS as exc:
             # The SDKs build answers without validating them: a server that answers 200 with another shape
             # (no choices, no usage, an HTML page, a number for the text) fails here, not in the ledger.
-            raise SamplerError(f"{self.provider}: the answer is not the API's shape ({type(exc).__name__}: "
-                               f"{one_line(redact(str(exc), secret), 160)})") from None
+            raise SamplerError(
+                f"{self.provider}: the answer is not the API's shape ({type(exc).__name__}: "
+                f"{one_line(redact(str(exc), secret), 160)})"
+            ) from None
         except module.APITimeoutError:
             raise CallTimeout(f"{self.provider}: no answer within {deadline_s:.0f} s") from None
         except module.APIStatusError as exc:
             raise classify(self.provider, exc, secret) from None
         except module.APIConnectionError as exc:
-            raise SamplerError(f"{self.provider}: cannot reach {self.config['base_url']} "
-                               f"({one_line(redact(str(exc), secret))})") from None
+            raise SamplerError(
+                f"{self.provider}: cannot reach {self.config['base_url']} ({one_line(redact(str(exc), secret))})"
+            ) from None
         except module.APIError as exc:  # the SDK's others: an answer it could not read (APIResponseValidationError)
-            raise SamplerError(f"{self.provider}: {type(exc).__name__} ({one_line(redact(str(exc), secret), 160)})") from None
+            raise SamplerError(
+                f"{self.provider}: {type(exc).__name__} ({one_line(redact(str(exc), secret), 160)})"
+            ) from None
 
     def service_info(self) -> dict:
         return dict(self.config, provider=self.provider, model_reported=list(self.reported))
@@ -280,19 +295,26 @@ def checked(provider, completion):
     if not isinstance(completion.text, str):
         raise SamplerError(f"{provider}: the answer's text is {type(completion.text).__name__}, not a string")
     if len(completion.text) > MAX_ANSWER_CHARS:
-        raise SamplerError(f"{provider}: the answer's text is {len(completion.text)} characters, over the "
-                           f"{MAX_ANSWER_CHARS} no desk answer comes near (not written to the record)")
-    counts = {"tokens_in": completion.tokens_in, "tokens_out": completion.tokens_out,
-              "cached tokens": completion.cache_hit_tokens}
+        raise SamplerError(
+            f"{provider}: the answer's text is {len(completion.text)} characters, over the "
+            f"{MAX_ANSWER_CHARS} no desk answer comes near (not written to the record)"
+        )
+    counts = {
+        "tokens_in": completion.tokens_in,
+        "tokens_out": completion.tokens_out,
+        "cached tokens": completion.cache_hit_tokens,
+    }
     for name, value in counts.items():
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_ANSWER_TOKENS:
-            raise SamplerError(f"{provider}: the answer's usage {name} is {str(value)[:40]!r}, not a count "
-                               f"in 0..{MAX_ANSWER_TOKENS}")
+            raise SamplerError(
+                f"{provider}: the answer's usage {name} is {str(value)[:40]!r}, not a count in 0..{MAX_ANSWER_TOKENS}"
+            )
     if completion.cache_hit_tokens > completion.tokens_in:
         raise SamplerError(f"{provider}: the answer's usage has more cached tokens than prompt tokens")
     reasoning = completion.reasoning_tokens  # reported apart (seed 002), part of the output it is billed in
-    if reasoning is not None and (isinstance(reasoning, bool) or not isinstance(reasoning, int)
-                                  or not 0 <= reasoning <= completion.tokens_out):
+    if reasoning is not None and (
+        isinstance(reasoning, bool) or not isinstance(reasoning, int) or not 0 <= reasoning <= completion.tokens_out
+    ):
         completion.reasoning_tokens = None  # a breakdown that is not one of the output is not recorded; the bill stands
     if not isinstance(completion.stop_reason, str) or len(completion.stop_reason) > 64:
         completion.stop_reason = str(completion.stop_reason)[:64]
@@ -334,16 +356,19 @@ def preflight_error(provider, exc, module, key_variable, model, base_url, secret
     if isinstance(exc, module.APITimeoutError):
         return InputError(f"{provider}: {base_url} did not answer the preflight in time; nothing was consumed")
     if isinstance(exc, module.APIConnectionError):
-        return InputError(f"{provider}: cannot reach {base_url} ({one_line(redact(str(exc), secret), 160)}); "
-                          f"nothing was consumed")
+        return InputError(
+            f"{provider}: cannot reach {base_url} ({one_line(redact(str(exc), secret), 160)}); nothing was consumed"
+        )
     status = getattr(exc, "status_code", None)
     if status in (401, 403):
         who = key_variable or "the server"
         return InputError(f"{who}: the key was refused by {base_url} (HTTP {status}); nothing was consumed")
     if status == 404:
         return InputError(f"--model {model}: {base_url} does not serve this model (HTTP 404); nothing was consumed")
-    return InputError(f"{provider}: the preflight at {base_url} failed ({classify(provider, exc, secret).format_message()}); "
-                      f"nothing was consumed")
+    return InputError(
+        f"{provider}: the preflight at {base_url} failed ({classify(provider, exc, secret).format_message()}); "
+        f"nothing was consumed"
+    )
 
 
 def settings_text(sampling) -> str:
@@ -368,6 +393,7 @@ class ApiProvider(Provider):
     def _setup(self):
         import os
         from ._sampler_cache import open_store
+
         o = self.options
         self.environ = os.environ if o.environ is None else o.environ
         if o.cache_path:
@@ -377,15 +403,18 @@ class ApiProvider(Provider):
         self.client = None
         if not o.offline:
             self.config = self.service_config()
-            self.client = self.make_client(environ=self.environ, http_client=o.http_client,
-                                           deadline_s=o.call_deadline_s)
+            self.client = self.make_client(
+                environ=self.environ, http_client=o.http_client, deadline_s=o.call_deadline_s
+            )
             if o.model is not None:
                 where = self.config["base_url"]
                 try:
                     found = self.preflight(o.model, where)
                 except SHAPE_ERRORS as exc:  # a server that answers 200 with another shape: one line, nothing spent
-                    raise InputError(f"{self.name}: the preflight's answer from {where} is not the API's shape "
-                                     f"({type(exc).__name__}: {one_line(exc, 160)}); nothing was consumed") from None
+                    raise InputError(
+                        f"{self.name}: the preflight's answer from {where} is not the API's shape "
+                        f"({type(exc).__name__}: {one_line(exc, 160)}); nothing was consumed"
+                    ) from None
                 self.config["model_preflight"] = found[:200] if isinstance(found, str) else None
         return sampling
 
@@ -394,6 +423,7 @@ class ApiProvider(Provider):
 
     def build(self, model):
         from ._sampler_cache import CacheSampler
+
         if self.options.offline:
             raise InputError(f"--sampler {self.name}: built for its settings only (a freeze makes no call)")
         inner = self.ADAPTER(model, self.sampling, self.client, self.config)

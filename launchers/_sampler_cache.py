@@ -50,9 +50,21 @@ def _is_jsonl(path) -> bool:
 
 def _export_line(row) -> bytes:
     key, sampling, model, text, tokens_in, tokens_out, hit_tokens, stop = row
-    return canonical_json({"cache_key": key, "sampling": json.loads(sampling), "model": model, "text": text,
-                           "tokens_in": tokens_in, "tokens_out": tokens_out, "cache_hit_tokens": hit_tokens,
-                           "stop_reason": stop}) + b"\n"
+    return (
+        canonical_json(
+            {
+                "cache_key": key,
+                "sampling": json.loads(sampling),
+                "model": model,
+                "text": text,
+                "tokens_in": tokens_in,
+                "tokens_out": tokens_out,
+                "cache_hit_tokens": hit_tokens,
+                "stop_reason": stop,
+            }
+        )
+        + b"\n"
+    )
 
 
 def read_export(path) -> list:
@@ -99,8 +111,18 @@ def read_export(path) -> list:
         if (obj["cache_key"], sampling) in seen:
             raise InputError(f"{where}: a second answer for request {obj['cache_key'][:12]} under the same settings")
         seen.add((obj["cache_key"], sampling))
-        rows.append((obj["cache_key"], sampling, obj["model"], obj["text"], obj["tokens_in"], obj["tokens_out"],
-                     obj["cache_hit_tokens"], obj["stop_reason"]))
+        rows.append(
+            (
+                obj["cache_key"],
+                sampling,
+                obj["model"],
+                obj["text"],
+                obj["tokens_in"],
+                obj["tokens_out"],
+                obj["cache_hit_tokens"],
+                obj["stop_reason"],
+            )
+        )
     return rows
 
 
@@ -113,8 +135,10 @@ def _refuse_other_files(path):
     if head is None:
         raise InputError(f"--cache {path}: not a regular file (a decision cache is an SQLite file)")
     if head != b"SQLite format 3\x00":
-        raise InputError(f"--cache {path}: exists and is not an SQLite database (refusing to turn it into a decision "
-                         f"cache: name a new file, or an existing cache)")
+        raise InputError(
+            f"--cache {path}: exists and is not an SQLite database (refusing to turn it into a decision "
+            f"cache: name a new file, or an existing cache)"
+        )
     try:
         conn = sqlite3.connect(f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=ro", uri=True)
         try:
@@ -125,8 +149,10 @@ def _refuse_other_files(path):
     except sqlite3.Error as exc:
         raise InputError(f"--cache {path}: cannot read the decision cache ({exc})") from None
     if tables - {"answers"} or (tables and columns != list(COLUMNS)):
-        raise InputError(f"--cache {path}: an SQLite database that is not a decision cache (tables: "
-                         f"{', '.join(sorted(tables)) or 'none'})")
+        raise InputError(
+            f"--cache {path}: an SQLite database that is not a decision cache (tables: "
+            f"{', '.join(sorted(tables)) or 'none'})"
+        )
 
 
 def open_store(path, must_exist=False):
@@ -135,8 +161,9 @@ def open_store(path, must_exist=False):
     path = str(path)
     if _is_jsonl(path):
         if not must_exist:
-            raise InputError(f"--cache {path}: a .jsonl cache is an attempt's export, read-only (record into a "
-                             f"SQLite file)")
+            raise InputError(
+                f"--cache {path}: a .jsonl cache is an attempt's export, read-only (record into a SQLite file)"
+            )
         read_export(path)
         return path
     if must_exist and not os.path.isfile(path):
@@ -176,8 +203,9 @@ class CacheSampler:
             with self._memory:
                 self._memory.execute(SCHEMA)
                 if path is not None:
-                    self._memory.executemany("INSERT INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                                             read_export(self.path))
+                    self._memory.executemany(
+                        "INSERT INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?)", read_export(self.path)
+                    )
 
     def _connect(self):
         return self._memory if self._memory is not None else sqlite3.connect(self.path)
@@ -189,8 +217,11 @@ class CacheSampler:
     def _rows(self, key):
         conn = self._connect()
         try:
-            return conn.execute("SELECT sampling, text, tokens_in, tokens_out, cache_hit_tokens, stop_reason "
-                                "FROM answers WHERE cache_key = ? ORDER BY sampling", (key,)).fetchall()
+            return conn.execute(
+                "SELECT sampling, text, tokens_in, tokens_out, cache_hit_tokens, stop_reason "
+                "FROM answers WHERE cache_key = ? ORDER BY sampling",
+                (key,),
+            ).fetchall()
         finally:
             self._done(conn)
 
@@ -198,9 +229,19 @@ class CacheSampler:
         conn = self._connect()
         try:
             with conn:
-                conn.execute("INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                             (key, _settings(self.sampling), self.model_id, c.text, c.tokens_in, c.tokens_out,
-                              c.cache_hit_tokens, c.stop_reason))
+                conn.execute(
+                    "INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        key,
+                        _settings(self.sampling),
+                        self.model_id,
+                        c.text,
+                        c.tokens_in,
+                        c.tokens_out,
+                        c.cache_hit_tokens,
+                        c.stop_reason,
+                    ),
+                )
         finally:
             self._done(conn)
 
@@ -212,9 +253,11 @@ class CacheSampler:
         try:
             lines = []
             for key, sampling in wanted:
-                row = conn.execute("SELECT cache_key, sampling, model, text, tokens_in, tokens_out, cache_hit_tokens, "
-                                   "stop_reason FROM answers WHERE cache_key = ? AND sampling = ?",
-                                   (key, sampling)).fetchone()
+                row = conn.execute(
+                    "SELECT cache_key, sampling, model, text, tokens_in, tokens_out, cache_hit_tokens, "
+                    "stop_reason FROM answers WHERE cache_key = ? AND sampling = ?",
+                    (key, sampling),
+                ).fetchone()
                 if row is not None:
                     lines.append(_export_line(row))
         finally:
@@ -233,17 +276,29 @@ class CacheSampler:
         row = next((r for r in rows if r[0] == want), None)
         if row is not None:
             self.used.append((key, want))
-            return Prepared(request_sha256(self.model_id, messages, max_tokens, self.sampling), row[2], max_tokens,
-                            messages, cached=True, cache_key=key, hit=row)
+            return Prepared(
+                request_sha256(self.model_id, messages, max_tokens, self.sampling),
+                row[2],
+                max_tokens,
+                messages,
+                cached=True,
+                cache_key=key,
+                hit=row,
+            )
         if self.inner is None:
             if not rows:
-                raise CacheMiss(f"{self.path}: no cached answer for request {key[:12]} (a cache-only replay never "
-                                f"makes a paid call)")
+                raise CacheMiss(
+                    f"{self.path}: no cached answer for request {key[:12]} (a cache-only replay never "
+                    f"makes a paid call)"
+                )
             if self.sampling is None:
-                raise CacheMiss(f"{self.path}: request {key[:12]} was recorded under {len(rows)} sampling settings; "
-                                f"name the recorded attempt with --replay-of")
-            raise CacheMiss(f"{self.path}: request {key[:12]} was recorded with sampling {rows[0][0]}, this replay "
-                            f"uses {want}")
+                raise CacheMiss(
+                    f"{self.path}: request {key[:12]} was recorded under {len(rows)} sampling settings; "
+                    f"name the recorded attempt with --replay-of"
+                )
+            raise CacheMiss(
+                f"{self.path}: request {key[:12]} was recorded with sampling {rows[0][0]}, this replay uses {want}"
+            )
         prepared = self.inner.prepare(messages, max_tokens)
         prepared.cache_key = key
         return prepared

@@ -54,15 +54,23 @@ OMP_WAIT_POLICY = "PASSIVE"
 MIN_ANSWER_TOKENS = 64
 TEMPLATE_DATE = "1970-01-01"  # what a chat template's strftime_now sees: never the wall clock
 SETTINGS = {  # every sampling parameter, as integers (thousandths for the real-valued ones)
-    "temperature_milli": 0, "retry_temperature_milli": 700, "seed": 0, "top_k": 40, "top_p_milli": 950,
-    "min_p_milli": 50, "repeat_penalty_milli": 1000, "n_ctx": 8192, "n_batch": 512, "n_threads": 1,
+    "temperature_milli": 0,
+    "retry_temperature_milli": 700,
+    "seed": 0,
+    "top_k": 40,
+    "top_p_milli": 950,
+    "min_p_milli": 50,
+    "repeat_penalty_milli": 1000,
+    "n_ctx": 8192,
+    "n_batch": 512,
+    "n_threads": 1,
     "n_threads_batch": 2,
 }
-_LOADED = {}   # (file sha256, load settings) -> Llama: one model a process, reset per attempt
+_LOADED = {}  # (file sha256, load settings) -> Llama: one model a process, reset per attempt
 # One evaluation at a time per loaded model, across attempts: a call a stopped (or timed-out) attempt abandoned
 # may still be evaluating in its thread, and llama.cpp aborts (GGML_ASSERT) when a second call or a reset
 # touches the same context meanwhile. A new attempt cancels the abandoned call and waits for it to end.
-_IN_USE = {}   # key -> threading.Lock
+_IN_USE = {}  # key -> threading.Lock
 _IN_FLIGHT = {}  # key -> the running call's _Deadline
 RESET_WAIT_S = 300  # at most a prompt's evaluation: a cancelled call ends at its next generated token
 _LOCK = threading.Lock()
@@ -82,11 +90,16 @@ def library():
         import llama_cpp
         import llama_cpp.llama_chat_format  # noqa: F401 (the chat template renderer)
     except ImportError as exc:
-        raise NotInstalled(f"the llama-cpp-python library is not installed ({exc}): `make local` installs it from "
-                         f"requirements-local.lock")
+        raise NotInstalled(
+            f"the llama-cpp-python library is not installed ({exc}): `make local` installs it from "
+            f"requirements-local.lock"
+        )
     if not _policy:
-        _policy.append(os.environ.get("OMP_WAIT_POLICY") if os.environ.get("OMP_WAIT_POLICY") == OMP_WAIT_POLICY
-                       else f"unknown (llama_cpp was loaded before the sampler set {OMP_WAIT_POLICY})")
+        _policy.append(
+            os.environ.get("OMP_WAIT_POLICY")
+            if os.environ.get("OMP_WAIT_POLICY") == OMP_WAIT_POLICY
+            else f"unknown (llama_cpp was loaded before the sampler set {OMP_WAIT_POLICY})"
+        )
     return llama_cpp
 
 
@@ -117,9 +130,11 @@ def file_sha256(path) -> str:
 def versions(llama_cpp) -> dict:
     """The library as built here: its version, llama.cpp's, and the CPU features it was compiled for
     (it builds with -march=native, so a result is tied to the CPU features as well as to the versions)."""
-    return {"llama_cpp_python": importlib.metadata.version("llama_cpp_python"),
-            "llama_cpp": llama_cpp.llama_version().decode("utf-8", "replace"),
-            "system_info": llama_cpp.llama_print_system_info().decode("utf-8", "replace").strip()}
+    return {
+        "llama_cpp_python": importlib.metadata.version("llama_cpp_python"),
+        "llama_cpp": llama_cpp.llama_version().decode("utf-8", "replace"),
+        "system_info": llama_cpp.llama_print_system_info().decode("utf-8", "replace").strip(),
+    }
 
 
 MAX_TEMPLATE_BYTES = 64 * 1024  # a chat template file: Jinja text, far smaller than this
@@ -136,10 +151,15 @@ def _template_file(path):
     except UnicodeDecodeError:
         raise InputError(f"--chat-template {path}: not UTF-8 text") from None
     if not text.strip() or len(data) > MAX_TEMPLATE_BYTES:
-        raise InputError(f"--chat-template {path}: expected a Jinja chat template of at most {MAX_TEMPLATE_BYTES} bytes")
+        raise InputError(
+            f"--chat-template {path}: expected a Jinja chat template of at most {MAX_TEMPLATE_BYTES} bytes"
+        )
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    shown = os.path.relpath(os.path.abspath(path), here) if os.path.abspath(path).startswith(here + os.sep) else \
-        os.path.basename(path)
+    shown = (
+        os.path.relpath(os.path.abspath(path), here)
+        if os.path.abspath(path).startswith(here + os.sep)
+        else os.path.basename(path)
+    )
     return text, f"fundbook {shown} (the GGUF ships no chat template)"
 
 
@@ -166,17 +186,33 @@ def inspect_model(model_file, chat_template_file=None) -> dict:
     if chat_template_file is not None:
         template, source = _template_file(chat_template_file)
     if not isinstance(template, str) or not template:
-        raise InputError(f"--model-file {model_file}: no chat template (tokenizer.chat_template) in the GGUF metadata: "
-                         f"give one with --chat-template FILE")
+        raise InputError(
+            f"--model-file {model_file}: no chat template (tokenizer.chat_template) in the GGUF metadata: "
+            f"give one with --chat-template FILE"
+        )
     arch = meta.get("general.architecture")
-    return {"path": os.path.abspath(model_file), "name": os.path.basename(model_file),
-            "bytes": os.path.getsize(model_file), "sha256": sha, "chat_template": template,
-            "chat_template_sha256": hashlib.sha256(template.encode("utf-8")).hexdigest(),
-            "chat_template_source": source,
-            "gguf": {k: meta[k] for k in ("general.name", "general.architecture", "general.size_label",
-                                          "general.file_type", "llama.context_length", f"{arch}.context_length")
-                     if k in meta},
-            **versions(llama_cpp)}
+    return {
+        "path": os.path.abspath(model_file),
+        "name": os.path.basename(model_file),
+        "bytes": os.path.getsize(model_file),
+        "sha256": sha,
+        "chat_template": template,
+        "chat_template_sha256": hashlib.sha256(template.encode("utf-8")).hexdigest(),
+        "chat_template_source": source,
+        "gguf": {
+            k: meta[k]
+            for k in (
+                "general.name",
+                "general.architecture",
+                "general.size_label",
+                "general.file_type",
+                "llama.context_length",
+                f"{arch}.context_length",
+            )
+            if k in meta
+        },
+        **versions(llama_cpp),
+    }
 
 
 def settings_for(identity, temperature_milli=0, seed=0, **overrides) -> dict:
@@ -190,8 +226,13 @@ def settings_for(identity, temperature_milli=0, seed=0, **overrides) -> dict:
             raise InputError(f"llama-cpp: {name}: expected a non-negative integer, got {value!r}")
     if out["n_threads"] < 1 or out["n_threads_batch"] < 1 or out["n_ctx"] < 256 or out["n_batch"] < 1:
         raise InputError("llama-cpp: n_threads and n_threads_batch must be at least 1, n_ctx at least 256")
-    return dict(out, prompt=prompt.PROMPT_VERSION, grammar=_grammar.GRAMMAR_VERSION, model_sha256=identity["sha256"],
-                chat_template_sha256=identity["chat_template_sha256"])
+    return dict(
+        out,
+        prompt=prompt.PROMPT_VERSION,
+        grammar=_grammar.GRAMMAR_VERSION,
+        model_sha256=identity["sha256"],
+        chat_template_sha256=identity["chat_template_sha256"],
+    )
 
 
 @atexit.register
@@ -209,10 +250,16 @@ def _load(llama_cpp, identity, s):
         if key not in _LOADED:
             try:
                 with _quiet_stderr():
-                    _LOADED[key] = llama_cpp.Llama(identity["path"], n_ctx=s["n_ctx"], n_batch=s["n_batch"],
-                                                   n_ubatch=s["n_batch"], n_threads=s["n_threads"],
-                                                   n_threads_batch=s["n_threads_batch"], seed=s["seed"],
-                                                   verbose=False)
+                    _LOADED[key] = llama_cpp.Llama(
+                        identity["path"],
+                        n_ctx=s["n_ctx"],
+                        n_batch=s["n_batch"],
+                        n_ubatch=s["n_batch"],
+                        n_threads=s["n_threads"],
+                        n_threads_batch=s["n_threads_batch"],
+                        seed=s["seed"],
+                        verbose=False,
+                    )
             except (ValueError, RuntimeError) as exc:
                 raise SamplerError(f"llama-cpp: cannot load {identity['name']} ({exc})")
         return key, _LOADED[key]
@@ -268,10 +315,16 @@ class LlamaSampler:
         finally:
             self.busy.release()
         chat = self.lib.llama_chat_format.Jinja2ChatFormatter
-        fixed = type("FixedDateFormatter", (chat,), {"strftime_now": staticmethod(
-            lambda fmt: time.strftime(fmt, time.strptime(TEMPLATE_DATE, "%Y-%m-%d")))})
-        self.formatter = fixed(identity["chat_template"], eos_token=self._piece(self.llm.token_eos()),
-                               bos_token=self._piece(self.llm.token_bos()))
+        fixed = type(
+            "FixedDateFormatter",
+            (chat,),
+            {"strftime_now": staticmethod(lambda fmt: time.strftime(fmt, time.strptime(TEMPLATE_DATE, "%Y-%m-%d")))},
+        )
+        self.formatter = fixed(
+            identity["chat_template"],
+            eos_token=self._piece(self.llm.token_eos()),
+            bos_token=self._piece(self.llm.token_bos()),
+        )
         self.timings = []  # [(wall_ms, cpu_ms)] per answered call: volatile, for the bench and the pilot
 
     def _piece(self, token):
@@ -288,8 +341,9 @@ class LlamaSampler:
     def system_turn(self, messages, tokens) -> int:
         """How many of the request's tokens are its system turn (what the prefix store keeps)."""
         bos = not self.formatter(messages=messages[:1]).added_special
-        return _llama_prefix.system_turn(lambda m: self.formatter(messages=m).prompt,
-                                         lambda text: self._tokenize(text, bos), messages, tokens)
+        return _llama_prefix.system_turn(
+            lambda m: self.formatter(messages=m).prompt, lambda text: self._tokenize(text, bos), messages, tokens
+        )
 
     def prepare(self, messages, max_tokens) -> Prepared:
         tokens = self.render(messages)
@@ -300,20 +354,33 @@ class LlamaSampler:
             schema = None
         sha = request_sha256(self.model_id, messages, max_tokens, self.sampling)
         retry = any(m.get("role") == "assistant" for m in messages)
-        return Prepared(sha, len(tokens), max_tokens, messages,
-                        payload={"tokens": tokens, "schema": schema, "seed": call_seed(self.sampling, sha, retry),
-                                 "prefix": self.system_turn(messages, tokens)})
+        return Prepared(
+            sha,
+            len(tokens),
+            max_tokens,
+            messages,
+            payload={
+                "tokens": tokens,
+                "schema": schema,
+                "seed": call_seed(self.sampling, sha, retry),
+                "prefix": self.system_turn(messages, tokens),
+            },
+        )
 
     def sample(self, prepared: Prepared, deadline_s) -> Completion:
         s, payload = self.sampling, prepared.payload
         if payload["schema"] is None:
-            raise SamplerError("llama-cpp: the request holds no desk view to build the answer's grammar from "
-                               f"(the worker must use the {prompt.PROMPT_VERSION} prompt)")
+            raise SamplerError(
+                "llama-cpp: the request holds no desk view to build the answer's grammar from "
+                f"(the worker must use the {prompt.PROMPT_VERSION} prompt)"
+            )
         tokens = payload["tokens"]
         room = s["n_ctx"] - len(tokens)
         if room < MIN_ANSWER_TOKENS:
-            raise SamplerError(f"llama-cpp: the prompt's {len(tokens)} tokens leave {max(room, 0)} of the "
-                               f"{s['n_ctx']}-token context for the answer (at least {MIN_ANSWER_TOKENS} needed)")
+            raise SamplerError(
+                f"llama-cpp: the prompt's {len(tokens)} tokens leave {max(room, 0)} of the "
+                f"{s['n_ctx']}-token context for the answer (at least {MIN_ANSWER_TOKENS} needed)"
+            )
         if not self.busy.acquire(timeout=max(0.0, deadline_s)):
             raise CallTimeout("llama-cpp: the previous call is still evaluating")
         try:
@@ -329,10 +396,17 @@ class LlamaSampler:
                 if PREFIX_STORE:
                     prefix_store(self.key).start(self.llm, tokens, payload["prefix"])
                 out = self.llm.create_completion(
-                    prompt=tokens, max_tokens=min(prepared.max_tokens, room), temperature=temperature,
-                    top_k=s["top_k"], top_p=s["top_p_milli"] / 1000, min_p=s["min_p_milli"] / 1000,
-                    repeat_penalty=s["repeat_penalty_milli"] / 1000, seed=seed, grammar=grammar,
-                    stopping_criteria=self.lib.StoppingCriteriaList([stop]))
+                    prompt=tokens,
+                    max_tokens=min(prepared.max_tokens, room),
+                    temperature=temperature,
+                    top_k=s["top_k"],
+                    top_p=s["top_p_milli"] / 1000,
+                    min_p=s["min_p_milli"] / 1000,
+                    repeat_penalty=s["repeat_penalty_milli"] / 1000,
+                    seed=seed,
+                    grammar=grammar,
+                    stopping_criteria=self.lib.StoppingCriteriaList([stop]),
+                )
             except (ValueError, RuntimeError) as exc:
                 raise SamplerError(f"llama-cpp: the call failed ({type(exc).__name__}: {exc})")
             cpu_ms = round((time.process_time() - c0) * 1000)
@@ -344,24 +418,37 @@ class LlamaSampler:
             raise CallTimeout(f"llama-cpp: no complete answer within {deadline_s:.0f} s")
         choice = out["choices"][0]
         self.timings.append((wall_ms, cpu_ms))
-        return Completion(choice["text"], int(out["usage"]["prompt_tokens"]), int(out["usage"]["completion_tokens"]),
-                          str(choice.get("finish_reason") or "stop"), cache_hit_tokens=max(0, reused), cpu_ms=cpu_ms)
+        return Completion(
+            choice["text"],
+            int(out["usage"]["prompt_tokens"]),
+            int(out["usage"]["completion_tokens"]),
+            str(choice.get("finish_reason") or "stop"),
+            cache_hit_tokens=max(0, reused),
+            cpu_ms=cpu_ms,
+        )
 
     def service_info(self) -> dict:
         i = self.identity
-        return {"runs": "in the host controller's process (the worker never holds the model)",
-                "model_file": {"name": i["name"], "bytes": i["bytes"], "sha256": i["sha256"]},
-                "gguf": i["gguf"], "chat_template": {"sha256": i["chat_template_sha256"],
-                                                    "source": i.get("chat_template_source",
-                                                                    "GGUF tokenizer.chat_template"),
-                                                    "strftime_now": TEMPLATE_DATE},
-                "llama_cpp_python": i["llama_cpp_python"], "llama_cpp": i["llama_cpp"],
-                "system_info": i["system_info"], "omp_wait_policy": _policy[0] if _policy else None}
+        return {
+            "runs": "in the host controller's process (the worker never holds the model)",
+            "model_file": {"name": i["name"], "bytes": i["bytes"], "sha256": i["sha256"]},
+            "gguf": i["gguf"],
+            "chat_template": {
+                "sha256": i["chat_template_sha256"],
+                "source": i.get("chat_template_source", "GGUF tokenizer.chat_template"),
+                "strftime_now": TEMPLATE_DATE,
+            },
+            "llama_cpp_python": i["llama_cpp_python"],
+            "llama_cpp": i["llama_cpp"],
+            "system_info": i["system_info"],
+            "omp_wait_policy": _policy[0] if _policy else None,
+        }
 
 
 def packaged_model(name=None) -> str:
     """The GGUF file of a packaged model (launchers/_packaged.py; default SmolLM2-135M-Instruct)."""
     from . import _packaged
+
     return _packaged.model_path(name or _packaged.DEFAULT)
 
 
@@ -372,8 +459,10 @@ MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/+@-]{0,159}", re.ASCII)
 
 def check_model_id(model, where="--model"):
     if not isinstance(model, str) or not MODEL_ID.fullmatch(model):
-        raise InputError(f"{where} {str(model)[:80]!r}: expected a model id of letters, digits and . _ : / + @ - "
-                         f"(at most 160 characters, starting with a letter or digit)")
+        raise InputError(
+            f"{where} {str(model)[:80]!r}: expected a model id of letters, digits and . _ : / + @ - "
+            f"(at most 160 characters, starting with a letter or digit)"
+        )
     return model
 
 
@@ -399,8 +488,11 @@ class LlamaCpp(Provider):
     file, and its template when fundbook supplies one. Any of SETTINGS but the temperature and seed may be set."""
 
     name = PROVIDER
-    OPTIONS = {"model_file": None, "chat_template_file": None,
-               **{k: v for k, v in SETTINGS.items() if k not in ("temperature_milli", "seed")}}
+    OPTIONS = {
+        "model_file": None,
+        "chat_template_file": None,
+        **{k: v for k, v in SETTINGS.items() if k not in ("temperature_milli", "seed")},
+    }
     FLAGS = "--model-file"
     REFUSED_ELSEWHERE = ("model_file",)
     DEFAULT_TEMPERATURE = 0
@@ -414,6 +506,7 @@ class LlamaCpp(Provider):
     def _setup(self):
         from . import _packaged
         from ._sampler_cache import open_store
+
         own = dict(self.options.own)
         model_file, chat_template_file = own.pop("model_file", None), own.pop("chat_template_file", None)
         name = _packaged.name_of(model_file)
@@ -429,5 +522,7 @@ class LlamaCpp(Provider):
 
     def build(self, model):
         from ._sampler_cache import CacheSampler
-        return CacheSampler(self.options.cache_path or None, model,
-                            inner=LlamaSampler(model, self.identity, self.sampling))
+
+        return CacheSampler(
+            self.options.cache_path or None, model, inner=LlamaSampler(model, self.identity, self.sampling)
+        )

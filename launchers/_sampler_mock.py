@@ -34,8 +34,12 @@ class MockSampler:
         self.sampling = dict(sampling or {})
 
     def prepare(self, messages, max_tokens) -> Prepared:
-        return Prepared(request_sha256(self.model_id, messages, max_tokens, self.sampling),
-                        approx_prompt_tokens(messages), max_tokens, messages)
+        return Prepared(
+            request_sha256(self.model_id, messages, max_tokens, self.sampling),
+            approx_prompt_tokens(messages),
+            max_tokens,
+            messages,
+        )
 
     def sample(self, prepared: Prepared, deadline_s) -> Completion:
         text = self.answer(prepared.messages, prepared.request_sha256)
@@ -61,8 +65,13 @@ class MockSampler:
             return json.dumps({"tool": "project", "arguments": {"actions": reference_actions(packet)}}, sort_keys=True)
         if last.startswith("TOOL RESULT project (exit 0): "):
             output = json.loads(last.split(": ", 1)[1])
-            call = json.loads(next(m["content"] for m in reversed(messages)
-                                   if m["role"] == "assistant" and '"tool": "project"' in m["content"]))
+            call = json.loads(
+                next(
+                    m["content"]
+                    for m in reversed(messages)
+                    if m["role"] == "assistant" and '"tool": "project"' in m["content"]
+                )
+            )
             batch = {"day": packet["day"], "report": output["report"], "actions": call["arguments"]["actions"]}
             return json.dumps({"batch": batch}, sort_keys=True)
         return json.dumps({"batch": policy_batch("reference", packet)}, sort_keys=True)
@@ -79,11 +88,13 @@ class Mock(Provider):
 
     def _setup(self):
         from ._sampler_cache import open_store
+
         if self.options.cache_path:
             open_store(self.options.cache_path)
         return {}
 
     def build(self, model):
         from ._sampler_cache import CacheSampler
+
         inner = MockSampler(model)
         return CacheSampler(self.options.cache_path, model, inner=inner) if self.options.cache_path else inner

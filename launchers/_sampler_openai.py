@@ -26,8 +26,10 @@ from .worker import prompt
 
 PROVIDER = "openai"
 KEY_VARIABLE = "OPENAI_API_KEY"
-KEY_SHAPE = (re.compile(r"sk-[A-Za-z0-9_\-]{16,4000}"), "an OpenAI key (expected 'sk-' followed by letters, digits, "
-                                                         "'-' and '_')")
+KEY_SHAPE = (
+    re.compile(r"sk-[A-Za-z0-9_\-]{16,4000}"),
+    "an OpenAI key (expected 'sk-' followed by letters, digits, '-' and '_')",
+)
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 EFFORTS = CHOICES["reasoning_effort"]  # "none": no reasoning parameter sent (a non-reasoning model)
 
@@ -35,9 +37,15 @@ EFFORTS = CHOICES["reasoning_effort"]  # "none": no reasoning parameter sent (a 
 def settings(reasoning_effort="low") -> dict:
     if reasoning_effort not in EFFORTS:
         raise InputError(f"--reasoning-effort {reasoning_effort!r}: expected one of {', '.join(EFFORTS)}")
-    return {"api": "responses", "store": "false", "text_format": "json_schema strict", "reasoning_effort":
-            reasoning_effort, "prompt_cache_key": "system prompt sha256", "prompt": prompt.PROMPT_VERSION,
-            "grammar": api.SCHEMA_VERSION}
+    return {
+        "api": "responses",
+        "store": "false",
+        "text_format": "json_schema strict",
+        "reasoning_effort": reasoning_effort,
+        "prompt_cache_key": "system prompt sha256",
+        "prompt": prompt.PROMPT_VERSION,
+        "grammar": api.SCHEMA_VERSION,
+    }
 
 
 def config(environ=None) -> dict:
@@ -46,25 +54,36 @@ def config(environ=None) -> dict:
     environ = os.environ if environ is None else environ
     api.check_key(environ, KEY_VARIABLE, PROVIDER, KEY_SHAPE)
     base = environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-    return {"base_url": api.recorded_url(base, "OPENAI_BASE_URL"), "key_variable": KEY_VARIABLE,
-            "sdk": f"openai {api.sdk_version('openai')}"}
+    return {
+        "base_url": api.recorded_url(base, "OPENAI_BASE_URL"),
+        "key_variable": KEY_VARIABLE,
+        "sdk": f"openai {api.sdk_version('openai')}",
+    }
 
 
 def client(environ=None, http_client=None, deadline_s=120):
     environ = os.environ if environ is None else environ
     openai = api.sdk("openai")
-    return openai.OpenAI(api_key=environ[KEY_VARIABLE], base_url=environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL,
-                         max_retries=0, timeout=deadline_s, http_client=http_client)
+    return openai.OpenAI(
+        api_key=environ[KEY_VARIABLE],
+        base_url=environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL,
+        max_retries=0,
+        timeout=deadline_s,
+        http_client=http_client,
+    )
 
 
 def request_body(model_id, sampling, prepared) -> dict:
     """The keyword arguments of responses.create for one prepared call (what the tests compare, byte for byte)."""
     schema = prepared.payload["portable"]
-    body = {"model": model_id, "input": [{"role": m["role"], "content": m["content"]} for m in prepared.messages],
-            "store": False, "max_output_tokens": prepared.max_tokens,
-            "prompt_cache_key": api.prompt_cache_key(prepared.messages),
-            "text": {"format": {"type": "json_schema", "name": api.schema_name(schema), "schema": schema,
-                                "strict": True}}}
+    body = {
+        "model": model_id,
+        "input": [{"role": m["role"], "content": m["content"]} for m in prepared.messages],
+        "store": False,
+        "max_output_tokens": prepared.max_tokens,
+        "prompt_cache_key": api.prompt_cache_key(prepared.messages),
+        "text": {"format": {"type": "json_schema", "name": api.schema_name(schema), "schema": schema, "strict": True}},
+    }
     if sampling["reasoning_effort"] != "none":
         body["reasoning"] = {"effort": sampling["reasoning_effort"]}
     return body
@@ -98,15 +117,20 @@ class OpenAISampler(api.ApiSampler):
         self.sdk = api.sdk("openai")
 
     def request(self, prepared, deadline_s) -> Completion:
-        resp = self.client.responses.create(**request_body(self.model_id, self.sampling, prepared),
-                                            timeout=deadline_s)
+        resp = self.client.responses.create(**request_body(self.model_id, self.sampling, prepared), timeout=deadline_s)
         self._note_model(resp.model)
         text, stop = read_response(resp)
         usage = resp.usage
         cached = getattr(getattr(usage, "input_tokens_details", None), "cached_tokens", 0) or 0
         reasoning = getattr(getattr(usage, "output_tokens_details", None), "reasoning_tokens", None)
-        return Completion(text, int(usage.input_tokens), int(usage.output_tokens), stop,
-                          cache_hit_tokens=min(int(cached), int(usage.input_tokens)), reasoning_tokens=reasoning)
+        return Completion(
+            text,
+            int(usage.input_tokens),
+            int(usage.output_tokens),
+            stop,
+            cache_hit_tokens=min(int(cached), int(usage.input_tokens)),
+            reasoning_tokens=reasoning,
+        )
 
 
 def preflight(model_id, client, base_url):
@@ -115,8 +139,9 @@ def preflight(model_id, client, base_url):
     try:
         found = client.models.retrieve(model_id)
     except openai.APIError as exc:
-        raise api.preflight_error(PROVIDER, exc, openai, KEY_VARIABLE, model_id, base_url,
-                                  secret=api.client_key(client)) from None
+        raise api.preflight_error(
+            PROVIDER, exc, openai, KEY_VARIABLE, model_id, base_url, secret=api.client_key(client)
+        ) from None
     return getattr(found, "id", None)
 
 
@@ -132,8 +157,10 @@ class OpenAI(api.ApiProvider):
     @classmethod
     def check_temperature(cls, temperature_milli):
         if temperature_milli is not None and temperature_milli != cls.DEFAULT_TEMPERATURE:
-            raise OptionRefused("--temperature-milli: the openai sampler sends no temperature (reasoning models "
-                                "refuse one); set --reasoning-effort")
+            raise OptionRefused(
+                "--temperature-milli: the openai sampler sends no temperature (reasoning models "
+                "refuse one); set --reasoning-effort"
+            )
 
     def settings(self):
         return settings(self.own["reasoning_effort"])

@@ -47,10 +47,16 @@ LLAMA_KEYS = ("top_k", "top_p_milli", "min_p_milli", "repeat_penalty_milli")
 def settings(temperature_milli=0, seed=0, dialect="openai", local_server=False) -> dict:
     if dialect not in DIALECTS:
         raise InputError(f"--server-dialect {dialect!r}: expected one of {', '.join(DIALECTS)}")
-    out = {"api": "chat.completions", "dialect": dialect, "temperature_milli": temperature_milli,
-           "retry_temperature_milli": LLAMA["retry_temperature_milli"], "seed": seed,
-           "local_server": 1 if local_server else 0, "prompt": prompt.PROMPT_VERSION,
-           "grammar": _grammar.GRAMMAR_VERSION if dialect == "llama-cpp-python" else api.SCHEMA_VERSION}
+    out = {
+        "api": "chat.completions",
+        "dialect": dialect,
+        "temperature_milli": temperature_milli,
+        "retry_temperature_milli": LLAMA["retry_temperature_milli"],
+        "seed": seed,
+        "local_server": 1 if local_server else 0,
+        "prompt": prompt.PROMPT_VERSION,
+        "grammar": _grammar.GRAMMAR_VERSION if dialect == "llama-cpp-python" else api.SCHEMA_VERSION,
+    }
     if dialect == "llama-cpp-python":
         out.update({k: LLAMA[k] for k in LLAMA_KEYS})
     return out
@@ -60,8 +66,9 @@ def base_url(given=None, environ=None) -> str:
     environ = os.environ if environ is None else environ
     url = given or environ.get(BASE_URL_VARIABLE)
     if not url:
-        raise InputError(f"--base-url: the openai-compatible sampler needs the server's URL (--base-url URL or "
-                         f"{BASE_URL_VARIABLE})")
+        raise InputError(
+            f"--base-url: the openai-compatible sampler needs the server's URL (--base-url URL or {BASE_URL_VARIABLE})"
+        )
     api.recorded_url(url, "--base-url" if given else BASE_URL_VARIABLE)
     return url
 
@@ -69,32 +76,50 @@ def base_url(given=None, environ=None) -> str:
 def config(url, environ=None) -> dict:
     environ = os.environ if environ is None else environ
     api.check_key(environ, KEY_VARIABLE, PROVIDER, required=False)
-    return {"base_url": api.recorded_url(url, "--base-url"), "key_variable": KEY_VARIABLE
-            if environ.get(KEY_VARIABLE) else None, "sdk": f"openai {api.sdk_version('openai')}"}
+    return {
+        "base_url": api.recorded_url(url, "--base-url"),
+        "key_variable": KEY_VARIABLE if environ.get(KEY_VARIABLE) else None,
+        "sdk": f"openai {api.sdk_version('openai')}",
+    }
 
 
 def client(url, environ=None, http_client=None, deadline_s=120):
     environ = os.environ if environ is None else environ
     openai = api.sdk("openai")
-    return openai.OpenAI(api_key=environ.get(KEY_VARIABLE) or NO_KEY, base_url=url, max_retries=0,
-                         timeout=deadline_s, http_client=http_client)
+    return openai.OpenAI(
+        api_key=environ.get(KEY_VARIABLE) or NO_KEY,
+        base_url=url,
+        max_retries=0,
+        timeout=deadline_s,
+        http_client=http_client,
+    )
 
 
 def request_body(model_id, sampling, prepared) -> dict:
     """The keyword arguments of chat.completions.create for one prepared call."""
     seed, retry = call_seed(sampling, prepared.request_sha256, prepared.payload["retry"])
     temperature = sampling["retry_temperature_milli" if retry else "temperature_milli"]
-    body = {"model": model_id, "messages": [{"role": m["role"], "content": m["content"]} for m in prepared.messages],
-            "max_tokens": prepared.max_tokens, "temperature": temperature / 1000, "seed": seed}
+    body = {
+        "model": model_id,
+        "messages": [{"role": m["role"], "content": m["content"]} for m in prepared.messages],
+        "max_tokens": prepared.max_tokens,
+        "temperature": temperature / 1000,
+        "seed": seed,
+    }
     if sampling["dialect"] == "llama-cpp-python":
         body["response_format"] = {"type": "json_object", "schema": prepared.payload["schema"]}
-        body["extra_body"] = {"top_k": sampling["top_k"], "top_p": sampling["top_p_milli"] / 1000,
-                              "min_p": sampling["min_p_milli"] / 1000,
-                              "repeat_penalty": sampling["repeat_penalty_milli"] / 1000}
+        body["extra_body"] = {
+            "top_k": sampling["top_k"],
+            "top_p": sampling["top_p_milli"] / 1000,
+            "min_p": sampling["min_p_milli"] / 1000,
+            "repeat_penalty": sampling["repeat_penalty_milli"] / 1000,
+        }
     else:
         schema = prepared.payload["portable"]
-        body["response_format"] = {"type": "json_schema", "json_schema": {"name": api.schema_name(schema),
-                                                                          "schema": schema, "strict": True}}
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": api.schema_name(schema), "schema": schema, "strict": True},
+        }
     return body
 
 
@@ -106,8 +131,9 @@ class OpenAICompatibleSampler(api.ApiSampler):
         self.sdk = api.sdk("openai")
 
     def request(self, prepared, deadline_s) -> Completion:
-        resp = self.client.chat.completions.create(**request_body(self.model_id, self.sampling, prepared),
-                                                   timeout=deadline_s)
+        resp = self.client.chat.completions.create(
+            **request_body(self.model_id, self.sampling, prepared), timeout=deadline_s
+        )
         self._note_model(resp.model)
         choice = resp.choices[0]
         message = choice.message
@@ -119,8 +145,13 @@ class OpenAICompatibleSampler(api.ApiSampler):
         usage = resp.usage
         details = getattr(usage, "prompt_tokens_details", None)
         cached = int(getattr(details, "cached_tokens", None) or 0)
-        return Completion(text, int(usage.prompt_tokens), int(usage.completion_tokens), stop,
-                          cache_hit_tokens=min(cached, int(usage.prompt_tokens)))
+        return Completion(
+            text,
+            int(usage.prompt_tokens),
+            int(usage.completion_tokens),
+            stop,
+            cache_hit_tokens=min(cached, int(usage.prompt_tokens)),
+        )
 
 
 def preflight(model_id, client, url):
@@ -130,12 +161,14 @@ def preflight(model_id, client, url):
     try:
         ids = [m.id for m in client.models.list()]
     except openai.APIError as exc:
-        raise api.preflight_error(PROVIDER, exc, openai, KEY_VARIABLE, model_id, recorded,
-                                  secret=api.client_key(client)) from None
+        raise api.preflight_error(
+            PROVIDER, exc, openai, KEY_VARIABLE, model_id, recorded, secret=api.client_key(client)
+        ) from None
     if model_id not in ids:
         shown = ", ".join(str(i)[:80] for i in ids[:5]) or "none"
-        raise InputError(f"--model {model_id}: {recorded} does not list this model (it serves: {shown}); nothing "
-                         f"was consumed")
+        raise InputError(
+            f"--model {model_id}: {recorded} does not list this model (it serves: {shown}); nothing was consumed"
+        )
     return model_id
 
 

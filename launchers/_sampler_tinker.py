@@ -38,13 +38,17 @@ def is_capacity(tinker, exc) -> bool:
     if isinstance(rate_limit, type) and isinstance(exc, rate_limit):
         return True
     status_error = getattr(tinker, "APIStatusError", None)
-    return (isinstance(status_error, type) and isinstance(exc, status_error)
-            and getattr(exc, "status_code", None) in CAPACITY_STATUS)
+    return (
+        isinstance(status_error, type)
+        and isinstance(exc, status_error)
+        and getattr(exc, "status_code", None) in CAPACITY_STATUS
+    )
 
 
 def _default_sdk():
     import tinker
     from tinker.lib.retry_handler import RetryConfig
+
     return tinker, RetryConfig
 
 
@@ -63,8 +67,10 @@ def service_config(environ=None) -> dict:
         port = f":{parts.port}" if parts.port else ""
         recorded = f"{parts.scheme}://{parts.hostname}{port}{parts.path.rstrip('/')}"
     if present and not base:
-        raise InputError("TINKER_MODAL_KEY/TINKER_MODAL_SECRET: the proxy headers need TINKER_BASE_URL (the hosted "
-                         "service they authenticate to)")
+        raise InputError(
+            "TINKER_MODAL_KEY/TINKER_MODAL_SECRET: the proxy headers need TINKER_BASE_URL (the hosted "
+            "service they authenticate to)"
+        )
     return {"base_url": recorded, "proxy_auth": bool(present)}
 
 
@@ -98,8 +104,10 @@ class TinkerSampler:
         def setup():  # session setup blocks on the network inside the SDK: bounded as a whole
             self.service = tinker.ServiceClient(**kwargs)
             client = self.service.create_sampling_client(base_model=model_id, retry_config=retry).result(
-                timeout=deadline_s)
+                timeout=deadline_s
+            )
             return client, client.get_tokenizer()
+
         try:
             self.client, self.tokenizer = call_with_deadline(setup, deadline_s, "tinker setup")
         except (CallTimeout, TimeoutError, concurrent.futures.TimeoutError):
@@ -111,24 +119,31 @@ class TinkerSampler:
 
     def render(self, messages):
         """Token ids of the conversation with the generation prompt, by the model's chat template."""
-        ids = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True,
-                                                 return_dict=False)
+        ids = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True, return_dict=False)
         if hasattr(ids, "get") and ids.get("input_ids") is not None:
             ids = ids["input_ids"]
         return [int(t) for t in ids]
 
     def prepare(self, messages, max_tokens) -> Prepared:
         tokens = self.render(messages)
-        return Prepared(request_sha256(self.model_id, messages, max_tokens, self.sampling), len(tokens), max_tokens,
-                        messages, payload=tokens)
+        return Prepared(
+            request_sha256(self.model_id, messages, max_tokens, self.sampling),
+            len(tokens),
+            max_tokens,
+            messages,
+            payload=tokens,
+        )
 
     def sample(self, prepared: Prepared, deadline_s) -> Completion:
         types = self.tinker.types
-        params = types.SamplingParams(max_tokens=prepared.max_tokens,
-                                      temperature=self.sampling["temperature_milli"] / 1000,
-                                      seed=self.sampling["seed"])
-        future = self.client.sample(prompt=types.ModelInput.from_ints(prepared.payload), num_samples=1,
-                                    sampling_params=params)
+        params = types.SamplingParams(
+            max_tokens=prepared.max_tokens,
+            temperature=self.sampling["temperature_milli"] / 1000,
+            seed=self.sampling["seed"],
+        )
+        future = self.client.sample(
+            prompt=types.ModelInput.from_ints(prepared.payload), num_samples=1, sampling_params=params
+        )
         try:
             response = future.result(timeout=deadline_s)
         except (TimeoutError, concurrent.futures.TimeoutError):
@@ -142,17 +157,24 @@ class TinkerSampler:
         tokens = list(sequence.tokens)
         hit = getattr(response, "prompt_cache_hit_tokens", 0)
         hit = hit if isinstance(hit, int) and not isinstance(hit, bool) and hit > 0 else 0
-        return Completion(self.tokenizer.decode(tokens, skip_special_tokens=True), len(prepared.payload), len(tokens),
-                          str(getattr(sequence.stop_reason, "value", sequence.stop_reason)),
-                          cache_hit_tokens=min(hit, len(prepared.payload)))
+        return Completion(
+            self.tokenizer.decode(tokens, skip_special_tokens=True),
+            len(prepared.payload),
+            len(tokens),
+            str(getattr(sequence.stop_reason, "value", sequence.stop_reason)),
+            cache_hit_tokens=min(hit, len(prepared.payload)),
+        )
 
     def close(self, status, detail=None):
         """Finish the service session ("success", "errored" or "interrupted"), bounded by the call deadline."""
         if self.service is None or self.closed is not None:
             return self.closed
         try:
-            call_with_deadline(lambda: self.service.close(status, detail).result(timeout=self.deadline_s),
-                               self.deadline_s, "tinker session close")
+            call_with_deadline(
+                lambda: self.service.close(status, detail).result(timeout=self.deadline_s),
+                self.deadline_s,
+                "tinker session close",
+            )
             self.closed = True
         except Exception:  # the session could not be finished: recorded, never fatal here
             self.closed = False
@@ -170,6 +192,7 @@ class Tinker(Provider):
     def _setup(self):
         from ._sampler_cache import open_store
         from ._provider import sdk_installed
+
         if self.options.cache_path:
             open_store(self.options.cache_path)
         service_config(self.options.environ)
@@ -178,7 +201,9 @@ class Tinker(Provider):
 
     def build(self, model):
         from ._sampler_cache import CacheSampler
+
         o = self.options
-        inner = TinkerSampler(model, o.call_deadline_s, temperature_milli=self.temperature_milli, seed=o.seed,
-                              environ=o.environ)
+        inner = TinkerSampler(
+            model, o.call_deadline_s, temperature_milli=self.temperature_milli, seed=o.seed, environ=o.environ
+        )
         return CacheSampler(o.cache_path, model, inner=inner) if o.cache_path else inner

@@ -20,10 +20,10 @@ class Prepared:
     prompt_tokens: int
     max_tokens: int
     messages: list
-    cached: bool = False          # a cache hit: costs nothing
+    cached: bool = False  # a cache hit: costs nothing
     payload: object = field(default=None, repr=False)  # adapter-specific (e.g. token ids)
-    cache_key: str = None         # the decision cache's key (no sampling settings)
-    hit: object = field(default=None, repr=False)      # the cached answer, when `cached`
+    cache_key: str = None  # the decision cache's key (no sampling settings)
+    hit: object = field(default=None, repr=False)  # the cached answer, when `cached`
 
 
 @dataclass
@@ -33,8 +33,8 @@ class Completion:
     tokens_out: int
     stop_reason: str = "stop"
     cached: bool = False
-    cache_hit_tokens: int = 0     # prompt tokens the provider served from its prefix cache
-    cpu_ms: int = None            # host CPU time of a call run in this process (the local sampler); else None
+    cache_hit_tokens: int = 0  # prompt tokens the provider served from its prefix cache
+    cpu_ms: int = None  # host CPU time of a call run in this process (the local sampler); else None
     reasoning_tokens: int = None  # of tokens_out, those the provider reports as reasoning (openai, anthropic)
 
 

@@ -32,8 +32,8 @@ from ._provider import SandboxProvider
 from ._sandbox_local import WORKER_ENV, LocalWorker, write_files
 
 BWRAP = "bwrap"
-MEMORY_MIB = 1024       # the worker's address-space limit (Modal's default container memory)
-ROOT = "/worker"        # where the staged files appear inside the sandbox
+MEMORY_MIB = 1024  # the worker's address-space limit (Modal's default container memory)
+ROOT = "/worker"  # where the staged files appear inside the sandbox
 WRITABLE = ("packet.json", "retained", "sources")  # what the worker writes in its folder (agent.py); the rest is code
 SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc/alternatives", "/etc/ld.so.cache")
 
@@ -41,8 +41,10 @@ SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc/alternatives", "
 def _bwrap_path():
     found = shutil.which(BWRAP)
     if found is None:
-        raise SandboxError("--sandbox local-isolated: bubblewrap (bwrap) is not installed: `apt-get install "
-                           "bubblewrap` (Debian), or use --sandbox modal")
+        raise SandboxError(
+            "--sandbox local-isolated: bubblewrap (bwrap) is not installed: `apt-get install "
+            "bubblewrap` (Debian), or use --sandbox modal"
+        )
     return found
 
 
@@ -58,6 +60,7 @@ def _limits(memory_bytes, cpu_seconds):
         resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
         resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 5))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
     return apply
 
 
@@ -72,17 +75,41 @@ class IsolatedSandbox:
         self.info = {}
 
     def config(self) -> dict:
-        return {"name": self.name, "isolation": "bubblewrap", "memory_mib": self.memory_mib, "network": "none",
-                "filesystem": "the staged code read-only; packet.json, sources/ and retained/ writable; a private /tmp"}
+        return {
+            "name": self.name,
+            "isolation": "bubblewrap",
+            "memory_mib": self.memory_mib,
+            "network": "none",
+            "filesystem": "the staged code read-only; packet.json, sources/ and retained/ writable; a private /tmp",
+        }
 
     def check(self):
         """Before a claim is consumed: bubblewrap is installed and can make the namespaces on this host."""
         bwrap = self.bwrap or _bwrap_path()
         try:
-            done = subprocess.run([bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr",
-                                   "--ro-bind-try", "/lib", "/lib", "--ro-bind-try", "/lib64", "/lib64",
-                                   "--ro-bind-try", "/bin", "/bin", "--", "/bin/true"],
-                                  capture_output=True, timeout=30)
+            done = subprocess.run(
+                [
+                    bwrap,
+                    "--unshare-all",
+                    "--die-with-parent",
+                    "--ro-bind",
+                    "/usr",
+                    "/usr",
+                    "--ro-bind-try",
+                    "/lib",
+                    "/lib",
+                    "--ro-bind-try",
+                    "/lib64",
+                    "/lib64",
+                    "--ro-bind-try",
+                    "/bin",
+                    "/bin",
+                    "--",
+                    "/bin/true",
+                ],
+                capture_output=True,
+                timeout=30,
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise SandboxError(f"--sandbox local-isolated: bubblewrap did not start ({exc})") from None
         if done.returncode != 0:
@@ -94,8 +121,19 @@ class IsolatedSandbox:
         """The bubblewrap command line that runs the worker in `root` (the host folder of the staged files)."""
         bwrap = self.bwrap or _bwrap_path()
         _, prefixes = _interpreter()
-        argv = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
-                "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+        argv = [
+            bwrap,
+            "--unshare-all",
+            "--die-with-parent",
+            "--new-session",
+            "--clearenv",
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--tmpfs",
+            "/tmp",
+        ]
         for path in SYSTEM_DIRS:
             argv += ["--ro-bind-try", path, path]
         for prefix in prefixes:
@@ -117,9 +155,15 @@ class IsolatedSandbox:
         python, _ = _interpreter()
         cpu = max(1, int(time_limit_s)) + 60
         try:
-            proc = subprocess.Popen(self.command(root, python), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, start_new_session=True,
-                                    preexec_fn=_limits(self.memory_mib * 1024 * 1024, cpu), env={})
+            proc = subprocess.Popen(
+                self.command(root, python),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                preexec_fn=_limits(self.memory_mib * 1024 * 1024, cpu),
+                env={},
+            )
         except OSError as exc:
             shutil.rmtree(root, ignore_errors=True)
             raise SandboxError(f"--sandbox local-isolated: cannot start bubblewrap ({exc.strerror or exc})") from None

@@ -104,8 +104,15 @@ class LocalSandbox:
         root = tempfile.mkdtemp(prefix="fundbook-worker-")
         write_files(root, files)
         env = dict(WORKER_ENV, HOME=root, TMPDIR=root)
-        proc = subprocess.Popen([self.python, "-I", "-S", "-B", "worker.py"], cwd=root, env=env, stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        proc = subprocess.Popen(
+            [self.python, "-I", "-S", "-B", "worker.py"],
+            cwd=root,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         return LocalWorker(proc, root)
 
     def worker_env_keys(self):

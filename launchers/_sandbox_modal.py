@@ -30,6 +30,7 @@ LATE_WAIT_S = 30  # how long the end of an attempt waits for a late sandbox, to 
 
 def _default_modal():
     import modal
+
     return modal
 
 
@@ -41,8 +42,14 @@ def sdk_error(exc) -> str:
 
 def modal_config(python_version="3.11", cpu_milli=1000, memory_mib=1024) -> dict:
     """What the freeze and the config hash see of a Modal sandbox (integers only)."""
-    return {"name": "modal", "python_version": python_version, "cpu_milli": cpu_milli, "memory_mib": memory_mib,
-            "grace_s": GRACE_S, "block_network": True}
+    return {
+        "name": "modal",
+        "python_version": python_version,
+        "cpu_milli": cpu_milli,
+        "memory_mib": memory_mib,
+        "grace_s": GRACE_S,
+        "block_network": True,
+    }
 
 
 class ModalWorker:
@@ -84,6 +91,7 @@ class ModalWorker:
                 box["code"] = self.process.wait()
             except Exception:  # the sandbox is gone: its last known state
                 box["code"] = self.process.poll()
+
         thread = threading.Thread(target=target, daemon=True)
         thread.start()
         thread.join(timeout)
@@ -106,8 +114,16 @@ class ModalSandbox:
     network = "blocked (Modal Sandbox.create block_network=True)"
     grace_s = GRACE_S
 
-    def __init__(self, app_name=None, python_version="3.11", cpu_milli=1000, memory_mib=1024, modal=None,
-                 setup_seconds=300, late_wait_s=LATE_WAIT_S):
+    def __init__(
+        self,
+        app_name=None,
+        python_version="3.11",
+        cpu_milli=1000,
+        memory_mib=1024,
+        modal=None,
+        setup_seconds=300,
+        late_wait_s=LATE_WAIT_S,
+    ):
         self.modal = modal or _default_modal()
         self.setup_seconds = setup_seconds
         self.late_wait_s = late_wait_s
@@ -116,8 +132,14 @@ class ModalSandbox:
         self.cpu_milli = cpu_milli
         self.memory_mib = memory_mib
         self.app = None
-        self.info = {"app_name": self.app_name, "app_id": None, "app_created": False, "app_stopped": False,
-                     "sandbox_id": None, "late_sandbox_terminated": False}
+        self.info = {
+            "app_name": self.app_name,
+            "app_id": None,
+            "app_created": False,
+            "app_stopped": False,
+            "sandbox_id": None,
+            "late_sandbox_terminated": False,
+        }
         self._lock = threading.Lock()
         self._abandoned = False
         self._creator = None
@@ -133,8 +155,15 @@ class ModalSandbox:
             self.app = app
             self.info.update(app_id=getattr(app, "app_id", None), app_created=True)
         image = modal.Image.debian_slim(python_version=self.python_version)
-        sandbox = modal.Sandbox.create(app=app, image=image, block_network=True, timeout=int(time_limit_s) + GRACE_S,
-                                       workdir=WORKDIR, cpu=self.cpu_milli / 1000, memory=self.memory_mib)
+        sandbox = modal.Sandbox.create(
+            app=app,
+            image=image,
+            block_network=True,
+            timeout=int(time_limit_s) + GRACE_S,
+            workdir=WORKDIR,
+            cpu=self.cpu_milli / 1000,
+            memory=self.memory_mib,
+        )
         with self._lock:
             late = self._abandoned
             if not late:
@@ -151,6 +180,7 @@ class ModalSandbox:
         def create():
             box["thread"] = threading.current_thread()
             return self._create(time_limit_s)
+
         try:
             sandbox = call_with_deadline(create, self.setup_seconds, "modal sandbox setup")
         except CallTimeout:
@@ -158,16 +188,26 @@ class ModalSandbox:
                 self._abandoned = True
             self._creator = box.get("thread")
             self.shutdown(wait_for_late=False)
-            raise SandboxError(f"modal: no sandbox within {self.setup_seconds} s (a sandbox created later is "
-                               f"terminated and the app stopped)")
+            raise SandboxError(
+                f"modal: no sandbox within {self.setup_seconds} s (a sandbox created later is "
+                f"terminated and the app stopped)"
+            )
         except Exception as exc:
             self.shutdown()
             raise SandboxError(f"modal: cannot create the worker sandbox ({sdk_error(exc)})")
         try:
             for rel, data in sorted(files.items()):
                 sandbox.filesystem.write_bytes(data, f"{WORKDIR}/{rel}")
-            process = sandbox.exec("python3", "-I", "-S", "-B", f"{WORKDIR}/worker.py", workdir=WORKDIR,
-                                   timeout=int(time_limit_s) + GRACE_S, text=False)
+            process = sandbox.exec(
+                "python3",
+                "-I",
+                "-S",
+                "-B",
+                f"{WORKDIR}/worker.py",
+                workdir=WORKDIR,
+                timeout=int(time_limit_s) + GRACE_S,
+                text=False,
+            )
         except Exception as exc:
             self.terminate(sandbox)
             self.shutdown()

@@ -15,10 +15,36 @@ import os
 
 import engine
 
-TOOL_MODULES = ("_batch", "_book", "_canon", "_errors", "_packet", "_report", "_rules", "_settle", "_tools", "_units",
-                "_vocabulary")
-NEVER_STAGED = ("_baselines", "_candidate", "_episodes", "_families", "_fixtures", "_grade", "_mutations",
-                "_records", "_reference", "_replay", "_run", "_runtime", "_session", "_world", "episodes")
+TOOL_MODULES = (
+    "_batch",
+    "_book",
+    "_canon",
+    "_errors",
+    "_packet",
+    "_report",
+    "_rules",
+    "_settle",
+    "_tools",
+    "_units",
+    "_vocabulary",
+)
+NEVER_STAGED = (
+    "_baselines",
+    "_candidate",
+    "_episodes",
+    "_families",
+    "_fixtures",
+    "_grade",
+    "_mutations",
+    "_records",
+    "_reference",
+    "_replay",
+    "_run",
+    "_runtime",
+    "_session",
+    "_world",
+    "episodes",
+)
 # What a record names as never staged: those engine modules, and the command lines and experiment layer outside
 # the engine (the CLI moved from engine/cli to fundbook/cli; a name here is a path that exists, checked by a test).
 NEVER_STAGED_PATHS = tuple("engine/" + m for m in NEVER_STAGED) + ("fundbook/cli", "experiments")
@@ -55,6 +81,7 @@ def check_closure(modules=TOOL_MODULES):
 def worker_config(prompt=None) -> bytes:
     """worker.json: the prompt the worker uses (absent: agent.py's full prompt). Only a known one is staged."""
     from .worker import prompt as compact
+
     if prompt is not None and prompt not in compact.PROMPT_VERSIONS:
         raise ValueError(f"sampling.prompt: this worker knows {list(compact.PROMPT_VERSIONS)}, not {prompt!r}")
     return (json.dumps({"prompt": prompt}, sort_keys=True) + "\n").encode("utf-8")
@@ -64,9 +91,11 @@ def stage(packet, prompt=None) -> dict:
     """Relative path -> bytes: every file the worker starts with (`prompt`: the compact prompt's version,
     which the local sampler's settings name; worker.json tells the worker)."""
     check_closure()
-    files = {"worker.py": _read(os.path.join(WORKER_DIR, "agent.py")),
-             "protocol.py": _read(os.path.join(WORKER_DIR, "protocol.py")),
-             "desktools/__init__.py": DESKTOOLS_INIT}
+    files = {
+        "worker.py": _read(os.path.join(WORKER_DIR, "agent.py")),
+        "protocol.py": _read(os.path.join(WORKER_DIR, "protocol.py")),
+        "desktools/__init__.py": DESKTOOLS_INIT,
+    }
     if prompt is not None:  # the compact prompt and the file that tells the worker to use it
         files["prompt.py"] = _read(os.path.join(WORKER_DIR, "prompt.py"))
         files["worker.json"] = worker_config(prompt)
@@ -83,7 +112,6 @@ def manifest(files) -> list:
     return [{"path": rel, "sha256": engine.sha256_hex(data), "bytes": len(data)} for rel, data in sorted(files.items())]
 
 
-
 def worker_identity(prompt=None) -> dict:
     """The prompt, the output schema and the worker's code, by sha256 (for the freeze and every record).
 
@@ -92,8 +120,12 @@ def worker_identity(prompt=None) -> dict:
     builder (launchers/_grammar.py) the host decodes with."""
     from .worker import agent, protocol
     from .worker import prompt as compact
-    code = {"worker.py": _read(os.path.join(WORKER_DIR, "agent.py")),
-            "protocol.py": _read(os.path.join(WORKER_DIR, "protocol.py")), "desktools/__init__.py": DESKTOOLS_INIT}
+
+    code = {
+        "worker.py": _read(os.path.join(WORKER_DIR, "agent.py")),
+        "protocol.py": _read(os.path.join(WORKER_DIR, "protocol.py")),
+        "desktools/__init__.py": DESKTOOLS_INIT,
+    }
     for name in TOOL_MODULES:
         code[f"desktools/{name}.py"] = _read(os.path.join(ENGINE_DIR, name + ".py"))
     if prompt is not None:
@@ -103,8 +135,12 @@ def worker_identity(prompt=None) -> dict:
     shown = {"version": agent.PROMPT_VERSION, "sha256": engine.sha256_hex(agent.SYSTEM.encode("utf-8"))}
     if prompt is not None:
         shown = {"version": prompt, "sha256": engine.sha256_hex(code["prompt.py"])}
-        schema["launchers/_grammar.py"] = engine.sha256_hex(_read(os.path.join(os.path.dirname(__file__),
-                                                                                "_grammar.py")))
+        schema["launchers/_grammar.py"] = engine.sha256_hex(
+            _read(os.path.join(os.path.dirname(__file__), "_grammar.py"))
+        )
     calls = compact.MAX_CALLS_PER_DAY if prompt is not None else protocol.MAX_CALLS_PER_CHECKPOINT
-    return {"prompt": shown, "output_schema": {"sha256": engine.content_sha256(schema)},
-            "worker": {"sha256": engine.content_sha256(manifest(code)), "max_calls_per_checkpoint": calls}}
+    return {
+        "prompt": shown,
+        "output_schema": {"sha256": engine.content_sha256(schema)},
+        "worker": {"sha256": engine.content_sha256(manifest(code)), "max_calls_per_checkpoint": calls},
+    }

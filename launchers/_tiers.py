@@ -56,16 +56,22 @@ def _name(value, where):
 def check_plan(doc, where="tier plan") -> dict:
     """The plan, checked; InputError naming the field otherwise."""
     if not isinstance(doc, dict) or not PLAN_KEYS <= set(doc) <= PLAN_KEYS | {"budgets"} or doc.get("schema") != SCHEMA:
-        raise InputError(f"{where}: expected {SCHEMA} with exactly {', '.join(sorted(PLAN_KEYS))} (and the "
-                         f"budgets the freeze records)")
+        raise InputError(
+            f"{where}: expected {SCHEMA} with exactly {', '.join(sorted(PLAN_KEYS))} (and the "
+            f"budgets the freeze records)"
+        )
     _int(doc["overrun_bps"], f"{where}: overrun_bps")
     if not isinstance(doc["tiers"], list) or not doc["tiers"]:
         raise InputError(f"{where}: tiers: expected a non-empty list")
     cells, keys = {}, set()
     for i, tier in enumerate(doc["tiers"]):
         w = f"{where}: tiers[{i}]"
-        if not isinstance(tier, dict) or set(tier) != {"name", "cells"} or not isinstance(tier["cells"], list) \
-                or not tier["cells"]:
+        if (
+            not isinstance(tier, dict)
+            or set(tier) != {"name", "cells"}
+            or not isinstance(tier["cells"], list)
+            or not tier["cells"]
+        ):
             raise InputError(f"{w}: expected {{name, cells: [...]}} with at least one cell")
         _name(tier["name"], f"{w}.name")
         if any(t == tier["name"] for t, _ in cells):
@@ -95,19 +101,27 @@ def check_plan(doc, where="tier plan") -> dict:
         raise InputError(f"{where}: sacrifice: expected a list of {{tier, cell}}")
     seen = set()
     for i, entry in enumerate(doc["sacrifice"]):
-        if not isinstance(entry, dict) or set(entry) != {"tier", "cell"} or \
-                (entry["tier"], entry["cell"]) not in cells or (entry["tier"], entry["cell"]) in seen:
+        if (
+            not isinstance(entry, dict)
+            or set(entry) != {"tier", "cell"}
+            or (entry["tier"], entry["cell"]) not in cells
+            or (entry["tier"], entry["cell"]) in seen
+        ):
             raise InputError(f"{where}: sacrifice[{i}]: expected a {{tier, cell}} of the plan, each at most once")
         seen.add((entry["tier"], entry["cell"]))
     if "budgets" in doc and doc["budgets"] != budgets(doc):  # as frozen: {tier: micro-USD}, the plan's own sums
-        raise InputError(f"{where}: budgets: {doc['budgets']!r} are not the tiers' planned costs {budgets(doc)!r}"[:400])
+        raise InputError(
+            f"{where}: budgets: {doc['budgets']!r} are not the tiers' planned costs {budgets(doc)!r}"[:400]
+        )
     sd = doc["sd_table"]
     if sd == "pilot":
         return doc
-    if not isinstance(sd, dict) or not all(isinstance(k, str) and isinstance(v, str) and len(v) <= 40
-                                           for k, v in sd.items()):
-        raise InputError(f"{where}: sd_table: expected \"pilot\" (taken from the pilot) or {{name: sd as a decimal "
-                         f"text}}")
+    if not isinstance(sd, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and len(v) <= 40 for k, v in sd.items()
+    ):
+        raise InputError(
+            f'{where}: sd_table: expected "pilot" (taken from the pilot) or {{name: sd as a decimal text}}'
+        )
     return doc
 
 
@@ -153,25 +167,54 @@ def reconcile(plan, spent) -> dict:
         over = (cum_spent - cum_budget) * 10000 // cum_budget if cum_budget else (10000 if cum_spent else 0)
         action = None
         if complete and cum_spent * 10000 > cum_budget * (10000 + plan["overrun_bps"]):
-            action = _cut(plan, kept, cut, names[index + 1:], cum_spent, cum_budget, total_budget)
-        rows.append({"name": tier["name"], "budget_micro_usd": budget[tier["name"]], "spent_micro_usd": spend,
-                     "cumulative_budget": cum_budget, "cumulative_spent": cum_spent, "over_bps": over,
-                     "complete": complete, "ran": ran, "action": action})
+            action = _cut(plan, kept, cut, names[index + 1 :], cum_spent, cum_budget, total_budget)
+        rows.append(
+            {
+                "name": tier["name"],
+                "budget_micro_usd": budget[tier["name"]],
+                "spent_micro_usd": spend,
+                "cumulative_budget": cum_budget,
+                "cumulative_spent": cum_spent,
+                "over_bps": over,
+                "complete": complete,
+                "ran": ran,
+                "action": action,
+            }
+        )
         if not complete:  # later tiers wait for this one's reconciliation
-            for later in plan["tiers"][index + 1:]:
-                rows.append({"name": later["name"], "budget_micro_usd": budget[later["name"]], "spent_micro_usd":
-                             sum(spent.get((c["model"], c["family"], s), 0) for c in later["cells"]
-                                 for s in kept[(later["name"], c["name"])]),
-                             "cumulative_budget": None, "cumulative_spent": None, "over_bps": None,
-                             "complete": False, "ran": {c["name"]: [s for s in kept[(later["name"], c["name"])]
-                                                                    if (c["model"], c["family"], s) in spent]
-                                                        for c in later["cells"]}, "action": None})
+            for later in plan["tiers"][index + 1 :]:
+                rows.append(
+                    {
+                        "name": later["name"],
+                        "budget_micro_usd": budget[later["name"]],
+                        "spent_micro_usd": sum(
+                            spent.get((c["model"], c["family"], s), 0)
+                            for c in later["cells"]
+                            for s in kept[(later["name"], c["name"])]
+                        ),
+                        "cumulative_budget": None,
+                        "cumulative_spent": None,
+                        "over_bps": None,
+                        "complete": False,
+                        "ran": {
+                            c["name"]: [
+                                s for s in kept[(later["name"], c["name"])] if (c["model"], c["family"], s) in spent
+                            ]
+                            for c in later["cells"]
+                        },
+                        "action": None,
+                    }
+                )
             break
     for row in rows:
         row["ran"] = {k: v for k, v in row["ran"].items() if v}
         row["cut"] = {cell: seeds for (t, cell), seeds in cut.items() if t == row["name"] and seeds}
-    return {"tiers": rows, "cut": {k: v for k, v in cut.items() if v}, "total_budget": total_budget,
-            "total_spent": sum(spent.values())}
+    return {
+        "tiers": rows,
+        "cut": {k: v for k, v in cut.items() if v},
+        "total_budget": total_budget,
+        "total_spent": sum(spent.values()),
+    }
 
 
 def _cut(plan, kept, cut, later, cum_spent, cum_budget, total_budget):
@@ -183,6 +226,7 @@ def _cut(plan, kept, cut, later, cum_spent, cum_budget, total_budget):
         if not cum_budget:  # a free plan so far that spent: the remaining seeds at their planned cost
             return cum_spent + remaining
         return cum_spent + -(-remaining * cum_spent // cum_budget)  # scaled by the overrun so far, rounded up
+
     done = []
     for entry in plan["sacrifice"]:
         key = (entry["tier"], entry["cell"])
@@ -194,26 +238,32 @@ def _cut(plan, kept, cut, later, cum_spent, cum_budget, total_budget):
             done.append(f"{key[0]}/{key[1]} seed {seed}")
         if projected() <= total_budget:
             break
-    return f"cut {len(done)} seed{'s' if len(done) != 1 else ''}" + (f": {', '.join(done)}" if done else
-                                                                      " (nothing left to cut above the floors)")
+    return f"cut {len(done)} seed{'s' if len(done) != 1 else ''}" + (
+        f": {', '.join(done)}" if done else " (nothing left to cut above the floors)"
+    )
 
 
 def admit(plan, spent, model, family, seed, where="tier plan"):
     """(tier, cell) of the seed about to run; InputError when the plan does not hold it or has cut it."""
     tier, cell = _cell_of(plan, model, family, seed)
     if cell is None:
-        raise InputError(f"{where}: {model} {family} seed {seed} is not in the frozen tier plan (nothing is added "
-                         f"after the freeze)")
+        raise InputError(
+            f"{where}: {model} {family} seed {seed} is not in the frozen tier plan (nothing is added after the freeze)"
+        )
     state = reconcile(plan, spent)
     names = [t["name"] for t in plan["tiers"]]
     open_tier = next((r["name"] for r in state["tiers"] if not r["complete"]), None)
     if open_tier is not None and names.index(tier) > names.index(open_tier):
-        raise InputError(f"{where}: {tier}/{cell['name']} seed {seed} waits for tier {open_tier}: tiers run in "
-                         f"order, and spend is reconciled after each one")
+        raise InputError(
+            f"{where}: {tier}/{cell['name']} seed {seed} waits for tier {open_tier}: tiers run in "
+            f"order, and spend is reconciled after each one"
+        )
     if seed in state["cut"].get((tier, cell["name"]), []):
         after = next((r["name"] for r in state["tiers"] if r["action"] and r["action"].startswith("cut")), "?")
-        raise InputError(f"{where}: {tier}/{cell['name']} seed {seed} was cut in the order of sacrifice after tier "
-                         f"{after} (cumulative spend over plan by more than {plan['overrun_bps']} bps)")
+        raise InputError(
+            f"{where}: {tier}/{cell['name']} seed {seed} was cut in the order of sacrifice after tier "
+            f"{after} (cumulative spend over plan by more than {plan['overrun_bps']} bps)"
+        )
     return tier, cell["name"]
 
 
@@ -221,6 +271,7 @@ def records_in(folder) -> list:
     """The content of every attempt record directly in `folder` (the project's attempts folder), by name."""
     import os
     from ._jsonfile import read_json
+
     out = []
     for name in sorted(os.listdir(folder)):
         path = os.path.join(folder, name, "record.json")

@@ -48,6 +48,7 @@ def _modal(modal):
     if modal is not None:
         return modal
     from ._credentials import check_modal
+
     check_modal()  # one line before the SDK is touched, not an AuthError traceback after
     try:
         import modal as sdk
@@ -93,8 +94,11 @@ def _check_cost(prices, timeout_s, cap):
     rate = sandbox_rate(prices, "modal")
     cost = rate * (timeout_s + GRACE_S)
     if cost > cap:
-        raise BudgetHalt(f"the sandbox's {timeout_s} s (+{GRACE_S} s grace) at {rate} micro-USD/s costs up to "
-                         f"{format_usd(cost)}, above --cap-micro-usd {format_usd(cap)}", limit="sandbox")
+        raise BudgetHalt(
+            f"the sandbox's {timeout_s} s (+{GRACE_S} s grace) at {rate} micro-USD/s costs up to "
+            f"{format_usd(cost)}, above --cap-micro-usd {format_usd(cap)}",
+            limit="sandbox",
+        )
     return rate, cost
 
 
@@ -124,8 +128,15 @@ def _create(modal, image, timeout_s):
         raise SandboxError(f"modal: cannot reach Modal to create an app ({sdk_error(exc)})")
     cfg = modal_config()
     try:
-        sandbox = modal.Sandbox.create(app=app, image=image, block_network=True, timeout=int(timeout_s) + GRACE_S,
-                                       workdir=WORKDIR, cpu=cfg["cpu_milli"] / 1000, memory=cfg["memory_mib"])
+        sandbox = modal.Sandbox.create(
+            app=app,
+            image=image,
+            block_network=True,
+            timeout=int(timeout_s) + GRACE_S,
+            workdir=WORKDIR,
+            cpu=cfg["cpu_milli"] / 1000,
+            memory=cfg["memory_mib"],
+        )
     except Exception as exc:
         try:
             app.stop()
@@ -171,13 +182,32 @@ def launch(record_path, task, timeout_s, cap, prices, modal=None, fixture=None) 
     proof = None
     if fixture is not None:
         out = _proofs.expected(fixture, files, packet)
-        proof = {"name": fixture, "command": _proofs.command(fixture),
-                 "expected_sha256": engine.sha256_hex(out.encode("utf-8"))}
-    doc = {"schema": SCHEMA, "created": _now(), "family": family, "seed": seed, "horizon": horizon,
-           "app_name": name, "app_id": getattr(app, "app_id", None), "app_created": True,
-           "sandbox_id": sandbox.object_id, "timeout_s": timeout_s, "micro_usd_per_second": rate,
-           "max_micro_usd": cost, "cap_micro_usd": cap, "staged": manifest(files), "fixture": proof,
-           "checkpoints": [], "resumed_from": None, "stopped": None, "stop_attempts": []}
+        proof = {
+            "name": fixture,
+            "command": _proofs.command(fixture),
+            "expected_sha256": engine.sha256_hex(out.encode("utf-8")),
+        }
+    doc = {
+        "schema": SCHEMA,
+        "created": _now(),
+        "family": family,
+        "seed": seed,
+        "horizon": horizon,
+        "app_name": name,
+        "app_id": getattr(app, "app_id", None),
+        "app_created": True,
+        "sandbox_id": sandbox.object_id,
+        "timeout_s": timeout_s,
+        "micro_usd_per_second": rate,
+        "max_micro_usd": cost,
+        "cap_micro_usd": cap,
+        "staged": manifest(files),
+        "fixture": proof,
+        "checkpoints": [],
+        "resumed_from": None,
+        "stopped": None,
+        "stop_attempts": [],
+    }
     write(record_path, doc, new=True)
     return doc
 
@@ -198,8 +228,13 @@ def status(record_path, modal=None) -> dict:
         code = sb.poll()
     except Exception as exc:
         raise SandboxError(f"modal: cannot poll sandbox {doc['sandbox_id']} ({sdk_error(exc)})")
-    return {"sandbox_id": doc["sandbox_id"], "running": code is None, "exit_code": code,
-            "stopped": doc.get("stopped"), "checkpoints": len(doc["checkpoints"])}
+    return {
+        "sandbox_id": doc["sandbox_id"],
+        "running": code is None,
+        "exit_code": code,
+        "stopped": doc.get("stopped"),
+        "checkpoints": len(doc["checkpoints"]),
+    }
 
 
 def exec_worker(record_path, argv, timeout_s=600, modal=None):
@@ -223,12 +258,19 @@ def run_fixture(record_path, name, timeout_s=600, modal=None) -> dict:
     proof = doc.get("fixture")
     if not isinstance(proof, dict) or proof.get("name") != name:
         staged = proof.get("name") if isinstance(proof, dict) else None
-        raise InputError(f"--fixture {name}: the sandbox of {record_path} was launched "
-                         + (f"with fixture {staged!r}" if staged else "without a fixture (`sandbox launch --fixture`)"))
+        raise InputError(
+            f"--fixture {name}: the sandbox of {record_path} was launched "
+            + (f"with fixture {staged!r}" if staged else "without a fixture (`sandbox launch --fixture`)")
+        )
     out, err, code = exec_worker(record_path, _proofs.command(name), timeout_s, modal)
     got = engine.sha256_hex(out.encode("utf-8")) if isinstance(out, str) else None
-    return {"matches": code == 0 and got == proof["expected_sha256"], "sha256": got,
-            "expected_sha256": proof["expected_sha256"], "stderr": err, "exit_code": code}
+    return {
+        "matches": code == 0 and got == proof["expected_sha256"],
+        "sha256": got,
+        "expected_sha256": proof["expected_sha256"],
+        "stderr": err,
+        "exit_code": code,
+    }
 
 
 def checkpoint(record_path, modal=None) -> dict:
@@ -259,14 +301,32 @@ def resume(record_path, new_record, timeout_s, cap, prices, modal=None) -> dict:
         raise SandboxError(f"modal: checkpoint image {last['image_id']} cannot be read ({sdk_error(exc)})")
     name, app, sandbox = _create(modal, image, timeout_s)
     old_sha = engine.sha256_hex(read_bytes(record_path, "transport record"))
-    new = {"schema": SCHEMA, "created": _now(), "family": doc.get("family"), "seed": doc.get("seed"),
-           "horizon": doc.get("horizon"), "app_name": name, "app_id": getattr(app, "app_id", None),
-           "app_created": True, "sandbox_id": sandbox.object_id, "timeout_s": timeout_s,
-           "micro_usd_per_second": rate, "max_micro_usd": cost, "cap_micro_usd": cap, "staged": doc.get("staged"),
-           "fixture": doc.get("fixture"), "checkpoints": [],
-           "resumed_from": {"record": os.path.basename(record_path), "record_sha256": old_sha,
-                            "sandbox_id": doc["sandbox_id"], "image_id": last["image_id"]},
-           "stopped": None, "stop_attempts": []}
+    new = {
+        "schema": SCHEMA,
+        "created": _now(),
+        "family": doc.get("family"),
+        "seed": doc.get("seed"),
+        "horizon": doc.get("horizon"),
+        "app_name": name,
+        "app_id": getattr(app, "app_id", None),
+        "app_created": True,
+        "sandbox_id": sandbox.object_id,
+        "timeout_s": timeout_s,
+        "micro_usd_per_second": rate,
+        "max_micro_usd": cost,
+        "cap_micro_usd": cap,
+        "staged": doc.get("staged"),
+        "fixture": doc.get("fixture"),
+        "checkpoints": [],
+        "resumed_from": {
+            "record": os.path.basename(record_path),
+            "record_sha256": old_sha,
+            "sandbox_id": doc["sandbox_id"],
+            "image_id": last["image_id"],
+        },
+        "stopped": None,
+        "stop_attempts": [],
+    }
     write(new_record, new, new=True)
     return new
 
@@ -301,8 +361,10 @@ def stop(record_path, modal=None) -> dict:
     if problems:
         doc["stop_attempts"] = list(doc.get("stop_attempts") or []) + [entry]
         write(record_path, doc)
-        raise SandboxError(f"modal: the stop did not reach everything ({'; '.join(problems)}); {record_path} keeps "
-                           f"stopped: null and lists the attempt in stop_attempts")
+        raise SandboxError(
+            f"modal: the stop did not reach everything ({'; '.join(problems)}); {record_path} keeps "
+            f"stopped: null and lists the attempt in stop_attempts"
+        )
     doc["stopped"] = dict(outcome, at=entry["at"])
     write(record_path, doc)
     return doc["stopped"]

@@ -75,12 +75,16 @@ def check_shape(record, record_path):
     if validator is None or record["content"].get("schema_version") != ATTEMPT_SCHEMA_VERSION:
         return
     import jsonschema
+
     error = jsonschema.exceptions.best_match(validator.iter_errors(record))
     if error is not None:
         where = ".".join(str(p) for p in error.absolute_path) or "record"
         message = " ".join(error.message.split())
-        _fail(record_path, f"{where}: not as attempt.schema.json describes ("
-                           f"{message if len(message) <= 160 else message[:157] + '...'})")
+        _fail(
+            record_path,
+            f"{where}: not as attempt.schema.json describes ("
+            f"{message if len(message) <= 160 else message[:157] + '...'})",
+        )
 
 
 def verify_attempt(record_path, project=None) -> dict:
@@ -100,6 +104,7 @@ def project_of(record_path, project=None):
     """The project folder to bind a record to: the one named, else $FUNDBOOK_LAUNCH_PROJECT, the folder holding
     the attempt's folder, or runs/attempts/ -- the first that holds a project ledger; None if none does."""
     from ._project import LEDGER_NAME, project_dir
+
     if project is not None:
         return project
     here = os.path.dirname(os.path.dirname(os.path.abspath(record_path)))
@@ -112,8 +117,9 @@ def project_of(record_path, project=None):
 def is_local_model(c) -> bool:
     """A model run on this host, free by construction: llama-cpp, or an openai-compatible server on this host
     (its settings say `local_server: 1`, and its claim was planned at zero)."""
-    return c["model"]["provider"] == "llama-cpp" or (c["model"]["provider"] == "openai-compatible" and
-                                                      (c.get("sampling") or {}).get("local_server") == 1)
+    return c["model"]["provider"] == "llama-cpp" or (
+        c["model"]["provider"] == "openai-compatible" and (c.get("sampling") or {}).get("local_server") == 1
+    )
 
 
 def _free(c):
@@ -124,6 +130,7 @@ def check_prices(c, record_path):
     """The price row the ledger was booked at: free for a cached replay, else the claim's authorised row (records
     from schema version 3 on); and, for the shipped price table (by sha256), that table's own row."""
     from ._prices import load_prices, model_price, table_sha256
+
     row = (c.get("prices") or {}).get("model")
     plan = (c.get("claim") or {}).get("plan")
     if c.get("schema_version", 0) >= 3 and isinstance(plan, dict):
@@ -132,8 +139,10 @@ def check_prices(c, record_path):
             _fail(record_path, f"content.prices.model: {row} is not the row the claim was authorised at ({want})")
     if is_local_model(c):  # a model on this host: free by construction, never from the table
         if not isinstance(row, dict) or any(row.values()):
-            _fail(record_path, f"content.prices.model: {row}: a local ({c['model']['provider']}) attempt is booked "
-                               f"at zero")
+            _fail(
+                record_path,
+                f"content.prices.model: {row}: a local ({c['model']['provider']}) attempt is booked at zero",
+            )
         return
     shipped = load_prices()
     if c["model"]["provider"] != "cache" and (c.get("prices") or {}).get("table_sha256") == table_sha256(shipped):
@@ -142,8 +151,9 @@ def check_prices(c, record_path):
         except InputError:
             _fail(record_path, f"content.prices.table_sha256: the shipped table has no row for {c['model']['id']}")
         if row != want:
-            _fail(record_path, f"content.prices.model: {row} is not the row of the shipped price table it names "
-                               f"({want})")
+            _fail(
+                record_path, f"content.prices.model: {row} is not the row of the shipped price table it names ({want})"
+            )
 
 
 def bind(record, record_path, project) -> dict:
@@ -153,6 +163,7 @@ def bind(record, record_path, project) -> dict:
 
     from . import _freeze
     from ._project import ProjectLedger
+
     c = record["content"]
     book = ProjectLedger(project)
     where = f"{book.path}"
@@ -162,24 +173,34 @@ def bind(record, record_path, project) -> dict:
     if auth is None:
         _fail(record_path, f"content.claim.id: {where} never authorised claim {cid}")
     if auth["claim_sha256"] != claim["sha256"] or content_sha256(auth.get("claim")) != auth["claim_sha256"]:
-        _fail(record_path, f"content.claim.sha256: not the claim registered at authorise ({where}, entry "
-                           f"{auth['seq']})")
+        _fail(
+            record_path, f"content.claim.sha256: not the claim registered at authorise ({where}, entry {auth['seq']})"
+        )
     for key in ("scope", "cap_micro_usd", "cap_tokens", "cap_sandbox_micro_usd", "plan", "partial_budget"):
         if key in claim or c.get("schema_version", 0) >= 3:
             if claim.get(key) != auth["claim"].get(key):
-                _fail(record_path, f"content.claim.{key}: the record says {_short(claim.get(key))}, the claim "
-                                   f"registered at authorise says {_short(auth['claim'].get(key))} ({where}, entry "
-                                   f"{auth['seq']})")
+                _fail(
+                    record_path,
+                    f"content.claim.{key}: the record says {_short(claim.get(key))}, the claim "
+                    f"registered at authorise says {_short(auth['claim'].get(key))} ({where}, entry "
+                    f"{auth['seq']})",
+                )
     opened = book.claim_entry(cid)
-    if opened is None or opened.get("nonce") != (claim.get("consumption") or {}).get("nonce") or \
-            opened.get("attempt_id") != c["attempt_id"]:
+    if (
+        opened is None
+        or opened.get("nonce") != (claim.get("consumption") or {}).get("nonce")
+        or opened.get("attempt_id") != c["attempt_id"]
+    ):
         _fail(record_path, f"content.claim.consumption: not the consumption {where} holds for claim {cid}")
     settled = book.settlement(cid)
     if settled is None:
         _fail(record_path, f"content_sha256: {where} has not settled claim {cid} (`fundbook-launch recover`)")
     if settled["record_content_sha256"] != record["content_sha256"]:
-        _fail(record_path, f"content_sha256: {where} settled claim {cid} with record "
-                           f"{settled['record_content_sha256'][:12]}..., not this one (rewritten after it was settled)")
+        _fail(
+            record_path,
+            f"content_sha256: {where} settled claim {cid} with record "
+            f"{settled['record_content_sha256'][:12]}..., not this one (rewritten after it was settled)",
+        )
     freeze_sha = None
     if c.get("freeze"):
         path = os.path.join(project, "freeze.json")
@@ -190,17 +211,28 @@ def bind(record, record_path, project) -> dict:
             _fail(record_path, f"content.freeze.sha256: not {path}")
         prices = c.get("prices") or {}
         if not _free(c):
-            frozen_row = _freeze.effective(doc, entries, f"prices.models.{c['model']['id']}") \
-                if c["model"]["id"] in (doc["content"].get("prices", {}).get("models") or {}) else None
+            frozen_row = (
+                _freeze.effective(doc, entries, f"prices.models.{c['model']['id']}")
+                if c["model"]["id"] in (doc["content"].get("prices", {}).get("models") or {})
+                else None
+            )
             if prices.get("model") != frozen_row:
                 _fail(record_path, f"content.prices.model: not the row frozen in {path} ({_short(frozen_row)})")
-        table = _freeze.effective(doc, entries, "prices.table_sha256") if "table_sha256" in (
-            doc["content"].get("prices") or {}) else None
+        table = (
+            _freeze.effective(doc, entries, "prices.table_sha256")
+            if "table_sha256" in (doc["content"].get("prices") or {})
+            else None
+        )
         if table is not None and prices.get("table_sha256") != table:
             _fail(record_path, f"content.prices.table_sha256: not the price table frozen in {path}")
         freeze_sha = doc["content_sha256"]
-    return {"ledger": book.path, "authorise_entry": auth["seq"], "claim_entry": opened["seq"],
-            "settle_entry": settled["seq"], "freeze": freeze_sha}
+    return {
+        "ledger": book.path,
+        "authorise_entry": auth["seq"],
+        "claim_entry": opened["seq"],
+        "settle_entry": settled["seq"],
+        "freeze": freeze_sha,
+    }
 
 
 def _short(value):
@@ -258,10 +290,15 @@ def _check_ledger(base, record_path, c):
         if c["ledger"]["entries"]:
             _fail(record_path, "content.ledger: entries without a ledger.jsonl")
         return
-    ledger = load_ledger(os.path.join(base, ledger_ref["path"]), claim["sha256"], claim["cap_micro_usd"],
-                         claim["cap_tokens"], prices.get("model") or {}, cap_sandbox_micro_usd=claim.get(
-                             "cap_sandbox_micro_usd", 0), sandbox_rate=(prices.get("sandbox") or {}).get(
-                             "micro_usd_per_second", 0))
+    ledger = load_ledger(
+        os.path.join(base, ledger_ref["path"]),
+        claim["sha256"],
+        claim["cap_micro_usd"],
+        claim["cap_tokens"],
+        prices.get("model") or {},
+        cap_sandbox_micro_usd=claim.get("cap_sandbox_micro_usd", 0),
+        sandbox_rate=(prices.get("sandbox") or {}).get("micro_usd_per_second", 0),
+    )
     if ledger.entries != c["ledger"]["entries"] or ledger.head != c["ledger"]["head"]:
         _fail(record_path, "content.ledger: not the ledger in ledger.jsonl")
     _rederive(ledger, record_path)
@@ -270,28 +307,49 @@ def _check_ledger(base, record_path, c):
     if totals != c["ledger"]["totals"]:
         _fail(record_path, "content.ledger.totals: not the totals of the ledger's entries")
     cost = c["cost"]
-    for key, want in (("micro_usd", totals["charged_micro_usd"]), ("unresolved_micro_usd", totals["unresolved_micro_usd"]),
-                      ("tokens_in", totals["tokens_in"]), ("tokens_out", totals["tokens_out"]),
-                      ("sandbox_micro_usd", totals["sandbox_charged_micro_usd"]),
-                      ("sandbox_unresolved_micro_usd", totals["sandbox_unresolved_micro_usd"]),
-                      ("unresolved_calls", totals["unresolved_calls"]),
-                      ("prompt_cache_hit_tokens", totals["cached_tokens_in"]),
-                      ("calls", len({e["call"] for e in ledger.entries if e["account"] == "inference"})),
-                      ("cache_hits", sum(1 for e in ledger.entries if e["kind"] == "charge"
-                                         and e["account"] == "inference" and e["note"] == "cache hit"))):
+    for key, want in (
+        ("micro_usd", totals["charged_micro_usd"]),
+        ("unresolved_micro_usd", totals["unresolved_micro_usd"]),
+        ("tokens_in", totals["tokens_in"]),
+        ("tokens_out", totals["tokens_out"]),
+        ("sandbox_micro_usd", totals["sandbox_charged_micro_usd"]),
+        ("sandbox_unresolved_micro_usd", totals["sandbox_unresolved_micro_usd"]),
+        ("unresolved_calls", totals["unresolved_calls"]),
+        ("prompt_cache_hit_tokens", totals["cached_tokens_in"]),
+        ("calls", len({e["call"] for e in ledger.entries if e["account"] == "inference"})),
+        (
+            "cache_hits",
+            sum(
+                1
+                for e in ledger.entries
+                if e["kind"] == "charge" and e["account"] == "inference" and e["note"] == "cache hit"
+            ),
+        ),
+    ):
         if cost.get(key) != want:
             _fail(record_path, f"content.cost.{key}: the record says {cost.get(key)}, the ledger says {want}")
-    for key in ("cpu_ms", "reasoning_tokens"):  # the local sampler's CPU time, a provider's reasoning: in both or neither
+    for key in (
+        "cpu_ms",
+        "reasoning_tokens",
+    ):  # the local sampler's CPU time, a provider's reasoning: in both or neither
         if cost.get(key) != totals.get(key):
-            _fail(record_path, f"content.cost.{key}: the record says {cost.get(key)}, the ledger says {totals.get(key)}")
+            _fail(
+                record_path, f"content.cost.{key}: the record says {cost.get(key)}, the ledger says {totals.get(key)}"
+            )
 
 
 def _rederive(ledger, record_path):
     """Book the ledger's inputs (tokens, seconds, notes) again through the Ledger's own rules, against the
     record's prices and the claim's caps: every amount, every release and every cap check must come out the same.
     (The hash chain only says the file is as appended; this says the money was booked as the rules book it.)"""
-    again = Ledger(ledger.claim_sha256, ledger.cap_micro_usd, ledger.cap_tokens, ledger.price,
-                   cap_sandbox_micro_usd=ledger.cap_sandbox_micro_usd, sandbox_rate=ledger.sandbox_rate)
+    again = Ledger(
+        ledger.claim_sha256,
+        ledger.cap_micro_usd,
+        ledger.cap_tokens,
+        ledger.price,
+        cap_sandbox_micro_usd=ledger.cap_sandbox_micro_usd,
+        sandbox_rate=ledger.sandbox_rate,
+    )
     rate = ledger.sandbox_rate
     for i, e in enumerate(ledger.entries):
         if len(again.entries) > i:  # the release settle() already booked
@@ -311,19 +369,31 @@ def _rederive(ledger, record_path):
             elif e["kind"] == "reserve":
                 again.reserve(e["call"], e["tokens_in"], e["tokens_out"], free=e["note"] == "cache hit")
             elif e["kind"] == "charge":
-                again.settle(e["call"], e["tokens_in"], e["tokens_out"], e["note"], free=e["note"] == "cache hit",
-                             cached_in=e["cached_tokens_in"], detail=step_detail(e))
+                again.settle(
+                    e["call"],
+                    e["tokens_in"],
+                    e["tokens_out"],
+                    e["note"],
+                    free=e["note"] == "cache hit",
+                    cached_in=e["cached_tokens_in"],
+                    detail=step_detail(e),
+                )
             elif e["kind"] == "unresolved":
                 again.mark_unresolved(e["call"], e["note"])
         except UsageOverrun:
             pass  # booked as the ledger books it (as reported); named below with every other overrun
         except (BudgetHalt, InputError) as exc:
-            _fail(record_path, f"ledger.jsonl: line {i + 1}: not booked as the ledger books it ({exc.format_message()})")
+            _fail(
+                record_path, f"ledger.jsonl: line {i + 1}: not booked as the ledger books it ({exc.format_message()})"
+            )
         for j in range(i, len(again.entries)):  # the entry, and the release settle() books with a charge
             e = ledger.entries[j] if j < len(ledger.entries) else None
             if e is None or again.entries[j] != e:
-                _fail(record_path, f"ledger.jsonl: line {j + 1}: not what the record's prices, caps and the "
-                                   f"ledger's rules book (expected {_brief(again.entries[j])})")
+                _fail(
+                    record_path,
+                    f"ledger.jsonl: line {j + 1}: not what the record's prices, caps and the "
+                    f"ledger's rules book (expected {_brief(again.entries[j])})",
+                )
     if len(again.entries) != len(ledger.entries):
         _fail(record_path, f"ledger.jsonl: line {len(again.entries) + 1}: not what the ledger's rules book")
     over = again.overruns()
@@ -354,8 +424,11 @@ def _check_calls(ledger, base, record_path, c):
             continue
         answered.add(call.get("index"))
         e = charges.get(call.get("index"))
-        want = e and {"micro_usd": e["micro_usd"], "prompt_cache_hit_tokens": e["cached_tokens_in"],
-                      "cached": e["note"] == "cache hit"}
+        want = e and {
+            "micro_usd": e["micro_usd"],
+            "prompt_cache_hit_tokens": e["cached_tokens_in"],
+            "cached": e["note"] == "cache hit",
+        }
         have = {k: call.get(k) for k in ("micro_usd", "prompt_cache_hit_tokens", "cached")}
         for key in ("cpu_ms", "reasoning_tokens"):  # the local sampler's CPU time, a provider's reasoning
             if e is not None and (key in e or key in call):
@@ -366,5 +439,7 @@ def _check_calls(ledger, base, record_path, c):
         if want != have:
             _fail(record_path, f"transcript.json: model call {call.get('index')}: {have} is not the ledger's charge")
     if set(charges) - answered:
-        _fail(record_path, f"transcript.json: the ledger charges calls {sorted(set(charges) - answered)} the "
-                           f"transcript does not show")
+        _fail(
+            record_path,
+            f"transcript.json: the ledger charges calls {sorted(set(charges) - answered)} the transcript does not show",
+        )

@@ -23,9 +23,19 @@ def mock_attempt(root, n):
     project = os.path.join(root, f"project-{n}")
     authorise(claim, "FUND_01", "public-practice", "mock", 0, 20_000_000, 1, state=state, project=project)
     t0 = time.perf_counter()
-    record = execute(AttemptSpec(claim=claim, out=os.path.join(root, f"attempt-{n}"), task=Task("FUND_01", 1),
-                                 model="mock", sampler=_providers.sampler("mock"), sandbox=_providers.sandbox("local"),
-                                 prices=load_prices(), limits=Limits(), places=Places(state, project)))
+    record = execute(
+        AttemptSpec(
+            claim=claim,
+            out=os.path.join(root, f"attempt-{n}"),
+            task=Task("FUND_01", 1),
+            model="mock",
+            sampler=_providers.sampler("mock"),
+            sandbox=_providers.sandbox("local"),
+            prices=load_prices(),
+            limits=Limits(),
+            places=Places(state, project),
+        )
+    )
     return time.perf_counter() - t0, record["content"]["cost"]["calls"]
 
 

@@ -12,8 +12,12 @@ os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
 
 
 def pytest_addoption(parser):
-    parser.addoption("--run-paid", action="store_true", default=False,
-                     help="run tests that call tinker or modal for real (costs money; needs keys)")
+    parser.addoption(
+        "--run-paid",
+        action="store_true",
+        default=False,
+        help="run tests that call tinker or modal for real (costs money; needs keys)",
+    )
 
 
 def pytest_collection_modifyitems(config, items):
@@ -35,8 +39,16 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 CHROMIUM = os.environ.get("FUNDBOOK_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture(scope="session")
@@ -50,6 +62,7 @@ def browser():
             pytest.fail(message + " (CI=true: browser tests must run)")
         pytest.skip(message)
     from playwright.sync_api import sync_playwright
+
     with sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield chromium

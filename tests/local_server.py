@@ -30,14 +30,14 @@ import urllib.request
 
 import pytest
 
-START_TIMEOUT_S = 180   # loading a 98 MB model takes a few seconds; a loaded machine, longer
+START_TIMEOUT_S = 180  # loading a 98 MB model takes a few seconds; a loaded machine, longer
 STOP_TIMEOUT_S = 15
 
 
 @dataclasses.dataclass
 class LocalServer:
-    base_url: str          # what --base-url takes: http://127.0.0.1:<port>/v1
-    model: str             # the model id the server reports
+    base_url: str  # what --base-url takes: http://127.0.0.1:<port>/v1
+    model: str  # the model id the server reports
     port: int
     process: subprocess.Popen
     log_path: str
@@ -59,8 +59,9 @@ def free_port() -> int:
 def _answers(base_url, timeout=2.0, api_key=None) -> bool:
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
-        with urllib.request.urlopen(urllib.request.Request(base_url + "/models", headers=headers),
-                                    timeout=timeout) as resp:
+        with urllib.request.urlopen(
+            urllib.request.Request(base_url + "/models", headers=headers), timeout=timeout
+        ) as resp:
             return resp.status == 200 and isinstance(json.loads(resp.read()).get("data"), list)
     except (OSError, ValueError, urllib.error.URLError):
         return False
@@ -87,33 +88,59 @@ def local_server(model_file=None, model=None, api_key=None, timeout_s=START_TIME
     LocalServer, and always stop it. `model_file`: a GGUF (default: the packaged SmolLM2); `model`: the id it
     reports (default: the file's name without .gguf); `api_key`: a key every request must carry."""
     from launchers._sampler_llama import SETTINGS, packaged_model
+
     model_file = model_file or packaged_model()
     name = os.path.basename(model_file)
     model = model or (name[:-5] if name.lower().endswith(".gguf") else name)
     port = free_port()
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", model_file, "--model_alias", model,
-           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(SETTINGS["n_ctx"]),
-           "--n_batch", str(SETTINGS["n_batch"]), "--n_ubatch", str(SETTINGS["n_batch"]),
-           "--n_threads", str(SETTINGS["n_threads"]), "--n_threads_batch", str(SETTINGS["n_threads_batch"]),
-           "--seed", str(SETTINGS["seed"]), "--verbose", "False"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        model_file,
+        "--model_alias",
+        model,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        str(SETTINGS["n_ctx"]),
+        "--n_batch",
+        str(SETTINGS["n_batch"]),
+        "--n_ubatch",
+        str(SETTINGS["n_batch"]),
+        "--n_threads",
+        str(SETTINGS["n_threads"]),
+        "--n_threads_batch",
+        str(SETTINGS["n_threads_batch"]),
+        "--seed",
+        str(SETTINGS["seed"]),
+        "--verbose",
+        "False",
+    ]
     if api_key:
         cmd += ["--api_key", api_key]
     env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE")
     log_dir = log_dir or tempfile.mkdtemp(prefix="fundbook-llama-server-")
     log_path = os.path.join(log_dir, "server.log")
     with open(log_path, "wb") as log:
-        process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                   start_new_session=True)
+        process = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
     server = LocalServer(f"http://127.0.0.1:{port}/v1", model, port, process, log_path)
     try:
         end = time.monotonic() + timeout_s
         while not _answers(server.base_url, api_key=api_key):
             if process.poll() is not None:
-                raise RuntimeError(f"llama_cpp.server exited with code {process.returncode} before answering: "
-                                   f"{server.log_tail()}")
+                raise RuntimeError(
+                    f"llama_cpp.server exited with code {process.returncode} before answering: {server.log_tail()}"
+                )
             if time.monotonic() > end:
-                raise RuntimeError(f"llama_cpp.server did not answer on {server.base_url} within {timeout_s} s: "
-                                   f"{server.log_tail()}")
+                raise RuntimeError(
+                    f"llama_cpp.server did not answer on {server.base_url} within {timeout_s} s: {server.log_tail()}"
+                )
             time.sleep(0.25)
         yield server
     finally:
@@ -124,9 +151,11 @@ def local_server(model_file=None, model=None, api_key=None, timeout_s=START_TIME
 def llama_server():
     """One llama_cpp.server a test module (the packaged SmolLM2), stopped after the module's last test."""
     from launchers._errors import InputError
+
     try:
         import llama_cpp.server  # noqa: F401  (the `server` extra: fastapi, uvicorn, ...)
         from launchers._sampler_llama import packaged_model
+
         packaged_model()
     except (ImportError, InputError) as exc:  # the library, its server extra or the packaged model
         if os.environ.get("FUNDBOOK_LOCAL_TESTS") == "required":

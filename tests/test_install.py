@@ -24,6 +24,7 @@ def plain_install(tmp_path_factory):
     """One plain install per test run, shared by the xdist workers (the group mark alone let three workers each
     build one: 3 x 17 s)."""
     from tests.builders.conftest import _shared
+
     if not os.path.exists(os.path.join(WHEELHOUSE, ".downloaded")):
         pytest.fail("build/wheelhouse is missing: `make test` downloads it (requirements-runtime.lock)")
     target, _ = _shared(tmp_path_factory, "plain-install", _plain_install)
@@ -42,24 +43,46 @@ def _plain_install(base):
     venv = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     # --no-compile: the commands run once here, byte-compiling 60 packages would cost more than they do
-    proc = subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--no-compile", "--no-index", "--find-links", WHEELHOUSE,
-                           "--no-cache-dir", str(source)], capture_output=True, text=True, env={**os.environ, "PIP_CONFIG_FILE": os.devnull})
+    proc = subprocess.run(
+        [
+            str(venv / "bin" / "pip"),
+            "install",
+            "--quiet",
+            "--no-compile",
+            "--no-index",
+            "--find-links",
+            WHEELHOUSE,
+            "--no-cache-dir",
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PIP_CONFIG_FILE": os.devnull},
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return {"venv": str(venv)}
 
 
 def _run(bin_dir, *argv, cwd):
-    return subprocess.run([str(bin_dir / argv[0]), *argv[1:]], capture_output=True, text=True, cwd=cwd,
-                          env={"PATH": os.environ["PATH"], "HOME": str(cwd), "LANG": "C.UTF-8"})
+    return subprocess.run(
+        [str(bin_dir / argv[0]), *argv[1:]],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={"PATH": os.environ["PATH"], "HOME": str(cwd), "LANG": "C.UTF-8"},
+    )
 
 
-@pytest.mark.parametrize("argv, first_line", [
-    (("fundbook", "--help"), "Usage: fundbook [OPTIONS] COMMAND [ARGS]..."),
-    (("fundbook", "sweep", "--help"), "Usage: fundbook sweep [OPTIONS]"),
-    (("fundbook", "compare", "--help"), "Usage: fundbook compare [OPTIONS] DIRECTORY"),
-    (("fundbook-launch", "--help"), "Usage: fundbook-launch [OPTIONS] COMMAND [ARGS]..."),
-    (("fundbook-launch", "execute", "--help"), "Usage: fundbook-launch execute [OPTIONS]"),
-])
+@pytest.mark.parametrize(
+    "argv, first_line",
+    [
+        (("fundbook", "--help"), "Usage: fundbook [OPTIONS] COMMAND [ARGS]..."),
+        (("fundbook", "sweep", "--help"), "Usage: fundbook sweep [OPTIONS]"),
+        (("fundbook", "compare", "--help"), "Usage: fundbook compare [OPTIONS] DIRECTORY"),
+        (("fundbook-launch", "--help"), "Usage: fundbook-launch [OPTIONS] COMMAND [ARGS]..."),
+        (("fundbook-launch", "execute", "--help"), "Usage: fundbook-launch execute [OPTIONS]"),
+    ],
+)
 def test_every_command_answers_on_a_plain_install(plain_install, tmp_path, argv, first_line):
     proc = _run(plain_install, *argv, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -76,10 +99,17 @@ def test_the_plain_install_grades_and_runs_the_launcher_self_check(plain_install
     check = _run(plain_install, "fundbook-launch", "self-check", cwd=tmp_path)
     assert check.returncode == 0, check.stdout + check.stderr
     assert check.stdout.splitlines()[-1].startswith("self-check: ") and "passed" in check.stdout.splitlines()[-1]
-    imports = subprocess.run([str(plain_install / "python"), "-c",
-                              "import pyarrow.parquet, jsonschema, tinker, modal, click, openai, anthropic; "
-                              "import experiments.sweep, experiments.compare, launchers; "
-                              "[launchers.sampler_class(n) for n in launchers.sampler_names()]; "
-                              "assert openai.__version__.startswith('3.'), openai.__version__"],
-                             capture_output=True, text=True, cwd=tmp_path)
+    imports = subprocess.run(
+        [
+            str(plain_install / "python"),
+            "-c",
+            "import pyarrow.parquet, jsonschema, tinker, modal, click, openai, anthropic; "
+            "import experiments.sweep, experiments.compare, launchers; "
+            "[launchers.sampler_class(n) for n in launchers.sampler_names()]; "
+            "assert openai.__version__.startswith('3.'), openai.__version__",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert imports.returncode == 0, imports.stderr

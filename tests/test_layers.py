@@ -92,7 +92,9 @@ def upward_imports(root=REPO):
     return bad
 
 
-JS_IMPORT = re.compile(r"""(?:^|\s)(?:import|export)\b[^'"`]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)""", re.M)
+JS_IMPORT = re.compile(
+    r"""(?:^|\s)(?:import|export)\b[^'"`]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)""", re.M
+)
 
 
 def upward_js_imports(root=REPO):
@@ -144,9 +146,14 @@ def _in_tree(candidate, root):
 
 
 def _docstrings(tree):
-    return {id(node.body[0].value) for node in ast.walk(tree)
-            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-            and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
 
 
 def path_loads(path, root=REPO):
@@ -164,9 +171,15 @@ def path_loads(path, root=REPO):
             tree = ast.parse(fh.read(), path)
         skip = _docstrings(tree)
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip
-                    and PATH_STRING.fullmatch(node.value)):
-                target = _in_tree(os.path.join(root, node.value), root) or _in_tree(os.path.join(here, node.value), root)
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and id(node) not in skip
+                and PATH_STRING.fullmatch(node.value)
+            ):
+                target = _in_tree(os.path.join(root, node.value), root) or _in_tree(
+                    os.path.join(here, node.value), root
+                )
                 if target:
                     found.append((node.lineno, target))
     else:
@@ -189,6 +202,7 @@ def path_loads(path, root=REPO):
 
 
 # -- the arrows between files ---------------------------------------------------------
+
 
 def _module_file(name, root=REPO):
     base = os.path.join(root, *name.split("."))
@@ -316,10 +330,12 @@ def circles(root=REPO):
 
 # Arrows left out of the folder check, each with why and until when; test_no_folder_circle fails when one is gone.
 EXCUSED = {
-    ("builders/runner/session.mjs", "builders/desk/stdlib_build.mjs"):
-        "the shared runtime's built-in stdlib op (desk/ above runner/: builders/desk/stdlib.mjs imports "
-        "../runner/_pyodide.mjs); session.mjs is hashed into the bundle's published provenance, so the op moves "
-        "(to a module the stdlib stage hands the session, as the layers above do) with the next change of it",
+    (
+        "builders/runner/session.mjs",
+        "builders/desk/stdlib_build.mjs",
+    ): "the shared runtime's built-in stdlib op (desk/ above runner/: builders/desk/stdlib.mjs imports "
+    "../runner/_pyodide.mjs); session.mjs is hashed into the bundle's published provenance, so the op moves "
+    "(to a module the stdlib stage hands the session, as the layers above do) with the next change of it",
 }
 
 
@@ -342,8 +358,12 @@ def folder_circles(root=REPO, excused=EXCUSED):
             level = levels.setdefault(here, {})
             level.setdefault(room_a, set()).add(room_b)
             level.setdefault(room_b, set())
-    return sorted(group for level in levels.values() for group in _strongly_connected(level)
-                  if any(room.endswith("/") for room in group))
+    return sorted(
+        group
+        for level in levels.values()
+        for group in _strongly_connected(level)
+        if any(room.endswith("/") for room in group)
+    )
 
 
 def test_every_import_runs_down_the_layers():
@@ -361,8 +381,11 @@ def test_the_runner_modules_loaded_by_path_are_arrows():
     assert "builders/runner/run_fixtures.py" in graph["experiments/runner/ops.mjs"]
     assert "builders/runner/session.mjs" in graph["builders/_session.py"]
     with open(os.path.join(REPO, HELPER_HOME), encoding="utf-8") as fh:  # where LOAD_HELPER reads its URL against
-        assert re.search(r"export function loadHelper\(py, url, name\) \{\n  const source = readFileSync\(new URL\(url, "
-                         r"import\.meta\.url\)", fh.read())
+        assert re.search(
+            r"export function loadHelper\(py, url, name\) \{\n  const source = readFileSync\(new URL\(url, "
+            r"import\.meta\.url\)",
+            fh.read(),
+        )
 
 
 def test_inspect_ai_stays_in_its_two_places():
@@ -398,6 +421,7 @@ def test_no_folder_circle():
 def test_the_bundle_is_exactly_engine():
     """No host-only code hides in engine/: no click, no CLI folder, no exclusion rule in the bundle builder."""
     from builders.bundle import engine_sources
+
     listed = {s["path"] for s in engine_sources()}
     on_disk = set()
     for dirpath, dirnames, filenames in os.walk(os.path.join(REPO, "engine")):
@@ -408,6 +432,7 @@ def test_the_bundle_is_exactly_engine():
 
 
 # -- the checks can fail -------------------------------------------------------------
+
 
 def _tree(tmp_path, files):
     for rel, text in files.items():
@@ -421,9 +446,15 @@ def _tree(tmp_path, files):
 
 
 def test_an_upward_import_is_named(tmp_path):
-    root = _tree(tmp_path, {"builders/site.py": "def f():\n    from experiments import feasibility\n",
-                            "experiments/feasibility.py": "", "engine/_x.py": "import click\n",
-                            "launchers/x.py": "from tests.engine import fuzzing\n"})
+    root = _tree(
+        tmp_path,
+        {
+            "builders/site.py": "def f():\n    from experiments import feasibility\n",
+            "experiments/feasibility.py": "",
+            "engine/_x.py": "import click\n",
+            "launchers/x.py": "from tests.engine import fuzzing\n",
+        },
+    )
     assert upward_imports(root) == [
         "engine/_x.py:1 imports click (engine/ is the bundle: standard library only)",
         "builders/site.py:2 imports experiments (experiments is above builders)",
@@ -433,55 +464,92 @@ def test_an_upward_import_is_named(tmp_path):
 
 
 def test_a_relative_upward_js_import_is_named(tmp_path):
-    root = _tree(tmp_path, {"builders/runner/session.mjs": 'const m = await import("../../experiments/runner/ops.mjs");\n',
-                            "experiments/runner/ops.mjs": 'import { fail } from "../../builders/runner/_pyodide.mjs";\n'})
+    root = _tree(
+        tmp_path,
+        {
+            "builders/runner/session.mjs": 'const m = await import("../../experiments/runner/ops.mjs");\n',
+            "experiments/runner/ops.mjs": 'import { fail } from "../../builders/runner/_pyodide.mjs";\n',
+        },
+    )
     assert upward_js_imports(root) == [
-        "builders/runner/session.mjs imports ../../experiments/runner/ops.mjs (experiments is above builders)"]
+        "builders/runner/session.mjs imports ../../experiments/runner/ops.mjs (experiments is above builders)"
+    ]
 
 
 def test_a_circle_through_a_lazy_import_is_found(tmp_path):
-    root = _tree(tmp_path, {"engine/_run.py": "from ._book import x\n\ndef f():\n    from ._replay import y\n",
-                            "engine/_replay.py": "from ._run import Run\n", "engine/_book.py": ""})
+    root = _tree(
+        tmp_path,
+        {
+            "engine/_run.py": "from ._book import x\n\ndef f():\n    from ._replay import y\n",
+            "engine/_replay.py": "from ._run import Run\n",
+            "engine/_book.py": "",
+        },
+    )
     assert circles(root) == [["engine._replay", "engine._run"]]
 
 
 def test_a_circle_through_a_package_face_is_found(tmp_path):
     """The CLI's registration circle: the face imports its subcommand module, which reads a name of the face."""
-    root = _tree(tmp_path, {"fundbook/cli/__init__.py": "cli = 1\nfrom . import experiments\n",
-                            "fundbook/cli/experiments.py": "from . import cli\n",
-                            "fundbook/cli/tools.py": "from . import _common\n", "fundbook/cli/_common.py": "",
-                            "builders/runs/__init__.py": "from ._stage import x\n",
-                            "builders/runs/_stage.py": "from . import _index\nx = 1\n", "builders/runs/_index.py": ""})
+    root = _tree(
+        tmp_path,
+        {
+            "fundbook/cli/__init__.py": "cli = 1\nfrom . import experiments\n",
+            "fundbook/cli/experiments.py": "from . import cli\n",
+            "fundbook/cli/tools.py": "from . import _common\n",
+            "fundbook/cli/_common.py": "",
+            "builders/runs/__init__.py": "from ._stage import x\n",
+            "builders/runs/_stage.py": "from . import _index\nx = 1\n",
+            "builders/runs/_index.py": "",
+        },
+    )
     assert circles(root) == [["fundbook.cli", "fundbook.cli.experiments"]]
 
 
 def test_a_folder_circle_is_found(tmp_path):
-    root = _tree(tmp_path, {"builders/desk/devsite.py": "from builders.site.csp import with_csp\n",
-                            "builders/site/csp.py": "", "builders/site/hooks.py": "def f():\n    "
-                            "from builders.desk.page import site_files\n", "builders/desk/page.py": "",
-                            "builders/runs/_stage.py": "from builders._files import rel\n", "builders/_files.py": ""})
+    root = _tree(
+        tmp_path,
+        {
+            "builders/desk/devsite.py": "from builders.site.csp import with_csp\n",
+            "builders/site/csp.py": "",
+            "builders/site/hooks.py": "def f():\n    from builders.desk.page import site_files\n",
+            "builders/desk/page.py": "",
+            "builders/runs/_stage.py": "from builders._files import rel\n",
+            "builders/_files.py": "",
+        },
+    )
     assert circles(root) == []
     assert folder_circles(root) == [["builders/desk/", "builders/site/"]]
 
 
 def test_a_file_loaded_by_path_is_an_arrow(tmp_path):
-    root = _tree(tmp_path, {
-        "builders/runner/_pyodide.mjs": "export function loadHelper(py, url, name) {}\n",
-        "builders/runner/run_fixtures.py": "", "builders/runner/session.mjs": "// the op's module: launchers/x.mjs\n",
-        "builders/_session.py": '"""builders/runner/nothing.mjs"""\nRUNNER = "builders/runner/session.mjs"\n',
-        "launchers/inspect/_import.py": 'RUNNER = "launchers/runner/calls.mjs"\n',
-        "launchers/runner/calls.mjs": 'import { loadHelper } from "../../builders/runner/_pyodide.mjs";\n'
-                                      'loadHelper(py, "./run_fixtures.py", "f");\n'
-                                      'loadHelper(py, "../../launchers/runner/calls.py", "c");\n'
-                                      'py.FS.writeFile("/helpers/calls.py", "");\n',
-        "launchers/runner/calls.py": "", "engine/_x.py": 'SOURCE = "builders/runner/run_fixtures.py"\n'})
+    root = _tree(
+        tmp_path,
+        {
+            "builders/runner/_pyodide.mjs": "export function loadHelper(py, url, name) {}\n",
+            "builders/runner/run_fixtures.py": "",
+            "builders/runner/session.mjs": "// the op's module: launchers/x.mjs\n",
+            "builders/_session.py": '"""builders/runner/nothing.mjs"""\nRUNNER = "builders/runner/session.mjs"\n',
+            "launchers/inspect/_import.py": 'RUNNER = "launchers/runner/calls.mjs"\n',
+            "launchers/runner/calls.mjs": 'import { loadHelper } from "../../builders/runner/_pyodide.mjs";\n'
+            'loadHelper(py, "./run_fixtures.py", "f");\n'
+            'loadHelper(py, "../../launchers/runner/calls.py", "c");\n'
+            'py.FS.writeFile("/helpers/calls.py", "");\n',
+            "launchers/runner/calls.py": "",
+            "engine/_x.py": 'SOURCE = "builders/runner/run_fixtures.py"\n',
+        },
+    )
     graph = arrows(root)
     assert graph["builders/_session.py"] == {"builders/runner/session.mjs"}
     assert graph["builders/runner/session.mjs"] == set()
     assert graph["launchers/inspect/_import.py"] == {"launchers/runner/calls.mjs"}
-    assert graph["launchers/runner/calls.mjs"] == {"builders/runner/_pyodide.mjs", "builders/runner/run_fixtures.py",
-                                                   "launchers/runner/calls.py"}
-    assert upward_path_loads(root) == ["engine/_x.py:1 loads builders/runner/run_fixtures.py (builders is above engine)"]
+    assert graph["launchers/runner/calls.mjs"] == {
+        "builders/runner/_pyodide.mjs",
+        "builders/runner/run_fixtures.py",
+        "launchers/runner/calls.py",
+    }
+    assert upward_path_loads(root) == [
+        "engine/_x.py:1 loads builders/runner/run_fixtures.py (builders is above engine)"
+    ]
 
 
 @pytest.mark.parametrize("layer", LAYERS)

@@ -28,9 +28,11 @@ PROVENANCE = "provenance.json"
 COMPILER = ("builders/runner/_pyodide.mjs", "builders/runner/ops.mjs", "builders/runner/compile_bundle.py")
 BUILD_TYPE = "urn:fundbook:build-engine:v2"  # v2: sources named by sha256 and git blob id, no commit
 BUILDER_ID = "urn:fundbook:builder:make-build-engine"
-SOURCE_IDENTITY = ("no commit hash (a provenance committed with the code cannot name its own commit): every "
-                   "source is named by path, sha256 and git blob id; `git ls-tree -r <commit> engine` shows "
-                   "whether a commit holds exactly these sources")
+SOURCE_IDENTITY = (
+    "no commit hash (a provenance committed with the code cannot name its own commit): every "
+    "source is named by path, sha256 and git blob id; `git ls-tree -r <commit> engine` shows "
+    "whether a commit holds exactly these sources"
+)
 
 
 def _now():
@@ -40,7 +42,9 @@ def _now():
 def source_date_epoch() -> int:
     value = os.environ.get("SOURCE_DATE_EPOCH", "")
     if not value.isdigit():
-        raise BuildError(f"SOURCE_DATE_EPOCH: expected an integer number of seconds (the Makefile sets it), got {value!r}")
+        raise BuildError(
+            f"SOURCE_DATE_EPOCH: expected an integer number of seconds (the Makefile sets it), got {value!r}"
+        )
     return int(value)
 
 
@@ -67,28 +71,37 @@ def verify_bundle(directory) -> dict:
     actual = {BUNDLE: hashlib.sha256(zip_bytes).hexdigest(), MANIFEST: hashlib.sha256(manifest_bytes).hexdigest()}
     for name in (BUNDLE, MANIFEST):
         if subjects.get(name) != actual[name]:
-            raise BuildError(f"{rel(paths[name])}: sha256 expected {subjects.get(name)} ({PROVENANCE} subject), "
-                             f"actual {actual[name]}")
+            raise BuildError(
+                f"{rel(paths[name])}: sha256 expected {subjects.get(name)} ({PROVENANCE} subject), "
+                f"actual {actual[name]}"
+            )
     try:
         manifest = json.loads(manifest_bytes)
         with zipfile.ZipFile(io.BytesIO(zip_bytes)) as zf:
             inner = zf.read(MANIFEST)
             if inner != manifest_bytes:
-                raise BuildError(f"{rel(paths[BUNDLE])}!{MANIFEST}: sha256 expected {actual[MANIFEST]} "
-                                 f"(the manifest beside it), actual {hashlib.sha256(inner).hexdigest()}")
+                raise BuildError(
+                    f"{rel(paths[BUNDLE])}!{MANIFEST}: sha256 expected {actual[MANIFEST]} "
+                    f"(the manifest beside it), actual {hashlib.sha256(inner).hexdigest()}"
+                )
             listed = {f["path"]: f["sha256"] for f in manifest["files"]}
             names = set(zf.namelist()) - {MANIFEST}
             for name in sorted(names | set(listed)):
                 got = hashlib.sha256(zf.read(name)).hexdigest() if name in names else None
                 if got != listed.get(name):
-                    raise BuildError(f"{rel(paths[BUNDLE])}!{name}: sha256 expected {listed.get(name)} "
-                                     f"({MANIFEST}), actual {got}")
+                    raise BuildError(
+                        f"{rel(paths[BUNDLE])}!{name}: sha256 expected {listed.get(name)} ({MANIFEST}), actual {got}"
+                    )
     except BuildError:
         raise
     except Exception as exc:  # bad CRC, bad deflate stream, broken central directory
         raise BuildError(f"{rel(paths[BUNDLE])}: unreadable bundle ({exc}); sha256 {actual[BUNDLE]}")
-    return {"bundle_sha256": actual[BUNDLE], "manifest_sha256": actual[MANIFEST], "manifest": manifest,
-            "zip_path": paths[BUNDLE]}
+    return {
+        "bundle_sha256": actual[BUNDLE],
+        "manifest_sha256": actual[MANIFEST],
+        "manifest": manifest,
+        "zip_path": paths[BUNDLE],
+    }
 
 
 def _dependencies(sources, root):
@@ -96,8 +109,13 @@ def _dependencies(sources, root):
     repository file the compile reads, by name, sha256 and git blob id."""
     pyodide = pinned_pyodide(root)
     algo, _, b64 = pyodide["integrity"].partition("-")
-    deps = [{"uri": f"pkg:npm/pyodide@{pyodide['version']}", "digest": {algo: base64.b64decode(b64).hex()},
-             "annotations": {"pinned_by": "package-lock.json (npm ci)"}}]
+    deps = [
+        {
+            "uri": f"pkg:npm/pyodide@{pyodide['version']}",
+            "digest": {algo: base64.b64decode(b64).hex()},
+            "annotations": {"pinned_by": "package-lock.json (npm ci)"},
+        }
+    ]
     for path in COMPILER + ("package-lock.json",):
         with open(os.path.join(root, path), "rb") as fh:
             deps.append(file_dependency(path, fh.read()))
@@ -106,8 +124,10 @@ def _dependencies(sources, root):
             data = fh.read()
         dep = file_dependency(source["path"], data)
         if dep["digest"]["sha256"] != source["sha256"]:
-            raise BuildError(f"{source['path']}: sha256 expected {source['sha256']} (listed for the bundle), "
-                             f"actual {dep['digest']['sha256']} (changed during the build)")
+            raise BuildError(
+                f"{source['path']}: sha256 expected {source['sha256']} (listed for the bundle), "
+                f"actual {dep['digest']['sha256']} (changed during the build)"
+            )
         deps.append(dep)
     return deps
 
@@ -137,8 +157,10 @@ def build_engine(out, root=ROOT, session=None, timings=None) -> dict:
         zip_sha = sha256_file(os.path.join(stage, BUNDLE))
         manifest_sha = sha256_file(os.path.join(stage, MANIFEST))
         if (zip_sha, manifest_sha) != (facts["bundle_sha256"], facts["manifest_sha256"]):
-            raise BuildError(f"{rel(os.path.join(stage, BUNDLE))}: sha256 expected {facts['bundle_sha256']} "
-                             f"(written by the runtime), actual {zip_sha}")
+            raise BuildError(
+                f"{rel(os.path.join(stage, BUNDLE))}: sha256 expected {facts['bundle_sha256']} "
+                f"(written by the runtime), actual {zip_sha}"
+            )
         with open(os.path.join(stage, MANIFEST), encoding="utf-8") as fh:
             manifest = json.load(fh)
         with open(os.path.join(root, entry), "rb") as fh:
@@ -146,26 +168,41 @@ def build_engine(out, root=ROOT, session=None, timings=None) -> dict:
         doc = statement(
             subjects=[(BUNDLE, zip_sha), (MANIFEST, manifest_sha)],
             build_type=BUILD_TYPE,
-            external={"target": "make build-engine", "source_date_epoch": epoch,
-                      "sources": "every file of engine/ (its .py sources and episodes/*.json)",
-                      "runtime": {"pyodide_version": facts["pyodide_version"], **manifest["runtime"]}},
-            internal={"PYTHONHASHSEED": "0", "slsa_build_level": "L1", "signed": False,
-                      "compiler": "py_compile inside the pinned Pyodide (pyodide-build is not used)",
-                      "source_identity": SOURCE_IDENTITY},
+            external={
+                "target": "make build-engine",
+                "source_date_epoch": epoch,
+                "sources": "every file of engine/ (its .py sources and episodes/*.json)",
+                "runtime": {"pyodide_version": facts["pyodide_version"], **manifest["runtime"]},
+            },
+            internal={
+                "PYTHONHASHSEED": "0",
+                "slsa_build_level": "L1",
+                "signed": False,
+                "compiler": "py_compile inside the pinned Pyodide (pyodide-build is not used)",
+                "source_identity": SOURCE_IDENTITY,
+            },
             dependencies=_dependencies(sources, root),
-            builder={"id": BUILDER_ID, "version": {"node": node, "host_python": platform.python_version()},
-                     "builderDependencies": [entry_dep]},
+            builder={
+                "id": BUILDER_ID,
+                "version": {"node": node, "host_python": platform.python_version()},
+                "builderDependencies": [entry_dep],
+            },
             metadata={"startedOn": started, "finishedOn": _now()},
         )
-        write_bytes(os.path.join(stage, PROVENANCE),
-                    (json.dumps(doc, sort_keys=True, indent=2) + "\n").encode())
+        write_bytes(os.path.join(stage, PROVENANCE), (json.dumps(doc, sort_keys=True, indent=2) + "\n").encode())
         verify_bundle(stage)
         replace_dir(stage, out)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
-    result = {"bundle_sha256": zip_sha, "manifest_sha256": manifest_sha, "files": len(manifest["files"]),
-              "load_ms": load_ms, "compile_ms": facts["compile_ms"], "shared_runtime": session is not None,
-              "total_ms": round((time.perf_counter() - t_start) * 1000)}
+    result = {
+        "bundle_sha256": zip_sha,
+        "manifest_sha256": manifest_sha,
+        "files": len(manifest["files"]),
+        "load_ms": load_ms,
+        "compile_ms": facts["compile_ms"],
+        "shared_runtime": session is not None,
+        "total_ms": round((time.perf_counter() - t_start) * 1000),
+    }
     _write_timings(timings, {"stage": "build-engine", "started": started, **result})
     return result

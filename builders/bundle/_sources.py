@@ -24,8 +24,10 @@ def engine_sources(root=ROOT) -> list:
         for name in filenames:
             path = f"{sub}/{name}"
             if not name.endswith(BUNDLED_SUFFIXES):
-                raise BuildError(f"{path}: not an engine file (engine/ holds only .py sources and .json data, "
-                                 f"all of it bundled); move it out of engine/")
+                raise BuildError(
+                    f"{path}: not an engine file (engine/ holds only .py sources and .json data, "
+                    f"all of it bundled); move it out of engine/"
+                )
             with open(os.path.join(root, path), "rb") as fh:
                 found.append({"path": path, "sha256": hashlib.sha256(fh.read()).hexdigest()})
     return sorted(found, key=lambda item: item["path"])

@@ -6,5 +6,14 @@ precompressed twins), the stand-in site the desk's tests serve, and the desk's b
 Each module is a stage or a tool of its own; this package imports none of them.
 """
 
-__all__ = ["bench", "devsite", "precompress", "snapshot_stage", "stdlib_compile", "stdlib_stage",
-           "stdlib_subset", "stdlib_trace", "stdlib_workload"]
+__all__ = [
+    "bench",
+    "devsite",
+    "precompress",
+    "snapshot_stage",
+    "stdlib_compile",
+    "stdlib_stage",
+    "stdlib_subset",
+    "stdlib_trace",
+    "stdlib_workload",
+]

@@ -26,8 +26,16 @@ from builders.site.serve import Serving as Server
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("FUNDBOOK_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 RUN = "reference-W1"
 
 BARE = b"""<!doctype html><meta charset="utf-8"><title>bare loadPyodide</title>
@@ -53,20 +61,37 @@ def _site(tmp: Path):
     choice = os.environ.get("FUNDBOOK_DESK_SITE") or ("public" if devsite.public_is_current(public) else "dev")
     if choice == "public":
         return public, "built site (public/)"
-    return (devsite.build(tmp / "site", devsite.engine_bundle(tmp), [RUN], precompressed=True),
-            "stand-in site (builders/desk/devsite.py, precompressed as `make build` does)")
+    return (
+        devsite.build(tmp / "site", devsite.engine_bundle(tmp), [RUN], precompressed=True),
+        "stand-in site (builders/desk/devsite.py, precompressed as `make build` does)",
+    )
 
 
 def measure(repeat: int):
     from playwright.sync_api import sync_playwright
+
     with tempfile.TemporaryDirectory() as tmp:
         root, label = _site(Path(tmp))
         run_page = _run_page(root)
         with Server(root, overlay={"/__bench/bare.html": BARE}) as url, sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-            rows = {"bare": [], "desk": [], "verify": [], "runtime": [], "bundle": [], "import": [], "worker": [],
-                    "state": [], "bytes": [], "requests": [], "failed": [], "cold": [], "cold_runtime": [],
-                    "cold_import": [], "return": []}
+            rows = {
+                "bare": [],
+                "desk": [],
+                "verify": [],
+                "runtime": [],
+                "bundle": [],
+                "import": [],
+                "worker": [],
+                "state": [],
+                "bytes": [],
+                "requests": [],
+                "failed": [],
+                "cold": [],
+                "cold_runtime": [],
+                "cold_import": [],
+                "return": [],
+            }
             results, starts = set(), set()
             for _ in range(repeat):
                 for kind in ("bare", "desk", "cold", "verify"):  # interleaved, so load on the machine hits all alike
@@ -83,7 +108,9 @@ def measure(repeat: int):
                         page.goto(url + "desk/")
                         page.wait_for_function("() => window.fbDeskTimings !== undefined", timeout=120_000)
                         t = page.evaluate("window.fbDeskTimings")
-                        page.wait_for_load_state("networkidle")  # count what arrives after the packet too (search index)
+                        page.wait_for_load_state(
+                            "networkidle"
+                        )  # count what arrives after the packet too (search index)
                         sizes = [r.sizes() for r in done]
                         rows["bytes"].append(sum(s["responseBodySize"] + s["responseHeadersSize"] for s in sizes))
                         rows["requests"].append(len(done) + len(failed))
@@ -137,8 +164,10 @@ def main(argv=None):
     bare, desk, cold, back = (statistics.median(rows[k]) for k in ("bare", "desk", "cold", "return"))
     print(f"desk benchmark: headless Chromium, {label}, {args.repeat} cold runs each, median [min-max]")
     print(f"  bare loadPyodide (stock options)     {fmt(rows['bare'])}")
-    print(f"  desk: page open to first packet      {fmt(rows['desk'])}   {desk / bare:.2f}x bare (goal <= 0.40x; "
-          f"started from: {', '.join(sorted(starts))})")
+    print(
+        f"  desk: page open to first packet      {fmt(rows['desk'])}   {desk / bare:.2f}x bare (goal <= 0.40x; "
+        f"started from: {', '.join(sorted(starts))})"
+    )
     print(f"    page open to worker start          {fmt(rows['worker'])}")
     print(f"    runtime ready (in the worker)      {fmt(rows['runtime'])}   (the snapshot fetched, checked, restored)")
     print(f"    bundle fetched and checked         {fmt(rows['bundle'])}   (in parallel with the runtime)")
@@ -149,9 +178,13 @@ def main(argv=None):
     print(f"    runtime ready (in the worker)      {fmt(rows['cold_runtime'])}")
     print(f"    engine import from the zip         {fmt(rows['cold_import'])}")
     mib = statistics.median(rows["bytes"]) / 2**20
-    print(f"  desk first visit transfers           {mib:7.2f} MiB in {statistics.median(rows['requests']):.0f} requests"
-          f"   (goal <= 12 MiB on the wire; {len(rows['failed'])} failed{': ' + rows['failed'][0] if rows['failed'] else ''})")
-    print(f"  verify {RUN}, runtime ready   {fmt(rows['verify'])}   (goal <= 1000 ms; result: {', '.join(sorted(results))})")
+    print(
+        f"  desk first visit transfers           {mib:7.2f} MiB in {statistics.median(rows['requests']):.0f} requests"
+        f"   (goal <= 12 MiB on the wire; {len(rows['failed'])} failed{': ' + rows['failed'][0] if rows['failed'] else ''})"
+    )
+    print(
+        f"  verify {RUN}, runtime ready   {fmt(rows['verify'])}   (goal <= 1000 ms; result: {', '.join(sorted(results))})"
+    )
     return 0
 
 

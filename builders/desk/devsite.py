@@ -49,22 +49,38 @@ def _link(src: Path, dst: Path, copy=False):
 def record_for(spec: dict, bundle: dict) -> dict:
     """A run record shaped like the builders' (fundbook.run/1), from the host engine."""
     execution = engine.execute_fixture(spec)
-    content = {"schema_version": engine.RUN_SCHEMA_VERSION, **engine.engine_fields(execution),
-               "engine": {**bundle, "engine_version": engine.ENGINE_VERSION},
-               "execution_path": "host reference", "command": {"argv": ["devsite"], "env": {}}, "outputs": {}}
-    return {"schema": engine.RUN_SCHEMA, "content": content, "content_sha256": engine.content_sha256(content),
-            "volatile": {}}
+    content = {
+        "schema_version": engine.RUN_SCHEMA_VERSION,
+        **engine.engine_fields(execution),
+        "engine": {**bundle, "engine_version": engine.ENGINE_VERSION},
+        "execution_path": "host reference",
+        "command": {"argv": ["devsite"], "env": {}},
+        "outputs": {},
+    }
+    return {
+        "schema": engine.RUN_SCHEMA,
+        "content": content,
+        "content_sha256": engine.content_sha256(content),
+        "volatile": {},
+    }
 
 
 def public_is_current(public: Path) -> bool:
     """`public` is a built site carrying this checkout's desk code (not a stale copy)."""
-    needed = ("desk/index.html", "engine/manifest.json", "engine/provenance.json", "vendor/pyodide/pyodide.mjs",
-              "assets/desk/desk.js")
+    needed = (
+        "desk/index.html",
+        "engine/manifest.json",
+        "engine/provenance.json",
+        "vendor/pyodide/pyodide.mjs",
+        "assets/desk/desk.js",
+    )
     if not all((public / p).exists() for p in needed):
         return False
     built = public / "assets" / "desk"
-    return all((built / f.name).is_file() and (built / f.name).read_bytes() == f.read_bytes()
-               for f in (ROOT / "site" / "assets" / "desk").glob("*.js"))
+    return all(
+        (built / f.name).is_file() and (built / f.name).read_bytes() == f.read_bytes()
+        for f in (ROOT / "site" / "assets" / "desk").glob("*.js")
+    )
 
 
 def verify_page(root: Path, run_id: str) -> str:
@@ -77,20 +93,24 @@ def verify_page(root: Path, run_id: str) -> str:
 
 
 def run_page(run_id: str) -> str:
-    body = (f"<h1>{run_id}</h1>\n<div class=\"fb-verify\" data-run-id=\"{run_id}\" "
-            f"data-record-url=\"../{run_id}.json\"></div>\n"
-            "<script type=\"module\" src=\"../../assets/desk/verify.js\"></script>")
+    body = (
+        f'<h1>{run_id}</h1>\n<div class="fb-verify" data-run-id="{run_id}" '
+        f'data-record-url="../{run_id}.json"></div>\n'
+        '<script type="module" src="../../assets/desk/verify.js"></script>'
+    )
     return with_csp(PAGE.format(title=run_id, base="../../", body=body, head=""))
 
 
 def fresh_bundle(directory: Path) -> bool:
     """`directory` holds a bundle of exactly the current engine sources."""
     from builders.bundle import engine_sources
+
     try:
         manifest = json.loads((directory / "manifest.json").read_text())
         listed = {f["path"]: f["sha256"] for f in manifest["files"] if not f["path"].endswith(".pyc")}
         return (directory / "provenance.json").exists() and listed == {
-            f["path"]: f["sha256"] for f in engine_sources(str(ROOT))}
+            f["path"]: f["sha256"] for f in engine_sources(str(ROOT))
+        }
     except (OSError, ValueError, KeyError):
         return False
 
@@ -101,6 +121,7 @@ def engine_bundle(tmp: Path) -> Path:
     if fresh_bundle(built):
         return built
     from builders.bundle import build_engine
+
     os.environ.setdefault("SOURCE_DATE_EPOCH", "1788739200")
     build_engine(str(tmp / "engine"), root=str(ROOT))
     return tmp / "engine"
@@ -110,7 +131,7 @@ def _desk_page(source_md: Path, target: Path, base: str):
     """A desk page (the practice desk, its study mode) rendered as the site renders it, under the site's CSP."""
     source = source_md.read_text()
     front = re.match(r"\A---\n(.*?)\n---\n", source, flags=re.S)
-    text = source[front.end():] if front else source
+    text = source[front.end() :] if front else source
     # as site/overrides/main.html: `engine: early` starts the worker from <head>
     early = bool(front and re.search(r"^engine: early\b", front.group(1), flags=re.M))
     head = f'<script async src="{base}assets/desk/early.js"></script>' if early else ""
@@ -129,8 +150,9 @@ def build(out: Path, engine_dir: Path, run_ids=(), precompressed=False) -> Path:
     # the desk's worker imports the decisions' recompute (assets/fundbook/decisions-worker.js) beside its own
     _link(ROOT / "site" / "assets" / "fundbook", out / "assets" / "fundbook", precompressed)
     _link(engine_dir, out / "engine", precompressed)
-    subjects = {s["name"]: s["digest"]["sha256"] for s in
-                json.loads((engine_dir / "provenance.json").read_text())["subject"]}
+    subjects = {
+        s["name"]: s["digest"]["sha256"] for s in json.loads((engine_dir / "provenance.json").read_text())["subject"]
+    }
     bundle = {"bundle_sha256": subjects["fundbook-engine.zip"], "manifest_sha256": subjects["manifest.json"]}
     for page, html, base in (("index.md", "desk/index.html", "../"), ("study.md", "desk/study/index.html", "../../")):
         _desk_page(ROOT / "site" / "desk" / page, out / html, base)
@@ -138,6 +160,7 @@ def build(out: Path, engine_dir: Path, run_ids=(), precompressed=False) -> Path:
     published_pages = _published_run_pages(run_ids)
     if published_pages:  # verify checks the record against the index, so the index comes too
         from builders.site.vendor import VEGA
+
         for src, name in VEGA:
             if (ROOT / "node_modules" / src).is_file():
                 _link(ROOT / "node_modules" / src, out / "vendor" / "vega" / name)
@@ -154,6 +177,7 @@ def build(out: Path, engine_dir: Path, run_ids=(), precompressed=False) -> Path:
         (out / "runs" / run_id / "index.html").write_text(published_pages.get(run_id) or run_page(run_id))
     if precompressed:
         from builders.desk.precompress import precompress
+
         precompress(out)
     return out
 
@@ -162,6 +186,7 @@ def _published_run_pages(run_ids) -> dict:
     """{run id: the site's own run page}, rendered from the committed runs/ (verify checks every
     figure a run page shows, so a stand-in page without them cannot match); {} without runs/."""
     from builders.site import pages, records
+
     try:
         pub = records.load_publication(ROOT / "runs")
     except records.SiteInputError:
@@ -180,6 +205,7 @@ def practitioner_pages(out: Path, runs_dir: Path) -> list:
     """The practitioner record pages and files of `runs_dir` in the stand-in site, as the site publishes
     them (builders/site/practitioner_page.py); returns their site paths."""
     from builders.site.practitioner_page import site_files
+
     pages = []
     for uri, data in site_files(runs_dir).items():
         target = out / uri

@@ -36,8 +36,12 @@ def candidates(directory) -> list:
         dirnames.sort()
         for name in sorted(filenames):
             path = os.path.join(dirpath, name)
-            if (name.endswith(SUFFIXES) and not os.path.islink(path) and os.path.isfile(path)
-                    and os.path.getsize(path) >= MIN_BYTES):
+            if (
+                name.endswith(SUFFIXES)
+                and not os.path.islink(path)
+                and os.path.isfile(path)
+                and os.path.getsize(path) >= MIN_BYTES
+            ):
                 out.append(path)
     return out
 
@@ -46,8 +50,14 @@ def precompress(directory, root=ROOT, paths=None) -> dict:
     """Write the twins; returns the facts line (files, bytes, br_bytes, gz_bytes, written, cached)."""
     paths = candidates(directory) if paths is None else paths
     request = {"files": [[os.path.abspath(p), sha256_file(p)] for p in paths], "cache": os.path.join(root, CACHE)}
-    proc = subprocess.run([node_executable(root), SCRIPT], cwd=root, env=node_env(), input=json.dumps(request),
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [node_executable(root), SCRIPT],
+        cwd=root,
+        env=node_env(),
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         raise BuildError(last_line(proc.stderr) or f"{SCRIPT} exited with {proc.returncode}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -58,9 +68,11 @@ def precompress(directory, root=ROOT, paths=None) -> dict:
 def main(directory):
     """Write .br and .gz twins beside the built site's assets."""
     facts = precompress(directory)
-    click.echo(f"precompress: {facts['files']} files, {facts['bytes'] / 2**20:.1f} MiB -> "
-               f"{facts['br_bytes'] / 2**20:.1f} MiB as Brotli, {facts['gz_bytes'] / 2**20:.1f} MiB as gzip "
-               f"({facts['written']} compressed, {facts['cached']} from the cache)")
+    click.echo(
+        f"precompress: {facts['files']} files, {facts['bytes'] / 2**20:.1f} MiB -> "
+        f"{facts['br_bytes'] / 2**20:.1f} MiB as Brotli, {facts['gz_bytes'] / 2**20:.1f} MiB as gzip "
+        f"({facts['written']} compressed, {facts['cached']} from the cache)"
+    )
 
 
 if __name__ == "__main__":

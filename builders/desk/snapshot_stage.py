@@ -40,9 +40,14 @@ def snapshot_inputs(bundle_dir, stdlib, root=ROOT) -> dict:
     verified = verify_bundle(bundle_dir)
     if not os.path.isfile(stdlib):
         raise BuildError(f"{rel(stdlib, root)}: missing: run `make build-desk` first (the desk's stdlib)")
-    return {"pyodide": pinned_pyodide(root)["version"], "bundle_sha256": verified["bundle_sha256"],
-            "manifest_sha256": verified["manifest_sha256"], "stdlib_sha256": sha256_file(stdlib),
-            SCRIPT: sha256_file(os.path.join(root, SCRIPT)), "zip_path": verified["zip_path"]}
+    return {
+        "pyodide": pinned_pyodide(root)["version"],
+        "bundle_sha256": verified["bundle_sha256"],
+        "manifest_sha256": verified["manifest_sha256"],
+        "stdlib_sha256": sha256_file(stdlib),
+        SCRIPT: sha256_file(os.path.join(root, SCRIPT)),
+        "zip_path": verified["zip_path"],
+    }
 
 
 def _load(path):
@@ -56,17 +61,33 @@ def _load(path):
 
 def runtime_doc(facts) -> dict:
     """runtime.json: what the worker compares with the bundle it checked before fetching the image."""
-    return {"format": RUNTIME_FORMAT, "pyodide_version": facts["pyodide_version"], "stdlib_sha256": facts["stdlib_sha256"],
-            "bundle_sha256": facts["bundle_sha256"], "manifest_sha256": facts["manifest_sha256"],
-            "snapshot": {"file": SNAPSHOT, "sha256": facts["snapshot_sha256"], "bytes": facts["bytes"]}}
+    return {
+        "format": RUNTIME_FORMAT,
+        "pyodide_version": facts["pyodide_version"],
+        "stdlib_sha256": facts["stdlib_sha256"],
+        "bundle_sha256": facts["bundle_sha256"],
+        "manifest_sha256": facts["manifest_sha256"],
+        "snapshot": {"file": SNAPSHOT, "sha256": facts["snapshot_sha256"], "bytes": facts["bytes"]},
+    }
 
 
 def run_snapshot(bundle_zip, inputs, out, root=ROOT) -> dict:
     """Make the image with snapshot.mjs; returns its facts line."""
     node = node_executable(root)
-    argv = [node, SCRIPT, "--stdlib", os.path.abspath(inputs["stdlib"]), "--bundle", os.path.abspath(bundle_zip),
-            "--bundle-sha256", inputs["bundle_sha256"], "--manifest-sha256", inputs["manifest_sha256"],
-            "--out", os.path.abspath(out)]
+    argv = [
+        node,
+        SCRIPT,
+        "--stdlib",
+        os.path.abspath(inputs["stdlib"]),
+        "--bundle",
+        os.path.abspath(bundle_zip),
+        "--bundle-sha256",
+        inputs["bundle_sha256"],
+        "--manifest-sha256",
+        inputs["manifest_sha256"],
+        "--out",
+        os.path.abspath(out),
+    ]
     proc = subprocess.run(argv, cwd=root, env=node_env(), capture_output=True, text=True)
     if proc.returncode != 0:
         raise BuildError(last_line(proc.stderr) or f"{SCRIPT} exited with {proc.returncode}")
@@ -86,8 +107,12 @@ def build_snapshot(bundle_dir, stdlib, root=ROOT, force=False) -> dict:
     state = _load(state_path)
     last = state.get(os.path.abspath(out)) or {}
     doc = _load(doc_path)
-    if (not force and last.get("inputs") == inputs and os.path.isfile(out)
-            and doc.get("snapshot", {}).get("sha256") == last.get("sha256") == sha256_file(out)):
+    if (
+        not force
+        and last.get("inputs") == inputs
+        and os.path.isfile(out)
+        and doc.get("snapshot", {}).get("sha256") == last.get("sha256") == sha256_file(out)
+    ):
         os.utime(out)
         os.utime(doc_path)
         return {"skipped": True, "sha256": last["sha256"], "bytes": os.path.getsize(out)}
@@ -105,13 +130,17 @@ def build_snapshot(bundle_dir, stdlib, root=ROOT, force=False) -> dict:
 @click.option("--bundle", "bundle_dir", default="build/engine", show_default=True, help="The engine bundle folder.")
 @click.option("--stdlib", required=True, help="The desk's stdlib zip (the image goes beside it).")
 @click.option("--force", is_flag=True, help="Make the image even when its inputs are unchanged.")
-@click.option("--compile-if-stale", is_flag=True,
-              help="First compile the bundle (as `make build-engine`) when it is missing or not of these sources.")
+@click.option(
+    "--compile-if-stale",
+    is_flag=True,
+    help="First compile the bundle (as `make build-engine`) when it is missing or not of these sources.",
+)
 def main(bundle_dir, stdlib, force, compile_if_stale):
     """Snapshot the started engine for the desk's worker."""
     if compile_if_stale:
         from builders.bundle import build_engine
         from builders.desk.devsite import fresh_bundle
+
         if not fresh_bundle(Path(bundle_dir)):
             os.environ.setdefault("SOURCE_DATE_EPOCH", "1788739200")
             build_engine(bundle_dir, root=ROOT)

@@ -18,7 +18,10 @@ DATE = (1980, 1, 1, 0, 0, 0)
 
 def build(source_path: str, out_path: str) -> dict:
     compiled = kept = 0
-    with zipfile.ZipFile(source_path) as zin, zipfile.ZipFile(out_path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zout:
+    with (
+        zipfile.ZipFile(source_path) as zin,
+        zipfile.ZipFile(out_path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zout,
+    ):
         for info in zin.infolist():
             data = zin.read(info)
             name = info.filename
@@ -29,7 +32,10 @@ def build(source_path: str, out_path: str) -> dict:
                 except SyntaxError:  # test data that is not meant to compile: keep it as it is
                     pass
                 else:
-                    name, data = name[:-3] + ".pyc", bytes(_code_to_hash_pyc(code, importlib.util.source_hash(data), False))
+                    name, data = (
+                        name[:-3] + ".pyc",
+                        bytes(_code_to_hash_pyc(code, importlib.util.source_hash(data), False)),
+                    )
                     compiled += 1
             if not name.endswith(".pyc"):
                 kept += 1

@@ -20,8 +20,13 @@ from builders._files import ROOT, rel, sha256_file, write_bytes
 from builders._node import pinned_pyodide
 from builders._session import own_session
 
-COMPILER = ("builders/desk/stdlib_build.mjs", "builders/desk/stdlib_compile.py", "builders/desk/stdlib_subset.py",
-            "builders/desk/stdlib_modules.txt", "builders/runner/_pyodide.mjs")
+COMPILER = (
+    "builders/desk/stdlib_build.mjs",
+    "builders/desk/stdlib_compile.py",
+    "builders/desk/stdlib_subset.py",
+    "builders/desk/stdlib_modules.txt",
+    "builders/runner/_pyodide.mjs",
+)
 STATE = os.path.join("build", "desk-stdlib.json")
 
 
@@ -29,7 +34,10 @@ def stdlib_inputs(root=ROOT) -> dict:
     runtime_zip = os.path.join(root, "node_modules", "pyodide", "python_stdlib.zip")
     if not os.path.isfile(runtime_zip):
         raise BuildError(f"{rel(runtime_zip, root)}: missing: run `npm ci` (or `make node_modules/.installed`)")
-    inputs = {"pyodide": pinned_pyodide(root)["version"], "node_modules/pyodide/python_stdlib.zip": sha256_file(runtime_zip)}
+    inputs = {
+        "pyodide": pinned_pyodide(root)["version"],
+        "node_modules/pyodide/python_stdlib.zip": sha256_file(runtime_zip),
+    }
     for path in COMPILER:
         inputs[path] = sha256_file(os.path.join(root, path))
     return inputs
@@ -76,8 +84,10 @@ def main(out, force):
     if facts["skipped"]:
         click.echo(f"desk stdlib: {rel(out)} is current (sha256 {facts['sha256'][:12]})")
     else:
-        click.echo(f"desk stdlib: {facts['compiled']} modules compiled in {facts['compile_ms']} ms, "
-                   f"sha256 {facts['sha256'][:12]}")
+        click.echo(
+            f"desk stdlib: {facts['compiled']} modules compiled in {facts['compile_ms']} ms, "
+            f"sha256 {facts['sha256'][:12]}"
+        )
 
 
 if __name__ == "__main__":

@@ -46,9 +46,11 @@ OPTIONAL = {
     "compression._common": "compression.zstd's helpers",
     "compression._common._streams": "compression.zstd's helpers",
 }
-HEADER = ("# Standard-library modules the practice desk and verify load in the pinned Pyodide:\n"
-          "# `python -m builders.desk.stdlib_trace --write` writes this file from an import trace,\n"
-          "# less stdlib_subset.OPTIONAL (do not edit by hand).\n")
+HEADER = (
+    "# Standard-library modules the practice desk and verify load in the pinned Pyodide:\n"
+    "# `python -m builders.desk.stdlib_trace --write` writes this file from an import trace,\n"
+    "# less stdlib_subset.OPTIONAL (do not edit by hand).\n"
+)
 
 
 def read_modules(text: str) -> list:

@@ -45,6 +45,7 @@ def main(argv=None) -> int:
     def cli(write):
         """Trace the desk's imports against this checkout's engine bundle."""
         from builders.desk import devsite
+
         with tempfile.TemporaryDirectory() as tmp:
             try:
                 out = trace(devsite.engine_bundle(Path(tmp)) / "fundbook-engine.zip")

@@ -41,25 +41,45 @@ def run(records_json: str) -> str:
             failures.append(f"{label}: {type(exc).__name__}: {exc}")
         except Exception:  # noqa: BLE001 -- the worker reports these by their last line, as text
             import traceback
+
             traceback.format_exc()
         return {}
 
     def play(source, days=None):
         src = json.dumps(source)
-        instance = engine.load_episode(source["episode"]) if "episode" in source else engine.generate(
-            source["family"], source["seed"])
+        instance = (
+            engine.load_episode(source["episode"])
+            if "episode" in source
+            else engine.generate(source["family"], source["seed"])
+        )
         gold = engine.gold_candidate(instance)
         moves = []
         for batch in gold["batches"][:days]:
             packet = call("state", s.desk_state, src, json.dumps(moves)).get("packet")
             if packet:
-                call("tool project", s.desk_tool, json.dumps(packet), "project", json.dumps({"actions": batch["actions"]}))
+                call(
+                    "tool project",
+                    s.desk_tool,
+                    json.dumps(packet),
+                    "project",
+                    json.dumps({"actions": batch["actions"]}),
+                )
                 call("tool headroom", s.desk_tool, json.dumps(packet), "headroom", "{}")
                 if packet["assets"] and packet["quotes"]:
-                    call("tool exposure", s.desk_tool, json.dumps(packet), "exposure",
-                         json.dumps({"asset": packet["assets"][0]["id"], "quote": packet["quotes"][0]["id"]}))
-                call("tool interest", s.desk_tool, json.dumps(packet), "interest",
-                     json.dumps({"principal": 100_000_00, "rate_bps": 450, "start_day": 0, "end_day": 1}))
+                    call(
+                        "tool exposure",
+                        s.desk_tool,
+                        json.dumps(packet),
+                        "exposure",
+                        json.dumps({"asset": packet["assets"][0]["id"], "quote": packet["quotes"][0]["id"]}),
+                    )
+                call(
+                    "tool interest",
+                    s.desk_tool,
+                    json.dumps(packet),
+                    "interest",
+                    json.dumps({"principal": 100_000_00, "rate_bps": 450, "start_day": 0, "end_day": 1}),
+                )
             call("submit", s.desk_submit, src, json.dumps(moves), json.dumps(batch))
             moves.append({"batch": batch})
         return src, moves
@@ -75,8 +95,13 @@ def run(records_json: str) -> str:
     call("bad source", s.desk_state, json.dumps({"family": "NOPE", "seed": 1}), "[]")
     call("bad move", s.desk_state, src, json.dumps([{"what": 1}]))
     call("unknown tool", s.desk_tool, "{}", "nope", "{}")
-    call("tool bad args", s.desk_tool, json.dumps({"day": 1, "calendar": [0, 1]}), "interest",
-         json.dumps({"principal": 1, "rate_bps": 1, "start_day": 5, "end_day": 1}))
+    call(
+        "tool bad args",
+        s.desk_tool,
+        json.dumps({"day": 1, "calendar": [0, 1]}),
+        "interest",
+        json.dumps({"principal": 1, "rate_bps": 1, "start_day": 5, "end_day": 1}),
+    )
     for text in json.loads(records_json):
         call("verify", s.verify_run, text)
         record = json.loads(text)
@@ -88,5 +113,6 @@ def run(records_json: str) -> str:
         raise ValueError("probe")
     except ValueError:
         import traceback
+
         traceback.format_exc()
     return json.dumps({"modules": _stdlib_modules(), "failures": failures, "answers": answers})

@@ -41,9 +41,12 @@ def _figures(pub) -> list:
     passed = [r for r in pub.runs if r.content.get("kind") == "adversarial" and r.content.get("passed")]
     adversarial = [r for r in pub.runs if r.content.get("kind") == "adversarial"]
     results = status["model_results"]
-    return [f"{results} real-model result{'s' if results != 1 else ''}" if results else "no real-model result yet",
-            f"{status['baseline_runs']} baseline runs", f"{len(passed)}/{len(adversarial)} adversarial as expected",
-            f"{status['machinery_attempts']} mock (machinery) attempt{'s' if status['machinery_attempts'] != 1 else ''}"]
+    return [
+        f"{results} real-model result{'s' if results != 1 else ''}" if results else "no real-model result yet",
+        f"{status['baseline_runs']} baseline runs",
+        f"{len(passed)}/{len(adversarial)} adversarial as expected",
+        f"{status['machinery_attempts']} mock (machinery) attempt{'s' if status['machinery_attempts'] != 1 else ''}",
+    ]
 
 
 def all_cards(docs: Path, pub) -> dict:
@@ -53,24 +56,31 @@ def all_cards(docs: Path, pub) -> dict:
     for path in sorted(docs.rglob("*.md")):
         uri = path.relative_to(docs).as_posix()
         blurb = _front(path.read_text(encoding="utf-8"), "description") or ""
-        out[og_paths.card_for(uri)] = card(_article_title(path), figures, "a back-to-back funding desk evaluation",
-                                           blurb=blurb)
+        out[og_paths.card_for(uri)] = card(
+            _article_title(path), figures, "a back-to-back funding desk evaluation", blurb=blurb
+        )
     for uri, (title, figures) in pages.page_titles(pub).items():
         out[og_paths.card_for(uri)] = card(title, figures, "fundbook publication")
     for run in pub.runs:
         c = run.content
-        figures = [c["status"], c.get("verdict") or "no verdict", fmt.score_text(c.get("score")),
-                   f"fixture {fmt.short(c.get('fixture_sha256'))}"]
+        figures = [
+            c["status"],
+            c.get("verdict") or "no verdict",
+            fmt.score_text(c.get("score")),
+            f"fixture {fmt.short(c.get('fixture_sha256'))}",
+        ]
         series = [d["cash"] for d in c.get("days") or [] if d.get("cash") is not None]
         out[og_paths.card_for(f"runs/{run.run_id}/index.md")] = card(
-            run.run_id, figures, f"{c['kind']} run · {fmt.fixture_label(c.get('fixture'))}", series)
+            run.run_id, figures, f"{c['kind']} run · {fmt.fixture_label(c.get('fixture'))}", series
+        )
     return out
 
 
 @click.command()
 @click.option("--out", type=click.Path(path_type=Path), default=ROOT / "build" / "og", show_default=True)
-@click.option("--runs", type=click.Path(path_type=Path), default=lambda: os.environ.get("FUNDBOOK_RUNS_DIR")
-              or ROOT / "runs")
+@click.option(
+    "--runs", type=click.Path(path_type=Path), default=lambda: os.environ.get("FUNDBOOK_RUNS_DIR") or ROOT / "runs"
+)
 @click.option("--docs", type=click.Path(path_type=Path), default=ROOT / "site", show_default=True)
 def main(out: Path, runs: Path, docs: Path):
     """Write one PNG card per page and per run."""

@@ -9,8 +9,13 @@ from PIL import Image, ImageDraw, ImageFont
 
 WIDTH, HEIGHT = 1200, 630
 BG, FG, MUTED, ACCENT = (247, 248, 250), (24, 32, 48), (96, 108, 128), (55, 71, 160)
-BADGE = {"SCORED": (20, 110, 60), "QUALIFIED": (20, 110, 60), "NOT_QUALIFIED": (170, 80, 20),
-         "MALFORMED": (170, 80, 20), "UNSCORABLE": (160, 30, 30)}
+BADGE = {
+    "SCORED": (20, 110, 60),
+    "QUALIFIED": (20, 110, 60),
+    "NOT_QUALIFIED": (170, 80, 20),
+    "MALFORMED": (170, 80, 20),
+    "UNSCORABLE": (160, 30, 30),
+}
 
 
 def _font(size):
@@ -35,7 +40,7 @@ def _line(text, limit=80) -> str:
     """One line of at most `limit` characters: record text may hold line breaks (Pillow refuses
     to measure them) or run very long."""
     text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def card(title: str, figures: list, kicker: str, series: list | None = None, blurb: str = "") -> bytes:

@@ -20,14 +20,22 @@ SPLIT = "public-practice"  # as model attempts (launchers/_claims.py SPLITS): FU
 # packet, the published sources (read_source), the four calculation tools,
 # notes kept across checkpoints (note), the outcomes of the last five
 # checkpoints (the worker's "Your last outcomes").
-OFFERED = ("packet", "sources", "tool:project", "tool:exposure", "tool:headroom", "tool:interest", "notes",
-           "last-outcomes")
+OFFERED = (
+    "packet",
+    "sources",
+    "tool:project",
+    "tool:exposure",
+    "tool:headroom",
+    "tool:interest",
+    "notes",
+    "last-outcomes",
+)
 PAUSE_REASONS = ("break", "interruption", "technical-problem", "page-reloaded", "other")
 ABANDON_REASONS = ("out-of-time", "too-hard", "technical-problem", "chose-to-stop", "other")
 COMPLETED_REASON = "finalised"
 STATUSES = ("completed", "abandoned")
 
-MAX_MS = 7 * 24 * 3600 * 1000   # one checkpoint's clock or one pause: at most a week
+MAX_MS = 7 * 24 * 3600 * 1000  # one checkpoint's clock or one pause: at most a week
 MAX_PAUSES = 2000
 PARTICIPANT = r"p-[0-9a-f]{16}"
 COHORT = r"[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?"
@@ -41,6 +49,7 @@ def desk_build(directory=DESK_DIR) -> str:
     """The desk build a session records (site/assets/desk/submission.js deskBuild): the sha256 of the
     canonical {"files": {name: sha256}} over the desk's .js and .css files."""
     import engine
+
     files = {}
     for name in sorted(os.listdir(directory)):
         if name.endswith((".js", ".css")):

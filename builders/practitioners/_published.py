@@ -51,11 +51,14 @@ def check_engine_facts(facts, label, published):
         raise InputError(f"{label}: content.engine: expected exactly {', '.join(ENGINE_KEYS)}")
     for key in ENGINE_KEYS:
         value = facts[key]
-        ok = isinstance(value, str) and (re.fullmatch(P.HEX64, value) if key.endswith("sha256")
-                                         else _VERSION.fullmatch(value))
+        ok = isinstance(value, str) and (
+            re.fullmatch(P.HEX64, value) if key.endswith("sha256") else _VERSION.fullmatch(value)
+        )
         if not ok:
-            raise InputError(f"{label}: content.engine.{key}: expected "
-                             f"{'64 hexadecimal digits' if key.endswith('sha256') else 'a version'}, got {shown(value)}")
+            raise InputError(
+                f"{label}: content.engine.{key}: expected "
+                f"{'64 hexadecimal digits' if key.endswith('sha256') else 'a version'}, got {shown(value)}"
+            )
     for key in ("bundle_sha256", "manifest_sha256"):
         if key in published and facts[key] != published[key]:
             raise InputError(f"{label}: content.engine.{key}: expected {published[key]} (the published runs' bundle)")
@@ -78,6 +81,7 @@ def _execute_on_host(submission, label) -> dict:
     receipts, and the receipts head the desk recorded, reproduced; the site build's cheap stand-in for the
     import's Pyodide re-execution (`fundbook practitioner verify` runs that one)."""
     from engine import session as _session
+
     try:
         run = _session.rebuild(submission["source"], submission["moves"])
         state = _session.state_of(run)
@@ -86,8 +90,10 @@ def _execute_on_host(submission, label) -> dict:
         raise InputError(f"{label}: moves: the desk refuses the session's moves ({exc.message})") from None
     head = result["receipts_head"] if result else state["head"]
     if head != submission["receipts_head"]:
-        raise InputError(f"{label}: receipts_head: the batches re-execute to {head['size']}:{head['hash'][:16]}…, "
-                         f"the submission records another")
+        raise InputError(
+            f"{label}: receipts_head: the batches re-execute to {head['size']}:{head['hash'][:16]}…, "
+            f"the submission records another"
+        )
     return {"state": state, "result": result, "receipts": run.receipts}
 
 
@@ -131,13 +137,21 @@ def check_published(runs_dir, name, published_engine=None) -> dict:
         raise InputError(f"{label}: volatile: expected exactly {', '.join(VOLATILE)}")
     for key, kind in VOLATILE.items():
         value = volatile[key]
-        if type(value) is not kind or (kind is int and not 0 <= value <= 2**53 - 1) \
-                or (key == "imported" and not _IMPORTED.fullmatch(value)) \
-                or (key == "host" and not _HOST.fullmatch(value)):
-            raise InputError(f"{label}: volatile.{key}: expected "
-                             + {"imported": "a UTC time 2026-01-31T12:00:00.000Z", "duration_ms": "milliseconds",
-                                "host": "a host description of letters, digits, spaces and ._,:;/()+- (at most 200)",
-                                "pyodide_load_ms": "milliseconds"}[key])
+        if (
+            type(value) is not kind
+            or (kind is int and not 0 <= value <= 2**53 - 1)
+            or (key == "imported" and not _IMPORTED.fullmatch(value))
+            or (key == "host" and not _HOST.fullmatch(value))
+        ):
+            raise InputError(
+                f"{label}: volatile.{key}: expected "
+                + {
+                    "imported": "a UTC time 2026-01-31T12:00:00.000Z",
+                    "duration_ms": "milliseconds",
+                    "host": "a host description of letters, digits, spaces and ._,:;/()+- (at most 200)",
+                    "pyodide_load_ms": "milliseconds",
+                }[key]
+            )
     return rec
 
 
@@ -153,5 +167,7 @@ def published_records(runs_dir) -> list:
     except (OSError, ValueError, AttributeError):
         published = {}
     published = published if isinstance(published, dict) else {}
-    return [(name, check_published(runs_dir, name, published))
-            for name in sorted(n for n in os.listdir(root) if not n.startswith("."))]
+    return [
+        (name, check_published(runs_dir, name, published))
+        for name in sorted(n for n in os.listdir(root) if not n.startswith("."))
+    ]

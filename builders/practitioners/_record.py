@@ -51,39 +51,56 @@ def content(submission, execution, engine_facts) -> dict:
         "attempt_id": attempt,
         "participant": submission["participant"],
         "cohort": submission["cohort"],
-        "task": {"instance_id": state["instance_id"], "family": src["family"], "seed": src["seed"], "split": P.SPLIT,
-                 "fixture_sha256": state["fixture_sha256"], "horizon": state["horizon"]},
+        "task": {
+            "instance_id": state["instance_id"],
+            "family": src["family"],
+            "seed": src["seed"],
+            "split": P.SPLIT,
+            "fixture_sha256": state["fixture_sha256"],
+            "horizon": state["horizon"],
+        },
         "engine": dict(engine_facts),
         "desk_build": submission["desk"]["build"],
         "consent": dict(submission["consent"]),
-        "affordances": {"offered": list(submission["affordances"]["offered"]),
-                        "used": list(submission["affordances"]["used"])},
-        "clock": {"per_checkpoint_ms": list(clock["per_checkpoint_ms"]),
-                  "open_checkpoint_ms": clock["open_checkpoint_ms"],
-                  "pauses": [dict(p) for p in clock["pauses"]],
-                  "active_ms": sum(clock["per_checkpoint_ms"]) + clock["open_checkpoint_ms"],
-                  "paused_ms": sum(p["ms"] for p in clock["pauses"])},
+        "affordances": {
+            "offered": list(submission["affordances"]["offered"]),
+            "used": list(submission["affordances"]["used"]),
+        },
+        "clock": {
+            "per_checkpoint_ms": list(clock["per_checkpoint_ms"]),
+            "open_checkpoint_ms": clock["open_checkpoint_ms"],
+            "pauses": [dict(p) for p in clock["pauses"]],
+            "active_ms": sum(clock["per_checkpoint_ms"]) + clock["open_checkpoint_ms"],
+            "paused_ms": sum(p["ms"] for p in clock["pauses"]),
+        },
         "termination": dict(term),
         "days": state["days"],
         "result": result,
         "receipts_head": receipts["receipts_head"],
-        "outputs": {"receipts": {"path": f"{where}/receipts.json", "sha256": engine.sha256_hex(file_bytes(receipts))},
-                    "submission": {"path": f"{where}/submission.json",
-                                   "sha256": engine.sha256_hex(file_bytes(submission))}},
+        "outputs": {
+            "receipts": {"path": f"{where}/receipts.json", "sha256": engine.sha256_hex(file_bytes(receipts))},
+            "submission": {"path": f"{where}/submission.json", "sha256": engine.sha256_hex(file_bytes(submission))},
+        },
         "submission_sha256": engine.content_sha256(submission),
         "execution_path": EXECUTION_PATH,
     }
 
 
 def record(content_part, volatile) -> dict:
-    return {"schema": P.RECORD_SCHEMA, "content": content_part, "content_sha256": engine.content_sha256(content_part),
-            "volatile": volatile}
+    return {
+        "schema": P.RECORD_SCHEMA,
+        "content": content_part,
+        "content_sha256": engine.content_sha256(content_part),
+        "volatile": volatile,
+    }
 
 
 def files(submission, execution, engine_facts, volatile) -> tuple:
     """(attempt id, {name: bytes}) of the record's folder."""
     c = content(submission, execution, engine_facts)
     attempt = c["attempt_id"]
-    return attempt, {"record.json": file_bytes(record(c, volatile)),
-                     "receipts.json": file_bytes(receipts_doc(attempt, execution)),
-                     "submission.json": file_bytes(submission)}
+    return attempt, {
+        "record.json": file_bytes(record(c, volatile)),
+        "receipts.json": file_bytes(receipts_doc(attempt, execution)),
+        "submission.json": file_bytes(submission),
+    }

@@ -39,38 +39,53 @@ def bundle_facts(bundle_dir, runs_dir=None) -> dict:
     """The verified bundle and the engine block records name; it must be the published runs' bundle."""
     verified = verify_bundle(bundle_dir)
     manifest = verified["manifest"]
-    facts = {"bundle_sha256": verified["bundle_sha256"], "manifest_sha256": verified["manifest_sha256"],
-             "engine_version": manifest["engine_version"], "pyodide_version": manifest["runtime"]["pyodide_version"],
-             "python_version": manifest["runtime"]["python_version"]}
+    facts = {
+        "bundle_sha256": verified["bundle_sha256"],
+        "manifest_sha256": verified["manifest_sha256"],
+        "engine_version": manifest["engine_version"],
+        "pyodide_version": manifest["runtime"]["pyodide_version"],
+        "python_version": manifest["runtime"]["python_version"],
+    }
     index = os.path.join(runs_dir, "index.json") if runs_dir else None
     if index and os.path.isfile(index):
         with open(index, encoding="utf-8") as fh:
             published = json.load(fh).get("engine", {})
         if published.get("bundle_sha256") != facts["bundle_sha256"]:
-            raise BuildError(f"{rel(bundle_dir)}: bundle {facts['bundle_sha256'][:16]}… is not the one of the published "
-                             f"runs ({rel(index)}: {str(published.get('bundle_sha256'))[:16]}…); run `make build-engine`")
-    bundle = {"zip_path": verified["zip_path"], "manifest_path": os.path.join(bundle_dir, MANIFEST),
-              "bundle_sha256": verified["bundle_sha256"]}
+            raise BuildError(
+                f"{rel(bundle_dir)}: bundle {facts['bundle_sha256'][:16]}… is not the one of the published "
+                f"runs ({rel(index)}: {str(published.get('bundle_sha256'))[:16]}…); run `make build-engine`"
+            )
+    bundle = {
+        "zip_path": verified["zip_path"],
+        "manifest_path": os.path.join(bundle_dir, MANIFEST),
+        "bundle_sha256": verified["bundle_sha256"],
+    }
     return bundle, facts
 
 
 def _execute_checked(docs, bundle, facts, session):
     """[(label, submission)] -> [(label, submission, execution)] with every head reproduced."""
-    requests = [{"source": doc["source"], "moves": doc["moves"], "finalize": doc["termination"]["status"] == "completed"}
-                for _, doc in docs]
+    requests = [
+        {"source": doc["source"], "moves": doc["moves"], "finalize": doc["termination"]["status"] == "completed"}
+        for _, doc in docs
+    ]
     runtime, events = execute_sessions(bundle, requests, session) if docs else (None, [])
     out = []
     for (label, doc), event in zip(docs, events):
         if not event["ok"]:
             raise InputError(f"{label}: the desk refuses the session's moves: {event['error']}")
         if event["state"]["fixture_sha256"] != doc["task"]["fixture_sha256"]:
-            raise BuildError(f"{label}: the bundle's world {event['state']['fixture_sha256'][:16]}… is not the host "
-                             f"engine's {doc['task']['fixture_sha256'][:16]}… (rebuild the bundle from these sources)")
+            raise BuildError(
+                f"{label}: the bundle's world {event['state']['fixture_sha256'][:16]}… is not the host "
+                f"engine's {doc['task']['fixture_sha256'][:16]}… (rebuild the bundle from these sources)"
+            )
         head = event["result"]["receipts_head"] if event["result"] else event["state"]["head"]
         claimed = doc["receipts_head"]
         if head != claimed:
-            raise InputError(f"{label}: receipts_head: the batches re-execute to {head['size']}:{head['hash'][:16]}…, "
-                             f"the desk recorded {claimed['size']}:{claimed['hash'][:16]}… (changed after the export?)")
+            raise InputError(
+                f"{label}: receipts_head: the batches re-execute to {head['size']}:{head['hash'][:16]}…, "
+                f"the desk recorded {claimed['size']}:{claimed['hash'][:16]}… (changed after the export?)"
+            )
         out.append((label, doc, event))
     return runtime, out
 
@@ -84,8 +99,12 @@ def prepare(paths, runs_dir, bundle_dir, session=None, existing=True):
     runtime, executed = _execute_checked(docs, bundle, facts, session)
     planned, seen = [], {}
     for label, doc, event in executed:
-        volatile = {"imported": started, "duration_ms": event["duration_ms"],
-                    "host": f"{runtime['host']}, node {runtime['node_version']}", "pyodide_load_ms": runtime["load_ms"]}
+        volatile = {
+            "imported": started,
+            "duration_ms": event["duration_ms"],
+            "host": f"{runtime['host']}, node {runtime['node_version']}",
+            "pyodide_load_ms": runtime["load_ms"],
+        }
         attempt, blobs = record_files(doc, event, facts, volatile)
         if attempt in seen:
             raise InputError(f"{label}: the same session as {seen[attempt]} (attempt {attempt})")
@@ -95,7 +114,7 @@ def prepare(paths, runs_dir, bundle_dir, session=None, existing=True):
 
 
 def _existing(runs_dir, attempt, blobs, label):
-    """"new", or "unchanged" when the same record is published; another record under that id is refused."""
+    """ "new", or "unchanged" when the same record is published; another record under that id is refused."""
     where = os.path.join(runs_dir, "practitioners", attempt)
     if not os.path.lexists(where):
         return "new"
@@ -138,13 +157,22 @@ def import_submissions(paths, runs_dir="runs", bundle_dir="build/engine", sessio
     out = []
     for label, attempt, blobs, status in planned:
         c = json.loads(blobs["record.json"])["content"]
-        out.append({"file": label, "attempt_id": attempt, "status": status, "termination": c["termination"],
-                    "result": c["result"], "receipts_head": c["receipts_head"],
-                    "record": f"{rel(root)}/{attempt}/record.json"})
+        out.append(
+            {
+                "file": label,
+                "attempt_id": attempt,
+                "status": status,
+                "termination": c["termination"],
+                "result": c["result"],
+                "receipts_head": c["receipts_head"],
+                "record": f"{rel(root)}/{attempt}/record.json",
+            }
+        )
     return out
 
 
 # -- verify -----------------------------------------------------------------------------
+
 
 def _read_doc(path, label):
     try:
@@ -167,7 +195,9 @@ def verify_records(runs_dir="runs", bundle_dir="build/engine", session=None) -> 
         problems = []
         listed = sorted(os.listdir(where)) if os.path.isdir(where) and not os.path.islink(where) else None
         if listed != list(RECORD_FILES):
-            problems.append(f"runs/practitioners/{name}: holds {listed}, a record folder holds exactly {list(RECORD_FILES)}")
+            problems.append(
+                f"runs/practitioners/{name}: holds {listed}, a record folder holds exactly {list(RECORD_FILES)}"
+            )
             found.append((name, problems))
             continue
         try:
@@ -182,7 +212,9 @@ def verify_records(runs_dir="runs", bundle_dir="build/engine", session=None) -> 
         found.append((name, problems))
     by_name = dict(found)
     try:
-        planned = prepare([path for _, _, path in checks], runs_dir, bundle_dir, session, existing=False) if checks else []
+        planned = (
+            prepare([path for _, _, path in checks], runs_dir, bundle_dir, session, existing=False) if checks else []
+        )
     except InputError as exc:
         return found + [("(re-import)", [exc.message])]
     for (name, rec, _), (_, attempt, blobs, _) in zip(checks, planned):

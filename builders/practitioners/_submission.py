@@ -23,8 +23,20 @@ MAX_SUBMISSION_BYTES = MAX_SESSION_BYTES  # a session's moves and its clock: as 
 _PARTICIPANT = re.compile(P.PARTICIPANT)
 _COHORT = re.compile(P.COHORT)
 _HEX64 = re.compile(P.HEX64)
-TOP = ("schema", "participant", "cohort", "source", "task", "moves", "consent", "clock", "affordances",
-       "termination", "desk", "receipts_head")
+TOP = (
+    "schema",
+    "participant",
+    "cohort",
+    "source",
+    "task",
+    "moves",
+    "consent",
+    "clock",
+    "affordances",
+    "termination",
+    "desk",
+    "receipts_head",
+)
 
 
 class Fields:
@@ -45,13 +57,19 @@ class Fields:
             self.fail(field, f"an object with {', '.join(keys)}", type(value).__name__)
         missing = [k for k in keys if k not in value]
         if missing:
-            raise InputError(f"{self.label}: {field}.{missing[0]}: missing"
-                             + (" (a practitioner submission needs the participant's accepted consent)"
-                                if field == "submission" and missing[0] == "consent" else ""))
+            raise InputError(
+                f"{self.label}: {field}.{missing[0]}: missing"
+                + (
+                    " (a practitioner submission needs the participant's accepted consent)"
+                    if field == "submission" and missing[0] == "consent"
+                    else ""
+                )
+            )
         extra = sorted(set(value) - set(keys))
         if extra:
-            self.fail(f"{field}.{extra[0][:40]}", "no such field (a newer desk? this reader knows "
-                      f"{P.SUBMISSION_SCHEMA})")
+            self.fail(
+                f"{field}.{extra[0][:40]}", f"no such field (a newer desk? this reader knows {P.SUBMISSION_SCHEMA})"
+            )
         return value
 
     def integer(self, value, field, low, high):
@@ -107,8 +125,11 @@ def check_submission(doc, label, bundle, consents=None) -> dict:
     f.integer(source["seed"], "source.seed", 1, 2**53 - 1)
     instance = engine.generate(source["family"], source["seed"])
     task = f.obj(doc["task"], "task", ("instance_id", "fixture_sha256", "horizon"))
-    for key, want in (("instance_id", instance["instance_id"]), ("fixture_sha256", engine.fixture_sha256(instance)),
-                      ("horizon", instance["horizon"])):
+    for key, want in (
+        ("instance_id", instance["instance_id"]),
+        ("fixture_sha256", engine.fixture_sha256(instance)),
+        ("horizon", instance["horizon"]),
+    ):
         if task[key] != want:
             f.fail(f"task.{key}", f"{want} (the world of {source['family']} seed {source['seed']})", f.shown(task[key]))
     horizon = instance["horizon"]
@@ -140,24 +161,35 @@ def check_submission(doc, label, bundle, consents=None) -> dict:
         f.fail("clock.pauses", f"pauses in checkpoint order, none after the open checkpoint ({closed + 1})")
     aff = f.obj(doc["affordances"], "affordances", ("offered", "used"))
     if aff["offered"] != list(P.OFFERED):
-        f.fail("affordances.offered", f"the study mode's affordances {list(P.OFFERED)} (exactly the model worker's)",
-               f.shown(aff["offered"]))
+        f.fail(
+            "affordances.offered",
+            f"the study mode's affordances {list(P.OFFERED)} (exactly the model worker's)",
+            f.shown(aff["offered"]),
+        )
     used = f.array(aff["used"], "affordances.used", len(P.OFFERED))
     if any(u not in P.OFFERED for u in used) or used != [a for a in P.OFFERED if a in used]:
         f.fail("affordances.used", "offered affordances, each once, in the offered order", f.shown(used))
     term = f.obj(doc["termination"], "termination", ("status", "reason", "checkpoints_submitted", "checkpoints_closed"))
     f.choice(term["status"], "termination.status", P.STATUSES)
-    f.choice(term["reason"], "termination.reason",
-             (P.COMPLETED_REASON,) if term["status"] == "completed" else P.ABANDON_REASONS)
+    f.choice(
+        term["reason"],
+        "termination.reason",
+        (P.COMPLETED_REASON,) if term["status"] == "completed" else P.ABANDON_REASONS,
+    )
     submitted = sum(1 for m in moves if "batch" in m)
     f.integer(term["checkpoints_submitted"], "termination.checkpoints_submitted", submitted, submitted)
     f.integer(term["checkpoints_closed"], "termination.checkpoints_closed", closed, closed)
-    desk = f.obj(doc["desk"], "desk", ("build", "bundle_sha256", "manifest_sha256", "engine_version", "pyodide_version"))
+    desk = f.obj(
+        doc["desk"], "desk", ("build", "bundle_sha256", "manifest_sha256", "engine_version", "pyodide_version")
+    )
     f.text(desk["build"], "desk.build", _HEX64, "the desk build's sha256 (64 hexadecimal digits)")
     for key in ("bundle_sha256", "manifest_sha256", "engine_version", "pyodide_version"):
         if desk[key] != bundle[key]:
-            f.fail(f"desk.{key}", f"{bundle[key]} (the engine bundle this import runs, as every published run)",
-                   f"{f.shown(desk[key])}: the session ran another bundle")
+            f.fail(
+                f"desk.{key}",
+                f"{bundle[key]} (the engine bundle this import runs, as every published run)",
+                f"{f.shown(desk[key])}: the session ran another bundle",
+            )
     head = f.obj(doc["receipts_head"], "receipts_head", ("size", "hash"))
     f.integer(head["size"], "receipts_head.size", 0, 10**6)
     f.text(head["hash"], "receipts_head.hash", _HEX64, "64 hexadecimal digits")
@@ -167,8 +199,14 @@ def check_submission(doc, label, bundle, consents=None) -> dict:
 def _check_consent(f, consent, versions):
     consent = f.obj(consent, "consent", ("version", "sha256"))
     if consent["version"] not in versions:
-        f.fail("consent.version", f"a consent text the desk has shown ({', '.join(sorted(versions))})",
-               f.shown(consent["version"]))
+        f.fail(
+            "consent.version",
+            f"a consent text the desk has shown ({', '.join(sorted(versions))})",
+            f.shown(consent["version"]),
+        )
     if consent["sha256"] != versions[consent["version"]]:
-        f.fail("consent.sha256", f"{versions[consent['version']]} (site/assets/desk/consent/v{consent['version']}.txt)",
-               f.shown(consent["sha256"]))
+        f.fail(
+            "consent.sha256",
+            f"{versions[consent['version']]} (site/assets/desk/consent/v{consent['version']}.txt)",
+            f.shown(consent["sha256"]),
+        )

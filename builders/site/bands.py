@@ -29,9 +29,11 @@ holds, every row's true rank (by true mean) lies in its rank band, so the rank b
 import json
 from functools import cmp_to_key
 
-METHOD = ("betting confidence sequences (experiments/rules.py: BettingTest with aGRAPA bets, cs_bound), one per "
-          "ranked row, each end at alpha / (2K) (Bonferroni over the K ranked rows)")
-TRUNCATION = "0.75"          # the bet's cap, as the project's pre-registered betting rules use
+METHOD = (
+    "betting confidence sequences (experiments/rules.py: BettingTest with aGRAPA bets, cs_bound), one per "
+    "ranked row, each end at alpha / (2K) (Bonferroni over the K ranked rows)"
+)
+TRUNCATION = "0.75"  # the bet's cap, as the project's pre-registered betting rules use
 LOWER_CENTRE, UPPER_CENTRE = "0.5", "99.5"
 BOUNDS = (0, 100)
 PLACES = 1
@@ -52,9 +54,17 @@ def per_end_alpha(rules, alpha, k) -> str:
 
 
 def _rule(rules, centre, alpha):
-    return rules.Rule({"method": {"name": "paired_betting", "bet": "agrapa", "truncation": TRUNCATION},
-                       "arms": {"mean": 1}, "seeds": [0], "bounds": list(BOUNDS), "margin": centre,
-                       "alpha": alpha, "metric": "score"})
+    return rules.Rule(
+        {
+            "method": {"name": "paired_betting", "bet": "agrapa", "truncation": TRUNCATION},
+            "arms": {"mean": 1},
+            "seeds": [0],
+            "bounds": list(BOUNDS),
+            "margin": centre,
+            "alpha": alpha,
+            "metric": "score",
+        }
+    )
 
 
 def band(rules, scores, alpha) -> dict:
@@ -82,8 +92,13 @@ def rank_bands(bands) -> dict:
     k = len(bands)
     low = {key: _tenths(b["lower"]) for key, b in bands.items()}
     high = {key: _tenths(b["upper"]) for key, b in bands.items()}
-    return {key: {"lower": 1 + sum(1 for j in bands if low[j] > high[key]),
-                  "upper": k - sum(1 for j in bands if high[j] < low[key])} for key in bands}
+    return {
+        key: {
+            "lower": 1 + sum(1 for j in bands if low[j] > high[key]),
+            "upper": k - sum(1 for j in bands if high[j] < low[key]),
+        }
+        for key in bands
+    }
 
 
 def _check(row):
@@ -111,10 +126,18 @@ def ranking(rules, rows, alpha, preliminary_below) -> dict:
     if len({k for k, _ in rows}) != len(rows):
         raise BandError("rows: a key is listed twice")
     ranked = sorted(((k, s) for k, s in rows if s and len(s) >= preliminary_below), key=cmp_to_key(_by_mean))
-    rest = sorted(((k, s) for k, s in rows if not (s and len(s) >= preliminary_below)),
-                  key=cmp_to_key(lambda a, b: _by_mean((a[0], a[1] or [0]), (b[0], b[1] or [0]))))
-    out = {"method": METHOD, "alpha": str(alpha), "ranked": len(ranked), "per_end_alpha": None,
-           "order": [k for k, _ in ranked + rest], "rows": {}}
+    rest = sorted(
+        ((k, s) for k, s in rows if not (s and len(s) >= preliminary_below)),
+        key=cmp_to_key(lambda a, b: _by_mean((a[0], a[1] or [0]), (b[0], b[1] or [0]))),
+    )
+    out = {
+        "method": METHOD,
+        "alpha": str(alpha),
+        "ranked": len(ranked),
+        "per_end_alpha": None,
+        "order": [k for k, _ in ranked + rest],
+        "rows": {},
+    }
     bands = {}
     if ranked:
         out["per_end_alpha"] = a = per_end_alpha(rules, alpha, len(ranked))

@@ -15,8 +15,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("FUNDBOOK_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 RUN = "reference-W1"
 
 
@@ -33,13 +41,15 @@ def _verify_times(public: Path, repeat: int) -> dict:
     from playwright.sync_api import sync_playwright
 
     from builders.site.serve import Serving
+
     out = {"run": [], "register": [], "results": set()}
     with Serving(public) as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         for _ in range(repeat):
-            for kind, path, button, box in (("run", f"runs/{RUN}/", "Verify this run in your browser", ".fb-verify"),
-                                            ("register", "runs/", "Verify the whole register",
-                                             ".fb-verify-register")):
+            for kind, path, button, box in (
+                ("run", f"runs/{RUN}/", "Verify this run in your browser", ".fb-verify"),
+                ("register", "runs/", "Verify the whole register", ".fb-verify-register"),
+            ):
                 context = browser.new_context()
                 page = context.new_page()
                 page.goto(url + path)
@@ -62,8 +72,10 @@ def main():
         tmp = Path(tmp)
         env = dict(os.environ, FUNDBOOK_OG_DIR=str(tmp / "og"), NO_MKDOCS_2_WARNING="1")
         og = _timed([sys.executable, "-m", "builders.og", "--out", str(tmp / "og")], env)
-        mk = _timed([str(Path(sys.executable).parent / "mkdocs"), "build", "--strict", "--quiet", "-d",
-                     str(tmp / "public")], env)
+        mk = _timed(
+            [str(Path(sys.executable).parent / "mkdocs"), "build", "--strict", "--quiet", "-d", str(tmp / "public")],
+            env,
+        )
         public = tmp / "public"
         pages = sum(1 for _ in public.rglob("*.html"))
         cards = sum(1 for _ in (tmp / "og").rglob("*.png"))
@@ -77,12 +89,16 @@ def main():
         print(f"verify: {CHROMIUM} is not installed (apt-get install chromium)")
         return
     one, whole = statistics.median(verify["run"]), statistics.median(verify["register"])
-    print(f"verify in headless Chromium, cold profile, median of {repeat} [min-max], click to result "
-          f"(engine start included):")
+    print(
+        f"verify in headless Chromium, cold profile, median of {repeat} [min-max], click to result "
+        f"(engine start included):"
+    )
     print(f"  {RUN:<28}{one:>7.1f} s  [{min(verify['run']):.1f}-{max(verify['run']):.1f}]")
-    print(f"  {'whole register (' + str(verify['runs']) + ' runs)':<28}{whole:>7.1f} s  "
-          f"[{min(verify['register']):.1f}-{max(verify['register']):.1f}]   {whole / one:.1f}x one run; "
-          f"results: {', '.join(sorted(verify['results']))}")
+    print(
+        f"  {'whole register (' + str(verify['runs']) + ' runs)':<28}{whole:>7.1f} s  "
+        f"[{min(verify['register']):.1f}-{max(verify['register']):.1f}]   {whole / one:.1f}x one run; "
+        f"results: {', '.join(sorted(verify['results']))}"
+    )
 
 
 if __name__ == "__main__":

@@ -69,8 +69,7 @@ def _decisions(pub) -> dict:
         arms = _dict(decision.get("arms"))
         for arm in sweep.get("arms") or []:
             if isinstance(arm, dict) and arm.get("name") in arms and isinstance(arm.get("model_sha256"), str):
-                out.setdefault(arm["model_sha256"], []).append(
-                    (folder.name, rel, decision.get("verdict"), arm["name"]))
+                out.setdefault(arm["model_sha256"], []).append((folder.name, rel, decision.get("verdict"), arm["name"]))
     return out
 
 
@@ -82,11 +81,22 @@ def _attempt_rows(pub, attempts) -> list:
         got = counts.get(a.attempt_id) or {}
         score = got.get("score") or {}
         erratum = pub.erratum_of(a.attempt_id)
-        rows.append({"id": a.attempt_id, "page": a.transcript is not None, "path": leaderboard.model_key(c)[6:],
-                     "basis": weights.identity(c)["basis"], "world": got.get("world") or "?",
-                     "try": got.get("try"), "tries": got.get("tries"), "counted": got.get("counted"),
-                     "points": score.get("points"), "verdict": score.get("verdict"),
-                     "end": end_of(c)[0], "erratum": (erratum or {}).get("bound", {}).get("withheld_at_most")})
+        rows.append(
+            {
+                "id": a.attempt_id,
+                "page": a.transcript is not None,
+                "path": leaderboard.model_key(c)[6:],
+                "basis": weights.identity(c)["basis"],
+                "world": got.get("world") or "?",
+                "try": got.get("try"),
+                "tries": got.get("tries"),
+                "counted": got.get("counted"),
+                "points": score.get("points"),
+                "verdict": score.get("verdict"),
+                "end": end_of(c)[0],
+                "erratum": (erratum or {}).get("bound", {}).get("withheld_at_most"),
+            }
+        )
     return sorted(rows, key=lambda r: (r["path"], r["world"], r["try"] or 0, r["id"]))
 
 
@@ -109,12 +119,21 @@ def cards(pub) -> list:
     for w, head in heads.items():
         attempts = by_weights.get(w, [])
         entry = weights.by_sha(w)
-        out.append({"weights": w, "head": head, "entry": entry, "slug": head["slug"],
-                    "hosted": entry is None and not weights.HEX64.match(w) and not w.startswith("local:"),
-                    "rows": head["rows"], "attempts": _attempt_rows(pub, attempts),
-                    "context": _context(attempts), "templates": _templates(attempts),
-                    "decisions": decided.get(w, []), "paths": sorted({weights.identity(a.content)["basis"]
-                                                                        for a in attempts})})
+        out.append(
+            {
+                "weights": w,
+                "head": head,
+                "entry": entry,
+                "slug": head["slug"],
+                "hosted": entry is None and not weights.HEX64.match(w) and not w.startswith("local:"),
+                "rows": head["rows"],
+                "attempts": _attempt_rows(pub, attempts),
+                "context": _context(attempts),
+                "templates": _templates(attempts),
+                "decisions": decided.get(w, []),
+                "paths": sorted({weights.identity(a.content)["basis"] for a in attempts}),
+            }
+        )
     slugs = [c["slug"] for c in out]
     if len(set(slugs)) != len(slugs):
         raise SiteInputError(f"model cards: two sets of weights share a card folder ({sorted(slugs)})")
@@ -131,16 +150,20 @@ def generated_pages(env, pub) -> dict:
     out = {"models/index.md": env.get_template("models.md.j2").render(cards=found, basis=weights.BASIS)}
     for card in found:
         out[f"models/{card['slug']}/index.md"] = env.get_template("model_card.md.j2").render(
-            c=card, basis=weights.BASIS, template_sha=(card["entry"] or {}).get("chat_template_sha256"),
+            c=card,
+            basis=weights.BASIS,
+            template_sha=(card["entry"] or {}).get("chat_template_sha256"),
             description=f"Model card of {card['head']['name']}: where its weights come from, what they are, and "
-                        f"every attempt and decision that used them.")
+            f"every attempt and decision that used them.",
+        )
     return out
 
 
 def titles(pub) -> dict:
     out = {"models/index.md": ("Models", [f"{len(cards(pub))} sets of weights"])}
     for card in cards(pub):
-        out[f"models/{card['slug']}/index.md"] = (card["head"]["name"], [fmt.short(card["weights"])
-                                                                          if weights.HEX64.match(card["weights"])
-                                                                          else card["weights"]])
+        out[f"models/{card['slug']}/index.md"] = (
+            card["head"]["name"],
+            [fmt.short(card["weights"]) if weights.HEX64.match(card["weights"]) else card["weights"]],
+        )
     return out

@@ -27,16 +27,22 @@ def cash_chart(days: list) -> dict:
     line = base.mark_line(color=LINE).encode(x=x, y=alt.Y("cash:Q", title=y_title, scale=alt.Scale(zero=True)))
     # a day that closes below zero is a settlement failure: its point is red and larger
     points = base.mark_point(filled=True).encode(
-        x=x, y="cash:Q",
+        x=x,
+        y="cash:Q",
         color=alt.condition("datum.cash < 0", alt.value(BELOW_ZERO), alt.value(LINE)),
         size=alt.condition("datum.cash < 0", alt.value(90), alt.value(30)),
-        tooltip=[alt.Tooltip("day:O"), alt.Tooltip("cash:Q", format=",.2f")])
+        tooltip=[alt.Tooltip("day:O"), alt.Tooltip("cash:Q", format=",.2f")],
+    )
     # the zero line: one rule from its own one-row data (decoration, so aria off: no unnamed image);
     # the runs' rows stay the chart's top-level data, which verify compares
-    zero = alt.Chart(alt.Data(values=[{"zero": 0}])).mark_rule(color=BELOW_ZERO, strokeDash=[4, 3], aria=False) \
+    zero = (
+        alt.Chart(alt.Data(values=[{"zero": 0}]))
+        .mark_rule(color=BELOW_ZERO, strokeDash=[4, 3], aria=False)
         .encode(y=alt.Y("zero:Q", title=y_title))
+    )
     chart = alt.layer(zero, line, points, data=alt.Data(values=rows)).properties(
-        width="container", height=220, title="Cash by day")
+        width="container", height=220, title="Cash by day"
+    )
     return chart.to_dict()
 
 
@@ -52,13 +58,18 @@ def funding_chart(days: list) -> dict:
     if not rows:
         rows = [{"day": d["day"], "action": "no actions", "count": 0} for d in days]
     # every day on the axis, so a run of quiet days shows as the gap it is
-    chart = alt.Chart(alt.Data(values=rows)).mark_bar().encode(
-        x=alt.X("day:O", title="Checkpoint day", scale=alt.Scale(domain=_days(days)), axis=alt.Axis(labelAngle=0)),
-        # counts are whole: integer ticks ("0", never "0.000000" on a run without an action)
-        y=alt.Y("sum(count):Q", title="Actions", axis=alt.Axis(tickMinStep=1, format="d")),
-        color=alt.Color("action:N", title="Action and decision"),
-        tooltip=[alt.Tooltip("day:O"), alt.Tooltip("action:N"), alt.Tooltip("sum(count):Q", title="count")],
-    ).properties(width="container", height=220, title="Funding actions by day")
+    chart = (
+        alt.Chart(alt.Data(values=rows))
+        .mark_bar()
+        .encode(
+            x=alt.X("day:O", title="Checkpoint day", scale=alt.Scale(domain=_days(days)), axis=alt.Axis(labelAngle=0)),
+            # counts are whole: integer ticks ("0", never "0.000000" on a run without an action)
+            y=alt.Y("sum(count):Q", title="Actions", axis=alt.Axis(tickMinStep=1, format="d")),
+            color=alt.Color("action:N", title="Action and decision"),
+            tooltip=[alt.Tooltip("day:O"), alt.Tooltip("action:N"), alt.Tooltip("sum(count):Q", title="count")],
+        )
+        .properties(width="container", height=220, title="Funding actions by day")
+    )
     return chart.to_dict()
 
 

@@ -41,8 +41,11 @@ SCALE_URI = "comparisons/scale/index.md"
 CALIBRATION_URI = "comparisons/calibration/index.md"
 CALIBRATION_FILE = "comparisons/calibration/rules-calibration.json"
 BETTING = "paired_betting"
-METHOD_NAMES = {"paired_hoeffding": "paired Hoeffding", "paired_empirical_bernstein": "empirical Bernstein",
-                "paired_betting": "betting"}
+METHOD_NAMES = {
+    "paired_hoeffding": "paired Hoeffding",
+    "paired_empirical_bernstein": "empirical Bernstein",
+    "paired_betting": "betting",
+}
 
 
 def checks_dir() -> Path:
@@ -84,7 +87,9 @@ def decided_folders(runs_dir: Path) -> list:
     seen = {}
     for folder, rel in found:
         if folder.name in seen:
-            raise SiteInputError(f"{rel}: a decision named {folder.name} is also at {seen[folder.name]} (one page each)")
+            raise SiteInputError(
+                f"{rel}: a decision named {folder.name} is also at {seen[folder.name]} (one page each)"
+            )
         seen[folder.name] = rel
     return found
 
@@ -103,8 +108,14 @@ def load(runs_dir: Path) -> dict:
             if _sha(path) != entry["sha256"]:
                 raise SiteInputError(f"{label}: sha256 differs from {rel}/evidence.json ({entry['name']})")
             files.append(dict(entry, href=label))
-        files.append({"name": f"{folder.name}/evidence.json", "kind": "evidence list", "href": f"{rel}/evidence.json",
-                      "sha256": _sha(folder / "evidence.json")})
+        files.append(
+            {
+                "name": f"{folder.name}/evidence.json",
+                "kind": "evidence list",
+                "href": f"{rel}/evidence.json",
+                "sha256": _sha(folder / "evidence.json"),
+            }
+        )
         decision = _json(folder / "decision.json", f"{rel}/decision.json")
         by_kind = {f["kind"]: f for f in files}
         sweep = _json((folder / by_kind["sweep_manifest"]["path"]), by_kind["sweep_manifest"]["href"])
@@ -114,24 +125,55 @@ def load(runs_dir: Path) -> dict:
         rules_file = by_kind.get("rules")
         rules_text = (folder / rules_file["path"]).read_text(encoding="utf-8") if rules_file else None
         from builders.preregistration import freeze_commit  # the freeze's commit, shown beside its date
-        out["comparisons"].append({"slug": folder.name, "rel": rel, "decision": decision, "files": files, "sweep": sweep,
-                                   "freeze_commit": freeze_commit(str(folder)),
-                                   "feasibility": feasibility, "verify": evidence.get("verify"),
-                                   "rules": rules_text, "rules_href": rules_file["href"] if rules_file else None})
+
+        out["comparisons"].append(
+            {
+                "slug": folder.name,
+                "rel": rel,
+                "decision": decision,
+                "files": files,
+                "sweep": sweep,
+                "freeze_commit": freeze_commit(str(folder)),
+                "feasibility": feasibility,
+                "verify": evidence.get("verify"),
+                "rules": rules_text,
+                "rules_href": rules_file["href"] if rules_file else None,
+            }
+        )
     cert = runs_dir / "certificates" / "grader" / "certificate.json"
     if cert.is_file():
         doc = _json(cert, "runs/certificates/grader/certificate.json")
-        files = [{"name": "certificates/grader/certificate.json", "kind": "certificate",
-                  "href": "runs/certificates/grader/certificate.json", "sha256": _sha(cert)}]
+        files = [
+            {
+                "name": "certificates/grader/certificate.json",
+                "kind": "certificate",
+                "href": "runs/certificates/grader/certificate.json",
+                "sha256": _sha(cert),
+            }
+        ]
         for name, sha in sorted(doc["files"].items()):
             path = cert.parent / name
             if not path.is_file() or _sha(path) != sha:
-                raise SiteInputError(f"runs/certificates/grader/{name}: missing or sha256 differs from certificate.json")
-            files.append({"name": f"certificates/grader/{name}", "kind": name.split(".")[0],
-                          "href": f"runs/certificates/grader/{name}", "sha256": sha})
+                raise SiteInputError(
+                    f"runs/certificates/grader/{name}: missing or sha256 differs from certificate.json"
+                )
+            files.append(
+                {
+                    "name": f"certificates/grader/{name}",
+                    "kind": name.split(".")[0],
+                    "href": f"runs/certificates/grader/{name}",
+                    "sha256": sha,
+                }
+            )
         sweep_path = cert.parent / "sweep.json"
-        files.append({"name": "certificates/grader/sweep.json", "kind": "sweep_manifest",
-                      "href": "runs/certificates/grader/sweep.json", "sha256": _sha(sweep_path)})
+        files.append(
+            {
+                "name": "certificates/grader/sweep.json",
+                "kind": "sweep_manifest",
+                "href": "runs/certificates/grader/sweep.json",
+                "sha256": _sha(sweep_path),
+            }
+        )
         out["certificate"] = {"doc": doc, "files": files}
     calibration = runs_dir / CALIBRATION_FILE
     out["calibration"] = _json(calibration, f"runs/{CALIBRATION_FILE}") if calibration.is_file() else None
@@ -143,20 +185,28 @@ def load(runs_dir: Path) -> dict:
 
 # -- the chart ------------------------------------------------------------------------
 
+
 def bound_chart(decision) -> dict:
     """The estimate and its two-sided band (lower and upper bounds) as n grows, against the margin."""
     margin = float(decision["margin"])
-    rows = [{"n": p["n"], "estimate": float(p["estimate"]), "lower": float(p["lower"]), "upper": float(p["upper"])}
-            for p in decision["series"]]
+    rows = [
+        {"n": p["n"], "estimate": float(p["estimate"]), "lower": float(p["lower"]), "upper": float(p["upper"])}
+        for p in decision["series"]
+    ]
     base = alt.Chart(alt.Data(values=rows)).encode(x=alt.X("n:Q", title="Worlds (n, in sweep order)"))
     band = base.mark_area(opacity=0.25).encode(
-        y=alt.Y("lower:Q", title=f"Paired difference in {decision['metric']} (metric units)"), y2="upper:Q",
-        tooltip=[alt.Tooltip("n:Q"), alt.Tooltip("lower:Q", format=".3f"), alt.Tooltip("upper:Q", format=".3f")])
-    line = base.mark_line().encode(y="estimate:Q", tooltip=[alt.Tooltip("n:Q"), alt.Tooltip("estimate:Q", format=".3f")])
+        y=alt.Y("lower:Q", title=f"Paired difference in {decision['metric']} (metric units)"),
+        y2="upper:Q",
+        tooltip=[alt.Tooltip("n:Q"), alt.Tooltip("lower:Q", format=".3f"), alt.Tooltip("upper:Q", format=".3f")],
+    )
+    line = base.mark_line().encode(
+        y="estimate:Q", tooltip=[alt.Tooltip("n:Q"), alt.Tooltip("estimate:Q", format=".3f")]
+    )
     lower = base.mark_line(strokeDash=[4, 3]).encode(y="lower:Q")
     rule = alt.Chart(alt.Data(values=[{"margin": margin}])).mark_rule(color="#b00020").encode(y="margin:Q")
     chart = alt.layer(band, line, lower, rule).properties(
-        width="container", height=260, title="Estimate, lower and upper bound as n grows (red: the margin)")
+        width="container", height=260, title="Estimate, lower and upper bound as n grows (red: the margin)"
+    )
     return chart.to_dict()
 
 
@@ -171,20 +221,29 @@ def wealth_chart(decision) -> dict:
     base = alt.Chart(alt.Data(values=rows)).encode(x=alt.X("n:Q", title="Worlds (n, in the committed order)"))
     lines = base.mark_line(point=len(seq["path"]) <= 60).encode(
         y=alt.Y("wealth:Q", scale=alt.Scale(type="log"), title="Wealth (log scale; starts at 1)"),
-        color=alt.Color("side:N", title=None, scale=alt.Scale(domain=["for the claim", "against the claim"],
-                                                              range=["#1b5e20", "#6a1b9a"])),
-        tooltip=[alt.Tooltip("n:Q"), alt.Tooltip("side:N"), alt.Tooltip("wealth:Q", format=".4g")])
+        color=alt.Color(
+            "side:N",
+            title=None,
+            scale=alt.Scale(domain=["for the claim", "against the claim"], range=["#1b5e20", "#6a1b9a"]),
+        ),
+        tooltip=[alt.Tooltip("n:Q"), alt.Tooltip("side:N"), alt.Tooltip("wealth:Q", format=".4g")],
+    )
     marks = [{"y": float(seq["threshold"]), "what": f"1/alpha = {seq['threshold']}"}]
     if seq.get("futility"):
         marks.append({"y": float(seq["futility"]), "what": f"futility {seq['futility']}"})
-    rule = alt.Chart(alt.Data(values=marks)).mark_rule(color="#b00020", strokeDash=[4, 3]).encode(
-        y="y:Q", tooltip=[alt.Tooltip("what:N")])
+    rule = (
+        alt.Chart(alt.Data(values=marks))
+        .mark_rule(color="#b00020", strokeDash=[4, 3])
+        .encode(y="y:Q", tooltip=[alt.Tooltip("what:N")])
+    )
     chart = alt.layer(lines, rule).properties(
-        width="container", height=260, title="Wealth for and against the claim as n grows (red: the threshold)")
+        width="container", height=260, title="Wealth for and against the claim as n grows (red: the threshold)"
+    )
     return chart.to_dict()
 
 
 # -- views ----------------------------------------------------------------------------
+
 
 def _scale_rows(feasibility):
     """The projections the pilot published for 1,000 to 100,000 worlds (experiments/feasibility.py)."""
@@ -196,23 +255,31 @@ def modal_nano_usd(micros, feasibility) -> int:
     integer nano-USD, rounded up (cores and MiB as the pilot recorded them)."""
     a = feasibility["assumptions"]
     cores_milli = round(a["modal_cpu_cores_per_container"] * 1000)
-    num = micros * (cores_milli * 1024 * a["modal_nano_usd_per_core_second"]
-                    + a["modal_memory_mib"] * 1000 * a["modal_nano_usd_per_gib_second"])
+    num = micros * (
+        cores_milli * 1024 * a["modal_nano_usd_per_core_second"]
+        + a["modal_memory_mib"] * 1000 * a["modal_nano_usd_per_gib_second"]
+    )
     return -(-num // (1_000_000 * 1000 * 1024))
 
 
 def _provenance_rows(sweep):
     p = sweep["provenance"]
-    return [("engine bundle sha256", p["engine"]["bundle_sha256"]),
-            ("bundle manifest sha256", p["engine"]["manifest_sha256"]),
-            ("engine version", p["engine"]["engine_version"]),
-            ("result / candidate format", f"{p['grader']['result_format']} / {p['grader']['candidate_format']}"),
-            ("gates", ", ".join(p["grader"]["gates"])),
-            ("mutations", ", ".join(p["grader"]["mutations"])),
-            ("metric definitions", f"version {p['metrics']['work_format']}: " + ", ".join(
-                sorted(k for k in p["metrics"]["definitions"] if k != "gate")) + ", gate:<name>"),
-            ("metric code sha256 (experiments/work.py)", p["metrics"]["code_sha256"]),
-            ("items manifest sha256", f"{p['items']['manifest_sha256']} ({p['items']['count']} items)")]
+    return [
+        ("engine bundle sha256", p["engine"]["bundle_sha256"]),
+        ("bundle manifest sha256", p["engine"]["manifest_sha256"]),
+        ("engine version", p["engine"]["engine_version"]),
+        ("result / candidate format", f"{p['grader']['result_format']} / {p['grader']['candidate_format']}"),
+        ("gates", ", ".join(p["grader"]["gates"])),
+        ("mutations", ", ".join(p["grader"]["mutations"])),
+        (
+            "metric definitions",
+            f"version {p['metrics']['work_format']}: "
+            + ", ".join(sorted(k for k in p["metrics"]["definitions"] if k != "gate"))
+            + ", gate:<name>",
+        ),
+        ("metric code sha256 (experiments/work.py)", p["metrics"]["code_sha256"]),
+        ("items manifest sha256", f"{p['items']['manifest_sha256']} ({p['items']['count']} items)"),
+    ]
 
 
 def _build_check(checks, sweep_dir, evaluator_id):
@@ -222,9 +289,14 @@ def _build_check(checks, sweep_dir, evaluator_id):
     if not entry or entry.get("evaluator_id") != evaluator_id:
         return None
     recheck = checks["recheck"]
-    return {"reused": entry["reused"], "built": checks["built"], "seed": recheck["seed"],
-            "sampled": len(recheck["per_sweep"].get(sweep_dir, {}).get("items", [])),
-            "pyodide_version": recheck["pyodide_version"], "sources": entry["source_check"]}
+    return {
+        "reused": entry["reused"],
+        "built": checks["built"],
+        "seed": recheck["seed"],
+        "sampled": len(recheck["per_sweep"].get(sweep_dir, {}).get("items", [])),
+        "pyodide_version": recheck["pyodide_version"],
+        "sources": entry["source_check"],
+    }
 
 
 def _sweep_dir(sweep_href):
@@ -258,9 +330,20 @@ def same_question(loaded, c) -> list:
         if _question_key(d) != key:
             continue
         at, how = _stopped_at(d)
-        rows.append({"slug": other["slug"], "comparison": d["comparison"], "method": METHOD_NAMES.get(d.get("method"),
-                     d.get("method")), "n": d["n"], "at": at, "how": how, "verdict": d["verdict"],
-                     "lower": d["lower_bound"], "self": other is c, "frozen_on": d["frozen_on"]})
+        rows.append(
+            {
+                "slug": other["slug"],
+                "comparison": d["comparison"],
+                "method": METHOD_NAMES.get(d.get("method"), d.get("method")),
+                "n": d["n"],
+                "at": at,
+                "how": how,
+                "verdict": d["verdict"],
+                "lower": d["lower_bound"],
+                "self": other is c,
+                "frozen_on": d["frozen_on"],
+            }
+        )
     return rows
 
 
@@ -277,6 +360,7 @@ def _counted_note(pub, c):
     if pub is None or "/studies/" not in f"/{c['rel']}/":
         return []
     from . import sensitivity
+
     study = (pub.runs_dir / c["rel"].split("/", 1)[1]).parent
     if not (study / "status.json").is_file():
         return []
@@ -292,20 +376,35 @@ def _counted_note(pub, c):
 
 def comparison_page(env, loaded, c, pub=None) -> str:
     from builders import counting
+
     d = c["decision"]
     sweep_file = next(f for f in c["files"] if f["kind"] == "sweep_manifest")
     check = _build_check(loaded["checks"], _sweep_dir(sweep_file["href"]), d["evaluator_id"])
     betting = d.get("method") == BETTING
     side = same_question(loaded, c)
     return env.get_template("comparison.md.j2").render(
-        c=c, d=d, sweep=c["sweep"], feas=c["feasibility"], check=check, root="../../", betting=betting,
-        provenance=_provenance_rows(c["sweep"]), chart=wealth_chart(d) if betting else bound_chart(d),
-        fraction=_fraction(d), side=side if len(side) > 1 else [], method_name=METHOD_NAMES.get(d.get("method")),
-        power=((c["feasibility"] or {}).get("power") or {}).get(d["comparison"]), method_names=METHOD_NAMES,
-        evidence_href=f"{c['rel']}/evidence.json", read=reading(d), lost=_counted_note(pub, c), dfig=DecisionFigures(d),
+        c=c,
+        d=d,
+        sweep=c["sweep"],
+        feas=c["feasibility"],
+        check=check,
+        root="../../",
+        betting=betting,
+        provenance=_provenance_rows(c["sweep"]),
+        chart=wealth_chart(d) if betting else bound_chart(d),
+        fraction=_fraction(d),
+        side=side if len(side) > 1 else [],
+        method_name=METHOD_NAMES.get(d.get("method")),
+        power=((c["feasibility"] or {}).get("power") or {}).get(d["comparison"]),
+        method_names=METHOD_NAMES,
+        evidence_href=f"{c['rel']}/evidence.json",
+        read=reading(d),
+        lost=_counted_note(pub, c),
+        dfig=DecisionFigures(d),
         rule=counting.RULE if any(str(a).startswith("model:") for a in d.get("arms") or {}) else None,
         description=f"{d['comparison']}: {d['verdict']} ({d['confidence']} confidence), estimate "
-                    f"{d['estimate']['decimal']} {d['metric']}, lower bound {d['lower_bound']} against margin {d['margin']}")
+        f"{d['estimate']['decimal']} {d['metric']}, lower bound {d['lower_bound']} against margin {d['margin']}",
+    )
 
 
 def _fraction(d):
@@ -313,6 +412,7 @@ def _fraction(d):
     if d["metric"] != "score":
         return None
     from decimal import Decimal
+
     return str((Decimal(d["estimate"]["decimal"]) / 100).normalize())
 
 
@@ -322,31 +422,46 @@ def certificate_page(env, loaded) -> str:
     check = _build_check(loaded["checks"], "certificates/grader", doc["evaluator_id"])
     arms = list(doc["per_family"][0]["arms"]) if doc["per_family"] else []
     return env.get_template("comparison_certificate.md.j2").render(
-        cert=doc, files=cert["files"], arms=arms, check=check, root="../../",
+        cert=doc,
+        files=cert["files"],
+        arms=arms,
+        check=check,
+        root="../../",
         description=f"Grader certificate: {'passed' if doc['passed'] else 'FAILED'}, {doc['met']} of {doc['checked']} "
-                    f"expectations met on {doc['worlds']} worlds")
+        f"expectations met on {doc['worlds']} worlds",
+    )
 
 
 def scale_page(env, loaded) -> str:
     feas = next((c["feasibility"] for c in loaded["comparisons"] if c["feasibility"]), None)
     return env.get_template("comparison_scale.md.j2").render(
-        feas=feas, rows=_scale_rows(feas) if feas else [],
-        description="How the time and cost of a sweep grow to 100,000 items, locally and on Modal.")
+        feas=feas,
+        rows=_scale_rows(feas) if feas else [],
+        description="How the time and cost of a sweep grow to 100,000 items, locally and on Modal.",
+    )
 
 
 def index_page(env, loaded) -> str:
     return env.get_template("comparison_index.md.j2").render(
-        comparisons=loaded["comparisons"], cert=(loaded["certificate"] or {}).get("doc"), checks=loaded["checks"],
-        method_names=METHOD_NAMES, stopped_at=_stopped_at, calibration=loaded.get("calibration"),
-        description=f"{len(loaded['comparisons'])} frozen comparisons and the grader certificate.")
+        comparisons=loaded["comparisons"],
+        cert=(loaded["certificate"] or {}).get("doc"),
+        checks=loaded["checks"],
+        method_names=METHOD_NAMES,
+        stopped_at=_stopped_at,
+        calibration=loaded.get("calibration"),
+        description=f"{len(loaded['comparisons'])} frozen comparisons and the grader certificate.",
+    )
 
 
 def calibration_page(env, loaded) -> str:
     cal = loaded["calibration"]
     return env.get_template("comparison_calibration.md.j2").render(
-        cal=cal, method_names=METHOD_NAMES, root="../../",
+        cal=cal,
+        method_names=METHOD_NAMES,
+        root="../../",
         description=f"The decision rules measured: {cal['sweeps']:,} simulated null sweeps per rule and shape "
-                    f"(false-supported counts), and the worlds each rule needs at 80 % power.")
+        f"(false-supported counts), and the worlds each rule needs at 80 % power.",
+    )
 
 
 def generated_pages(env, pub) -> dict:
@@ -370,20 +485,35 @@ def generated_pages(env, pub) -> dict:
 
 def page_titles(pub) -> dict:
     loaded = load(pub.runs_dir)
-    titles = {"comparisons/index.md": ("Comparisons", [f"{len(loaded['comparisons'])} frozen comparisons"]),
-              SCALE_URI: ("Sweeps at scale", ["to 100,000 items", "local pool and Modal"])}
+    titles = {
+        "comparisons/index.md": ("Comparisons", [f"{len(loaded['comparisons'])} frozen comparisons"]),
+        SCALE_URI: ("Sweeps at scale", ["to 100,000 items", "local pool and Modal"]),
+    }
     for c in loaded["comparisons"]:
         d = c["decision"]
         titles[f"comparisons/{c['slug']}/index.md"] = (
-            d["comparison"], [d["verdict"], f"{d['confidence']} confidence", f"estimate {d['estimate']['decimal']}",
-                              f"n {d['n']} ({METHOD_NAMES.get(d.get('method'), d.get('method'))})"])
+            d["comparison"],
+            [
+                d["verdict"],
+                f"{d['confidence']} confidence",
+                f"estimate {d['estimate']['decimal']}",
+                f"n {d['n']} ({METHOD_NAMES.get(d.get('method'), d.get('method'))})",
+            ],
+        )
     if loaded.get("calibration"):
         cal = loaded["calibration"]
-        titles[CALIBRATION_URI] = ("Calibration and power", [f"{cal['sweeps']:,} null sweeps per rule and shape",
-                                                             "worlds at 80 % power"])
+        titles[CALIBRATION_URI] = (
+            "Calibration and power",
+            [f"{cal['sweeps']:,} null sweeps per rule and shape", "worlds at 80 % power"],
+        )
     if loaded["certificate"]:
         doc = loaded["certificate"]["doc"]
-        titles[CERTIFICATE_URI] = ("Grader certificate", ["passed" if doc["passed"] else "FAILED",
-                                                          f"{doc['met']}/{doc['checked']} expectations",
-                                                          f"{doc['worlds']} worlds"])
+        titles[CERTIFICATE_URI] = (
+            "Grader certificate",
+            [
+                "passed" if doc["passed"] else "FAILED",
+                f"{doc['met']}/{doc['checked']} expectations",
+                f"{doc['worlds']} worlds",
+            ],
+        )
     return titles

@@ -47,8 +47,11 @@ def end_of(content) -> tuple:
     and graded by the desk's scorer ("completed"), its reason the limit Inspect stopped the sample at, if any."""
     if is_inspect(content):
         limit = _dict(_dict(content.get("inspect")).get("limit"))
-        reason = (f"Inspect's {limit.get('type')} limit: {limit.get('reason')}" if limit
-                  else "the model stopped; the desk closed the remaining checkpoints")
+        reason = (
+            f"Inspect's {limit.get('type')} limit: {limit.get('reason')}"
+            if limit
+            else "the model stopped; the desk closed the remaining checkpoints"
+        )
         return "completed", reason
     term = _dict(content.get("termination"))
     return term.get("status", "unknown"), term.get("reason") or term.get("limit") or "—"
@@ -57,6 +60,7 @@ def end_of(content) -> tuple:
 def inspect_usage(content) -> dict:
     """{tokens_in, tokens_out} an Inspect attempt's log reports (fmt.inspect_usage: the page's cost figure reads it)."""
     from .fmt import inspect_usage as usage
+
     return usage(content)
 
 
@@ -97,10 +101,16 @@ def counting_map(pub) -> dict:
     for (agent, world), (counted, tries) in groups.items():
         got = attempt_score(counted)
         for number, attempt in enumerate(tries, 1):
-            out[attempt.attempt_id] = {"world": world, "agent": agent, "try": number, "tries": len(tries),
-                                       "counted": attempt is counted, "counted_id": counted.attempt_id,
-                                       "score": got if attempt is counted else None,
-                                       "tries_ids": [t.attempt_id for t in tries]}
+            out[attempt.attempt_id] = {
+                "world": world,
+                "agent": agent,
+                "try": number,
+                "tries": len(tries),
+                "counted": attempt is counted,
+                "counted_id": counted.attempt_id,
+                "score": got if attempt is counted else None,
+                "tries_ids": [t.attempt_id for t in tries],
+            }
     try:
         pub._counting = out
     except AttributeError:
@@ -115,6 +125,7 @@ def policy_points(task, policy):
     """A scripted policy's points on an attempt's world, graded by the engine now (None: not a family world the
     engine can rebuild)."""
     import engine
+
     key = (str(task.get("family")), str(task.get("seed")), str(task.get("horizon")), policy)
     if key not in _policy_points:
         try:
@@ -130,5 +141,3 @@ def policy_points(task, policy):
         except (ValueError, TypeError, KeyError, engine.DeskError):
             _policy_points[key] = None
     return _policy_points[key]
-
-

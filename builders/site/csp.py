@@ -32,23 +32,25 @@ def _sha256(text: str) -> str:
 
 def policy(script_hashes=(), extra=()) -> str:
     hashes = " ".join(f"'sha256-{h}'" for h in sorted(set(script_hashes)))
-    return "; ".join([
-        "default-src 'self'",
-        f"script-src 'self' 'wasm-unsafe-eval' {hashes}".rstrip(),
-        "style-src 'self' 'unsafe-inline'",
-        "img-src 'self' data: blob:",
-        "font-src 'self' data:",
-        "connect-src 'self' blob: data:",
-        "worker-src 'self' blob:",
-        "child-src 'self' blob:",
-        "frame-src 'self'",
-        "media-src 'self'",
-        "manifest-src 'self'",
-        "object-src 'none'",
-        "base-uri 'self'",
-        "form-action 'self'",
-        *extra,
-    ])
+    return "; ".join(
+        [
+            "default-src 'self'",
+            f"script-src 'self' 'wasm-unsafe-eval' {hashes}".rstrip(),
+            "style-src 'self' 'unsafe-inline'",
+            "img-src 'self' data: blob:",
+            "font-src 'self' data:",
+            "connect-src 'self' blob: data:",
+            "worker-src 'self' blob:",
+            "child-src 'self' blob:",
+            "frame-src 'self'",
+            "media-src 'self'",
+            "manifest-src 'self'",
+            "object-src 'none'",
+            "base-uri 'self'",
+            "form-action 'self'",
+            *extra,
+        ]
+    )
 
 
 class ThemeScripts:
@@ -57,8 +59,7 @@ class ThemeScripts:
     def __init__(self, config):
         self.config = config
         self.env = config.theme.get_env()
-        self.names = sorted(n for n in self.env.list_templates()
-                            if n.startswith(THEME_SCRIPTS) and n.endswith(".html"))
+        self.names = sorted(n for n in self.env.list_templates() if n.startswith(THEME_SCRIPTS) and n.endswith(".html"))
         self.seen = {}
 
     def hashes(self, base_url: str) -> list:
@@ -66,8 +67,7 @@ class ThemeScripts:
             features = self.config.theme.get("features") or []
             out = []
             for name in self.names:
-                source = self.env.get_template(name).render(config=self.config, base_url=base_url,
-                                                            features=features)
+                source = self.env.get_template(name).render(config=self.config, base_url=base_url, features=features)
                 out.extend(_sha256(m.group("body")) for m in INLINE_SCRIPT.finditer(source))
             self.seen[base_url] = sorted(set(out))
         return self.seen[base_url]
@@ -80,6 +80,7 @@ class ThemeScripts:
 def page_base_url(page_url: str) -> str:
     """MkDocs' base_url for a page (mkdocs.utils.get_relative_url('.', page.url))."""
     from mkdocs.utils import get_relative_url
+
     return get_relative_url(".", page_url)
 
 
@@ -91,8 +92,9 @@ def error_base_url(config) -> str:
 def with_csp(html: str, script_hashes=()) -> str:
     meta = f'<meta http-equiv="Content-Security-Policy" content="{policy(script_hashes)}">'
     # As early as possible in <head>: a meta CSP governs only what follows it.
-    return re.sub(r"(<head[^>]*>\s*(?:<meta charset=[^>]*>)?)", lambda m: m.group(1) + "\n    " + meta, html,
-                  count=1, flags=re.I)
+    return re.sub(
+        r"(<head[^>]*>\s*(?:<meta charset=[^>]*>)?)", lambda m: m.group(1) + "\n    " + meta, html, count=1, flags=re.I
+    )
 
 
 def headers_file(script_hashes) -> str:

@@ -80,6 +80,7 @@ def front_matter(meta: dict) -> str:
     """`meta` as a YAML front-matter block, written by a YAML writer: every value is one scalar, quoted and
     escaped as YAML needs (newlines, quotes, control characters, lone surrogates), whatever a record holds."""
     import yaml
+
     unknown = sorted(set(meta) - FRONT_MATTER_KEYS)
     if unknown:
         raise ValueError(f"front matter key {unknown[0]!r} is not one a generated page sets")
@@ -95,6 +96,7 @@ def front_matter_problem(markdown: str):
     MkDocs reads it, sets a key outside FRONT_MATTER_KEYS, or gives title/description as anything but text."""
     import yaml
     from mkdocs.utils import meta as mkdocs_meta
+
     if not markdown.startswith("---\n"):
         return "expected a page opening with its front matter"
     try:
@@ -105,7 +107,9 @@ def front_matter_problem(markdown: str):
         return "front matter does not parse as a mapping of title and description"
     unknown = sorted(set(data) - FRONT_MATTER_KEYS, key=str)
     if unknown:
-        return f"front matter sets `{str(unknown[0])[:40]}`, which no generator writes (a record value in it unescaped?)"
+        return (
+            f"front matter sets `{str(unknown[0])[:40]}`, which no generator writes (a record value in it unescaped?)"
+        )
     for key in ("title", "description"):
         if key in data and not isinstance(data[key], str):
             return f"front matter `{key}` is not one line of text"

@@ -26,8 +26,9 @@ def resolve(roots: dict, path) -> object:
     for part in path:
         if isinstance(value, dict) and isinstance(part, str) and part in value:
             value = value[part]
-        elif isinstance(value, list) and isinstance(part, int) and not isinstance(part, bool) \
-                and 0 <= part < len(value):
+        elif (
+            isinstance(value, list) and isinstance(part, int) and not isinstance(part, bool) and 0 <= part < len(value)
+        ):
             value = value[part]
         else:
             return None
@@ -83,9 +84,10 @@ class DecisionFigures:
     def value(self, keys):
         if keys == "@direction":
             from .reading import reading
+
             return reading(self.d)["direction"]
         value = self.d
-        for k in (keys.split(".") if isinstance(keys, str) else keys):
+        for k in keys.split(".") if isinstance(keys, str) else keys:
             if isinstance(value, dict):
                 value = value.get(k)
             elif isinstance(value, list) and isinstance(k, int) and 0 <= k < len(value):
@@ -94,8 +96,9 @@ class DecisionFigures:
                 return None
         return value
 
-    def __call__(self, keys, places=None, rounding="half-even", format=None, none="(none)", tag="span",
-                 cls=None, upper=False) -> Markup:
+    def __call__(
+        self, keys, places=None, rounding="half-even", format=None, none="(none)", tag="span", cls=None, upper=False
+    ) -> Markup:
         value = self.value(keys)
         if value is None:
             text = none

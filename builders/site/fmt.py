@@ -62,6 +62,7 @@ def decimal(text, places=2, rounding="half-even") -> str:
     shortened bound never claims more than the exact one. Grouped thousands.
     Anything that is not a decimal string is returned as it is."""
     from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal, InvalidOperation
+
     modes = {"half-even": ROUND_HALF_EVEN, "floor": ROUND_FLOOR, "ceiling": ROUND_CEILING}
     if not isinstance(text, str) or not DECIMAL.match(text):
         return "—" if text is None else str(text)
@@ -107,8 +108,9 @@ def fixture_label(fixture) -> str:
     if "episode" in fixture:
         return " · ".join(_text(x) for x in (fixture["episode"], fixture.get("mutation")) if x)
     if "family" in fixture:
-        return (f"{_text(fixture['family'])} seed {_text(fixture.get('seed'))} · "
-                f"{_text(fixture.get('policy', ''))}").rstrip(" ·")
+        return (
+            f"{_text(fixture['family'])} seed {_text(fixture.get('seed'))} · {_text(fixture.get('policy', ''))}"
+        ).rstrip(" ·")
     return ", ".join(f"{k}={_text(v)}" for k, v in sorted(fixture.items()) if k != "kind")
 
 
@@ -164,8 +166,9 @@ def _command(c):
 # money and money-days. Only these two phrases, ASCII only and at most 15
 # digits (exact in JavaScript too): site/assets/desk/readable.js `gateDetail`
 # is the same rewrite (the desk's result and verify use it).
-_DETAIL_MONEY = re.compile(r"\b(cash|assets\.[A-Za-z0-9_]+\.(?:funded|unfunded)) (-?[0-9]{1,15}) vs (-?[0-9]{1,15}) \(",
-                           re.ASCII)
+_DETAIL_MONEY = re.compile(
+    r"\b(cash|assets\.[A-Za-z0-9_]+\.(?:funded|unfunded)) (-?[0-9]{1,15}) vs (-?[0-9]{1,15}) \(", re.ASCII
+)
 _DETAIL_TAIL = re.compile(r"\btail_cent_days (-?[0-9]{1,15}) < ([0-9]{1,15}) cent-days\b", re.ASCII)
 
 
@@ -224,10 +227,32 @@ FORMATS["expectation"] = _expectation
 # Keys whose integer values are money (cents) or money-days (cent-days) in the
 # engine's receipts, reports and tool outputs. site/assets/desk/checks.js
 # PAYLOAD_MONEY_KEYS and PAYLOAD_MONEY_DAY_KEYS are the same sets.
-MONEY_KEYS = frozenset({
-    "all_in_cost", "amount", "capacity", "capacity_before", "cash", "coupon", "funded", "funding_cost_to_date",
-    "haircut", "headroom", "interest", "margin_returned", "max_notional", "notional", "peak_usage", "principal",
-    "reference_all_in_cost", "remaining", "treasury_charge", "unfunded", "usage", "used"})
+MONEY_KEYS = frozenset(
+    {
+        "all_in_cost",
+        "amount",
+        "capacity",
+        "capacity_before",
+        "cash",
+        "coupon",
+        "funded",
+        "funding_cost_to_date",
+        "haircut",
+        "headroom",
+        "interest",
+        "margin_returned",
+        "max_notional",
+        "notional",
+        "peak_usage",
+        "principal",
+        "reference_all_in_cost",
+        "remaining",
+        "treasury_charge",
+        "unfunded",
+        "usage",
+        "used",
+    }
+)
 MONEY_DAY_KEYS = frozenset({"tail_cent_days", "realized_tail", "unfunded_tail", "reference_realized_tail"})
 _HASH64 = re.compile(r"^[0-9a-f]{64}$", re.ASCII)
 
@@ -306,8 +331,10 @@ def cost_texts(content) -> tuple:
     if t_in is not None and t_out is not None:
         short.append(f"{count(t_in)} / {count(t_out)} tokens")
         per_in, per_out = per_call(t_in, calls), per_call(t_out, calls)
-        detail.append(f"tokens {count(t_in)} in and {count(t_out)} out in total"
-                      + (f", {count(per_in)} in and {count(per_out)} out per call" if per_in is not None else ""))
+        detail.append(
+            f"tokens {count(t_in)} in and {count(t_out)} out in total"
+            + (f", {count(per_in)} in and {count(per_out)} out per call" if per_in is not None else "")
+        )
     return " · ".join(short), " · ".join(detail)
 
 
@@ -316,7 +343,7 @@ def inspect_usage(content) -> dict:
     provenance, outside fundbook's ledger."""
     usage = _dict(_dict(content).get("inspect")).get("usage")
     out = {"tokens_in": 0, "tokens_out": 0}
-    for per_model in (usage.values() if isinstance(usage, dict) else []):
+    for per_model in usage.values() if isinstance(usage, dict) else []:
         out["tokens_in"] += _whole(_dict(per_model).get("input_tokens")) or 0
         out["tokens_out"] += _whole(_dict(per_model).get("output_tokens")) or 0
     return out
@@ -325,9 +352,11 @@ def inspect_usage(content) -> dict:
 def inspect_cost_texts(content) -> tuple:
     """An Inspect attempt's cost: none in fundbook's ledger; the tokens Inspect logged, as provenance."""
     u = inspect_usage(content)
-    return (f"outside the ledger · {count(u['tokens_in'])} / {count(u['tokens_out'])} tokens (Inspect's log)",
-            f"not in fundbook's ledger (Inspect made these calls, not fundbook) · Inspect logged "
-            f"{count(u['tokens_in'])} tokens in and {count(u['tokens_out'])} out, copied as provenance")
+    return (
+        f"outside the ledger · {count(u['tokens_in'])} / {count(u['tokens_out'])} tokens (Inspect's log)",
+        f"not in fundbook's ledger (Inspect made these calls, not fundbook) · Inspect logged "
+        f"{count(u['tokens_in'])} tokens in and {count(u['tokens_out'])} out, copied as provenance",
+    )
 
 
 def inspect_end(limit) -> str:
@@ -360,24 +389,28 @@ def _model(m) -> str:
 
 
 # Figures of attempt pages and of the pages built over many records (checks.js FORMATS holds the same).
-FORMATS.update({
-    "duration": duration,
-    "usd": usd,
-    "number": lambda v: count(v) if _whole(v) is not None else _text(v),
-    "points100": lambda v: f"{_text(v)}/100",
-    # a decimal string at two decimals, half to even (decimal(); checks.js roundDecimal)
-    "decimal2": lambda v: decimal(v, 2) if isinstance(v, str) else _text(v),
-    "world": lambda v: fixture_label({k: x for k, x in v.items() if k != "policy"} if isinstance(v, dict) else None),
-    "model": _model,
-    "date": lambda v: v[:10] if isinstance(v, str) and v else "undated",
-    "hms": hms,
-    # an attempt id as its try (builders/counting.py try_number: "NAME.2" is the second try of NAME)
-    "try": lambda v: f"try {int(_TRY.search(v).group(1)) if isinstance(v, str) and _TRY.search(v) else 1}",
-    "cost": lambda c: cost_texts(c)[1],
-    "inspect_cost": lambda c: inspect_cost_texts(c)[1],
-    "inspect_end": inspect_end,
-    "end_reason": end_reason,
-})
+FORMATS.update(
+    {
+        "duration": duration,
+        "usd": usd,
+        "number": lambda v: count(v) if _whole(v) is not None else _text(v),
+        "points100": lambda v: f"{_text(v)}/100",
+        # a decimal string at two decimals, half to even (decimal(); checks.js roundDecimal)
+        "decimal2": lambda v: decimal(v, 2) if isinstance(v, str) else _text(v),
+        "world": lambda v: fixture_label(
+            {k: x for k, x in v.items() if k != "policy"} if isinstance(v, dict) else None
+        ),
+        "model": _model,
+        "date": lambda v: v[:10] if isinstance(v, str) and v else "undated",
+        "hms": hms,
+        # an attempt id as its try (builders/counting.py try_number: "NAME.2" is the second try of NAME)
+        "try": lambda v: f"try {int(_TRY.search(v).group(1)) if isinstance(v, str) and _TRY.search(v) else 1}",
+        "cost": lambda c: cost_texts(c)[1],
+        "inspect_cost": lambda c: inspect_cost_texts(c)[1],
+        "inspect_end": inspect_end,
+        "end_reason": end_reason,
+    }
+)
 
 
 _RAW_MICRO_USD = re.compile(r"(?<![\w.,])(-?[0-9]{1,18}) micro-USD\b", re.ASCII)

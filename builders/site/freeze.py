@@ -40,10 +40,15 @@ def load(runs_dir: Path) -> dict:
         dev_path = folder / "deviations.json"
         if dev_path.is_file():
             dev = _json(dev_path, "runs/attempts/deviations.json")
-            if not isinstance(dev, dict) or dev.get("schema") != DEVIATIONS_SCHEMA or \
-                    dev.get("freeze_sha256") != doc["content_sha256"] or not isinstance(dev.get("entries"), list):
-                raise SiteInputError("runs/attempts/deviations.json: field `freeze_sha256` expected the freeze's "
-                                     "content_sha256")
+            if (
+                not isinstance(dev, dict)
+                or dev.get("schema") != DEVIATIONS_SCHEMA
+                or dev.get("freeze_sha256") != doc["content_sha256"]
+                or not isinstance(dev.get("entries"), list)
+            ):
+                raise SiteInputError(
+                    "runs/attempts/deviations.json: field `freeze_sha256` expected the freeze's content_sha256"
+                )
             out["deviations"] = dev["entries"]
     path = folder / "project-ledger.jsonl"
     if path.is_file():
@@ -64,8 +69,12 @@ def _ledger(path: Path) -> dict:
         prev = entry["hash"]
         (claims if entry.get("kind") == "claim" else settled)[entry.get("claim_id")] = entry
     totals = {"claims": len(claims), "open": sorted(set(claims) - set(settled)), "head": prev}
-    for key in ("charged_micro_usd", "unresolved_micro_usd", "sandbox_charged_micro_usd",
-                "sandbox_unresolved_micro_usd"):
+    for key in (
+        "charged_micro_usd",
+        "unresolved_micro_usd",
+        "sandbox_charged_micro_usd",
+        "sandbox_unresolved_micro_usd",
+    ):
         totals[key] = sum(s.get(key, 0) for s in settled.values())
     totals["reserved_micro_usd"] = sum(claims[c].get("reserve_micro_usd", 0) for c in totals["open"])
     return totals
@@ -78,22 +87,34 @@ def section(env, runs_dir: Path) -> str:
     if doc is not None:
         c = doc["content"]
         caps = c.get("caps") or {}
-        view = {"sha": fmt.short(doc["content_sha256"]), "frozen_at": doc.get("frozen_at", ""),
-                "models": ", ".join(c.get("models") or []), "provider": c.get("provider", ""),
-                "families": ", ".join(c.get("families") or []), "split": c.get("split", ""),
-                "seeds": ", ".join(str(s) for s in c.get("seeds") or []),
-                "config_hash": fmt.short(c.get("config_hash")), "commit": fmt.short((c.get("code") or {}).get("commit")),
-                "prompt": f"{(c.get('prompt') or {}).get('version', '?')} ({fmt.short((c.get('prompt') or {}).get('sha256'))})",
-                "bundle": fmt.short((c.get("engine") or {}).get("bundle_sha256")),
-                "claim_cap": fmt.usd(caps.get("claim_micro_usd")),
-                "claim_sandbox_cap": fmt.usd(caps.get("claim_sandbox_micro_usd")),
-                "project_cap": fmt.usd(caps.get("project_micro_usd")),
-                "project_sandbox_cap": fmt.usd(caps.get("project_sandbox_micro_usd")),
-                "policy": c.get("intervention_policy", "")}
-    deviations = [{"date": str(d.get("date", "")), "field": str(d.get("field", "")),
-                   "original": json.dumps(d.get("original"), sort_keys=True),
-                   "effective": json.dumps(d.get("effective"), sort_keys=True), "reason": str(d.get("reason", ""))}
-                  for d in found["deviations"]]
+        view = {
+            "sha": fmt.short(doc["content_sha256"]),
+            "frozen_at": doc.get("frozen_at", ""),
+            "models": ", ".join(c.get("models") or []),
+            "provider": c.get("provider", ""),
+            "families": ", ".join(c.get("families") or []),
+            "split": c.get("split", ""),
+            "seeds": ", ".join(str(s) for s in c.get("seeds") or []),
+            "config_hash": fmt.short(c.get("config_hash")),
+            "commit": fmt.short((c.get("code") or {}).get("commit")),
+            "prompt": f"{(c.get('prompt') or {}).get('version', '?')} ({fmt.short((c.get('prompt') or {}).get('sha256'))})",
+            "bundle": fmt.short((c.get("engine") or {}).get("bundle_sha256")),
+            "claim_cap": fmt.usd(caps.get("claim_micro_usd")),
+            "claim_sandbox_cap": fmt.usd(caps.get("claim_sandbox_micro_usd")),
+            "project_cap": fmt.usd(caps.get("project_micro_usd")),
+            "project_sandbox_cap": fmt.usd(caps.get("project_sandbox_micro_usd")),
+            "policy": c.get("intervention_policy", ""),
+        }
+    deviations = [
+        {
+            "date": str(d.get("date", "")),
+            "field": str(d.get("field", "")),
+            "original": json.dumps(d.get("original"), sort_keys=True),
+            "effective": json.dumps(d.get("effective"), sort_keys=True),
+            "reason": str(d.get("reason", "")),
+        }
+        for d in found["deviations"]
+    ]
     ledger = found["ledger"]
     spend = None
     if ledger is not None:

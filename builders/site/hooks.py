@@ -38,10 +38,12 @@ _state = {}
 
 def paths() -> dict:
     env = os.environ.get
-    return {"runs": Path(env("FUNDBOOK_RUNS_DIR") or ROOT / "runs"),
-            "og": Path(env("FUNDBOOK_OG_DIR") or ROOT / "build" / "og"),
-            "engine": Path(env("FUNDBOOK_ENGINE_DIR") or ROOT / "build" / "engine"),
-            "node_modules": Path(env("FUNDBOOK_NODE_MODULES") or ROOT / "node_modules")}
+    return {
+        "runs": Path(env("FUNDBOOK_RUNS_DIR") or ROOT / "runs"),
+        "og": Path(env("FUNDBOOK_OG_DIR") or ROOT / "build" / "og"),
+        "engine": Path(env("FUNDBOOK_ENGINE_DIR") or ROOT / "build" / "engine"),
+        "node_modules": Path(env("FUNDBOOK_NODE_MODULES") or ROOT / "node_modules"),
+    }
 
 
 def on_config(config):
@@ -61,6 +63,7 @@ def on_files(files, config):
         # practitioner records: a page each (with its verify box) and their files (builders/site/practitioner_page.py);
         # a record that fails the importer's own checks is refused here, in one line
         from builders.site.practitioner_page import site_files as practitioner_files
+
         practitioner = practitioner_files(p["runs"])
         generated.update({uri: data for uri, data in practitioner.items() if uri.endswith(".md")})
         tables.update({uri: data for uri, data in practitioner.items() if not uri.endswith(".md")})
@@ -104,8 +107,10 @@ def on_page_context(context, page, config, nav):
         page.meta["description"] = html.escape(escape.plain(description), quote=True)
     title = page.meta.get("title")
     if isinstance(title, str) and any(c in title for c in "<>&\"'"):
-        raise PluginError(f"{page.file.src_uri}: front matter `title` must not contain <, >, &, \" or ' "
-                          f"(the theme writes it into the page as it is)")
+        raise PluginError(
+            f"{page.file.src_uri}: front matter `title` must not contain <, >, &, \" or ' "
+            f"(the theme writes it into the page as it is)"
+        )
     return context
 
 
@@ -124,12 +129,14 @@ def on_post_page(output, page, config):
     title = html.escape(escape.plain(f"{page.title} · {config['site_name']}"), quote=True)
     plain = _state["descriptions"].get(page.file.src_uri) or config.get("site_description") or ""
     desc = html.escape(plain, quote=True)
-    meta = (f'<meta property="og:type" content="website">\n'
-            f'<meta property="og:title" content="{title}">\n'
-            f'<meta property="og:description" content="{desc}">\n'
-            f'<meta property="og:image" content="{html.escape(image, quote=True)}">\n'
-            f'<meta property="og:image:width" content="1200">\n<meta property="og:image:height" content="630">\n'
-            f'<meta name="twitter:card" content="summary_large_image">\n')
+    meta = (
+        f'<meta property="og:type" content="website">\n'
+        f'<meta property="og:title" content="{title}">\n'
+        f'<meta property="og:description" content="{desc}">\n'
+        f'<meta property="og:image" content="{html.escape(image, quote=True)}">\n'
+        f'<meta property="og:image:width" content="1200">\n<meta property="og:image:height" content="630">\n'
+        f'<meta name="twitter:card" content="summary_large_image">\n'
+    )
     output = output.replace("</head>", meta + "</head>", 1)
     return csp.with_csp(output, _state["scripts"].hashes(csp.page_base_url(page.url)))
 

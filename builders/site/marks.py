@@ -28,8 +28,23 @@ SEEN_ATTRS = ("title", "aria-label", "alt")  # attribute text a reader sees
 # The words records use for a status, a verdict, a gate or a decision (engine codes, decision verdicts, how an
 # attempt ended), and any digit (\d: every Unicode decimal digit). Case-sensitive, whole words; checks.js
 # FIGURE_PATTERN is the same pattern (tests/site/test_marks.py holds the two equal).
-WORDS = ("NOT_QUALIFIED", "QUALIFIED", "SCORED", "MALFORMED", "UNSCORABLE", "ACCEPTED", "REFUSED", "REJECTED",
-         "supported", "inconclusive", "passed", "failed", "completed", "interrupted", "recovered")
+WORDS = (
+    "NOT_QUALIFIED",
+    "QUALIFIED",
+    "SCORED",
+    "MALFORMED",
+    "UNSCORABLE",
+    "ACCEPTED",
+    "REFUSED",
+    "REJECTED",
+    "supported",
+    "inconclusive",
+    "passed",
+    "failed",
+    "completed",
+    "interrupted",
+    "recovered",
+)
 FIGURE_PATTERN = r"\d|(?<![A-Za-z0-9_])(?:" + "|".join(WORDS) + r")(?![A-Za-z0-9_])"
 FIGURE = re.compile(FIGURE_PATTERN)
 VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
@@ -41,9 +56,9 @@ class _Scan(HTMLParser):
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
-        self.stack = []      # [(tag, region name or None, is mark)]
-        self.found = []      # [(region, text)]
-        self.regions = []    # region names in page order
+        self.stack = []  # [(tag, region name or None, is mark)]
+        self.found = []  # [(region, text)]
+        self.regions = []  # region names in page order
 
     def _where(self):
         region, marked, raw = None, False, False
@@ -98,7 +113,7 @@ def snippet(text: str, limit: int = 80) -> str:
     line = " ".join(text.split())
     m = FIGURE.search(line)
     start = max(0, (m.start() if m else 0) - limit // 2)
-    cut = line[start:start + limit]
+    cut = line[start : start + limit]
     return ("…" if start else "") + cut + ("…" if start + limit < len(line) else "")
 
 
@@ -110,4 +125,5 @@ def check_page(page: str, html: str) -> None:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         raise SiteInputError(
             f'{page}: verifiable region "{region}" shows "{snippet(text)}" outside a figure mark{more}: '
-            f"write it with the figure renderer (builders/site/figures.py) or move it out of the region")
+            f"write it with the figure renderer (builders/site/figures.py) or move it out of the region"
+        )

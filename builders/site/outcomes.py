@@ -40,9 +40,12 @@ def _arm_label(arm) -> dict:
     sha = arm.get("model_sha256")
     if arm.get("kind") == "model":
         entry = weights.by_sha(sha) if isinstance(sha, str) else None
-        return {"name": name, "label": entry["title"] if entry else str(arm.get("model") or name),
-                "base": bool(entry and entry["tuning"].startswith("base")),
-                "card": f"models/{entry['name']}/" if entry else None}
+        return {
+            "name": name,
+            "label": entry["title"] if entry else str(arm.get("model") or name),
+            "base": bool(entry and entry["tuning"].startswith("base")),
+            "card": f"models/{entry['name']}/" if entry else None,
+        }
     return {"name": name, "label": name.split(":", 1)[-1], "base": False, "card": None}
 
 
@@ -70,21 +73,32 @@ def study_view(runs_dir, name) -> dict:
     for i, w in enumerate(status.get("per_world") or []):
         item = str(w.get("item_id"))
         cells = [dict(cell(by_key.get((item, a["name"]), {})), arm=a["name"]) for a in arms]
-        worlds.append({"order": i + 1, "world": item, "family": str(w.get("family") or item.split("/", 1)[0]),
-                       "cells": cells})
-    totals = [{o: sum(1 for w in worlds if w["cells"][j]["outcome"] == o) for o, _ in OUTCOMES}
-              for j in range(len(arms))]
-    return {"name": name, "arms": arms, "worlds": worlds, "totals": totals, "state": status.get("state"),
-            "families": sorted({w["family"] for w in worlds}), "sweep": f"{where}/{sweep_dir.name}"}
+        worlds.append(
+            {"order": i + 1, "world": item, "family": str(w.get("family") or item.split("/", 1)[0]), "cells": cells}
+        )
+    totals = [
+        {o: sum(1 for w in worlds if w["cells"][j]["outcome"] == o) for o, _ in OUTCOMES} for j in range(len(arms))
+    ]
+    return {
+        "name": name,
+        "arms": arms,
+        "worlds": worlds,
+        "totals": totals,
+        "state": status.get("state"),
+        "families": sorted({w["family"] for w in worlds}),
+        "sweep": f"{where}/{sweep_dir.name}",
+    }
 
 
 def studies(runs_dir) -> list:
     root = runs_dir / "studies"
     if not root.is_dir():
         return []
-    return [p.name for p in sorted(root.iterdir())
-            if p.is_dir() and fmt.SAFE_ID.match(p.name) and (p / "study.json").is_file()
-            and (p / "status.json").is_file()]
+    return [
+        p.name
+        for p in sorted(root.iterdir())
+        if p.is_dir() and fmt.SAFE_ID.match(p.name) and (p / "study.json").is_file() and (p / "status.json").is_file()
+    ]
 
 
 def generated_pages(env, pub) -> dict:
@@ -92,11 +106,15 @@ def generated_pages(env, pub) -> dict:
     for name in studies(pub.runs_dir):
         view = study_view(pub.runs_dir, name)
         out[f"studies/{name}/worlds/index.md"] = env.get_template("outcomes.md.j2").render(
-            v=view, outcomes=OUTCOMES,
-            description=f"Outcomes per world of the study {name}: one cell per world and arm, filterable.")
+            v=view,
+            outcomes=OUTCOMES,
+            description=f"Outcomes per world of the study {name}: one cell per world and arm, filterable.",
+        )
     return out
 
 
 def titles(pub) -> dict:
-    return {f"studies/{name}/worlds/index.md": (f"{name}: outcomes per world", ["one cell per world and arm"])
-            for name in studies(pub.runs_dir)}
+    return {
+        f"studies/{name}/worlds/index.md": (f"{name}: outcomes per world", ["one cell per world and arm"])
+        for name in studies(pub.runs_dir)
+    }

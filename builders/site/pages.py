@@ -25,17 +25,29 @@ TEMPLATES = Path(__file__).parent / "templates"
 
 
 def environment() -> Environment:
-    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True,
-                      default_for_string=True), undefined=StrictUndefined, keep_trailing_newline=True,
-                      finalize=escape.finalize)
-    env.globals.update(money=fmt.money, short=fmt.short, compact=fmt.compact, json_island=escape.json_island,
-                       article=article, usd=fmt.usd, count=fmt.count, decimal=fmt.decimal)
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        finalize=escape.finalize,
+    )
+    env.globals.update(
+        money=fmt.money,
+        short=fmt.short,
+        compact=fmt.compact,
+        json_island=escape.json_island,
+        article=article,
+        usd=fmt.usd,
+        count=fmt.count,
+        decimal=fmt.decimal,
+    )
     env.tests["list"] = lambda value: isinstance(value, list)
     return env
 
 
 def article(word) -> str:
-    """"An" before a vowel sound as written ("an adversarial"), else "A"."""
+    """ "An" before a vowel sound as written ("an adversarial"), else "A"."""
     return "An" if str(word)[:1].lower() in "aeiou" and str(word)[:1] else "A"
 
 
@@ -48,14 +60,14 @@ def _check_id(value, label):
 KIND_NOTES = {
     "reference": "The gold candidate of a hand-authored episode: it must come out SCORED, QUALIFIED, 100/100.",
     "adversarial": "A constructed bad candidate with a stated expected outcome; it passes when the grader "
-                   "observes exactly that outcome.",
+    "observes exactly that outcome.",
     "baseline": "A scripted policy on a practice family, run to give the score scale a meaning. It is not a model.",
     "model-attempt": "Proposals written by a model worker and judged by the evaluator.",
 }
 # What the "Expected and observed" section says a fixture with an expected outcome is for.
 EXPECTATION_NOTES = {
     "reference": "The reference fixture states the outcome its gold candidate must reach: it checks that the "
-                 "engine grades its own plan in full, not that any model can.",
+    "engine grades its own plan in full, not that any model can.",
     "adversarial": "This fixture is a constructed adverse candidate: it tests the grader, not a model.",
 }
 
@@ -85,8 +97,13 @@ def _receipts(runs_dir, content):
 
 def run_roots(run, pub, receipts=None) -> dict:
     """What a run's figures are read from: checks.js builds the same roots from the re-executed record."""
-    return {"content": run.content, "record": run.record, "entry": run.entry, "index": pub.index,
-            "receipts": receipts if receipts is not None else []}
+    return {
+        "content": run.content,
+        "record": run.record,
+        "entry": run.entry,
+        "index": pub.index,
+        "receipts": receipts if receipts is not None else [],
+    }
 
 
 def run_page(env, pub, run) -> str:
@@ -109,38 +126,70 @@ def run_page(env, pub, run) -> str:
             downloads.append((f"{key.capitalize()} (JSON)", out["path"], ["content", "outputs", key, "sha256"]))
     downloads.append(("Per-day outcomes (Parquet)", f"runs/parquet/{run.run_id}.parquet", None))
     expected, observed = c.get("expected"), c.get("observed")
-    eo_keys = sorted(set(expected if isinstance(expected, dict) else {})
-                     | set(observed if isinstance(observed, dict) else {}))
-    description = (f"{c.get('kind')} run {run.run_id}: {c.get('status')}, {c.get('verdict') or 'no verdict'}, "
-                   f"{fmt.score_text(c.get('score'))}")
+    eo_keys = sorted(
+        set(expected if isinstance(expected, dict) else {}) | set(observed if isinstance(observed, dict) else {})
+    )
+    description = (
+        f"{c.get('kind')} run {run.run_id}: {c.get('status')}, {c.get('verdict') or 'no verdict'}, "
+        f"{fmt.score_text(c.get('score'))}"
+    )
     days = c.get("days") if isinstance(c.get("days"), list) else []
     fig = Figures(run_roots(run, pub, receipts))
     low = marked_day_ranges(fig, days)
-    captions = {"cash": "cash after each day's settlement; the dashed red line is zero" +
-                        (Markup(", and the red points are the days below it (") + low + Markup(")") if low else
-                         ", and cash never went below it"),
-                "funding": "actions accepted and refused each day, every checkpoint on the axis (a gap is a day "
-                           "without an action)"}
+    captions = {
+        "cash": "cash after each day's settlement; the dashed red line is zero"
+        + (
+            Markup(", and the red points are the days below it (") + low + Markup(")")
+            if low
+            else ", and cash never went below it"
+        ),
+        "funding": "actions accepted and refused each day, every checkpoint on the axis (a gap is a day "
+        "without an action)",
+    }
     input_out = outputs.get("input") if isinstance(outputs.get("input"), dict) else {}
     return env.get_template("run.md.j2").render(
-        scale=_scale(pub, run), world=fmt.fixture_label({k: v for k, v in (c.get("fixture") or {}).items()
-                                                          if k != "policy"} if isinstance(c.get("fixture"), dict)
-                                                         else None),
+        scale=_scale(pub, run),
+        world=fmt.fixture_label(
+            {k: v for k, v in (c.get("fixture") or {}).items() if k != "policy"}
+            if isinstance(c.get("fixture"), dict)
+            else None
+        ),
         unscored_status=c.get("status") if c.get("status") in unscored.UNSCORED else None,
-        reason=unscored.reason(pub.runs_dir, c), input_path=input_out.get("path") or "",
-        below_zero=low, captions=captions,
-        r=run, c=c, root="../../", fig=fig, kind_note=KIND_NOTES.get(c.get("kind"), ""),
+        reason=unscored.reason(pub.runs_dir, c),
+        input_path=input_out.get("path") or "",
+        below_zero=low,
+        captions=captions,
+        r=run,
+        c=c,
+        root="../../",
+        fig=fig,
+        kind_note=KIND_NOTES.get(c.get("kind"), ""),
         expectation_note=EXPECTATION_NOTES.get(c.get("kind"), "This fixture states an expected outcome."),
-        eo_keys=eo_keys, charts=run_charts(c), receipts=receipts, outputs=outputs,
-        trace_path=(trace_out or {}).get("path"), trace=trace, trace_lines=(trace or "").count("\n") + 1,
-        downloads=downloads, verify_js=pub.verify_js, description=description)
+        eo_keys=eo_keys,
+        charts=run_charts(c),
+        receipts=receipts,
+        outputs=outputs,
+        trace_path=(trace_out or {}).get("path"),
+        trace=trace,
+        trace_lines=(trace or "").count("\n") + 1,
+        downloads=downloads,
+        verify_js=pub.verify_js,
+        description=description,
+    )
 
 
 def marked_day_ranges(fig, days) -> Markup:
     """The days whose cash closed below zero as `day_ranges` words them, each day number a mark of its
     record value (so verify checks the note and the chart caption too); empty when none."""
-    low = [i for i, d in enumerate(days) if isinstance(d, dict) and isinstance(d.get("cash"), int)
-           and not isinstance(d.get("cash"), bool) and d["cash"] < 0 and isinstance(d.get("day"), int)]
+    low = [
+        i
+        for i, d in enumerate(days)
+        if isinstance(d, dict)
+        and isinstance(d.get("cash"), int)
+        and not isinstance(d.get("cash"), bool)
+        and d["cash"] < 0
+        and isinstance(d.get("day"), int)
+    ]
     if not low:
         return Markup("")
     spans = []
@@ -152,6 +201,7 @@ def marked_day_ranges(fig, days) -> Markup:
 
     def day(i):
         return fig(["content", "days", i, "day"])
+
     parts = [day(a) + Markup("–") + day(b) if b != a else day(a) for a, b in spans]
     word = "day" if len(parts) == 1 and spans[0][0] == spans[0][1] else "days"
     if len(parts) > 1:
@@ -188,8 +238,13 @@ def _scale(pub, run) -> list:
         if rid == run.run_id:
             out.append((f"{policy} (this run)", None, Figures(run_roots(run, pub))))
         else:
-            out.append((policy, f"../{rid}/" if rid else None,
-                        Figures(run_roots(by_id[rid], pub), run_id=rid) if rid else None))
+            out.append(
+                (
+                    policy,
+                    f"../{rid}/" if rid else None,
+                    Figures(run_roots(by_id[rid], pub), run_id=rid) if rid else None,
+                )
+            )
     if run.run_id not in found.values():
         out.append(("this run", None, Figures(run_roots(run, pub))))
     return out
@@ -215,14 +270,22 @@ def _attempt_view(attempt):
     started = counted.started_of(attempt) or ""
     end_status, end_reason = counted.end_of(c)
     return {
-        "attempt_id": attempt.attempt_id, "label": c.get("label"),
+        "attempt_id": attempt.attempt_id,
+        "label": c.get("label"),
         "model": f"{model.get('provider', '?')}:{model.get('id', '?')}",
         "harness": leaderboard.harness_of(c),
-        "status": end_status, "reason": end_reason,
-        "accepted_actions": c.get("accepted_actions", 0), "settled_days": c.get("settled_days", 0),
-        "score": fmt.score_text(score) if isinstance(score, dict) else "no score", "cost": cost_text,
-        "cost_detail": cost_detail, "machinery": not leaderboard.is_real_model(c),
-        "date": started[:10] or "undated", "started": started, "result": result, "term": term,
+        "status": end_status,
+        "reason": end_reason,
+        "accepted_actions": c.get("accepted_actions", 0),
+        "settled_days": c.get("settled_days", 0),
+        "score": fmt.score_text(score) if isinstance(score, dict) else "no score",
+        "cost": cost_text,
+        "cost_detail": cost_detail,
+        "machinery": not leaderboard.is_real_model(c),
+        "date": started[:10] or "undated",
+        "started": started,
+        "result": result,
+        "term": term,
         "volatile": volatile,
     }
 
@@ -234,17 +297,29 @@ def attempts_page(env, pub) -> str:
 def _attempt_files(pub, attempt):
     """Downloadable files of an attempt, as links relative to its transcript page."""
     folder = pub.runs_dir / attempt.folder.split("/", 1)[1]
-    return [(p.name, f"../../{attempt.folder}/{p.name}") for p in sorted(folder.iterdir())
-            if p.is_file() and p.suffix in records.PUBLISHED_SUFFIXES and fmt.SAFE_ID.match(p.name)]
+    return [
+        (p.name, f"../../{attempt.folder}/{p.name}")
+        for p in sorted(folder.iterdir())
+        if p.is_file() and p.suffix in records.PUBLISHED_SUFFIXES and fmt.SAFE_ID.match(p.name)
+    ]
 
 
 def counted_root(counts) -> dict:
     """The `counted` root of an attempt page's figures: how the one rule (builders/counting.py) counts it.
     attempt.js `countedRoot` derives the same object in the reader's browser from the tries' records."""
     got = counts["score"] or {}
-    return {"world": counts["world"], "try": counts["try"], "tries": counts["tries"], "counted": counts["counted"],
-            "counted_id": counts["counted_id"], "points": got.get("points"), "status": got.get("status"),
-            "verdict": got.get("verdict"), "gates": got.get("gates") or [], "source": got.get("source")}
+    return {
+        "world": counts["world"],
+        "try": counts["try"],
+        "tries": counts["tries"],
+        "counted": counts["counted"],
+        "counted_id": counts["counted_id"],
+        "points": got.get("points"),
+        "status": got.get("status"),
+        "verdict": got.get("verdict"),
+        "gates": got.get("gates") or [],
+        "source": got.get("source"),
+    }
 
 
 def attempt_figures(attempt, counts) -> Figures:
@@ -282,8 +357,11 @@ def erratum_view(entry):
     if entry is None:
         return None
     bound = entry.get("bound")
-    return {"days": [{"day": d["day"], "why": _why(d.get("reasons") or [])} for d in entry["inexpressible_days"]],
-            "points": entry.get("points"), "bound": bound}
+    return {
+        "days": [{"day": d["day"], "why": _why(d.get("reasons") or [])} for d in entry["inexpressible_days"]],
+        "points": entry.get("points"),
+        "bound": bound,
+    }
 
 
 def transcript_page(env, pub, attempt) -> str:
@@ -299,11 +377,16 @@ def transcript_page(env, pub, attempt) -> str:
     rec_sha = fmt.short(attempt.record["content_sha256"])
     tr_sha = fmt.short((c.get("transcript") or {}).get("sha256") if isinstance(c.get("transcript"), dict) else None)
     # The attempt's own start time dates it; the build's fixed SOURCE_DATE_EPOCH is no date of anything.
-    when = (f"for the attempt started on {view['date']} (UTC, from the record's volatile.started)"
-            if view["started"] else "for an attempt whose record carries no start time")
-    generated = (f"Rendered by builders/site/pages.py from {attempt.folder}/record.json (content sha256 "
-                 f"{rec_sha}…) and {attempt.folder}/transcript.json (sha256 {tr_sha}…), {when}. Every step is "
-                 f"shown in full; model-written text is escaped and shown as plain text.")
+    when = (
+        f"for the attempt started on {view['date']} (UTC, from the record's volatile.started)"
+        if view["started"]
+        else "for an attempt whose record carries no start time"
+    )
+    generated = (
+        f"Rendered by builders/site/pages.py from {attempt.folder}/record.json (content sha256 "
+        f"{rec_sha}…) and {attempt.folder}/transcript.json (sha256 {tr_sha}…), {when}. Every step is "
+        f"shown in full; model-written text is escaped and shown as plain text."
+    )
     note, note_path = _note(c, transcript, view["term"])
     counts = counted.counting_map(pub)[attempt.attempt_id]
     steps = transcript.get("steps") if isinstance(transcript.get("steps"), list) else []
@@ -311,23 +394,41 @@ def transcript_page(env, pub, attempt) -> str:
     answered = sum(1 for s in steps if isinstance(s, dict) and s.get("role") == "model")
     # "Verify this attempt in your browser" (site/assets/desk/attempt.js): for an attempt with its receipts beside it
     receipts = (c.get("outputs") or {}).get("receipts") if isinstance(c.get("outputs"), dict) else None
-    verify_url = (f"../../{attempt.folder}/record.json"
-                  if isinstance(receipts, dict) and receipts.get("path") == "receipts.json" and pub.verify_js else None)
+    verify_url = (
+        f"../../{attempt.folder}/record.json"
+        if isinstance(receipts, dict) and receipts.get("path") == "receipts.json" and pub.verify_js
+        else None
+    )
     status_path = ["content", "result", "status"] if result.get("status") else ["content", "termination", "status"]
     return env.get_template("transcript.md.j2").render(
-        counts=counts, counted=_counted_line(counts), unanswered=max(0, calls - answered),
-        a=attempt, fig=attempt_figures(attempt, counts), tries=_tries_urls(pub, counts),
-        scored=bool(result.get("score")), groups=groups, step_count=sum(len(g["steps"]) for g in groups),
+        counts=counts,
+        counted=_counted_line(counts),
+        unanswered=max(0, calls - answered),
+        a=attempt,
+        fig=attempt_figures(attempt, counts),
+        tries=_tries_urls(pub, counts),
+        scored=bool(result.get("score")),
+        groups=groups,
+        step_count=sum(len(g["steps"]) for g in groups),
         machinery=not leaderboard.is_real_model(c),
         days=sum(1 for g in groups if g["day"] is not None),
-        errors=sum(g["errors"] for g in groups), refusals=sum(g["refusals"] for g in groups),
-        status_path=status_path, status_class=str(result.get("status") or view["status"]).lower(),
-        label=view["label"], note=note, note_path=note_path, components=sorted(comps),
+        errors=sum(g["errors"] for g in groups),
+        refusals=sum(g["refusals"] for g in groups),
+        status_path=status_path,
+        status_class=str(result.get("status") or view["status"]).lower(),
+        label=view["label"],
+        note=note,
+        note_path=note_path,
+        components=sorted(comps),
         accepted_actions=view["accepted_actions"],
         summary=fmt.readable_units(trajectory.text_of(transcript.get("summary") or "")),
-        generated=generated, files=_attempt_files(pub, attempt), erratum=erratum_view(pub.erratum_of(attempt.attempt_id)),
-        verify_url=verify_url, graded=isinstance(c.get("result"), dict),
-        description=f"Transcript of model attempt {attempt.attempt_id}: {view['status']}, {view['reason']}.")
+        generated=generated,
+        files=_attempt_files(pub, attempt),
+        erratum=erratum_view(pub.erratum_of(attempt.attempt_id)),
+        verify_url=verify_url,
+        graded=isinstance(c.get("result"), dict),
+        description=f"Transcript of model attempt {attempt.attempt_id}: {view['status']}, {view['reason']}.",
+    )
 
 
 def inspect_page(env, pub, attempt) -> str:
@@ -344,39 +445,74 @@ def inspect_page(env, pub, attempt) -> str:
     counts = counted.counting_map(pub)[attempt.attempt_id]
     rec_sha = fmt.short(attempt.record["content_sha256"])
     tr_sha = fmt.short(c["transcript"]["sha256"])
-    generated = (f"Rendered by builders/site/pages.py from {attempt.folder}/record.json (content sha256 {rec_sha}…, "
-                 f"held to the importer's checks by builders/inspect_records.py) and {attempt.folder}/transcript.json "
-                 f"(sha256 {tr_sha}…), for the eval Inspect created on {view['date']}. Every message is shown in "
-                 f"full, as text.")
-    logged = json.dumps({"task_args": ins.get("task_args"), "generate_config": ins.get("generate_config"),
-                         "limit": ins.get("limit"), "usage": ins.get("usage"), "usage_note": ins.get("usage_note")},
-                        indent=2, sort_keys=True, ensure_ascii=False)
+    generated = (
+        f"Rendered by builders/site/pages.py from {attempt.folder}/record.json (content sha256 {rec_sha}…, "
+        f"held to the importer's checks by builders/inspect_records.py) and {attempt.folder}/transcript.json "
+        f"(sha256 {tr_sha}…), for the eval Inspect created on {view['date']}. Every message is shown in "
+        f"full, as text."
+    )
+    logged = json.dumps(
+        {
+            "task_args": ins.get("task_args"),
+            "generate_config": ins.get("generate_config"),
+            "limit": ins.get("limit"),
+            "usage": ins.get("usage"),
+            "usage_note": ins.get("usage_note"),
+        },
+        indent=2,
+        sort_keys=True,
+        ensure_ascii=False,
+    )
     task = c["task"]
     got = counts["score"]
     score = c["result"].get("score") if isinstance(c.get("result"), dict) else None
     comps = score.get("components") if isinstance(score, dict) and isinstance(score.get("components"), dict) else {}
     steps = [s for g in groups for s in g["steps"]]
     return env.get_template("inspect_attempt.md.j2").render(
-        a=attempt, label=view["label"], ins=ins, counts=counts, counted=_counted_line(counts),
-        groups=groups, step_count=len(steps), invalid=sum(1 for s in steps if s["invalid"]),
-        errors=sum(g["errors"] for g in groups), components=sorted(comps), logged=logged,
-        fig=attempt_figures(attempt, counts), tries=_tries_urls(pub, counts), generated=generated,
+        a=attempt,
+        label=view["label"],
+        ins=ins,
+        counts=counts,
+        counted=_counted_line(counts),
+        groups=groups,
+        step_count=len(steps),
+        invalid=sum(1 for s in steps if s["invalid"]),
+        errors=sum(g["errors"] for g in groups),
+        components=sorted(comps),
+        logged=logged,
+        fig=attempt_figures(attempt, counts),
+        tries=_tries_urls(pub, counts),
+        generated=generated,
         verify_url=f"../../{attempt.folder}/record.json" if pub.verify_js else None,
-        files=_attempt_files(pub, attempt), per_call=any(s["usage"] or s["time"] for s in steps),
+        files=_attempt_files(pub, attempt),
+        per_call=any(s["usage"] or s["time"] for s in steps),
         description=f"Inspect-imported attempt {attempt.attempt_id} of {view['model']} on {task['family']} seed "
-                    f"{task['seed']}: {got['points'] if got else 'not counted'}"
-                    f"{'/100' if got else ''}, {c['result'].get('status')}.")
+        f"{task['seed']}: {got['points'] if got else 'not counted'}"
+        f"{'/100' if got else ''}, {c['result'].get('status')}.",
+    )
 
 
 def _counted_line(counts) -> dict:
     """What the transcript's head says of the attempt under the one rule (builders/counting.py)."""
     from builders import counting
+
     got = counts["score"]
-    out = {"rule": counting.RULE, "world": counts["world"], "try": counts["try"], "tries": counts["tries"],
-           "counted": counts["counted"], "counted_id": counts["counted_id"]}
+    out = {
+        "rule": counting.RULE,
+        "world": counts["world"],
+        "try": counts["try"],
+        "tries": counts["tries"],
+        "counted": counts["counted"],
+        "counted_id": counts["counted_id"],
+    }
     if got:
-        out.update(points=got["points"], status=got["status"], verdict=got["verdict"] or "no verdict",
-                   gates=got["gates"], engine=got["source"] == "engine")
+        out.update(
+            points=got["points"],
+            status=got["status"],
+            verdict=got["verdict"] or "no verdict",
+            gates=got["gates"],
+            engine=got["source"] == "engine",
+        )
     return out
 
 
@@ -391,6 +527,7 @@ def generated_pages(pub) -> dict:
             pages[f"attempts/{attempt.attempt_id}/index.md"] = transcript_page(env, pub, attempt)
     pages.update(comparisons.generated_pages(env, pub))
     from . import cards, outcomes, studies  # runs/studies/: pre-registered studies of real agents and their state
+
     pages["studies/index.md"] = studies.page(env, pub)
     pages.update(outcomes.generated_pages(env, pub))  # each study's outcomes per world
     pages.update(cards.generated_pages(env, pub))  # a model card per set of weights
@@ -399,18 +536,25 @@ def generated_pages(pub) -> dict:
 
 def page_titles(pub) -> dict:
     """{src_uri: (title, [key figures])} for generated pages, used by the OG cards."""
-    titles = {"runs/index.md": ("Run register", [f"{len(pub.runs)} runs"]),
-              "attempts/index.md": ("Attempts", [f"{len(pub.attempts)} retained attempts"])}
+    titles = {
+        "runs/index.md": ("Run register", [f"{len(pub.runs)} runs"]),
+        "attempts/index.md": ("Attempts", [f"{len(pub.attempts)} retained attempts"]),
+    }
     for attempt in pub.attempts:
         if attempt.transcript is not None:
             view = _attempt_view(attempt)
             titles[f"attempts/{attempt.attempt_id}/index.md"] = (
-                f"Transcript {attempt.attempt_id}", [str(view["status"]), str(view["reason"]), view["score"]])
+                f"Transcript {attempt.attempt_id}",
+                [str(view["status"]), str(view["reason"]), view["score"]],
+            )
     titles.update(comparisons.page_titles(pub))
     from . import cards, outcomes, studies
+
     titles.update(outcomes.titles(pub))
     titles.update(cards.titles(pub))
     found = studies.studies(pub.runs_dir, pub.attempts)
-    titles["studies/index.md"] = ("Studies", [f"{len(found)} pre-registered", *(
-        f"{s['name']}: {s['state']}, {s['worlds']} worlds" for s in found[:2])])
+    titles["studies/index.md"] = (
+        "Studies",
+        [f"{len(found)} pre-registered", *(f"{s['name']}: {s['state']}, {s['worlds']} worlds" for s in found[:2])],
+    )
     return titles

@@ -29,8 +29,10 @@ def _rules():
 
 def code() -> dict:
     """{"rules": {path, sha256}, "bands": {path, sha256}}: the code the bands are computed with, as published."""
-    return {name: {"path": path, "sha256": hashlib.sha256(src.read_bytes()).hexdigest()}
-            for name, (path, src) in zip(("rules", "bands"), SITE_FILES.items())}
+    return {
+        name: {"path": path, "sha256": hashlib.sha256(src.read_bytes()).hexdigest()}
+        for name, (path, src) in zip(("rules", "bands"), SITE_FILES.items())
+    }
 
 
 def site_files() -> dict:
@@ -39,20 +41,28 @@ def site_files() -> dict:
 
 def rank(rows, preliminary_below) -> dict:
     """bands.ranking over the model rows, each row's scores in the order its counted attempts were started."""
-    return bands.ranking(_rules(), [{"key": r["key"], "scores": [c["score"] for c in r["counted"]]} for r in rows],
-                         ALPHA, preliminary_below)
+    return bands.ranking(
+        _rules(),
+        [{"key": r["key"], "scores": [c["score"] for c in r["counted"]]} for r in rows],
+        ALPHA,
+        preliminary_below,
+    )
 
 
 def erratum_note(row, errata) -> dict | None:
     """{grammar, attempts, withheld_at_most}: the counted attempts of a row the grammar-1 erratum names (those
     with inexpressible days), and the points their days could have withheld at most; None when it names none."""
-    named = {e.get("attempt_id"): e for e in (errata.get("attempts") or []) if isinstance(e, dict)
-             and e.get("inexpressible_days")}
+    named = {
+        e.get("attempt_id"): e
+        for e in (errata.get("attempts") or [])
+        if isinstance(e, dict) and e.get("inexpressible_days")
+    }
     hit = [named[c["attempt_id"]] for c in row["counted"] if c["attempt_id"] in named]
     if not hit:
         return None
-    withheld = sum(e["bound"]["withheld_at_most"] for e in hit
-                   if isinstance((e.get("bound") or {}).get("withheld_at_most"), int))
+    withheld = sum(
+        e["bound"]["withheld_at_most"] for e in hit if isinstance((e.get("bound") or {}).get("withheld_at_most"), int)
+    )
     return {"grammar": str(errata.get("grammar")), "attempts": len(hit), "withheld_at_most": withheld}
 
 
@@ -79,6 +89,11 @@ def apply(rows, pub, preliminary_below) -> tuple:
     for head in heads:
         for r in head["rows"]:
             r.update(got["rows"][r["key"]])
-            r.update(model=head["name"], tuning=head["tuning"], base=head["base"], card=head["card"],
-                     erratum=erratum_note(r, pub.errata))
+            r.update(
+                model=head["name"],
+                tuning=head["tuning"],
+                base=head["base"],
+                card=head["card"],
+                erratum=erratum_note(r, pub.errata),
+            )
     return ordered, got, heads

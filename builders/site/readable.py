@@ -14,12 +14,13 @@ from .fmt import MONEY_DAY_KEYS, MONEY_KEYS, money
 def pretty(value) -> str | None:
     """JSON text, indented, with money and money-days integers written as amounts ("cash": 15,000,000.00);
     None for a value nested too deeply to walk (the page then shows the text as written)."""
+
     def walk(v, key, depth):
         pad = "  " * depth
         if isinstance(v, dict):
             if not v:
                 return "{}"
-            items = [f'{pad}  {json.dumps(k, ensure_ascii=False)}: {walk(v[k], k, depth + 1)}' for k in v]
+            items = [f"{pad}  {json.dumps(k, ensure_ascii=False)}: {walk(v[k], k, depth + 1)}" for k in v]
             return "{\n" + ",\n".join(items) + f"\n{pad}}}"
         if isinstance(v, list):
             if not v:

@@ -28,6 +28,7 @@ def reading(d) -> dict:
     minus = [a for a, w in sorted(arms.items()) if w < 0]
     estimate = str((d.get("estimate") or {}).get("decimal"))
     from decimal import Decimal, InvalidOperation
+
     try:
         value = Decimal(estimate)
         sign = (value > 0) - (value < 0)

@@ -20,7 +20,12 @@ INDEX_SCHEMA = "fundbook.index/2"
 RUN_SCHEMA = "fundbook.run/1"
 ATTEMPT_SCHEMA = "fundbook.attempt/1"
 PRACTITIONER_SCHEMA = "fundbook.practitioner/1"
-PUBLISHED_SUFFIXES = (".json", ".jsonl", ".parquet", ".eval")  # files under runs/ copied into the site (.eval: a kept Inspect log)
+PUBLISHED_SUFFIXES = (
+    ".json",
+    ".jsonl",
+    ".parquet",
+    ".eval",
+)  # files under runs/ copied into the site (.eval: a kept Inspect log)
 # A published file's name as records give it: runs/ then plain path segments (no "..", no scheme).
 PUBLISHED_PATH = re.compile(r"^runs(/[A-Za-z0-9][A-Za-z0-9._-]{0,127})+$")
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -33,9 +38,9 @@ class SiteInputError(Exception):
 @dataclass
 class Run:
     run_id: str
-    entry: dict          # the index entry
-    record: dict         # the whole record (content, content_sha256, volatile)
-    record_path: str     # repo-relative, e.g. runs/reference-W1.json
+    entry: dict  # the index entry
+    record: dict  # the whole record (content, content_sha256, volatile)
+    record_path: str  # repo-relative, e.g. runs/reference-W1.json
 
     @property
     def content(self):
@@ -54,7 +59,7 @@ class Attempt:
     attempt_id: str
     record: dict
     transcript: dict | None
-    folder: str          # repo-relative, e.g. runs/attempts/<id>
+    folder: str  # repo-relative, e.g. runs/attempts/<id>
 
     @property
     def content(self):
@@ -69,9 +74,10 @@ class Attempt:
 @dataclass
 class Session:
     """A practitioner's desk session, imported into runs/practitioners/<id>/."""
+
     session_id: str
     record: dict
-    folder: str          # repo-relative, e.g. runs/practitioners/<id>
+    folder: str  # repo-relative, e.g. runs/practitioners/<id>
 
     @property
     def content(self):
@@ -85,12 +91,12 @@ class Publication:
     runs: list = field(default_factory=list)
     attempts: list = field(default_factory=list)
     practitioners: list = field(default_factory=list)
-    verify_js: bool = False      # the practice desk's verify.js exists: run pages load it
+    verify_js: bool = False  # the practice desk's verify.js exists: run pages load it
     errata: dict = field(default_factory=dict)  # runs/errata/grammar-1.json (make verify-erratum recomputes it)
 
     def erratum_of(self, attempt_id):
         """The grammar-1 erratum's entry for an attempt with inexpressible days, or None."""
-        for entry in (self.errata.get("attempts") or []):
+        for entry in self.errata.get("attempts") or []:
             if entry.get("attempt_id") == attempt_id and entry.get("inexpressible_days"):
                 return entry
         return None
@@ -122,13 +128,12 @@ def load_json(path: Path, label: str):
         raise SiteInputError(f"{label}: expected JSON nested less deeply") from None
 
 
-
-
 def resolve_published(runs_dir: Path, rel, label: str) -> Path:
     """The file a record names ("runs/receipts/x.json"), which must lie inside runs_dir."""
     if not isinstance(rel, str) or not PUBLISHED_PATH.match(rel) or "/../" in f"{rel}/" or "/./" in f"{rel}/":
-        raise SiteInputError(f"{label}: expected a path runs/<name>[/<name>...] of letters, digits, '.', '_' "
-                             f"or '-', got {rel!r}")
+        raise SiteInputError(
+            f"{label}: expected a path runs/<name>[/<name>...] of letters, digits, '.', '_' or '-', got {rel!r}"
+        )
     return runs_dir / rel.split("/", 1)[1]
 
 
@@ -212,8 +217,10 @@ def load_attempts(runs_dir: Path) -> list:
         if not RUN_ID.match(folder.name):
             raise SiteInputError(f"{rel}: expected a folder name of letters, digits, '.', '_' or '-'")
         if folder.name.endswith(".partial") and not (folder / "record.json").exists():
-            raise SiteInputError(f"{rel}: an unfinished attempt (still running, or its host died: `fundbook-launch "
-                                 f"recover` it); every attempt is published, once it has its record")
+            raise SiteInputError(
+                f"{rel}: an unfinished attempt (still running, or its host died: `fundbook-launch "
+                f"recover` it); every attempt is published, once it has its record"
+            )
         record = load_json(folder / "record.json", f"{rel}/record.json")
         if is_inspect_record(record):
             attempts.append(_inspect_attempt(runs_dir, folder, rel))
@@ -236,6 +243,7 @@ def _inspect_unique(attempts):
     """One (eval, sample, epoch) is published once (builders/inspect_records.py check_unique)."""
     from builders import inspect_records
     from engine import InputError
+
     try:
         inspect_records.check_unique({a.attempt_id: a.content for a in attempts if a.inspect})
     except InputError as exc:
@@ -247,6 +255,7 @@ def _inspect_attempt(runs_dir: Path, folder: Path, rel: str) -> Attempt:
     files, its receipts re-executed on the host) before any page shows it; refused in one line otherwise."""
     from builders import inspect_records
     from engine import InputError
+
     try:
         record = inspect_records.check_published(str(runs_dir), folder.name, inspect_records.published_engine(runs_dir))
     except InputError as exc:
@@ -266,8 +275,10 @@ def load_practitioners(runs_dir: Path) -> list:
         if not RUN_ID.match(folder.name):
             raise SiteInputError(f"{rel}: expected a folder name of letters, digits, '.', '_' or '-'")
         if folder.name.endswith(".partial") and not (folder / "record.json").exists():
-            raise SiteInputError(f"{rel}: an unfinished attempt (still running, or its host died: `fundbook-launch "
-                                 f"recover` it); every attempt is published, once it has its record")
+            raise SiteInputError(
+                f"{rel}: an unfinished attempt (still running, or its host died: `fundbook-launch "
+                f"recover` it); every attempt is published, once it has its record"
+            )
         record = load_json(folder / "record.json", f"{rel}/record.json")
         _check_content(record, f"{rel}/record.json", PRACTITIONER_SCHEMA)
         sessions.append(Session(session_id=folder.name, record=record, folder=rel))
@@ -291,5 +302,11 @@ def load_errata(runs_dir: Path) -> dict:
 
 def load_publication(runs_dir: Path) -> Publication:
     index, runs = load_runs(runs_dir)
-    return Publication(runs_dir=runs_dir, index=index, runs=runs, attempts=load_attempts(runs_dir),
-                       practitioners=load_practitioners(runs_dir), errata=load_errata(runs_dir))
+    return Publication(
+        runs_dir=runs_dir,
+        index=index,
+        runs=runs,
+        attempts=load_attempts(runs_dir),
+        practitioners=load_practitioners(runs_dir),
+        errata=load_errata(runs_dir),
+    )

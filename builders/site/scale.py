@@ -21,7 +21,7 @@ def world_key(content) -> str | None:
 
 
 def scale_policy(content) -> str | None:
-    """"do-nothing" or "reference" when this run sets one end of its world's scale."""
+    """ "do-nothing" or "reference" when this run sets one end of its world's scale."""
     fixture = content.get("fixture") if isinstance(content.get("fixture"), dict) else {}
     if content.get("kind") == "reference":
         return "reference"

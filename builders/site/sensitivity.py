@@ -34,7 +34,7 @@ def _past_stop(pub, items, played, model_arm, other_arm):
     by_world = {c["world"]: c for c in counts.values() if c["counted"] and c["agent"].startswith("model:")}
     policy = other_arm.split(":", 1)[1] if other_arm.startswith("baseline:") else None
     out = []
-    for item in items[len(played):]:
+    for item in items[len(played) :]:
         got = by_world.get(item["item_id"])
         if got is None or policy is None:
             break  # the recorded worlds run out: the committed order has no gap
@@ -50,9 +50,14 @@ def _run(rules, spec, worlds):
     values = {(iid, arm, 0): v for iid, scores in worlds for arm, v in scores.items()}
     d = rules.decide(spec, [iid for iid, _ in worlds], values)
     seq = d.get("sequential") or {}
-    return {"verdict": d["verdict"], "n": d["n"], "wealth_against": seq.get("wealth_against"),
-            "wealth_for": seq.get("wealth_for"), "stopped": seq.get("stopped_at") is not None,
-            "of": len(worlds)}
+    return {
+        "verdict": d["verdict"],
+        "n": d["n"],
+        "wealth_against": seq.get("wealth_against"),
+        "wealth_for": seq.get("wealth_for"),
+        "stopped": seq.get("stopped_at") is not None,
+        "of": len(worlds),
+    }
 
 
 def analyse(pub, comparison, status, items, spec):
@@ -68,8 +73,11 @@ def analyse(pub, comparison, status, items, spec):
     played = _scores(status.get("per_world") or [], arms)
     n = decision.get("n") if isinstance(decision.get("n"), int) else 0
     counts = counted.counting_map(pub)
-    lost = {c["world"] for c in counts.values()
-            if c["counted"] and c["agent"].startswith("model:") and c["score"]["source"] == "engine"}
+    lost = {
+        c["world"]
+        for c in counts.values()
+        if c["counted"] and c["agent"].startswith("model:") and c["score"]["source"] == "engine"
+    }
     found = [(i, iid, sc) for i, (iid, sc) in enumerate(played[:n]) if iid in lost]
     if not found:
         return []
@@ -80,13 +88,24 @@ def analyse(pub, comparison, status, items, spec):
     for i, iid, sc in found:
         tie = [(w, dict(s, **{model_arm: s[other_arm]}) if w == iid else s) for w, s in worlds]
         left_out = [(w, s) for w, s in worlds if w != iid]
-        out.append({"world": iid, "position": i + 1, "points": sc[model_arm], "other": sc[other_arm],
-                    "other_arm": other_arm, "difference": sc[model_arm] - sc[other_arm],
-                    "largest": all(abs(sc[model_arm] - sc[other_arm]) >= abs(s[model_arm] - s[other_arm])
-                                   for _, s in played[:n]),
-                    "recorded": len(worlds), "past_stop": len(worlds) - len(played),
-                    "tie": _run(rules, spec, tie), "left_out": _run(rules, spec, left_out),
-                    "as_drawn": {"verdict": drawn[0], "n": n}})
+        out.append(
+            {
+                "world": iid,
+                "position": i + 1,
+                "points": sc[model_arm],
+                "other": sc[other_arm],
+                "other_arm": other_arm,
+                "difference": sc[model_arm] - sc[other_arm],
+                "largest": all(
+                    abs(sc[model_arm] - sc[other_arm]) >= abs(s[model_arm] - s[other_arm]) for _, s in played[:n]
+                ),
+                "recorded": len(worlds),
+                "past_stop": len(worlds) - len(played),
+                "tie": _run(rules, spec, tie),
+                "left_out": _run(rules, spec, left_out),
+                "as_drawn": {"verdict": drawn[0], "n": n},
+            }
+        )
         x = out[-1]
         x["moved"] = any((r["verdict"], r["n"]) != drawn or not r["stopped"] for r in (x["tie"], x["left_out"]))
     return out

@@ -21,9 +21,18 @@ import click
 
 from builders.site.csp import HEADERS_FILE, read_headers
 
-TYPES = {".wasm": "application/wasm", ".mjs": "text/javascript", ".js": "text/javascript",
-         ".json": "application/json", ".zip": "application/zip", ".parquet": "application/vnd.apache.parquet",
-         ".html": "text/html; charset=utf-8", ".css": "text/css", ".svg": "image/svg+xml", ".map": "application/json"}
+TYPES = {
+    ".wasm": "application/wasm",
+    ".mjs": "text/javascript",
+    ".js": "text/javascript",
+    ".json": "application/json",
+    ".zip": "application/zip",
+    ".parquet": "application/vnd.apache.parquet",
+    ".html": "text/html; charset=utf-8",
+    ".css": "text/css",
+    ".svg": "image/svg+xml",
+    ".map": "application/json",
+}
 LONG_CACHE = ("/vendor/", "/engine/")
 
 
@@ -69,7 +78,7 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         return None
 
     def end_headers(self):
-        for name, value in ([] if getattr(self, "in_overlay", False) else self.site_headers):
+        for name, value in [] if getattr(self, "in_overlay", False) else self.site_headers:
             self.send_header(name, value)
         if self.path.startswith(LONG_CACHE):
             self.send_header("Cache-Control", "public, max-age=31536000, immutable")

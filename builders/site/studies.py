@@ -24,16 +24,23 @@ def _decision(doc, where) -> dict:
     report = doc.get("report") if isinstance(doc, dict) else None
     if not isinstance(report, dict) or not isinstance(report.get("per_arm_mean"), dict):
         raise SiteInputError(f"{where}: expected a decision with a report of per-arm means")
-    return {"verdict": doc.get("verdict"), "n": doc.get("n"), "why": doc.get("inconclusive_because"),
-            "per_arm_mean": [(arm, _two(v)) for arm, v in sorted(report["per_arm_mean"].items())],
-            "mean_difference": _two(report.get("mean_difference")), "se": _two(report.get("se")),
-            "lower": _two(doc.get("lower_bound"), "floor"), "upper": _two(doc.get("upper_bound"), "ceiling"),
-            "direction": _reading(doc)["direction"],
-            "informative": "upper" if doc.get("verdict") == "not supported" else "lower"}
+    return {
+        "verdict": doc.get("verdict"),
+        "n": doc.get("n"),
+        "why": doc.get("inconclusive_because"),
+        "per_arm_mean": [(arm, _two(v)) for arm, v in sorted(report["per_arm_mean"].items())],
+        "mean_difference": _two(report.get("mean_difference")),
+        "se": _two(report.get("se")),
+        "lower": _two(doc.get("lower_bound"), "floor"),
+        "upper": _two(doc.get("upper_bound"), "ceiling"),
+        "direction": _reading(doc)["direction"],
+        "informative": "upper" if doc.get("verdict") == "not supported" else "lower",
+    }
 
 
 def _reading(doc):
     from .reading import reading
+
     return reading(doc)
 
 
@@ -57,42 +64,73 @@ def _study(root: Path, name: str, attempts) -> dict:
         state = (status.get("comparisons") or {}).get(comp) or {}
         decision = None
         if (root / name / comp / "decision.json").is_file():  # drawn once the rule stopped (`study decide`)
-            decision = _decision(load_json(root / name / comp / "decision.json", f"{where}/{comp}/decision.json"),
-                                 f"{where}/{comp}/decision.json")
-        decision_doc = (load_json(root / name / comp / "decision.json", f"{where}/{comp}/decision.json")
-                        if decision is not None else None)
-        questions.append({"dfig": DecisionFigures(decision_doc, of=comp) if decision_doc else None,
-                          "name": comp, "question": spec.get("question"), "estimand": spec.get("estimand"),
-                          "method": spec.get("method") or {}, "alpha": spec.get("alpha"),
-                          "max_n": (spec.get("stopping") or {}).get("max_n"), "frozen_on": freeze.get("frozen_on"),
-                          "spec_sha256": freeze.get("spec_sha256"), "state": state, "decision": decision,
-                          "freeze_commit": freeze_commit(str(root / name / comp)),
-                          "path": f"{where}/{comp}"})
+            decision = _decision(
+                load_json(root / name / comp / "decision.json", f"{where}/{comp}/decision.json"),
+                f"{where}/{comp}/decision.json",
+            )
+        decision_doc = (
+            load_json(root / name / comp / "decision.json", f"{where}/{comp}/decision.json")
+            if decision is not None
+            else None
+        )
+        questions.append(
+            {
+                "dfig": DecisionFigures(decision_doc, of=comp) if decision_doc else None,
+                "name": comp,
+                "question": spec.get("question"),
+                "estimand": spec.get("estimand"),
+                "method": spec.get("method") or {},
+                "alpha": spec.get("alpha"),
+                "max_n": (spec.get("stopping") or {}).get("max_n"),
+                "frozen_on": freeze.get("frozen_on"),
+                "spec_sha256": freeze.get("spec_sha256"),
+                "state": state,
+                "decision": decision,
+                "freeze_commit": freeze_commit(str(root / name / comp)),
+                "path": f"{where}/{comp}",
+            }
+        )
     by_world = {}
     for a in attempts:  # a model attempt on a world of this study links from its row
         task = a.content.get("task") if isinstance(a.content.get("task"), dict) else {}
         if task.get("split") == "heldout":
             end = a.content.get("termination") if isinstance(a.content.get("termination"), dict) else {}
             by_world.setdefault(f"{task.get('family')}/seed-{task.get('seed')}", []).append(
-                (a.attempt_id, str(end.get("status") or "unknown")))
+                (a.attempt_id, str(end.get("status") or "unknown"))
+            )
     worlds = []
     arms = list(study.get("arms") or [])
     for w in status.get("per_world") or []:
         scores = w.get("score") or {}
-        worlds.append({"item_id": w.get("item_id"), "family": w.get("family"), "listed": list(w.get("tries") or []),
-                       "scores": [fmt.figure_text(v, "points") if v is not None else "none"
-                                  for v in scores.values()],
-                       "attempts": sorted(by_world.get(w.get("item_id"), []))})
+        worlds.append(
+            {
+                "item_id": w.get("item_id"),
+                "family": w.get("family"),
+                "listed": list(w.get("tries") or []),
+                "scores": [fmt.figure_text(v, "points") if v is not None else "none" for v in scores.values()],
+                "attempts": sorted(by_world.get(w.get("item_id"), [])),
+            }
+        )
     published = {a.attempt_id: a.content for a in attempts}
-    roots = {"status": status, "study": study,
-             "attempts": {aid: published.get(aid) for w in worlds for aid in w["listed"]},
-             "spec": {q["name"]: load_json(root / name / q["name"] / "spec.json", "") for q in questions},
-             "freeze": {q["name"]: load_json(root / name / q["name"] / "freeze.json", "") for q in questions}}
-    return {"fig": Figures(roots, of=name), "url": f"../{where}/",
-            "name": name, "state": status.get("state"), "worlds": status.get("worlds"),
-            "planned_max": status.get("planned_max"), "questions": questions, "world_rows": worlds,
-            "arm_names": list((status.get("per_world") or [{}])[0].get("score", {}).keys()) or arms,
-            "tiers": _tiers(status.get("tiers"), where)}
+    roots = {
+        "status": status,
+        "study": study,
+        "attempts": {aid: published.get(aid) for w in worlds for aid in w["listed"]},
+        "spec": {q["name"]: load_json(root / name / q["name"] / "spec.json", "") for q in questions},
+        "freeze": {q["name"]: load_json(root / name / q["name"] / "freeze.json", "") for q in questions},
+    }
+    return {
+        "fig": Figures(roots, of=name),
+        "url": f"../{where}/",
+        "name": name,
+        "state": status.get("state"),
+        "worlds": status.get("worlds"),
+        "planned_max": status.get("planned_max"),
+        "questions": questions,
+        "world_rows": worlds,
+        "arm_names": list((status.get("per_world") or [{}])[0].get("score", {}).keys()) or arms,
+        "tiers": _tiers(status.get("tiers"), where),
+    }
 
 
 def _usd(value):
@@ -112,23 +150,42 @@ def _tiers(doc, where):
             raise SiteInputError(f"{where}/status.json: tiers: expected objects")
 
         def seeds(group):
-            return "; ".join(f"{cell} {', '.join(str(s) for s in found)}" for cell, found in sorted(
-                (group or {}).items())) or "none"
-        rows.append({"name": t.get("name"), "budget": _usd(t.get("budget_micro_usd")),
-                     "spent": _usd(t.get("spent_micro_usd")),
-                     "cumulative": (f"{_usd(t.get('cumulative_spent'))} of "
-                                    f"{_usd(t.get('cumulative_budget'))}"
-                                    if t.get("cumulative_budget") is not None else "not reconciled yet"),
-                     "ran": seeds(t.get("ran")), "cut": seeds(t.get("cut")), "action": t.get("action") or "none"})
-    return {"rows": rows, "overrun_bps": doc.get("overrun_bps"), "sd_table": sorted(doc["sd_table"].items()) if isinstance(doc.get("sd_table"), dict) else []}
+            return (
+                "; ".join(f"{cell} {', '.join(str(s) for s in found)}" for cell, found in sorted((group or {}).items()))
+                or "none"
+            )
+
+        rows.append(
+            {
+                "name": t.get("name"),
+                "budget": _usd(t.get("budget_micro_usd")),
+                "spent": _usd(t.get("spent_micro_usd")),
+                "cumulative": (
+                    f"{_usd(t.get('cumulative_spent'))} of {_usd(t.get('cumulative_budget'))}"
+                    if t.get("cumulative_budget") is not None
+                    else "not reconciled yet"
+                ),
+                "ran": seeds(t.get("ran")),
+                "cut": seeds(t.get("cut")),
+                "action": t.get("action") or "none",
+            }
+        )
+    return {
+        "rows": rows,
+        "overrun_bps": doc.get("overrun_bps"),
+        "sd_table": sorted(doc["sd_table"].items()) if isinstance(doc.get("sd_table"), dict) else [],
+    }
 
 
 def studies(runs_dir: Path, attempts) -> list:
     root = runs_dir / "studies"
     if not root.is_dir():
         return []
-    return [_study(root, p.name, attempts) for p in sorted(root.iterdir())
-            if p.is_dir() and fmt.SAFE_ID.match(p.name) and (p / "study.json").exists() and not _waiting(p)]
+    return [
+        _study(root, p.name, attempts)
+        for p in sorted(root.iterdir())
+        if p.is_dir() and fmt.SAFE_ID.match(p.name) and (p / "study.json").exists() and not _waiting(p)
+    ]
 
 
 def _waiting(folder: Path) -> bool:
@@ -168,12 +225,15 @@ def counted(pub, found) -> None:
     study's score for the model is the counted attempt's: one number everywhere, or the build stops."""
     from builders import counting
     from .counted import counting_map
+
     counts = counting_map(pub)
     for st in found:
         model_col = next((i for i, a in enumerate(st["arm_names"]) if str(a).startswith("model:")), None)
         for w in st["world_rows"]:
-            w["tries"] = sorted(((aid, counts[aid]["try"], counts[aid]["counted"], end)
-                                 for aid, end in w["attempts"] if aid in counts), key=lambda t: (t[1], t[0]))
+            w["tries"] = sorted(
+                ((aid, counts[aid]["try"], counts[aid]["counted"], end) for aid, end in w["attempts"] if aid in counts),
+                key=lambda t: (t[1], t[0]),
+            )
             # the tries as the study lists them (status.json), the counted one by the rule; the page marks each
             bold = {aid for aid, _, is_counted, _ in w["tries"] if is_counted}
             w["listed"] = [(j, aid, aid in bold) for j, aid in enumerate(w["listed"])]
@@ -185,7 +245,8 @@ def counted(pub, found) -> None:
                     raise SiteInputError(
                         f"runs/studies/{st['name']}/status.json: world {w['item_id']}: the study scores the model "
                         f"{stated}, its counted attempt {last['counted_id']} scores {last['score']['points']} by the "
-                        f"rule of {counting.RULE_SOURCE}: the pages would disagree")
+                        f"rule of {counting.RULE_SOURCE}: the pages would disagree"
+                    )
         st["arm_heads"] = [(_short_arm(a), a) for a in st["arm_names"]]
         st["rule"] = counting.RULE
 
@@ -196,4 +257,8 @@ def page(env, pub) -> str:
     for st in found:
         st["erratum"] = pub.study_erratum(st["name"])
     return env.get_template("studies.md.j2").render(
-        studies=found, arm_head=_short_arm, waiting=preregistered(pub.runs_dir), description=f"{len(found)} pre-registered studies of real agents, with their state.")
+        studies=found,
+        arm_head=_short_arm,
+        waiting=preregistered(pub.runs_dir),
+        description=f"{len(found)} pre-registered studies of real agents, with their state.",
+    )

@@ -20,7 +20,7 @@ import re
 
 from . import fmt, readable
 
-FOLD_LINES = 30          # a model answer longer than this is folded (never cut)
+FOLD_LINES = 30  # a model answer longer than this is folded (never cut)
 FOLD_CHARS = 3000
 BATCH_WORDS = {"accepted": "batch accepted", "rejected": "batch rejected", "missing": "no batch"}
 _REFUSED = re.compile(r"\b(\d+) refused\b", re.ASCII)
@@ -81,9 +81,14 @@ def _fold(output):
     shown = readable.pretty(value) if value is not None else None
     if shown is not None:  # one line of the JSON, money as amounts: "{ "cash": 15,000,000.00, "day": 1, ..."
         first = " ".join(shown.split())
-    return {"output": text, "lines": lines, "chars": len(text),
-            "folded": lines > FOLD_LINES or len(text) > FOLD_CHARS, "readable": shown,
-            "preview": first[:120] + ("…" if len(first) > 120 else "")}
+    return {
+        "output": text,
+        "lines": lines,
+        "chars": len(text),
+        "folded": lines > FOLD_LINES or len(text) > FOLD_CHARS,
+        "readable": shown,
+        "preview": first[:120] + ("…" if len(first) > 120 else ""),
+    }
 
 
 def _step(i, step) -> dict:
@@ -93,9 +98,15 @@ def _step(i, step) -> dict:
     for call in step.get("tool_calls") if isinstance(step.get("tool_calls"), list) else []:
         call = call if isinstance(call, dict) else {"output": call}
         code = _int(call.get("exit_code"))
-        calls.append({"name": text_of(call.get("name", "?")), "exit_code": code, "ok": code == 0,
-                      "arguments": text_of(call.get("arguments")),
-                      **_fold(call.get("output") if call.get("output") is not None else "")})
+        calls.append(
+            {
+                "name": text_of(call.get("name", "?")),
+                "exit_code": code,
+                "ok": code == 0,
+                "arguments": text_of(call.get("arguments")),
+                **_fold(call.get("output") if call.get("output") is not None else ""),
+            }
+        )
     text = text_of(step.get("text") or "")
     value = _json(text) if role == "model" else None
     call = step.get("call") if isinstance(step.get("call"), dict) else {}
@@ -108,20 +119,28 @@ def _step(i, step) -> dict:
     if _int(call.get("cpu_ms")) is not None:
         facts.append(f"CPU {fmt.duration(call['cpu_ms'])}")
     marks = flags(step)
-    return {"index": _int(step.get("index")) if _int(step.get("index")) is not None else i, "role": role,
-            "role_class": role if role in ("model", "tool", "evaluator") else "other", "text": text,
-            "readable": readable.pretty(value) if value is not None else None,
-            "long": text.count("\n") + 1 > FOLD_LINES or len(text) > FOLD_CHARS,
-            "tool_calls": calls, "facts": facts, "marks": marks,
-            "error": any(k == "error" for k, _ in marks), "refusal": any(k == "refusal" for k, _ in marks)}
+    return {
+        "index": _int(step.get("index")) if _int(step.get("index")) is not None else i,
+        "role": role,
+        "role_class": role if role in ("model", "tool", "evaluator") else "other",
+        "text": text,
+        "readable": readable.pretty(value) if value is not None else None,
+        "long": text.count("\n") + 1 > FOLD_LINES or len(text) > FOLD_CHARS,
+        "tool_calls": calls,
+        "facts": facts,
+        "marks": marks,
+        "error": any(k == "error" for k, _ in marks),
+        "refusal": any(k == "refusal" for k, _ in marks),
+    }
 
 
 def _outcome(day, result_day) -> str:
     """The checkpoint's one-line outcome, from the attempt's result (numbers and fixed words only)."""
     if not isinstance(result_day, dict):
         return "not settled in the attempt's result"
-    parts = [BATCH_WORDS.get(result_day.get("batch"), "batch ?") if isinstance(result_day.get("batch"), str)
-             else "batch ?"]
+    parts = [
+        BATCH_WORDS.get(result_day.get("batch"), "batch ?") if isinstance(result_day.get("batch"), str) else "batch ?"
+    ]
     accepted, refused = _int(result_day.get("accepted")), _int(result_day.get("refused"))
     if accepted is not None and refused is not None:
         parts.append(f"{fmt.count(accepted)} accepted, {fmt.count(refused)} refused")
@@ -235,18 +254,34 @@ def inspect_checkpoints(transcript, result) -> list:
         calls = []
         for call in step.get("tool_calls") if isinstance(step.get("tool_calls"), list) else []:
             call = call if isinstance(call, dict) else {}
-            calls.append({"id": text_of(call.get("id")), "function": text_of(call.get("function")),
-                          "arguments": json.dumps(call.get("arguments"), indent=2, sort_keys=True, ensure_ascii=False)})
-        groups[-1]["steps"].append({
-            "index": _int(step.get("index")) if _int(step.get("index")) is not None else i, "role": role,
-            "role_class": INSPECT_ROLES.get(role, "other"), "text": text,
-            "long": text.count("\n") + 1 > FOLD_LINES or len(text) > FOLD_CHARS,
-            "model": text_of(step.get("model")) if role == "assistant" and step.get("model") else None,
-            "function": text_of(step.get("function")) if role == "tool" and step.get("function") else None,
-            "tool_calls": calls, "marks": marks, "usage": tokens, "time": time,
-            "turn": turn if role == "assistant" else None, "turns": turns, "answered_error": False,
-            "invalid": any(w == "invalid answer" for _, w in marks),
-            "error": any(k == "error" for k, _ in marks), "refusal": any(k == "refusal" for k, _ in marks)})
+            calls.append(
+                {
+                    "id": text_of(call.get("id")),
+                    "function": text_of(call.get("function")),
+                    "arguments": json.dumps(call.get("arguments"), indent=2, sort_keys=True, ensure_ascii=False),
+                }
+            )
+        groups[-1]["steps"].append(
+            {
+                "index": _int(step.get("index")) if _int(step.get("index")) is not None else i,
+                "role": role,
+                "role_class": INSPECT_ROLES.get(role, "other"),
+                "text": text,
+                "long": text.count("\n") + 1 > FOLD_LINES or len(text) > FOLD_CHARS,
+                "model": text_of(step.get("model")) if role == "assistant" and step.get("model") else None,
+                "function": text_of(step.get("function")) if role == "tool" and step.get("function") else None,
+                "tool_calls": calls,
+                "marks": marks,
+                "usage": tokens,
+                "time": time,
+                "turn": turn if role == "assistant" else None,
+                "turns": turns,
+                "answered_error": False,
+                "invalid": any(w == "invalid answer" for _, w in marks),
+                "error": any(k == "error" for k, _ in marks),
+                "refusal": any(k == "refusal" for k, _ in marks),
+            }
+        )
     steps = [s for g in groups for s in g["steps"]]
     for turn, answer in zip(steps, steps[1:]):  # a turn the desk answered with an error is marked in the turn list
         turn["answered_error"] = turn["turn"] is not None and answer["error"]

@@ -5,10 +5,14 @@ linked to a CDN: the site must work with the network cut."""
 
 from pathlib import Path
 
-VEGA = [("vega/build/vega.min.js", "vega.min.js"), ("vega-lite/build/vega-lite.min.js", "vega-lite.min.js"),
-        ("vega-embed/build/vega-embed.min.js", "vega-embed.min.js"),
-        ("vega/LICENSE", "LICENSE-vega.txt"), ("vega-lite/LICENSE", "LICENSE-vega-lite.txt"),
-        ("vega-embed/LICENSE", "LICENSE-vega-embed.txt")]
+VEGA = [
+    ("vega/build/vega.min.js", "vega.min.js"),
+    ("vega-lite/build/vega-lite.min.js", "vega-lite.min.js"),
+    ("vega-embed/build/vega-embed.min.js", "vega-embed.min.js"),
+    ("vega/LICENSE", "LICENSE-vega.txt"),
+    ("vega-lite/LICENSE", "LICENSE-vega-lite.txt"),
+    ("vega-embed/LICENSE", "LICENSE-vega-embed.txt"),
+]
 PYODIDE_SKIP = {".map", ".d.ts", ".html", ".md"}
 
 

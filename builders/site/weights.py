@@ -32,12 +32,16 @@ PACKAGED = ROOT / "launchers" / "_packaged.py"
 TEMPLATES = ROOT / "launchers" / "templates"
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
 LOOPBACK = re.compile(r"^https?://(127\.[0-9.]+|localhost|\[::1\])(:[0-9]+)?(/|$)")
-BASIS = {"sha256": "the sha256 of the file the sampler loaded, as its record states",
-         "served name": "the name a server on this host served the file under (a server reports no hash)",
-         "provider model id": "the provider's model id (hosted weights are known by name only)"}
-SHORT = {"sha256": "weights: the file's sha256, as the sampler recorded it",
-         "served name": "weights: the packaged file of the name the server served (no hash reported)",
-         "provider model id": "weights: known by the provider's model id"}
+BASIS = {
+    "sha256": "the sha256 of the file the sampler loaded, as its record states",
+    "served name": "the name a server on this host served the file under (a server reports no hash)",
+    "provider model id": "the provider's model id (hosted weights are known by name only)",
+}
+SHORT = {
+    "sha256": "weights: the file's sha256, as the sampler recorded it",
+    "served name": "weights: the packaged file of the name the server served (no hash reported)",
+    "provider model id": "weights: known by the provider's model id",
+}
 
 
 def _dict(value) -> dict:
@@ -69,8 +73,7 @@ def packaged() -> dict:
         template = entry.get("chat_template")
         if template is not None:
             data = (TEMPLATES / template).read_bytes()
-            entry.update(chat_template_sha256=hashlib.sha256(data).hexdigest(),
-                         chat_template_text=data.decode("utf-8"))
+            entry.update(chat_template_sha256=hashlib.sha256(data).hexdigest(), chat_template_text=data.decode("utf-8"))
         out[name] = entry
     return out
 
@@ -120,11 +123,16 @@ def heading(weights, names) -> dict:
     model ids its rows ran under (a hosted or unknown model is named by its first)."""
     entry = by_sha(weights)
     if entry:
-        return {"weights": weights, "name": entry["title"], "tuning": entry["tuning"],
-                "base": entry["tuning"].startswith("base"), "packaged": entry["name"], "slug": entry["name"]}
+        return {
+            "weights": weights,
+            "name": entry["title"],
+            "tuning": entry["tuning"],
+            "base": entry["tuning"].startswith("base"),
+            "packaged": entry["name"],
+            "slug": entry["name"],
+        }
     name = sorted(names)[0] if names else weights
-    return {"weights": weights, "name": name, "tuning": None, "base": False, "packaged": None,
-            "slug": slug(weights)}
+    return {"weights": weights, "name": name, "tuning": None, "base": False, "packaged": None, "slug": slug(weights)}
 
 
 def slug(weights) -> str:
@@ -139,5 +147,7 @@ def slug(weights) -> str:
 def table() -> dict:
     """leaderboard.json's `packaged` table: what the reader's browser needs to name weights as this module does
     ({sha256: {name, title, file, tuning}})."""
-    return {e["sha256"]: {"name": e["name"], "title": e["title"], "file": e["file"], "tuning": e["tuning"]}
-            for e in packaged().values()}
+    return {
+        e["sha256"]: {"name": e["name"], "title": e["title"], "file": e["file"], "tuning": e["tuning"]}
+        for e in packaged().values()
+    }

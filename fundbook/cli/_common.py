@@ -31,8 +31,7 @@ class FundbookGroup(click.Group):
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         _utf8_output()
         try:
-            rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var,
-                              standalone_mode=False, **extra)
+            rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var, standalone_mode=False, **extra)
         except click.exceptions.UsageError as exc:
             hint = exc.ctx.command_path if exc.ctx is not None else (prog_name or self.name)
             message = exc.format_message()
@@ -87,6 +86,7 @@ def read_json(path, what, limit=None):
     """Parse a JSON file from outside: bounded, strict (see engine._jsonin); an
     InputError naming the file and what was expected on anything else."""
     from engine import MAX_CANDIDATE_BYTES, parse_json, read_limited
+
     limit = MAX_CANDIDATE_BYTES if limit is None else limit
     try:
         data = read_limited(path, limit)
@@ -152,13 +152,20 @@ def emit_verified(found, what, as_json) -> int:
     record; each problem a MISMATCH line, then the count; exit 1 if any record has a problem."""
     bad = [(name, problems) for name, problems in found if problems]
     if as_json:
-        emit_json({"records": len(found), "verified": len(found) - len(bad),
-                   "problems": {name: problems for name, problems in bad}})
+        emit_json(
+            {
+                "records": len(found),
+                "verified": len(found) - len(bad),
+                "problems": {name: problems for name, problems in bad},
+            }
+        )
     else:
         for name, problems in bad:
             for line in problems:
                 click.echo(f"MISMATCH {plain(line)}")
-        click.echo(f"{what}: {len(found) - len(bad)} of {len(found)} verify" + ("" if found else " (none published yet)"))
+        click.echo(
+            f"{what}: {len(found) - len(bad)} of {len(found)} verify" + ("" if found else " (none published yet)")
+        )
     return 1 if bad else 0
 
 
@@ -193,13 +200,19 @@ class HeadType(click.ParamType):
 
     def convert(self, value, param, ctx):
         from engine import parse_head
+
         try:
             return parse_head(value, f"--{param.name.replace('_', '-')}" if param else "head")
         except InputError as exc:
             self.fail(exc.message.split(": ", 1)[-1], param, ctx)
 
 
-expect_head_option = click.option("--expect-head", type=HeadType(),
-                                  help="Refuse unless the history's head is exactly this SIZE:SHA256 (the head you hold).")
+expect_head_option = click.option(
+    "--expect-head",
+    type=HeadType(),
+    help="Refuse unless the history's head is exactly this SIZE:SHA256 (the head you hold).",
+)
 
-json_option = click.option("--json", "as_json", is_flag=True, help="Print a machine-readable JSON object instead of text.")
+json_option = click.option(
+    "--json", "as_json", is_flag=True, help="Print a machine-readable JSON object instead of text."
+)

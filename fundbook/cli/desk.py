@@ -29,14 +29,22 @@ def _source_root(ctx, param, value):
     mine = os.path.dirname(os.path.abspath(engine.__file__))
     theirs = os.path.join(value, "engine")
     if not (os.path.isdir(theirs) and os.path.samefile(theirs, mine)):
-        raise click.BadParameter(f"{value}: not the checkout whose engine this command runs ({os.path.dirname(mine)}); "
-                                 f"the option is only a check and may be left out", ctx, param)
+        raise click.BadParameter(
+            f"{value}: not the checkout whose engine this command runs ({os.path.dirname(mine)}); "
+            f"the option is only a check and may be left out",
+            ctx,
+            param,
+        )
     return value
 
 
-source_root_option = click.option("--source-root", type=click.Path(file_okay=False), expose_value=False,
-                                  callback=_source_root, help="Accepted as in the seed: must be this checkout "
-                                  "(the desk runs its installed engine/).")
+source_root_option = click.option(
+    "--source-root",
+    type=click.Path(file_okay=False),
+    expose_value=False,
+    callback=_source_root,
+    help="Accepted as in the seed: must be this checkout (the desk runs its installed engine/).",
+)
 
 
 def _family_check(family_root):
@@ -48,10 +56,18 @@ def _family_check(family_root):
 @episode_option
 @family_root_option
 @db_option
-@click.option("--observation-end-day", default=20, show_default=True, type=Integer(1, 200),
-              help="The last checkpoint (observation horizon), 1..200.")
-@click.option("--salt", help="The world commitment's salt, 64 hex digits (default: a fresh secret one; give the "
-                             "salt a FINAL receipt revealed to reproduce that run).")
+@click.option(
+    "--observation-end-day",
+    default=20,
+    show_default=True,
+    type=Integer(1, 200),
+    help="The last checkpoint (observation horizon), 1..200.",
+)
+@click.option(
+    "--salt",
+    help="The world commitment's salt, 64 hex digits (default: a fresh secret one; give the "
+    "salt a FINAL receipt revealed to reproduce that run).",
+)
 @json_option
 def init(episode, family_root, db, observation_end_day, salt, as_json):
     """Create the history and fix the observation horizon.
@@ -61,8 +77,15 @@ def init(episode, family_root, db, observation_end_day, salt, as_json):
     receipt reveals the salt.
     """
     run = History(db).init(_fixture(episode, family_root), observation_end_day, salt)
-    out = {"db": db, "instance_id": run.instance["instance_id"], "fixture_sha256": run.fixture_sha256,
-           "world_commitment": run.world_commitment, "horizon": run.horizon, "open_day": run.open_day, "head": run.head}
+    out = {
+        "db": db,
+        "instance_id": run.instance["instance_id"],
+        "fixture_sha256": run.fixture_sha256,
+        "world_commitment": run.world_commitment,
+        "horizon": run.horizon,
+        "open_day": run.open_day,
+        "head": run.head,
+    }
     if as_json:
         emit_json(out)
     else:
@@ -106,16 +129,29 @@ def submit(db, family_root, input_path, expect_head, as_json):
     """
     batch = read_json(input_path, "a batch {day, report, actions}", MAX_BATCH_BYTES)
     run, decisions, record = History(db).submit(batch, _family_check(family_root), expect_head)
-    out = {"day": record["day"], "decisions": decisions, "cash": record["cash"], "breaches": record["breaches"],
-           "open_day": run.open_day, "head": run.head}
+    out = {
+        "day": record["day"],
+        "decisions": decisions,
+        "cash": record["cash"],
+        "breaches": record["breaches"],
+        "open_day": run.open_day,
+        "head": run.head,
+    }
     if as_json:
         emit_json(out)
     else:
         click.echo(f"day {record['day']}: {record['accepted']} accepted, {record['refused']} refused")
         for d in decisions:
             click.echo(decision_line(d))
-        click.echo(f"settled: cash {format_cents(record['cash'])}" + (f", breaches {record['breaches']}" if record["breaches"] else ""))
-        click.echo(f"next open day: {run.open_day}" if run.open_day else "every checkpoint is closed: run `desk result --finalize`")
+        click.echo(
+            f"settled: cash {format_cents(record['cash'])}"
+            + (f", breaches {record['breaches']}" if record["breaches"] else "")
+        )
+        click.echo(
+            f"next open day: {run.open_day}"
+            if run.open_day
+            else "every checkpoint is closed: run `desk result --finalize`"
+        )
     return 0
 
 
@@ -150,8 +186,15 @@ def replay(db, family_root, expect_head, as_json):
     history = History(db)
     meta, run = history.load(_family_check(family_root), expect_head)
     from engine import state_hash
-    out = {"verified": True, "receipts": run.head["size"], "head": run.head, "state_hash": state_hash(run.book),
-           "open_day": run.open_day, "finalized": run.finalized}
+
+    out = {
+        "verified": True,
+        "receipts": run.head["size"],
+        "head": run.head,
+        "state_hash": state_hash(run.book),
+        "open_day": run.open_day,
+        "finalized": run.finalized,
+    }
     if as_json:
         emit_json(out)
     else:
@@ -166,7 +209,9 @@ def replay(db, family_root, expect_head, as_json):
 @source_root_option
 @db_option
 @family_root_option
-@click.option("--finalize", is_flag=True, help="Close the run: remaining checkpoints unanswered, then the carry horizon.")
+@click.option(
+    "--finalize", is_flag=True, help="Close the run: remaining checkpoints unanswered, then the carry horizon."
+)
 @expect_head_option
 @json_option
 def result(db, family_root, finalize, expect_head, as_json):
@@ -182,13 +227,20 @@ def result(db, family_root, finalize, expect_head, as_json):
         run, res = history.finalize(_family_check(family_root), expect_head)
         state = "finalized"
     if state == "open":
-        out = {"status": "OPEN", "open_day": run.open_day, "horizon": run.horizon,
-               "message": "not finalised: no score until `desk result --finalize`"}
+        out = {
+            "status": "OPEN",
+            "open_day": run.open_day,
+            "horizon": run.horizon,
+            "message": "not finalised: no score until `desk result --finalize`",
+        }
         if as_json:
             emit_json(out)
         else:
-            click.echo(f"status   OPEN (day {run.open_day} of {run.horizon} open)" if run.open_day is not None else
-                       f"status   OPEN (every checkpoint (1..{run.horizon}) is closed; not finalised)")
+            click.echo(
+                f"status   OPEN (day {run.open_day} of {run.horizon} open)"
+                if run.open_day is not None
+                else f"status   OPEN (every checkpoint (1..{run.horizon}) is closed; not finalised)"
+            )
             click.echo("score    none until the run is finalised (`fundbook desk result --finalize`)")
         return 1
     if as_json:

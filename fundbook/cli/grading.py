@@ -21,8 +21,9 @@ def _fixture(episode, family_root):
 
 
 episode_option = click.option("--episode", type=click.Choice(EPISODES), help="A hand-authored episode W1..W5.")
-family_root_option = click.option("--family-root", type=click.Path(file_okay=False),
-                                  help="A family instance folder written by `fundbook families`.")
+family_root_option = click.option(
+    "--family-root", type=click.Path(file_okay=False), help="A family instance folder written by `fundbook families`."
+)
 
 
 @click.command()
@@ -41,9 +42,13 @@ def gold(episode, family_root, output, as_json):
         emit_json(candidate)
         return 0
     write_json(output, candidate)
-    summary = {"instance_id": candidate["instance_id"], "fixture_sha256": candidate["fixture_sha256"],
-               "batches": len(candidate["batches"]), "output": output,
-               "candidate_sha256": engine.content_sha256(candidate)}
+    summary = {
+        "instance_id": candidate["instance_id"],
+        "fixture_sha256": candidate["fixture_sha256"],
+        "batches": len(candidate["batches"]),
+        "output": output,
+        "candidate_sha256": engine.content_sha256(candidate),
+    }
     if as_json:
         emit_json(summary)
     else:
@@ -75,7 +80,9 @@ def grade(candidate, episode, family_root, as_json):
 @click.argument("name", type=click.Choice(MUTATIONS), required=False)
 @episode_option
 @family_root_option
-@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the mutated candidate here (default: stdout).")
+@click.option(
+    "--output", "-o", type=click.Path(dir_okay=False), help="Write the mutated candidate here (default: stdout)."
+)
 @click.option("--list", "list_only", is_flag=True, help="List the mutations and their expected outcomes.")
 @json_option
 def mutate(name, episode, family_root, output, list_only, as_json):
@@ -103,9 +110,20 @@ def mutate(name, episode, family_root, output, list_only, as_json):
 
 
 @click.command()
-@click.option("--output", "-o", required=True, type=click.Path(file_okay=False), help="Folder to write <FAMILY>/seed-<N>/instance.json into.")
-@click.option("--seeds", required=True, type=seed_param(), multiple=True,
-              help="Seeds: `--seeds 1 2 3`, `--seeds 1..200` or `--seeds 1,5,9` (or repeat the option).")
+@click.option(
+    "--output",
+    "-o",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Folder to write <FAMILY>/seed-<N>/instance.json into.",
+)
+@click.option(
+    "--seeds",
+    required=True,
+    type=seed_param(),
+    multiple=True,
+    help="Seeds: `--seeds 1 2 3`, `--seeds 1..200` or `--seeds 1,5,9` (or repeat the option).",
+)
 @click.argument("more_seeds", nargs=-1, type=seed_param(), metavar="")
 @click.option("--family", "families", type=click.Choice(FAMILIES), multiple=True, help="Families (default: all four).")
 @json_option
@@ -117,8 +135,13 @@ def families(output, seeds, more_seeds, families, as_json):
         for seed in seeds:
             instance = engine.generate(family, seed)
             path = engine.write_family_root(os.path.join(output, family, f"seed-{seed}"), instance)
-            written.append({"instance_id": instance["instance_id"], "path": path,
-                            "fixture_sha256": engine.fixture_sha256(instance)})
+            written.append(
+                {
+                    "instance_id": instance["instance_id"],
+                    "path": path,
+                    "fixture_sha256": engine.fixture_sha256(instance),
+                }
+            )
     if as_json:
         emit_json({"written": written})
     else:

@@ -8,13 +8,30 @@ from engine import score_text
 from ._common import emit_json, emit_verified, json_option
 from ._render import plain
 
-attempts_option = click.option("--attempts", "attempts_dir", default="runs/attempts", show_default=True,
-                               type=click.Path(file_okay=False),
-                               help="Records go to ATTEMPTS/<attempt id>/, beside the model worker's attempts.")
-runs_option = click.option("--runs", "runs_dir", default="runs", show_default=True, type=click.Path(file_okay=False),
-                           help="The published runs (their engine bundle is the one logs must name).")
-bundle_option = click.option("--bundle", "bundle_dir", default="build/engine", show_default=True,
-                             type=click.Path(file_okay=False), help="The engine bundle (`make build-engine`).")
+attempts_option = click.option(
+    "--attempts",
+    "attempts_dir",
+    default="runs/attempts",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Records go to ATTEMPTS/<attempt id>/, beside the model worker's attempts.",
+)
+runs_option = click.option(
+    "--runs",
+    "runs_dir",
+    default="runs",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="The published runs (their engine bundle is the one logs must name).",
+)
+bundle_option = click.option(
+    "--bundle",
+    "bundle_dir",
+    default="build/engine",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="The engine bundle (`make build-engine`).",
+)
 
 
 @click.group(name="inspect", cls=click.Group)
@@ -48,6 +65,7 @@ def import_(logs, attempts_dir, runs_dir, bundle_dir, as_json):
     replaced by REDACTED). One (eval, sample, epoch) imports once.
     """
     from launchers.inspect import import_logs
+
     done = import_logs(list(logs), attempts_dir, runs_dir, bundle_dir)
     if as_json:
         emit_json({"imported": done})
@@ -55,9 +73,11 @@ def import_(logs, attempts_dir, runs_dir, bundle_dir, as_json):
     for item in done:
         r = item["result"]
         verb = "already published, unchanged" if item["status"] == "unchanged" else "imported"
-        click.echo(f"{plain(item['log'])}: sample {plain(item['sample'])}: {verb} as {item['attempt_id']} "
-                   f"({r['status']}, {r['verdict'] or 'no verdict'}, {score_text(r)}); receipts "
-                   f"{r['receipts_head']['size']}, head {r['receipts_head']['hash'][:16]}")
+        click.echo(
+            f"{plain(item['log'])}: sample {plain(item['sample'])}: {verb} as {item['attempt_id']} "
+            f"({r['status']}, {r['verdict'] or 'no verdict'}, {score_text(r)}); receipts "
+            f"{r['receipts_head']['size']}, head {r['receipts_head']['hash'][:16]}"
+        )
         click.echo(f"  -> {item['record']}")
     return 0
 
@@ -74,4 +94,5 @@ def verify(attempts_dir, runs_dir, bundle_dir, as_json):
     part, is not compared).
     """
     from launchers.inspect import verify as verify_all
+
     return emit_verified(verify_all(attempts_dir, runs_dir, bundle_dir), "inspect attempts", as_json)

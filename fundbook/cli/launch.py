@@ -20,8 +20,21 @@ __all__ = ["cli", "main"]
 
 
 # The subcommands, in the order `fundbook-launch --help` lists them (registered here and nowhere else).
-COMMANDS = (budget, authorise, self_check, freeze, deviate, execute, pilot, recover, verify, ledger, export, rederive,
-            sandbox)
+COMMANDS = (
+    budget,
+    authorise,
+    self_check,
+    freeze,
+    deviate,
+    execute,
+    pilot,
+    recover,
+    verify,
+    ledger,
+    export,
+    rederive,
+    sandbox,
+)
 
 
 @click.group(cls=FundbookGroup, commands=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})

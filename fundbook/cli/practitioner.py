@@ -13,17 +13,29 @@ from ._render import plain
 def _stage(fn, *args):
     """Run a builders stage; its BuildError (no runtime, a bundle that does not check) is one line, exit 1."""
     from builders import BuildError
+
     try:
         return fn(*args)
     except BuildError as exc:
         raise InputError(exc.format_message()) from None
 
 
-runs_option = click.option("--runs", "runs_dir", default="runs", show_default=True, type=click.Path(file_okay=False),
-                           help="The published runs folder; records go to RUNS/practitioners/<attempt id>/.")
-bundle_option = click.option("--bundle", "bundle_dir", default="build/engine", show_default=True,
-                             type=click.Path(file_okay=False),
-                             help="The engine bundle (`make build-engine`): the published runs' bundle.")
+runs_option = click.option(
+    "--runs",
+    "runs_dir",
+    default="runs",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="The published runs folder; records go to RUNS/practitioners/<attempt id>/.",
+)
+bundle_option = click.option(
+    "--bundle",
+    "bundle_dir",
+    default="build/engine",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="The engine bundle (`make build-engine`): the published runs' bundle.",
+)
 
 
 @click.group(cls=click.Group)
@@ -50,6 +62,7 @@ def import_(files, runs_dir, bundle_dir, as_json):
     session again changes nothing.
     """
     from builders.practitioners import import_submissions
+
     done = _stage(import_submissions, list(files), runs_dir, bundle_dir)
     if as_json:
         emit_json({"imported": done})
@@ -57,13 +70,17 @@ def import_(files, runs_dir, bundle_dir, as_json):
     for item in done:
         term = item["termination"]
         if item["result"]:
-            outcome = f"{item['result']['status']}, {item['result']['verdict'] or 'no verdict'}, {score_text(item['result'])}"
+            outcome = (
+                f"{item['result']['status']}, {item['result']['verdict'] or 'no verdict'}, {score_text(item['result'])}"
+            )
         else:
             outcome = f"not finalised ({term['reason']} after {term['checkpoints_closed']} checkpoints)"
         head = item["receipts_head"]
         verb = "already published, unchanged" if item["status"] == "unchanged" else "imported"
-        click.echo(f"{plain(item['file'])}: {verb} as {item['attempt_id']} ({term['status']}: {outcome}); "
-                   f"receipts {head['size']}, head {head['hash'][:16]}")
+        click.echo(
+            f"{plain(item['file'])}: {verb} as {item['attempt_id']} ({term['status']}: {outcome}); "
+            f"receipts {head['size']}, head {head['hash'][:16]}"
+        )
         click.echo(f"  -> {item['record']}")
     return 0
 
@@ -81,4 +98,5 @@ def verify(runs_dir, bundle_dir, as_json):
     record's volatile part, is not compared). Exit 1 names each difference.
     """
     from builders.practitioners import verify_records
+
     return emit_verified(_stage(verify_records, runs_dir, bundle_dir), "practitioner records", as_json)

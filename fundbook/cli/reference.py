@@ -19,8 +19,9 @@ input error or a run that is not scoreable; `2` UNSCORABLE only; `64` usage erro
 
 
 def _walk(command, path, out):
-    ctx = click.Context(command, info_name=path[-1], terminal_width=88, max_content_width=88,
-                        help_option_names=["-h", "--help"])
+    ctx = click.Context(
+        command, info_name=path[-1], terminal_width=88, max_content_width=88, help_option_names=["-h", "--help"]
+    )
     out.append(f"\n## `{' '.join(path)}`\n")
     help_text = command.get_help(ctx).replace("Usage: " + path[-1], "Usage: " + " ".join(path), 1)
     out.append("```text\n" + help_text.rstrip() + "\n```\n")

@@ -16,14 +16,25 @@ measures peak memory (`make bench-inspect`).
 # "module" or "module:name", imported on first use (the environment needs only the engine; the importer needs
 # the bundle's runtime).
 _PUBLIC = {
-    "DeskEnv": "_env", "ProtocolError": "_env", "grade": "_env", "world_source": "_env", "DEFAULT_DAYS": "_env",
-    "PROTOCOLS": "_env", "TEXT_SYSTEM": "_env", "TOOL_SYSTEM": "_env", "task_version": "_version",
-    "import_logs": "_import", "verify": "_import", "prepare": "_import", "is_inspect_record": "_kind",
+    "DeskEnv": "_env",
+    "ProtocolError": "_env",
+    "grade": "_env",
+    "world_source": "_env",
+    "DEFAULT_DAYS": "_env",
+    "PROTOCOLS": "_env",
+    "TEXT_SYSTEM": "_env",
+    "TOOL_SYSTEM": "_env",
+    "task_version": "_version",
+    "import_logs": "_import",
+    "verify": "_import",
+    "prepare": "_import",
+    "is_inspect_record": "_kind",
 }
 
 
 def __getattr__(name):
     import importlib
+
     if name not in _PUBLIC:
         raise AttributeError(f"module 'launchers.inspect' has no attribute {name!r}")
     module, _, attr = _PUBLIC[name].partition(":")

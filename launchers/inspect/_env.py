@@ -29,7 +29,9 @@ CALC_TOOLS = ("project", "exposure", "headroom", "interest")
 PROTOCOLS = ("tool", "text")
 DEFAULT_DAYS = 20
 
-TOOL_SYSTEM = TEXT_SYSTEM.split("\n\nAnswer with exactly one JSON object", 1)[0] + """
+TOOL_SYSTEM = (
+    TEXT_SYSTEM.split("\n\nAnswer with exactly one JSON object", 1)[0]
+    + """
 
 Call the tools. submit_batch {"day": <today>, "report": {...}, "actions": [...]} submits today's artefact (it must
 be the last thing you do today); its result is the desk's decisions and the next checkpoint's packet.
@@ -39,7 +41,9 @@ be the last thing you do today); its result is the desk's decisions and the next
   interest {"principal", "rate_bps", "start_day", "end_day"}   ACT/360 interest (cents)
   read_source {"id"}                     the full text of a published source
   note {"text"}                          keep a note for later checkpoints
-""" + TEXT_SYSTEM.split("Tools (they read only the packet):", 1)[1].split("\n\nActions", 1)[1].join(["\nActions", ""])
+"""
+    + TEXT_SYSTEM.split("Tools (they read only the packet):", 1)[1].split("\n\nActions", 1)[1].join(["\nActions", ""])
+)
 
 
 class ProtocolError(Exception):
@@ -64,10 +68,10 @@ class Recorder:
 
     def __init__(self, inner=host_caller):
         self.inner = inner
-        self.texts = {}   # text -> its index
-        self.calls = []   # (fn, (indexes of its arguments), sha256 of the answer)
+        self.texts = {}  # text -> its index
+        self.calls = []  # (fn, (indexes of its arguments), sha256 of the answer)
         self.final = None
-        self.size = 0     # characters of distinct text kept
+        self.size = 0  # characters of distinct text kept
 
     def _ref(self, text):
         if text not in self.texts:
@@ -91,8 +95,12 @@ class Recorder:
             new = [r for r in dict.fromkeys(refs) if r not in local]
             grow = sum(len(by_index[r]) for r in new)
             if calls and size + grow > max_chars:
-                out.append((json.dumps({"texts": texts, "calls": [c[:2] for c in calls]}, separators=(",", ":")),
-                            [c[2] for c in calls]))
+                out.append(
+                    (
+                        json.dumps({"texts": texts, "calls": [c[:2] for c in calls]}, separators=(",", ":")),
+                        [c[2] for c in calls],
+                    )
+                )
                 calls, texts, local, size = [], [], {}, 0
                 new, grow = list(dict.fromkeys(refs)), sum(len(by_index[r]) for r in dict.fromkeys(refs))
             for r in new:
@@ -101,8 +109,12 @@ class Recorder:
             size += grow
             calls.append((fn, [local[r] for r in refs], digest))
         if calls:
-            out.append((json.dumps({"texts": texts, "calls": [c[:2] for c in calls]}, separators=(",", ":")),
-                        [c[2] for c in calls]))
+            out.append(
+                (
+                    json.dumps({"texts": texts, "calls": [c[:2] for c in calls]}, separators=(",", ":")),
+                    [c[2] for c in calls],
+                )
+            )
         return out
 
 
@@ -112,9 +124,11 @@ def world_source(family, seed, days=DEFAULT_DAYS) -> dict:
 
 def checkpoint_text(packet) -> str:
     """A checkpoint's packet as the model sees it (the worker's checkpoint message, without history)."""
-    return (f"{protocol.CHECKPOINT_MARK} day {packet['day']} of {packet['horizon']}.\n"
-            f"{protocol.PACKET_OPEN}\n{json.dumps(protocol.prompt_packet(packet), sort_keys=True)}\n"
-            f"{protocol.FENCE_CLOSE}")
+    return (
+        f"{protocol.CHECKPOINT_MARK} day {packet['day']} of {packet['horizon']}.\n"
+        f"{protocol.PACKET_OPEN}\n{json.dumps(protocol.prompt_packet(packet), sort_keys=True)}\n"
+        f"{protocol.FENCE_CLOSE}"
+    )
 
 
 class DeskEnv:
@@ -192,8 +206,7 @@ class DeskEnv:
             return {"accepted": False, "day": packet["day"], "error": reply.get("error")}
         self.state["moves"].append({"batch": batch})
         state = reply["state"]
-        out = {"accepted": True, "day": packet["day"], "decisions": reply["decisions"],
-               "receipts_head": state["head"]}
+        out = {"accepted": True, "day": packet["day"], "decisions": reply["decisions"], "receipts_head": state["head"]}
         if state["open_day"] is None:
             out["result"] = self.finalize()
             out["next"] = None
@@ -219,8 +232,14 @@ class DeskEnv:
         except ValueError as exc:
             return None, f"Invalid answer: not one JSON object ({exc}). Answer with one JSON object.", False
         if not isinstance(obj, dict) or (("tool" in obj) == ("batch" in obj)):
-            return None, ("Invalid answer: expected exactly one of 'tool' or 'batch' at the top level. "
-                          "Answer with one JSON object."), False
+            return (
+                None,
+                (
+                    "Invalid answer: expected exactly one of 'tool' or 'batch' at the top level. "
+                    "Answer with one JSON object."
+                ),
+                False,
+            )
         name, args = ("submit_batch", obj["batch"]) if "batch" in obj else (obj["tool"], obj.get("arguments", {}))
         try:
             result = self.call(name, args)
@@ -232,9 +251,17 @@ class DeskEnv:
 def grade(result) -> dict:
     """The scorer's view of an engine result: value out of 100, the answer, and the metadata kept."""
     points = result["score"]["points"] if result.get("score") else 0
-    return {"value": points, "answer": f"{result['status']} {result['verdict'] or 'no verdict'} "
-                                       f"{engine.score_text(result)}",
-            "metadata": {"status": result["status"], "verdict": result["verdict"],
-                         "score": result.get("score"), "gates": result["gates"],
-                         "receipts_head": result["receipts_head"], "instance_id": result.get("instance_id"),
-                         "fixture_sha256": result.get("fixture_sha256"), "error": result.get("error")}}
+    return {
+        "value": points,
+        "answer": f"{result['status']} {result['verdict'] or 'no verdict'} {engine.score_text(result)}",
+        "metadata": {
+            "status": result["status"],
+            "verdict": result["verdict"],
+            "score": result.get("score"),
+            "gates": result["gates"],
+            "receipts_head": result["receipts_head"],
+            "instance_id": result.get("instance_id"),
+            "fixture_sha256": result.get("fixture_sha256"),
+            "error": result.get("error"),
+        },
+    }

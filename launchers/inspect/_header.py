@@ -34,24 +34,31 @@ def _epoch_means(values) -> dict:
 def header_checks(label, log, values, summaries):
     """values: {(sample id, epoch): points the engine gave}. The header's results (samples, the one score, its one
     metric), the reductions and the kept summaries must be the engine's grade: the kept log says nothing else."""
+
     def no(field, detail):
         raise InputError(f"{label}: {field}: {detail} (the engine's grade of the re-derived samples differs)")
+
     means = _epoch_means(values)
     mean = sum(means.values(), Fraction(0)) / len(means)
     results = log.results
     if results is None:
         no("results", "expected the eval's results")
     if results.total_samples != len(values) or results.completed_samples != len(values):
-        no("results.total_samples", f"expected {len(values)} samples scored, the header says "
-                                    f"{shown(results.total_samples)} ({shown(results.completed_samples)} completed)")
+        no(
+            "results.total_samples",
+            f"expected {len(values)} samples scored, the header says "
+            f"{shown(results.total_samples)} ({shown(results.completed_samples)} completed)",
+        )
     scores = results.scores or []
     if len(scores) != 1 or scores[0].name != SCORER or scores[0].scorer != SCORER:
         no("results.scores", f"expected one score, {SCORER}, got {shown([s.name for s in scores])}")
     metrics = scores[0].metrics or {}
     if sorted(metrics) != ["mean"] or not _near(metrics["mean"].value, mean):
         got = {k: getattr(v, "value", None) for k, v in metrics.items()}
-        no("results.scores.desk_grade.metrics", f"expected mean {float(mean)!r} of the re-derived samples, got "
-                                                f"{shown(got, 80)}")
+        no(
+            "results.scores.desk_grade.metrics",
+            f"expected mean {float(mean)!r} of the re-derived samples, got {shown(got, 80)}",
+        )
     for red in log.reductions or []:
         if red.scorer != SCORER:
             no("reductions", f"expected the reductions of {SCORER}, got {shown(red.scorer)}")
@@ -60,18 +67,28 @@ def header_checks(label, log, values, summaries):
             no("reductions", f"expected the samples {shown(sorted(means), 80)}, got {shown(sorted(got), 80)}")
         for sid, s in got.items():
             if not _near(s.value, means[sid]) or s.explanation is not None:
-                no(f"reductions.{SCORER}[{shown(sid)}]", f"expected value {float(means[sid])!r} and no explanation, "
-                                                         f"got {shown(s.value)}, explanation {shown(s.explanation)}")
+                no(
+                    f"reductions.{SCORER}[{shown(sid)}]",
+                    f"expected value {float(means[sid])!r} and no explanation, "
+                    f"got {shown(s.value)}, explanation {shown(s.explanation)}",
+                )
     for where, doc in summaries:
         if not isinstance(doc, list):
             no(where, "expected a list of sample summaries")
         for entry in doc:
             key = (str(entry.get("id")), entry.get("epoch")) if isinstance(entry, dict) else None
             score = ((entry.get("scores") or {}) if isinstance(entry, dict) else {}).get(SCORER)
-            if key not in values or not isinstance(score, dict) or \
-                    not _near(score.get("value"), Fraction(values[key])) or score.get("explanation") is not None:
-                no(where, f"expected each summary's {SCORER} to be its sample's re-derived score with no "
-                          f"explanation, got {shown(entry, 80)}")
+            if (
+                key not in values
+                or not isinstance(score, dict)
+                or not _near(score.get("value"), Fraction(values[key]))
+                or score.get("explanation") is not None
+            ):
+                no(
+                    where,
+                    f"expected each summary's {SCORER} to be its sample's re-derived score with no "
+                    f"explanation, got {shown(entry, 80)}",
+                )
 
 
 def summaries(label, loaded):
@@ -87,7 +104,9 @@ def summaries(label, loaded):
             except (UnicodeDecodeError, ValueError, RecursionError):
                 doc = None
             if doc is None:
-                raise InputError(f"{label}: {where}: expected Inspect's sample summaries (JSON text, nested at most "
-                                 f"{engine.MAX_DEPTH} levels)")
+                raise InputError(
+                    f"{label}: {where}: expected Inspect's sample summaries (JSON text, nested at most "
+                    f"{engine.MAX_DEPTH} levels)"
+                )
             out.append((where, doc))
     return out

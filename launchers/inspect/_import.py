@@ -43,6 +43,7 @@ transcript, pretty = _record.transcript, _record.pretty
 def _bundle(bundle_dir, runs_dir):
     from builders.practitioners import bundle_facts
     from builders import BuildError
+
     try:
         return bundle_facts(bundle_dir, runs_dir)
     except BuildError as exc:
@@ -53,11 +54,18 @@ def _pyodide_answers(bundle, lines, runtime):
     """[JSON line of calls] -> [[sha256 of each answer]] from the bundle in Pyodide (one request of them all)."""
     from builders import BuildError
     from builders import rel
+
     text = "".join(line + "\n" for line in lines)
     try:
-        _, events = runtime.request("inspect_calls", module=RUNNER, bundle=rel(bundle["zip_path"]),
-                                    bundle_sha256=bundle["bundle_sha256"], manifest=rel(bundle["manifest_path"]),
-                                    samples=text, samples_sha256=engine.sha256_hex(text.encode()))
+        _, events = runtime.request(
+            "inspect_calls",
+            module=RUNNER,
+            bundle=rel(bundle["zip_path"]),
+            bundle_sha256=bundle["bundle_sha256"],
+            manifest=rel(bundle["manifest_path"]),
+            samples=text,
+            samples_sha256=engine.sha256_hex(text.encode()),
+        )
     except BuildError as exc:
         raise InputError(exc.format_message())
     done = [e for e in events if e.get("event") == "sample"]
@@ -71,13 +79,14 @@ class _Loaded:
 
     def __init__(self, label, path, version):
         from ._read import extension
+
         self.label = label
         self.log, self.data, self.entries = read_log(path)
         self.ext = extension(path)
         self.meta = _checks.log_checks(label, self.log, version)
 
 
-LINE_CHARS = 1024 * 1024    # distinct argument text a line of calls sends to Pyodide
+LINE_CHARS = 1024 * 1024  # distinct argument text a line of calls sends to Pyodide
 CHUNK_CHARS = 8 * 1024 * 1024  # ... and a request (the samples replayed since the last one)
 
 
@@ -87,6 +96,7 @@ def prepare(paths, runs_dir="runs", bundle_dir="build/engine", session=None):
     their calls answered by the bundle a chunk at a time, so memory holds one chunk of calls, not a log's."""
     from builders import own_session
     from ._version import task_version
+
     bundle, facts = _bundle(bundle_dir, runs_dir)
     try:
         version, _ = task_version(bundle_dir)
@@ -105,8 +115,10 @@ def prepare(paths, runs_dir="runs", bundle_dir="build/engine", session=None):
             where = f"{loaded.label}: sample {_checks.sid(sample)}"
             for k, (call, answer) in enumerate(zip(rec.calls, got.get(n, []))):
                 if answer != call[2]:
-                    raise InputError(f"{where}: bundle re-execution: engine call {k} ({call[0]}) answers differently "
-                                     f"in the compiled bundle under Pyodide than on this host")
+                    raise InputError(
+                        f"{where}: bundle re-execution: engine call {k} ({call[0]}) answers differently "
+                        f"in the compiled bundle under Pyodide than on this host"
+                    )
             try:
                 attempt, blobs = _record.files(loaded, facts, sample, loaded.meta["args"], env, rec, turns, answered)
             except Refused as exc:
@@ -117,8 +129,10 @@ def prepare(paths, runs_dir="runs", bundle_dir="build/engine", session=None):
                 raise InputError(f"{where}: the record would fail the build's check ({exc.message})")
             key = (loaded.log.eval.eval_id, str(sample.id), sample.epoch)
             if key in seen:
-                raise InputError(f"{where}: eval {key[0]}, sample {key[1]}, epoch {key[2]} is also {seen[key]}: one "
-                                 f"(eval, sample, epoch) imports once")
+                raise InputError(
+                    f"{where}: eval {key[0]}, sample {key[1]}, epoch {key[2]} is also {seen[key]}: one "
+                    f"(eval, sample, epoch) imports once"
+                )
             seen[key] = f"{loaded.label} sample {_checks.sid(sample)}"
             planned.append((loaded.label, str(sample.id), attempt, blobs, env.state["moves"]))
         pending.clear()
@@ -140,14 +154,17 @@ def prepare(paths, runs_dir="runs", bundle_dir="build/engine", session=None):
                     raise InputError(f"{label}: sample {_checks.sid(sample)}, epoch {sample.epoch}: twice in the log")
                 calls += len(rec.calls)
                 if calls > F.MAX_ENGINE_CALLS:
-                    raise InputError(f"{label}: sample {_checks.sid(sample)}: the log's model turns make over "
-                                     f"{F.MAX_ENGINE_CALLS} engine calls (split the eval into several logs)")
+                    raise InputError(
+                        f"{label}: sample {_checks.sid(sample)}: the log's model turns make over "
+                        f"{F.MAX_ENGINE_CALLS} engine calls (split the eval into several logs)"
+                    )
                 values[key] = env.state["result"]["score"]["points"] if env.state["result"].get("score") else 0
                 pending.append((loaded, sample, env, rec, turns, answered))
                 if sum(p[3].size for p in pending) > CHUNK_CHARS:
                     flush(runtime)
-            _header.header_checks(label, loaded.log, values,
-                                  _header.summaries(label, loaded) if loaded.ext == ".eval" else [])
+            _header.header_checks(
+                label, loaded.log, values, _header.summaries(label, loaded) if loaded.ext == ".eval" else []
+            )
             flush(runtime)  # this log's samples answered and recorded before the next log is read
     return planned
 
@@ -181,6 +198,7 @@ def _same(folder, blobs):
 def published_keys(attempts_dir) -> dict:
     """{(eval id, sample id, epoch): attempt id} of the Inspect records already under attempts_dir."""
     from ._kind import read_record
+
     out = {}
     for name in inspect_folders(attempts_dir):
         try:
@@ -200,17 +218,27 @@ def import_logs(paths, attempts_dir="runs/attempts", runs_dir="runs", bundle_dir
         content = json.loads(blobs["record.json"])["content"]
         key = R.unique_key(content)
         if have.get(key, attempt) != attempt:
-            raise InputError(f"{label}: sample {sample}: eval {key[0]}, sample {key[1]}, epoch {key[2]} is already "
-                             f"published as {os.path.join(attempts_dir, have[key])} with other content: one (eval, "
-                             f"sample, epoch) imports once")
+            raise InputError(
+                f"{label}: sample {sample}: eval {key[0]}, sample {key[1]}, epoch {key[2]} is already "
+                f"published as {os.path.join(attempts_dir, have[key])} with other content: one (eval, "
+                f"sample, epoch) imports once"
+            )
         if os.path.exists(folder):
             if not _same(folder, blobs):
                 raise InputError(f"{label}: sample {sample}: {folder} holds another record under this attempt id")
             status = "unchanged"
         else:
             status = "new"
-        out.append({"log": label, "sample": sample, "attempt_id": attempt, "status": status,
-                    "record": os.path.join(folder, "record.json"), "result": content["result"]})
+        out.append(
+            {
+                "log": label,
+                "sample": sample,
+                "attempt_id": attempt,
+                "status": status,
+                "record": os.path.join(folder, "record.json"),
+                "result": content["result"],
+            }
+        )
         if status == "new":
             staged.append((folder, blobs))
     os.makedirs(attempts_dir, exist_ok=True)
@@ -234,10 +262,14 @@ def import_logs(paths, attempts_dir="runs/attempts", runs_dir="runs", bundle_dir
 def inspect_folders(attempts_dir):
     """Attempt folders whose record is an Inspect record (harness inspect)."""
     from ._kind import is_inspect_record
+
     if not os.path.isdir(attempts_dir):
         return []
-    return [name for name in sorted(os.listdir(attempts_dir))
-            if is_inspect_record(os.path.join(attempts_dir, name, "record.json"))]
+    return [
+        name
+        for name in sorted(os.listdir(attempts_dir))
+        if is_inspect_record(os.path.join(attempts_dir, name, "record.json"))
+    ]
 
 
 def verify(attempts_dir="runs/attempts", runs_dir="runs", bundle_dir="build/engine", session=None):
@@ -248,6 +280,7 @@ def verify(attempts_dir="runs/attempts", runs_dir="runs", bundle_dir="build/engi
         folder = os.path.join(attempts_dir, name)
         problems = []
         from ._kind import read_record
+
         try:
             rec = read_record(os.path.join(folder, "record.json"))
             content = rec["content"]
@@ -255,8 +288,15 @@ def verify(attempts_dir="runs/attempts", runs_dir="runs", bundle_dir="build/engi
             if not isinstance(log, dict) or not isinstance(log.get("path"), str):
                 raise TypeError
         except (KeyError, TypeError):
-            found.append((name, [f"{folder}/record.json: not an Inspect record the import writes (content.inspect.log "
-                                 f"names no kept log)"]))
+            found.append(
+                (
+                    name,
+                    [
+                        f"{folder}/record.json: not an Inspect record the import writes (content.inspect.log "
+                        f"names no kept log)"
+                    ],
+                )
+            )
             continue
         log_path = os.path.join(folder, os.path.basename(log["path"]))
         if not os.path.isfile(log_path):
@@ -295,8 +335,10 @@ def verify(attempts_dir="runs/attempts", runs_dir="runs", bundle_dir="build/engi
                 problems.append(f"{folder}: {extra[0]} is not part of the record")
             key = R.unique_key(rebuilt["content"])
             if key in keys:
-                problems.append(f"{folder}: eval {key[0]}, sample {key[1]}, epoch {key[2]} is also "
-                                f"{os.path.join(attempts_dir, keys[key])}: one (eval, sample, epoch) is published once")
+                problems.append(
+                    f"{folder}: eval {key[0]}, sample {key[1]}, epoch {key[2]} is also "
+                    f"{os.path.join(attempts_dir, keys[key])}: one (eval, sample, epoch) is published once"
+                )
             keys[key] = name
         found.append((name, problems))
     return found

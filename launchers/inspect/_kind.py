@@ -33,4 +33,3 @@ def is_inspect_record(record_path) -> bool:
     verifier names what is wrong)."""
     rec = read_record(record_path)
     return isinstance(rec, dict) and is_inspect_schema(rec.get("schema"))
-

@@ -39,7 +39,7 @@ def _line(text, n=200) -> str:
 
 
 def extension(path) -> str:
-    """".eval" or ".json", as Inspect's reader decides by the name; InputError for anything else."""
+    """ ".eval" or ".json", as Inspect's reader decides by the name; InputError for anything else."""
     for ext in (".eval", ".json"):
         if str(path).endswith(ext):
             return ext
@@ -83,8 +83,10 @@ def members(label, data) -> list:
         raise InputError(f"{label}: two zip members named {shown(twice)}: a reader would pick one of them")
     declared = sum(i.file_size for i in infos)
     if declared > F.MAX_UNPACKED_BYTES:
-        raise InputError(f"{label}: its {len(infos)} zip members declare {declared} bytes unpacked, over the limit "
-                         f"of {F.MAX_UNPACKED_BYTES} bytes for an Inspect log")
+        raise InputError(
+            f"{label}: its {len(infos)} zip members declare {declared} bytes unpacked, over the limit "
+            f"of {F.MAX_UNPACKED_BYTES} bytes for an Inspect log"
+        )
     out = []
     for info in infos:  # each expands to exactly its declared size (checked above to sum within the limit)
         offset = _data_offset(label, data, info)
@@ -99,8 +101,10 @@ def _data_offset(label, data, info) -> int:
     if info.flag_bits & 0x1:
         raise InputError(f"{label}: zip member {name} is encrypted (an Inspect log's members are not)")
     if info.compress_type not in METHODS:
-        raise InputError(f"{label}: zip member {name}: compression method {info.compress_type} is not one an "
-                         f"Inspect log uses ({', '.join(METHODS.values())})")
+        raise InputError(
+            f"{label}: zip member {name}: compression method {info.compress_type} is not one an "
+            f"Inspect log uses ({', '.join(METHODS.values())})"
+        )
     start = info.header_offset
     if start < 0 or start + _LOCAL.size > len(data):
         raise InputError(f"{label}: zip member {name}: its local header lies outside the file")
@@ -115,25 +119,29 @@ def _expand(label, data, info, offset):
     """The member's bytes, at most STEP at a time; InputError once it passes its declared size, or when it ends
     short of it or with another CRC."""
     name = shown(info.filename)
-    raw = memoryview(data)[offset:offset + info.compress_size]
+    raw = memoryview(data)[offset : offset + info.compress_size]
     crc, size = 0, 0
     for chunk in _decompressed(label, name, info.compress_type, raw):
         size += len(chunk)
         if size > info.file_size:
-            raise InputError(f"{label}: zip member {name} expands past the {info.file_size} bytes it declares "
-                             f"(stopped at {size}; a decompression bomb)")
+            raise InputError(
+                f"{label}: zip member {name} expands past the {info.file_size} bytes it declares "
+                f"(stopped at {size}; a decompression bomb)"
+            )
         crc = zlib.crc32(chunk, crc)
         yield chunk
     if size != info.file_size or crc != info.CRC:
-        raise InputError(f"{label}: zip member {name}: expands to {size} bytes with CRC {crc:08x}, the zip "
-                         f"declares {info.file_size} bytes with CRC {info.CRC:08x}")
+        raise InputError(
+            f"{label}: zip member {name}: expands to {size} bytes with CRC {crc:08x}, the zip "
+            f"declares {info.file_size} bytes with CRC {info.CRC:08x}"
+        )
 
 
 def _decompressed(label, name, method, raw):
     try:
         if method == zipfile.ZIP_STORED:
             for i in range(0, len(raw), STEP):
-                yield bytes(raw[i:i + STEP])
+                yield bytes(raw[i : i + STEP])
         elif method == 93:
             yield from _zstd(raw)
         else:
@@ -141,11 +149,15 @@ def _decompressed(label, name, method, raw):
     except engine.InputError:
         raise
     except (zlib.error, OSError, ValueError, EOFError, MemoryError) as exc:
-        raise InputError(f"{label}: zip member {name}: cannot decompress its {METHODS[method]} data within the "
-                         f"limits ({_line(exc, 80)})") from None
+        raise InputError(
+            f"{label}: zip member {name}: cannot decompress its {METHODS[method]} data within the "
+            f"limits ({_line(exc, 80)})"
+        ) from None
     except Exception as exc:  # zstandard.ZstdError and the like: damaged, or a window over MAX_WINDOW_BYTES
-        raise InputError(f"{label}: zip member {name}: cannot decompress its {METHODS[method]} data within the "
-                         f"limits ({type(exc).__name__}: {_line(exc, 80)})") from None
+        raise InputError(
+            f"{label}: zip member {name}: cannot decompress its {METHODS[method]} data within the "
+            f"limits ({type(exc).__name__}: {_line(exc, 80)})"
+        ) from None
 
 
 def _inflate(raw):
@@ -154,7 +166,7 @@ def _inflate(raw):
     pos, pending = 0, b""
     while True:
         if not pending and pos < len(raw):
-            pending, pos = bytes(raw[pos:pos + STEP]), pos + STEP
+            pending, pos = bytes(raw[pos : pos + STEP]), pos + STEP
         out = d.decompress(pending, STEP)
         pending = d.unconsumed_tail
         if out:
@@ -165,8 +177,10 @@ def _inflate(raw):
 
 def _zstd(raw):
     import zstandard  # Inspect's own dependency (its .eval logs are zstd)
+
     reader = zstandard.ZstdDecompressor(max_window_size=F.MAX_WINDOW_BYTES).stream_reader(
-        io.BytesIO(raw), read_across_frames=True)
+        io.BytesIO(raw), read_across_frames=True
+    )
     while True:
         out = reader.read(STEP)
         if not out:
@@ -200,8 +214,9 @@ def inspect_read(label, data, ext):
 def _replace(blob, found):
     for _, original, clean in found:
         for ascii_ in (False, True):
-            blob = blob.replace(json.dumps(original, ensure_ascii=ascii_).encode(),
-                                json.dumps(clean, ensure_ascii=ascii_).encode())
+            blob = blob.replace(
+                json.dumps(original, ensure_ascii=ascii_).encode(), json.dumps(clean, ensure_ascii=ascii_).encode()
+            )
     return blob
 
 
@@ -213,8 +228,11 @@ def _secrets(found) -> list:
             head_a, head_b = a.split("://", 1)[1].split("/", 1)[0], b.split("://", 1)[1].split("/", 1)[0]
             if head_a != head_b and "@" in head_a:
                 out.append(head_a.rsplit("@", 1)[0] + "@")
-            out += [p for p in a.partition("?")[2].partition("#")[0].split("&")
-                    if p and p not in b.partition("?")[2].split("&")]
+            out += [
+                p
+                for p in a.partition("?")[2].partition("#")[0].split("&")
+                if p and p not in b.partition("?")[2].split("&")
+            ]
     return [s.encode() for s in out if s]
 
 
@@ -223,21 +241,57 @@ def _rezip(data, entries, replaced) -> bytes:
     body, central = bytearray(), bytearray()
     for info, offset in entries:
         nlen = struct.unpack_from("<H", data, info.header_offset + 26)[0]
-        name = bytes(data[info.header_offset + 30:info.header_offset + 30 + nlen])
+        name = bytes(data[info.header_offset + 30 : info.header_offset + 30 + nlen])
         if info.filename in replaced:
-            blob, method, crc, usize, version = replaced[info.filename], 0, zlib.crc32(replaced[info.filename]), \
-                len(replaced[info.filename]), 20
+            blob, method, crc, usize, version = (
+                replaced[info.filename],
+                0,
+                zlib.crc32(replaced[info.filename]),
+                len(replaced[info.filename]),
+                20,
+            )
         else:
-            blob, method, crc, usize, version = data[offset:offset + info.compress_size], info.compress_type, \
-                info.CRC, info.file_size, info.extract_version
+            blob, method, crc, usize, version = (
+                data[offset : offset + info.compress_size],
+                info.compress_type,
+                info.CRC,
+                info.file_size,
+                info.extract_version,
+            )
         y, mo, d, h, mi, s = info.date_time
         dtime, ddate = (h << 11) | (mi << 5) | (s // 2), ((y - 1980) << 9) | (mo << 5) | d
         flags = info.flag_bits & 0x800  # keep only "the name is UTF-8"
         at = len(body)
-        body += struct.pack("<4s5H3L2H", b"PK\x03\x04", version, flags, method, dtime, ddate, crc, len(blob), usize,
-                            len(name), 0) + name + blob
-        central += struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 20, version, flags, method, dtime, ddate, crc, len(blob),
-                               usize, len(name), 0, 0, 0, 0, info.external_attr, at) + name
+        body += (
+            struct.pack(
+                "<4s5H3L2H", b"PK\x03\x04", version, flags, method, dtime, ddate, crc, len(blob), usize, len(name), 0
+            )
+            + name
+            + blob
+        )
+        central += (
+            struct.pack(
+                "<4s6H3L5H2L",
+                b"PK\x01\x02",
+                20,
+                version,
+                flags,
+                method,
+                dtime,
+                ddate,
+                crc,
+                len(blob),
+                usize,
+                len(name),
+                0,
+                0,
+                0,
+                0,
+                info.external_attr,
+                at,
+            )
+            + name
+        )
     end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, len(entries), len(entries), len(central), len(body), 0)
     return bytes(body + central + end)
 
@@ -261,9 +315,11 @@ def without_credentials(label, data, ext, entries, found) -> bytes:
     for where, blob in blobs:
         for secret in secrets:
             if secret in blob:
-                raise InputError(f"{label}: {where} holds a credential of the eval's {found[0][0]} that fundbook "
-                                 f"cannot remove (the log is kept and published with the record); remove it and "
-                                 f"import again")
+                raise InputError(
+                    f"{label}: {where} holds a credential of the eval's {found[0][0]} that fundbook "
+                    f"cannot remove (the log is kept and published with the record); remove it and "
+                    f"import again"
+                )
     return kept
 
 
@@ -282,8 +338,10 @@ def read_log(path):
     found = F.credentials(spec, "eval")
     named = [f for f in found if f[1] is None]
     if named:
-        raise InputError(f"{label}: {named[0][0]}: a credential the log holds in a field named like one; fundbook "
-                         f"keeps and publishes the log with the record: remove it from the log and import again")
+        raise InputError(
+            f"{label}: {named[0][0]}: a credential the log holds in a field named like one; fundbook "
+            f"keeps and publishes the log with the record: remove it from the log and import again"
+        )
     if found:
         data = without_credentials(label, data, ext, entries, found)
         if ext == ".eval":

@@ -47,8 +47,9 @@ def transcript(attempt, sample):
     for i, m in enumerate(sample.messages):
         step = {"index": i, "role": m.role, "text": m.text}
         if m.role == "assistant":
-            step["tool_calls"] = [{"id": c.id, "function": c.function, "arguments": _json(c.arguments)}
-                                  for c in (m.tool_calls or [])]
+            step["tool_calls"] = [
+                {"id": c.id, "function": c.function, "arguments": _json(c.arguments)} for c in (m.tool_calls or [])
+            ]
             step["model"] = m.model
         if m.role == "tool":
             step["function"] = m.function
@@ -57,8 +58,11 @@ def transcript(attempt, sample):
         try:
             size += len(engine.canonical_json(step))
         except (ValueError, TypeError, RecursionError):
-            raise Refused("transcript", f"message {i}: cannot be kept as JSON text (nested deeper than "
-                                        f"{engine.MAX_DEPTH} levels, or not Unicode text)") from None
+            raise Refused(
+                "transcript",
+                f"message {i}: cannot be kept as JSON text (nested deeper than "
+                f"{engine.MAX_DEPTH} levels, or not Unicode text)",
+            ) from None
         if size > F.MAX_FILE_BYTES:  # escaping can grow a text sixfold: measured before anything is built
             raise Refused("transcript", f"message {i}: the messages come to over {F.MAX_FILE_BYTES} bytes of JSON")
         steps.append(step)
@@ -87,22 +91,41 @@ def files(loaded, facts, sample, fields, env, rec, turns, answered):
     log_sha = hashlib.sha256(loaded.data).hexdigest()
     log_name = f"inspect-log-{log_sha}{loaded.ext}"
     trans_bytes = pretty(transcript(attempt, sample))
-    receipts = pretty({"schema": F.RECEIPTS_SCHEMA, "run_id": attempt, "receipts_head": result["receipts_head"],
-                       "receipts": _receipts(rec)})
+    receipts = pretty(
+        {
+            "schema": F.RECEIPTS_SCHEMA,
+            "run_id": attempt,
+            "receipts_head": result["receipts_head"],
+            "receipts": _receipts(rec),
+        }
+    )
     ev = log.eval
     logged = {}
-    for key, value in (("task_args", ev.task_args), ("generate_config", ev.model_generate_config),
-                       ("limit", sample.limit), ("usage", dict(sorted((sample.model_usage or {}).items())))):
+    for key, value in (
+        ("task_args", ev.task_args),
+        ("generate_config", ev.model_generate_config),
+        ("limit", sample.limit),
+        ("usage", dict(sorted((sample.model_usage or {}).items()))),
+    ):
         try:
             logged[key] = _json(value) if value else ({} if key != "limit" else None)
         except (ValueError, RecursionError):
             raise Refused(key, f"the logged {key} is nested deeper than {engine.MAX_DEPTH} levels") from None
     content = {
-        "schema_version": F.SCHEMA_VERSION, "kind": KIND, "harness": HARNESS, "label": F.LABEL,
-        "attempt_id": attempt, "claims": F.claims(),
-        "task": {"instance_id": result.get("instance_id") or f"{source['family']}/seed-{source['seed']}",
-                 "family": source["family"], "seed": source["seed"], "split": SPLIT,
-                 "fixture_sha256": sample.metadata["fixture_sha256"], "horizon": source["horizon"]},
+        "schema_version": F.SCHEMA_VERSION,
+        "kind": KIND,
+        "harness": HARNESS,
+        "label": F.LABEL,
+        "attempt_id": attempt,
+        "claims": F.claims(),
+        "task": {
+            "instance_id": result.get("instance_id") or f"{source['family']}/seed-{source['seed']}",
+            "family": source["family"],
+            "seed": source["seed"],
+            "split": SPLIT,
+            "fixture_sha256": sample.metadata["fixture_sha256"],
+            "horizon": source["horizon"],
+        },
         "model": dict(model, answered_as=answered),
         "engine": dict(facts),
         "result": result,
@@ -112,12 +135,22 @@ def files(loaded, facts, sample, fields, env, rec, turns, answered):
         "transcript": {"path": "transcript.json", "sha256": hashlib.sha256(trans_bytes).hexdigest()},
         "outputs": {"receipts": {"path": "receipts.json", "sha256": hashlib.sha256(receipts).hexdigest()}},
         "inspect": {
-            "version": meta["inspect_version"], "task": ev.task, "task_version": str(ev.task_version),
-            "bundle_sha256": sample.metadata["bundle_sha256"], "task_args": logged["task_args"],
-            "protocol": fields["protocol"], "eval_id": ev.eval_id, "run_id": ev.run_id,
-            "sample_id": str(sample.id), "epoch": sample.epoch, "created": meta["created"],
-            "model_base_url": ev.model_base_url, "generate_config": logged["generate_config"],
-            "limit": logged["limit"], "usage": logged["usage"], "usage_note": OUTSIDE,
+            "version": meta["inspect_version"],
+            "task": ev.task,
+            "task_version": str(ev.task_version),
+            "bundle_sha256": sample.metadata["bundle_sha256"],
+            "task_args": logged["task_args"],
+            "protocol": fields["protocol"],
+            "eval_id": ev.eval_id,
+            "run_id": ev.run_id,
+            "sample_id": str(sample.id),
+            "epoch": sample.epoch,
+            "created": meta["created"],
+            "model_base_url": ev.model_base_url,
+            "generate_config": logged["generate_config"],
+            "limit": logged["limit"],
+            "usage": logged["usage"],
+            "usage_note": OUTSIDE,
             "log": {"path": log_name, "sha256": log_sha, "bytes": len(loaded.data)},
         },
         "execution_path": EXECUTION_PATH,
@@ -127,7 +160,15 @@ def files(loaded, facts, sample, fields, env, rec, turns, answered):
             engine.canonical_json(value)
         except (ValueError, TypeError, RecursionError):
             raise Refused(f"content.{key}", "a logged value has no canonical JSON form (a lone surrogate?)") from None
-    record = {"schema": RECORD_SCHEMA, "content": content, "content_sha256": engine.content_sha256(content),
-              "volatile": {"imported": _now()}}
-    return attempt, {"record.json": pretty(record), "transcript.json": trans_bytes, "receipts.json": receipts,
-                     log_name: loaded.data}
+    record = {
+        "schema": RECORD_SCHEMA,
+        "content": content,
+        "content_sha256": engine.content_sha256(content),
+        "volatile": {"imported": _now()},
+    }
+    return attempt, {
+        "record.json": pretty(record),
+        "transcript.json": trans_bytes,
+        "receipts.json": receipts,
+        log_name: loaded.data,
+    }

@@ -35,10 +35,13 @@ def difference(logged, expected, width=30) -> str:
     start = max(0, n - width)
 
     def around(text):
-        cut = text[start:n + width]
+        cut = text[start : n + width]
         return ("…" if start else "") + _q(cut) + ("…" if n + width < len(text) else "") if cut else "(nothing)"
-    return (f"at character {n} (of {len(logged)} logged, {len(expected)} from the desk): the log has {around(logged)}, "
-            f"the desk gives {around(expected)}")
+
+    return (
+        f"at character {n} (of {len(logged)} logged, {len(expected)} from the desk): the log has {around(logged)}, "
+        f"the desk gives {around(expected)}"
+    )
 
 
 def _plain_args(arguments):
@@ -84,13 +87,20 @@ def _replay(sample, protocol, source, at):
             name, expected, _ = env.text_turn(m.text)
             got = messages[i]
             if got.role != "user" or got.text != expected:
-                raise Refused("tool result", f"message {i} ({name or 'invalid answer'}): "
-                                             f"{difference(got.text if got.role == 'user' else got.role, expected)}")
+                raise Refused(
+                    "tool result",
+                    f"message {i} ({name or 'invalid answer'}): "
+                    f"{difference(got.text if got.role == 'user' else got.role, expected)}",
+                )
             i += 1
             continue
         calls = list(m.tool_calls or [])
-        turns.append({"text": m.text, "tool_calls": [{"id": c.id, "function": c.function,
-                                                      "arguments": c.arguments} for c in calls]})
+        turns.append(
+            {
+                "text": m.text,
+                "tool_calls": [{"id": c.id, "function": c.function, "arguments": c.arguments} for c in calls],
+            }
+        )
         i += 1
         for k, call in enumerate(calls):
             if i >= len(messages):  # the eval stopped here (a limit raised while Inspect appended the results)
@@ -110,8 +120,10 @@ def _replay(sample, protocol, source, at):
             if error is not None:
                 if got.error is None or got.error.message != error:
                     logged = f"ToolError {got.error.message}" if got.error else got.text
-                    raise Refused("tool result", f"message {i} ({_name(call.function)}): "
-                                                 f"{difference(logged, f'ToolError {error}')}")
+                    raise Refused(
+                        "tool result",
+                        f"message {i} ({_name(call.function)}): {difference(logged, f'ToolError {error}')}",
+                    )
             elif got.error is not None or got.text != expected:
                 logged = f"ToolError {got.error.message}" if got.error else got.text
                 raise Refused("tool result", f"message {i} ({_name(call.function)}): {difference(logged, expected)}")
@@ -149,8 +161,11 @@ def _check_score(sample, want):
         logged = _ints(got)
         same = canonical(logged) == canonical(want)
     except (ValueError, TypeError, RecursionError):
-        raise Refused("score", f"the log's {SCORER} is not JSON the desk can compare (nested too deeply, or a value "
-                               f"with no canonical form)") from None
+        raise Refused(
+            "score",
+            f"the log's {SCORER} is not JSON the desk can compare (nested too deeply, or a value "
+            f"with no canonical form)",
+        ) from None
     if not same:
         where = engine.first_difference(want, logged, "score") or "score"
         raise Refused("score", f"{where}: the log's {SCORER} is not the engine's grade of these moves")

@@ -29,10 +29,12 @@ from builders import inspect_format as F
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BASE_LOG = os.path.join(REPO, "tests", "inspect", "data", "smollm2-FUND_03-seed-1.eval")
 WORLD = ("FUND_03", 1)  # the base log's world
-_WRAP = ("import json, resource, subprocess, sys\n"
-         "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
-         "print(json.dumps({'rc': done.returncode, 'out': done.stdout[-2000:], 'err': done.stderr[-2000:],\n"
-         "                  'peak_kib': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))\n")
+_WRAP = (
+    "import json, resource, subprocess, sys\n"
+    "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+    "print(json.dumps({'rc': done.returncode, 'out': done.stdout[-2000:], 'err': done.stderr[-2000:],\n"
+    "                  'peak_kib': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))\n"
+)
 
 
 def measure(cmd, cwd=REPO) -> dict:
@@ -52,35 +54,61 @@ def raw_zip(entries, flags=0) -> bytes:
     for name, method, raw, crc, size in entries:
         at, n = len(body), name.encode()
         version = 63 if method == 93 else 20
-        body += struct.pack("<4s5H3L2H", b"PK\x03\x04", version, flags, method, 0, 33, crc, len(raw), size, len(n),
-                            0)
+        body += struct.pack("<4s5H3L2H", b"PK\x03\x04", version, flags, method, 0, 33, crc, len(raw), size, len(n), 0)
         body += n + raw
-        central += struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 20, version, flags, method, 0, 33, crc, len(raw), size,
-                               len(n), 0, 0, 0, 0, 0, at) + n
-    return bytes(body + central + struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, len(entries), len(entries),
-                                              len(central), len(body), 0))
+        central += (
+            struct.pack(
+                "<4s6H3L5H2L",
+                b"PK\x01\x02",
+                20,
+                version,
+                flags,
+                method,
+                0,
+                33,
+                crc,
+                len(raw),
+                size,
+                len(n),
+                0,
+                0,
+                0,
+                0,
+                0,
+                at,
+            )
+            + n
+        )
+    return bytes(
+        body
+        + central
+        + struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, len(entries), len(entries), len(central), len(body), 0)
+    )
 
 
 def base_members(path=BASE_LOG) -> list:
     """[(name, bytes)] of a trusted log (the kept real run), read with Inspect's own zip support."""
     import zipfile
     import inspect_ai._util.zipfile  # noqa: F401  (zstd in zipfile)
+
     with zipfile.ZipFile(path) as archive:
         return [(i.filename, archive.read(i)) for i in archive.infolist()]
 
 
 def _zstd(data) -> bytes:
     import zstandard
+
     return zstandard.ZstdCompressor(level=3).compress(data)
 
 
 def _zstd_stream(pattern, total) -> bytes:
     """zstd of `total` bytes of `pattern` repeated, compressed a chunk at a time (never all in memory)."""
     import zstandard
+
     c = zstandard.ZstdCompressor(level=19).compressobj()
     chunk, out, left = pattern * ((16 << 20) // len(pattern)), [], total
     while left > 0:
-        out.append(c.compress(chunk[:min(left, len(chunk))]))
+        out.append(c.compress(chunk[: min(left, len(chunk))]))
         left -= min(left, len(chunk))
     out.append(c.flush())
     return b"".join(out)
@@ -114,8 +142,10 @@ def bomb(kind) -> bytes:
         raw, method = b"".join(c.compress(b"\0" * (16 << 20)) for _ in range(16)) + c.flush(), 12
     elif kind == "window":  # a zstd frame that asks for a 2 GiB window (no content size, so no smaller one)
         import zstandard
-        params = zstandard.ZstdCompressionParameters.from_level(3, window_log=31, enable_ldm=True,
-                                                                write_content_size=False)
+
+        params = zstandard.ZstdCompressionParameters.from_level(
+            3, window_log=31, enable_ldm=True, write_content_size=False
+        )
         c = zstandard.ZstdCompressor(compression_params=params).compressobj()
         raw, method = c.compress(b"x" * 4096) + c.flush(), 93
     else:  # lzma: Inspect's zipfile cannot read it at all
@@ -148,6 +178,7 @@ def eval_at_limit() -> bytes:
 def json_at_limit(tmp) -> bytes:
     """The base log as a .json log of just under MAX_LOG_BYTES (one model answer inflated)."""
     from inspect_ai.log import read_eval_log, write_eval_log
+
     log = read_eval_log(BASE_LOG)
     path = os.path.join(tmp, "base.json")
     write_eval_log(log, path, format="json")
@@ -159,9 +190,14 @@ def json_at_limit(tmp) -> bytes:
         return fh.read()
 
 
-HOSTILE = {"zstd-bomb": lambda tmp: bomb("zstd"), "deflate-bomb": lambda tmp: bomb("deflate"),
-           "zstd-window": lambda tmp: bomb("window"), "bz2-bomb": lambda tmp: bomb("bz2"),
-           "eval-at-limit": lambda tmp: eval_at_limit(), "json-at-limit": json_at_limit}
+HOSTILE = {
+    "zstd-bomb": lambda tmp: bomb("zstd"),
+    "deflate-bomb": lambda tmp: bomb("deflate"),
+    "zstd-window": lambda tmp: bomb("window"),
+    "bz2-bomb": lambda tmp: bomb("bz2"),
+    "eval-at-limit": lambda tmp: eval_at_limit(),
+    "json-at-limit": json_at_limit,
+}
 
 
 def write_case(tmp, name) -> str:
@@ -176,6 +212,7 @@ def hand_placed(tmp, log_path) -> str:
     its own extension: what `fundbook inspect verify` re-imports."""
     import glob
     import shutil
+
     src = sorted(glob.glob(os.path.join(REPO, "runs", "attempts", "inspect-*")))[0]
     attempts = os.path.join(tmp, f"attempts-{os.path.basename(log_path)}")
     folder = os.path.join(attempts, os.path.basename(src))
@@ -206,23 +243,41 @@ def run_verify(attempts):
 
 
 def run_arm(log, tmp, world=WORLD):
-    return measure([fundbook(), "sweep", "--out", os.path.join(tmp, f"sweep-{os.path.basename(log)}"), "--family",
-                    world[0], "--seeds", str(world[1]), "--arm", f"a=inspect:{log}", "--pyodide-sample", "0",
-                    "--no-progress"])
+    return measure(
+        [
+            fundbook(),
+            "sweep",
+            "--out",
+            os.path.join(tmp, f"sweep-{os.path.basename(log)}"),
+            "--family",
+            world[0],
+            "--seeds",
+            str(world[1]),
+            "--arm",
+            f"a=inspect:{log}",
+            "--pyodide-sample",
+            "0",
+            "--no-progress",
+        ]
+    )
 
 
 def _row(case, command, got):
     line = (got["err"] or got["out"]).strip().splitlines()
-    print(f"{case:<15} {command:<8} peak {got['peak_mib']:7.1f} MiB  {got['seconds']:6.1f} s  exit {got['rc']}  "
-          f"{(line[-1] if line else '')[:110]}")
+    print(
+        f"{case:<15} {command:<8} peak {got['peak_mib']:7.1f} MiB  {got['seconds']:6.1f} s  exit {got['rc']}  "
+        f"{(line[-1] if line else '')[:110]}"
+    )
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the zstd bomb and the normal log only")
     args = parser.parse_args(argv)
-    print(f"limits: log {F.MAX_LOG_BYTES} bytes, unpacked {F.MAX_UNPACKED_BYTES} bytes, message "
-          f"{F.MAX_MESSAGE_BYTES} bytes; load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"limits: log {F.MAX_LOG_BYTES} bytes, unpacked {F.MAX_UNPACKED_BYTES} bytes, message "
+        f"{F.MAX_MESSAGE_BYTES} bytes; load average {os.getloadavg()[0]:.2f}"
+    )
     cases = ["zstd-bomb"] if args.quick else list(HOSTILE)
     with tempfile.TemporaryDirectory(prefix="fundbook-bench-inspect-") as tmp:
         got = run_import(BASE_LOG, tmp)

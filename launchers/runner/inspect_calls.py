@@ -21,6 +21,7 @@ def answer(line):
     texts = doc["texts"]
     run_fixtures._engine()
     from engine import session as _session
+
     out = []
     for fn, refs in doc["calls"]:
         if fn not in FUNCTIONS:

@@ -44,10 +44,12 @@ def committed_bundle_is_current(built):
     would make, so no test recompiles it (its provenance differs only in its build times)."""
     from builders._files import ROOT
     from builders.desk.devsite import fresh_bundle
+
     committed = os.path.join(ROOT, "runs", "engine")
     try:
         return fresh_bundle(built) and read_bytes(os.path.join(built, "manifest.json")) == read_bytes(
-            os.path.join(committed, "manifest.json"))
+            os.path.join(committed, "manifest.json")
+        )
     except OSError:
         return False
 
@@ -56,6 +58,7 @@ def _engine(out):
     """A copy of build/engine when it is the committed bundle (TEST_DEPS builds it), else a fresh build."""
     from pathlib import Path
     from builders._files import ROOT
+
     built = Path(ROOT) / "build" / "engine"
     if committed_bundle_is_current(built):
         shutil.copytree(built, out)
@@ -74,8 +77,9 @@ def bundle_dir(tmp_path_factory):
 @pytest.fixture(scope="session")
 def published(bundle_dir, tmp_path_factory, pyodide_runtime):
     """Every published fixture through the bundle, parity with host CPython on (in the worker's runtime)."""
-    target, summary = _shared(tmp_path_factory, "runs", lambda out: build_runs(bundle_dir, str(out), parity=True,
-                                                                              session=pyodide_runtime))
+    target, summary = _shared(
+        tmp_path_factory, "runs", lambda out: build_runs(bundle_dir, str(out), parity=True, session=pyodide_runtime)
+    )
     return {"dir": str(target), "summary": summary}
 
 

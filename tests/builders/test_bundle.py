@@ -34,6 +34,7 @@ def test_sources_are_the_whole_engine_package_without_caches():
 def test_a_stray_file_in_engine_stops_the_build(tmp_path):
     """engine/ is exactly the bundle: a file of another kind is refused, not shipped or skipped."""
     import shutil
+
     shutil.copytree(os.path.join(REPO, "engine"), tmp_path / "engine", ignore=shutil.ignore_patterns("__pycache__"))
     (tmp_path / "engine" / "notes.txt").write_text("x")
     with pytest.raises(BuildError, match=r"^engine/notes.txt: not an engine file"):
@@ -96,8 +97,9 @@ def test_provenance_is_an_slsa_v1_statement_for_the_bundle(bundle_dir):
     assert doc["predicateType"] == "https://slsa.dev/provenance/v1"
     subjects = {s["name"]: s["digest"]["sha256"] for s in doc["subject"]}
     assert subjects["fundbook-engine.zip"] == hashlib.sha256(_zip(bundle_dir)).hexdigest()
-    assert subjects["manifest.json"] == hashlib.sha256(
-        read_bytes(os.path.join(bundle_dir, "manifest.json"))).hexdigest()
+    assert (
+        subjects["manifest.json"] == hashlib.sha256(read_bytes(os.path.join(bundle_dir, "manifest.json"))).hexdigest()
+    )
     build = doc["predicate"]["buildDefinition"]
     assert build["internalParameters"]["slsa_build_level"] == "L1" and build["internalParameters"]["signed"] is False
     assert set(doc["predicate"]["runDetails"]["metadata"]) == {"startedOn", "finishedOn"}
@@ -117,7 +119,9 @@ def _strict_slsa_parse(doc):
     Statement.copy_from_pb(statement).validate()
     provenance = json_format.ParseDict(doc["predicate"], provenance_pb2.Provenance(), ignore_unknown_fields=False)
     assert provenance.build_definition.build_type and provenance.run_details.builder.id
-    for rd in list(provenance.build_definition.resolved_dependencies) + list(provenance.run_details.builder.builder_dependencies):
+    for rd in list(provenance.build_definition.resolved_dependencies) + list(
+        provenance.run_details.builder.builder_dependencies
+    ):
         ResourceDescriptor.copy_from_pb(rd).validate()
     return provenance
 
@@ -132,10 +136,16 @@ def test_the_old_provenance_fails_the_strict_parse():
     """What the issue reported: timings inside runDetails.metadata."""
     import pytest
     from google.protobuf.json_format import ParseError
-    doc = {"_type": "https://in-toto.io/Statement/v1", "subject": [{"name": "a", "digest": {"sha256": "00"}}],
-           "predicateType": "https://slsa.dev/provenance/v1",
-           "predicate": {"buildDefinition": {"buildType": "urn:x", "externalParameters": {}},
-                         "runDetails": {"builder": {"id": "urn:y"}, "metadata": {"compile_ms": 128}}}}
+
+    doc = {
+        "_type": "https://in-toto.io/Statement/v1",
+        "subject": [{"name": "a", "digest": {"sha256": "00"}}],
+        "predicateType": "https://slsa.dev/provenance/v1",
+        "predicate": {
+            "buildDefinition": {"buildType": "urn:x", "externalParameters": {}},
+            "runDetails": {"builder": {"id": "urn:y"}, "metadata": {"compile_ms": 128}},
+        },
+    }
     with pytest.raises(ParseError, match="compile_ms"):
         _strict_slsa_parse(doc)
     schema = load(os.path.join(SCHEMAS, "provenance.schema.json"))
@@ -150,6 +160,7 @@ def test_provenance_names_every_input_without_a_commit(bundle_dir):
     (a committed provenance cannot name its own commit)."""
     import subprocess
     from builders._files import ROOT
+
     doc = load(os.path.join(bundle_dir, "provenance.json"))
     deps = doc["predicate"]["buildDefinition"]["resolvedDependencies"]
     assert deps[0]["uri"] == "pkg:npm/pyodide@314.0.7" and set(deps[0]["digest"]) == {"sha512"}
@@ -158,8 +169,13 @@ def test_provenance_names_every_input_without_a_commit(bundle_dir):
     by_name = {d["name"]: d["digest"] for d in deps[1:]}
     for source in engine_sources():
         assert by_name[source["path"]]["sha256"] == source["sha256"]
-    for path in ("builders/runner/ops.mjs", "builders/runner/compile_bundle.py", "package-lock.json",
-                 "engine/__init__.py"):
-        blob = subprocess.run(["git", "hash-object", path], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
+    for path in (
+        "builders/runner/ops.mjs",
+        "builders/runner/compile_bundle.py",
+        "package-lock.json",
+        "engine/__init__.py",
+    ):
+        blob = subprocess.run(
+            ["git", "hash-object", path], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
         assert by_name[path]["gitBlob"] == blob

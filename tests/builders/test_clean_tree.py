@@ -43,15 +43,20 @@ def _fresh_checkout(target):
 
 @pytest.mark.slow
 @pytest.mark.long  # the whole build (minutes): make test-long; in make test, test_reproducible and test_published
-@pyodide_test       # rebuild the bundle and runs/ byte for byte
+@pyodide_test  # rebuild the bundle and runs/ byte for byte
 def test_make_build_on_a_fresh_checkout_leaves_the_tree_clean(tmp_path):
     checkout = tmp_path / "fundbook"
     checkout.mkdir()
     _fresh_checkout(str(checkout))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "MAKE", "MFLAGS"))}
     env.update(PYTHONPATH=str(checkout), SOURCE_DATE_EPOCH="1")  # an ambient epoch must not leak into the build
-    proc = subprocess.run(["make", "-o", ".venv/.installed", "-o", "node_modules/.installed", "build"],
-                          cwd=checkout, env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        ["make", "-o", ".venv/.installed", "-o", "node_modules/.installed", "build"],
+        cwd=checkout,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     status = _git(checkout, "status", "--porcelain")
     assert status == "", f"make build changed the tree:\n{status}"
@@ -65,13 +70,26 @@ def test_make_build_on_a_fresh_checkout_leaves_the_tree_clean(tmp_path):
     # ... and that fresh build refuses a page whose verifiable region shows a figure outside a mark (issue 39): the
     # run template made to say "Score 61/100" in plain text in its result region stops `make site`, in one line
     run = checkout / "builders" / "site" / "templates" / "run.md.j2"
-    run.write_text(run.read_text().replace('<div data-fb-verified="result">\n',
-                                           '<div data-fb-verified="result">\n<p>Score 61/100</p>\n', 1))
-    proc = subprocess.run(["make", "-o", ".venv/.installed", "-o", "node_modules/.installed", "site"],
-                          cwd=checkout, env=env, capture_output=True, text=True)
+    run.write_text(
+        run.read_text().replace(
+            '<div data-fb-verified="result">\n', '<div data-fb-verified="result">\n<p>Score 61/100</p>\n', 1
+        )
+    )
+    proc = subprocess.run(
+        ["make", "-o", ".venv/.installed", "-o", "node_modules/.installed", "site"],
+        cwd=checkout,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode != 0
     refusals = [line for line in (proc.stdout + proc.stderr).splitlines() if "verifiable region" in line]
-    assert refusals and all(line.endswith('verifiable region "result" shows "Score 61/100" outside a figure mark: '
-                                          'write it with the figure renderer (builders/site/figures.py) or move it '
-                                          'out of the region') for line in refusals), refusals
+    assert refusals and all(
+        line.endswith(
+            'verifiable region "result" shows "Score 61/100" outside a figure mark: '
+            "write it with the figure renderer (builders/site/figures.py) or move it "
+            "out of the region"
+        )
+        for line in refusals
+    ), refusals
     assert "Traceback" not in proc.stdout + proc.stderr

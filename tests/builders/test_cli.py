@@ -8,8 +8,9 @@ from builders._files import ROOT
 
 
 def _run(*argv, env=None):
-    return subprocess.run([sys.executable, "-m", *argv], cwd=ROOT, capture_output=True, text=True,
-                          env=dict(os.environ, **(env or {})))
+    return subprocess.run(
+        [sys.executable, "-m", *argv], cwd=ROOT, capture_output=True, text=True, env=dict(os.environ, **(env or {}))
+    )
 
 
 def test_usage_errors_exit_64():
@@ -27,8 +28,9 @@ def test_a_missing_bundle_is_one_line_exit_1(tmp_path):
 
 
 def test_an_unknown_run_id_is_one_line_exit_1(tmp_path):
-    proc = _run("builders.runs", "build", "--bundle", str(tmp_path), "--out", str(tmp_path / "runs"),
-                "--run-id", "reference-W9")
+    proc = _run(
+        "builders.runs", "build", "--bundle", str(tmp_path), "--out", str(tmp_path / "runs"), "--run-id", "reference-W9"
+    )
     assert proc.returncode == 1
     assert "--run-id reference-W9: not a published fixture" in proc.stderr
 

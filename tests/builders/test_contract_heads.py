@@ -92,6 +92,7 @@ def test_model_attempts_follow_it_with_their_revealed_salt():
         receipts = _load(attempts, name, "receipts.json")
         receipts = receipts["receipts"] if isinstance(receipts, dict) else receipts
         from engine import generate, with_horizon  # the world only: the chain itself is recomputed by the formula above
+
         instance = generate(content["task"]["family"], content["task"]["seed"])
         if content.get("harness") == "inspect":
             # An Inspect attempt (launchers/inspect): its world over the days the task ran, under the public salt
@@ -116,6 +117,13 @@ def test_model_attempts_follow_it_with_their_revealed_salt():
 
 def test_the_writer_is_rfc8785_on_its_own_sorting_example():
     # RFC 8785 section 3.2.3: keys sorted by UTF-16 code units
-    value = {"\u20ac": "Euro Sign", "\r": "Carriage Return", "\ufb33": "Hebrew Letter Dalet With Dagesh",
-             "1": "One", "\U0001f600": "Emoji: Grinning Face", "\u0080": "Control", "\u00f6": "Latin Small Letter O With Diaeresis"}
+    value = {
+        "\u20ac": "Euro Sign",
+        "\r": "Carriage Return",
+        "\ufb33": "Hebrew Letter Dalet With Dagesh",
+        "1": "One",
+        "\U0001f600": "Emoji: Grinning Face",
+        "\u0080": "Control",
+        "\u00f6": "Latin Small Letter O With Diaeresis",
+    }
     assert [k for k in json.loads(jcs(value))] == ["\r", "1", "\u0080", "\u00f6", "\u20ac", "\U0001f600", "\ufb33"]

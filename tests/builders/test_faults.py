@@ -62,9 +62,21 @@ def test_the_runner_itself_refuses_a_changed_byte(bundle_copy):
     """Even when told the damaged file's own hash, the runner checks every entry."""
     zip_path = bundle_copy / "fundbook-engine.zip"
     _flip(zip_path, 2000)
-    proc = subprocess.run(["node", "builders/runner/run_fixtures.mjs", "--bundle", str(zip_path),
-                           "--bundle-sha256", _sha(zip_path), "--fixture", '{"kind":"reference","episode":"W1"}'],
-                          cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            "node",
+            "builders/runner/run_fixtures.mjs",
+            "--bundle",
+            str(zip_path),
+            "--bundle-sha256",
+            _sha(zip_path),
+            "--fixture",
+            '{"kind":"reference","episode":"W1"}',
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 1 and proc.stdout == ""
     line = proc.stderr.strip()
     assert "\n" not in line and "fundbook-engine.zip!engine/" in line and "sha256 expected" in line and "actual" in line
@@ -95,9 +107,23 @@ def test_the_runner_refuses_a_manifest_beside_the_bundle_that_differs(bundle_cop
     manifest = bundle_copy / "manifest.json"
     inner = _sha(manifest)
     manifest.write_text(manifest.read_text().replace('"fundbook-engine"', '"fundbook-engine-x"'))
-    proc = subprocess.run(["node", "builders/runner/run_fixtures.mjs", "--bundle", str(bundle_copy / "fundbook-engine.zip"),
-                           "--bundle-sha256", _sha(bundle_copy / "fundbook-engine.zip"), "--manifest", str(manifest),
-                           "--fixture", '{"kind":"reference","episode":"W1"}'], cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            "node",
+            "builders/runner/run_fixtures.mjs",
+            "--bundle",
+            str(bundle_copy / "fundbook-engine.zip"),
+            "--bundle-sha256",
+            _sha(bundle_copy / "fundbook-engine.zip"),
+            "--manifest",
+            str(manifest),
+            "--fixture",
+            '{"kind":"reference","episode":"W1"}',
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 1
     assert f"sha256 expected {inner}" in proc.stderr and f"actual {_sha(manifest)}" in proc.stderr
 
@@ -124,9 +150,21 @@ def test_a_fixture_that_does_not_parse_stops_the_stage(bundle_dir, runs_dir, mon
 def test_a_fixture_argument_that_does_not_parse_is_one_line(bundle_dir):
     zip_path = os.path.join(bundle_dir, "fundbook-engine.zip")
     for fixture in ('{"kind": "reference", "episode"', '{"kind": "reference", "episode": "W9"}'):
-        proc = subprocess.run(["node", "builders/runner/run_fixtures.mjs", "--bundle", zip_path,
-                               "--bundle-sha256", _sha(zip_path), "--fixture", fixture],
-                              cwd=ROOT, capture_output=True, text=True)
+        proc = subprocess.run(
+            [
+                "node",
+                "builders/runner/run_fixtures.mjs",
+                "--bundle",
+                zip_path,
+                "--bundle-sha256",
+                _sha(zip_path),
+                "--fixture",
+                fixture,
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
         assert proc.returncode == 1, proc.stderr
         assert proc.stderr.count("\n") == 1 and "does not parse" in proc.stderr and "sha256" in proc.stderr
 
@@ -155,6 +193,7 @@ def test_a_missing_bundle_names_the_stage_to_run(tmp_path, runs_dir):
 
 def test_an_unmet_expectation_fails_the_stage():
     from builders.runs._stage import _check_expectations
+
     record = {"content": {"expected": {"status": "MALFORMED"}, "observed": {"status": "SCORED"}, "passed": False}}
     with pytest.raises(BuildError, match=r'adversarial-W1-M7.json: expected \{"status": "MALFORMED"\}, observed'):
         _check_expectations({"adversarial-W1-M7": record})

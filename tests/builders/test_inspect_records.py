@@ -20,40 +20,77 @@ REPO = Path(__file__).resolve().parents[2]
 PUBLISHED = sorted(p for p in (REPO / "runs" / "attempts").glob("inspect-*") if (p / "record.json").is_file())
 needs_record = pytest.mark.skipif(not PUBLISHED, reason="needs a published Inspect attempt (runs/attempts/inspect-*)")
 # Leaves the log carries as it logged them: data on every page, not checked against a pattern.
-DATA = ("content.inspect.task_args.", "content.inspect.generate_config.", "content.inspect.limit.",
-        "content.inspect.usage.", "content.model.answered_as.")
-DATA_STEP_KEYS = ("text", "model", "function", "tool_call_id", "error", "tool_calls", "arguments", "id", "type",
-                  "message")
+DATA = (
+    "content.inspect.task_args.",
+    "content.inspect.generate_config.",
+    "content.inspect.limit.",
+    "content.inspect.usage.",
+    "content.model.answered_as.",
+)
+DATA_STEP_KEYS = (
+    "text",
+    "model",
+    "function",
+    "tool_call_id",
+    "error",
+    "tool_calls",
+    "arguments",
+    "id",
+    "type",
+    "message",
+)
 
 
 def test_the_importer_and_the_build_read_one_format():
     """builders/inspect_format.py is the one owner: the importer's constants are its objects, not copies."""
     from builders import inspect_format as F
     from launchers.inspect import _import, _kind
+
     assert _kind.RECORD_SCHEMA is F.RECORD_SCHEMA is IR.RECORD_SCHEMA == "fundbook.inspect-attempt/2"
-    assert (_import.KIND, _import.HARNESS, _import.SPLIT, _import.EXECUTION_PATH, _import.OUTSIDE,
-            _import.TRANSCRIPT_SCHEMA, _import.MAX_LOG_BYTES) == \
-        (IR.KIND, IR.HARNESS, IR.SPLIT, IR.EXECUTION_PATH, IR.OUTSIDE, IR.TRANSCRIPT_SCHEMA, IR.MAX_LOG_BYTES)
+    assert (
+        _import.KIND,
+        _import.HARNESS,
+        _import.SPLIT,
+        _import.EXECUTION_PATH,
+        _import.OUTSIDE,
+        _import.TRANSCRIPT_SCHEMA,
+        _import.MAX_LOG_BYTES,
+    ) == (IR.KIND, IR.HARNESS, IR.SPLIT, IR.EXECUTION_PATH, IR.OUTSIDE, IR.TRANSCRIPT_SCHEMA, IR.MAX_LOG_BYTES)
     from builders.site.records import INSPECT_ATTEMPT_SCHEMA
+
     assert INSPECT_ATTEMPT_SCHEMA is F.RECORD_SCHEMA
     # a model name of any printable shape is data; its folder part is a slug of it
-    assert [F.slug(n) for n in ("Meta-Llama 3.1/8B", "/models/My Model.gguf", "***", "..", "x" * 90)] == \
-        ["Meta-Llama-3.1-8B", "models-My-Model.gguf", "model", "model", "x" * 60]
+    assert [F.slug(n) for n in ("Meta-Llama 3.1/8B", "/models/My Model.gguf", "***", "..", "x" * 90)] == [
+        "Meta-Llama-3.1-8B",
+        "models-My-Model.gguf",
+        "model",
+        "model",
+        "x" * 60,
+    ]
     assert F.world_of("FUND_01-seed-1") == ("FUND_01", 1)
-    assert [F.world_of(w) for w in ("FUND_01-seed-01", "FUND_01-seed-\u0661", "FUND_09-seed-1", "FUND_01-seed-0")] \
-        == [None, None, None, None]
+    assert [F.world_of(w) for w in ("FUND_01-seed-01", "FUND_01-seed-\u0661", "FUND_09-seed-1", "FUND_01-seed-0")] == [
+        None,
+        None,
+        None,
+        None,
+    ]
 
 
 def test_credentials_are_replaced_in_every_url_and_redaction_is_idempotent():
     from builders import inspect_format as F
-    cases = {"http://user:pa55@host:8000/v1": "http://REDACTED@host:8000/v1",
-             "https://a@b@host/v1?api_key=sk-1&api-version=2024&sig=x#f": "https://REDACTED@host/v1?api_key=REDACTED"
-                                                                           "&api-version=2024&sig=REDACTED#f",
-             "http://127.0.0.1:51063/v1": "http://127.0.0.1:51063/v1"}
+
+    cases = {
+        "http://user:pa55@host:8000/v1": "http://REDACTED@host:8000/v1",
+        "https://a@b@host/v1?api_key=sk-1&api-version=2024&sig=x#f": "https://REDACTED@host/v1?api_key=REDACTED"
+        "&api-version=2024&sig=REDACTED#f",
+        "http://127.0.0.1:51063/v1": "http://127.0.0.1:51063/v1",
+    }
     for url, clean in cases.items():
         assert F.redact_url(url) == clean and F.redact_url(clean) == clean
-    assert F.credentials({"model_base_url": "http://u:p@h/v1", "args": {"token": "t0k", "max_tokens": 5}}, "eval") \
-        == [("eval.model_base_url", "http://u:p@h/v1", "http://REDACTED@h/v1"), ("eval.args.token", None, None)]
+    assert F.credentials({"model_base_url": "http://u:p@h/v1", "args": {"token": "t0k", "max_tokens": 5}}, "eval") == [
+        ("eval.model_base_url", "http://u:p@h/v1", "http://REDACTED@h/v1"),
+        ("eval.args.token", None, None),
+    ]
 
 
 @pytest.fixture
@@ -138,8 +175,12 @@ def _every_leaf(runs, every):
             hostile.set_path(changed, path, payload)
             record = json.loads(originals["record.json"]) if name != "record.json" else changed
             try:
-                _seal(folder, record, transcript=changed if name == "transcript.json" else None,
-                      receipts=changed if name == "receipts.json" else None)
+                _seal(
+                    folder,
+                    record,
+                    transcript=changed if name == "transcript.json" else None,
+                    receipts=changed if name == "receipts.json" else None,
+                )
                 if _is_data(name, path) and not (name == "transcript.json" and path[-1] in ("role", "index")):
                     try:
                         _check(runs)
@@ -176,20 +217,23 @@ def test_a_hostile_value_in_every_leaf_of_an_inspect_record_is_refused_or_kept_a
 
 
 @needs_record
-@pytest.mark.parametrize("field, value, expected", [
-    (("content", "model", "id"), 'local/x" onmouseover="x', "content.model.id"),
-    (("content", "model", "as_logged"), "openai-api/local/x\ntemplate: 404.html", "content.model.as_logged"),
-    (("content", "inspect", "protocol"), "text\ntemplate: 404.html", "content.inspect.protocol"),
-    (("content", "inspect", "created"), "<img src=https://evil.example/x>", "content.inspect.created"),
-    (("content", "inspect", "model_base_url"), "javascript:alert(1)", "content.inspect.model_base_url"),
-    (("content", "result", "score", "points"), 12, "content.result.score.points"),
-    (("content", "receipts_head", "hash"), "0" * 64, "content.receipts_head"),
-    (("content", "moves"), 1, "content.moves"),
-    (("content", "turns"), 7, "content.turns"),
-    (("content", "task", "seed"), 2, "content.task.fixture_sha256"),
-    (("content", "engine", "bundle_sha256"), "1" * 64, "content.engine.bundle_sha256"),
-    (("volatile", "imported"), "2026-12-05\ntemplate: 404.html", "volatile"),
-])
+@pytest.mark.parametrize(
+    "field, value, expected",
+    [
+        (("content", "model", "id"), 'local/x" onmouseover="x', "content.model.id"),
+        (("content", "model", "as_logged"), "openai-api/local/x\ntemplate: 404.html", "content.model.as_logged"),
+        (("content", "inspect", "protocol"), "text\ntemplate: 404.html", "content.inspect.protocol"),
+        (("content", "inspect", "created"), "<img src=https://evil.example/x>", "content.inspect.created"),
+        (("content", "inspect", "model_base_url"), "javascript:alert(1)", "content.inspect.model_base_url"),
+        (("content", "result", "score", "points"), 12, "content.result.score.points"),
+        (("content", "receipts_head", "hash"), "0" * 64, "content.receipts_head"),
+        (("content", "moves"), 1, "content.moves"),
+        (("content", "turns"), 7, "content.turns"),
+        (("content", "task", "seed"), 2, "content.task.fixture_sha256"),
+        (("content", "engine", "bundle_sha256"), "1" * 64, "content.engine.bundle_sha256"),
+        (("volatile", "imported"), "2026-12-05\ntemplate: 404.html", "volatile"),
+    ],
+)
 def test_hand_placed_inspect_records_are_refused_naming_the_field(runs, field, value, expected):
     folder = runs / "attempts" / PUBLISHED[0].name
     record = json.loads((folder / "record.json").read_text())
@@ -200,17 +244,20 @@ def test_hand_placed_inspect_records_are_refused_naming_the_field(runs, field, v
 
 
 @needs_record
-@pytest.mark.parametrize("tamper, expected", [
-    ("extra file", "an Inspect record folder holds exactly"),
-    ("log bytes", ".eval: sha256 differs from content.inspect.log.sha256"),
-    ("log missing", "an Inspect record folder holds exactly"),
-    ("receipt", "receipts.json: receipts.json.receipts"),
-    ("transcript bytes", "transcript.json: sha256 differs from content.transcript.sha256"),
-    ("lone surrogate", "transcript.json: $.steps[2].text: a lone surrogate is not Unicode text"),
-    ("folder", "expected an Inspect attempt's folder"),
-    ("log a folder", ".eval: not a regular file (the kept Inspect log expected)"),
-    ("log a fifo", ".eval: not a regular file (the kept Inspect log expected)"),
-])
+@pytest.mark.parametrize(
+    "tamper, expected",
+    [
+        ("extra file", "an Inspect record folder holds exactly"),
+        ("log bytes", ".eval: sha256 differs from content.inspect.log.sha256"),
+        ("log missing", "an Inspect record folder holds exactly"),
+        ("receipt", "receipts.json: receipts.json.receipts"),
+        ("transcript bytes", "transcript.json: sha256 differs from content.transcript.sha256"),
+        ("lone surrogate", "transcript.json: $.steps[2].text: a lone surrogate is not Unicode text"),
+        ("folder", "expected an Inspect attempt's folder"),
+        ("log a folder", ".eval: not a regular file (the kept Inspect log expected)"),
+        ("log a fifo", ".eval: not a regular file (the kept Inspect log expected)"),
+    ],
+)
 def test_the_files_of_an_inspect_record_are_held_to_what_the_import_writes(runs, tamper, expected):
     name = PUBLISHED[0].name
     folder = runs / "attempts" / name
@@ -252,22 +299,36 @@ def test_the_files_of_an_inspect_record_are_held_to_what_the_import_writes(runs,
 
 
 @needs_record
-@pytest.mark.parametrize("field, value, expected", [
-    (("content", "claims", "established", 0, "text"), "fundbook verified the model.",
-     "content.claims: expected"),
-    (("content", "claims", "as_logged"), [], "content.claims: expected"),
-    (("content", "inspect", "model_base_url"), "http://user:password@127.0.0.1:51063/v1",
-     "content.inspect.model_base_url: expected a URL without credentials"),
-    (("content", "inspect", "generate_config"), {"extra_headers": {"authorization": "Bearer sk-x"}},
-     "content.inspect.generate_config.extra_headers.authorization: expected no credential"),
-    (("content", "inspect", "task_args", "days"), "3", "content.inspect.task_args.days: expected a whole number"),
-    (("content", "inspect", "task_args", "message_limit"), 14.0, "record.json: not valid JSON (the number 14.0 is "
-                                                                  "not an integer"),
-    (("content", "inspect", "epoch"), 2, "content.attempt_id: expected '002', got '001'"),
-    (("content", "inspect", "bundle_sha256"), "0" * 64, "content.inspect.bundle_sha256: expected the bundle"),
-    (("content", "inspect", "created"), "2026-12-05T07:52:24+01:00", "content.inspect.created: expected the "
-                                                                      "eval's creation time in UTC"),
-])
+@pytest.mark.parametrize(
+    "field, value, expected",
+    [
+        (("content", "claims", "established", 0, "text"), "fundbook verified the model.", "content.claims: expected"),
+        (("content", "claims", "as_logged"), [], "content.claims: expected"),
+        (
+            ("content", "inspect", "model_base_url"),
+            "http://user:password@127.0.0.1:51063/v1",
+            "content.inspect.model_base_url: expected a URL without credentials",
+        ),
+        (
+            ("content", "inspect", "generate_config"),
+            {"extra_headers": {"authorization": "Bearer sk-x"}},
+            "content.inspect.generate_config.extra_headers.authorization: expected no credential",
+        ),
+        (("content", "inspect", "task_args", "days"), "3", "content.inspect.task_args.days: expected a whole number"),
+        (
+            ("content", "inspect", "task_args", "message_limit"),
+            14.0,
+            "record.json: not valid JSON (the number 14.0 is not an integer",
+        ),
+        (("content", "inspect", "epoch"), 2, "content.attempt_id: expected '002', got '001'"),
+        (("content", "inspect", "bundle_sha256"), "0" * 64, "content.inspect.bundle_sha256: expected the bundle"),
+        (
+            ("content", "inspect", "created"),
+            "2026-12-05T07:52:24+01:00",
+            "content.inspect.created: expected the eval's creation time in UTC",
+        ),
+    ],
+)
 def test_what_a_record_claims_is_held_to_the_format(runs, field, value, expected):
     folder = runs / "attempts" / PUBLISHED[0].name
     record = json.loads((folder / "record.json").read_text())
@@ -283,15 +344,18 @@ def test_an_older_record_is_refused_with_what_to_do(runs):
     record = json.loads((folder / "record.json").read_text())
     record["schema"] = "fundbook.inspect-attempt/1"
     _seal(folder, record)
-    assert _refused(runs) == (f"runs/attempts/{PUBLISHED[0].name}/record.json: schema: expected "
-                              f"fundbook.inspect-attempt/2, got 'fundbook.inspect-attempt/1' (an older record: import "
-                              f"it again from its kept log with `fundbook inspect import`)")
+    assert _refused(runs) == (
+        f"runs/attempts/{PUBLISHED[0].name}/record.json: schema: expected "
+        f"fundbook.inspect-attempt/2, got 'fundbook.inspect-attempt/1' (an older record: import "
+        f"it again from its kept log with `fundbook inspect import`)"
+    )
 
 
 @needs_record
 def test_a_model_named_by_a_path_with_spaces_is_data_and_passes(runs):
     """The name is any printable text (a GGUF path, a space, markup): kept as data, slugged for the folder."""
     from builders import inspect_format as F
+
     old = runs / "attempts" / PUBLISHED[0].name
     record = json.loads((old / "record.json").read_text())
     c = record["content"]
@@ -321,12 +385,14 @@ def test_one_eval_sample_and_epoch_is_published_once(runs):
     assert err.value.message == (
         f"runs/attempts/{PUBLISHED[0].name}/record.json: content.inspect: eval {ins['eval_id']}, sample "
         f"{ins['sample_id']}, epoch 1 is also runs/attempts/{twin['attempt_id']}: one (eval, sample, epoch) is "
-        f"published once")
+        f"published once"
+    )
 
 
 @needs_record
 def test_the_site_loader_refuses_a_failing_inspect_record_in_one_line(runs):
     from builders.site import records
+
     folder = runs / "attempts" / PUBLISHED[0].name
     record = json.loads((folder / "record.json").read_text())
     record["content"]["harness"] = "worker"

@@ -34,8 +34,15 @@ def test_no_module_state_leaks_between_fixtures(bundle_dir):
     alone = {spec["kind"]: _run(bundle_dir, [spec])[0] for spec in (B,)}
 
     def digests(events):
-        return [(e["run_id"], e["fields_sha256"], hashlib.sha256(e["receipts_text"].encode()).hexdigest(),
-                 hashlib.sha256(e["input_text"].encode()).hexdigest()) for e in events]
+        return [
+            (
+                e["run_id"],
+                e["fields_sha256"],
+                hashlib.sha256(e["receipts_text"].encode()).hexdigest(),
+                hashlib.sha256(e["input_text"].encode()).hexdigest(),
+            )
+            for e in events
+        ]
 
     first, second = digests(forward[:3]), digests(forward[3:])
     assert first == second
@@ -52,7 +59,7 @@ def test_the_fresh_module_probe_catches_state_carried_over(tmp_path):
     module that survives from the previous fixture is named."""
     script = f"""
 import sys
-sys.path.insert(0, {os.path.join(ROOT, 'builders', 'runner')!r})
+sys.path.insert(0, {os.path.join(ROOT, "builders", "runner")!r})
 import run_fixtures as h
 h.ZIP = {ROOT!r}  # the sources stand in for the bundle here
 h._engine()

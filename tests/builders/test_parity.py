@@ -30,7 +30,10 @@ def test_an_injected_divergence_names_the_record_and_field(bundle_dir, tmp_path,
         return host
 
     from builders.runs import _parity, _stage
-    monkeypatch.setattr(_stage, "check_parity", lambda records, specs: _parity.check_parity(records, specs, diverging_host))
+
+    monkeypatch.setattr(
+        _stage, "check_parity", lambda records, specs: _parity.check_parity(records, specs, diverging_host)
+    )
     with pytest.raises(BuildError) as err:
         build_runs(bundle_dir, str(out), run_ids=["reference-W1", "reference-W2"])
     message = err.value.format_message()

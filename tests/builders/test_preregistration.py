@@ -15,14 +15,20 @@ import pytest
 
 from builders import preregistration as prereg
 
-ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
-       "GIT_COMMITTER_EMAIL": "t@example.org", "GIT_AUTHOR_DATE": "2026-12-01T00:00:00Z",
-       "GIT_COMMITTER_DATE": "2026-12-01T00:00:00Z", "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent"}
+ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.org",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.org",
+    "GIT_AUTHOR_DATE": "2026-12-01T00:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-12-01T00:00:00Z",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "HOME": "/nonexistent",
+}
 
 
 def git(repo, *args):
-    out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                         env={**os.environ, **ENV})
+    out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env={**os.environ, **ENV})
     assert out.returncode == 0, out.stderr
     return out.stdout.strip()
 
@@ -64,8 +70,10 @@ def test_a_spec_frozen_before_its_rows_passes(repo):
     root, frozen, _ = repo
     code, lines, errors = run(root)
     assert (code, errors) == (0, [])
-    assert lines == [f"verify-prereg: runs/studies/s/c: frozen in {frozen[:12]} (2026-12-01), an ancestor of every "
-                     f"commit that held what it governs, under any path (1 file)"]
+    assert lines == [
+        f"verify-prereg: runs/studies/s/c: frozen in {frozen[:12]} (2026-12-01), an ancestor of every "
+        f"commit that held what it governs, under any path (1 file)"
+    ]
     assert prereg.freeze_commit(str(root / "runs/studies/s/c"), str(root)) == {"commit": frozen, "date": "2026-12-01"}
 
 
@@ -76,10 +84,12 @@ def test_a_spec_re_frozen_after_its_rows_is_named(repo):
     again = commit(root, "re-freeze")
     code, _, errors = run(root)
     assert code == 1
-    assert errors == [f"error: runs/studies/s/c: frozen in {again[:12]} (2026-12-01), which is not an ancestor of "
-                      f"{rows[:12]}, a commit that held runs/studies/s/sweep/journal.jsonl: a spec is committed "
-                      f"before the first row or attempt it governs (re-frozen after its rows, or rows moved into "
-                      f"place?)"]
+    assert errors == [
+        f"error: runs/studies/s/c: frozen in {again[:12]} (2026-12-01), which is not an ancestor of "
+        f"{rows[:12]}, a commit that held runs/studies/s/sweep/journal.jsonl: a spec is committed "
+        f"before the first row or attempt it governs (re-frozen after its rows, or rows moved into "
+        f"place?)"
+    ]
 
 
 def test_a_spec_frozen_in_the_commit_that_adds_its_rows_is_named(tmp_path):
@@ -93,8 +103,11 @@ def test_a_spec_frozen_in_the_commit_that_adds_its_rows_is_named(tmp_path):
     write(root, "runs/comparisons/sw/observations.jsonl", "{}\n")
     commit(root, "all at once")
     code, _, errors = run(root)
-    assert code == 1 and errors[0].startswith("error: runs/comparisons/c: frozen in ") and \
-        "a commit that held runs/comparisons/sw/journal.jsonl" in errors[0]
+    assert (
+        code == 1
+        and errors[0].startswith("error: runs/comparisons/c: frozen in ")
+        and "a commit that held runs/comparisons/sw/journal.jsonl" in errors[0]
+    )
 
 
 def _moved_study(tmp_path, rows_where):
@@ -134,7 +147,8 @@ def test_rows_committed_elsewhere_before_the_spec_and_moved_in_are_named(tmp_pat
     assert code == 1 and errors == [
         f"error: runs/studies/s/c: frozen in {frozen[:12]} (2026-12-01), which is not an ancestor of {early[:12]}, a "
         f"commit that held runs/studies/s/sweep/journal.jsonl (its bytes, under {where}): a spec is committed before "
-        f"the first row or attempt it governs (re-frozen after its rows, or rows moved into place?)"]
+        f"the first row or attempt it governs (re-frozen after its rows, or rows moved into place?)"
+    ]
 
 
 def test_an_empty_row_file_dates_nothing(repo):
@@ -153,8 +167,9 @@ def test_a_study_s_tier_plan_is_dated_with_its_specs(repo):
     write(root, "runs/studies/s/tiers.json", {"schema": "fundbook.tier-plan/1"})
     late = commit(root, "a tier plan after the rows")
     code, _, errors = run(root)
-    assert code == 1 and errors[0].startswith(f"error: runs/studies/s/c: frozen in {late[:12]} (2026-12-01), which "
-                                              f"is not an ancestor of {rows[:12]}")
+    assert code == 1 and errors[0].startswith(
+        f"error: runs/studies/s/c: frozen in {late[:12]} (2026-12-01), which is not an ancestor of {rows[:12]}"
+    )
 
 
 def test_a_spec_re_frozen_in_the_working_tree_is_named(repo):
@@ -163,7 +178,8 @@ def test_a_spec_re_frozen_in_the_working_tree_is_named(repo):
     code, _, errors = run(root)
     assert code == 1 and errors == [
         f"error: runs/studies/s/c: the frozen spec's current bytes were never committed, but what it governs was "
-        f"(first in {rows[:12]}): a pre-registration is committed before its rows"]
+        f"(first in {rows[:12]}): a pre-registration is committed before its rows"
+    ]
 
 
 def test_a_paid_freeze_is_dated_against_the_attempts_run_under_it(repo):
@@ -182,7 +198,8 @@ def test_a_paid_freeze_is_dated_against_the_attempts_run_under_it(repo):
         f"error: runs/attempts/freeze.json: frozen in {again[:12]} (2026-12-01), which is not an ancestor of "
         f"{git(root, 'rev-parse', 'HEAD~1')[:12]}, a commit that held runs/attempts/paid-1/record.json: a spec "
         f"is committed before the first row or attempt it governs (re-frozen after its rows, or rows moved into "
-        f"place?)"]
+        f"place?)"
+    ]
 
 
 def test_no_history_is_said_plainly_and_checks_nothing(repo, tmp_path):
@@ -191,14 +208,17 @@ def test_no_history_is_said_plainly_and_checks_nothing(repo, tmp_path):
     shutil.copytree(root / "runs", tarball / "runs")  # the files without their history
     code, lines, errors = run(tarball)
     assert (code, errors) == (0, []) and len(lines) == 1
-    assert lines[0].startswith("verify-prereg: cannot check when each pre-registration was committed: ") and \
-        "is not a git repository (a tarball or an export has no history); nothing was checked" in lines[0]
+    assert (
+        lines[0].startswith("verify-prereg: cannot check when each pre-registration was committed: ")
+        and "is not a git repository (a tarball or an export has no history); nothing was checked" in lines[0]
+    )
     shallow = tmp_path / "shallow"
     git(tmp_path, "clone", "-q", "--depth", "1", f"file://{root}", str(shallow))
     code, lines, errors = run(shallow)
     assert (code, errors) == (0, []) and lines == [
         "verify-prereg: cannot check when each pre-registration was committed: a shallow clone (`git fetch "
-        "--unshallow` to get the whole history); nothing was checked"]
+        "--unshallow` to get the whole history); nothing was checked"
+    ]
     assert prereg.freeze_commit(str(shallow / "runs/studies/s/c"), str(shallow)) is None
 
 
@@ -214,5 +234,11 @@ def test_no_git_at_all_is_said_plainly(repo, monkeypatch):
     root, _, _ = repo
     monkeypatch.setattr(prereg.shutil, "which", lambda name: None)
     code, lines, errors = run(root)
-    assert (code, errors, lines) == (0, [], ["verify-prereg: cannot check when each pre-registration was committed: "
-                                             "git is not installed; nothing was checked"])
+    assert (code, errors, lines) == (
+        0,
+        [],
+        [
+            "verify-prereg: cannot check when each pre-registration was committed: "
+            "git is not installed; nothing was checked"
+        ],
+    )

@@ -26,8 +26,10 @@ def test_committed_runs_match_a_fresh_build(published):
     for mine, theirs in zip(fresh["entries"], committed["entries"]):
         same = ("run_id", "kind", "fixture_id", "fixture_sha256", "record", "content_sha256")
         assert {k: mine[k] for k in same} == {k: theirs[k] for k in same}, f"{STALE} ({mine['run_id']})"
-        assert load(os.path.join(published["dir"], os.path.basename(mine["record"])))["content"] == \
-            load(os.path.join(REPO, theirs["record"]))["content"], f"{STALE} ({mine['run_id']})"
+        assert (
+            load(os.path.join(published["dir"], os.path.basename(mine["record"])))["content"]
+            == load(os.path.join(REPO, theirs["record"]))["content"]
+        ), f"{STALE} ({mine['run_id']})"
 
 
 @pyodide_test
@@ -37,6 +39,8 @@ def test_the_committed_provenance_describes_this_checkout(published):
     committed = load(os.path.join(REPO, "runs", "engine", "provenance.json"))
     fresh = load(os.path.join(published["dir"], "engine", "provenance.json"))
     assert build_part(committed) == build_part(fresh), STALE
-    with open(os.path.join(REPO, "runs", "engine", "manifest.json"), "rb") as a, \
-            open(os.path.join(published["dir"], "engine", "manifest.json"), "rb") as b:
+    with (
+        open(os.path.join(REPO, "runs", "engine", "manifest.json"), "rb") as a,
+        open(os.path.join(published["dir"], "engine", "manifest.json"), "rb") as b,
+    ):
         assert a.read() == b.read(), STALE

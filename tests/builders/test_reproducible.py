@@ -24,12 +24,22 @@ def _checkout(target):
 
 
 def _build(checkout, cwd, tz, umask, locale):
-    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(checkout), "TZ": tz, "LC_ALL": locale, "LANG": locale,
-           "SOURCE_DATE_EPOCH": "1788739200", "PYTHONHASHSEED": "0", "HOME": str(cwd)}
+    env = {
+        "PATH": os.environ["PATH"],
+        "PYTHONPATH": str(checkout),
+        "TZ": tz,
+        "LC_ALL": locale,
+        "LANG": locale,
+        "SOURCE_DATE_EPOCH": "1788739200",
+        "PYTHONHASHSEED": "0",
+        "HOME": str(cwd),
+    }
     run_ids = " ".join(f"--run-id {r}" for r in RUN_IDS)
-    script = (f"umask {umask} && {sys.executable} -m builders.bundle build --out {checkout}/build/engine && "
-              f"{sys.executable} -m builders.runs build --bundle {checkout}/build/engine --out {checkout}/partial-runs "
-              f"--no-parity {run_ids}")
+    script = (
+        f"umask {umask} && {sys.executable} -m builders.bundle build --out {checkout}/build/engine && "
+        f"{sys.executable} -m builders.runs build --bundle {checkout}/build/engine --out {checkout}/partial-runs "
+        f"--no-parity {run_ids}"
+    )
     proc = subprocess.run(["sh", "-c", script], cwd=cwd, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
 

@@ -23,7 +23,7 @@ def _records(published):
 
 
 def _file(published, path):
-    with open(os.path.join(published["dir"], path[len("runs/"):]), "rb") as fh:
+    with open(os.path.join(published["dir"], path[len("runs/") :]), "rb") as fh:
         return fh.read()
 
 
@@ -37,8 +37,12 @@ def test_every_published_fixture_is_executed_with_its_expected_outcome(published
         c = rec["content"]
         assert c["execution_path"] == "compiled bundle in Pyodide"
         if c["kind"] == "reference":
-            assert (c["status"], c["verdict"], c["score"]["points"], c["score"]["denominator"]) == \
-                ("SCORED", "QUALIFIED", 100, 100), rid
+            assert (c["status"], c["verdict"], c["score"]["points"], c["score"]["denominator"]) == (
+                "SCORED",
+                "QUALIFIED",
+                100,
+                100,
+            ), rid
         if c["kind"] == "adversarial":
             assert c["expected"] and c["passed"] is True, rid
         if c["kind"] == "baseline":
@@ -131,8 +135,10 @@ def test_schemas_and_bundle_facts_are_published_beside_the_runs(published, bundl
     for name in ("run", "index", "trace", "receipts", "input", "manifest", "provenance"):
         assert os.path.isfile(os.path.join(published["dir"], "schemas", f"{name}.schema.json"))
     for name in ("manifest.json", "provenance.json"):
-        with open(os.path.join(bundle_dir, name), "rb") as a, \
-                open(os.path.join(published["dir"], "engine", name), "rb") as b:
+        with (
+            open(os.path.join(bundle_dir, name), "rb") as a,
+            open(os.path.join(published["dir"], "engine", name), "rb") as b,
+        ):
             assert a.read() == b.read()
 
 
@@ -140,6 +146,7 @@ def test_schemas_and_bundle_facts_are_published_beside_the_runs(published, bundl
 def test_a_newer_record_version_is_refused(change):
     from builders._errors import BuildError
     from builders.runs._schemas import validate
+
     here = os.path.dirname(__file__)
     record = load(os.path.join(here, "fixtures", "run-record.json"))
     validate("run", record, "fixture")
@@ -161,6 +168,7 @@ def test_a_records_command_reproduces_it(published, bundle_dir):
     in the argv still pins the bytes."""
     import subprocess
     from builders._files import ROOT
+
     _, records = _records(published)
     rec = records["adversarial-W5-M4_fully_hedged_tail"]
     argv = list(rec["content"]["command"]["argv"])
@@ -168,8 +176,14 @@ def test_a_records_command_reproduces_it(published, bundle_dir):
     assert argv[argv.index("--manifest") + 1] == "build/engine/manifest.json"
     argv[argv.index("--bundle") + 1] = os.path.join(bundle_dir, "fundbook-engine.zip")
     argv[argv.index("--manifest") + 1] = os.path.join(bundle_dir, "manifest.json")
-    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=True,
-                          env=dict(os.environ, **rec["content"]["command"]["env"]))
+    proc = subprocess.run(
+        argv,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        env=dict(os.environ, **rec["content"]["command"]["env"]),
+    )
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     (fixture,) = [e for e in events if e["event"] == "fixture"]
     fields = {k: rec["content"][k] for k in engine.ENGINE_FIELDS}

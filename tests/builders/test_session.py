@@ -48,8 +48,9 @@ def test_one_runtime_builds_engine_runs_and_stdlib_as_each_does_alone(bundle_dir
         assert mine["content"] == alone["content"], rid
         assert mine["volatile"]["batch"]["shared_runtime"] is True
         for sub in ("receipts", "traces", "inputs"):
-            assert read_bytes(tmp_path / "runs" / sub / f"{rid}.json") == \
-                read_bytes(os.path.join(published["dir"], sub, f"{rid}.json"))
+            assert read_bytes(tmp_path / "runs" / sub / f"{rid}.json") == read_bytes(
+                os.path.join(published["dir"], sub, f"{rid}.json")
+            )
     assert (tmp_path / "stdlib.zip").read_bytes() == _standalone_stdlib(tmp_path)
 
 
@@ -79,8 +80,13 @@ def test_a_second_bundle_in_one_runtime_is_imported_afresh(bundle_dir, tmp_path)
     with PyodideSession() as session:
         build_engine(str(tmp_path / "engine-b"), root=str(other), session=session)
         a = build_runs(bundle_dir, str(tmp_path / "runs-a"), run_ids=["reference-W1"], parity=False, session=session)
-        b = build_runs(str(tmp_path / "engine-b"), str(tmp_path / "runs-b"), run_ids=["reference-W1"], parity=False,
-                       session=session)
+        b = build_runs(
+            str(tmp_path / "engine-b"),
+            str(tmp_path / "runs-b"),
+            run_ids=["reference-W1"],
+            parity=False,
+            session=session,
+        )
         assert session.loads == 1
     version_a = load(tmp_path / "runs-a" / "reference-W1.json")["content"]["engine"]["engine_version"]
     version_b = load(tmp_path / "runs-b" / "reference-W1.json")["content"]["engine"]["engine_version"]
@@ -90,23 +96,33 @@ def test_a_second_bundle_in_one_runtime_is_imported_afresh(bundle_dir, tmp_path)
 
 @pyodide_test
 def test_a_bad_session_request_is_one_line_and_exit_64():
-    proc = subprocess.run(["node", "builders/runner/session.mjs"], cwd=ROOT, input='{"op": "fly"}\n',
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        ["node", "builders/runner/session.mjs"], cwd=ROOT, input='{"op": "fly"}\n', capture_output=True, text=True
+    )
     assert proc.returncode == 64
-    assert proc.stderr == 'error: session request: unknown op "fly" (expected compile, run, stdlib, or an op with its module)\n'
+    assert (
+        proc.stderr
+        == 'error: session request: unknown op "fly" (expected compile, run, stdlib, or an op with its module)\n'
+    )
     assert json.loads(proc.stdout.splitlines()[0])["event"] == "ready"
 
 
 @pyodide_test
-@pytest.mark.parametrize("request_line, message", [
-    ('{"op": "sample", "module": "../etc/x.mjs"}',
-     'module "../etc/x.mjs" is not a runner module (expected <layer>/runner/<name>.mjs)'),
-    ('{"op": "fly", "module": "experiments/runner/ops.mjs"}', 'experiments/runner/ops.mjs has no op "fly"'),
-])
+@pytest.mark.parametrize(
+    "request_line, message",
+    [
+        (
+            '{"op": "sample", "module": "../etc/x.mjs"}',
+            'module "../etc/x.mjs" is not a runner module (expected <layer>/runner/<name>.mjs)',
+        ),
+        ('{"op": "fly", "module": "experiments/runner/ops.mjs"}', 'experiments/runner/ops.mjs has no op "fly"'),
+    ],
+)
 def test_an_op_of_a_layer_above_comes_only_from_its_runner_module(request_line, message):
     """builders names no layer above it: a later stage brings its op in its own runner module."""
-    proc = subprocess.run(["node", "builders/runner/session.mjs"], cwd=ROOT, input=request_line + "\n",
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        ["node", "builders/runner/session.mjs"], cwd=ROOT, input=request_line + "\n", capture_output=True, text=True
+    )
     assert proc.returncode == 64
     assert proc.stderr == f"error: session request: {message}\n"
 
@@ -119,8 +135,12 @@ def test_a_runner_that_stops_mid_build_is_one_build_error(bundle_copy, tmp_path)
     with PyodideSession() as session:
         from builders.runs._pyodide import run_plan
         from builders.runs._stage import select_specs
-        bundle = {"file": str(bundle_copy / "fundbook-engine.zip"), "manifest_file": str(bundle_copy / "manifest.json"),
-                  "bundle_sha256": "0" * 64}
+
+        bundle = {
+            "file": str(bundle_copy / "fundbook-engine.zip"),
+            "manifest_file": str(bundle_copy / "manifest.json"),
+            "bundle_sha256": "0" * 64,
+        }
         with pytest.raises(BuildError, match=r"fundbook-engine.zip: sha256 expected 0{64}, actual [0-9a-f]{64}$"):
             run_plan(bundle, select_specs(["reference-W1"]), session=session)
         assert session.proc is None

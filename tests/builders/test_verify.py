@@ -44,10 +44,16 @@ def _reindex(committed):
     for e in index["entries"]:
         data = (committed / f"{e['run_id']}.json").read_bytes()
         doc = json.loads(data)
-        rows.append(dict({k: e[k] for k in e if k not in ("prev_hash", "hash")},
-                         content_sha256=doc["content_sha256"], file_sha256=engine.sha256_hex(data)))
-    durations = {e["run_id"]: load(committed / f"{e['run_id']}.json")["volatile"]["duration_ms"]
-                 for e in index["entries"]}
+        rows.append(
+            dict(
+                {k: e[k] for k in e if k not in ("prev_hash", "hash")},
+                content_sha256=doc["content_sha256"],
+                file_sha256=engine.sha256_hex(data),
+            )
+        )
+    durations = {
+        e["run_id"]: load(committed / f"{e['run_id']}.json")["volatile"]["duration_ms"] for e in index["entries"]
+    }
     new = build_index(rows, index["engine"], durations)
     _write(committed / "index.json", new)
     return index["head"]["hash"], new["head"]["hash"]
@@ -76,7 +82,7 @@ def test_a_content_edit_is_named_by_record_and_field_with_both_values(committed,
     kinds = _kinds(report)
     assert "content" in kinds and "volatile" not in kinds
     line = next(text for kind, text in report.items if text.startswith(f"runs/{victim}.json"))
-    assert line.startswith(f"runs/{victim}.json: content.verdict: published \"TAMPERED\", rebuilt \"QUALIFIED\"")
+    assert line.startswith(f'runs/{victim}.json: content.verdict: published "TAMPERED", rebuilt "QUALIFIED"')
     assert "content_sha256 published" in line
 
 
@@ -106,17 +112,23 @@ def test_a_volatile_edit_with_a_rewritten_index_moves_the_head(committed, publis
     anchor = {"head": published_head, "source": "--expect-head", "index": None, "files": {}}
     report = compare(str(committed), published["dir"], anchor)
     assert _kinds(report) == ["index"]
-    assert report.items[0][1] == (f"runs/index.json: head {forged_head} is not the published head {published_head} "
-                                  f"(--expect-head)")
+    assert report.items[0][1] == (
+        f"runs/index.json: head {forged_head} is not the published head {published_head} (--expect-head)"
+    )
     with open(os.path.join(published["dir"], f"{victim}.json"), "rb") as fh:
         original = fh.read()
-    git_like = {"head": published_head, "source": "git HEAD:runs/index.json",
-                "index": load(os.path.join(published["dir"], "index.json")), "files": {f"{victim}.json": original}}
-    (kind, line), = compare(str(committed), published["dir"], git_like).items
+    git_like = {
+        "head": published_head,
+        "source": "git HEAD:runs/index.json",
+        "index": load(os.path.join(published["dir"], "index.json")),
+        "files": {f"{victim}.json": original},
+    }
+    ((kind, line),) = compare(str(committed), published["dir"], git_like).items
     assert kind == "index" and line.endswith(
         f"(git HEAD:runs/index.json); first changed entry: runs/{victim}.json file_sha256 (volatile part); "
         f"first at volatile.duration_ms: published {record['volatile']['duration_ms'] - 1}, "
-        f"here {record['volatile']['duration_ms']}")
+        f"here {record['volatile']['duration_ms']}"
+    )
 
 
 @pyodide_test
@@ -138,8 +150,11 @@ def test_an_edited_engine_block_is_named(committed, published):
     index["engine"]["manifest_sha256"] = "0" * 64
     _write(committed / "index.json", index)
     report = compare(str(committed), published["dir"])
-    assert report.items[0] == ("content", "runs/index.json: engine.manifest_sha256: published "
-                                          f"\"{'0' * 64}\", rebuilt \"{load(published['dir'] + '/index.json')['engine']['manifest_sha256']}\"")
+    assert report.items[0] == (
+        "content",
+        "runs/index.json: engine.manifest_sha256: published "
+        f'"{"0" * 64}", rebuilt "{load(published["dir"] + "/index.json")["engine"]["manifest_sha256"]}"',
+    )
     assert "index" in _kinds(report)  # and the chain from its genesis breaks
 
 
@@ -153,8 +168,10 @@ def test_stray_files_are_unlisted_and_attempts_are_out_of_scope(committed, publi
     (committed / "studies" / "a-study" / "sweep" / "journal.jsonl").write_text("")
     (committed / "studies" / "loose.txt").write_text("hello\n")  # not a study: nothing would check it
     report = compare(str(committed), published["dir"])
-    assert report.items == [("unlisted", f"runs/{name}: not part of the publication (no index entry or record lists it)")
-                            for name in ("notes.txt", "receipts/extra.json", "reference-W9.json", "studies/loose.txt")]
+    assert report.items == [
+        ("unlisted", f"runs/{name}: not part of the publication (no index entry or record lists it)")
+        for name in ("notes.txt", "receipts/extra.json", "reference-W9.json", "studies/loose.txt")
+    ]
 
 
 @pyodide_test
@@ -171,7 +188,8 @@ def test_listed_files_are_checked_byte_for_byte(committed, published):
     (committed / "days.parquet").write_bytes(bytes(data))
     lines = dict((text.split(":")[0], (kind, text)) for kind, text in compare(str(committed), published["dir"]).items)
     assert lines[f"runs/receipts/{rid}.json"][1].endswith(
-        f"$.receipts[0].day: published {receipts['receipts'][0]['day']}, rebuilt {receipts['receipts'][0]['day'] - 1}")
+        f"$.receipts[0].day: published {receipts['receipts'][0]['day']}, rebuilt {receipts['receipts'][0]['day'] - 1}"
+    )
     assert lines[f"runs/traces/{index['entries'][1]['run_id']}.json"][0] == "missing"
     assert "runs/schemas/run.schema.json" in lines and "runs/days.parquet" in lines
 
@@ -185,7 +203,7 @@ def test_the_published_provenance_metadata_is_volatile_but_must_stay_slsa(commit
     assert compare(str(committed), published["dir"]).items == []
     doc["predicate"]["runDetails"]["metadata"]["compile_ms"] = 5
     _write(path, doc)
-    (kind, line), = compare(str(committed), published["dir"]).items
+    ((kind, line),) = compare(str(committed), published["dir"]).items
     assert kind == "file" and line.startswith("runs/engine/provenance.json: predicate/runDetails/metadata")
 
 
@@ -194,17 +212,31 @@ def _provenance(published):
 
 
 @pyodide_test
-@pytest.mark.parametrize("edit, expected", [
-    (lambda d: d["predicate"]["buildDefinition"]["externalParameters"].update(source_date_epoch=1700000000),
-     "buildDefinition.externalParameters.source_date_epoch: published 1700000000, this build 1788739200 "
-     "(SOURCE_DATE_EPOCH: this build used 1788739200, the published bundle 1700000000; the Makefile pins 1700000000)"),
-    (lambda d: d["predicate"]["buildDefinition"]["externalParameters"]["runtime"].update(pyodide_version="0.27.0"),
-     "buildDefinition.externalParameters.runtime.pyodide_version: published \"0.27.0\", this build \"314.0.7\" "
-     "(a different Pyodide runtime in node_modules: run `npm ci`)"),
-    (lambda d: next(x for x in d["predicate"]["buildDefinition"]["resolvedDependencies"]
-                    if x.get("name") == "engine/_grade.py")["digest"].update(sha256="ab" * 32),
-     f"build input engine/_grade.py: published sha256 {'ab' * 32}, this checkout "),
-])
+@pytest.mark.parametrize(
+    "edit, expected",
+    [
+        (
+            lambda d: d["predicate"]["buildDefinition"]["externalParameters"].update(source_date_epoch=1700000000),
+            "buildDefinition.externalParameters.source_date_epoch: published 1700000000, this build 1788739200 "
+            "(SOURCE_DATE_EPOCH: this build used 1788739200, the published bundle 1700000000; the Makefile pins 1700000000)",
+        ),
+        (
+            lambda d: d["predicate"]["buildDefinition"]["externalParameters"]["runtime"].update(
+                pyodide_version="0.27.0"
+            ),
+            'buildDefinition.externalParameters.runtime.pyodide_version: published "0.27.0", this build "314.0.7" '
+            "(a different Pyodide runtime in node_modules: run `npm ci`)",
+        ),
+        (
+            lambda d: next(
+                x
+                for x in d["predicate"]["buildDefinition"]["resolvedDependencies"]
+                if x.get("name") == "engine/_grade.py"
+            )["digest"].update(sha256="ab" * 32),
+            f"build input engine/_grade.py: published sha256 {'ab' * 32}, this checkout ",
+        ),
+    ],
+)
 def test_a_differing_build_input_is_named(published, edit, expected):
     doc = _provenance(published)
     edit(doc)
@@ -224,8 +256,10 @@ def test_verify_names_an_ambient_source_date_epoch(published, tmp_path, monkeypa
     with pytest.raises(BuildError) as err:
         verify_runs(str(committed), str(tmp_path / "scratch"))
     message = err.value.format_message()
-    assert message.startswith("runs/engine/provenance.json: buildDefinition.externalParameters.source_date_epoch: "
-                              "published 1788739200, this build 1700000000 (SOURCE_DATE_EPOCH")
+    assert message.startswith(
+        "runs/engine/provenance.json: buildDefinition.externalParameters.source_date_epoch: "
+        "published 1788739200, this build 1700000000 (SOURCE_DATE_EPOCH"
+    )
     assert "[input; in all: " in message and "content" in message
 
 

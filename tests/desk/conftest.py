@@ -48,9 +48,14 @@ def bundle_dir(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def site(tmp_path_factory, bundle_dir):
-    missing = [what for ok, what in ((Path(CHROMIUM).exists(), f"{CHROMIUM} (apt-get install chromium)"),
-                                     ((ROOT / "node_modules" / "pyodide").exists(), "the pinned Pyodide runtime (npm ci)"))
-               if not ok]
+    missing = [
+        what
+        for ok, what in (
+            (Path(CHROMIUM).exists(), f"{CHROMIUM} (apt-get install chromium)"),
+            ((ROOT / "node_modules" / "pyodide").exists(), "the pinned Pyodide runtime (npm ci)"),
+        )
+        if not ok
+    ]
     if missing:
         # in CI the browser tests must run, never skip quietly
         (pytest.fail if os.environ.get("CI") else pytest.skip)(f"not installed: {', '.join(missing)}")

@@ -35,10 +35,13 @@ def start(page, episode=None, family=None, seed=None):
         assert confirm.inner_text().startswith("Confirm: discard ")
         confirm.click()
     label = f"episode {episode}" if episode else f"{family} seed {seed}"
-    page.wait_for_function("""(label) => {
+    page.wait_for_function(
+        """(label) => {
         const where = document.querySelector('.fb-where');
         return where && where.textContent.startsWith(label + ' ') && document.querySelector('section.fb-packet[data-day="1"]');
-    }""", arg=label)
+    }""",
+        arg=label,
+    )
 
 
 def open_day(page):
@@ -51,8 +54,11 @@ ERRORS = "#fb-desk > .fb-error, #fb-desk .fb-submit-errors"
 
 def wait_for(page, selector):
     """Wait until `selector` is there or the desk shows an error; fail with the error's text."""
-    page.wait_for_function("""([sel, errors]) => document.querySelector(sel)
-        || [...document.querySelectorAll(errors)].map((e) => e.textContent).join('')""", arg=[selector, ERRORS])
+    page.wait_for_function(
+        """([sel, errors]) => document.querySelector(sel)
+        || [...document.querySelectorAll(errors)].map((e) => e.textContent).join('')""",
+        arg=[selector, ERRORS],
+    )
     error = error_text(page)
     assert not error, error
 
@@ -105,8 +111,12 @@ def _fill_fields(form, action, nested=False):
         _fill_fields(form, action["action"], nested=True)
 
 
-REPORT_LABELS = {"funded": "funded", "unfunded": "unfunded", "maturity_gap_days": "maturity gap (days)",
-                 "tail_cent_days": "tail (money-days)"}
+REPORT_LABELS = {
+    "funded": "funded",
+    "unfunded": "unfunded",
+    "maturity_gap_days": "maturity gap (days)",
+    "tail_cent_days": "tail (money-days)",
+}
 
 
 def fill_report(page, report):
@@ -140,8 +150,10 @@ def error_text(page):
 
 
 def wait_error(page, text):
-    page.wait_for_function("([errors, text]) => [...document.querySelectorAll(errors)].some((e) => e.textContent.includes(text))",
-                           arg=[ERRORS, text])
+    page.wait_for_function(
+        "([errors, text]) => [...document.querySelectorAll(errors)].some((e) => e.textContent.includes(text))",
+        arg=[ERRORS, text],
+    )
 
 
 def open_json(page):
@@ -165,8 +177,12 @@ def finalize(page):
     page.wait_for_selector("section.fb-result", state="attached")
     return {
         "status": page.locator("[data-status]").get_attribute("data-status"),
-        "verdict": page.locator("[data-verdict]").get_attribute("data-verdict") if page.locator("[data-verdict]").count() else None,
-        "score": page.locator("[data-score]").get_attribute("data-score") if page.locator("[data-score]").count() else None,
+        "verdict": page.locator("[data-verdict]").get_attribute("data-verdict")
+        if page.locator("[data-verdict]").count()
+        else None,
+        "score": page.locator("[data-score]").get_attribute("data-score")
+        if page.locator("[data-score]").count()
+        else None,
     }
 
 

@@ -18,8 +18,16 @@ def engine_block(bundle_dir) -> dict:
     return bundle_facts(str(bundle_dir))[1]
 
 
-def submission(bundle_dir, family="FUND_01", seed=7, days=3, finalize=False, skip=(), policy="shortest-cheapest",
-               participant=PARTICIPANT):
+def submission(
+    bundle_dir,
+    family="FUND_01",
+    seed=7,
+    days=3,
+    finalize=False,
+    skip=(),
+    policy="shortest-cheapest",
+    participant=PARTICIPANT,
+):
     """A study session over `days` checkpoints (the days in `skip` closed without a batch)."""
     instance = engine.generate(family, seed)
     plan = engine.policy_candidate(instance, policy)["batches"]
@@ -31,20 +39,33 @@ def submission(bundle_dir, family="FUND_01", seed=7, days=3, finalize=False, ski
         head = json.loads(_session.desk_state(source, json.dumps(moves)))["head"]
     facts = engine_block(bundle_dir)
     return {
-        "schema": SUBMISSION_SCHEMA, "participant": participant, "cohort": "test-cohort",
+        "schema": SUBMISSION_SCHEMA,
+        "participant": participant,
+        "cohort": "test-cohort",
         "source": {"family": family, "seed": seed},
-        "task": {"instance_id": instance["instance_id"], "fixture_sha256": engine.fixture_sha256(instance),
-                 "horizon": instance["horizon"]},
+        "task": {
+            "instance_id": instance["instance_id"],
+            "fixture_sha256": engine.fixture_sha256(instance),
+            "horizon": instance["horizon"],
+        },
         "moves": moves,
         "consent": {"version": "1", "sha256": consent_versions()["1"]},
-        "clock": {"per_checkpoint_ms": [61_000 + i for i in range(days)], "open_checkpoint_ms": 1_500,
-                  "pauses": [{"checkpoint": 2, "ms": 30_000, "reason": "break"}] if days >= 1 else []},
+        "clock": {
+            "per_checkpoint_ms": [61_000 + i for i in range(days)],
+            "open_checkpoint_ms": 1_500,
+            "pauses": [{"checkpoint": 2, "ms": 30_000, "reason": "break"}] if days >= 1 else [],
+        },
         "affordances": {"offered": list(OFFERED), "used": ["packet", "sources", "tool:project"]},
-        "termination": {"status": "completed" if finalize else "abandoned",
-                        "reason": "finalised" if finalize else "out-of-time",
-                        "checkpoints_submitted": sum(1 for m in moves if "batch" in m), "checkpoints_closed": days},
-        "desk": {"build": "d" * 64, **{k: facts[k] for k in ("bundle_sha256", "manifest_sha256", "engine_version",
-                                                             "pyodide_version")}},
+        "termination": {
+            "status": "completed" if finalize else "abandoned",
+            "reason": "finalised" if finalize else "out-of-time",
+            "checkpoints_submitted": sum(1 for m in moves if "batch" in m),
+            "checkpoints_closed": days,
+        },
+        "desk": {
+            "build": "d" * 64,
+            **{k: facts[k] for k in ("bundle_sha256", "manifest_sha256", "engine_version", "pyodide_version")},
+        },
         "receipts_head": head,
     }
 
@@ -54,7 +75,9 @@ def runs_folder(tmp: Path, bundle_dir) -> Path:
     runs = tmp / "runs"
     runs.mkdir()
     facts = engine_block(bundle_dir)
-    (runs / "index.json").write_text(json.dumps({"engine": {k: facts[k] for k in ("bundle_sha256", "manifest_sha256")}}))
+    (runs / "index.json").write_text(
+        json.dumps({"engine": {k: facts[k] for k in ("bundle_sha256", "manifest_sha256")}})
+    )
     return runs
 
 

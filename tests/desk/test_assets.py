@@ -33,13 +33,19 @@ def run_check(zip_path, manifest_path, provenance_path):
     if node is None:
         pytest.skip("node is not installed")
     script = CHECK % (DESK / "bundle.js").as_uri()
-    out = subprocess.run([node, "--input-type=module", "-e", script, str(zip_path), str(manifest_path), str(provenance_path)],
-                         capture_output=True, text=True, timeout=60, check=True)
+    out = subprocess.run(
+        [node, "--input-type=module", "-e", script, str(zip_path), str(manifest_path), str(provenance_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     return json.loads(out.stdout)
 
 
 def sha(data: bytes) -> str:
     import hashlib
+
     return hashlib.sha256(data).hexdigest()
 
 
@@ -151,23 +157,40 @@ def test_import_and_export_of_batch_files():
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed")
-    out = subprocess.run([node, "--input-type=module", "-e", IMPORT % (DESK / "transfer.js").as_uri()],
-                         capture_output=True, text=True, timeout=60, check=True)
+    out = subprocess.run(
+        [node, "--input-type=module", "-e", IMPORT % (DESK / "transfer.js").as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     got = json.loads(out.stdout)
     # loose batch files: ordered by day, a missing day is a day closed without a batch
-    assert got["gaps"] == {"format": 1, "source": {"episode": "W1"}, "moves": [{"batch": batch(1)}, {"skip": 2}, {"batch": batch(3)}]}
+    assert got["gaps"] == {
+        "format": 1,
+        "source": {"episode": "W1"},
+        "moves": [{"batch": batch(1)}, {"skip": 2}, {"batch": batch(3)}],
+    }
     assert got["duplicate"]["error"] == "b.json: a second batch for day 2"
     assert got["candidate"]["moves"] == [{"batch": batch(1)}, {"batch": batch(2)}]
     assert "is not this session's" in got["foreign"]["error"]
-    assert got["session"] == {"format": 1, "source": {"family": "FUND_02", "seed": 3}, "moves": [{"skip": 1}], "assisted_days": []}
+    assert got["session"] == {
+        "format": 1,
+        "source": {"family": "FUND_02", "seed": 3},
+        "moves": [{"skip": 1}],
+        "assisted_days": [],
+    }
     # the assisted mode's days travel with a session file (sorted, once each); anything else is dropped, not trusted
     assert got["assisted"]["assisted_days"] == [1, 3] and got["assisted_bad"]["assisted_days"] == []
     assert got["broken"]["error"].startswith("x.json: not valid JSON")
     assert got["stranger"]["error"].startswith("x.json: expected a batch {day, report, actions}")
     assert got["badday"]["error"] == "x.json: batch.day: expected a day number from 1 to 1000"
     files = {f["name"]: f["text"] for f in got["export"]["files"]}
-    assert sorted(files) == ["fundbook-desk-FUND_01-seed-1/README.txt", "fundbook-desk-FUND_01-seed-1/batches/day-01.json",
-                             "fundbook-desk-FUND_01-seed-1/session.json"]
+    assert sorted(files) == [
+        "fundbook-desk-FUND_01-seed-1/README.txt",
+        "fundbook-desk-FUND_01-seed-1/batches/day-01.json",
+        "fundbook-desk-FUND_01-seed-1/session.json",
+    ]
     readme = files["fundbook-desk-FUND_01-seed-1/README.txt"]
     assert "fundbook families --output families --family FUND_01 --seeds 1" in readme
     assert "fundbook desk advance --db desk.sqlite --family-root families/FUND_01/seed-1" in readme
@@ -188,6 +211,7 @@ def test_every_desk_make_target_is_documented():
 
 def test_the_site_policy_allows_what_the_desk_needs():
     from builders.site.csp import policy
+
     directives = {d.split()[0]: d.split()[1:] for d in policy([]).split("; ")}
     assert {"'self'", "'wasm-unsafe-eval'"} <= set(directives["script-src"])  # modules and Pyodide's wasm
     assert "'self'" in directives["worker-src"]  # the module worker
@@ -231,7 +255,7 @@ def _lie_about_size(path, declared):
     data = bytearray(path.read_bytes())
     for sig, offset in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
         at = data.index(sig)
-        data[at + offset:at + offset + 4] = declared.to_bytes(4, "little")
+        data[at + offset : at + offset + 4] = declared.to_bytes(4, "little")
     path.write_bytes(bytes(data))
     return path
 
@@ -242,22 +266,39 @@ def test_a_hostile_import_is_refused_in_one_line_before_it_fills_the_tab(tmp_pat
         pytest.skip("node is not installed")
     big = json.dumps(batch(1)).encode() + b" " * (17 * 1024 * 1024)  # deflates to a few KB: a zip bomb in small
     bomb = _zip(tmp_path / "bomb.zip", [("day-01.json", big)])
-    liar = _lie_about_size(_zip(tmp_path / "liar.zip", [("day-01.json", b" " * 100_000 + json.dumps(batch(1)).encode())]), 10)
+    liar = _lie_about_size(
+        _zip(tmp_path / "liar.zip", [("day-01.json", b" " * 100_000 + json.dumps(batch(1)).encode())]), 10
+    )
     many = _zip(tmp_path / "many.zip", [(f"d{i}.json", b"{}") for i in range(65)])
     cut = tmp_path / "cut.zip"
     cut.write_bytes(_zip(tmp_path / "whole.zip", [("day-01.json", json.dumps(batch(1)))]).read_bytes()[:-30])
     latin = tmp_path / "latin.json"
-    latin.write_bytes(json.dumps({"day": 1, "report": {}, "actions": [], "note": "caf\u00e9"}, ensure_ascii=False).encode("latin-1"))
+    latin.write_bytes(
+        json.dumps({"day": 1, "report": {}, "actions": [], "note": "caf\u00e9"}, ensure_ascii=False).encode("latin-1")
+    )
     far = tmp_path / "far.json"
     far.write_text(json.dumps(batch(2**53 - 1)))
     loose = tmp_path / "loose.json"
     loose.write_bytes(b" " * (16 * 1024 * 1024 + 1))
-    cases = [["bomb", "bomb.zip", str(bomb)], ["liar", "liar.zip", str(liar)], ["many", "many.zip", str(many)],
-             ["cut", "cut.zip", str(cut)], ["latin", "latin.json", str(latin)], ["far", "far.json", str(far)],
-             ["loose", "loose.json", str(loose)]]
+    cases = [
+        ["bomb", "bomb.zip", str(bomb)],
+        ["liar", "liar.zip", str(liar)],
+        ["many", "many.zip", str(many)],
+        ["cut", "cut.zip", str(cut)],
+        ["latin", "latin.json", str(latin)],
+        ["far", "far.json", str(far)],
+        ["loose", "loose.json", str(loose)],
+    ]
     script = HOSTILE_IMPORT % ((DESK / "transfer.js").as_uri(), (DESK / "zip.js").as_uri())
-    got = json.loads(subprocess.run([node, "--input-type=module", "-e", script, json.dumps(cases)],
-                                    capture_output=True, text=True, timeout=120, check=True).stdout)
+    got = json.loads(
+        subprocess.run(
+            [node, "--input-type=module", "-e", script, json.dumps(cases)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        ).stdout
+    )
     assert got["bomb"] == {"error": f"bomb.zip: day-01.json is {len(big)} bytes, more than 16777216"}
     assert got["liar"] == {"error": "liar.zip: day-01.json inflates to more than its declared size"}
     assert got["many"] == {"error": "many.zip: 65 entries, more than 64"}

@@ -92,8 +92,11 @@ def test_a_record_edited_and_resealed_is_named_by_the_row_it_changes(vpage, buil
         scores = [c["score"] for c in row["counted"]]
         scores[i] = raised
         from builders.site import intervals
-        assert rows[f"rows[{row['key']}].mean.value"] == [json.dumps(row["mean"]["value"]),
-                                                          json.dumps(intervals.t_mean(scores)["value"])]
+
+        assert rows[f"rows[{row['key']}].mean.value"] == [
+            json.dumps(row["mean"]["value"]),
+            json.dumps(intervals.t_mean(scores)["value"]),
+        ]
         page = _problems(box, "page")
         assert page[f"page: board.rows.{row['key']}.mean.value"][0] == row["mean"]["value"]
         assert check(box, "records") == (True, [])  # the record is published and hashes: it is its content that moved
@@ -111,7 +114,7 @@ def test_an_edited_band_in_leaderboard_json_is_named(vpage, built_site, tmp_path
     with Serving(site) as url:
         box = _verify(vpage, url)
         problems = _problems(box, "ranking")
-        assert problems[f"rows[{row['key']}].band.upper"] == ["\"99.9\"", json.dumps(row["band"]["upper"])]
+        assert problems[f"rows[{row['key']}].band.upper"] == ['"99.9"', json.dumps(row["band"]["upper"])]
         assert problems[f"rows[{row['key']}].rank_band.upper"] == ["7", str(row["rank_band"]["upper"])]
         assert check(box, "page") == (True, [])  # the page still shows what the records give
     assert not vpage.errors
@@ -136,8 +139,16 @@ def test_an_edited_mark_and_a_figure_typed_outside_one_are_named(vpage, built_si
     assert not vpage.errors
 
 
-FIELDS = ("counted", "worlds", "attempts", "qualified", "mean", "ended_without_result", "same_worlds",
-          "same_worlds_means") + leaderboard.MODEL_FIELDS
+FIELDS = (
+    "counted",
+    "worlds",
+    "attempts",
+    "qualified",
+    "mean",
+    "ended_without_result",
+    "same_worlds",
+    "same_worlds_means",
+) + leaderboard.MODEL_FIELDS
 
 
 def test_two_models_recompute_in_the_browser_as_the_build_computes_them(vpage, built_site, tmp_path, monkeypatch):  # noqa: F811
@@ -155,11 +166,14 @@ def test_two_models_recompute_in_the_browser_as_the_build_computes_them(vpage, b
     assert doc["simultaneous"]["ranked"] == 2 and len(doc["models"]) == 2
     with Serving(site) as url:
         vpage.goto(url)
-        got = vpage.evaluate("""async ([root, doc]) => {
+        got = vpage.evaluate(
+            """async ([root, doc]) => {
             const m = await import(new URL("assets/fundbook/board.js", location.href).href);
             const out = await m.recomputeBoard(doc, new URL(root, location.href));
             return { doc: out.doc, problems: out.problems };
-        }""", ["fab/", doc])
+        }""",
+            ["fab/", doc],
+        )
     assert {k: v for k, v in got["problems"].items() if v} == {}
     mine = {r["key"]: r for r in got["doc"]["rows"]}
     for row in doc["rows"]:
@@ -167,6 +181,7 @@ def test_two_models_recompute_in_the_browser_as_the_build_computes_them(vpage, b
             if field in row:
                 assert mine[row["key"]][field] == row[field], (row["key"], field)
     assert got["doc"]["models"] == doc["models"]
-    assert [r["key"] for r in got["doc"]["rows"] if r["kind"] == "model"] == \
-           [r["key"] for r in doc["rows"] if r["kind"] == "model"]
+    assert [r["key"] for r in got["doc"]["rows"] if r["kind"] == "model"] == [
+        r["key"] for r in doc["rows"] if r["kind"] == "model"
+    ]
     assert not vpage.errors

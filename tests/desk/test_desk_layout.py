@@ -39,7 +39,11 @@ def test_the_desk_is_a_working_surface(page, site, tmp_path):
     d.start(page, episode="W1")
 
     # two columns: the packet on the left, the batch and the tools beside it, the batch on the first screen
-    packet, batch, tools = box(page, "section.fb-packet"), box(page, "section.fb-compose"), box(page, "section.fb-tools")
+    packet, batch, tools = (
+        box(page, "section.fb-packet"),
+        box(page, "section.fb-compose"),
+        box(page, "section.fb-tools"),
+    )
     assert batch["left"] >= packet["right"] and tools["left"] == batch["left"], (packet, batch, tools)
     assert batch["top"] < 900 and abs(batch["top"] - packet["top"]) < 5, (packet, batch)
     assert packet["width"] > 450 and batch["width"] > 450
@@ -51,9 +55,12 @@ def test_the_desk_is_a_working_surface(page, site, tmp_path):
     packet = engine.Run(engine.load_episode("W1")).packet()
     rows = page.locator("table.fb-quotes tbody tr")
     for i, q in enumerate(packet["quotes"]):
-        want = "; ".join(f"{a['id']} {max(q['haircut_bps'], a['haircut_floor_bps']):,} bps"
-                         + (" (its minimum)" if a["haircut_floor_bps"] > q["haircut_bps"] else "")
-                         for a in packet["assets"] if a["status"] != "exited" and a["kind"] in q["eligible_kinds"])
+        want = "; ".join(
+            f"{a['id']} {max(q['haircut_bps'], a['haircut_floor_bps']):,} bps"
+            + (" (its minimum)" if a["haircut_floor_bps"] > q["haircut_bps"] else "")
+            for a in packet["assets"]
+            if a["status"] != "exited" and a["kind"] in q["eligible_kinds"]
+        )
         assert rows.nth(i).locator(".fb-applied").inner_text() == (want or "—")
         assert rows.nth(i).locator("td").nth(2).inner_text() == f"{q['rate_bps']:,} bps"
     assert re.findall(r"[\d.]+\s?%", page.locator("section.fb-packet").inner_text()) == ["1 %"]  # (100 bps = 1 %)
@@ -61,7 +68,10 @@ def test_the_desk_is_a_working_surface(page, site, tmp_path):
     source = page.locator("details.fb-source", has_text=term_sheet["id"])
     source.locator("summary").click()
     shown = source.locator("p").inner_text()
-    assert shown == re.sub(r"\b(\d+) cents\b", lambda m: money(int(m.group(1))), term_sheet["text"]) and " cents" not in shown
+    assert (
+        shown == re.sub(r"\b(\d+) cents\b", lambda m: money(int(m.group(1))), term_sheet["text"])
+        and " cents" not in shown
+    )
 
     # every problem with the batch next to Submit, every field at fault marked, the first one focused
     report = page.locator("form.fb-report-form")
@@ -71,7 +81,9 @@ def test_the_desk_is_a_working_surface(page, site, tmp_path):
     problems = page.locator(".fb-submit-errors li")
     assert problems.count() >= 4  # cash, funding cost, every figure of the included asset, breaches
     texts = problems.all_inner_texts()
-    assert texts[0].startswith('Report cash: "lots" is not an amount') and any(t.startswith("Report breaches:") for t in texts)
+    assert texts[0].startswith('Report cash: "lots" is not an amount') and any(
+        t.startswith("Report breaches:") for t in texts
+    )
     marked = report.locator("[aria-invalid=true]")
     assert marked.count() == problems.count()
     assert page.evaluate("document.activeElement.name") == "cash"
@@ -90,16 +102,25 @@ def test_the_desk_is_a_working_surface(page, site, tmp_path):
     d.submit(page)
     d.wait_day(page, 2)
     # the positions say which trades fund them
-    funded = dict(zip(page.locator("table.fb-positions tbody tr td:first-child").all_inner_texts(),
-                      page.locator("table.fb-positions .fb-funded-by").all_inner_texts()))
+    funded = dict(
+        zip(
+            page.locator("table.fb-positions tbody tr td:first-child").all_inner_texts(),
+            page.locator("table.fb-positions .fb-funded-by").all_inner_texts(),
+        )
+    )
     host = engine.Run(engine.load_episode("W1"))
     host.submit(bad)
     for trade in host.packet()["trades"]:
-        assert funded[trade["asset"]].startswith(f"{trade['id']} {trade['counterparty']} ") and f"({trade['status']})" in funded[trade["asset"]]
+        assert (
+            funded[trade["asset"]].startswith(f"{trade['id']} {trade['counterparty']} ")
+            and f"({trade['status']})" in funded[trade["asset"]]
+        )
     # how many report fields matched, as the grade counts them
     shown = page.locator(".fb-matched").get_attribute("data-matched")
-    graded = engine.grade_candidate({"format": 1, "fixture_sha256": engine.fixture_sha256(engine.load_episode("W1")),
-                                     "batches": [bad]}, engine.load_episode("W1"))["days"][0]
+    graded = engine.grade_candidate(
+        {"format": 1, "fixture_sha256": engine.fixture_sha256(engine.load_episode("W1")), "batches": [bad]},
+        engine.load_episode("W1"),
+    )["days"][0]
     assert shown == f"{graded['report_matched']}/{graded['report_fields']}" == "11/12"
     assert "(not: funding cost to date)" in page.locator(".fb-matched").inner_text()
 
@@ -122,17 +143,27 @@ def test_the_desk_is_a_working_surface(page, site, tmp_path):
     linked = page.locator(".fb-same-world li[data-run]")
     runs = {r.get_attribute("data-run") for r in linked.all()}
     index = json.loads((ROOT / "runs" / "index.json").read_text())
-    same = {e["run_id"] for e in index["entries"] if e["fixture_sha256"] == engine.fixture_sha256(engine.load_episode("W1"))}
+    same = {
+        e["run_id"] for e in index["entries"] if e["fixture_sha256"] == engine.fixture_sha256(engine.load_episode("W1"))
+    }
     assert "reference-W1" in runs and runs == same
     assert linked.first.locator("a").get_attribute("href").endswith(f"runs/{sorted(same)[0]}/")
 
     # every checkpoint closed, not finalised, then a reload: no "day null"
-    closed = {"format": 1, "source": {"episode": "W1"}, "moves": [{"skip": day} for day in range(1, 21)], "finalized": False}
+    closed = {
+        "format": 1,
+        "source": {"episode": "W1"},
+        "moves": [{"skip": day} for day in range(1, 21)],
+        "finalized": False,
+    }
     page.evaluate("(s) => localStorage.setItem('fundbook.desk/1', JSON.stringify(s))", closed)
     page.reload()
     page.wait_for_selector("#fb-desk[data-ready=true]", state="attached", timeout=LOAD_TIMEOUT_MS)
     status = page.locator(".fb-status").inner_text()
-    assert status == "episode W1: Every checkpoint is closed: finalise the run." and "null" not in page.locator("#fb-desk").inner_text()
+    assert (
+        status == "episode W1: Every checkpoint is closed: finalise the run."
+        and "null" not in page.locator("#fb-desk").inner_text()
+    )
 
     # a phone: one column, the Per asset caption one readable line, nothing serious for axe
     page.set_viewport_size({"width": 390, "height": 844})

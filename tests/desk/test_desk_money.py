@@ -34,10 +34,12 @@ def test_amounts_typed_as_money_reach_the_engine_as_exact_cents(page, site):
         assert draft(page)["actions"][-1]["notional"] == cents
     assert len(draft(page)["actions"]) == 3
     # refused at entry, with the reason, and nothing is added
-    for text, reason in (("-5", "Notional: -5 is negative; an amount must be more than zero"),
-                         ("0", "Notional: must be more than zero"),
-                         ("8.005", 'Notional: "8.005" has 3 decimals'),
-                         ("eight", 'Notional: "eight" is not an amount')):
+    for text, reason in (
+        ("-5", "Notional: -5 is negative; an amount must be more than zero"),
+        ("0", "Notional: must be more than zero"),
+        ("8.005", 'Notional: "8.005" has 3 decimals'),
+        ("eight", 'Notional: "eight" is not an amount'),
+    ):
         notional.fill(text)
         assert notional.get_attribute("aria-invalid") == "true"
         assert form.locator(f"#{notional.get_attribute('id')}-hint").inner_text().startswith(reason)
@@ -62,8 +64,11 @@ def test_the_projection_and_the_tools_read_as_money(page, site):
         page.get_by_role("button", name="Load JSON into the forms").click()
         page.evaluate("() => { document.querySelector('#fb-desk > .fb-status').textContent = ''; }")
         page.get_by_role("button", name="Fill the report from the projection (assisted mode)").click()
-        page.wait_for_function("() => document.querySelector('#fb-desk > .fb-status').textContent.includes('projection')")
+        page.wait_for_function(
+            "() => document.querySelector('#fb-desk > .fb-status').textContent.includes('projection')"
+        )
         return page.locator("#fb-desk > .fb-status").inner_text()
+
     status = project([{"id": "ghost", "type": "REPAY", "trade": "FT404"}])
     assert "REJECTED ." not in status and "would reject this whole batch" in status and "FT404" in status, status
     status = project([{"id": "huge", "type": "FUND", "asset": asset, "quote": quote, "notional": 10**14}])
@@ -87,8 +92,11 @@ def test_the_projection_and_the_tools_read_as_money(page, site):
     assert out.get_attribute("role") == "region" and out.get_attribute("tabindex") == "0"
     # the JSON, which scrolls sideways on its own, is a region the keyboard reaches too (issue 39, item 6)
     pre = out.locator("details pre")
-    assert (pre.get_attribute("tabindex"), pre.get_attribute("role"), pre.get_attribute("aria-label")) == \
-        ("0", "region", "Tool output as JSON")
+    assert (pre.get_attribute("tabindex"), pre.get_attribute("role"), pre.get_attribute("aria-label")) == (
+        "0",
+        "region",
+        "Tool output as JSON",
+    )
     assert not page.errors
 
 
@@ -103,8 +111,15 @@ def test_refusals_and_the_score_basis_read_as_money(page, site):
     host.submit(gold[0])
     packet = host.packet()
     batch = json.loads(json.dumps(gold[1]))
-    batch["actions"] = [{"id": "too-big", "type": "FUND", "asset": packet["assets"][0]["id"],
-                         "quote": packet["quotes"][0]["id"], "notional": 10**14}]
+    batch["actions"] = [
+        {
+            "id": "too-big",
+            "type": "FUND",
+            "asset": packet["assets"][0]["id"],
+            "quote": packet["quotes"][0]["id"],
+            "notional": 10**14,
+        }
+    ]
     d.submit_json(page, batch)
     d.wait_day(page, 3)
     message = page.locator("table.fb-decisions tbody tr").first.locator("td").last.inner_text()

@@ -22,7 +22,9 @@ def replay_with_cli(tmp_path, files, source):
         init = ["desk", "init", "--episode", source["episode"], "--db", db]
     else:
         out = tmp_path / "families"
-        r = runner.invoke(cli, ["families", "--output", str(out), "--family", source["family"], "--seeds", str(source["seed"])])
+        r = runner.invoke(
+            cli, ["families", "--output", str(out), "--family", source["family"], "--seeds", str(source["seed"])]
+        )
         assert r.exit_code == 0, r.output
         where = ["--family-root", str(out / source["family"] / f"seed-{source['seed']}")]
         init = ["desk", "init", *where, "--db", db]
@@ -30,8 +32,13 @@ def replay_with_cli(tmp_path, files, source):
     salt = re.search(r"desk init .* --salt ([0-9a-f]{64})", files["README.txt"]).group(1)
     r = runner.invoke(cli, init + ["--salt", salt])
     assert r.exit_code == 0, r.output
-    world = engine.load_episode(source["episode"]) if "episode" in source else engine.generate(source["family"], source["seed"])
+    world = (
+        engine.load_episode(source["episode"])
+        if "episode" in source
+        else engine.generate(source["family"], source["seed"])
+    )
     from engine._commitment import public_salt
+
     assert salt == public_salt(engine.fixture_sha256(world))
     session = json.loads(files["session.json"])
     assert session["source"] == source
@@ -54,7 +61,10 @@ def test_gold_through_the_forms_scores_100_and_replays_with_the_cli(page, site, 
     gold = engine.gold_candidate(engine.load_episode(episode))
     d.open_desk(page, site)
     # the runtime started from the stdlib subset `make build-desk` compiled
-    assert "(the desk's subset of the standard library, restored from the snapshot of this bundle)" in page.locator(".fb-bundle").inner_text()
+    assert (
+        "(the desk's subset of the standard library, restored from the snapshot of this bundle)"
+        in page.locator(".fb-bundle").inner_text()
+    )
     d.start(page, episode=episode)
     for batch in gold["batches"]:
         assert d.open_day(page) == batch["day"]
@@ -106,8 +116,15 @@ def test_a_practice_family_session_with_refusals_and_a_missed_day_replays_identi
         if not refused and packet["quotes"] and packet["assets"]:
             # a FUND far beyond any quote's size: refused CAPACITY, and the day still settles
             batch = json.loads(json.dumps(batch))
-            batch["actions"].append({"id": "too-big", "type": "FUND", "asset": packet["assets"][0]["id"],
-                                     "quote": packet["quotes"][0]["id"], "notional": 10**14})
+            batch["actions"].append(
+                {
+                    "id": "too-big",
+                    "type": "FUND",
+                    "asset": packet["assets"][0]["id"],
+                    "quote": packet["quotes"][0]["id"],
+                    "notional": 10**14,
+                }
+            )
         d.submit_json(page, batch)
         decisions, _ = host.submit(batch)
         d.wait_day(page, day + 1)
@@ -125,8 +142,10 @@ def test_a_practice_family_session_with_refusals_and_a_missed_day_replays_identi
     assert outcome["status"] == result["status"]
     assert outcome["verdict"] == result["verdict"]
     assert outcome["score"] == f"{result['score']['points']}/100"
-    assert page.locator("section.fb-result dd").last.inner_text() == \
-        f"{result['receipts_head']['size']}:{result['receipts_head']['hash']}"
+    assert (
+        page.locator("section.fb-result dd").last.inner_text()
+        == f"{result['receipts_head']['size']}:{result['receipts_head']['hash']}"
+    )
     assert not page.errors
 
 
@@ -142,7 +161,12 @@ def test_every_action_form_writes_the_batch_json_the_engine_takes(page, site):
         {"id": "r1", "type": "REPAY", "trade": "FT001"},
         {"id": "r2", "type": "ROLL", "trade": "FT001", "quote": "Q4"},
         {"id": "r3", "type": "ESCALATE", "kind": "tenor", "amount": 5, "note": "longer tenor for A2"},
-        {"id": "r4", "type": "EXECUTE", "approval": "AP001", "action": {"type": "ROLL", "trade": "FT001", "quote": "Q3"}},
+        {
+            "id": "r4",
+            "type": "EXECUTE",
+            "approval": "AP001",
+            "action": {"type": "ROLL", "trade": "FT001", "quote": "Q3"},
+        },
     ]
     for action in wanted:
         d.add_action(page, action)

@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 def test_the_desk_starts_without_a_failed_or_wasted_request(context, site):
     requests, failed = [], []
-    context.on("request", lambda r: requests.append((r.method, r.url[len(site.url):])))
+    context.on("request", lambda r: requests.append((r.method, r.url[len(site.url) :])))
     context.on("requestfailed", lambda r: failed.append(f"{r.method} {r.url} {r.failure}"))
     page = context.new_page()
     d.open_desk(page, site)
@@ -38,7 +38,9 @@ def test_start_up_is_shown_in_stages(page, site):
     assert stages.count() == 4
     assert page.locator(".fb-stages progress").get_attribute("aria-label") == "Engine start-up"
     page.wait_for_selector("#fb-desk[data-ready=true]", state="attached", timeout=90_000)
-    done = page.eval_on_selector_all(".fb-stages li", "items => items.map(i => [i.dataset.stage, i.dataset.done, i.textContent])")
+    done = page.eval_on_selector_all(
+        ".fb-stages li", "items => items.map(i => [i.dataset.stage, i.dataset.done, i.textContent])"
+    )
     assert [s for s, _, _ in done] == ["bundle", "runtime", "import", "session"]
     assert all(flag == "true" and text.endswith(" s)") for _, flag, text in done), done
     assert page.evaluate("document.querySelector('.fb-stages progress').value") == 4
@@ -51,11 +53,11 @@ def test_the_desk_page_starts_one_worker_from_its_head(context, site):
     # modules run; client.js adopts it (and what it said meanwhile) instead of
     # starting a second one.
     requests = []
-    context.on("request", lambda r: requests.append(r.url[len(site.url):]))
+    context.on("request", lambda r: requests.append(r.url[len(site.url) :]))
     page = context.new_page()
     d.open_desk(page, site)
     assert page.evaluate("window.fbEarlyWorker === undefined")  # adopted
-    assert [w.url[len(site.url):] for w in page.workers if "/desk/" in w.url] == ["assets/desk/worker.js"]
+    assert [w.url[len(site.url) :] for w in page.workers if "/desk/" in w.url] == ["assets/desk/worker.js"]
     assert requests.count("assets/desk/worker.js") == 1
     assert requests.index("assets/desk/early.js") < requests.index("assets/desk/client.js")
     done = page.eval_on_selector_all(".fb-stages li", "items => items.map(i => i.dataset.done)")
@@ -67,13 +69,13 @@ def test_when_the_desk_modules_run_before_early_js_there_is_still_one_worker(con
     # workers and the stdlib fetched twice). Run early.js again after the desk's modules started
     # the worker: it must stand down.
     requests = []
-    context.on("request", lambda r: requests.append(r.url[len(site.url):]))
+    context.on("request", lambda r: requests.append(r.url[len(site.url) :]))
     page = context.new_page()
     d.open_desk(page, site)
     page.add_script_tag(url=site.url + "assets/desk/early.js")
     page.wait_for_timeout(500)
     assert page.evaluate("window.fbEarlyWorker === undefined")
-    assert [w.url[len(site.url):] for w in page.workers if "/desk/" in w.url] == ["assets/desk/worker.js"]
+    assert [w.url[len(site.url) :] for w in page.workers if "/desk/" in w.url] == ["assets/desk/worker.js"]
     assert requests.count("assets/desk/worker.js") == 1
     assert requests.count("assets/desk/runtime/python_stdlib.zip") == 1
 
@@ -123,6 +125,7 @@ def test_the_snapshot_and_a_cold_start_give_the_same_packets(context, site):
 def test_a_snapshot_that_does_not_hash_to_its_key_is_not_restored(context, site):
     """A stale or damaged image (its bytes are not the ones runtime.json names) means a cold start.
     (runtime.json is changed rather than the 30 MB image: the same check, a small route.)"""
+
     def stale(route):
         key = json.loads(route.fetch().text())
         key["snapshot"]["sha256"] = "0" * 64
@@ -131,5 +134,7 @@ def test_a_snapshot_that_does_not_hash_to_its_key_is_not_restored(context, site)
     context.route("**/assets/desk/runtime/runtime.json", stale)
     out = _answers(context, site)
     assert out["start"] == "cold"
-    assert out["note"].startswith("cold start: runtime/engine.snapshot: sha256 ") and out["note"].endswith(f"is not runtime.json's {'0' * 64}")
+    assert out["note"].startswith("cold start: runtime/engine.snapshot: sha256 ") and out["note"].endswith(
+        f"is not runtime.json's {'0' * 64}"
+    )
     assert out["state"]["open_day"] == 5

@@ -12,8 +12,12 @@ pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 
 def snapshot(page):
-    return {"stored": d.stored(page), "head": d.head(page), "day": d.open_day(page),
-            "cash": page.locator("section.fb-packet dl dd").first.inner_text()}
+    return {
+        "stored": d.stored(page),
+        "head": d.head(page),
+        "day": d.open_day(page),
+        "cash": page.locator("section.fb-packet dl dd").first.inner_text(),
+    }
 
 
 def test_rejected_batch_refused_action_and_malformed_import_leave_the_session(page, site, tmp_path):
@@ -48,7 +52,7 @@ def test_rejected_batch_refused_action_and_malformed_import_leave_the_session(pa
     d.wait_error(page, "FT999")
     assert snapshot(page) == before
     d.clear_error(page)
-    page.get_by_label("Batch JSON").fill("{\"day\": 2,")
+    page.get_by_label("Batch JSON").fill('{"day": 2,')
     page.get_by_role("button", name="Submit the JSON as it is").click()
     d.wait_error(page, "not valid")
     assert snapshot(page) == before
@@ -59,8 +63,11 @@ def test_rejected_batch_refused_action_and_malformed_import_leave_the_session(pa
     assert snapshot(page) == before
 
     # malformed imports: not JSON, not a batch, a batch the engine rejects
-    for name, text in (("broken.json", "{not json"), ("odd.json", json.dumps({"hello": 1})),
-                       ("day-01.json", json.dumps(dict(gold[0], actions=[{"id": "a", "type": "REPAY", "trade": "FT404"}])))):
+    for name, text in (
+        ("broken.json", "{not json"),
+        ("odd.json", json.dumps({"hello": 1})),
+        ("day-01.json", json.dumps(dict(gold[0], actions=[{"id": "a", "type": "REPAY", "trade": "FT404"}]))),
+    ):
         path = tmp_path / name
         path.write_text(text)
         d.clear_error(page)
@@ -74,8 +81,15 @@ def test_rejected_batch_refused_action_and_malformed_import_leave_the_session(pa
     host.submit(gold[0])
     batch = json.loads(json.dumps(gold[1]))
     packet = host.packet()
-    batch["actions"] = [{"id": "too-big", "type": "FUND", "asset": packet["assets"][0]["id"],
-                         "quote": packet["quotes"][0]["id"] if packet["quotes"] else "Q1", "notional": 10**14}]
+    batch["actions"] = [
+        {
+            "id": "too-big",
+            "type": "FUND",
+            "asset": packet["assets"][0]["id"],
+            "quote": packet["quotes"][0]["id"] if packet["quotes"] else "Q1",
+            "notional": 10**14,
+        }
+    ]
     decisions, _ = host.submit(batch)
     assert decisions[0]["decision"] == "REFUSED"
     d.submit_json(page, batch)

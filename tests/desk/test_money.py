@@ -39,41 +39,58 @@ def node(cases):
     if exe is None:
         pytest.skip("node is not installed")
     script = SCRIPT % ((DESK / "money.js").as_uri(), (DESK / "readable.js").as_uri())
-    proc = subprocess.run([exe, "--input-type=module", "-e", script, json.dumps(cases)],
-                          capture_output=True, text=True, timeout=60, check=True)
+    proc = subprocess.run(
+        [exe, "--input-type=module", "-e", script, json.dumps(cases)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     return json.loads(proc.stdout)
 
 
 def test_the_issue_examples_convert_exactly():
-    got = node([["parseMoney", "8,000,000.00", "Notional"], ["parseMoney", "8000000", "Notional"],
-                ["parseMoney", "8,000,000.5", "Notional"], ["parseMoney", " 0.01 ", "Notional"],
-                ["parseMoney", "90071992547409.91", "Notional"], ["parseMoney", "-1,234.56", "Cash", "any"],
-                ["parseMoney", "0", "Cost", "nonnegative"], ["parseMoney", "12.", "Notional"]])
+    got = node(
+        [
+            ["parseMoney", "8,000,000.00", "Notional"],
+            ["parseMoney", "8000000", "Notional"],
+            ["parseMoney", "8,000,000.5", "Notional"],
+            ["parseMoney", " 0.01 ", "Notional"],
+            ["parseMoney", "90071992547409.91", "Notional"],
+            ["parseMoney", "-1,234.56", "Cash", "any"],
+            ["parseMoney", "0", "Cost", "nonnegative"],
+            ["parseMoney", "12.", "Notional"],
+        ]
+    )
     assert [g["ok"] for g in got] == [800000000, 800000000, 800000050, 1, 2**53 - 1, -123456, 0, 1200]
 
 
-@pytest.mark.parametrize("text, sign, reason", [
-    ("-5", "positive", 'Notional: -5 is negative; an amount must be more than zero'),
-    ("-0.01", "nonnegative", 'Notional: -0.01 is negative; an amount must be zero or more'),
-    ("0", "positive", "Notional: must be more than zero (an action on a zero amount does nothing)"),
-    ("0.00", "positive", "Notional: must be more than zero (an action on a zero amount does nothing)"),
-    ("", "positive", "Notional: required (an amount such as 1,250,000.00)"),
-    ("8.005", "positive", 'Notional: "8.005" has 3 decimals; amounts are in cents (two decimals at most)'),
-    ("1,23", "positive", 'Notional: "1,23" is not an amount'),
-    ("1,2345", "positive", 'Notional: "1,2345" is not an amount'),
-    (".5", "positive", 'Notional: ".5" is not an amount'),
-    ("1e6", "positive", 'Notional: "1e6" is not an amount'),
-    ("8 000 000", "positive", 'Notional: "8 000 000" is not an amount'),
-    ("0x10", "positive", 'Notional: "0x10" is not an amount'),
-    ("90071992547409.92", "positive", "Notional: 90071992547409.92 is too large"),
-])
+@pytest.mark.parametrize(
+    "text, sign, reason",
+    [
+        ("-5", "positive", "Notional: -5 is negative; an amount must be more than zero"),
+        ("-0.01", "nonnegative", "Notional: -0.01 is negative; an amount must be zero or more"),
+        ("0", "positive", "Notional: must be more than zero (an action on a zero amount does nothing)"),
+        ("0.00", "positive", "Notional: must be more than zero (an action on a zero amount does nothing)"),
+        ("", "positive", "Notional: required (an amount such as 1,250,000.00)"),
+        ("8.005", "positive", 'Notional: "8.005" has 3 decimals; amounts are in cents (two decimals at most)'),
+        ("1,23", "positive", 'Notional: "1,23" is not an amount'),
+        ("1,2345", "positive", 'Notional: "1,2345" is not an amount'),
+        (".5", "positive", 'Notional: ".5" is not an amount'),
+        ("1e6", "positive", 'Notional: "1e6" is not an amount'),
+        ("8 000 000", "positive", 'Notional: "8 000 000" is not an amount'),
+        ("0x10", "positive", 'Notional: "0x10" is not an amount'),
+        ("90071992547409.92", "positive", "Notional: 90071992547409.92 is too large"),
+    ],
+)
 def test_wrong_amounts_are_refused_with_a_reason(text, sign, reason):
     (got,) = node([["parseMoney", text, "Notional", sign]])
     assert "ok" not in got and got["error"].startswith(reason)
 
 
-amounts = st.tuples(st.integers(0, 10**13), st.sampled_from(["", "0", "5", "05", "50", "99", "1", "10"]),
-                    st.booleans(), st.booleans())
+amounts = st.tuples(
+    st.integers(0, 10**13), st.sampled_from(["", "0", "5", "05", "50", "99", "1", "10"]), st.booleans(), st.booleans()
+)
 
 
 def typed(whole, frac, grouped, point):
@@ -117,11 +134,13 @@ RAW = re.compile(r"(?<![\w.,])(?<!day )(?<!days )-?\d{4,}(?![\w.,])")
 
 
 def test_every_refusal_message_reads_as_money():
-    synthetic = ["quote Q2 has 12345 left, 100000000 asked",
-                 "capacity authority of 50000000 is too small for 75000001 over capacity",
-                 "projected cash at the close of day 12 would be -5, under the zero floor",
-                 "tenor 45 days exceeds the desk limit of 30 without tenor authority",
-                 "quote Q6 is valid on days 3..6, not on day 1"]
+    synthetic = [
+        "quote Q2 has 12345 left, 100000000 asked",
+        "capacity authority of 50000000 is too small for 75000001 over capacity",
+        "projected cash at the close of day 12 would be -5, under the zero floor",
+        "tenor 45 days exceeds the desk limit of 30 without tenor authority",
+        "quote Q6 is valid on days 3..6, not on day 1",
+    ]
     messages = published_messages() + synthetic
     assert len(messages) > 10
     shown = [g["ok"] for g in node([["moneyText", m] for m in messages])]
@@ -135,8 +154,14 @@ def test_every_refusal_message_reads_as_money():
 
 
 def test_every_published_gate_detail_reads_as_money():
-    details = sorted({g["detail"] for path in sorted(ROOT.glob("runs/*.json")) if path.name != "index.json"
-                      for g in (json.loads(path.read_text())["content"].get("gates") or [])})
+    details = sorted(
+        {
+            g["detail"]
+            for path in sorted(ROOT.glob("runs/*.json"))
+            if path.name != "index.json"
+            for g in (json.loads(path.read_text())["content"].get("gates") or [])
+        }
+    )
     assert any("cash" in d and " vs " in d for d in details) and any("tail_cent_days" in d for d in details)
     shown = [g["ok"] for g in node([["gateDetail", d] for d in details])]
     for detail, text in zip(details, shown):
@@ -145,31 +170,70 @@ def test_every_published_gate_detail_reads_as_money():
 
 
 def test_answers_read_as_money_and_no_reason_is_left_empty():
-    got = node([
-        ["readable", "all_in_cost", 6408806], ["readable", "unfunded_tail", 54000000000],
-        ["readable", "rate_bps", 450], ["readable", "maturity_gap_days", 12], ["readable", "matched_fields", 284],
-        ["basis", {"all_in_cost": 6408806, "max": 30, "points": 30, "reference_all_in_cost": 6408806, "treasury_charge": 0}],
-        ["expected", [{"action": "d01-a1", "decision": "REJECTED", "reason": None,
-                       "message": "actions[0].trade: unknown funding trade 'FT404'"},
-                      {"action": "d01-a2", "decision": "REFUSED", "reason": "CAPACITY", "message": "quote Q1 has 0 left, 100 asked"},
-                      {"action": "d01-a3", "decision": "ACCEPTED", "reason": None, "message": "accepted"}]],
-        ["expected", [{"action": "a", "decision": "ACCEPTED", "reason": None}]],
-        ["expected", [], "batch.actions[0].trade: unknown funding trade 'FT404'"],
-    ])
+    got = node(
+        [
+            ["readable", "all_in_cost", 6408806],
+            ["readable", "unfunded_tail", 54000000000],
+            ["readable", "rate_bps", 450],
+            ["readable", "maturity_gap_days", 12],
+            ["readable", "matched_fields", 284],
+            [
+                "basis",
+                {
+                    "all_in_cost": 6408806,
+                    "max": 30,
+                    "points": 30,
+                    "reference_all_in_cost": 6408806,
+                    "treasury_charge": 0,
+                },
+            ],
+            [
+                "expected",
+                [
+                    {
+                        "action": "d01-a1",
+                        "decision": "REJECTED",
+                        "reason": None,
+                        "message": "actions[0].trade: unknown funding trade 'FT404'",
+                    },
+                    {
+                        "action": "d01-a2",
+                        "decision": "REFUSED",
+                        "reason": "CAPACITY",
+                        "message": "quote Q1 has 0 left, 100 asked",
+                    },
+                    {"action": "d01-a3", "decision": "ACCEPTED", "reason": None, "message": "accepted"},
+                ],
+            ],
+            ["expected", [{"action": "a", "decision": "ACCEPTED", "reason": None}]],
+            ["expected", [], "batch.actions[0].trade: unknown funding trade 'FT404'"],
+        ]
+    )
     assert [g["ok"] for g in got] == [
-        "64,088.06", "540,000,000.00 money-days", "450 bps", "12", "284",
+        "64,088.06",
+        "540,000,000.00 money-days",
+        "450 bps",
+        "12",
+        "284",
         "all in cost 64,088.06; reference all in cost 64,088.06; treasury charge 0.00",
         "It expects d01-a1 REJECTED (actions[0].trade: unknown funding trade 'FT404'); "
         "d01-a2 REFUSED CAPACITY (quote Q1 has 0.00 left, 1.00 asked).",
         "Every action would be accepted.",
         "The desk would reject this whole batch (nothing in it would count): "
-        "batch.actions[0].trade: unknown funding trade 'FT404'."]
+        "batch.actions[0].trade: unknown funding trade 'FT404'.",
+    ]
     assert "REJECTED ." not in got[6]["ok"]
 
 
 def test_counts_are_whole_and_not_negative():
-    got = node([["parseCount", "12", "Gap"], ["parseCount", "-1", "Gap"], ["parseCount", "1.5", "Gap"],
-                ["parseCount", "0", "Days", "positive"]])
+    got = node(
+        [
+            ["parseCount", "12", "Gap"],
+            ["parseCount", "-1", "Gap"],
+            ["parseCount", "1.5", "Gap"],
+            ["parseCount", "0", "Days", "positive"],
+        ]
+    )
     assert got[0] == {"ok": 12}
     assert got[1]["error"] == "Gap: -1 is negative; expected zero or more"
     assert got[2]["error"] == 'Gap: expected a whole number, got "1.5"'
@@ -180,6 +244,7 @@ def test_sources_read_as_money_and_rates_stay_in_bps_everywhere():
     """Issue 19: one unit per kind of figure on the desk. Every source of every family and episode
     shows its amounts as money (no raw cents) and keeps its rates in bps, as the tables do."""
     import engine
+
     texts = []
     for family in engine.FAMILIES:
         for seed in (1, 2):
@@ -204,25 +269,41 @@ def test_the_matched_count_the_desk_shows_is_the_grades():
 
     import engine
     from engine._report import assess_report
+
     exe = shutil.which("node")
     if exe is None:
         pytest.skip("node is not installed")
     rng = random.Random(19)
     cases = []
-    for family, seed, policy in (("FUND_01", 1, "reference"), ("FUND_03", 2, "shortest-cheapest"), ("FUND_04", 5, "reference")):
+    for family, seed, policy in (
+        ("FUND_01", 1, "reference"),
+        ("FUND_03", 2, "shortest-cheapest"),
+        ("FUND_04", 5, "reference"),
+    ):
         instance = engine.generate(family, seed)
         run = engine.Run(instance)
         for batch in engine.policy_candidate(instance, policy)["batches"][:8]:
             packet = run.packet()
             run.submit(batch)
             gold = run.days[-1]["gold_report"]
-            scale = {"min_buffer": packet["desk"]["min_buffer"], "notionals": {a["id"]: a["notional"] for a in packet["assets"]}}
+            scale = {
+                "min_buffer": packet["desk"]["min_buffer"],
+                "notionals": {a["id"]: a["notional"] for a in packet["assets"]},
+            }
             for _ in range(6):
                 got = json.loads(json.dumps(gold))
-                for name in rng.sample(["cash", "funding_cost_to_date", "breaches", "open_approvals"] + [
-                        f"{aid}.{k}" for aid in got["assets"] for k in ("funded", "unfunded", "maturity_gap_days", "tail_cent_days")],
-                        k=rng.randint(0, 4)):
-                    where, key = (got, name) if "." not in name else (got["assets"][name.split(".")[0]], name.split(".")[1])
+                for name in rng.sample(
+                    ["cash", "funding_cost_to_date", "breaches", "open_approvals"]
+                    + [
+                        f"{aid}.{k}"
+                        for aid in got["assets"]
+                        for k in ("funded", "unfunded", "maturity_gap_days", "tail_cent_days")
+                    ],
+                    k=rng.randint(0, 4),
+                ):
+                    where, key = (
+                        (got, name) if "." not in name else (got["assets"][name.split(".")[0]], name.split(".")[1])
+                    )
                     if key in ("breaches", "open_approvals"):
                         where[key] = where[key] + ["x"] if rng.random() < 0.5 else []
                     elif rng.random() < 0.15:
@@ -230,12 +311,27 @@ def test_the_matched_count_the_desk_shows_is_the_grades():
                     else:
                         base = abs(where[key]) or 1
                         where[key] += rng.choice([1, -1, base // 10_000, base // 9_999 + 1, base // 100, 10**6])
-                cases.append({"exact": gold, "got": got, "scale": scale,
-                              "want": assess_report(gold, got, {"min_buffer": scale["min_buffer"], "notionals": scale["notionals"]})["matched"]})
-    script = f"""import {{ fieldsMatched }} from "{(DESK / 'outcome.js').as_uri()}";
+                cases.append(
+                    {
+                        "exact": gold,
+                        "got": got,
+                        "scale": scale,
+                        "want": assess_report(
+                            gold, got, {"min_buffer": scale["min_buffer"], "notionals": scale["notionals"]}
+                        )["matched"],
+                    }
+                )
+    script = f"""import {{ fieldsMatched }} from "{(DESK / "outcome.js").as_uri()}";
 const cases = JSON.parse(process.argv[1]);
 console.log(JSON.stringify(cases.map((c) => fieldsMatched(c.exact, c.got, c.scale).matched)));"""
-    got = json.loads(subprocess.run([exe, "--input-type=module", "-e", script, json.dumps(cases)], capture_output=True,
-                                    text=True, timeout=60, check=True).stdout)
+    got = json.loads(
+        subprocess.run(
+            [exe, "--input-type=module", "-e", script, json.dumps(cases)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stdout
+    )
     assert got == [c["want"] for c in cases]
     assert len({c["want"] for c in cases}) > 3  # the cases do reach different counts

@@ -40,25 +40,36 @@ def snapshot(folder: Path) -> dict:
 
 # -- the desk and the import speak the same protocol ----------------------------------------
 
+
 def test_the_study_mode_and_the_import_name_the_same_protocol():
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed")
-    script = f"""import * as p from "{(DESK / 'study_protocol.js').as_uri()}";
+    script = f"""import * as p from "{(DESK / "study_protocol.js").as_uri()}";
 console.log(JSON.stringify({{...p, COHORT: p.COHORT.source, PARTICIPANT: p.PARTICIPANT.source}}));"""
-    js = json.loads(subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True,
-                                   check=True, timeout=60).stdout)
+    js = json.loads(
+        subprocess.run(
+            [node, "--input-type=module", "-e", script], capture_output=True, text=True, check=True, timeout=60
+        ).stdout
+    )
     assert js["OFFERED"] == list(P.OFFERED)
     assert list(js["PAUSE_REASONS"]) == list(P.PAUSE_REASONS) and list(js["ABANDON_REASONS"]) == list(P.ABANDON_REASONS)
-    assert (js["SUBMISSION_SCHEMA"], js["RECORD_SCHEMA"], js["RECORD_SCHEMA_VERSION"], js["KIND"], js["SPLIT"],
-            js["COMPLETED_REASON"], js["MAX_MS"]) == (P.SUBMISSION_SCHEMA, P.RECORD_SCHEMA, P.RECORD_SCHEMA_VERSION,
-                                                     P.KIND, P.SPLIT, P.COMPLETED_REASON, P.MAX_MS)
+    assert (
+        js["SUBMISSION_SCHEMA"],
+        js["RECORD_SCHEMA"],
+        js["RECORD_SCHEMA_VERSION"],
+        js["KIND"],
+        js["SPLIT"],
+        js["COMPLETED_REASON"],
+        js["MAX_MS"],
+    ) == (P.SUBMISSION_SCHEMA, P.RECORD_SCHEMA, P.RECORD_SCHEMA_VERSION, P.KIND, P.SPLIT, P.COMPLETED_REASON, P.MAX_MS)
     assert js["COHORT"] == f"^{P.COHORT}$" and js["PARTICIPANT"] == f"^{P.PARTICIPANT}$"
     assert js["CONSENT_VERSION"] in P.consent_versions()
     # the desk build covers every file of the desk, and nothing else
     assert js["DESK_FILES"] == sorted(p.name for p in DESK.iterdir() if p.suffix in (".js", ".css"))
     # the notes and tool-output limits are the model worker's
     from launchers.worker import protocol
+
     assert js["NOTES_LIMIT"] == protocol.NOTES_LIMIT and js["TOOL_OUTPUT_LIMIT"] == protocol.TOOL_OUTPUT_LIMIT
 
 
@@ -68,18 +79,34 @@ def test_a_long_tool_result_is_shown_as_the_model_reads_it():
     if node is None:
         pytest.skip("node is not installed")
     from launchers.worker import protocol
-    outputs = [{"decisions": [{"action": f"a{i}", "message": "é ☃ \U0001F600 quote", "n": i} for i in range(400)], "z": None},
-               {"short": [1, 2, {"b": True, "a": "x"}]}]
-    script = f"""import {{ modelCut, pythonJson }} from "{(DESK / 'tools.js').as_uri()}";
+
+    outputs = [
+        {"decisions": [{"action": f"a{i}", "message": "é ☃ \U0001f600 quote", "n": i} for i in range(400)], "z": None},
+        {"short": [1, 2, {"b": True, "a": "x"}]},
+    ]
+    script = f"""import {{ modelCut, pythonJson }} from "{(DESK / "tools.js").as_uri()}";
 const outs = JSON.parse(process.argv[1]);
 console.log(JSON.stringify(outs.map((o) => [pythonJson(o), modelCut(o, {protocol.TOOL_OUTPUT_LIMIT})])));"""
-    got = json.loads(subprocess.run([node, "--input-type=module", "-e", script, json.dumps(outputs)], capture_output=True,
-                                    text=True, check=True, timeout=60).stdout)
+    got = json.loads(
+        subprocess.run(
+            [node, "--input-type=module", "-e", script, json.dumps(outputs)],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        ).stdout
+    )
     for (text, cut), output in zip(got, outputs):
         assert text == json.dumps(output, sort_keys=True)
         full = json.dumps(output, sort_keys=True)
-        want = None if len(full) <= protocol.TOOL_OUTPUT_LIMIT else (
-            full[:protocol.TOOL_OUTPUT_LIMIT] + f"...[output truncated: {protocol.TOOL_OUTPUT_LIMIT} of {len(full)} characters]...")
+        want = (
+            None
+            if len(full) <= protocol.TOOL_OUTPUT_LIMIT
+            else (
+                full[: protocol.TOOL_OUTPUT_LIMIT]
+                + f"...[output truncated: {protocol.TOOL_OUTPUT_LIMIT} of {len(full)} characters]..."
+            )
+        )
         assert cut == want
         if hasattr(protocol, "tool_result_text") and want:  # the launchers' own cut, once it has one
             assert cut == protocol.tool_result_text(output)
@@ -90,6 +117,7 @@ def test_the_offered_affordances_are_the_model_workers_tools():
     """The study offers exactly the tool-using worker's tools (launchers/worker/agent.py's prompt lists them; the
     compact one-call prompt of the local sampler, launchers/worker/prompt.py, offers fewer, not more)."""
     from launchers.worker.agent import SYSTEM
+
     tools = SYSTEM.split("Tools (they read only the packet):", 1)[1].split("\n\n", 1)[0]
     named = sorted(line.split()[0] for line in tools.strip().splitlines())
     assert named == sorted(["project", "exposure", "headroom", "interest", "read_source", "note"])
@@ -99,6 +127,7 @@ def test_the_offered_affordances_are_the_model_workers_tools():
 
 
 # -- a session in, a record out -----------------------------------------------------------
+
 
 def test_abandoned_and_completed_sessions_import_verify_and_reimport_unchanged(tmp_path, bundle_dir, runtime):
     runs = runs_folder(tmp_path, bundle_dir)
@@ -112,18 +141,34 @@ def test_abandoned_and_completed_sessions_import_verify_and_reimport_unchanged(t
     ca, cc = a["content"], c["content"]
     assert ca["kind"] == cc["kind"] == "practitioner-attempt" and ca["execution_path"] == "compiled bundle in Pyodide"
     assert ca["attempt_id"] == f"p-00112233445566aa-FUND_01-seed-7-{engine.content_sha256(abandoned)[:8]}"
-    assert ca["task"] == {"instance_id": "FUND_01/seed-7", "family": "FUND_01", "seed": 7, "split": "public-practice",
-                          "fixture_sha256": abandoned["task"]["fixture_sha256"], "horizon": 20}
+    assert ca["task"] == {
+        "instance_id": "FUND_01/seed-7",
+        "family": "FUND_01",
+        "seed": 7,
+        "split": "public-practice",
+        "fixture_sha256": abandoned["task"]["fixture_sha256"],
+        "horizon": 20,
+    }
     assert ca["engine"] == engine_block(bundle_dir)
-    assert ca["termination"] == {"status": "abandoned", "reason": "out-of-time", "checkpoints_submitted": 2,
-                                 "checkpoints_closed": 3}
+    assert ca["termination"] == {
+        "status": "abandoned",
+        "reason": "out-of-time",
+        "checkpoints_submitted": 2,
+        "checkpoints_closed": 3,
+    }
     assert ca["result"] is None and [d["batch"] for d in ca["days"]] == ["accepted", "missing", "accepted"]
     assert ca["clock"] == {**abandoned["clock"], "active_ms": 61_000 + 61_001 + 61_002 + 1_500, "paused_ms": 30_000}
     assert ca["consent"] == abandoned["consent"] and ca["affordances"] == abandoned["affordances"]
     assert ca["receipts_head"] == abandoned["receipts_head"]
     # the completed one is graded, and its grade is the engine's for the same batches
-    graded = engine.grade_candidate({"format": 1, "fixture_sha256": completed["task"]["fixture_sha256"],
-                                     "batches": [m["batch"] for m in completed["moves"]]}, engine.generate("FUND_01", 8))
+    graded = engine.grade_candidate(
+        {
+            "format": 1,
+            "fixture_sha256": completed["task"]["fixture_sha256"],
+            "batches": [m["batch"] for m in completed["moves"]],
+        },
+        engine.generate("FUND_01", 8),
+    )
     assert cc["result"]["status"] == "SCORED" and cc["result"]["score"] == graded["score"]
     assert cc["receipts_head"] == graded["receipts_head"] == completed["receipts_head"]
     # the files are what the record says
@@ -138,7 +183,9 @@ def test_abandoned_and_completed_sessions_import_verify_and_reimport_unchanged(t
     before = snapshot(runs)
     assert [d["status"] for d in import_submissions(files, str(runs), str(bundle_dir), runtime)] == ["unchanged"] * 2
     assert snapshot(runs) == before
-    assert verify_records(str(runs), str(bundle_dir), runtime) == [(d["attempt_id"], []) for d in sorted(done, key=lambda d: d["attempt_id"])]
+    assert verify_records(str(runs), str(bundle_dir), runtime) == [
+        (d["attempt_id"], []) for d in sorted(done, key=lambda d: d["attempt_id"])
+    ]
 
     # a forged record (a better clock, resealed) and a stray file are named by verify
     path = runs / "practitioners" / done[0]["attempt_id"] / "record.json"
@@ -151,7 +198,8 @@ def test_abandoned_and_completed_sessions_import_verify_and_reimport_unchanged(t
     stray.write_text("hi")
     found = dict(verify_records(str(runs), str(bundle_dir), runtime))
     assert found[done[0]["attempt_id"]] == [
-        f"runs/practitioners/{done[0]['attempt_id']}/record.json: content.clock.per_checkpoint_ms[0] differs from the re-execution (content)"]
+        f"runs/practitioners/{done[0]['attempt_id']}/record.json: content.clock.per_checkpoint_ms[0] differs from the re-execution (content)"
+    ]
     assert "holds ['notes.txt', 'receipts.json', 'record.json', 'submission.json']" in found[done[1]["attempt_id"]][0]
     path.write_bytes(original)
     stray.unlink()
@@ -159,10 +207,15 @@ def test_abandoned_and_completed_sessions_import_verify_and_reimport_unchanged(t
     # the arm reads the records as candidates (the batches, by world), and refuses a record whose files do not hold together
     from experiments.arm_practitioners import PractitionerIndex
     from experiments.errors import ExperimentError
+
     index = PractitionerIndex(str(runs / "practitioners"))
-    assert index.by_fixture[abandoned["task"]["fixture_sha256"]][0]["batches"] == [m["batch"] for m in abandoned["moves"] if "batch" in m]
+    assert index.by_fixture[abandoned["task"]["fixture_sha256"]][0]["batches"] == [
+        m["batch"] for m in abandoned["moves"] if "batch" in m
+    ]
     candidate, sha = index.by_fixture[completed["task"]["fixture_sha256"]]
-    assert candidate["batches"] == [m["batch"] for m in completed["moves"]] and candidate["label"] == done[1]["attempt_id"]
+    assert (
+        candidate["batches"] == [m["batch"] for m in completed["moves"]] and candidate["label"] == done[1]["attempt_id"]
+    )
     assert sha == engine.sha256_hex((runs / "practitioners" / done[1]["attempt_id"] / "record.json").read_bytes())
     sub = runs / "practitioners" / done[0]["attempt_id"] / "submission.json"
     sub.write_text(sub.read_text().replace('"cohort": "test-cohort"', '"cohort": "another"'))
@@ -171,6 +224,7 @@ def test_abandoned_and_completed_sessions_import_verify_and_reimport_unchanged(t
 
 
 # -- hostile submissions: one line, nothing changes --------------------------------------------
+
 
 def _edited(doc):
     doc = json.loads(json.dumps(doc))
@@ -193,6 +247,7 @@ def _consent(sha):
         doc = json.loads(json.dumps(doc))
         doc["consent"]["sha256"] = sha
         return doc
+
     return change
 
 
@@ -204,26 +259,71 @@ def _set(path, value):
             target = target[key]
         target[path[-1]] = value
         return doc
+
     return change
 
 
 PRE_RUN = [  # refused before anything runs: (name, change, the one line's expected part)
     ("other bundle", _other_bundle, "desk.bundle_sha256: expected "),  # (the import's sha256 follows)
-    ("no consent", _no_consent, "submission.consent: missing (a practitioner submission needs the participant's accepted consent)"),
+    (
+        "no consent",
+        _no_consent,
+        "submission.consent: missing (a practitioner submission needs the participant's accepted consent)",
+    ),
     ("consent not shown", _consent("0" * 64), "consent.sha256: expected "),
-    ("consent version unknown", _set(["consent", "version"], "9"), "consent.version: expected a consent text the desk has shown (1)"),
+    (
+        "consent version unknown",
+        _set(["consent", "version"], "9"),
+        "consent.version: expected a consent text the desk has shown (1)",
+    ),
     ("unknown field", _set(["score"], 100), "submission.score: expected no such field"),
-    ("newer schema", _set(["schema"], "fundbook.practitioner-submission/2"), "schema: expected fundbook.practitioner-submission/1 (other versions are refused)"),
-    ("other affordances", _set(["affordances", "offered"], ["packet", "gold"]), "affordances.offered: expected the study mode's affordances"),
-    ("used not offered", _set(["affordances", "used"], ["fill-from-projection"]), "affordances.used: expected offered affordances"),
-    ("clock per checkpoint", _set(["clock", "per_checkpoint_ms"], [1]), "clock.per_checkpoint_ms: expected one time per closed checkpoint (3), got 1"),
-    ("negative time", _set(["clock", "open_checkpoint_ms"], -1), "clock.open_checkpoint_ms: expected an integer in 0..604800000"),
-    ("pause reason typed", _set(["clock", "pauses"], [{"checkpoint": 1, "ms": 5, "reason": "my name is Ann"}]), "clock.pauses[0].reason: expected one of"),
-    ("participant not a pseudonym", _set(["participant"], "ann@example.org"), "participant: expected a pseudonym p- and 16 hexadecimal digits"),
+    (
+        "newer schema",
+        _set(["schema"], "fundbook.practitioner-submission/2"),
+        "schema: expected fundbook.practitioner-submission/1 (other versions are refused)",
+    ),
+    (
+        "other affordances",
+        _set(["affordances", "offered"], ["packet", "gold"]),
+        "affordances.offered: expected the study mode's affordances",
+    ),
+    (
+        "used not offered",
+        _set(["affordances", "used"], ["fill-from-projection"]),
+        "affordances.used: expected offered affordances",
+    ),
+    (
+        "clock per checkpoint",
+        _set(["clock", "per_checkpoint_ms"], [1]),
+        "clock.per_checkpoint_ms: expected one time per closed checkpoint (3), got 1",
+    ),
+    (
+        "negative time",
+        _set(["clock", "open_checkpoint_ms"], -1),
+        "clock.open_checkpoint_ms: expected an integer in 0..604800000",
+    ),
+    (
+        "pause reason typed",
+        _set(["clock", "pauses"], [{"checkpoint": 1, "ms": 5, "reason": "my name is Ann"}]),
+        "clock.pauses[0].reason: expected one of",
+    ),
+    (
+        "participant not a pseudonym",
+        _set(["participant"], "ann@example.org"),
+        "participant: expected a pseudonym p- and 16 hexadecimal digits",
+    ),
     ("wrong world", _set(["task", "fixture_sha256"], "0" * 64), "task.fixture_sha256: expected "),
     ("episode", _set(["source"], {"episode": "W1"}), "source.family: missing"),
-    ("completed not finalised", _set(["termination", "reason"], "finalised"), "termination.reason: expected one of out-of-time"),
-    ("counts", _set(["termination", "checkpoints_submitted"], 3), "termination.checkpoints_submitted: expected an integer in 2..2"),
+    (
+        "completed not finalised",
+        _set(["termination", "reason"], "finalised"),
+        "termination.reason: expected one of out-of-time",
+    ),
+    (
+        "counts",
+        _set(["termination", "checkpoints_submitted"], 3),
+        "termination.checkpoints_submitted: expected an integer in 2..2",
+    ),
     ("a skip out of order", _set(["moves", 1], {"skip": 5}), "moves[1].skip: expected an integer in 2..2"),
 ]
 MALFORMED = [  # (name, bytes, expected part)
@@ -297,14 +397,18 @@ def test_edited_batches_are_refused_after_the_re_execution_and_nothing_is_writte
     runs = runs_folder(tmp_path, bundle_dir)
     fine = write(tmp_path / "fine.json", good)
     edited = write(tmp_path / "edited.json", _edited(good))
-    message = _refused([fine, edited], runs, bundle_dir, runtime,
-                       "receipts_head: the batches re-execute to ")
+    message = _refused([fine, edited], runs, bundle_dir, runtime, "receipts_head: the batches re-execute to ")
     assert message.startswith(f"{edited}: ") and "(changed after the export?)" in message
     # a batch the desk itself rejects (a day out of order) is named by the engine
     rejected = json.loads(json.dumps(good))
     rejected["moves"][0]["batch"]["day"] = 2
-    message = _refused([write(tmp_path / "r.json", rejected)], runs, bundle_dir, runtime,
-                       "the desk refuses the session's moves: moves[0]: the desk rejects this batch: batch.day")
+    message = _refused(
+        [write(tmp_path / "r.json", rejected)],
+        runs,
+        bundle_dir,
+        runtime,
+        "the desk refuses the session's moves: moves[0]: the desk rejects this batch: batch.day",
+    )
     assert not (runs / "practitioners").exists()
 
 
@@ -313,6 +417,7 @@ def test_the_import_bundle_must_be_the_published_runs_bundle(tmp_path, bundle_di
     runs.mkdir()
     (runs / "index.json").write_text(json.dumps({"engine": {"bundle_sha256": "a" * 64}}))
     from builders._errors import BuildError
+
     with pytest.raises(BuildError, match="is not the one of the published runs"):
         import_submissions([write(tmp_path / "s.json", good)], str(runs), str(bundle_dir))
 
@@ -322,7 +427,10 @@ def test_the_command_line_says_one_line_and_exits_1(tmp_path, bundle_dir, good):
     path = write(tmp_path / "s.json", _no_consent(good))
     result = CliRunner().invoke(cli, ["practitioner", "import", path, "--runs", str(runs), "--bundle", str(bundle_dir)])
     assert result.exit_code == 1
-    assert result.output == f"error: {path}: submission.consent: missing (a practitioner submission needs the participant's accepted consent)\n"
+    assert (
+        result.output
+        == f"error: {path}: submission.consent: missing (a practitioner submission needs the participant's accepted consent)\n"
+    )
     result = CliRunner().invoke(cli, ["practitioner", "import", "--runs", str(runs)])
     assert result.exit_code == 64  # no FILE: usage
     result = CliRunner().invoke(cli, ["practitioner", "verify", "--runs", str(runs), "--bundle", str(bundle_dir)])
@@ -337,6 +445,7 @@ def test_a_read_submission_is_exactly_what_the_desk_wrote(tmp_path, bundle_dir, 
 def test_missing_evidence_says_how_many_practitioner_runs_exist():
     """Never fabricate one: the page says none exist exactly while runs/practitioners/ holds no record."""
     from builders.site.practitioner_page import load_records
+
     text = (ROOT / "site" / "missing-evidence.md").read_text()
     if not load_records(ROOT / "runs"):
         assert "**Practitioner runs: none yet.**" in text and "no practitioner run." in text

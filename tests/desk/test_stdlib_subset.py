@@ -29,8 +29,12 @@ def test_the_built_subset_holds_exactly_the_listed_modules(built):
     listed = subset.read_modules(subset.MODULES.read_text())
     with zipfile.ZipFile(built) as zf:
         names = zf.namelist()
-    held = sorted(n[:-len("/__init__.pyc")].replace("/", ".") if n.endswith("/__init__.pyc")
-                  else n[:-len(".pyc")].replace("/", ".") for n in names)
+    held = sorted(
+        n[: -len("/__init__.pyc")].replace("/", ".")
+        if n.endswith("/__init__.pyc")
+        else n[: -len(".pyc")].replace("/", ".")
+        for n in names
+    )
     assert held == sorted(listed)
     assert all(n.endswith(".pyc") for n in names)  # compiled: nothing to compile at page load
     assert built.stat().st_size < 1_000_000
@@ -85,7 +89,9 @@ def test_select_sources_names_a_module_the_runtime_lacks(tmp_path):
     assert subset.select_sources(str(stock), ["json", "json.decoder"], str(out)) == {"modules": 2}
     with zipfile.ZipFile(out) as zf:
         assert sorted(zf.namelist()) == ["json/__init__.py", "json/decoder.py"]
-    with pytest.raises(ValueError, match="module 'no_such_module' of stdlib_modules.txt is not in the runtime's stdlib"):
+    with pytest.raises(
+        ValueError, match="module 'no_such_module' of stdlib_modules.txt is not in the runtime's stdlib"
+    ):
         subset.select_sources(str(stock), ["json", "no_such_module"], str(tmp_path / "x.zip"))
 
 
@@ -94,16 +100,24 @@ def test_optional_modules_are_imported_only_under_a_guard():
     stock = ROOT / "node_modules" / "pyodide" / "python_stdlib.zip"
     if not stock.is_file():
         pytest.skip("the pinned Pyodide runtime is not installed (npm ci)")
-    importers = {"ssl": ["asyncio/sslproto.py"], "bz2": ["zipfile/__init__.py", "shutil.py"],
-                 "lzma": ["zipfile/__init__.py", "shutil.py"], "compression.zstd": ["zipfile/__init__.py", "shutil.py"]}
+    importers = {
+        "ssl": ["asyncio/sslproto.py"],
+        "bz2": ["zipfile/__init__.py", "shutil.py"],
+        "lzma": ["zipfile/__init__.py", "shutil.py"],
+        "compression.zstd": ["zipfile/__init__.py", "shutil.py"],
+    }
     with zipfile.ZipFile(stock) as zf:
         for module, files in importers.items():
             assert module in subset.OPTIONAL
             for name in files:
                 tree = ast.parse(zf.read(name))
-                guarded = [n for n in ast.walk(tree) if isinstance(n, ast.Try)
-                           and any(isinstance(h.type, ast.Name) and h.type.id == "ImportError" for h in n.handlers)
-                           and module in set(_names(n.body))]
+                guarded = [
+                    n
+                    for n in ast.walk(tree)
+                    if isinstance(n, ast.Try)
+                    and any(isinstance(h.type, ast.Name) and h.type.id == "ImportError" for h in n.handlers)
+                    and module in set(_names(n.body))
+                ]
                 assert guarded, f"{name} imports {module} without an ImportError guard"
 
 

@@ -41,7 +41,9 @@ def axe(page):
     return page.evaluate(RUN_AXE)
 
 
-def test_a_study_session_goes_from_consent_to_a_verified_practitioner_record(browser, context, site, bundle_dir, tmp_path):
+def test_a_study_session_goes_from_consent_to_a_verified_practitioner_record(
+    browser, context, site, bundle_dir, tmp_path
+):
     family, seed = WORLD
     plan = engine.gold_candidate(engine.generate(family, seed))["batches"]
     page = context.new_page()
@@ -83,7 +85,9 @@ def test_a_study_session_goes_from_consent_to_a_verified_practitioner_record(bro
     submit = page.get_by_role("button", name="Submit batch")
     submit.scroll_into_view_if_needed()
     near = page.locator(".fb-submit-row .fb-clock-near")
-    assert near.is_visible() and re.fullmatch(r"Clock \d+:\d\d(:\d\d)? on this checkpoint", near.inner_text()), near.inner_text()
+    assert near.is_visible() and re.fullmatch(r"Clock \d+:\d\d(:\d\d)? on this checkpoint", near.inner_text()), (
+        near.inner_text()
+    )
     assert abs(near.bounding_box()["y"] - submit.bounding_box()["y"]) < 200
 
     submit_json(page, plan[0])
@@ -133,13 +137,28 @@ def test_a_study_session_goes_from_consent_to_a_verified_practitioner_record(bro
     info.value.save_as(exported)
     doc = json.loads(exported.read_text())
     assert doc["participant"] == participant and doc["cohort"] == "pilot-1"
-    assert doc["source"] == {"family": family, "seed": seed} and [list(m) for m in doc["moves"]] == [["batch"], ["batch"], ["skip"]]
+    assert doc["source"] == {"family": family, "seed": seed} and [list(m) for m in doc["moves"]] == [
+        ["batch"],
+        ["batch"],
+        ["skip"],
+    ]
     assert doc["consent"] == {"version": "1", "sha256": hashlib.sha256(text).hexdigest()}
-    assert doc["affordances"] == {"offered": list(OFFERED), "used": ["packet", "sources", "tool:headroom", "last-outcomes"]}
-    assert doc["termination"] == {"status": "abandoned", "reason": "too-hard", "checkpoints_submitted": 2, "checkpoints_closed": 3}
+    assert doc["affordances"] == {
+        "offered": list(OFFERED),
+        "used": ["packet", "sources", "tool:headroom", "last-outcomes"],
+    }
+    assert doc["termination"] == {
+        "status": "abandoned",
+        "reason": "too-hard",
+        "checkpoints_submitted": 2,
+        "checkpoints_closed": 3,
+    }
     assert [p["reason"] for p in doc["clock"]["pauses"]] == ["interruption", "page-reloaded"]
     assert [p["checkpoint"] for p in doc["clock"]["pauses"]] == [2, 2] and len(doc["clock"]["per_checkpoint_ms"]) == 3
-    assert doc["desk"]["build"] == desk_build() and doc["desk"]["bundle_sha256"] == engine_block(bundle_dir)["bundle_sha256"]
+    assert (
+        doc["desk"]["build"] == desk_build()
+        and doc["desk"]["bundle_sha256"] == engine_block(bundle_dir)["bundle_sha256"]
+    )
     assert not errors
 
     # the import re-executes it through the bundle in Pyodide and writes the record
@@ -156,15 +175,23 @@ def test_a_study_session_goes_from_consent_to_a_verified_practitioner_record(bro
         view.goto(url + record_page)
         view.get_by_role("button", name="Verify this practitioner run in your browser").click()
         view.wait_for_selector(".fb-verify-practitioner [data-result]", timeout=LOAD_TIMEOUT_MS)
-        assert view.locator(".fb-verify-practitioner [data-result]").get_attribute("data-result") == "match", \
+        assert view.locator(".fb-verify-practitioner [data-result]").get_attribute("data-result") == "match", (
             view.locator(".fb-verify-practitioner").inner_text()
-        assert [c.get_attribute("data-check") for c in view.locator("li[data-check]").all()] == \
-            ["files", "reexecution", "engine", "page"]
+        )
+        assert [c.get_attribute("data-check") for c in view.locator("li[data-check]").all()] == [
+            "files",
+            "reexecution",
+            "engine",
+            "page",
+        ]
         # a figure edited on the page is named, with the verified value beside it
         view.evaluate("""() => { const n = document.querySelector('[data-fb-path="content/termination/reason"]');
                                  n.textContent = 'finalised'; }""")
         view.get_by_role("button", name="Verify this practitioner run in your browser").click()
         view.wait_for_selector(".fb-verify-practitioner [data-result=mismatch]", timeout=LOAD_TIMEOUT_MS)
         row = view.locator("li[data-check=page] tr[data-field='page: content.termination.reason']")
-        assert row.locator(".fb-published").inner_text() == "finalised" and row.locator(".fb-computed").inner_text() == "too-hard"
+        assert (
+            row.locator(".fb-published").inner_text() == "finalised"
+            and row.locator(".fb-computed").inner_text() == "too-hard"
+        )
         other.close()

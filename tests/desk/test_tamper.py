@@ -66,8 +66,15 @@ def _attempt(built_site, want):  # noqa: F811
         if not path.is_file() or not (built_site[0] / "attempts" / folder.name / "index.html").is_file():
             continue
         c = json.loads(path.read_text())["content"]
-        kind = ("inspect" if c.get("harness") == "inspect" else "server" if c["model"]["provider"] == "openai-compatible"
-                else "local" if c["model"]["provider"] == "llama-cpp" and c.get("result") else None)
+        kind = (
+            "inspect"
+            if c.get("harness") == "inspect"
+            else "server"
+            if c["model"]["provider"] == "openai-compatible"
+            else "local"
+            if c["model"]["provider"] == "llama-cpp" and c.get("result")
+            else None
+        )
         html = (built_site[0] / "attempts" / folder.name / "index.html").read_text()
         if kind == want and "This attempt counts" in re.sub(r"<[^>]+>", "", html):
             return folder.name, c
@@ -76,10 +83,13 @@ def _attempt(built_site, want):  # noqa: F811
 
 def test_a_run_page_names_an_edited_badge_and_a_figure_typed_outside_a_mark(vpage, built_site, tmp_path):  # noqa: F811
     site = _copy(built_site[0], tmp_path / "site")
-    _edit(site, "runs/reference-W1",
-          (r'(data-fb-path="content/status"[^>]*>)SCORED<', r"\1MALFORMED<"),
-          # the score's mark taken away: its text stays, unmarked, in the result region
-          (r'<span data-fb-path="content/score" data-fb-format="score" class="fb-score">(\d+/100)</span>', r"\1"))
+    _edit(
+        site,
+        "runs/reference-W1",
+        (r'(data-fb-path="content/status"[^>]*>)SCORED<', r"\1MALFORMED<"),
+        # the score's mark taken away: its text stays, unmarked, in the result region
+        (r'<span data-fb-path="content/score" data-fb-format="score" class="fb-score">(\d+/100)</span>', r"\1"),
+    )
     with Serving(site) as url:
         box = _verify(vpage, url, "runs/reference-W1/", "Verify this run in your browser")
         assert box.locator("[data-result]").first.get_attribute("data-result") == "mismatch"
@@ -96,17 +106,26 @@ def test_a_local_attempt_names_its_counts_line_and_a_component(vpage, built_site
     points = content["result"]["score"]["points"]
     name, comp = sorted(content["result"]["score"]["components"].items())[0]
     site = _copy(built_site[0], tmp_path / "site")
-    _edit(site, f"attempts/{attempt}",
-          (r'(<p class="fb-line" data-fb-counts>.*?data-fb-path="counted/points" data-fb-format="points100">)\d+/100',
-           rf"\g<1>{points + 50}/100"),
-          (rf'(data-fb-path="content/result/score/components/{name}" data-fb-format="points">)\d+/',
-           rf"\g<1>{comp['points'] + 5}/"))
+    _edit(
+        site,
+        f"attempts/{attempt}",
+        (
+            r'(<p class="fb-line" data-fb-counts>.*?data-fb-path="counted/points" data-fb-format="points100">)\d+/100',
+            rf"\g<1>{points + 50}/100",
+        ),
+        (
+            rf'(data-fb-path="content/result/score/components/{name}" data-fb-format="points">)\d+/',
+            rf"\g<1>{comp['points'] + 5}/",
+        ),
+    )
     with Serving(site) as url:
         box = _verify(vpage, url, f"attempts/{attempt}/", "Verify this attempt in your browser")
         rows = _rows(box, "page")
         assert rows["page: counted.points"] == [f"{points + 50}/100", f"{points}/100"]
-        assert rows[f"page: content.result.score.components.{name}"] == [f"{comp['points'] + 5}/{comp['max']}",
-                                                                        f"{comp['points']}/{comp['max']}"]
+        assert rows[f"page: content.result.score.components.{name}"] == [
+            f"{comp['points'] + 5}/{comp['max']}",
+            f"{comp['points']}/{comp['max']}",
+        ]
     assert not vpage.errors
 
 
@@ -127,11 +146,18 @@ def test_the_inspect_attempt_names_its_header_score_and_verdict(vpage, built_sit
     attempt, content = _attempt(built_site, "inspect")
     points, verdict = content["result"]["score"]["points"], content["result"]["verdict"]
     site = _copy(built_site[0], tmp_path / "site")
-    _edit(site, f"attempts/{attempt}",
-          (r'(data-fb-counted-score><span data-fb-path="counted/points" data-fb-format="points100">)\d+/100',
-           rf"\g<1>{points + 50}/100"),
-          (r'(data-fb-path="counted/verdict" data-fb-format="verdict" class="fb-badge fb-verdict-)[a-z_]+(">)[A-Z_]+<',
-           r"\1qualified\2QUALIFIED<"))
+    _edit(
+        site,
+        f"attempts/{attempt}",
+        (
+            r'(data-fb-counted-score><span data-fb-path="counted/points" data-fb-format="points100">)\d+/100',
+            rf"\g<1>{points + 50}/100",
+        ),
+        (
+            r'(data-fb-path="counted/verdict" data-fb-format="verdict" class="fb-badge fb-verdict-)[a-z_]+(">)[A-Z_]+<',
+            r"\1qualified\2QUALIFIED<",
+        ),
+    )
     with Serving(site) as url:
         box = _verify(vpage, url, f"attempts/{attempt}/", "Verify this attempt in your browser")
         assert box.locator("[data-result]").first.get_attribute("data-result") == "mismatch"
@@ -146,8 +172,11 @@ def test_the_inspect_attempt_names_its_header_score_and_verdict(vpage, built_sit
 def test_the_inspect_attempt_names_a_figure_typed_into_what_fundbook_established(vpage, built_site, tmp_path):  # noqa: F811
     attempt, _ = _attempt(built_site, "inspect")
     site = _copy(built_site[0], tmp_path / "site")
-    _edit(site, f"attempts/{attempt}", (r"(<span class=\"fb-label\">Established by fundbook</span>)",
-                                        r"\1 The model QUALIFIED."))
+    _edit(
+        site,
+        f"attempts/{attempt}",
+        (r"(<span class=\"fb-label\">Established by fundbook</span>)", r"\1 The model QUALIFIED."),
+    )
     with Serving(site) as url:
         box = _verify(vpage, url, f"attempts/{attempt}/", "Verify this attempt in your browser")
         rows = _rows(box, "page")
@@ -157,11 +186,16 @@ def test_the_inspect_attempt_names_a_figure_typed_into_what_fundbook_established
 
 def test_a_decision_page_names_a_family_figure_and_its_verdict(vpage, built_site, tmp_path):  # noqa: F811
     rel = "comparisons/reference-vs-shortest-cheapest"
-    decision = json.loads((built_site[1] / "comparisons" / "reference-vs-shortest-cheapest" / "decision.json").read_text())
+    decision = json.loads(
+        (built_site[1] / "comparisons" / "reference-vs-shortest-cheapest" / "decision.json").read_text()
+    )
     site = _copy(built_site[0], tmp_path / "site")
-    _edit(site, rel,
-          (r'(data-fb-decision="&#91;&#34;per_family&#34;, 0, &#34;n&#34;&#93;"[^>]*>)\d+<', r"\g<1>9999<"),
-          (r'(<p class="admonition-title"><span data-fb-decision="verdict">)[A-Z ]+<', r"\1INCONCLUSIVE<"))
+    _edit(
+        site,
+        rel,
+        (r'(data-fb-decision="&#91;&#34;per_family&#34;, 0, &#34;n&#34;&#93;"[^>]*>)\d+<', r"\g<1>9999<"),
+        (r'(<p class="admonition-title"><span data-fb-decision="verdict">)[A-Z ]+<', r"\1INCONCLUSIVE<"),
+    )
     with Serving(site) as url:
         box = _verify(vpage, url, rel + "/", "Verify this decision in your browser")
         rows = _rows(box, "page")
@@ -205,6 +239,7 @@ def test_a_practitioner_record_names_its_clock_and_a_figure_outside_a_mark(vpage
     from builders.desk import devsite
     from builders.site.practitioner_page import site_files
     from tests.site.hostile import practitioner_record
+
     runs = tmp_path / "runs"
     runs.mkdir()
     folder = practitioner_record(runs, bundle_dir, finalize=True)
@@ -217,8 +252,12 @@ def test_a_practitioner_record_names_its_clock_and_a_figure_outside_a_mark(vpage
         assert box.locator("[data-result]").first.get_attribute("data-result") == "match", box.inner_text()
         page = served / rel / "index.html"
         text = page.read_text()
-        text = re.sub(r'(data-fb-path="content/clock/active_ms" data-fb-format="hms">)\d+:(\d\d:\d\d)<', r"\g<1>9:\2<",
-                      text, count=1)
+        text = re.sub(
+            r'(data-fb-path="content/clock/active_ms" data-fb-format="hms">)\d+:(\d\d:\d\d)<',
+            r"\g<1>9:\2<",
+            text,
+            count=1,
+        )
         text = text.replace("<p><strong>A person</strong>", "<p>Scored 99/100. <strong>A person</strong>", 1)
         page.write_text(text)
         box = _verify(vpage, url, rel, "Verify this practitioner run in your browser")

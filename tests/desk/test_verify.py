@@ -80,8 +80,10 @@ def verify(page, url, run_id):
 def check(box, name):
     """(ok, [(field, published, computed)]) of one check line."""
     line = box.locator(f'li[data-check="{name}"]')
-    rows = [(r.get_attribute("data-field"), *[c.text_content() for c in r.locator("td").all()[1:]])
-            for r in line.locator("tr[data-field]").all()]
+    rows = [
+        (r.get_attribute("data-field"), *[c.text_content() for c in r.locator("td").all()[1:]])
+        for r in line.locator("tr[data-field]").all()
+    ]
     return line.get_attribute("data-ok") == "true", rows
 
 
@@ -97,6 +99,7 @@ def test_verify_matches_one_run_of_each_kind_on_every_check(vpage, served):
 
 
 # ---- tampered copies of the built site ----
+
 
 def _copy(public: Path, dst: Path) -> Path:
     """A copy of the built site sharing the bytes of unchanged files (hard links)."""
@@ -153,21 +156,33 @@ def page_score_text(site):
 
 def page_cash_text(site):
     from builders.site.fmt import money
+
     cash = _cash(site)
-    _edit_page(site, RUN, f'data-fb-path="content/days/3/cash" data-fb-format="money" class="fb-num" data-label="Cash">'
-                          f'{money(cash)}<',
-               f'data-fb-path="content/days/3/cash" data-fb-format="money" class="fb-num" data-label="Cash">'
-               f'{money(cash + 100)}<')
+    _edit_page(
+        site,
+        RUN,
+        f'data-fb-path="content/days/3/cash" data-fb-format="money" class="fb-num" data-label="Cash">{money(cash)}<',
+        f'data-fb-path="content/days/3/cash" data-fb-format="money" class="fb-num" data-label="Cash">'
+        f"{money(cash + 100)}<",
+    )
 
 
 def page_score_unmarked(site):
-    _edit_page(site, RUN, '<span data-fb-path="content/score" data-fb-format="score" class="fb-score">100/100<',
-               '<span class="fb-score">99/100<')
+    _edit_page(
+        site,
+        RUN,
+        '<span data-fb-path="content/score" data-fb-format="score" class="fb-score">100/100<',
+        '<span class="fb-score">99/100<',
+    )
 
 
 def page_gate_text(site):
-    _edit_page(site, RUN, 'data-fb-path="content/gates/0/passed" data-fb-format="passed">passed<',
-               'data-fb-path="content/gates/0/passed" data-fb-format="passed">did not pass<')
+    _edit_page(
+        site,
+        RUN,
+        'data-fb-path="content/gates/0/passed" data-fb-format="passed">passed<',
+        'data-fb-path="content/gates/0/passed" data-fb-format="passed">did not pass<',
+    )
 
 
 def page_chart_data(site):
@@ -177,8 +192,12 @@ def page_chart_data(site):
 def page_receipt_hash(site):
     path = site / "runs" / RUN / "index.html"
     html = path.read_text(encoding="utf-8")
-    new = re.sub(r'(data-fb-path="receipts/5/hash" data-fb-format="short" title="[0-9a-f]+">)([0-9a-f]{12})<',
-                 lambda m: m.group(1) + "0" * 12 + "<", html, count=1)
+    new = re.sub(
+        r'(data-fb-path="receipts/5/hash" data-fb-format="short" title="[0-9a-f]+">)([0-9a-f]{12})<',
+        lambda m: m.group(1) + "0" * 12 + "<",
+        html,
+        count=1,
+    )
     assert new != html
     _rewrite(path, new)
 
@@ -245,10 +264,20 @@ TAMPERS = [
     (page_gate_text, "page", "page: content.gates[0].passed", "did not pass", "passed"),
     (page_chart_data, "page", "page: chart cash data", None, None),
     (page_receipt_hash, "page", "page: receipts[5].hash", "000000000000", None),
-    (record_execution_path_resealed, "engine", "content.execution_path", "host reference",
-     "compiled bundle in Pyodide"),
-    (record_execution_path_rehashed, "engine", "content.execution_path", "host reference",
-     "compiled bundle in Pyodide"),
+    (
+        record_execution_path_resealed,
+        "engine",
+        "content.execution_path",
+        "host reference",
+        "compiled bundle in Pyodide",
+    ),
+    (
+        record_execution_path_rehashed,
+        "engine",
+        "content.execution_path",
+        "host reference",
+        "compiled bundle in Pyodide",
+    ),
     (record_bundle_resealed, "engine", "content.engine.bundle_sha256", "f" * 64, None),
     (record_cash_resealed, "reexecution", "content.days[3].cash", None, None),
     (record_volatile_edited, "index", "index entry.file_sha256", None, None),
@@ -260,8 +289,16 @@ TAMPERS = [
 
 
 @pytest.mark.parametrize("tamper, failing, field, published, computed", TAMPERS, ids=[t[0].__name__ for t in TAMPERS])
-def test_a_tampered_site_shows_the_named_mismatch(vpage, built_site, tmp_path, tamper, failing,  # noqa: F811
-                                                  field, published, computed):
+def test_a_tampered_site_shows_the_named_mismatch(
+    vpage,
+    built_site,
+    tmp_path,
+    tamper,
+    failing,  # noqa: F811
+    field,
+    published,
+    computed,
+):
     site = _copy(built_site[0], tmp_path / "public")
     cash = _cash(site)
     tamper(site)
@@ -281,11 +318,13 @@ def test_a_tampered_site_shows_the_named_mismatch(vpage, built_site, tmp_path, t
             assert fields[field] == [str(cash + 1), str(cash)]
         if tamper is page_cash_text:
             from builders.site.fmt import money
+
             assert fields[field] == [money(cash + 100), money(cash)]
     assert not vpage.errors
 
 
 # ---- the whole register ----
+
 
 def verify_register(page, url):
     page.goto(f"{url}runs/")
@@ -329,6 +368,7 @@ def test_the_whole_register_names_each_run_that_does_not_match(vpage, built_site
 
 
 # ---- the bundle check, and no network ----
+
 
 def test_a_bundle_that_does_not_match_its_manifest_runs_nothing(vpage, served):
     def corrupt(route):

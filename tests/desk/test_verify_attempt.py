@@ -34,19 +34,30 @@ def _attempts():
     """(a local model's completed attempt, the mock's, an attempt without a result) of the published runs."""
     root = REPO / "runs" / "attempts"
     found = {}
-    for folder in sorted(p for p in root.iterdir() if (p / "record.json").is_file() and (p / "transcript.json").is_file()):
+    for folder in sorted(
+        p for p in root.iterdir() if (p / "record.json").is_file() and (p / "transcript.json").is_file()
+    ):
         c = json.loads((folder / "record.json").read_text())["content"]
-        kind = ("inspect" if c.get("harness") == "inspect" else "mock" if c["model"]["id"] == "mock"
-                else "completed" if c.get("result")
-                else "unfinished" if c["receipts_head"]["size"] else None)
+        kind = (
+            "inspect"
+            if c.get("harness") == "inspect"
+            else "mock"
+            if c["model"]["id"] == "mock"
+            else "completed"
+            if c.get("result")
+            else "unfinished"
+            if c["receipts_head"]["size"]
+            else None
+        )
         if kind and kind not in found and (c.get("outputs") or {}).get("receipts"):
             found[kind] = folder.name
     return found
 
 
 ATTEMPTS = _attempts()
-needs_attempts = pytest.mark.skipif(len({"completed", "mock", "unfinished"} & set(ATTEMPTS)) < 3,
-                                    reason="needs the published attempts (runs/attempts)")
+needs_attempts = pytest.mark.skipif(
+    len({"completed", "mock", "unfinished"} & set(ATTEMPTS)) < 3, reason="needs the published attempts (runs/attempts)"
+)
 needs_inspect = pytest.mark.skipif("inspect" not in ATTEMPTS, reason="needs a published Inspect attempt")
 MIN_FIGURES = {"unfinished": 5, "inspect": 6}  # an Inspect page: moves, the receipts head and the grade
 
@@ -120,8 +131,9 @@ def _write_record(site, attempt, record):
 def page_figure(site, attempt):
     path = site / "attempts" / attempt / "index.html"
     html = path.read_text(encoding="utf-8")
-    new = re.sub(r'(data-fb-path="content/settled_days">)(\d+)<', lambda m: f"{m.group(1)}{int(m.group(2)) + 1}<", html,
-                 count=1)
+    new = re.sub(
+        r'(data-fb-path="content/settled_days">)(\d+)<', lambda m: f"{m.group(1)}{int(m.group(2)) + 1}<", html, count=1
+    )
     assert new != html
     _rewrite(path, new.encode())
     return "page: content.settled_days"
@@ -131,8 +143,12 @@ def page_score(site, attempt):
     """The grade shown on the page (an Inspect attempt's page has no settled-days figure): 11/100 -> 12/100."""
     path = site / "attempts" / attempt / "index.html"
     html = path.read_text(encoding="utf-8")
-    new = re.sub(r'(data-fb-path="content/result/score" data-fb-format="score">)(\d+)/100<',
-                 lambda m: f"{m.group(1)}{int(m.group(2)) + 1}/100<", html, count=1)
+    new = re.sub(
+        r'(data-fb-path="content/result/score" data-fb-format="score">)(\d+)/100<',
+        lambda m: f"{m.group(1)}{int(m.group(2)) + 1}/100<",
+        html,
+        count=1,
+    )
     assert new != html
     _rewrite(path, new.encode())
     return "page: content.result.score"
@@ -180,9 +196,14 @@ def grade(site, attempt):
 
 
 @needs_inspect
-@pytest.mark.parametrize("tamper, check_name", [
-    (page_score, "page"), (receipts_head, "reexecution"), (receipts_file_head, "reexecution"),
-])
+@pytest.mark.parametrize(
+    "tamper, check_name",
+    [
+        (page_score, "page"),
+        (receipts_head, "reexecution"),
+        (receipts_file_head, "reexecution"),
+    ],
+)
 def test_a_tampered_inspect_attempt_is_named(vpage, built_site, tmp_path, tamper, check_name):  # noqa: F811
     site = _copy(built_site[0], tmp_path / "site")
     field = tamper(site, ATTEMPTS["inspect"])
@@ -194,10 +215,15 @@ def test_a_tampered_inspect_attempt_is_named(vpage, built_site, tmp_path, tamper
 
 
 @needs_attempts
-@pytest.mark.parametrize("tamper, kind, check_name", [
-    (page_figure, "completed", "page"), (receipts_head, "unfinished", "reexecution"),
-    (batch, "mock", "reexecution"), (grade, "completed", "reexecution"),
-])
+@pytest.mark.parametrize(
+    "tamper, kind, check_name",
+    [
+        (page_figure, "completed", "page"),
+        (receipts_head, "unfinished", "reexecution"),
+        (batch, "mock", "reexecution"),
+        (grade, "completed", "reexecution"),
+    ],
+)
 def test_a_tampered_attempt_is_named(vpage, built_site, tmp_path, tamper, kind, check_name):  # noqa: F811
     site = _copy(built_site[0], tmp_path / "site")
     field = tamper(site, ATTEMPTS[kind])

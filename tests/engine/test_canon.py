@@ -10,8 +10,19 @@ def test_canonical_bytes_sorted_compact_utf8():
     assert canonical_json({"b": 1, "a": [True, None, "é"]}) == '{"a":[true,null,"é"],"b":1}'.encode("utf-8")
 
 
-@pytest.mark.parametrize("bad", [{"x": 1.5}, {"x": float("nan")}, {"x": 2**53}, {"x": -(2**53)}, {"x": 10**40},
-                                 {"x": [1, 2.0]}, {"x": {1, 2}}, {"x": object()}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"x": 1.5},
+        {"x": float("nan")},
+        {"x": 2**53},
+        {"x": -(2**53)},
+        {"x": 10**40},
+        {"x": [1, 2.0]},
+        {"x": {1, 2}},
+        {"x": object()},
+    ],
+)
 def test_canonical_refuses_what_rfc8785_profile_excludes(bad):
     with pytest.raises(ValueError):
         canonical_json(bad)
@@ -31,24 +42,34 @@ def test_golden_round_trip_of_a_result():
 # testdata/input and output: weird, french, unicode) and the RFC's own sorting example.
 
 JCS_VECTORS = [  # (input JSON text, expected canonical text as a Python string)
-    ('{"\\u20ac": "Euro Sign", "1": "One", "\\u0080": "Control\\u007f", "\\ud83d\\ude02": "Smiley", '
-     '"\\u00f6": "Latin Small Letter O With Diaeresis", "\\ufb33": "Hebrew Letter Dalet With Dagesh", '
-     '"</script>": "Browser Challenge"}',
-     '{"1":"One","</script>":"Browser Challenge","\u0080":"Control\u007f","\u00f6":"Latin Small Letter O With '
-     'Diaeresis","\u20ac":"Euro Sign","\U0001f602":"Smiley","\ufb33":"Hebrew Letter Dalet With Dagesh"}'),
-    ('{"peach": "This sorting order", "p\\u00e9ch\\u00e9": "is wrong according to French", '
-     '"p\\u00eache": "but canonicalization MUST", "sin": "ingnore locale"}',
-     '{"peach":"This sorting order","p\u00e9ch\u00e9":"is wrong according to French",'
-     '"p\u00eache":"but canonicalization MUST","sin":"ingnore locale"}'),
+    (
+        '{"\\u20ac": "Euro Sign", "1": "One", "\\u0080": "Control\\u007f", "\\ud83d\\ude02": "Smiley", '
+        '"\\u00f6": "Latin Small Letter O With Diaeresis", "\\ufb33": "Hebrew Letter Dalet With Dagesh", '
+        '"</script>": "Browser Challenge"}',
+        '{"1":"One","</script>":"Browser Challenge","\u0080":"Control\u007f","\u00f6":"Latin Small Letter O With '
+        'Diaeresis","\u20ac":"Euro Sign","\U0001f602":"Smiley","\ufb33":"Hebrew Letter Dalet With Dagesh"}',
+    ),
+    (
+        '{"peach": "This sorting order", "p\\u00e9ch\\u00e9": "is wrong according to French", '
+        '"p\\u00eache": "but canonicalization MUST", "sin": "ingnore locale"}',
+        '{"peach":"This sorting order","p\u00e9ch\u00e9":"is wrong according to French",'
+        '"p\u00eache":"but canonicalization MUST","sin":"ingnore locale"}',
+    ),
     ('{"Unnormalized Unicode": "\\u1e0d\\u0307"}', '{"Unnormalized Unicode":"\u1e0d\u0307"}'),
     # RFC 8785 section 3.2.3: members sorted by UTF-16 code units
-    ('{"\\u20ac": 1, "\\r": 2, "\\ufb33": 3, "1": 4, "\\ud83d\\ude00": 5, "\\u0080": 6, "\\u00f6": 7}',
-     '{"\\r":2,"1":4,"\u0080":6,"\u00f6":7,"\u20ac":1,"\U0001f600":5,"\ufb33":3}'),
+    (
+        '{"\\u20ac": 1, "\\r": 2, "\\ufb33": 3, "1": 4, "\\ud83d\\ude00": 5, "\\u0080": 6, "\\u00f6": 7}',
+        '{"\\r":2,"1":4,"\u0080":6,"\u00f6":7,"\u20ac":1,"\U0001f600":5,"\ufb33":3}',
+    ),
     # control characters: short escapes where JSON.stringify has them, lowercase \\u00xx otherwise; DEL as is
-    ('["\\u0000\\b\\t\\n\\f\\r\\u000f\\u001f\\u007f\\"\\\\/"]',
-     '["\\u0000\\b\\t\\n\\f\\r\\u000f\\u001f\u007f\\"\\\\/"]'),
-    ('{"a": [true, false, null, -9007199254740991, 9007199254740991, 0, -1, {}], "": []}',
-     '{"":[],"a":[true,false,null,-9007199254740991,9007199254740991,0,-1,{}]}'),
+    (
+        '["\\u0000\\b\\t\\n\\f\\r\\u000f\\u001f\\u007f\\"\\\\/"]',
+        '["\\u0000\\b\\t\\n\\f\\r\\u000f\\u001f\u007f\\"\\\\/"]',
+    ),
+    (
+        '{"a": [true, false, null, -9007199254740991, 9007199254740991, 0, -1, {}], "": []}',
+        '{"":[],"a":[true,false,null,-9007199254740991,9007199254740991,0,-1,{}]}',
+    ),
 ]
 
 
@@ -59,14 +80,18 @@ def test_rfc8785_vectors(source, expected):
 
 def test_the_issue_case_u_e000_and_u_1f600():
     """Code-point order puts U+E000 first; UTF-16 order (D83D DE00 < E000) puts the emoji first."""
-    assert canonical_json({"\ue000": 1, "\U0001F600": 2}) == '{"\U0001F600":2,"\ue000":1}'.encode("utf-8")
+    assert canonical_json({"\ue000": 1, "\U0001f600": 2}) == '{"\U0001f600":2,"\ue000":1}'.encode("utf-8")
 
 
 def _independent_jcs(value):
     """A second, deliberately simple RFC 8785 writer for float-free data."""
     if isinstance(value, dict):
-        keys = sorted(value, key=lambda k: [int.from_bytes(k.encode("utf-16-be")[i:i + 2], "big")
-                                            for i in range(0, len(k.encode("utf-16-be")), 2)])
+        keys = sorted(
+            value,
+            key=lambda k: [
+                int.from_bytes(k.encode("utf-16-be")[i : i + 2], "big") for i in range(0, len(k.encode("utf-16-be")), 2)
+            ],
+        )
         return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + _independent_jcs(value[k]) for k in keys) + "}"
     if isinstance(value, list):
         return "[" + ",".join(_independent_jcs(v) for v in value) + "]"
@@ -76,8 +101,11 @@ def _independent_jcs(value):
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
 _text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)
-_json = st.recursive(st.none() | st.booleans() | st.integers(-(2**53 - 1), 2**53 - 1) | _text,
-                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_text, inner, max_size=5), max_leaves=25)
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53 - 1), 2**53 - 1) | _text,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_text, inner, max_size=5),
+    max_leaves=25,
+)
 
 
 @settings(max_examples=400, deadline=None)

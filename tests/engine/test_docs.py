@@ -13,14 +13,29 @@ SITE = pathlib.Path(__file__).resolve().parents[2] / "site" / "contract"
 
 
 def test_cli_reference_is_generated_from_the_cli():
-    assert (SITE / "cli.md").read_text() == render(), "regenerate: python -m fundbook.cli.reference > site/contract/cli.md"
+    assert (SITE / "cli.md").read_text() == render(), (
+        "regenerate: python -m fundbook.cli.reference > site/contract/cli.md"
+    )
 
 
 def test_contract_names_every_rule():
     text = (SITE / "index.md").read_text()
-    for name in (*REASONS, *ACTION_TYPES, *GATES, *engine.MUTATIONS, *REPORT_SCALAR_FIELDS, *REPORT_FIELDS_PER_ASSET,
-                 "SETTLEMENT_FAIL", "BUFFER_BREACH", "MALFORMED", "UNSCORABLE", "QUALIFIED", *engine.EPISODES, *engine.FAMILIES,
-                 *engine.TOOL_NAMES):
+    for name in (
+        *REASONS,
+        *ACTION_TYPES,
+        *GATES,
+        *engine.MUTATIONS,
+        *REPORT_SCALAR_FIELDS,
+        *REPORT_FIELDS_PER_ASSET,
+        "SETTLEMENT_FAIL",
+        "BUFFER_BREACH",
+        "MALFORMED",
+        "UNSCORABLE",
+        "QUALIFIED",
+        *engine.EPISODES,
+        *engine.FAMILIES,
+        *engine.TOOL_NAMES,
+    ):
         assert name in text, name
     for code in ("| 0 |", "| 1 |", "| 2 |", "| 64 |"):
         assert code in text
@@ -38,6 +53,10 @@ def test_readme_commands_are_real_commands():
         if in_code and line.startswith("fundbook "):
             checked += 1
             words = line.split()
-            sub = " ".join(w for w in words[:3] if not w.startswith("-") and "/" not in w and not w.startswith("M") and not w.endswith(".json"))
+            sub = " ".join(
+                w
+                for w in words[:3]
+                if not w.startswith("-") and "/" not in w and not w.startswith("M") and not w.endswith(".json")
+            )
             assert f"## `{sub}`" in reference, line
     assert checked >= 9

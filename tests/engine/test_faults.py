@@ -63,8 +63,12 @@ def test_killed_submits_leave_a_verifiable_history(tmp_path):
             break
         db = tmp_path / f"trial-{trial}.sqlite"
         shutil.copy(base, db)
-        proc = subprocess.Popen(SUBMIT + ["--db", str(db), "--input", str(batch)], cwd=REPO,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            SUBMIT + ["--db", str(db), "--input", str(batch)],
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         stretch = 1.2 if trial < TRIALS else 1.2 + 2.0 * (trial - TRIALS + 1) / TRIALS
         time.sleep(duration * ((trial % TRIALS) + 0.5) / TRIALS * stretch)
         proc.send_signal(signal.SIGKILL)

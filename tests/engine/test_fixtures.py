@@ -6,8 +6,17 @@ import engine
 def test_every_kind_of_input_hashes_to_its_record_claim():
     specs = engine.fixture_specs()
     assert len(specs) == len({s["run_id"] for s in specs}) == 82  # 5 reference, 41 adversarial, 36 baseline
-    sample = [s for s in specs if s["run_id"] in ("reference-W3", "adversarial-W3-M6_authority_reuse",
-                                                  "baseline-FUND_02-seed-2-shortest-cheapest", "adversarial-W1-M8_missing_reference")]
+    sample = [
+        s
+        for s in specs
+        if s["run_id"]
+        in (
+            "reference-W3",
+            "adversarial-W3-M6_authority_reuse",
+            "baseline-FUND_02-seed-2-shortest-cheapest",
+            "adversarial-W1-M8_missing_reference",
+        )
+    ]
     assert len(sample) == 4
     for spec in sample:
         execution = engine.execute_fixture(spec)

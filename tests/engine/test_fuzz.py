@@ -24,7 +24,9 @@ SOURCES = [("episode", e) for e in engine.EPISODES] + [(f, s) for f in engine.FA
 def _rows(db):
     conn = sqlite3.connect(db)
     try:
-        return conn.execute("SELECT seq, hash FROM receipts ORDER BY seq").fetchall(), dict(conn.execute("SELECT key, value FROM meta"))
+        return conn.execute("SELECT seq, hash FROM receipts ORDER BY seq").fetchall(), dict(
+            conn.execute("SELECT key, value FROM meta")
+        )
     finally:
         conn.close()
 
@@ -38,8 +40,9 @@ def _integrity(db):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("total", [pytest.param(TOTAL, id="make-test"),
-                                   pytest.param(FULL, id="full-profile", marks=pytest.mark.long)])
+@pytest.mark.parametrize(
+    "total", [pytest.param(TOTAL, id="make-test"), pytest.param(FULL, id="full-profile", marks=pytest.mark.long)]
+)
 def test_fuzzed_batches(tmp_path, total):
     rng = random.Random(20261129)
     done = accepted = rejected = 0
@@ -79,7 +82,7 @@ def test_fuzzed_batches(tmp_path, total):
             if ok:
                 accepted += 1
                 assert after_rows[: len(before_rows)] == before_rows
-                closes = [1 for _ in after_rows[len(before_rows):]]
+                closes = [1 for _ in after_rows[len(before_rows) :]]
                 assert closes and int(after_meta["head_size"]) == len(after_rows)
             else:
                 rejected += 1

@@ -51,8 +51,12 @@ def _tail_day(episode):
 
 def test_result_format_is_2_and_gates_in_order():
     assert RESULT_FORMAT == 2
-    assert GATES == ("no_settlement_failure", "no_false_full_protection", "no_material_misstatement",
-                     "checkpoint_coverage")
+    assert GATES == (
+        "no_settlement_failure",
+        "no_false_full_protection",
+        "no_material_misstatement",
+        "checkpoint_coverage",
+    )
     _, gold, _ = _world("W3")
     result = engine.grade_candidate(gold, _world("W3")[0])
     assert [g["gate"] for g in result["gates"]] == list(GATES) and result["format"] == 2
@@ -60,11 +64,15 @@ def test_result_format_is_2_and_gates_in_order():
 
 # -- no_false_full_protection ----------------------------------------------------
 
-@pytest.mark.parametrize("change", [
-    {"tail_cent_days": 1, "maturity_gap_days": 0},   # the issue's case: tail 1, gap 0 (was QUALIFIED 99/100)
-    {"tail_cent_days": "minus one"},                  # one cent-day short
-    {"maturity_gap_days": "minus one"},               # one day short, tail true
-])
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"tail_cent_days": 1, "maturity_gap_days": 0},  # the issue's case: tail 1, gap 0 (was QUALIFIED 99/100)
+        {"tail_cent_days": "minus one"},  # one cent-day short
+        {"maturity_gap_days": "minus one"},  # one day short, tail true
+    ],
+)
 def test_any_understatement_fails(change):
     index, aid = _tail_day("W2")
 
@@ -72,6 +80,7 @@ def test_any_understatement_fails(change):
         entry = batches[index]["report"]["assets"][aid]
         for field, value in change.items():
             entry[field] = entry[field] - 1 if value == "minus one" else value
+
     result = _grade("W2", edit)
     assert result["verdict"] == "NOT_QUALIFIED"
     assert _failed(result) == ["no_false_full_protection"]
@@ -84,6 +93,7 @@ def test_an_omitted_exposed_position_fails():
 
     def edit(batches, reports):
         del batches[index]["report"]["assets"][aid]
+
     result = _grade("W5", edit)
     assert _failed(result) == ["no_false_full_protection"]
     assert f"{aid} left out" in result["gates"][1]["detail"]
@@ -96,6 +106,7 @@ def test_overstating_and_omitting_a_protected_position_pass_the_gate():
         entry = batches[index]["report"]["assets"][aid]
         entry["tail_cent_days"] *= 2
         entry["maturity_gap_days"] += 3
+
     result = _grade("W2", overstate)
     assert result["verdict"] == "QUALIFIED" and result["score"]["points"] < 100
 
@@ -106,10 +117,13 @@ def test_overstating_and_omitting_a_protected_position_pass_the_gate():
         safe = [a for a, e in sorted(gold.items()) if e["tail_cent_days"] == 0 and e["maturity_gap_days"] == 0]
         assert safe
         del batch["report"]["assets"][safe[0]]
+
     result = _grade("W2", omit_protected)
     assert result["verdict"] == "QUALIFIED"
-    assert result["score"]["components"]["report_accuracy"]["matched_fields"] == \
-        result["score"]["components"]["report_accuracy"]["fields"] - 4
+    assert (
+        result["score"]["components"]["report_accuracy"]["matched_fields"]
+        == result["score"]["components"]["report_accuracy"]["fields"] - 4
+    )
 
 
 @pytest.mark.parametrize("episode", ["W2", "W3", "W5"])
@@ -124,6 +138,7 @@ def test_the_gate_names_what_it_counts(episode):
                     batch["report"]["assets"][aid]["tail_cent_days"] = entry["tail_cent_days"] // 2
                     found.append(f"day {batch['day']} {aid} maturity_gap_days")
                     found.append(f"day {batch['day']} {aid} tail_cent_days")
+
     detail = _grade(episode, halve_all)["gates"][1]["detail"]
     assert detail.startswith("understated or omitted exposure: ")
     assert detail.count("; ") == min(len(found), 5) - 1
@@ -134,9 +149,11 @@ def test_the_gate_names_what_it_counts(episode):
 
 # -- no_material_misstatement and materiality-aware accuracy ---------------------
 
+
 def _cash_edit(day_index, delta):
     def edit(batches, reports):
         batches[day_index]["report"]["cash"] += delta
+
     return edit
 
 
@@ -175,6 +192,7 @@ def test_a_material_funding_misstatement_fails():
         aid = sorted(batch["report"]["assets"])[0]
         entry = batch["report"]["assets"][aid]
         entry["funded"], entry["unfunded"] = entry["unfunded"], entry["funded"]
+
     result = _grade("W1", edit)
     assert _failed(result) == ["no_material_misstatement"]
     assert result["days"][-1]["material"] == ["assets.A2.funded", "assets.A2.unfunded"]
@@ -191,24 +209,31 @@ def test_cash_near_zero_is_measured_against_the_buffer():
     assert field_base("breaches", [], scale) is None
 
 
-@pytest.mark.parametrize("true, got, base, units", [
-    (10**9, 10**9, 10**9, 100),
-    (10**9, 10**9 + 100_000, 10**9, 100),       # 1 bp
-    (10**9, 10**9 + 100_001, 10**9, 75),
-    (10**9, 10**9 - 1_000_000, 10**9, 75),      # 10 bps
-    (10**9, 10**9 - 10_000_000, 10**9, 25),     # 100 bps: still immaterial
-    (10**9, 10**9 - 10_000_001, 10**9, 0),
-    (0, 1, 1, 0),                                # claiming a gap where none exists
-    ([], [{"day": 1, "code": "BUFFER_BREACH"}], None, 0),
-    (["AP001"], ["AP001"], None, 100),
-])
+@pytest.mark.parametrize(
+    "true, got, base, units",
+    [
+        (10**9, 10**9, 10**9, 100),
+        (10**9, 10**9 + 100_000, 10**9, 100),  # 1 bp
+        (10**9, 10**9 + 100_001, 10**9, 75),
+        (10**9, 10**9 - 1_000_000, 10**9, 75),  # 10 bps
+        (10**9, 10**9 - 10_000_000, 10**9, 25),  # 100 bps: still immaterial
+        (10**9, 10**9 - 10_000_001, 10**9, 0),
+        (0, 1, 1, 0),  # claiming a gap where none exists
+        ([], [{"day": 1, "code": "BUFFER_BREACH"}], None, 0),
+        (["AP001"], ["AP001"], None, 100),
+    ],
+)
 def test_credit_bands(true, got, base, units):
     assert field_credit(true, got, base) == units
 
 
 @settings(max_examples=400, deadline=None)
-@given(true=st.integers(-10**13, 10**13), base_extra=st.integers(0, 10**12),
-       e1=st.integers(-10**13, 10**13), e2=st.integers(-10**13, 10**13))
+@given(
+    true=st.integers(-(10**13), 10**13),
+    base_extra=st.integers(0, 10**12),
+    e1=st.integers(-(10**13), 10**13),
+    e2=st.integers(-(10**13), 10**13),
+)
 def test_a_larger_error_never_earns_more(true, base_extra, e1, e2):
     base = max(abs(true), 1) + base_extra
     small, large = sorted((e1, e2), key=abs)
@@ -220,8 +245,12 @@ FIELDS = ("cash", "funding_cost_to_date", "funded", "unfunded", "maturity_gap_da
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(day=st.integers(0, 19), field=st.sampled_from(FIELDS), sign=st.sampled_from((1, -1)),
-       sizes=st.tuples(st.integers(0, 3 * 10**9), st.integers(0, 3 * 10**9)))
+@given(
+    day=st.integers(0, 19),
+    field=st.sampled_from(FIELDS),
+    sign=st.sampled_from((1, -1)),
+    sizes=st.tuples(st.integers(0, 3 * 10**9), st.integers(0, 3 * 10**9)),
+)
 def test_a_larger_misstatement_never_scores_more(day, field, sign, sizes):
     """Grade the same misstatement at two sizes: the larger never scores more
     points, and never passes a gate the smaller fails."""
@@ -235,7 +264,9 @@ def test_a_larger_misstatement_never_scores_more(day, field, sign, sizes):
             elif report["assets"]:
                 aid = sorted(report["assets"])[0]
                 report["assets"][aid][field] += delta
+
         return apply
+
     a, b = _grade("W3", edit(sign * small)), _grade("W3", edit(sign * large))
     assert b["score"]["points"] <= a["score"]["points"]
     assert set(_failed(a)) <= set(_failed(b))
@@ -243,13 +274,16 @@ def test_a_larger_misstatement_never_scores_more(day, field, sign, sizes):
 
 # -- the new mutations --------------------------------------------------------------
 
+
 @pytest.mark.parametrize("episode", engine.EPISODES)
 def test_new_mutations_fail_exactly_their_gate(episode):
     instance, gold, _ = _world(episode)
     applied = []
-    for name, gate in (("M9_understated_tail", "no_false_full_protection"),
-                       ("M10_omitted_exposure", "no_false_full_protection"),
-                       ("M11_cash_misstatement", "no_material_misstatement")):
+    for name, gate in (
+        ("M9_understated_tail", "no_false_full_protection"),
+        ("M10_omitted_exposure", "no_false_full_protection"),
+        ("M11_cash_misstatement", "no_material_misstatement"),
+    ):
         try:
             candidate, expected = engine.mutate(name, instance, gold)
         except engine.NotApplicable:
@@ -259,24 +293,36 @@ def test_new_mutations_fail_exactly_their_gate(episode):
         result = engine.grade_candidate(candidate, instance)
         assert engine.observe(result, expected) == expected, name
         assert result["score"]["points"] >= 97  # the report is otherwise gold: the verdict, not the score, catches it
-    expect = ["M11_cash_misstatement"] if episode in ("W1", "W4") else \
-        ["M9_understated_tail", "M10_omitted_exposure", "M11_cash_misstatement"]
+    expect = (
+        ["M11_cash_misstatement"]
+        if episode in ("W1", "W4")
+        else ["M9_understated_tail", "M10_omitted_exposure", "M11_cash_misstatement"]
+    )
     assert applied == expect
 
 
 def test_m9_keeps_a_nonzero_tail_and_the_true_gap():
     instance, gold, reports = _world("W2")
     candidate, _ = engine.mutate("M9_understated_tail", instance, gold)
-    changed = [(b["day"], aid, entry) for b, g in zip(candidate["batches"], gold["batches"])
-               for aid, entry in b["report"]["assets"].items() if entry != g["report"]["assets"][aid]]
+    changed = [
+        (b["day"], aid, entry)
+        for b, g in zip(candidate["batches"], gold["batches"])
+        for aid, entry in b["report"]["assets"].items()
+        if entry != g["report"]["assets"][aid]
+    ]
     assert len(changed) == 1
     day, aid, entry = changed[0]
     true = reports[day]["assets"][aid]
-    assert 0 < entry["tail_cent_days"] < true["tail_cent_days"] and entry["maturity_gap_days"] == true["maturity_gap_days"]
+    assert (
+        0 < entry["tail_cent_days"] < true["tail_cent_days"] and entry["maturity_gap_days"] == true["maturity_gap_days"]
+    )
 
 
-@pytest.mark.parametrize("key", [("episode", e) for e in engine.EPISODES] + [(f, s) for f in engine.FAMILIES for s in (1, 2, 3)],
-                         ids=lambda k: f"{k[0]}-{k[1]}")
+@pytest.mark.parametrize(
+    "key",
+    [("episode", e) for e in engine.EPISODES] + [(f, s) for f in engine.FAMILIES for s in (1, 2, 3)],
+    ids=lambda k: f"{k[0]}-{k[1]}",
+)
 def test_every_flow_the_parent_acts_on_is_material(key):
     """The contract's reason for 1 %: in the reference plan every principal flow
     and margin call is at least 5 % of the cash base on its checkpoint."""
@@ -302,8 +348,14 @@ def test_every_flow_the_parent_acts_on_is_material(key):
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(day=st.integers(0, 19), field=st.sampled_from(("cash", "funded")), sign=st.sampled_from((1, -1)),
-       tiny=st.integers(0, 10**4), factor=st.integers(101, 10_000), data=st.data())
+@given(
+    day=st.integers(0, 19),
+    field=st.sampled_from(("cash", "funded")),
+    sign=st.sampled_from((1, -1)),
+    tiny=st.integers(0, 10**4),
+    factor=st.integers(101, 10_000),
+    data=st.data(),
+)
 def test_a_material_misstatement_scores_strictly_less_than_an_immaterial_one(day, field, sign, tiny, factor, data):
     """Old grading counted both as one mismatched field; now the material one
     costs the day's report and the gate, the one within 1 bp costs nothing."""
@@ -319,8 +371,8 @@ def test_a_material_misstatement_scores_strictly_less_than_an_immaterial_one(day
         aid = data.draw(st.sampled_from(assets))
         base = next(a["notional"] for a in instance["assets"] if a["id"] == aid)
         path = ("assets", aid, "funded")
-    small = min(tiny, base // 10_000)               # within 1 bp
-    large = base * factor // 10_000 + 1             # over 1 %
+    small = min(tiny, base // 10_000)  # within 1 bp
+    large = base * factor // 10_000 + 1  # over 1 %
 
     def edit(delta):
         def apply(batches, reports):
@@ -328,7 +380,9 @@ def test_a_material_misstatement_scores_strictly_less_than_an_immaterial_one(day
             for key in path[:-1]:
                 target = target[key]
             target[path[-1]] += delta
+
         return apply
+
     a, b = _grade("W3", edit(sign * small)), _grade("W3", edit(sign * large))
     assert (a["verdict"], a["score"]["points"]) == ("QUALIFIED", 100)
     assert b["verdict"] == "NOT_QUALIFIED" and "no_material_misstatement" in _failed(b)

@@ -17,12 +17,16 @@ def test_gold_is_qualified_100(key):
     instance = _instance(key)
     gold = engine.gold_candidate(instance)
     result = engine.grade_candidate(gold, instance)
-    assert (result["status"], result["verdict"], result["score"]["points"]) == ("SCORED", "QUALIFIED", 100), result["gates"]
+    assert (result["status"], result["verdict"], result["score"]["points"]) == ("SCORED", "QUALIFIED", 100), result[
+        "gates"
+    ]
     assert all(d["batch"] == "accepted" and d["refused"] == 0 for d in result["days"])
     assert engine.score_text(result) == "100/100"
 
 
-@pytest.mark.parametrize("key", INSTANCES[:5] + [("FUND_03", 1), ("FUND_02", 4), ("FUND_04", 9)], ids=lambda k: f"{k[0]}-{k[1]}")
+@pytest.mark.parametrize(
+    "key", INSTANCES[:5] + [("FUND_03", 1), ("FUND_02", 4), ("FUND_04", 9)], ids=lambda k: f"{k[0]}-{k[1]}"
+)
 def test_every_mutation_gives_its_expected_outcome(key):
     instance = _instance(key)
     gold = engine.gold_candidate(instance)
@@ -55,12 +59,14 @@ def test_episodes_exercise_their_topics():
     def kinds(episode):
         gold = engine.gold_candidate(engine.load_episode(episode))
         return {a["type"] for b in gold["batches"] for a in b["actions"]}
+
     assert kinds("W1") == {"FUND"}
     assert "ROLL" in kinds("W2")
     assert {"ESCALATE", "EXECUTE"} <= kinds("W3")
     assert "ROLL" in kinds("W5")
     run = engine.Run(engine.load_episode("W4"))
     from tests.engine.helpers import play
+
     run = play(engine.load_episode("W4"))
     calls = [r for r in run.receipts if r["kind"] == "EVENT" and r["payload"]["kind"] == "haircut_change"]
     assert calls and calls[0]["payload"]["effects"]["margin_calls"]

@@ -45,23 +45,49 @@ def _batch_text(db, mutate):
     return mutate(batch)
 
 
-@pytest.mark.parametrize("name,text,needle", [
-    ("surrogate", lambda b: json.dumps(dict(b, note="\ud800")), "lone surrogate"),
-    ("surrogate-key", lambda b: json.dumps(b).replace('"report": {', '"report": {"\\udfff": 1, ', 1), "lone surrogate"),
-    ("deep", lambda b: json.dumps(dict(b, note="x"))[:-1] + ', "actions2": ' + DEEP + "}", "nested deeper than 64"),
-    ("huge-int", lambda b: json.dumps(dict(b, day=2**53)), "outside +-(2^53-1)"),
-    ("giant-int", lambda b: json.dumps(b).replace('"day": 2', '"day": ' + "9" * 5000, 1), "far outside"),
-    ("float", lambda b: json.dumps(b).replace('"day": 2', '"day": 2.0', 1), "not an integer"),
-    ("nan", lambda b: json.dumps(b).replace('"day": 2', '"day": NaN', 1), "NaN"),
-    ("long-note", lambda b: json.dumps(dict(b, note="n" * 2001)), "note: longer than 2000"),
-    ("fat-file", lambda b: json.dumps(dict(b, note="n" * 10)) + " " * 70_000, "65536-byte limit"),
-    ("not-utf8", lambda b: b"\xff\xfe{}", "not UTF-8"),
-    ("unknown-report-asset", lambda b: json.dumps({**b, "report": {**b["report"], "assets": {
-        **b["report"]["assets"], "\ue000": b["report"]["assets"]["A1"], "\U0001F600": b["report"]["assets"]["A1"]}}}),
-     "unknown asset"),
-    ("future-asset-report", lambda b: json.dumps({**b, "report": {**b["report"], "assets": {
-        **b["report"]["assets"], "A9": b["report"]["assets"]["A1"]}}}), "unknown asset 'A9'"),
-])
+@pytest.mark.parametrize(
+    "name,text,needle",
+    [
+        ("surrogate", lambda b: json.dumps(dict(b, note="\ud800")), "lone surrogate"),
+        (
+            "surrogate-key",
+            lambda b: json.dumps(b).replace('"report": {', '"report": {"\\udfff": 1, ', 1),
+            "lone surrogate",
+        ),
+        ("deep", lambda b: json.dumps(dict(b, note="x"))[:-1] + ', "actions2": ' + DEEP + "}", "nested deeper than 64"),
+        ("huge-int", lambda b: json.dumps(dict(b, day=2**53)), "outside +-(2^53-1)"),
+        ("giant-int", lambda b: json.dumps(b).replace('"day": 2', '"day": ' + "9" * 5000, 1), "far outside"),
+        ("float", lambda b: json.dumps(b).replace('"day": 2', '"day": 2.0', 1), "not an integer"),
+        ("nan", lambda b: json.dumps(b).replace('"day": 2', '"day": NaN', 1), "NaN"),
+        ("long-note", lambda b: json.dumps(dict(b, note="n" * 2001)), "note: longer than 2000"),
+        ("fat-file", lambda b: json.dumps(dict(b, note="n" * 10)) + " " * 70_000, "65536-byte limit"),
+        ("not-utf8", lambda b: b"\xff\xfe{}", "not UTF-8"),
+        (
+            "unknown-report-asset",
+            lambda b: json.dumps(
+                {
+                    **b,
+                    "report": {
+                        **b["report"],
+                        "assets": {
+                            **b["report"]["assets"],
+                            "\ue000": b["report"]["assets"]["A1"],
+                            "\U0001f600": b["report"]["assets"]["A1"],
+                        },
+                    },
+                }
+            ),
+            "unknown asset",
+        ),
+        (
+            "future-asset-report",
+            lambda b: json.dumps(
+                {**b, "report": {**b["report"], "assets": {**b["report"]["assets"], "A9": b["report"]["assets"]["A1"]}}}
+            ),
+            "unknown asset 'A9'",
+        ),
+    ],
+)
 def test_hostile_batches_are_one_line_and_change_nothing(history, tmp_path, name, text, needle):
     body = _batch_text(history, text)
     path = tmp_path / "batch.json"
@@ -83,18 +109,39 @@ def test_a_fifty_megabyte_note_is_refused_unread(history, tmp_path):
     assert history.read_bytes() == before
 
 
-@pytest.mark.parametrize("what,edit,needle", [
-    ("surrogate", lambda inst: json.dumps(inst).replace('"title": "', '"title": "\\ud800', 1), "lone surrogate"),
-    ("deep", lambda inst: json.dumps(inst)[:-1] + ', "x": ' + DEEP + "}", "nested deeper"),
-    ("big-notional", lambda inst: json.dumps(inst).replace('"notional": ', '"notional": 9007199254740993', 1)
-     .replace('9007199254740993' + str(inst["assets"][0]["notional"]), "9007199254740993", 1), "outside +-(2^53-1)"),
-    ("notional-over-limit", lambda inst: json.dumps({**inst, "assets": [{**inst["assets"][0], "notional": 2**52}] + inst["assets"][1:]}),
-     "expected an integer in 1..1000000000000"),
-    ("bad-id", lambda inst: json.dumps({**inst, "assets": [{**inst["assets"][0], "id": "A\n1"}] + inst["assets"][1:]}),
-     "expected an id"),
-    ("float-cash", lambda inst: json.dumps(inst).replace('"opening_cash": ', '"opening_cash": 1.5, "x": ', 1),
-     "not an integer"),
-])
+@pytest.mark.parametrize(
+    "what,edit,needle",
+    [
+        ("surrogate", lambda inst: json.dumps(inst).replace('"title": "', '"title": "\\ud800', 1), "lone surrogate"),
+        ("deep", lambda inst: json.dumps(inst)[:-1] + ', "x": ' + DEEP + "}", "nested deeper"),
+        (
+            "big-notional",
+            lambda inst: (
+                json.dumps(inst)
+                .replace('"notional": ', '"notional": 9007199254740993', 1)
+                .replace("9007199254740993" + str(inst["assets"][0]["notional"]), "9007199254740993", 1)
+            ),
+            "outside +-(2^53-1)",
+        ),
+        (
+            "notional-over-limit",
+            lambda inst: json.dumps(
+                {**inst, "assets": [{**inst["assets"][0], "notional": 2**52}] + inst["assets"][1:]}
+            ),
+            "expected an integer in 1..1000000000000",
+        ),
+        (
+            "bad-id",
+            lambda inst: json.dumps({**inst, "assets": [{**inst["assets"][0], "id": "A\n1"}] + inst["assets"][1:]}),
+            "expected an id",
+        ),
+        (
+            "float-cash",
+            lambda inst: json.dumps(inst).replace('"opening_cash": ', '"opening_cash": 1.5, "x": ', 1),
+            "not an integer",
+        ),
+    ],
+)
 def test_hostile_family_files_are_one_line(tmp_path, what, edit, needle):
     root = tmp_path / "FUND_01" / "seed-1"
     root.mkdir(parents=True)
@@ -125,7 +172,10 @@ def test_seeds_beyond_the_exact_range_are_usage_errors(tmp_path):
         assert "--seeds" in err
     r = invoke("families", "--output", tmp_path, "--seeds", "3..5", "--family", "FUND_02", "--json")
     assert r.exit_code == 0 and [w["instance_id"] for w in json.loads(r.stdout)["written"]] == [
-        "FUND_02/seed-3", "FUND_02/seed-4", "FUND_02/seed-5"]
+        "FUND_02/seed-3",
+        "FUND_02/seed-4",
+        "FUND_02/seed-5",
+    ]
 
 
 def test_init_into_a_missing_folder_is_one_line(tmp_path):
@@ -137,12 +187,15 @@ def test_init_into_a_missing_folder_is_one_line(tmp_path):
     assert "--salt" in err and not (tmp_path / "h.sqlite").exists()
 
 
-@pytest.mark.parametrize("tool,args,needle", [
-    ("headroom", [], "packet.day: expected an integer"),
-    ("exposure", ["--asset", "A1", "--quote", "Q1"], "packet.day"),
-    ("project", ["--actions", "ACTIONS"], "packet.day"),
-    ("interest", ["--principal", 1, "--rate-bps", 1, "--start-day", 1, "--end-day", 2], "packet.day"),
-])
+@pytest.mark.parametrize(
+    "tool,args,needle",
+    [
+        ("headroom", [], "packet.day: expected an integer"),
+        ("exposure", ["--asset", "A1", "--quote", "Q1"], "packet.day"),
+        ("project", ["--actions", "ACTIONS"], "packet.day"),
+        ("interest", ["--principal", 1, "--rate-bps", 1, "--start-day", 1, "--end-day", 2], "packet.day"),
+    ],
+)
 def test_tools_on_an_empty_packet_are_one_line(tmp_path, tool, args, needle):
     (tmp_path / "p.json").write_text("{}")
     (tmp_path / "a.json").write_text("[]")
@@ -153,13 +206,17 @@ def test_tools_on_an_empty_packet_are_one_line(tmp_path, tool, args, needle):
 def test_tools_refuse_amounts_beyond_any_world(tmp_path):
     packet = engine.Run(engine.load_episode("W1")).packet()
     (tmp_path / "p.json").write_text(json.dumps(packet))
-    for args, needle in ((["interest", "--principal", 2**80, "--rate-bps", 450, "--start-day", 1, "--end-day", 3], "principal"),
-                         (["interest", "--principal", 100, "--rate-bps", -1, "--start-day", 1, "--end-day", 3], "rate_bps"),
-                         (["interest", "--principal", 100, "--rate-bps", 1, "--start-day", 3, "--end-day", 1], "end_day"),
-                         (["exposure", "--asset", "A1", "--quote", "Q1", "--notional", 2**80], "notional"),
-                         (["exposure", "--asset", "A9", "--quote", "Q1"], "unknown asset 'A9'"),
-                         (["exposure", "--asset", "A1", "--quote", "Q99"], "unknown quote 'Q99'")):
-        assert needle in one_line(invoke("tools", *[str(a) for a in args[:1]], "--packet", tmp_path / "p.json", *args[1:]))
+    for args, needle in (
+        (["interest", "--principal", 2**80, "--rate-bps", 450, "--start-day", 1, "--end-day", 3], "principal"),
+        (["interest", "--principal", 100, "--rate-bps", -1, "--start-day", 1, "--end-day", 3], "rate_bps"),
+        (["interest", "--principal", 100, "--rate-bps", 1, "--start-day", 3, "--end-day", 1], "end_day"),
+        (["exposure", "--asset", "A1", "--quote", "Q1", "--notional", 2**80], "notional"),
+        (["exposure", "--asset", "A9", "--quote", "Q1"], "unknown asset 'A9'"),
+        (["exposure", "--asset", "A1", "--quote", "Q99"], "unknown quote 'Q99'"),
+    ):
+        assert needle in one_line(
+            invoke("tools", *[str(a) for a in args[:1]], "--packet", tmp_path / "p.json", *args[1:])
+        )
 
 
 def test_tools_on_mutilated_packets_never_raise_anything_but_input_errors():
@@ -174,8 +231,12 @@ def test_tools_on_mutilated_packets_never_raise_anything_but_input_errors():
                 del bad[key]
             else:
                 bad[key] = value
-            for call in (lambda p: engine.headroom(p), lambda p: engine.project(p, []),
-                         lambda p: engine.exposure(p, "A1", "Q1"), lambda p: engine.interest(p, 1, 1, 1, 2)):
+            for call in (
+                lambda p: engine.headroom(p),
+                lambda p: engine.project(p, []),
+                lambda p: engine.exposure(p, "A1", "Q1"),
+                lambda p: engine.interest(p, 1, 1, 1, 2),
+            ):
                 try:
                     call(bad)
                 except engine.InputError as exc:
@@ -185,6 +246,7 @@ def test_tools_on_mutilated_packets_never_raise_anything_but_input_errors():
 
 
 # -- corrupted histories ----------------------------------------------------------
+
 
 def _edit(db, sql, *params):
     conn = sqlite3.connect(db)
@@ -196,17 +258,36 @@ def _edit(db, sql, *params):
 CORRUPTIONS = [
     ("float-day", "UPDATE receipts SET day = 1.5 WHERE seq = 3", (), "seq and day must be small integers"),
     ("huge-day", "UPDATE receipts SET day = ? WHERE seq = 3", (2**62,), "seq and day must be small integers"),
-    ("float-payload", "UPDATE receipts SET payload = replace(payload, '\"cash\":', '\"cash\":1.5,\"x\":') WHERE kind = 'CLOSE'",
-     (), "not an integer"),
-    ("huge-payload", "UPDATE receipts SET payload = replace(payload, '\"cash\":', '\"cash\":99999999999999999999,\"x\":') "
-     "WHERE kind = 'CLOSE'", (), "outside +-(2^53-1)"),
-    ("surrogate-payload", "UPDATE receipts SET payload = replace(payload, '\"batch\":', '\"x\":\"\\ud800\",\"batch\":') "
-     "WHERE kind = 'CLOSE'", (), "lone surrogate"),
+    (
+        "float-payload",
+        "UPDATE receipts SET payload = replace(payload, '\"cash\":', '\"cash\":1.5,\"x\":') WHERE kind = 'CLOSE'",
+        (),
+        "not an integer",
+    ),
+    (
+        "huge-payload",
+        'UPDATE receipts SET payload = replace(payload, \'"cash":\', \'"cash":99999999999999999999,"x":\') '
+        "WHERE kind = 'CLOSE'",
+        (),
+        "outside +-(2^53-1)",
+    ),
+    (
+        "surrogate-payload",
+        'UPDATE receipts SET payload = replace(payload, \'"batch":\', \'"x":"\\ud800","batch":\') '
+        "WHERE kind = 'CLOSE'",
+        (),
+        "lone surrogate",
+    ),
     ("invalid-utf8", "UPDATE receipts SET payload = CAST(? AS TEXT) WHERE seq = 2", (b'{"a":"\xff\xfe"}',), ""),
     ("head-size-text", "UPDATE meta SET value = 'twelve' WHERE key = 'head_size'", (), "meta.head_size"),
     ("head-size-huge", "UPDATE meta SET value = '99999999999999999999' WHERE key = 'head_size'", (), "meta.head_size"),
     ("no-salt", "DELETE FROM meta WHERE key = 'salt'", (), "meta.salt missing"),
-    ("finalized-without-result", "UPDATE meta SET value = 'finalized' WHERE key = 'status'", (), "meta.result is missing"),
+    (
+        "finalized-without-result",
+        "UPDATE meta SET value = 'finalized' WHERE key = 'status'",
+        (),
+        "meta.result is missing",
+    ),
     ("status-junk", "UPDATE meta SET value = 'done' WHERE key = 'status'", (), "meta.status"),
     ("instance-not-json", "UPDATE meta SET value = '{nope' WHERE key = 'instance'", (), "meta.instance"),
     ("instance-deep", "UPDATE meta SET value = ? WHERE key = 'instance'", (DEEP,), "nested deeper"),
@@ -221,9 +302,14 @@ def test_corrupt_histories_are_one_line_for_every_command(history, tmp_path, nam
     before = history.read_bytes()
     batch = tmp_path / "b.json"
     batch.write_text(json.dumps({"day": 2, "report": {}, "actions": []}))
-    for args in (("desk", "packet", "--db", history), ("desk", "replay", "--db", history),
-                 ("desk", "result", "--db", history), ("desk", "submit", "--db", history, "--input", batch),
-                 ("desk", "advance", "--db", history), ("desk", "result", "--db", history, "--finalize")):
+    for args in (
+        ("desk", "packet", "--db", history),
+        ("desk", "replay", "--db", history),
+        ("desk", "result", "--db", history),
+        ("desk", "submit", "--db", history, "--input", batch),
+        ("desk", "advance", "--db", history),
+        ("desk", "result", "--db", history, "--finalize"),
+    ):
         err = one_line(invoke(*args))
         assert needle in err, (args, err)
     assert history.read_bytes() == before
@@ -265,11 +351,17 @@ def test_a_regraded_final_receipt_is_caught(tmp_path):
     entries.append({"day": rows[-1][1], "kind": "FINAL", "payload": final})
     from engine._commitment import world_commitment
     from engine._receipts import extend
+
     chain = []
     extend(chain, entries, world_commitment(engine.fixture_sha256(engine.load_episode("W3")), "11" * 32))
     conn.execute("DELETE FROM receipts")
-    conn.executemany("INSERT INTO receipts VALUES (?, ?, ?, ?, ?, ?)", [
-        (r["seq"], r["day"], r["kind"], engine.canonical_json(r["payload"]).decode(), r["prev_hash"], r["hash"]) for r in chain])
+    conn.executemany(
+        "INSERT INTO receipts VALUES (?, ?, ?, ?, ?, ?)",
+        [
+            (r["seq"], r["day"], r["kind"], engine.canonical_json(r["payload"]).decode(), r["prev_hash"], r["hash"])
+            for r in chain
+        ],
+    )
     conn.execute("UPDATE meta SET value = ? WHERE key = 'head_hash'", (chain[-1]["hash"],))
     conn.commit()
     conn.close()
@@ -294,8 +386,12 @@ def test_expect_head_binds_result_and_submit(tmp_path):
     # a rolled-back history (the copy from before the submit) is refused against the head the caller holds
     shutil.copy(snapshot, db)
     before = db.read_bytes()
-    for args in (("desk", "submit", "--db", db, "--input", batch), ("desk", "result", "--db", db),
-                 ("desk", "packet", "--db", db), ("desk", "advance", "--db", db)):
+    for args in (
+        ("desk", "submit", "--db", db, "--input", batch),
+        ("desk", "result", "--db", db),
+        ("desk", "packet", "--db", db),
+        ("desk", "advance", "--db", db),
+    ):
         err = one_line(invoke(*args, "--expect-head", f"{new['size']}:{new['hash']}"))
         assert "truncated or rolled back" in err
     assert db.read_bytes() == before
@@ -311,8 +407,11 @@ def test_after_the_last_checkpoint_and_before_finalising(tmp_path):
     batch = tmp_path / "b.json"
     batch.write_text(json.dumps({"day": 4, "report": {}, "actions": []}))
     before = db.read_bytes()
-    for args in (("desk", "advance", "--db", db), ("desk", "submit", "--db", db, "--input", batch),
-                 ("desk", "packet", "--db", db)):
+    for args in (
+        ("desk", "advance", "--db", db),
+        ("desk", "submit", "--db", db, "--input", batch),
+        ("desk", "packet", "--db", db),
+    ):
         err = one_line(invoke(*args))
         assert "every checkpoint (1..3) is closed" in err and "finalise the run" in err
     assert db.read_bytes() == before

@@ -33,6 +33,7 @@ def _pledges_within_notional(book):
 def _checked_decide(real):
     """decide() plus the capacity rule: usage never rises above capacity unless
     the accepted action consumed authority covering the excess."""
+
     def decide(book, market, day, action):
         before = {cid: counterparty_usage(book, cid) for cid in book["counterparties"]}
         decision = real(book, market, day, action)
@@ -47,6 +48,7 @@ def _checked_decide(real):
                 assert after <= cp["capacity"] + authority, (cid, after, cp["capacity"], authority)
         _pledges_within_notional(book)
         return decision
+
     return decide
 
 
@@ -65,8 +67,9 @@ def test_random_batches_keep_the_invariants(family, seed, data):
                 decisions, record = run.submit(batch)
                 accepted += sum(d["decision"] == "ACCEPTED" for d in decisions)
                 # the dry-run tool predicts every decision and the exact gold report
-                assert [(d["decision"], d["reason"]) for d in projection["decisions"]] == \
-                    [(d["decision"], d["reason"]) for d in decisions]
+                assert [(d["decision"], d["reason"]) for d in projection["decisions"]] == [
+                    (d["decision"], d["reason"]) for d in decisions
+                ]
                 assert projection["report"] == record["gold_report"]
             except BatchRejected:
                 run.skip()

@@ -28,8 +28,8 @@ from engine._commitment import world_commitment
 from engine._receipts import receipt_hash
 from engine._rng import HashRng
 
-ORACLE_SEEDS = range(5001, 5051)   # 50 unseen seeds per family for the id oracle
-TWIN_SEEDS = range(5101, 5111)     # 10 per family for the twin-world oracle
+ORACLE_SEEDS = range(5001, 5051)  # 50 unseen seeds per family for the id oracle
+TWIN_SEEDS = range(5101, 5111)  # 10 per family for the twin-world oracle
 
 
 def _respond(run, batch):
@@ -74,8 +74,14 @@ def test_future_ids_get_the_answer_of_ids_that_never_exist(family):
                         fake += "x"
                     answers = []
                     for ident in (future, fake):
-                        action = {"id": "probe", "type": "FUND", "asset": shown_asset, "quote": shown_quote,
-                                  "notional": 10**8, kind: ident}
+                        action = {
+                            "id": "probe",
+                            "type": "FUND",
+                            "asset": shown_asset,
+                            "quote": shown_quote,
+                            "notional": 10**8,
+                            kind: ident,
+                        }
                         probe = dict(batch, actions=[action])
                         engine_answer = _respond(run, probe)
                         tool_answer = engine.project(packet, [action])
@@ -100,6 +106,7 @@ def test_future_ids_get_the_answer_of_ids_that_never_exist(family):
 
 
 # -- twin worlds ---------------------------------------------------------------------
+
 
 def _undisclosed_twin(instance, day, approvals_seen):
     """The same world with everything not yet disclosed on `day` changed."""
@@ -135,9 +142,14 @@ def _undisclosed_twin(instance, day, approvals_seen):
 def _view(packets, responses, receipts):
     """The desk's view with hash fields set aside (they are checked separately)."""
     strip = lambda r: {k: v for k, v in r.items() if k not in ("hash", "prev_hash")}
-    return {"packets": [{k: ([strip(r) for r in v] if k == "receipts" else v) for k, v in p.items()
-                         if k != "world_commitment"} for p in packets],
-            "responses": responses, "receipts": [strip(r) for r in receipts]}
+    return {
+        "packets": [
+            {k: ([strip(r) for r in v] if k == "receipts" else v) for k, v in p.items() if k != "world_commitment"}
+            for p in packets
+        ],
+        "responses": responses,
+        "receipts": [strip(r) for r in receipts],
+    }
 
 
 def _play_view(instance, batches, until, salt):
@@ -173,7 +185,9 @@ def test_twin_worlds_look_the_same_until_disclosed(family):
             assert genesis == world_commitment(engine.fixture_sha256(instance), salt_a)
             prev = genesis
             for r in run_a.receipts:
-                assert r["prev_hash"] == prev and r["hash"] == receipt_hash(r["seq"], r["day"], r["kind"], r["payload"], prev)
+                assert r["prev_hash"] == prev and r["hash"] == receipt_hash(
+                    r["seq"], r["day"], r["kind"], r["payload"], prev
+                )
                 prev = r["hash"]
     assert compared == len(TWIN_SEEDS) * 19
 
@@ -183,6 +197,7 @@ def _hash_with_hidden(packet, batch, responses):
     from engine._packet import book_from_packet, market_from_packet
     from engine._rules import decide
     from engine._settle import close_day
+
     book = book_from_packet(packet)
     market = market_from_packet(packet)
     for action in batch["actions"]:

@@ -37,9 +37,13 @@ def one_line(result, code=1):
 
 def fundbook(*args, timeout=60, env=None, cwd=None):
     """The real command line in a subprocess (what a user runs)."""
-    return subprocess.run([sys.executable, "-c", "from fundbook.cli import main; main()", *[str(a) for a in args]],
-                          capture_output=True, timeout=timeout, cwd=cwd or REPO,
-                          env=dict(os.environ, PYTHONPATH=REPO, **(env or {})))
+    return subprocess.run(
+        [sys.executable, "-c", "from fundbook.cli import main; main()", *[str(a) for a in args]],
+        capture_output=True,
+        timeout=timeout,
+        cwd=cwd or REPO,
+        env=dict(os.environ, PYTHONPATH=REPO, **(env or {})),
+    )
 
 
 @pytest.fixture
@@ -54,6 +58,7 @@ def history(tmp_path):
 
 # -- files that are not regular files -------------------------------------------------
 
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 def test_a_fifo_with_no_writer_is_an_input_error_not_a_hang(tmp_path, history):
     """A FIFO given as a batch, candidate, packet or family instance blocked
@@ -64,8 +69,12 @@ def test_a_fifo_with_no_writer_is_an_input_error_not_a_hang(tmp_path, history):
     root.mkdir()
     os.mkfifo(root / "instance.json")
     before = history.read_bytes()
-    for args in (("grade", fifo, "--episode", "W1"), ("desk", "submit", "--db", history, "--input", fifo),
-                 ("tools", "headroom", "--packet", fifo), ("gold", "--family-root", root)):
+    for args in (
+        ("grade", fifo, "--episode", "W1"),
+        ("desk", "submit", "--db", history, "--input", fifo),
+        ("tools", "headroom", "--packet", fifo),
+        ("gold", "--family-root", root),
+    ):
         r = fundbook(*args, timeout=30)
         err = r.stderr.decode().strip()
         assert r.returncode == 1 and err.startswith("error: ") and "\n" not in err, (args, err)
@@ -77,9 +86,22 @@ def test_a_pipe_with_a_writer_is_still_read(tmp_path):
     """Process substitution (`grade <(...)`, a /dev/fd path) keeps working: the pipe is read to its end."""
     gold = json.dumps(engine.gold_candidate(engine.load_episode("W1"))).encode()
     read_end, write_end = os.pipe()
-    child = subprocess.Popen([sys.executable, "-c", "from fundbook.cli import main; main()", "grade",
-                              f"/dev/fd/{read_end}", "--episode", "W1"], pass_fds=(read_end,), cwd=REPO,
-                             env=dict(os.environ, PYTHONPATH=REPO), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from fundbook.cli import main; main()",
+            "grade",
+            f"/dev/fd/{read_end}",
+            "--episode",
+            "W1",
+        ],
+        pass_fds=(read_end,),
+        cwd=REPO,
+        env=dict(os.environ, PYTHONPATH=REPO),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     os.close(read_end)
     with os.fdopen(write_end, "wb") as pipe:
         pipe.write(gold)
@@ -88,6 +110,7 @@ def test_a_pipe_with_a_writer_is_still_read(tmp_path):
 
 
 # -- duplicate names ----------------------------------------------------------------
+
 
 def test_duplicate_names_in_a_json_object_are_refused_everywhere(tmp_path, history):
     """`{"day": 99, ..., "day": 4}` was read as day 4 (the last name wins in
@@ -109,24 +132,30 @@ def test_duplicate_names_in_a_json_object_are_refused_everywhere(tmp_path, histo
     path.write_text('{"label": "x", ' + gold[1:])
     assert "duplicate name 'label'" in one_line(invoke("grade", path, "--episode", "W1"))
     from engine._session import desk_submit
+
     out = json.loads(desk_submit('{"episode": "W1"}', "[]", '{"day": 1, "day": 1, "report": {}, "actions": []}'))
     assert not out["ok"] and "duplicate name 'day'" in out["error"]
 
 
 # -- the practice desk's session API ---------------------------------------------------
 
-@pytest.mark.parametrize("args", [
-    ('{"family": [], "seed": 1}', "[]"),
-    ('{"family": {"a": 1}, "seed": 1}', "[]"),
-    (None, "[]"),
-    ('{"episode": "W1"}', None),
-    (5, 5),
-])
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ('{"family": [], "seed": 1}', "[]"),
+        ('{"family": {"a": 1}, "seed": 1}', "[]"),
+        (None, "[]"),
+        ('{"episode": "W1"}', None),
+        (5, 5),
+    ],
+)
 def test_session_calls_never_raise(args):
     """A family that is not a string raised TypeError (unhashable) out of every
     session call, and so did a source or moves that is not JSON text (a
     browser's `undefined`); now each is an error object."""
     from engine import _session
+
     for call in (_session.desk_state, _session.desk_skip, _session.desk_finalize):
         out = json.loads(call(*args))
         assert out["ok"] is False and out["exit_code"] == 1 and "\n" not in out["error"]
@@ -139,6 +168,7 @@ def test_session_calls_never_raise(args):
 def test_a_session_skip_names_its_day_as_an_integer():
     """`{"skip": true}` closed day 1 (True == 1 in Python); a skip names the open day."""
     from engine._session import desk_state
+
     out = json.loads(desk_state('{"episode": "W1"}', '[{"skip": true}]'))
     assert out["ok"] is False and "moves[0]" in out["error"]
     out = json.loads(desk_state('{"episode": "W1"}', '[{"skip": 1}]'))
@@ -146,6 +176,7 @@ def test_a_session_skip_names_its_day_as_an_integer():
 
 
 # -- the tools over hand-made packets ------------------------------------------------------
+
 
 def _packet_w3(day=None):
     run = engine.Run(engine.load_episode("W3"))
@@ -162,22 +193,62 @@ def test_tool_results_beyond_the_exact_integer_range_are_input_errors(tmp_path):
     wide = dict(_packet_w3(), calendar=[-10_000, 0, 9_999, 10_000], assets=[], trades=[], quotes=[], expired_quotes=[])
     (tmp_path / "wide.json").write_text(json.dumps(wide))
     for extra in ((), ("--json",)):
-        err = one_line(invoke("tools", "interest", "--packet", tmp_path / "wide.json", "--principal", 10**14,
-                              "--rate-bps", 100_000, "--start-day", 0, "--end-day", 3, *extra))
+        err = one_line(
+            invoke(
+                "tools",
+                "interest",
+                "--packet",
+                tmp_path / "wide.json",
+                "--principal",
+                10**14,
+                "--rate-bps",
+                100_000,
+                "--start-day",
+                0,
+                "--end-day",
+                3,
+                *extra,
+            )
+        )
         assert "interest" in err and "+-(2^53-1)" in err
     packet = _packet_w3()
     asset = dict(packet["assets"][0], settle_day=0, exit_day=3, status="held", notional=2**53 - 1)
-    trade = {"id": "FT001", "asset": asset["id"], "quote": "Q01", "counterparty": packet["counterparties"][0]["id"],
-             "notional": 2**53 - 1, "haircut_bps": 0, "principal": 2**53 - 1, "rate_bps": 2**53 - 1, "start": 0,
-             "maturity": 2, "ends": 2, "status": "live", "margin": 0, "end_day": None, "interest": 0, "agreed_day": 0}
-    huge = dict(packet, calendar=[-10_000, 0, 9_999, 10_000], day=1, assets=[asset], trades=[trade], quotes=[],
-                expired_quotes=[])
+    trade = {
+        "id": "FT001",
+        "asset": asset["id"],
+        "quote": "Q01",
+        "counterparty": packet["counterparties"][0]["id"],
+        "notional": 2**53 - 1,
+        "haircut_bps": 0,
+        "principal": 2**53 - 1,
+        "rate_bps": 2**53 - 1,
+        "start": 0,
+        "maturity": 2,
+        "ends": 2,
+        "status": "live",
+        "margin": 0,
+        "end_day": None,
+        "interest": 0,
+        "agreed_day": 0,
+    }
+    huge = dict(
+        packet,
+        calendar=[-10_000, 0, 9_999, 10_000],
+        day=1,
+        assets=[asset],
+        trades=[trade],
+        quotes=[],
+        expired_quotes=[],
+    )
     (tmp_path / "huge.json").write_text(json.dumps(huge))
     (tmp_path / "none.json").write_text("[]")
     for extra in ((), ("--json",)):
-        err = one_line(invoke("tools", "project", "--packet", tmp_path / "huge.json", "--actions", tmp_path / "none.json", *extra))
+        err = one_line(
+            invoke("tools", "project", "--packet", tmp_path / "huge.json", "--actions", tmp_path / "none.json", *extra)
+        )
         assert "project" in err and "+-(2^53-1)" in err
     from engine._session import desk_tool
+
     out = json.loads(desk_tool(json.dumps(huge), "project", '{"actions": []}'))
     assert out["ok"] is False and "+-(2^53-1)" in out["error"]
 
@@ -191,8 +262,12 @@ def test_a_packet_approval_without_its_expiry_is_an_input_error():
     ap = approved[0]
     bad = dict(packet, approvals=[{k: v for k, v in a.items() if k != "expires"} for a in packet["approvals"]])
     quote = packet["quotes"][0]["id"]
-    action = {"id": "x", "type": "EXECUTE", "approval": ap["id"],
-              "action": {"type": "FUND", "asset": packet["assets"][-1]["id"], "quote": quote, "notional": 100}}
+    action = {
+        "id": "x",
+        "type": "EXECUTE",
+        "approval": ap["id"],
+        "action": {"type": "FUND", "asset": packet["assets"][-1]["id"], "quote": quote, "notional": 100},
+    }
     with pytest.raises(engine.InputError, match=r"packet.approvals\['AP001'\].expires: expected null or"):
         engine.project(bad, [action])
     bad = dict(packet, trades=[{k: v for k, v in t.items() if k != "end_day"} for t in packet["trades"]])
@@ -202,22 +277,29 @@ def test_a_packet_approval_without_its_expiry_is_an_input_error():
 
 # -- forged histories, re-hashed end to end -----------------------------------------------
 
+
 def _rehash(db, edit):
     """Rewrite a history's receipts with `edit(entries)` and re-hash the chain and head:
     what a forger who holds the file (and so its salt) can do."""
     from engine._commitment import world_commitment
     from engine._receipts import extend
+
     conn = sqlite3.connect(db)
     rows = conn.execute("SELECT day, kind, payload FROM receipts ORDER BY seq").fetchall()
     entries = edit([{"day": d, "kind": k, "payload": json.loads(p)} for d, k, p in rows])
     chain = []
     extend(chain, entries, world_commitment(engine.fixture_sha256(engine.load_episode("W3")), SALT))
     conn.execute("DELETE FROM receipts")
-    conn.executemany("INSERT INTO receipts VALUES (?, ?, ?, ?, ?, ?)", [
-        (r["seq"], r["day"], r["kind"], engine.canonical_json(r["payload"]).decode(), r["prev_hash"], r["hash"])
-        for r in chain])
-    conn.executemany("UPDATE meta SET value = ? WHERE key = ?", [(chain[-1]["hash"], "head_hash"),
-                                                                (str(len(chain)), "head_size")])
+    conn.executemany(
+        "INSERT INTO receipts VALUES (?, ?, ?, ?, ?, ?)",
+        [
+            (r["seq"], r["day"], r["kind"], engine.canonical_json(r["payload"]).decode(), r["prev_hash"], r["hash"])
+            for r in chain
+        ],
+    )
+    conn.executemany(
+        "UPDATE meta SET value = ? WHERE key = ?", [(chain[-1]["hash"], "head_hash"), (str(len(chain)), "head_size")]
+    )
     conn.commit()
     conn.close()
     return {"size": len(chain), "hash": chain[-1]["hash"]}
@@ -225,13 +307,25 @@ def _rehash(db, edit):
 
 def _every_command(db, tmp_path):
     batch = tmp_path / "b.json"
-    batch.write_text(json.dumps({"day": 4, "report": {"cash": 0, "assets": {}, "funding_cost_to_date": 0, "breaches": [],
-                                                      "open_approvals": []}, "actions": []}))
+    batch.write_text(
+        json.dumps(
+            {
+                "day": 4,
+                "report": {"cash": 0, "assets": {}, "funding_cost_to_date": 0, "breaches": [], "open_approvals": []},
+                "actions": [],
+            }
+        )
+    )
     before = db.read_bytes()
     errors = []
-    for args in (("desk", "packet", "--db", db), ("desk", "replay", "--db", db), ("desk", "result", "--db", db),
-                 ("desk", "submit", "--db", db, "--input", batch), ("desk", "advance", "--db", db),
-                 ("desk", "result", "--db", db, "--finalize")):
+    for args in (
+        ("desk", "packet", "--db", db),
+        ("desk", "replay", "--db", db),
+        ("desk", "result", "--db", db),
+        ("desk", "submit", "--db", db, "--input", batch),
+        ("desk", "advance", "--db", db),
+        ("desk", "result", "--db", db, "--finalize"),
+    ):
         errors.append(one_line(invoke(*args)))
     assert db.read_bytes() == before
     return errors
@@ -239,9 +333,11 @@ def _every_command(db, tmp_path):
 
 def test_a_batch_receipt_without_its_batch_is_a_replay_error(history, tmp_path):
     """A BATCH receipt whose payload lost its `batch` (chain re-hashed) raised KeyError in every command."""
+
     def edit(entries):
         next(e for e in entries if e["kind"] == "BATCH")["payload"] = {"note": "forged"}
         return entries
+
     _rehash(history, edit)
     for err in _every_command(history, tmp_path):
         assert "receipt 2 (BATCH, day 1): payload.batch: missing" in err, err
@@ -254,8 +350,10 @@ def _real_snapshot(db):
     return json.loads(value)["book"]
 
 
-@pytest.mark.parametrize("name", ["empty", "approvals-list", "approval-fields", "asset-int", "short-calendar",
-                                  "trade-fields", "assets-missing"])
+@pytest.mark.parametrize(
+    "name",
+    ["empty", "approvals-list", "approval-fields", "asset-int", "short-calendar", "trade-fields", "assets-missing"],
+)
 def test_a_forged_snapshot_bound_to_a_forged_close_falls_back_to_replay(history, tmp_path, name):
     """The snapshot is checked against the last CLOSE receipt's state hash; a
     forger who rewrites that hash (re-hashing the chain) can make any book
@@ -264,6 +362,7 @@ def test_a_forged_snapshot_bound_to_a_forged_close_falls_back_to_replay(history,
     history is replayed from the receipts, which names the forged CLOSE."""
     from engine._book import public_book
     from engine._canon import content_sha256
+
     real = _real_snapshot(history)
     book = {
         "empty": {},
@@ -279,10 +378,13 @@ def test_a_forged_snapshot_bound_to_a_forged_close_falls_back_to_replay(history,
     def edit(entries):
         [e for e in entries if e["kind"] == "CLOSE"][-1]["payload"]["state_hash"] = digest
         return entries
+
     head = _rehash(history, edit)
     conn = sqlite3.connect(history)
-    conn.execute("UPDATE meta SET value = ? WHERE key = 'snapshot'",
-                 (engine.canonical_json({"head": head, "closed_day": 3, "book": book}).decode(),))
+    conn.execute(
+        "UPDATE meta SET value = ? WHERE key = 'snapshot'",
+        (engine.canonical_json({"head": head, "closed_day": 3, "book": book}).decode(),),
+    )
     conn.commit()
     conn.close()
     for err in _every_command(history, tmp_path):
@@ -295,24 +397,31 @@ def test_a_well_formed_forged_snapshot_is_caught_by_replay_and_result(history, t
     rebuild the run from the receipts and name the forged CLOSE receipt."""
     from engine._book import public_book
     from engine._canon import content_sha256
+
     book = dict(_real_snapshot(history))
     book["cash"] += 10**12
 
     def edit(entries):
         [e for e in entries if e["kind"] == "CLOSE"][-1]["payload"]["state_hash"] = content_sha256(public_book(book))
         return entries
+
     head = _rehash(history, edit)
     conn = sqlite3.connect(history)
-    conn.execute("UPDATE meta SET value = ? WHERE key = 'snapshot'",
-                 (engine.canonical_json({"head": head, "closed_day": 3, "book": book}).decode(),))
+    conn.execute(
+        "UPDATE meta SET value = ? WHERE key = 'snapshot'",
+        (engine.canonical_json({"head": head, "closed_day": 3, "book": book}).decode(),),
+    )
     conn.commit()
     conn.close()
     assert engine.History(history).packet()["cash"] == book["cash"]
     for cmd in ("replay", "result"):
-        assert "(CLOSE, day 3): payload.state_hash differs from replay" in one_line(invoke("desk", cmd, "--db", history))
+        assert "(CLOSE, day 3): payload.state_hash differs from replay" in one_line(
+            invoke("desk", cmd, "--db", history)
+        )
 
 
 # -- init ----------------------------------------------------------------------------------
+
 
 def test_init_uses_its_own_temporary_file(tmp_path):
     """`init` built the history in the fixed `<db>.init-tmp`: a directory of
@@ -327,9 +436,26 @@ def test_init_uses_its_own_temporary_file(tmp_path):
 
 def test_concurrent_inits_make_one_history_and_clobber_nothing(tmp_path):
     db = tmp_path / "h.sqlite"
-    procs = [subprocess.Popen([sys.executable, "-c", "from fundbook.cli import main; main()", "desk", "init",
-                               "--episode", "W1", "--db", str(db)], cwd=REPO, env=dict(os.environ, PYTHONPATH=REPO),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(4)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "from fundbook.cli import main; main()",
+                "desk",
+                "init",
+                "--episode",
+                "W1",
+                "--db",
+                str(db),
+            ],
+            cwd=REPO,
+            env=dict(os.environ, PYTHONPATH=REPO),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(4)
+    ]
     results = [(p.wait(timeout=120), p.stderr.read().decode().strip()) for p in procs]
     for p in procs:
         p.stdout.close()
@@ -343,6 +469,7 @@ def test_concurrent_inits_make_one_history_and_clobber_nothing(tmp_path):
 
 # -- a full disk ---------------------------------------------------------------------------
 
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_FSIZE as a full disk")
 def test_a_full_disk_names_the_write_error_and_changes_nothing(history, tmp_path):
     """With no room to write (RLIMIT_FSIZE, SIGXFSZ ignored: the writes fail as
@@ -351,11 +478,18 @@ def test_a_full_disk_names_the_write_error_and_changes_nothing(history, tmp_path
     batch = tmp_path / "b.json"
     batch.write_text(json.dumps(policy_batch("reference", engine.History(history).packet())))
     before = history.read_bytes()
-    code = ("import resource, signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
-            "resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0)); from fundbook.cli import main; main()")
+    code = (
+        "import resource, signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0)); from fundbook.cli import main; main()"
+    )
     for args in (("desk", "submit", "--db", history, "--input", batch), ("desk", "advance", "--db", history)):
-        r = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, cwd=REPO,
-                           env=dict(os.environ, PYTHONPATH=REPO), timeout=120)
+        r = subprocess.run(
+            [sys.executable, "-c", code, *map(str, args)],
+            capture_output=True,
+            cwd=REPO,
+            env=dict(os.environ, PYTHONPATH=REPO),
+            timeout=120,
+        )
         err = r.stderr.decode().strip()
         assert r.returncode == 1 and err.startswith("error: ") and "\n" not in err, err
         assert "write failed, history unchanged" in err and "cannot rollback" not in err, err
@@ -364,14 +498,26 @@ def test_a_full_disk_names_the_write_error_and_changes_nothing(history, tmp_path
 
 # -- candidates ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name,edit,needle", [
-    ("format-true", lambda g: dict(g, format=True), "candidate.format: expected 1"),
-    ("fixture-not-hex", lambda g: dict(g, fixture_sha256="zz\nSCORED 100/100"), "candidate.fixture_sha256: expected 64"),
-    ("fixture-upper", lambda g: dict(g, fixture_sha256=g["fixture_sha256"].upper()), "candidate.fixture_sha256: expected 64"),
-    ("label-list", lambda g: dict(g, label=[1, 2]), "candidate.label: expected a string"),
-    ("label-huge", lambda g: dict(g, label="x" * 3_000_000), "candidate.label: longer than 2000"),
-    ("instance-id-int", lambda g: dict(g, instance_id=5), "candidate.instance_id: expected a string"),
-])
+
+@pytest.mark.parametrize(
+    "name,edit,needle",
+    [
+        ("format-true", lambda g: dict(g, format=True), "candidate.format: expected 1"),
+        (
+            "fixture-not-hex",
+            lambda g: dict(g, fixture_sha256="zz\nSCORED 100/100"),
+            "candidate.fixture_sha256: expected 64",
+        ),
+        (
+            "fixture-upper",
+            lambda g: dict(g, fixture_sha256=g["fixture_sha256"].upper()),
+            "candidate.fixture_sha256: expected 64",
+        ),
+        ("label-list", lambda g: dict(g, label=[1, 2]), "candidate.label: expected a string"),
+        ("label-huge", lambda g: dict(g, label="x" * 3_000_000), "candidate.label: longer than 2000"),
+        ("instance-id-int", lambda g: dict(g, instance_id=5), "candidate.instance_id: expected a string"),
+    ],
+)
 def test_candidate_header_fields_are_checked(tmp_path, name, edit, needle):
     """`format: true` passed as format 1 (True == 1), a fixture_sha256 that is
     no sha256 was UNSCORABLE (exit 2, reserved for a missing reference, and its
@@ -392,6 +538,7 @@ def test_candidate_header_fields_are_checked(tmp_path, name, edit, needle):
 
 # -- text output ---------------------------------------------------------------------------
 
+
 def test_ids_a_desk_chooses_cannot_forge_lines_of_text_output(history, tmp_path):
     """An action id may hold any character; `desk submit` and `tools project`
     printed it raw, so `a1\\nsettled: cash 999,999,999.99` printed a line the
@@ -404,11 +551,15 @@ def test_ids_a_desk_chooses_cannot_forge_lines_of_text_output(history, tmp_path)
     batch["actions"] = [{"id": forged, "type": "ESCALATE", "kind": "tenor", "amount": 1}] + batch["actions"]
     (tmp_path / "b.json").write_text(json.dumps(batch))
     (tmp_path / "p.json").write_text(json.dumps(packet))
-    for args in (("tools", "project", "--packet", tmp_path / "p.json", "--actions", tmp_path / "b.json"),
-                 ("desk", "submit", "--db", history, "--input", tmp_path / "b.json")):
+    for args in (
+        ("tools", "project", "--packet", tmp_path / "p.json", "--actions", tmp_path / "b.json"),
+        ("desk", "submit", "--db", history, "--input", tmp_path / "b.json"),
+    ):
         r = invoke(*args)
         assert r.exit_code == 0, r.output
-        assert "\u202e" not in r.stdout and not any(line.startswith("settled: cash 999") for line in r.stdout.splitlines())
+        assert "\u202e" not in r.stdout and not any(
+            line.startswith("settled: cash 999") for line in r.stdout.splitlines()
+        )
         assert "a1\\nsettled: cash 999,999,999.99\\u202e" in r.stdout
 
 
@@ -419,12 +570,20 @@ def test_errors_stay_on_one_line_whatever_a_path_holds(tmp_path):
     r = invoke("grade", odd, "--episode", "W1")
     assert "a\\nb\\u202e.json: no such file" in one_line(r)
     assert "no such history" in one_line(invoke("desk", "packet", "--db", odd))
-    assert "does not exist" in one_line(invoke("desk", "init", "--episode", "W1", "--db", tmp_path / "x\ny" / "h.sqlite"))
+    assert "does not exist" in one_line(
+        invoke("desk", "init", "--episode", "W1", "--db", tmp_path / "x\ny" / "h.sqlite")
+    )
 
 
-@pytest.mark.parametrize("args,hint,needle", [
-    ((), "fundbook", "missing a command"), (("desk",), "fundbook desk", "missing a command"),
-    (("tools",), "fundbook tools", "missing a command"), (("desk", "packet", "--db"), "fundbook", "requires an argument")])
+@pytest.mark.parametrize(
+    "args,hint,needle",
+    [
+        ((), "fundbook", "missing a command"),
+        (("desk",), "fundbook desk", "missing a command"),
+        (("tools",), "fundbook tools", "missing a command"),
+        (("desk", "packet", "--db"), "fundbook", "requires an argument"),
+    ],
+)
 def test_usage_errors_are_one_line(args, hint, needle):
     """`fundbook`, `fundbook desk` and `fundbook tools` with no command printed
     the whole help to stderr as a 20-line "error:"; an option missing its value
@@ -441,18 +600,22 @@ def test_output_bytes_do_not_depend_on_the_locale(history, tmp_path):
     a UnicodeEncodeError traceback. Output is UTF-8 whatever the locale, byte
     for byte the same."""
     batch = policy_batch("reference", engine.History(history).packet())
-    batch["note"] = "hedged \U0001F600 \u202e done"
+    batch["note"] = "hedged \U0001f600 \u202e done"
     engine.History(history).submit(batch)
     outputs = []
-    for env in ({"PYTHONIOENCODING": "utf-8"}, {"PYTHONIOENCODING": "latin-1"}, {"PYTHONIOENCODING": "ascii"},
-                {"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}):
+    for env in (
+        {"PYTHONIOENCODING": "utf-8"},
+        {"PYTHONIOENCODING": "latin-1"},
+        {"PYTHONIOENCODING": "ascii"},
+        {"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"},
+    ):
         r = fundbook("desk", "packet", "--db", history, "--json", env=env)
         assert r.returncode == 0 and not r.stderr, r.stderr.decode()
         outputs.append(r.stdout)
-        r = fundbook("grade", tmp_path / "\U0001F600.json", "--episode", "W1", env=env)
+        r = fundbook("grade", tmp_path / "\U0001f600.json", "--episode", "W1", env=env)
         err = r.stderr.decode("utf-8").strip()
         assert r.returncode == 1 and err.startswith("error: ") and "\n" not in err and "no such file" in err, err
-    assert len(set(outputs)) == 1 and "\U0001F600".encode() in outputs[0]
+    assert len(set(outputs)) == 1 and "\U0001f600".encode() in outputs[0]
 
 
 @pytest.mark.parametrize("value", ["\u0663", "1_0", " 7", "+3", "\uff13", "0x10"])
@@ -462,26 +625,53 @@ def test_command_line_integers_are_ascii_digits(tmp_path, value):
     command line are ASCII digits (with a leading minus where negative makes sense)."""
     packet = tmp_path / "p.json"
     packet.write_text(json.dumps(_packet_w3()))
-    for args in (("families", "--output", tmp_path / "f", "--seeds", value),
-                 ("desk", "init", "--episode", "W1", "--db", tmp_path / "h.sqlite", "--observation-end-day", value),
-                 ("tools", "interest", "--packet", packet, "--principal", value, "--rate-bps", 1, "--start-day", 1,
-                  "--end-day", 2),
-                 ("tools", "exposure", "--packet", packet, "--asset", "A1", "--quote", "Q01", "--notional", value)):
+    for args in (
+        ("families", "--output", tmp_path / "f", "--seeds", value),
+        ("desk", "init", "--episode", "W1", "--db", tmp_path / "h.sqlite", "--observation-end-day", value),
+        (
+            "tools",
+            "interest",
+            "--packet",
+            packet,
+            "--principal",
+            value,
+            "--rate-bps",
+            1,
+            "--start-day",
+            1,
+            "--end-day",
+            2,
+        ),
+        ("tools", "exposure", "--packet", packet, "--asset", "A1", "--quote", "Q01", "--notional", value),
+    ):
         one_line(invoke(*args), code=64)
     assert not (tmp_path / "f").exists() and not (tmp_path / "h.sqlite").exists()
 
 
 # -- the schema of a history -------------------------------------------------------------
 
-@pytest.mark.parametrize("name,sql", [
-    ("trigger", "CREATE TRIGGER t AFTER INSERT ON receipts BEGIN DELETE FROM receipts WHERE seq = NEW.seq; END"),
-    ("meta-trigger", "CREATE TRIGGER t AFTER UPDATE ON meta BEGIN UPDATE meta SET value = 'x' WHERE key = 'nothing'; END"),
-    ("view", "ALTER TABLE receipts RENAME TO r2; CREATE VIEW receipts AS SELECT * FROM r2; "
-             "CREATE TRIGGER t INSTEAD OF INSERT ON receipts BEGIN SELECT 1; END"),
-    ("extra-column", "ALTER TABLE receipts ADD COLUMN extra TEXT"),
-    ("no-primary-key", "CREATE TABLE r3 (seq INTEGER, day INTEGER, kind TEXT, payload TEXT, prev_hash TEXT, hash TEXT); "
-                       "INSERT INTO r3 SELECT * FROM receipts; DROP TABLE receipts; ALTER TABLE r3 RENAME TO receipts"),
-])
+
+@pytest.mark.parametrize(
+    "name,sql",
+    [
+        ("trigger", "CREATE TRIGGER t AFTER INSERT ON receipts BEGIN DELETE FROM receipts WHERE seq = NEW.seq; END"),
+        (
+            "meta-trigger",
+            "CREATE TRIGGER t AFTER UPDATE ON meta BEGIN UPDATE meta SET value = 'x' WHERE key = 'nothing'; END",
+        ),
+        (
+            "view",
+            "ALTER TABLE receipts RENAME TO r2; CREATE VIEW receipts AS SELECT * FROM r2; "
+            "CREATE TRIGGER t INSTEAD OF INSERT ON receipts BEGIN SELECT 1; END",
+        ),
+        ("extra-column", "ALTER TABLE receipts ADD COLUMN extra TEXT"),
+        (
+            "no-primary-key",
+            "CREATE TABLE r3 (seq INTEGER, day INTEGER, kind TEXT, payload TEXT, prev_hash TEXT, hash TEXT); "
+            "INSERT INTO r3 SELECT * FROM receipts; DROP TABLE receipts; ALTER TABLE r3 RENAME TO receipts",
+        ),
+    ],
+)
 def test_a_history_with_a_changed_schema_is_refused(history, tmp_path, name, sql):
     """A trigger in the history ran inside the runtime's own transaction: with
     one that deletes each receipt as it is inserted, `submit` printed the
@@ -494,8 +684,12 @@ def test_a_history_with_a_changed_schema_is_refused(history, tmp_path, name, sql
     conn.close()
     (tmp_path / "b.json").write_text(json.dumps(policy_batch("reference", _packet_at(history))))
     before = history.read_bytes()
-    for args in (("desk", "submit", "--db", history, "--input", tmp_path / "b.json"), ("desk", "packet", "--db", history),
-                 ("desk", "replay", "--db", history), ("desk", "advance", "--db", history)):
+    for args in (
+        ("desk", "submit", "--db", history, "--input", tmp_path / "b.json"),
+        ("desk", "packet", "--db", history),
+        ("desk", "replay", "--db", history),
+        ("desk", "advance", "--db", history),
+    ):
         assert "schema" in one_line(invoke(*args))
     assert history.read_bytes() == before
 
@@ -503,9 +697,11 @@ def test_a_history_with_a_changed_schema_is_refused(history, tmp_path, name, sql
 def _packet_at(db):
     """The packet of a history, read without the runtime (its checks are what is under test)."""
     conn = sqlite3.connect(db)
-    rows = conn.execute("SELECT day, kind, payload FROM r2 ORDER BY seq" if conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE name = 'r2'").fetchone() else
-        "SELECT day, kind, payload FROM receipts ORDER BY seq").fetchall()
+    rows = conn.execute(
+        "SELECT day, kind, payload FROM r2 ORDER BY seq"
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'r2'").fetchone()
+        else "SELECT day, kind, payload FROM receipts ORDER BY seq"
+    ).fetchall()
     conn.close()
     run = engine.Run(engine.load_episode("W3"), SALT)
     for day, kind, payload in rows:
@@ -521,8 +717,11 @@ def test_an_output_path_never_overwrites_a_history(history, tmp_path):
     before = history.read_bytes()
     link = tmp_path / "link.json"
     link.symlink_to(history)
-    for args in (("desk", "packet", "--db", history, "--output", history), ("gold", "--episode", "W3", "-o", link),
-                 ("mutate", "M1_stale_quote", "--episode", "W3", "-o", history)):
+    for args in (
+        ("desk", "packet", "--db", history, "--output", history),
+        ("gold", "--episode", "W3", "-o", link),
+        ("mutate", "M1_stale_quote", "--episode", "W3", "-o", history),
+    ):
         assert "is an SQLite database" in one_line(invoke(*args))
     assert history.read_bytes() == before
     engine.History(history).load()
@@ -560,13 +759,23 @@ def test_an_edited_horizon_row_is_named(history, tmp_path, value):
 
 # -- family instances ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("name,edit,needle", [
-    ("policy-counterparty-list", lambda i: i["approval_policy"][0].update(counterparty=["CP1"]),
-     "approval_policy[0].counterparty: expected"),
-    ("duplicate-source", lambda i: i["sources"].append(dict(i["sources"][0], published_day=1)),
-     "sources[4].id: duplicate id"),
-    ("duplicate-event", lambda i: i["events"].append(dict(i["events"][0])), "events[1].id: duplicate id"),
-])
+
+@pytest.mark.parametrize(
+    "name,edit,needle",
+    [
+        (
+            "policy-counterparty-list",
+            lambda i: i["approval_policy"][0].update(counterparty=["CP1"]),
+            "approval_policy[0].counterparty: expected",
+        ),
+        (
+            "duplicate-source",
+            lambda i: i["sources"].append(dict(i["sources"][0], published_day=1)),
+            "sources[4].id: duplicate id",
+        ),
+        ("duplicate-event", lambda i: i["events"].append(dict(i["events"][0])), "events[1].id: duplicate id"),
+    ],
+)
 def test_instance_ids_and_references_are_checked(tmp_path, name, edit, needle):
     """An approval policy's counterparty that was a list raised TypeError
     (unhashable) in validation; two sources (or events) could share an id, so
@@ -600,6 +809,7 @@ def test_project_needs_actions_or_a_batch(tmp_path):
 
 
 # -- the information boundary ------------------------------------------------------------
+
 
 def _strings(value):
     if isinstance(value, str):
@@ -683,6 +893,7 @@ def test_the_opening_cash_does_not_tell_a_future_position():
         def shifted(self, label):
             value = original(self, label)
             return value + 7919 if label.rstrip("0123456789") in labels or label in labels else value
+
         HashRng._digest = shifted
         try:
             return _families.generate(family, seed)["desk"]["opening_cash"]
@@ -690,7 +901,20 @@ def test_the_opening_cash_does_not_tell_a_future_position():
             HashRng._digest = original
 
     hidden = {  # draws a desk has not been shown on day 1, by family
-        "FUND_01": {"notional", "coupon", "kind", "life", "lead", "srate", "lrate", "xrate", "shc", "lhc", "xhc", "count"},
+        "FUND_01": {
+            "notional",
+            "coupon",
+            "kind",
+            "life",
+            "lead",
+            "srate",
+            "lrate",
+            "xrate",
+            "shc",
+            "lhc",
+            "xhc",
+            "count",
+        },
         "FUND_02": {"notional", "coupon", "kind", "life", "first", "roll", "rh", "withdrawn"},
         "FUND_03": {"notional", "coupon", "kind", "life2", "ann2", "cut", "cA2", "dA2"},
         "FUND_04": {"shock", "jump", "delay", "notice", "rfrate"},

@@ -53,6 +53,7 @@ def test_every_edited_receipt_is_named(finished):
 def test_an_edit_rehashed_forward_is_caught_by_replay(finished):
     instance, run = finished
     from engine._receipts import extend
+
     receipts = copy.deepcopy(run.receipts)
     target = next(i for i, r in enumerate(receipts) if r["kind"] == "FLOW")
     entries = [{"day": r["day"], "kind": r["kind"], "payload": r["payload"]} for r in receipts]
@@ -96,10 +97,13 @@ def test_history_edits_are_detected_in_sqlite(tmp_path):
     history = engine.History(db)
     history.init(engine.load_episode("W1"))
     from engine._baselines import policy_batch
+
     for _ in range(3):
         history.submit(policy_batch("reference", history.packet()))
     conn = sqlite3.connect(db)
-    conn.execute("UPDATE receipts SET payload = replace(payload, '\"amount\":-', '\"amount\":-1') WHERE seq = (SELECT min(seq) FROM receipts WHERE kind = 'FLOW')")
+    conn.execute(
+        "UPDATE receipts SET payload = replace(payload, '\"amount\":-', '\"amount\":-1') WHERE seq = (SELECT min(seq) FROM receipts WHERE kind = 'FLOW')"
+    )
     conn.commit()
     conn.close()
     with pytest.raises(engine.ReplayMismatch, match=r"receipt \d+ \(FLOW"):

@@ -6,6 +6,7 @@ from tests.engine.helpers import play
 
 def _report(run):
     from engine._report import gold_report
+
     return gold_report(run.book, run.open_day)
 
 
@@ -16,17 +17,23 @@ def _decide(run, actions):
 
 def test_funding_checks_in_order():
     run = engine.Run(engine.load_episode("W3"))
-    assert _decide(run, [
-        {"id": "ok", "type": "FUND", "asset": "A1", "quote": "Q1", "notional": 14 * 10**8},
-        {"id": "twice", "type": "FUND", "asset": "A1", "quote": "Q2", "notional": 10**8},       # already pledged
-    ]) == [("ACCEPTED", None), ("REFUSED", "TITLE")]
+    assert _decide(
+        run,
+        [
+            {"id": "ok", "type": "FUND", "asset": "A1", "quote": "Q1", "notional": 14 * 10**8},
+            {"id": "twice", "type": "FUND", "asset": "A1", "quote": "Q2", "notional": 10**8},  # already pledged
+        ],
+    ) == [("ACCEPTED", None), ("REFUSED", "TITLE")]
     run.skip()
     run.skip()  # day 3: Q1 and Q2 (valid through day 1) are stale, A2 is announced and settles on day 5
-    assert _decide(run, [
-        {"id": "stale", "type": "FUND", "asset": "A2", "quote": "Q1", "notional": 10**9},
-        {"id": "tight", "type": "FUND", "asset": "A2", "quote": "Q3", "notional": 10**9},        # CP1 is full
-        {"id": "other", "type": "FUND", "asset": "A2", "quote": "Q4", "notional": 10**9},        # starts day 5: ok
-    ]) == [("REFUSED", "TIMING"), ("REFUSED", "CAPACITY"), ("ACCEPTED", None)]
+    assert _decide(
+        run,
+        [
+            {"id": "stale", "type": "FUND", "asset": "A2", "quote": "Q1", "notional": 10**9},
+            {"id": "tight", "type": "FUND", "asset": "A2", "quote": "Q3", "notional": 10**9},  # CP1 is full
+            {"id": "other", "type": "FUND", "asset": "A2", "quote": "Q4", "notional": 10**9},  # starts day 5: ok
+        ],
+    ) == [("REFUSED", "TIMING"), ("REFUSED", "CAPACITY"), ("ACCEPTED", None)]
 
 
 def test_ids_not_yet_shown_are_answered_like_ids_that_never_exist():
@@ -51,14 +58,24 @@ def test_capacity_counts_overlap_not_rolls():
     run = engine.Run(instance)
     _decide(run, [{"id": "a", "type": "FUND", "asset": "A1", "quote": "Q1", "notional": 14 * 10**8}])
     # CP1 capacity 16m: 14m outstanding over A2's whole life, so 10m more is over capacity
-    assert _decide(run, [{"id": "b", "type": "FUND", "asset": "A2", "quote": "Q3", "notional": 10**9}]) == [("REFUSED", "CAPACITY")]
+    assert _decide(run, [{"id": "b", "type": "FUND", "asset": "A2", "quote": "Q3", "notional": 10**9}]) == [
+        ("REFUSED", "CAPACITY")
+    ]
     # with a request pending, a second request for the same authority is refused TIMING
-    assert _decide(run, [{"id": "e1", "type": "ESCALATE", "kind": "capacity", "counterparty": "CP1", "amount": 8 * 10**8},
-                         {"id": "e2", "type": "ESCALATE", "kind": "capacity", "counterparty": "CP1", "amount": 8 * 10**8}]) == \
-        [("ACCEPTED", None), ("REFUSED", "TIMING")]
+    assert _decide(
+        run,
+        [
+            {"id": "e1", "type": "ESCALATE", "kind": "capacity", "counterparty": "CP1", "amount": 8 * 10**8},
+            {"id": "e2", "type": "ESCALATE", "kind": "capacity", "counterparty": "CP1", "amount": 8 * 10**8},
+        ],
+    ) == [("ACCEPTED", None), ("REFUSED", "TIMING")]
     # ids must exist when the batch arrives; the next day the approval is still pending
-    execute = {"id": "x", "type": "EXECUTE", "approval": "AP001",
-               "action": {"type": "FUND", "asset": "A2", "quote": "Q3", "notional": 10**9}}
+    execute = {
+        "id": "x",
+        "type": "EXECUTE",
+        "approval": "AP001",
+        "action": {"type": "FUND", "asset": "A2", "quote": "Q3", "notional": 10**9},
+    }
     assert _decide(run, [execute]) == [("REFUSED", "AUTHORITY")]
     # approved on day 5 (lag 2): the execution goes through once, then the authority is consumed
     assert run.packet()["approvals"][0]["status"] == "approved"

@@ -7,12 +7,26 @@ from hypothesis import strategies as st
 from engine._units import accrual, div_half_even, format_cents, haircut_amount
 
 
-@pytest.mark.parametrize("n,d,want", [(5, 2, 2), (7, 2, 4), (-5, 2, -2), (-7, 2, -4), (1, 3, 0), (2, 3, 1), (15, 10, 2), (25, 10, 2), (0, 7, 0), (5, -2, -2)])
+@pytest.mark.parametrize(
+    "n,d,want",
+    [
+        (5, 2, 2),
+        (7, 2, 4),
+        (-5, 2, -2),
+        (-7, 2, -4),
+        (1, 3, 0),
+        (2, 3, 1),
+        (15, 10, 2),
+        (25, 10, 2),
+        (0, 7, 0),
+        (5, -2, -2),
+    ],
+)
 def test_div_half_even_cases(n, d, want):
     assert div_half_even(n, d) == want
 
 
-@given(st.integers(-10**15, 10**15), st.integers(1, 10**9))
+@given(st.integers(-(10**15), 10**15), st.integers(1, 10**9))
 def test_div_half_even_matches_exact_rounding(n, d):
     assert div_half_even(n, d) == round(Fraction(n, d))  # Fraction rounds half to even
 

@@ -41,11 +41,11 @@ def _holiday_nights(instance):
     """Business days whose night spans a skipped weekday."""
     offsets = instance["calendar"]["offsets"]
     weekdays = set(weekday_offsets(instance["carry_end"] + 10))
-    return [d for d in range(1, len(offsets) - 1)
-            if any(c in weekdays for c in range(offsets[d] + 1, offsets[d + 1]))]
+    return [d for d in range(1, len(offsets) - 1) if any(c in weekdays for c in range(offsets[d] + 1, offsets[d + 1]))]
 
 
 # -- every seed --------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_fund_02_withdraws_a_quote_and_has_a_holiday(seed):
@@ -86,6 +86,7 @@ def test_fund_04_executes_under_buffer_authority(seed):
 
 
 # -- the rules fire: refusals without authority, acceptance with it ------------------
+
 
 def _batch(run, actions):
     return {"day": run.open_day, "report": gold_report(run.book, run.open_day), "actions": actions}
@@ -139,7 +140,9 @@ def test_tenor_limit_refuses_then_authority_allows():
 def test_buffer_refuses_then_authority_allows_by_its_amount():
     instance = engine.generate("FUND_04", 1)
     batches = _gold_batches(instance)
-    ask_day, escalate = next((d, a) for d in sorted(batches) for a in batches[d]["actions"] if a.get("kind") == "buffer")
+    ask_day, escalate = next(
+        (d, a) for d in sorted(batches) for a in batches[d]["actions"] if a.get("kind") == "buffer"
+    )
     day, execute = _first_execute(batches, lambda a: True)
     assert day == ask_day + 1
     roll = dict(execute["action"], id="plain")
@@ -147,7 +150,10 @@ def test_buffer_refuses_then_authority_allows_by_its_amount():
     first, _ = _play_gold_until(instance, ask_day)
     lender = next(q["counterparty"] for q in instance["quotes"] if q["id"] == roll["quote"])
     first_quote = next(q for q in first.packet()["quotes"] if q["start_day"] == ask_day and q["counterparty"] == lender)
-    assert _decisions(first, [dict(roll, quote=first_quote["id"]), escalate]) == [("REFUSED", "CASH"), ("ACCEPTED", None)]
+    assert _decisions(first, [dict(roll, quote=first_quote["id"]), escalate]) == [
+        ("REFUSED", "CASH"),
+        ("ACCEPTED", None),
+    ]
     # on the execution day: plain CASH, too small AUTHORITY, under zero CASH, approved ACCEPTED
     plain, _ = _play_gold_until(instance, day)
     assert _decisions(plain, [roll]) == [("REFUSED", "CASH")]
@@ -188,8 +194,14 @@ def test_a_withdrawn_quote_is_refused_and_a_waiting_desk_pays_for_it():
     # shortest-cheapest waits for the maturity day: the shorter offer is gone, it takes the longer one
     waiting = play(instance, "shortest-cheapest")
     used = {t["quote"] for t in waiting.book["trades"].values()}
-    sibling = next(q["id"] for q in instance["quotes"] if q["id"] != quote["id"] and q["start_day"] == quote["start_day"]
-                   and q["offered_day"] == quote["offered_day"] and q["counterparty"] != quote["counterparty"])
+    sibling = next(
+        q["id"]
+        for q in instance["quotes"]
+        if q["id"] != quote["id"]
+        and q["start_day"] == quote["start_day"]
+        and q["offered_day"] == quote["offered_day"]
+        and q["counterparty"] != quote["counterparty"]
+    )
     assert quote["id"] not in used and sibling in used
 
 
@@ -215,8 +227,10 @@ def _shown_quote(run):
     visible = run.packet()["quotes"]
     if visible:
         return visible[0]["id"]
-    return max((q for q in run.instance["quotes"] if q["offered_day"] <= run.open_day),
-               key=lambda q: (q["offered_day"], q["id"]))["id"]
+    return max(
+        (q for q in run.instance["quotes"] if q["offered_day"] <= run.open_day),
+        key=lambda q: (q["offered_day"], q["id"]),
+    )["id"]
 
 
 def test_roll_after_maturity_is_timing_not_title():
@@ -224,8 +238,15 @@ def test_roll_after_maturity_is_timing_not_title():
     run = play(instance, days=10)
     ended = sorted(t["id"] for t in run.book["trades"].values() if t["status"] == "ended")
     assert ended  # the first funding matured (rolled) before day 11
-    decisions, _ = run.submit(_batch(run, [{"id": f"late{i}", "type": "ROLL", "trade": tid, "quote": _shown_quote(run)}
-                                           for i, tid in enumerate(ended)]))
+    decisions, _ = run.submit(
+        _batch(
+            run,
+            [
+                {"id": f"late{i}", "type": "ROLL", "trade": tid, "quote": _shown_quote(run)}
+                for i, tid in enumerate(ended)
+            ],
+        )
+    )
     assert [(d["decision"], d["reason"]) for d in decisions] == [("REFUSED", "TIMING")] * len(ended)
     assert all("a roll must be at or before maturity" in d["message"] for d in decisions)
 
@@ -243,12 +264,16 @@ def test_roll_of_a_repaid_trade_is_timing():
 
 # -- published fixtures show each rule ----------------------------------------------
 
-@pytest.mark.parametrize("run_id, check", [
-    ("baseline-FUND_02-seed-1-reference", "withdrawal"),
-    ("baseline-FUND_02-seed-2-shortest-cheapest", "holiday"),
-    ("baseline-FUND_03-seed-1-reference", "tenor"),
-    ("baseline-FUND_04-seed-3-reference", "buffer"),
-])
+
+@pytest.mark.parametrize(
+    "run_id, check",
+    [
+        ("baseline-FUND_02-seed-1-reference", "withdrawal"),
+        ("baseline-FUND_02-seed-2-shortest-cheapest", "holiday"),
+        ("baseline-FUND_03-seed-1-reference", "tenor"),
+        ("baseline-FUND_04-seed-3-reference", "buffer"),
+    ],
+)
 def test_published_fixtures_show_each_rule(run_id, check):
     spec = next(s for s in engine.fixture_specs() if s["run_id"] == run_id)
     execution = engine.execute_fixture(spec)
@@ -260,9 +285,15 @@ def test_published_fixtures_show_each_rule(run_id, check):
         instance = engine.fixture_input(spec)["instance"]
         assert _holiday_nights(instance)
     else:
-        executed = [r for r in receipts if r["kind"] == "ACTION" and r["payload"]["type"] == "EXECUTE"
-                    and r["payload"]["decision"] == "ACCEPTED"]
-        escalated = {r["payload"]["effects"]["approval"]: r["payload"]["action"]["kind"] for r in receipts
-                     if r["kind"] == "ACTION" and r["payload"]["type"] == "ESCALATE" and r["payload"]["decision"] == "ACCEPTED"}
+        executed = [
+            r
+            for r in receipts
+            if r["kind"] == "ACTION" and r["payload"]["type"] == "EXECUTE" and r["payload"]["decision"] == "ACCEPTED"
+        ]
+        escalated = {
+            r["payload"]["effects"]["approval"]: r["payload"]["action"]["kind"]
+            for r in receipts
+            if r["kind"] == "ACTION" and r["payload"]["type"] == "ESCALATE" and r["payload"]["decision"] == "ACCEPTED"
+        }
         assert check in [escalated[r["payload"]["effects"]["approval"]] for r in executed]
         assert execution["result"]["verdict"] == "QUALIFIED" and execution["result"]["score"]["points"] == 100

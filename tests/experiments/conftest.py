@@ -27,10 +27,20 @@ def one_line_error(stderr):
 
 
 def write_spec(directory, **overrides):
-    spec = {"version": 1, "name": "ref-vs-sc", "estimand": "score points, reference minus shortest-cheapest",
-            "unit": "items", "items": {"split": "practice", "families": ["FUND_01", "FUND_03"], "seeds": "1..3"},
-            "arms": {"baseline:reference": 1, "baseline:shortest-cheapest": -1}, "seeds": [0], "metric": "score",
-            "bounds": [0, 100], "margin": "0", "alpha": "0.05", "method": "paired_hoeffding"}
+    spec = {
+        "version": 1,
+        "name": "ref-vs-sc",
+        "estimand": "score points, reference minus shortest-cheapest",
+        "unit": "items",
+        "items": {"split": "practice", "families": ["FUND_01", "FUND_03"], "seeds": "1..3"},
+        "arms": {"baseline:reference": 1, "baseline:shortest-cheapest": -1},
+        "seeds": [0],
+        "metric": "score",
+        "bounds": [0, 100],
+        "margin": "0",
+        "alpha": "0.05",
+        "method": "paired_hoeffding",
+    }
     spec.update(overrides)
     os.makedirs(directory, exist_ok=True)
     with open(os.path.join(directory, "spec.json"), "w") as fh:
@@ -46,9 +56,25 @@ def practice_study(bundle_dir, tmp_path_factory):
     cmp_dir, sweep_dir = root / "cmp", root / "sweep"
     write_spec(cmp_dir)
     assert invoke("compare", cmp_dir, "--freeze")[0] == 0
-    code, out, err = invoke("sweep", "--out", sweep_dir, "--family", "FUND_01", "--family", "FUND_03", "--seeds",
-                            "1..3", *[a for arm in BASELINES for a in ("--arm", arm)], "--bundle", bundle_dir,
-                            "--pyodide-sample", 2, "--comparison", cmp_dir, "--no-progress")
+    code, out, err = invoke(
+        "sweep",
+        "--out",
+        sweep_dir,
+        "--family",
+        "FUND_01",
+        "--family",
+        "FUND_03",
+        "--seeds",
+        "1..3",
+        *[a for arm in BASELINES for a in ("--arm", arm)],
+        "--bundle",
+        bundle_dir,
+        "--pyodide-sample",
+        2,
+        "--comparison",
+        cmp_dir,
+        "--no-progress",
+    )
     assert code == 0, err
     code, out, err = invoke("compare", cmp_dir, "--sweep", sweep_dir)
     assert code == 0, err

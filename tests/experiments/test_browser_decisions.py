@@ -24,8 +24,9 @@ PAGE = "comparisons/reference-vs-shortest-cheapest-betting/"
 @pytest.fixture
 def vpage(browser):
     ctx = browser.new_context()
-    ctx.route(re.compile(r".*"), lambda r: r.continue_() if urlparse(r.request.url).hostname == "127.0.0.1"
-              else r.abort())
+    ctx.route(
+        re.compile(r".*"), lambda r: r.continue_() if urlparse(r.request.url).hostname == "127.0.0.1" else r.abort()
+    )
     ctx.set_default_timeout(30_000)
     page = ctx.new_page()
     page.errors = []
@@ -47,8 +48,10 @@ def verify(page, url, axe=None, path=PAGE):
 
 
 def checks(box):
-    return {li.get_attribute("data-check"): li.get_attribute("data-ok") == "true"
-            for li in box.locator("li[data-check]").all()}
+    return {
+        li.get_attribute("data-check"): li.get_attribute("data-ok") == "true"
+        for li in box.locator("li[data-check]").all()
+    }
 
 
 def test_a_decision_verifies_in_the_browser_and_a_forged_one_does_not(vpage, built_site, tmp_path):  # noqa: F811

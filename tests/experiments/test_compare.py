@@ -32,8 +32,18 @@ def test_the_decision_and_its_evidence(practice_study):
     assert d["execution"]["pyodide_sample"]["identical"] is True and d["limits"] == []
     evidence = json.loads((practice_study["cmp"] / "evidence.json").read_text())
     kinds = [f["kind"] for f in evidence["files"]]
-    assert kinds == ["spec", "freeze", "deviations", "rules", "sweep_manifest", "journal", "items", "observations",
-                     "observations_parquet", "decision"]
+    assert kinds == [
+        "spec",
+        "freeze",
+        "deviations",
+        "rules",
+        "sweep_manifest",
+        "journal",
+        "items",
+        "observations",
+        "observations_parquet",
+        "decision",
+    ]
     assert (practice_study["cmp"] / "rules.py").read_bytes() == cmp.rules_source()
     assert d["rules_sha256"] == __import__("engine").sha256_hex(cmp.rules_source())
     assert d["order"]["served_at_line"] == 2 and d["order"]["first_row_line"] == 3
@@ -49,7 +59,9 @@ def test_verify_recomputes_from_evidence_and_names_what_was_tampered(practice_st
     lines = obs_path.read_text().splitlines()
     row = json.loads(lines[2])
     row["value"] = 0 if row["value"] else 100
-    obs_path.write_text("\n".join(lines[:2] + [json.dumps(row, sort_keys=True, separators=(",", ":"))] + lines[3:]) + "\n")
+    obs_path.write_text(
+        "\n".join(lines[:2] + [json.dumps(row, sort_keys=True, separators=(",", ":"))] + lines[3:]) + "\n"
+    )
     code, out, err = invoke("compare", cmp_dir, "--verify")
     assert code == 1 and "observations.jsonl: sha256" in one_line_error(err)
 
@@ -60,11 +72,16 @@ def test_verify_recomputes_from_evidence_and_names_what_was_tampered(practice_st
 
     # A forger who also rewrites the evidence hash still meets the recomputation.
     import engine
+
     data = (cmp_dir / "decision.json").read_bytes()
-    edit_json(cmp_dir / "evidence.json", lambda e: [f.update(sha256=engine.sha256_hex(data)) for f in e["files"]
-                                                    if f["kind"] == "decision"])
+    edit_json(
+        cmp_dir / "evidence.json",
+        lambda e: [f.update(sha256=engine.sha256_hex(data)) for f in e["files"] if f["kind"] == "decision"],
+    )
     code, out, err = invoke("compare", cmp_dir, "--verify")
-    assert code == 1 and "differs from the decision recomputed from the evidence at $.lower_bound" in one_line_error(err)
+    assert code == 1 and "differs from the decision recomputed from the evidence at $.lower_bound" in one_line_error(
+        err
+    )
 
 
 @pyodide_test
@@ -89,17 +106,26 @@ def test_a_spec_frozen_after_the_sweep_cannot_use_it(practice_study, tmp_path):
 @pyodide_test
 def test_rows_of_another_evaluator_are_never_compared(practice_study, tmp_path):
     cmp_dir, sweep_dir = copy_study(practice_study, tmp_path)
-    blobs = {k: (cmp_dir / p).read_bytes() for k, p in
-             (("spec", "spec.json"), ("freeze", "freeze.json"), ("deviations", "deviations.json"))}
+    blobs = {
+        k: (cmp_dir / p).read_bytes()
+        for k, p in (("spec", "spec.json"), ("freeze", "freeze.json"), ("deviations", "deviations.json"))
+    }
     blobs["rules"] = cmp.rules_source()
-    for kind, name in (("sweep_manifest", "sweep.json"), ("items", "items.jsonl"),
-                       ("observations_parquet", "observations.parquet"), ("journal", "journal.jsonl")):
+    for kind, name in (
+        ("sweep_manifest", "sweep.json"),
+        ("items", "items.jsonl"),
+        ("observations_parquet", "observations.parquet"),
+        ("journal", "journal.jsonl"),
+    ):
         blobs[kind] = (sweep_dir / name).read_bytes()
     lines = (sweep_dir / "observations.jsonl").read_text().splitlines()
     row = json.loads(lines[0])
     row["evaluator_id"] = "f" * 64
-    blobs["observations"] = ("\n".join([json.dumps(row, sort_keys=True, separators=(",", ":"))] + lines[1:]) + "\n").encode()
+    blobs["observations"] = (
+        "\n".join([json.dumps(row, sort_keys=True, separators=(",", ":"))] + lines[1:]) + "\n"
+    ).encode()
     import engine
+
     sweep = json.loads(blobs["sweep_manifest"])
     sweep["files"]["observations.jsonl"] = engine.sha256_hex(blobs["observations"])
     blobs["sweep_manifest"] = json.dumps(sweep).encode()
@@ -110,9 +136,18 @@ def test_rows_of_another_evaluator_are_never_compared(practice_study, tmp_path):
 @pyodide_test
 def test_deviations_are_dated_and_lower_the_confidence(practice_study, tmp_path):
     cmp_dir, sweep_dir = copy_study(practice_study, tmp_path)
-    edit_json(cmp_dir / "deviations.json", lambda d: d["deviations"].append(
-        {"date": "2026-03-01", "field": "items", "original": "seeds 1..3", "effective": "seeds 1..3",
-         "reason": "a recorded example"}))
+    edit_json(
+        cmp_dir / "deviations.json",
+        lambda d: d["deviations"].append(
+            {
+                "date": "2026-03-01",
+                "field": "items",
+                "original": "seeds 1..3",
+                "effective": "seeds 1..3",
+                "reason": "a recorded example",
+            }
+        ),
+    )
     code, out, err = invoke("compare", cmp_dir, "--sweep", sweep_dir, "--json")
     assert code == 0, err
     d = json.loads(out)
@@ -125,16 +160,40 @@ def test_deviations_are_dated_and_lower_the_confidence(practice_study, tmp_path)
 @pyodide_test
 def test_a_heldout_study_end_to_end(bundle_dir, tmp_path):
     secret, sweep_dir, cmp_dir = tmp_path / "secret", tmp_path / "sweep", tmp_path / "cmp"
-    code, out, err = invoke("heldout", "commit", "--secret-file", secret, "--family", "FUND_02", "--count", 4,
-                            "--out", sweep_dir / "commitment.json")
+    code, out, err = invoke(
+        "heldout",
+        "commit",
+        "--secret-file",
+        secret,
+        "--family",
+        "FUND_02",
+        "--count",
+        4,
+        "--out",
+        sweep_dir / "commitment.json",
+    )
     assert code == 0 and "keep it private" in out and oct(os.stat(secret).st_mode & 0o777) == "0o600"
     commitment = json.loads((sweep_dir / "commitment.json").read_text())
-    write_spec(cmp_dir, items={"split": "heldout", "families": ["FUND_02"], "count": 4,
-                               "commitment_sha256": commitment["sha256"]})
+    write_spec(
+        cmp_dir,
+        items={"split": "heldout", "families": ["FUND_02"], "count": 4, "commitment_sha256": commitment["sha256"]},
+    )
     assert invoke("compare", cmp_dir, "--freeze")[0] == 0
     arms = [a for arm in BASELINES[:2] for a in ("--arm", arm)]
-    base = ["sweep", "--out", sweep_dir, "--heldout", "--secret-file", secret, *arms, "--bundle", bundle_dir,
-            "--no-progress", "--pyodide-sample", 1]
+    base = [
+        "sweep",
+        "--out",
+        sweep_dir,
+        "--heldout",
+        "--secret-file",
+        secret,
+        *arms,
+        "--bundle",
+        bundle_dir,
+        "--no-progress",
+        "--pyodide-sample",
+        1,
+    ]
     code, out, err = invoke(*base, "--comparison", cmp_dir)
     assert code == 1 and "feasibility pilot is published" in one_line_error(err)
     code, out, err = invoke(*base, "--pilot", 4, "--comparison", cmp_dir)
@@ -157,8 +216,11 @@ def test_a_heldout_study_end_to_end(bundle_dir, tmp_path):
     decision = json.loads((cmp_dir / "decision.json").read_text())
     assert decision["heldout"]["revealed"] is True and decision["n"] == 4
     feas = json.loads((sweep_dir / "feasibility.json").read_text())
-    assert set(feas["power"]["ref-vs-sc"]["worlds_needed"]) == {"paired_hoeffding", "paired_empirical_bernstein",
-                                                                "paired_betting"}
+    assert set(feas["power"]["ref-vs-sc"]["worlds_needed"]) == {
+        "paired_hoeffding",
+        "paired_empirical_bernstein",
+        "paired_betting",
+    }
     assert invoke("compare", cmp_dir, "--verify")[0] == 0
     edit_json(sweep_dir / "reveal.json", lambda r: r.update(secret="44" * 32))
     code, out, err = invoke("compare", cmp_dir, "--verify")
@@ -186,5 +248,7 @@ def test_cli_usage_and_input_errors(tmp_path):
     code, out, err = invoke("sweep", "--out", tmp_path / "h", "--arm", "gold", "--heldout")
     assert code == 1 and "commitment.json: no such file" in one_line_error(err)
     (tmp_path / "c.json").write_text("{}")
-    code, out, err = invoke("heldout", "commit", "--secret-file", tmp_path / "k", "--count", 2, "--out", tmp_path / "c.json")
+    code, out, err = invoke(
+        "heldout", "commit", "--secret-file", tmp_path / "k", "--count", 2, "--out", tmp_path / "c.json"
+    )
     assert code == 64 and "never rewritten" in err

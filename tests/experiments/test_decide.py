@@ -6,16 +6,27 @@ from decimal import Decimal
 
 import pytest
 
-from experiments.decide import (INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, check_frozen, check_spec, decide, freeze_doc)
+from experiments.decide import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, check_frozen, check_spec, decide, freeze_doc
 from experiments.errors import ExperimentError
 
 ITEMS = {"split": "practice", "families": ["FUND_01"], "seeds": "1..10"}
 
 
 def spec(**over):
-    s = {"version": 1, "name": "a-vs-b", "estimand": "score, a minus b", "unit": "items", "items": ITEMS,
-         "arms": {"a": 1, "b": -1}, "seeds": [0], "metric": "score", "bounds": [0, 100], "margin": "0",
-         "alpha": "0.05", "method": "paired_hoeffding"}
+    s = {
+        "version": 1,
+        "name": "a-vs-b",
+        "estimand": "score, a minus b",
+        "unit": "items",
+        "items": ITEMS,
+        "arms": {"a": 1, "b": -1},
+        "seeds": [0],
+        "metric": "score",
+        "bounds": [0, 100],
+        "margin": "0",
+        "alpha": "0.05",
+        "method": "paired_hoeffding",
+    }
     s.update(over)
     return s
 
@@ -61,44 +72,93 @@ def test_missing_null_and_out_of_bounds_values_are_refused():
         decide(spec(), ids, vals)
 
 
-@pytest.mark.parametrize("change,needle", [
-    ({"alpha": 0.05}, "$.alpha: floats are not allowed"),
-    ({"margin": True}, "margin: expected an integer or a decimal string"),
-    ({"alpha": "1.5"}, "0 < alpha < 1"),
-    ({"margin": "zero"}, "margin: expected"),
-    ({"arms": {"a": 1, "b": 1}}, "sum to 0"),
-    ({"arms": {"a": 1}}, "at least two arms"),
-    ({"metric": "happiness"}, "not a metric"),
-    ({"metric": "gate:no_settlement_failure"}, None),
-    ({"bounds": [100, 0]}, "a < b"),
-    ({"method": "t_test"}, "paired_hoeffding"),
-    ({"version": 3}, "version: expected 1 or 2"),
-    ({"version": 2}, "method: expected {\"name\""),
-    ({"version": 2, "method": {"name": "paired_hoeffding", "c": "1"}}, "method.c: paired_hoeffding has no parameters"),
-    ({"version": 2, "method": {"name": "paired_empirical_bernstein"}, "stopping": {"max_n": 5, "futility": None}},
-     "stopping: paired_empirical_bernstein is a fixed-n rule"),
-    ({"version": 2, "method": {"name": "paired_betting", "bet": "kelly"}}, "method.bet: expected"),
-    ({"version": 2, "method": {"name": "paired_betting", "bet": "agrapa", "truncation": "1"},
-      "stopping": {"max_n": 5, "futility": None}}, "method.truncation: expected 0 < truncation <= 0.99"),
-    ({"version": 2, "method": {"name": "paired_betting", "bet": "fixed", "truncation": "0.5"}}, "a fixed bet names"),
-    ({"version": 2, "method": {"name": "paired_betting", "bet": "agrapa", "truncation": "0.5"}}, "stopping: a betting"),
-    ({"version": 2, "method": {"name": "paired_betting", "bet": "agrapa", "truncation": "0.5"},
-      "stopping": {"max_n": 11, "futility": None}}, "max_n: 11 is more than the 10 planned worlds"),
-    ({"version": 2, "method": {"name": "paired_betting", "bet": "agrapa", "truncation": "0.5"},
-      "stopping": {"max_n": 10, "futility": "1"}}, "futility: expected null or a wealth between 0 and 1"),
-    ({"version": 2, "method": {"name": "paired_betting", "bet": "agrapa", "truncation": "0.5"},
-      "stopping": {"max_n": 10, "futility": None}, "margin": "100"}, "margin strictly inside the range"),
-    ({"version": 2, "method": {"name": "paired_betting", "bet": "fixed", "lambda": "0.5"},
-      "stopping": {"max_n": 10, "futility": "0.01"}}, None),
-    ({"stopping": {"max_n": 10, "futility": None}}, "stopping: unknown field"),
-    ({"unit": "seeds"}, "unit"),
-    ({"seeds": []}, "seeds"),
-    ({"extra": 1}, "unknown field"),
-    ({"name": "Has Spaces"}, "name"),
-    ({"items": {"split": "heldout", "families": ["FUND_01"], "count": 5}}, "held-out split names exactly"),
-    ({"items": {"split": "practice", "families": ["FUND_01"], "seeds": "x"}}, "not a seed"),
-    ({"items": {"split": "mystery", "families": ["FUND_01"]}}, "split"),
-])
+@pytest.mark.parametrize(
+    "change,needle",
+    [
+        ({"alpha": 0.05}, "$.alpha: floats are not allowed"),
+        ({"margin": True}, "margin: expected an integer or a decimal string"),
+        ({"alpha": "1.5"}, "0 < alpha < 1"),
+        ({"margin": "zero"}, "margin: expected"),
+        ({"arms": {"a": 1, "b": 1}}, "sum to 0"),
+        ({"arms": {"a": 1}}, "at least two arms"),
+        ({"metric": "happiness"}, "not a metric"),
+        ({"metric": "gate:no_settlement_failure"}, None),
+        ({"bounds": [100, 0]}, "a < b"),
+        ({"method": "t_test"}, "paired_hoeffding"),
+        ({"version": 3}, "version: expected 1 or 2"),
+        ({"version": 2}, 'method: expected {"name"'),
+        (
+            {"version": 2, "method": {"name": "paired_hoeffding", "c": "1"}},
+            "method.c: paired_hoeffding has no parameters",
+        ),
+        (
+            {
+                "version": 2,
+                "method": {"name": "paired_empirical_bernstein"},
+                "stopping": {"max_n": 5, "futility": None},
+            },
+            "stopping: paired_empirical_bernstein is a fixed-n rule",
+        ),
+        ({"version": 2, "method": {"name": "paired_betting", "bet": "kelly"}}, "method.bet: expected"),
+        (
+            {
+                "version": 2,
+                "method": {"name": "paired_betting", "bet": "agrapa", "truncation": "1"},
+                "stopping": {"max_n": 5, "futility": None},
+            },
+            "method.truncation: expected 0 < truncation <= 0.99",
+        ),
+        (
+            {"version": 2, "method": {"name": "paired_betting", "bet": "fixed", "truncation": "0.5"}},
+            "a fixed bet names",
+        ),
+        (
+            {"version": 2, "method": {"name": "paired_betting", "bet": "agrapa", "truncation": "0.5"}},
+            "stopping: a betting",
+        ),
+        (
+            {
+                "version": 2,
+                "method": {"name": "paired_betting", "bet": "agrapa", "truncation": "0.5"},
+                "stopping": {"max_n": 11, "futility": None},
+            },
+            "max_n: 11 is more than the 10 planned worlds",
+        ),
+        (
+            {
+                "version": 2,
+                "method": {"name": "paired_betting", "bet": "agrapa", "truncation": "0.5"},
+                "stopping": {"max_n": 10, "futility": "1"},
+            },
+            "futility: expected null or a wealth between 0 and 1",
+        ),
+        (
+            {
+                "version": 2,
+                "method": {"name": "paired_betting", "bet": "agrapa", "truncation": "0.5"},
+                "stopping": {"max_n": 10, "futility": None},
+                "margin": "100",
+            },
+            "margin strictly inside the range",
+        ),
+        (
+            {
+                "version": 2,
+                "method": {"name": "paired_betting", "bet": "fixed", "lambda": "0.5"},
+                "stopping": {"max_n": 10, "futility": "0.01"},
+            },
+            None,
+        ),
+        ({"stopping": {"max_n": 10, "futility": None}}, "stopping: unknown field"),
+        ({"unit": "seeds"}, "unit"),
+        ({"seeds": []}, "seeds"),
+        ({"extra": 1}, "unknown field"),
+        ({"name": "Has Spaces"}, "name"),
+        ({"items": {"split": "heldout", "families": ["FUND_01"], "count": 5}}, "held-out split names exactly"),
+        ({"items": {"split": "practice", "families": ["FUND_01"], "seeds": "x"}}, "not a seed"),
+        ({"items": {"split": "mystery", "families": ["FUND_01"]}}, "split"),
+    ],
+)
 def test_spec_errors_name_the_field(change, needle):
     if needle is None:
         check_spec(spec(**change))
@@ -128,8 +188,11 @@ def test_freezing_hashes_the_bytes_and_a_changed_spec_is_refused():
 
 
 def test_a_changed_rule_is_named_against_the_freeze():
-    bet = spec(version=2, method={"name": "paired_betting", "bet": "agrapa", "truncation": "0.75"},
-               stopping={"max_n": 10, "futility": None})
+    bet = spec(
+        version=2,
+        method={"name": "paired_betting", "bet": "agrapa", "truncation": "0.75"},
+        stopping={"max_n": 10, "futility": None},
+    )
     doc = freeze_doc(json.dumps(bet).encode(), "2026-02-03")
     assert doc["method"] == bet["method"] and doc["stopping"] == bet["stopping"]
     changed = json.dumps(dict(bet, method=dict(bet["method"], truncation="0.9"))).encode()
@@ -152,5 +215,6 @@ def test_no_floats_in_the_decision():
             [walk(v) for v in x.values()]
         elif isinstance(x, list):
             [walk(v) for v in x]
+
     walk(out)
     assert Decimal(out["lower_bound"]) < Decimal(out["estimate"]["decimal"]) < Decimal(out["upper_bound"])

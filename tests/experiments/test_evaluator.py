@@ -22,9 +22,19 @@ def test_the_id_is_the_sha256_of_the_contract_s_canonical_json():
     assert prov["items"] == {"manifest_sha256": "c" * 64, "count": 12}
 
 
-@pytest.mark.parametrize("path", [("engine", "bundle_sha256"), ("engine", "manifest_sha256"), ("grader", "gates"),
-                                  ("grader", "mutations"), ("metrics", "code_sha256"), ("metrics", "definitions"),
-                                  ("items", "manifest_sha256"), ("items", "count")])
+@pytest.mark.parametrize(
+    "path",
+    [
+        ("engine", "bundle_sha256"),
+        ("engine", "manifest_sha256"),
+        ("grader", "gates"),
+        ("grader", "mutations"),
+        ("metrics", "code_sha256"),
+        ("metrics", "definitions"),
+        ("items", "manifest_sha256"),
+        ("items", "count"),
+    ],
+)
 def test_changing_any_part_of_the_provenance_changes_the_id(path):
     prov = provenance(FAKE_BUNDLE, "c" * 64, 12)
     changed = copy.deepcopy(prov)
@@ -51,6 +61,7 @@ def test_a_missing_or_damaged_bundle_is_one_line(tmp_path, bundle_dir):
     with pytest.raises(ExperimentError, match="engine bundle: .*missing"):
         load_bundle(str(tmp_path))
     import shutil
+
     shutil.copytree(bundle_dir, tmp_path / "b")
     with open(tmp_path / "b" / "fundbook-engine.zip", "ab") as fh:
         fh.write(b"x")

@@ -32,13 +32,23 @@ def test_the_pilot_made_for_this_sweep_passes(tmp_path):
 
 def test_a_one_arm_pilot_does_not_license_a_two_arm_sweep(tmp_path):
     _pilot(tmp_path, arms=ONE)
-    with pytest.raises(ExperimentError, match=r"plan.arms: the pilot was made for arms \['baseline:reference'\], "
-                                              r"this sweep also runs \['baseline:do-nothing'\]"):
+    with pytest.raises(
+        ExperimentError,
+        match=r"plan.arms: the pilot was made for arms \['baseline:reference'\], "
+        r"this sweep also runs \['baseline:do-nothing'\]",
+    ):
         sweep._check_feasibility(str(tmp_path), EID, dict(PLAN), ROWS, TWO)
 
 
-@pytest.mark.parametrize("plan, count", [(dict(PLAN, count=8), 4), (dict(PLAN, families=["FUND_01"]), 4),
-                                         (dict(PLAN, commitment_sha256="d" * 64), 4), (PLAN, 3)])
+@pytest.mark.parametrize(
+    "plan, count",
+    [
+        (dict(PLAN, count=8), 4),
+        (dict(PLAN, families=["FUND_01"]), 4),
+        (dict(PLAN, commitment_sha256="d" * 64), 4),
+        (PLAN, 3),
+    ],
+)
 def test_a_pilot_over_other_items_is_refused(tmp_path, plan, count):
     _pilot(tmp_path, plan=plan, count=count, arms=TWO)
     with pytest.raises(ExperimentError, match="plan.items: the pilot was made for other items"):
@@ -54,6 +64,7 @@ def test_a_pilot_for_another_evaluator_is_refused(tmp_path):
 def test_the_published_heldout_pilots_match_their_sweeps():
     """The committed held-out sweeps' pilots name every arm their sweeps ran, over the same items."""
     import json
+
     REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     for rel in ("runs/comparisons/heldout-baselines", "runs/studies/smollm2-heldout/sweep"):
         folder = os.path.join(REPO, rel)

@@ -21,8 +21,22 @@ ARMS = ["--arm", "baseline:reference", "--arm", "baseline:shortest-cheapest"]
 
 
 def sweep(out, bundle_dir, *extra, seeds="1..2"):
-    return invoke("sweep", "--out", out, "--family", "FUND_01", "--seeds", seeds, *ARMS, "--bundle", bundle_dir,
-                  "--pyodide-sample", 0, "--no-progress", *extra)
+    return invoke(
+        "sweep",
+        "--out",
+        out,
+        "--family",
+        "FUND_01",
+        "--seeds",
+        seeds,
+        *ARMS,
+        "--bundle",
+        bundle_dir,
+        "--pyodide-sample",
+        0,
+        "--no-progress",
+        *extra,
+    )
 
 
 def study_spec(directory, **over):
@@ -31,13 +45,13 @@ def study_spec(directory, **over):
 
 def test_a_spec_frozen_after_its_sweep_cannot_use_it(tmp_path, bundle_dir):
     out, cmp_dir = tmp_path / "sweep", tmp_path / "cmp"
-    assert sweep(out, bundle_dir)[0] == 0                      # 1. sweep first
+    assert sweep(out, bundle_dir)[0] == 0  # 1. sweep first
     study_spec(cmp_dir)
-    assert invoke("compare", cmp_dir, "--freeze")[0] == 0      # 2. freeze afterwards
+    assert invoke("compare", cmp_dir, "--freeze")[0] == 0  # 2. freeze afterwards
     manifest = (out / "sweep.json").read_bytes()
     code, _, err = sweep(out, bundle_dir, "--comparison", cmp_dir)  # 3. re-run "serving" it: every row reused
     assert code == 1 and "a spec frozen after any of its rows existed cannot use them" in one_line_error(err)
-    assert (out / "sweep.json").read_bytes() == manifest       # nothing recorded as "frozen before it ran"
+    assert (out / "sweep.json").read_bytes() == manifest  # nothing recorded as "frozen before it ran"
     code, _, err = invoke("compare", cmp_dir, "--sweep", out)
     assert code == 1 and "does not record spec" in one_line_error(err)
 
@@ -48,7 +62,7 @@ def test_a_resumed_sweep_refuses_an_edited_observation_instead_of_signing_it(tmp
     path = out / "observations.jsonl"
     rows = [json.loads(x) for x in path.read_text().splitlines()]
     target = next(r for r in rows if r["arm"] == "baseline:shortest-cheapest" and r["metric"] == "score")
-    target["value"] = 100 if target["value"] != 100 else 99      # a hand edit (the finding: 49 -> 100)
+    target["value"] = 100 if target["value"] != 100 else 99  # a hand edit (the finding: 49 -> 100)
     path.write_text("".join(json.dumps(r, sort_keys=True, separators=(",", ":")) + "\n" for r in rows))
     edited, manifest = path.read_bytes(), (out / "sweep.json").read_bytes()
     code, _, err = sweep(out, bundle_dir)
@@ -64,21 +78,40 @@ def test_a_files_arm_reads_candidates_exactly_as_grade_does(tmp_path, bundle_dir
     root = tmp_path / "cands" / "FUND_01"
     root.mkdir(parents=True)
     gold = _gold_text("FUND_01", 1)
-    hostile = {1: '{"format": 1, ' + gold[1:],                        # a duplicate name
-               2: gold.replace('"batches"', '"label": "\\ud800", "batches"', 1),  # a lone surrogate
-               3: "[" * 100_000 + "]" * 100_000}                     # was a RecursionError traceback
+    hostile = {
+        1: '{"format": 1, ' + gold[1:],  # a duplicate name
+        2: gold.replace('"batches"', '"label": "\\ud800", "batches"', 1),  # a lone surrogate
+        3: "[" * 100_000 + "]" * 100_000,
+    }  # was a RecursionError traceback
     from fundbook.cli._common import read_json  # the reader `fundbook grade` uses
+
     for seed, text in hostile.items():
         (root / f"seed-{seed}.json").write_text(text)
         with pytest.raises(engine.InputError):
             read_json(root / f"seed-{seed}.json", "a candidate")  # `fundbook grade` refuses each one
     out = tmp_path / "sweep"
-    code, _, err = invoke("sweep", "--out", out, "--family", "FUND_01", "--seeds", "1..3", "--arm",
-                          f"mine=files:{tmp_path / 'cands'}", "--bundle", bundle_dir, "--pyodide-sample", 0,
-                          "--no-progress")
+    code, _, err = invoke(
+        "sweep",
+        "--out",
+        out,
+        "--family",
+        "FUND_01",
+        "--seeds",
+        "1..3",
+        "--arm",
+        f"mine=files:{tmp_path / 'cands'}",
+        "--bundle",
+        bundle_dir,
+        "--pyodide-sample",
+        0,
+        "--no-progress",
+    )
     assert code == 0, err
-    score = {r["item_id"]: r["value"] for r in map(json.loads, (out / "observations.jsonl").read_text().splitlines())
-             if r["metric"] == "score"}
+    score = {
+        r["item_id"]: r["value"]
+        for r in map(json.loads, (out / "observations.jsonl").read_text().splitlines())
+        if r["metric"] == "score"
+    }
     assert score == {"FUND_01/seed-1": 0, "FUND_01/seed-2": 0, "FUND_01/seed-3": 0}  # MALFORMED rows, not 100
 
 
@@ -86,16 +119,36 @@ def test_an_attempts_arm_counts_only_verified_records(tmp_path, bundle_dir):
     instance = engine.generate("FUND_01", 1)
     folder = tmp_path / "attempts" / "forged"
     folder.mkdir(parents=True)
-    task = {"instance_id": "FUND_01/seed-1", "family": "FUND_01", "seed": 1, "horizon": 20, "split": "public-practice",
-            "fixture_sha256": engine.fixture_sha256(instance)}
+    task = {
+        "instance_id": "FUND_01/seed-1",
+        "family": "FUND_01",
+        "seed": 1,
+        "horizon": 20,
+        "split": "public-practice",
+        "fixture_sha256": engine.fixture_sha256(instance),
+    }
     proposals = [{"outcome": "accepted", "batch": b} for b in engine.gold_candidate(instance)["batches"]]
     record = {"schema": "fundbook.attempt/1", "content": {"task": task, "proposals": proposals}}
-    (folder / "record.json").write_text(json.dumps(record))           # hand-written, never verified
-    args = ("sweep", "--out", tmp_path / "s", "--family", "FUND_01", "--seeds", "1", "--arm",
-            f"attempts:{tmp_path / 'attempts'}", "--bundle", bundle_dir, "--pyodide-sample", 0, "--no-progress")
+    (folder / "record.json").write_text(json.dumps(record))  # hand-written, never verified
+    args = (
+        "sweep",
+        "--out",
+        tmp_path / "s",
+        "--family",
+        "FUND_01",
+        "--seeds",
+        "1",
+        "--arm",
+        f"attempts:{tmp_path / 'attempts'}",
+        "--bundle",
+        bundle_dir,
+        "--pyodide-sample",
+        0,
+        "--no-progress",
+    )
     code, _, err = invoke(*args)
     assert code == 1 and "is not a verified attempt" in one_line_error(err)
-    record["content"]["task"] = {}                                    # was a KeyError traceback
+    record["content"]["task"] = {}  # was a KeyError traceback
     (folder / "record.json").write_text(json.dumps(record))
     code, _, err = invoke(*args)
     assert code == 1 and "is not a verified attempt" in one_line_error(err)
@@ -111,18 +164,20 @@ def test_fifos_are_refused_at_once_never_waited_on(practice_study, tmp_path):
     code, _, err = invoke("compare", spec_dir, "--freeze")
     assert code == 1 and "spec.json: not a regular file" in one_line_error(err)
     os.mkfifo(tmp_path / "secret")
-    code, _, err = invoke("heldout", "commit", "--secret-file", tmp_path / "secret", "--count", 2, "--out",
-                          tmp_path / "c.json")
+    code, _, err = invoke(
+        "heldout", "commit", "--secret-file", tmp_path / "secret", "--count", 2, "--out", tmp_path / "c.json"
+    )
     assert code == 1 and "64 lowercase hex" in one_line_error(err)  # a pipe nothing writes to reads as empty
     cmp_dir, sweep_dir = copy_study(practice_study, tmp_path / "a")
     os.remove(sweep_dir / "observations.parquet")
-    os.mkfifo(sweep_dir / "observations.parquet")                   # an evidence file
+    os.mkfifo(sweep_dir / "observations.parquet")  # an evidence file
     code, _, err = invoke("compare", cmp_dir, "--verify")
     assert code == 1 and "observations.parquet: not a regular file" in one_line_error(err)
     cmp_dir, sweep_dir = copy_study(practice_study, tmp_path / "b")
-    os.mkfifo(tmp_path / "b" / "study" / "elsewhere")                # an evidence path
-    edit_json(cmp_dir / "evidence.json", lambda e: [f.update(path="../elsewhere") for f in e["files"]
-                                                    if f["kind"] == "items"])
+    os.mkfifo(tmp_path / "b" / "study" / "elsewhere")  # an evidence path
+    edit_json(
+        cmp_dir / "evidence.json", lambda e: [f.update(path="../elsewhere") for f in e["files"] if f["kind"] == "items"]
+    )
     code, _, err = invoke("compare", cmp_dir, "--verify")
     assert code == 1 and "elsewhere: not a regular file" in one_line_error(err)
 
@@ -139,6 +194,7 @@ def test_parquet_is_read_from_an_arrow_buffer_on_one_thread(monkeypatch, tmp_pat
     import pyarrow.parquet as pq
     from experiments import bench
     from experiments import observations as obs
+
     rows = [{"item_id": "W1", "arm": "a", "seed": 0, "metric": "score", "value": 7, "evaluator_id": "e"}]
     data = obs.parquet_bytes(rows)
     seen = []
@@ -147,14 +203,16 @@ def test_parquet_is_read_from_an_arrow_buffer_on_one_thread(monkeypatch, tmp_pat
     def spy(source, *args, **kwargs):
         seen.append((type(source), kwargs.get("pre_buffer", True)))
         return real(source, *args, **kwargs)
+
     monkeypatch.setattr(pq, "ParquetFile", spy)
     monkeypatch.setattr(pq, "read_table", lambda *a, **k: pytest.fail("read_table starts a pool thread"))
     cmp._check_parquet(data, rows, "evidence")
     assert seen == [(pa.BufferReader, False)]
     path = tmp_path / "o.parquet"
     path.write_bytes(data)
-    counts = subprocess.run([sys.executable, "-c", bench._THREADS.format(path=str(path))], capture_output=True,
-                            text=True, check=True).stdout.split()
+    counts = subprocess.run(
+        [sys.executable, "-c", bench._THREADS.format(path=str(path))], capture_output=True, text=True, check=True
+    ).stdout.split()
     base, after_read_table, after_file = map(int, counts)
     assert after_file == base and after_read_table == base + 1
 
@@ -162,18 +220,35 @@ def test_parquet_is_read_from_an_arrow_buffer_on_one_thread(monkeypatch, tmp_pat
 def test_the_commitment_s_unhashed_fields_and_practice_seeds(tmp_path, bundle_dir):
     doc = heldout.commit("ab" * 32, ["FUND_01"], 2)
     heldout.check_commitment_doc(doc, "c")
-    for bad, field in ((dict(doc, seed_range=[1, 2**53 - 1]), "seed_range"), (dict(doc, scheme="sha1 of the list"),
-                                                                               "scheme")):
+    for bad, field in (
+        (dict(doc, seed_range=[1, 2**53 - 1]), "seed_range"),
+        (dict(doc, scheme="sha1 of the list"), "scheme"),
+    ):
         with pytest.raises(ExperimentError, match=field):
-            heldout.check_commitment_doc(bad, "c")   # was accepted: the sha256 covers neither
-    code, _, err = invoke("sweep", "--out", tmp_path / "s", "--family", "FUND_01", "--seeds", str(2**32), "--arm",
-                          "baseline:do-nothing", "--bundle", bundle_dir, "--pyodide-sample", 0, "--no-progress")
+            heldout.check_commitment_doc(bad, "c")  # was accepted: the sha256 covers neither
+    code, _, err = invoke(
+        "sweep",
+        "--out",
+        tmp_path / "s",
+        "--family",
+        "FUND_01",
+        "--seeds",
+        str(2**32),
+        "--arm",
+        "baseline:do-nothing",
+        "--bundle",
+        bundle_dir,
+        "--pyodide-sample",
+        0,
+        "--no-progress",
+    )
     assert code == 1 and "practice seeds are at most 2^32-1" in one_line_error(err)
 
 
 @pyodide_test
 def test_evidence_files_have_size_and_row_limits(practice_study, tmp_path, monkeypatch):
     from experiments import observations as obs
+
     cmp_dir, _ = copy_study(practice_study, tmp_path)
     monkeypatch.setattr(cmp, "MAX_DOC_BYTES", 1000)
     code, _, err = invoke("compare", cmp_dir, "--verify")
@@ -190,17 +265,20 @@ def test_a_practitioners_arm_reads_its_records_as_strictly_as_the_other_arms(tmp
     receipts file hung the sweep, a record nested 100,000 deep was a RecursionError traceback and a
     duplicate name was taken silently (the held-back findings again, in the newest arm)."""
     from experiments.arm_practitioners import RECORD_SCHEMA, PractitionerIndex
+
     folder = tmp_path / "p" / "one"
     folder.mkdir(parents=True)
     outputs = {k: {"path": f"{k}.json", "sha256": "0" * 64} for k in ("receipts", "submission")}
     content = {"kind": "practitioner-attempt", "outputs": outputs}
     record = {"schema": RECORD_SCHEMA, "content": content, "content_sha256": engine.content_sha256(content)}
     (folder / "record.json").write_text(json.dumps(record))
-    os.mkfifo(folder / "receipts.json")                               # was: open() waits for a writer
+    os.mkfifo(folder / "receipts.json")  # was: open() waits for a writer
     with pytest.raises(ExperimentError, match=r"receipts\.json: not a regular file"):
         PractitionerIndex(tmp_path / "p")
-    for text, said in (("[" * 100_000 + "]" * 100_000, "nested deeper than"),  # was: RecursionError
-                       (json.dumps(record)[:-1] + ', "schema": "x"}', "duplicate name 'schema'")):
+    for text, said in (
+        ("[" * 100_000 + "]" * 100_000, "nested deeper than"),  # was: RecursionError
+        (json.dumps(record)[:-1] + ', "schema": "x"}', "duplicate name 'schema'"),
+    ):
         (folder / "record.json").write_text(text)
         with pytest.raises(ExperimentError, match=said):
             PractitionerIndex(tmp_path / "p")
@@ -211,12 +289,23 @@ def test_the_command_line_leaves_with_its_code_and_its_output_once_arrow_is_load
     _common.py leave): the exit code and every line of output survive, through a pipe too."""
     import subprocess
     import sys
+
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     fundbook = os.path.join(os.path.dirname(sys.executable), "fundbook")
-    ok = subprocess.run([fundbook, "compare", "runs/comparisons/reference-vs-shortest-cheapest-betting", "--verify"],
-                        cwd=repo, capture_output=True, text=True, timeout=120)
+    ok = subprocess.run(
+        [fundbook, "compare", "runs/comparisons/reference-vs-shortest-cheapest-betting", "--verify"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert (ok.returncode, ok.stderr) == (0, "")
     assert ok.stdout.splitlines()[-1] == "  verified: the decision recomputes from the evidence files and their sha256"
-    bad = subprocess.run([fundbook, "compare", "runs/comparisons/no-such", "--verify"], cwd=repo, capture_output=True,
-                         text=True, timeout=120)
+    bad = subprocess.run(
+        [fundbook, "compare", "runs/comparisons/no-such", "--verify"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert bad.returncode == 1 and bad.stderr.startswith("error: runs/comparisons/no-such/evidence.json: ")

@@ -31,9 +31,15 @@ def test_commitment_is_the_salted_sha256_of_the_canonical_list():
     expected = hashlib.sha256(salt.encode() + canonical_json(items)).hexdigest()
     doc = heldout.commit(SECRET, ["FUND_02"], 3, date="2026-01-02")
     assert doc["sha256"] == expected
-    assert doc == {"schema": heldout.COMMITMENT_SCHEMA, "families": ["FUND_02"], "count": 3,
-                   "seed_range": [2**32, 2**53 - 1], "scheme": heldout.SCHEME, "sha256": expected,
-                   "created": "2026-01-02"}
+    assert doc == {
+        "schema": heldout.COMMITMENT_SCHEMA,
+        "families": ["FUND_02"],
+        "count": 3,
+        "seed_range": [2**32, 2**53 - 1],
+        "scheme": heldout.SCHEME,
+        "sha256": expected,
+        "created": "2026-01-02",
+    }
 
 
 def test_the_reveal_opens_the_commitment_and_tampering_is_caught():

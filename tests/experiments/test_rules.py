@@ -12,8 +12,16 @@ from hypothesis import given, settings, strategies as st
 
 from experiments import rules
 
-SPEC = {"version": 2, "arms": {"a": 1, "b": -1}, "seeds": [0], "metric": "score", "bounds": [0, 100],
-        "margin": "0", "alpha": "0.05", "method": {"name": rules.HOEFFDING}}
+SPEC = {
+    "version": 2,
+    "arms": {"a": 1, "b": -1},
+    "seeds": [0],
+    "metric": "score",
+    "bounds": [0, 100],
+    "margin": "0",
+    "alpha": "0.05",
+    "method": {"name": rules.HOEFFDING},
+}
 BET = {"name": rules.BETTING, "bet": "agrapa", "truncation": "0.75"}
 
 
@@ -37,6 +45,7 @@ def values_for(diffs):
 
 
 # -- independent float64 implementations ----------------------------------------------------------
+
 
 def f64_fixed(d, method, alpha, R=200.0):
     d = np.asarray(d, dtype=np.float64)
@@ -69,7 +78,7 @@ def f64_betting(d, c=0.75, lo=-100.0, hi=100.0, margin=0.0):
 
 def f64_cs_lower(d, c=0.75, lo=-100.0, margin=0.0, alpha=0.05):
     """The lower end of the betting confidence sequence at n = len(d), by float bisection."""
-    u, R2 = margin - lo, 200.0 ** 2
+    u, R2 = margin - lo, 200.0**2
     bets, s1, s2 = [], 0.0, 0.0
     for x in d:
         X = x - margin
@@ -79,6 +88,7 @@ def f64_cs_lower(d, c=0.75, lo=-100.0, margin=0.0, alpha=0.05):
 
     def logk(m):
         return sum(math.log1p(min(b, c / (m - lo)) * (x - m)) for b, x in zip(bets, d) if b)
+
     if logk(lo + 1e-9) < math.log(1 / alpha):
         return lo
     a, b = lo + 1e-9, 100.0
@@ -93,8 +103,12 @@ skewed = st.lists(st.sampled_from([-40, -5, 0, 5, 10, 20, 35, 60]), min_size=2, 
 
 
 @settings(max_examples=60, deadline=None)
-@given(diffs, st.sampled_from([rules.HOEFFDING, rules.BERNSTEIN]), st.sampled_from(["0.05", "0.01", "0.2"]),
-       st.integers(-10, 10))
+@given(
+    diffs,
+    st.sampled_from([rules.HOEFFDING, rules.BERNSTEIN]),
+    st.sampled_from(["0.05", "0.01", "0.2"]),
+    st.integers(-10, 10),
+)
 def test_fixed_n_rules_agree_with_float64(d, method, alpha, margin):
     ids, vals = values_for(d)
     out = rules.decide(spec({"name": method}, alpha=alpha, margin=str(margin)), ids, vals)
@@ -120,7 +134,7 @@ def test_the_betting_wealth_agrees_with_float64(d):
     for x in d:
         if test.push(x * rule.Q) is not None and stopped is None:
             stopped = test.n
-    want = f64_betting(d[:test.n])
+    want = f64_betting(d[: test.n])
     for (n, mp, ep, mm, em), (kp, km) in zip(test.path, want):
         assert abs(math.log(mp) + ep * math.log(2) - kp) < 1e-9 and abs(math.log(mm) + em * math.log(2) - km) < 1e-9
     # it stops exactly where the float wealth first reaches 1/alpha (unless within 1e-9 of it)
@@ -135,14 +149,18 @@ def test_the_betting_wealth_agrees_with_float64(d):
 def test_the_betting_confidence_sequence_agrees_with_float64(d):
     ids, vals = values_for(d)
     out = rules.decide(spec(BET), ids, vals)
-    want = f64_cs_lower(d[:out["n"]])
+    want = f64_cs_lower(d[: out["n"]])
     got = float(out["lower_bound"])
     assert got <= want + 1e-7 and abs(got - want) < 1e-6  # conservative, and within the bisection's grid
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.integers(-10**6, 10**6), st.integers(0, 10**9), st.integers(1, 5000),
-       st.sampled_from([rules.HOEFFDING, rules.BERNSTEIN]))
+@given(
+    st.integers(-(10**6), 10**6),
+    st.integers(0, 10**9),
+    st.integers(1, 5000),
+    st.sampled_from([rules.HOEFFDING, rules.BERNSTEIN]),
+)
 def test_the_integer_verdict_is_the_published_one(s1, spread, n, method):
     rule = rules.Rule(spec({"name": method}))
     s2 = -(-s1 * s1 // n) + spread  # any s2 >= s1^2 / n is a possible sum of squares
@@ -196,6 +214,7 @@ def test_the_report():
 
 def test_ln_and_square_roots_bracket_the_truth():
     from decimal import Decimal, localcontext
+
     for p, q in ((20, 1), (40, 1), (1000, 1), (10**16, 3), (3, 2), (7, 7), (2**80 + 1, 2**20)):
         lo, hi = rules.ln_interval(p, q)
         with localcontext() as ctx:
@@ -204,7 +223,7 @@ def test_ln_and_square_roots_bracket_the_truth():
         assert lo <= true <= hi and hi - lo <= 2
     for num, den in ((2, 1), (1, 3), (10**30 + 7, 11), (0, 5)):
         f, c = rules.sqrt_floor(num, den), rules.sqrt_ceil(num, den)
-        assert f * f <= num * rules.E ** 2 // den and (f + 1) ** 2 > num * rules.E ** 2 // den and c - f in (0, 1)
+        assert f * f <= num * rules.E**2 // den and (f + 1) ** 2 > num * rules.E**2 // den and c - f in (0, 1)
 
 
 def test_wealth_text():
@@ -220,8 +239,12 @@ def test_the_module_imports_only_builtins():
     with open(path, encoding="utf-8") as fh:
         source = fh.read()
     tree = ast.parse(source)
-    imported = {a.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
-                for a in node.names}
+    imported = {
+        a.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for a in node.names
+    }
     assert imported == {"math", "json"}  # json only inside recompute_json (the browser's stdlib has it)
     assert not [n for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, float)]
 

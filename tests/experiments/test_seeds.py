@@ -16,10 +16,18 @@ def test_ranges_lists_and_mixtures():
     assert parse_seeds(f"{MAX_SEED}") == [MAX_SEED]
 
 
-@pytest.mark.parametrize("text,needle", [
-    ("a..3", "not a seed or a range"), ("5..1", "first <= last"), ("0..3", "1 <= first"),
-    (f"1..{MAX_SEED + 1}", "2^53-1"), ("1..2000000", "more than"), ("", "no seeds"), ("1...3", "not a seed"),
-])
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        ("a..3", "not a seed or a range"),
+        ("5..1", "first <= last"),
+        ("0..3", "1 <= first"),
+        (f"1..{MAX_SEED + 1}", "2^53-1"),
+        ("1..2000000", "more than"),
+        ("", "no seeds"),
+        ("1...3", "not a seed"),
+    ],
+)
 def test_bad_seed_text_is_refused_naming_the_part(text, needle):
     with pytest.raises(ExperimentError) as err:
         parse_seeds(text)

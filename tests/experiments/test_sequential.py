@@ -26,8 +26,26 @@ def betting_study(root, name="bet", max_n=40):
 
 
 def run(out, bundle_dir, cmp_dir, *extra):
-    return invoke("sweep", "--out", out, "--family", "FUND_01", "--family", "FUND_03", "--seeds", "1..20", *ARMS,
-                  "--bundle", bundle_dir, "--pyodide-sample", 0, "--no-progress", "--comparison", cmp_dir, *extra)
+    return invoke(
+        "sweep",
+        "--out",
+        out,
+        "--family",
+        "FUND_01",
+        "--family",
+        "FUND_03",
+        "--seeds",
+        "1..20",
+        *ARMS,
+        "--bundle",
+        bundle_dir,
+        "--pyodide-sample",
+        0,
+        "--no-progress",
+        "--comparison",
+        cmp_dir,
+        *extra,
+    )
 
 
 def files(out):
@@ -47,8 +65,11 @@ def test_it_stops_where_the_rule_stops_and_says_why(stopped):
     doc = json.loads((stopped["sweep"] / "sweep.json").read_text())
     seq = doc["sequential"]
     n = seq["n"]
-    assert seq["comparisons"]["bet"] == {"n": n, "verdict": "supported",
-                                         "reason": "the wealth for the claim reached 1/alpha"}
+    assert seq["comparisons"]["bet"] == {
+        "n": n,
+        "verdict": "supported",
+        "reason": "the wealth for the claim reached 1/alpha",
+    }
     assert seq["reason"] == "every served comparison's rule stopped" and 2 <= n < 40
     assert doc["counts"] == {"items": 40, "measured": n, "arms": 2, "rows": n * 2 * 8}
     ids = [json.loads(x)["item_id"] for x in (stopped["sweep"] / "items.jsonl").read_text().splitlines()]
@@ -68,13 +89,17 @@ def test_its_decision_recomputes_the_stop_and_refuses_a_forged_one(stopped, tmp_
     assert d["verdict"] == "supported" and float(d["lower_bound"]) > 0 and d["valid_at"].startswith("every n")
     assert invoke("compare", stopped["cmp"], "--verify")[0] == 0
     import shutil
+
     root = tmp_path / "copy"
     shutil.copytree(stopped["root"], root)
     edit_json(root / "sweep" / "sweep.json", lambda s: s["sequential"]["comparisons"]["bet"].update(n=seq["n"] - 1))
     with pytest.raises(ExperimentError, match="sweep manifest records bet stopping at n"):
         from experiments import compare as cmp
-        blobs = {k: (root / "bet" / p).read_bytes() for k, p in (("spec", "spec.json"), ("freeze", "freeze.json"),
-                                                                   ("deviations", "deviations.json"))}
+
+        blobs = {
+            k: (root / "bet" / p).read_bytes()
+            for k, p in (("spec", "spec.json"), ("freeze", "freeze.json"), ("deviations", "deviations.json"))
+        }
         blobs["rules"] = cmp.rules_source()
         for kind, name in cmp.SWEEP_FILES[:5]:
             blobs[kind] = (root / "sweep" / name).read_bytes()
@@ -90,6 +115,7 @@ def test_nothing_after_the_stop_runs_and_a_resume_continues_mid_sequence(stopped
             raise KeyboardInterrupt  # an operator's ^C after five worlds
         seen.append(task["row"]["item_id"])
         return real(task)
+
     monkeypatch.setattr(executors, "host_run", interrupted)
     out = tmp_path / "sweep"
     code, _, err = run(out, bundle_dir, stopped["cmp"])
@@ -112,10 +138,12 @@ def test_two_workers_give_the_same_files(stopped, bundle_dir, tmp_path):
     assert files(tmp_path / "two") == files(stopped["sweep"])
 
 
-def test_a_fixed_n_comparison_beside_it_makes_the_sweep_run_every_world_and_modal_is_refused(stopped, bundle_dir,
-                                                                                              tmp_path):
+def test_a_fixed_n_comparison_beside_it_makes_the_sweep_run_every_world_and_modal_is_refused(
+    stopped, bundle_dir, tmp_path
+):
     from experiments import sequential
     from experiments.decide import parse_spec
+
     betting = {"name": "bet", "spec": parse_spec((stopped["cmp"] / "spec.json").read_bytes())}
     fixed = {"name": "h", "spec": write_spec(tmp_path / "h", items=ITEMS)}
     assert [m.name for m in sequential.monitors_for([betting])] == ["bet"]

@@ -57,7 +57,8 @@ def test_the_certificate_recomputes_from_its_rows_and_passes():
     assert again["passed"] and all(f["worlds"] >= 1000 for f in again["per_family"])
     assert {r["evaluator_id"] for r in rows} == {sweep["evaluator_id"]}
     assert sorted(sweep["provenance"]["grader"]["mutations"]) == sorted(
-        a["name"] for a in sweep["arms"] if a["kind"] == "mutation")
+        a["name"] for a in sweep["arms"] if a["kind"] == "mutation"
+    )
 
 
 @pyodide_test
@@ -67,12 +68,14 @@ def test_the_committed_rows_are_this_commit_s_evaluator_s(bundle_dir):
         plan, rows, commitment = shipped.plan_of(RUNS, definition)
         from experiments.arms import parse_arms
         from experiments.sweep import prepare
+
         fixed = prepare(None, plan, rows, parse_arms(definition["arms"]), bundle_dir)
         assert load(definition["dir"], "sweep.json")["evaluator_id"] == fixed["evaluator_id"], stale
 
 
 def _copy_runs(tmp_path):
     import shutil
+
     root = tmp_path / "runs"
     for top in ("comparisons", "certificates"):
         shutil.copytree(os.path.join(RUNS, top), root / top)
@@ -84,6 +87,7 @@ def test_make_verify_covers_the_certificate_the_decisions_and_stray_files(tmp_pa
     # (here against the committed rows themselves; the recomputation is `make verify-experiments`).
     import pytest
     from experiments.errors import ExperimentError
+
     runs = _copy_runs(tmp_path)
     cert_def = next(d for d in shipped.sweeps() if d["dir"] == shipped.CERT_SWEEP)
     cert_dir = str(runs / shipped.CERT_SWEEP)
@@ -118,6 +122,7 @@ def test_the_published_calibration_is_of_the_shipped_rules_and_keeps_their_promi
     `make experiments-calibrate` again), with at least 10,000 null sweeps per rule and shape."""
     import engine
     from experiments import calibration, rules
+
     doc = load("comparisons", "calibration", "rules-calibration.json")
     with open(os.path.join(REPO, "experiments", "rules.py"), "rb") as fh:
         assert doc["rules_sha256"] == engine.sha256_hex(fh.read()), "run `make experiments-calibrate` and commit it"
@@ -131,15 +136,21 @@ def test_the_published_calibration_is_of_the_shipped_rules_and_keeps_their_promi
                 assert r["within_alpha"], (shape["shape"], rule, read)
     # and a fixed-n rule read at every 10th world does not: its misuse is on the page, measured
     assert not all(r["within_alpha"] for s in doc["calibration"] for r in s["rows"] if "every 10" in r["read"])
-    misuse = next(r for r in doc["calibration"][0]["rows"] if r["rule"] == "paired_hoeffding" and "every 10" in r["read"])
+    misuse = next(
+        r for r in doc["calibration"][0]["rows"] if r["rule"] == "paired_hoeffding" and "every 10" in r["read"]
+    )
     with open(os.path.join(REPO, "site", "comparisons", "method.md"), encoding="utf-8") as fh:
         assert f"says it {float(misuse['rate']) * 100:.1f} % of the time on the widest-variance null" in fh.read()
     for row in doc["power"]["rows"]:
-        assert row["worlds"]["paired_betting"] < row["worlds"]["paired_empirical_bernstein"] <= row["worlds"][
-            "paired_hoeffding"]
+        assert (
+            row["worlds"]["paired_betting"]
+            < row["worlds"]["paired_empirical_bernstein"]
+            <= row["worlds"]["paired_hoeffding"]
+        )
 
 
 def test_a_small_calibration_is_deterministic():
     from experiments import calibration
+
     one = calibration._null_chunk((calibration.NULL_SHAPES[0][1], "0", 7, 3))
     assert one == calibration._null_chunk((calibration.NULL_SHAPES[0][1], "0", 7, 3))

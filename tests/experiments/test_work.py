@@ -29,14 +29,20 @@ def test_baseline_rows_match_the_engine_result_field_for_field():
         for gate in graded["gates"]:
             assert got[f"gate:{gate['gate']}"] == int(gate["passed"])
         assert all(isinstance(v, int) and not isinstance(v, bool) for v in got.values())
-    assert [m for a, s, m, v in result["values"] if a == "baseline:reference"][:4] == ["scored", "qualified", "score",
-                                                                                         "funding_cost"]
+    assert [m for a, s, m, v in result["values"] if a == "baseline:reference"][:4] == [
+        "scored",
+        "qualified",
+        "score",
+        "funding_cost",
+    ]
     assert {s for _, s, _, _ in result["values"]} == {0}
 
 
 def test_malformed_and_missing_candidates_are_rows_of_zeros():
-    arms = [{"name": "broken", "kind": "candidate", "candidate": "FUND everything"},
-            {"name": "absent", "kind": "candidate", "candidate": None}]
+    arms = [
+        {"name": "broken", "kind": "candidate", "candidate": "FUND everything"},
+        {"name": "absent", "kind": "candidate", "candidate": None},
+    ]
     result = work.run_task({"item": ITEM, "arms": arms})
     for arm in ("broken", "absent"):
         got = values_of(result, arm)
@@ -46,7 +52,9 @@ def test_malformed_and_missing_candidates_are_rows_of_zeros():
 
 
 def test_gold_and_mutations_give_expected_met_or_null_when_not_applicable():
-    arms = [{"name": "gold", "kind": "gold"}] + [{"name": m, "kind": "mutation", "mutation": m} for m in engine.MUTATIONS]
+    arms = [{"name": "gold", "kind": "gold"}] + [
+        {"name": m, "kind": "mutation", "mutation": m} for m in engine.MUTATIONS
+    ]
     result = work.run_task({"item": {"kind": "family", "family": "FUND_01", "seed": 3}, "arms": arms})
     got = {a: v for a, s, m, v in result["values"]}
     assert got["gold"] == 1
@@ -79,12 +87,14 @@ def test_a_precomputed_reference_grades_exactly_like_computing_it(family, seed, 
     """grade_with_run(candidate, instance, reference): the optional argument changes nothing but the work."""
     instance = engine.generate(family, seed)
     candidate = engine.policy_candidate(instance, policy)
-    assert engine.grade_candidate(candidate, instance, reference_economics(instance)) == \
-        engine.grade_candidate(candidate, instance)
+    assert engine.grade_candidate(candidate, instance, reference_economics(instance)) == engine.grade_candidate(
+        candidate, instance
+    )
 
 
 def test_json_entry_point_round_trips():
     import json
+
     text = work.run_task_json(json.dumps({"item": ITEM, "arms": [{"name": "g", "kind": "gold"}]}))
     assert json.loads(text)["values"] == [["g", 0, "expected_met", 1]]
 
@@ -93,6 +103,7 @@ def test_json_entry_point_round_trips():
 @given(st.sampled_from(engine.FAMILIES), st.integers(1, 10**9))
 def test_one_play_of_the_reference_gives_the_gold_candidate_and_the_economics(family, seed):
     from engine._candidate import played_candidate
+
     instance = engine.generate(family, seed)
     gold, run = played_candidate(instance, "reference", "gold")
     assert gold == engine.gold_candidate(instance)

@@ -58,9 +58,17 @@ def test_mutate_list_and_stdout(runner):
 
 
 def test_usage_errors_exit_64_never_2(runner, tmp_path):
-    for args in (["grade"], ["grade", "x.json", "--episode", "W9"], ["gold"], ["gold", "--episode", "W1", "--family-root", tmp_path],
-                 ["desk", "submit", "--db", "x"], ["nonsense"], ["families", "--output", tmp_path, "--seeds", "0"],
-                 ["desk", "replay", "--db", "x", "--expect-head", "zz"], ["mutate"]):
+    for args in (
+        ["grade"],
+        ["grade", "x.json", "--episode", "W9"],
+        ["gold"],
+        ["gold", "--episode", "W1", "--family-root", tmp_path],
+        ["desk", "submit", "--db", "x"],
+        ["nonsense"],
+        ["families", "--output", tmp_path, "--seeds", "0"],
+        ["desk", "replay", "--db", "x", "--expect-head", "zz"],
+        ["mutate"],
+    ):
         r = run(runner, *args)
         assert r.exit_code == 64, (args, r.output)
         one_line_error(r)
@@ -69,11 +77,13 @@ def test_usage_errors_exit_64_never_2(runner, tmp_path):
 def test_input_errors_are_one_line_exit_1(runner, tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    for args, needle in ((["grade", tmp_path / "missing.json", "--episode", "W1"], "missing.json: no such file"),
-                         (["grade", bad, "--episode", "W1"], "bad.json: not valid JSON"),
-                         (["grade", tmp_path, "--episode", "W1"], "is a directory"),
-                         (["desk", "packet", "--db", tmp_path / "none.sqlite"], "no such history"),
-                         (["desk", "init", "--family-root", tmp_path, "--db", tmp_path / "h.sqlite"], "instance.json: cannot read")):
+    for args, needle in (
+        (["grade", tmp_path / "missing.json", "--episode", "W1"], "missing.json: no such file"),
+        (["grade", bad, "--episode", "W1"], "bad.json: not valid JSON"),
+        (["grade", tmp_path, "--episode", "W1"], "is a directory"),
+        (["desk", "packet", "--db", tmp_path / "none.sqlite"], "no such history"),
+        (["desk", "init", "--family-root", tmp_path, "--db", tmp_path / "h.sqlite"], "instance.json: cannot read"),
+    ):
         r = run(runner, *args)
         assert r.exit_code == 1, (args, r.output)
         assert needle in one_line_error(r)
@@ -101,7 +111,10 @@ def test_family_generator_and_desk_runtime(runner, tmp_path):
     assert r.exit_code == 0 and json.loads(r.stdout)["report"] == batch["report"]
     r = run(runner, "tools", "project", "--packet", packet_path, "--actions", batch_path)
     assert r.exit_code == 0 and "cash at the close" in r.stdout and "state hash at the close" in r.stdout
-    for tool_args in (["headroom"], ["interest", "--principal", 100000, "--rate-bps", 450, "--start-day", 1, "--end-day", 6]):
+    for tool_args in (
+        ["headroom"],
+        ["interest", "--principal", 100000, "--rate-bps", 450, "--start-day", 1, "--end-day", 6],
+    ):
         r = run(runner, "tools", tool_args[0], "--packet", packet_path, *tool_args[1:])
         assert r.exit_code == 0, r.output
     wrong = dict(batch, day=5)
@@ -155,13 +168,16 @@ def test_version(runner):
     assert r.exit_code == 0 and engine.ENGINE_VERSION in r.stdout
 
 
-@pytest.mark.parametrize("name,body,needle", [
-    ("malformed", "{\"day\": 1, ", "not valid JSON"),
-    ("wrong-type", json.dumps({"day": "1", "report": {}, "actions": []}), "batch.day: expected integer, got str"),
-    ("unknown-id", None, "unknown quote 'Q404'"),
-    ("not-object", "[1, 2]", "expected a JSON object"),
-    ("bool-as-int", None, "notional: expected integer, got bool"),
-])
+@pytest.mark.parametrize(
+    "name,body,needle",
+    [
+        ("malformed", '{"day": 1, ', "not valid JSON"),
+        ("wrong-type", json.dumps({"day": "1", "report": {}, "actions": []}), "batch.day: expected integer, got str"),
+        ("unknown-id", None, "unknown quote 'Q404'"),
+        ("not-object", "[1, 2]", "expected a JSON object"),
+        ("bool-as-int", None, "notional: expected integer, got bool"),
+    ],
+)
 def test_bad_batches_change_nothing(runner, tmp_path, name, body, needle):
     db = tmp_path / "h.sqlite"
     history = engine.History(db)
@@ -185,6 +201,8 @@ def test_init_refuses_a_horizon_the_reference_cannot_carry(runner, tmp_path):
     fam = tmp_path / "f"
     run(runner, "families", "--output", fam, "--seeds", "1", "--family", "FUND_01")
     db = tmp_path / "short.sqlite"
-    r = run(runner, "desk", "init", "--family-root", fam / "FUND_01" / "seed-1", "--db", db, "--observation-end-day", "3")
+    r = run(
+        runner, "desk", "init", "--family-root", fam / "FUND_01" / "seed-1", "--db", db, "--observation-end-day", "3"
+    )
     assert r.exit_code == 1 and "observe it longer" in one_line_error(r)
     assert not db.exists()

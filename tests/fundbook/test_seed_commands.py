@@ -19,12 +19,15 @@ def test_desk_commands_accept_the_seed_s_source_root_when_it_is_this_checkout(tm
     assert runner.invoke(cli, ["families", "--output", str(tmp_path / "f"), "--seeds", "1"]).exit_code == 0
     family = str(tmp_path / "f" / "FUND_01" / "seed-1")
     db = str(tmp_path / "h.sqlite")
-    got = runner.invoke(cli, ["desk", "init", "--family-root", family, "--source-root", REPO, "--db", db,
-                              "--observation-end-day", "20"])
+    got = runner.invoke(
+        cli, ["desk", "init", "--family-root", family, "--source-root", REPO, "--db", db, "--observation-end-day", "20"]
+    )
     assert got.exit_code == 0 and got.stdout.startswith(f"initialised {db}: FUND_01/seed-1"), got.output
     got = runner.invoke(cli, ["desk", "packet", "--source-root", str(tmp_path), "--db", db])
     assert got.exit_code == 64
-    assert f"Invalid value for '--source-root': {tmp_path}: not the checkout whose engine this command runs" in got.stderr
+    assert (
+        f"Invalid value for '--source-root': {tmp_path}: not the checkout whose engine this command runs" in got.stderr
+    )
 
 
 def test_npm_run_preview_passes_its_port_to_make_preview(tmp_path):
@@ -40,15 +43,23 @@ def test_npm_run_preview_passes_its_port_to_make_preview(tmp_path):
     for args, port in (([], "8000"), (["--port", "4321"], "4321"), (["--port=4321"], "4321")):
         done = subprocess.run([*argv, *args], capture_output=True, text=True, env=env, cwd=REPO)
         assert (done.returncode, done.stdout.strip()) == (0, f"PORT={port} --no-print-directory preview"), done.stderr
-    for args, message in ((["--host", "x"], "unknown option --host (expected --port N)"),
-                          (["--port", "80; rm -rf /"], "--port: expected a number, got '80; rm -rf /'"),
-                          (["--port"], "--port needs a number")):
+    for args, message in (
+        (["--host", "x"], "unknown option --host (expected --port N)"),
+        (["--port", "80; rm -rf /"], "--port: expected a number, got '80; rm -rf /'"),
+        (["--port"], "--port needs a number"),
+    ):
         done = subprocess.run([*argv, *args], capture_output=True, text=True, env=env, cwd=REPO)
         assert done.returncode == 64 and message in done.stderr and not done.stdout, (args, done.stderr)
 
 
 def test_sweep_help_names_every_arm_kind():
     text = CliRunner().invoke(cli, ["sweep", "--help"]).output
-    for kind in ("baseline:<policy>", "files:<dir>", "attempts:<dir>", "practitioners:<dir>", "mock-worker",
-                 "model:llama-cpp:<GGUF file>"):
+    for kind in (
+        "baseline:<policy>",
+        "files:<dir>",
+        "attempts:<dir>",
+        "practitioners:<dir>",
+        "mock-worker",
+        "model:llama-cpp:<GGUF file>",
+    ):
         assert kind in " ".join(text.split()), kind

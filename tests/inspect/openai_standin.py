@@ -53,17 +53,23 @@ class StandIn:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-                outer.requests.append({"path": self.path, "model": body.get("model"),
-                                       "authorization": self.headers.get("Authorization")})
+                outer.requests.append(
+                    {"path": self.path, "model": body.get("model"), "authorization": self.headers.get("Authorization")}
+                )
                 if not self.path.endswith("/chat/completions"):
                     self.send_response(404)
                     self.end_headers()
                     return
-                reply = {"id": f"chatcmpl-{len(outer.requests)}", "object": "chat.completion", "created": 0,
-                         "model": body.get("model"),
-                         "choices": [{"index": 0, "finish_reason": "stop",
-                                      "message": {"role": "assistant", "content": answer(body)}}],
-                         "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+                reply = {
+                    "id": f"chatcmpl-{len(outer.requests)}",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body.get("model"),
+                    "choices": [
+                        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": answer(body)}}
+                    ],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+                }
                 data = json.dumps(reply).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")

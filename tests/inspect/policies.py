@@ -15,8 +15,10 @@ MODEL = "scripted"
 
 # Inspect 0.3.285's own: tenacity's deprecated `initial` (its retry policy) and anyio streams its eval loop
 # leaves to the collector; neither is this project's code.
-WARNINGS = [pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning"),
-            pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")]
+WARNINGS = [
+    pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning"),
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+]
 
 
 def _text(message):
@@ -26,8 +28,11 @@ def _text(message):
 def _submit_reply(message):
     """The submit_batch result object a message carries (tool message, or the text protocol's user message)."""
     text = _text(message)
-    if getattr(message, "role", "") == "tool" and getattr(message, "function", "") == "submit_batch" \
-            and not getattr(message, "error", None):
+    if (
+        getattr(message, "role", "") == "tool"
+        and getattr(message, "function", "") == "submit_batch"
+        and not getattr(message, "error", None)
+    ):
         return json.loads(text)
     if getattr(message, "role", "") == "user" and text.startswith("TOOL RESULT submit_batch: "):
         return json.loads(text.split(": ", 1)[1])
@@ -69,14 +74,16 @@ def output(call, protocol_name, turn):
 
 def scripted(plan, protocol_name="tool"):
     """mockllm/scripted answering with plan(packet) -> [(tool, args) | text] for each open checkpoint."""
+
     def answer(messages, tools, tool_choice, config):
         packet, at = open_checkpoint(messages)
         if packet is None:
             return output("The run is closed.", protocol_name, len(messages))
-        done = sum(1 for m in messages[at + 1:] if getattr(m, "role", "") == "assistant")
+        done = sum(1 for m in messages[at + 1 :] if getattr(m, "role", "") == "assistant")
         steps = plan(packet)
         step = steps[done] if done < len(steps) else "I stop here."
         return output(step, protocol_name, len(messages))
+
     return get_model(f"mockllm/{MODEL}", custom_outputs=answer)
 
 

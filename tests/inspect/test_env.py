@@ -10,11 +10,32 @@ from hypothesis import strategies as st
 import engine
 from launchers.inspect._env import TOOLS, DeskEnv, ProtocolError, world_source
 
-JSON = st.recursive(st.none() | st.booleans() | st.integers(-2**60, 2**60) | st.text(max_size=20),
-                    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4),
-                    max_leaves=12)
-ARGS = st.dictionaries(st.sampled_from(["day", "report", "actions", "asset", "quote", "notional", "principal",
-                                        "rate_bps", "start_day", "end_day", "id", "text", "x"]), JSON, max_size=5)
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**60), 2**60) | st.text(max_size=20),
+    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4),
+    max_leaves=12,
+)
+ARGS = st.dictionaries(
+    st.sampled_from(
+        [
+            "day",
+            "report",
+            "actions",
+            "asset",
+            "quote",
+            "notional",
+            "principal",
+            "rate_bps",
+            "start_day",
+            "end_day",
+            "id",
+            "text",
+            "x",
+        ]
+    ),
+    JSON,
+    max_size=5,
+)
 
 
 def run(calls):
@@ -39,6 +60,7 @@ def test_any_call_is_canonical_json_or_a_protocol_error_and_deterministic(calls)
 
 def test_a_refused_action_is_an_ordinary_result_with_its_reason_code():
     from engine._baselines import policy_batch
+
     env = DeskEnv.new(world_source("FUND_03", 1, 5))
     packet = env.desk()["packet"]
     while not policy_batch("shortest-cheapest", packet)["actions"]:

@@ -32,6 +32,7 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def session():
     from builders._session import PyodideSession
+
     with PyodideSession() as s:
         yield s
 
@@ -42,8 +43,13 @@ def logs(tmp_path_factory):
     root = tmp_path_factory.mktemp("forged")
     out = {"root": root}
     for name, plan, epochs in (("idle", P.do_nothing, 1), ("fund", P.always_fund, 1), ("epochs", P.do_nothing, 2)):
-        log, = inspect_eval(desk(worlds="FUND_01:1", days=3), model=P.scripted(plan), log_dir=str(root / name),
-                            display="none", epochs=epochs)
+        (log,) = inspect_eval(
+            desk(worlds="FUND_01:1", days=3),
+            model=P.scripted(plan),
+            log_dir=str(root / name),
+            display="none",
+            epochs=epochs,
+        )
         assert log.status == "success"
         out[name] = log.location
     return out
@@ -77,12 +83,12 @@ def refused(path, tmp_path) -> str:
     message = err.value.message
     assert "\n" not in message and "Traceback" not in message and message.startswith(str(path)), message
     assert not attempts.exists() or os.listdir(attempts) == []
-    return message[len(str(path)) + 2:]
+    return message[len(str(path)) + 2 :]
 
 
 def test_a_renamed_log_imports_with_its_name_as_logged_and_claims_nothing_about_the_model(logs, tmp_path, session):
     path = edited(logs, tmp_path, lambda log: rename(log, "openai/gpt-5"), base="fund")
-    done, = import_logs([path], str(tmp_path / "a"), session=session)
+    (done,) = import_logs([path], str(tmp_path / "a"), session=session)
     c = json.load(open(done["record"]))["content"]
     assert c["model"] == {"id": "gpt-5", "provider": "openai", "as_logged": "openai/gpt-5", "answered_as": "gpt-5"}
     assert c["claims"] == F.CLAIMS
@@ -108,23 +114,27 @@ def test_one_eval_sample_and_epoch_imports_once(logs, tmp_path, session):
     idle = read_eval_log(logs["idle"])
     twin = edited(logs, tmp_path, lambda log: setattr(log.eval, "eval_id", idle.eval.eval_id), base="fund")
     attempts = tmp_path / "attempts"
-    first, = import_logs([logs["idle"]], str(attempts), session=session)
+    (first,) = import_logs([logs["idle"]], str(attempts), session=session)
     with pytest.raises(InputError) as err:
         import_logs([twin], str(attempts), session=session)
     assert err.value.message == (
         f"{twin}: sample FUND_01-seed-1: eval {idle.eval.eval_id}, sample FUND_01-seed-1, epoch 1 is already "
-        f"published as {attempts / first['attempt_id']} with other content: one (eval, sample, epoch) imports once")
+        f"published as {attempts / first['attempt_id']} with other content: one (eval, sample, epoch) imports once"
+    )
     assert os.listdir(attempts) == [first["attempt_id"]]
     with pytest.raises(InputError) as err:
         import_logs([logs["idle"], twin], str(tmp_path / "both"), session=session)
-    assert err.value.message == (f"{twin}: sample FUND_01-seed-1: eval {idle.eval.eval_id}, sample FUND_01-seed-1, "
-                                 f"epoch 1 is also {logs['idle']} sample FUND_01-seed-1: one (eval, sample, epoch) "
-                                 f"imports once")
+    assert err.value.message == (
+        f"{twin}: sample FUND_01-seed-1: eval {idle.eval.eval_id}, sample FUND_01-seed-1, "
+        f"epoch 1 is also {logs['idle']} sample FUND_01-seed-1: one (eval, sample, epoch) "
+        f"imports once"
+    )
 
 
 def test_epochs_are_tries_in_epoch_order_and_the_last_counts(logs, tmp_path, session):
     from builders.site import counted
     from builders.site.records import load_attempts
+
     runs = tmp_path / "runs"
     done = import_logs([logs["epochs"]], str(runs / "attempts"), session=session)
     ids = [d["attempt_id"] for d in done]
@@ -132,67 +142,145 @@ def test_epochs_are_tries_in_epoch_order_and_the_last_counts(logs, tmp_path, ses
 
     class Pub:
         attempts = load_attempts(runs)
+
     got = counted.counting_map(Pub)
     assert [(got[i]["try"], got[i]["tries"], got[i]["counted"]) for i in ids] == [(1, 2, False), (2, 2, True)]
 
 
-@pytest.mark.parametrize("case, edit, message", [
-    ("header metric", lambda log: setattr(log.results.scores[0].metrics["mean"], "value", 100.0),
-     "results.scores.desk_grade.metrics: expected mean 0.0 of the re-derived samples, got {'mean': 100.0} (the "
-     "engine's grade of the re-derived samples differs)"),
-    ("NaN metric", lambda log: setattr(log.results.scores[0].metrics["mean"], "value", float("nan")),
-     "results.scores.desk_grade.metrics: expected mean 0.0 of the re-derived samples, got {'mean': nan} (the "
-     "engine's grade of the re-derived samples differs)"),
-    ("total samples", lambda log: setattr(log.results, "total_samples", 5),
-     "results.total_samples: expected 1 samples scored, the header says 5 (1 completed) (the engine's grade of the "
-     "re-derived samples differs)"),
-    ("second score", lambda log: log.results.scores.append(log.results.scores[0].model_copy(update={"name": "x"})),
-     "results.scores: expected one score, desk_grade, got ['desk_grade', 'x'] (the engine's grade of the re-derived "
-     "samples differs)"),
-    ("reduction", lambda log: setattr(log.reductions[0].samples[0], "value", 100.0),
-     "reductions.desk_grade['FUND_01-seed-1']: expected value 0.0 and no explanation, got 100.0, explanation None "
-     "(the engine's grade of the re-derived samples differs)"),
-    ("explanation", lambda log: setattr(log.samples[0].scores["desk_grade"], "explanation",
-                                        "graded 100/100 by a human reviewer"),
-     "sample FUND_01-seed-1: score: score.explanation: the log's desk_grade is not the engine's grade of these "
-     "moves"),
-    ("fallback", lambda log: setattr(log.samples[0], "model_fallbacks", [__import__(
-        "inspect_ai.model", fromlist=["ModelFallback"]).ModelFallback(model="mockllm/scripted",
-                                                                      fallback_model="mockllm/other")]),
-     "sample FUND_01-seed-1: model_fallbacks: the sample records 1 fallback(s) ('mockllm/scripted -> "
-     "mockllm/other'): one model answers throughout"),
-    ("invalidation", lambda log: setattr(log.samples[0], "invalidation", __import__(
-        "inspect_ai.log", fromlist=["ProvenanceData"]).ProvenanceData(author="someone", reason="bad run")),
-     "sample FUND_01-seed-1: invalidation: the sample was invalidated after the eval"),
-    ("roles", lambda log: setattr(log.eval, "model_roles", {"grader": __import__(
-        "inspect_ai.model", fromlist=["ModelConfig"]).ModelConfig(model="openai/gpt-5")}),
-     "eval.model_roles: expected none (the desk is answered by one model), got ['grader']"),
-    ("seed 01", lambda log: (setattr(log.samples[0], "id", "FUND_01-seed-01"),
-                             log.samples[0].metadata.update(world="FUND_01-seed-01")),
-     "sample 'FUND_01-seed-01': world: expected a published world FUND_0N-seed-S (ASCII digits, no leading zero) as "
-     "the sample id and metadata.world, got id 'FUND_01-seed-01', world 'FUND_01-seed-01'"),
-    ("arabic digit", lambda log: (setattr(log.samples[0], "id", "FUND_01-seed-\u0661"),
-                                  log.samples[0].metadata.update(world="FUND_01-seed-\u0661")),
-     "sample 'FUND_01-seed-\u0661': world: expected a published world FUND_0N-seed-S (ASCII digits, no leading zero) "
-     "as the sample id and metadata.world, got id 'FUND_01-seed-\u0661', world 'FUND_01-seed-\u0661'"),
-    ("days as text", lambda log: log.eval.task_args.update(days="3"),
-     "eval.task_args.days: expected a whole number from 1 to 60, got '3'"),
-    ("limit as float", lambda log: log.eval.task_args.update(message_limit=14.5),
-     "eval.task_args.message_limit: expected a whole number from 2 to 40000, got 14.5"),
-    ("protocol", lambda log: log.eval.task_args.update(protocol=1),
-     "eval.task_args.protocol: expected one of tool, text, got 1"),
-    ("over the limit", lambda log: log.eval.task_args.update(message_limit=3),
-     "sample FUND_01-seed-1: messages: 9 messages, over the task's message_limit 3 (Inspect stops a sample there)"),
-    ("long answer", lambda log: setattr(log.samples[0].messages[2], "content", "x" * (F.MAX_MESSAGE_BYTES + 1)),
-     "sample FUND_01-seed-1: transcript: message 2: over 1048576 bytes of text (no desk answer or model turn comes "
-     "near)"),
-    ("model with a newline", lambda log: rename(log, "openai/gpt\n5"),
-     "eval.model: expected Inspect's <provider>/<model>: 1 to 300 printable characters, got 'openai/gpt\\n5'"),
-    ("token in config", lambda log: setattr(log.eval.model_generate_config, "extra_headers",
-                                            {"Authorization": "Bearer sk-live-123"}),
-     "eval.model_generate_config.extra_headers.Authorization: a credential the log holds in a field named like one; "
-     "fundbook keeps and publishes the log with the record: remove it from the log and import again"),
-])
+@pytest.mark.parametrize(
+    "case, edit, message",
+    [
+        (
+            "header metric",
+            lambda log: setattr(log.results.scores[0].metrics["mean"], "value", 100.0),
+            "results.scores.desk_grade.metrics: expected mean 0.0 of the re-derived samples, got {'mean': 100.0} (the "
+            "engine's grade of the re-derived samples differs)",
+        ),
+        (
+            "NaN metric",
+            lambda log: setattr(log.results.scores[0].metrics["mean"], "value", float("nan")),
+            "results.scores.desk_grade.metrics: expected mean 0.0 of the re-derived samples, got {'mean': nan} (the "
+            "engine's grade of the re-derived samples differs)",
+        ),
+        (
+            "total samples",
+            lambda log: setattr(log.results, "total_samples", 5),
+            "results.total_samples: expected 1 samples scored, the header says 5 (1 completed) (the engine's grade of the "
+            "re-derived samples differs)",
+        ),
+        (
+            "second score",
+            lambda log: log.results.scores.append(log.results.scores[0].model_copy(update={"name": "x"})),
+            "results.scores: expected one score, desk_grade, got ['desk_grade', 'x'] (the engine's grade of the re-derived "
+            "samples differs)",
+        ),
+        (
+            "reduction",
+            lambda log: setattr(log.reductions[0].samples[0], "value", 100.0),
+            "reductions.desk_grade['FUND_01-seed-1']: expected value 0.0 and no explanation, got 100.0, explanation None "
+            "(the engine's grade of the re-derived samples differs)",
+        ),
+        (
+            "explanation",
+            lambda log: setattr(
+                log.samples[0].scores["desk_grade"], "explanation", "graded 100/100 by a human reviewer"
+            ),
+            "sample FUND_01-seed-1: score: score.explanation: the log's desk_grade is not the engine's grade of these "
+            "moves",
+        ),
+        (
+            "fallback",
+            lambda log: setattr(
+                log.samples[0],
+                "model_fallbacks",
+                [
+                    __import__("inspect_ai.model", fromlist=["ModelFallback"]).ModelFallback(
+                        model="mockllm/scripted", fallback_model="mockllm/other"
+                    )
+                ],
+            ),
+            "sample FUND_01-seed-1: model_fallbacks: the sample records 1 fallback(s) ('mockllm/scripted -> "
+            "mockllm/other'): one model answers throughout",
+        ),
+        (
+            "invalidation",
+            lambda log: setattr(
+                log.samples[0],
+                "invalidation",
+                __import__("inspect_ai.log", fromlist=["ProvenanceData"]).ProvenanceData(
+                    author="someone", reason="bad run"
+                ),
+            ),
+            "sample FUND_01-seed-1: invalidation: the sample was invalidated after the eval",
+        ),
+        (
+            "roles",
+            lambda log: setattr(
+                log.eval,
+                "model_roles",
+                {"grader": __import__("inspect_ai.model", fromlist=["ModelConfig"]).ModelConfig(model="openai/gpt-5")},
+            ),
+            "eval.model_roles: expected none (the desk is answered by one model), got ['grader']",
+        ),
+        (
+            "seed 01",
+            lambda log: (
+                setattr(log.samples[0], "id", "FUND_01-seed-01"),
+                log.samples[0].metadata.update(world="FUND_01-seed-01"),
+            ),
+            "sample 'FUND_01-seed-01': world: expected a published world FUND_0N-seed-S (ASCII digits, no leading zero) as "
+            "the sample id and metadata.world, got id 'FUND_01-seed-01', world 'FUND_01-seed-01'",
+        ),
+        (
+            "arabic digit",
+            lambda log: (
+                setattr(log.samples[0], "id", "FUND_01-seed-\u0661"),
+                log.samples[0].metadata.update(world="FUND_01-seed-\u0661"),
+            ),
+            "sample 'FUND_01-seed-\u0661': world: expected a published world FUND_0N-seed-S (ASCII digits, no leading zero) "
+            "as the sample id and metadata.world, got id 'FUND_01-seed-\u0661', world 'FUND_01-seed-\u0661'",
+        ),
+        (
+            "days as text",
+            lambda log: log.eval.task_args.update(days="3"),
+            "eval.task_args.days: expected a whole number from 1 to 60, got '3'",
+        ),
+        (
+            "limit as float",
+            lambda log: log.eval.task_args.update(message_limit=14.5),
+            "eval.task_args.message_limit: expected a whole number from 2 to 40000, got 14.5",
+        ),
+        (
+            "protocol",
+            lambda log: log.eval.task_args.update(protocol=1),
+            "eval.task_args.protocol: expected one of tool, text, got 1",
+        ),
+        (
+            "over the limit",
+            lambda log: log.eval.task_args.update(message_limit=3),
+            "sample FUND_01-seed-1: messages: 9 messages, over the task's message_limit 3 (Inspect stops a sample there)",
+        ),
+        (
+            "long answer",
+            lambda log: setattr(log.samples[0].messages[2], "content", "x" * (F.MAX_MESSAGE_BYTES + 1)),
+            "sample FUND_01-seed-1: transcript: message 2: over 1048576 bytes of text (no desk answer or model turn comes "
+            "near)",
+        ),
+        (
+            "model with a newline",
+            lambda log: rename(log, "openai/gpt\n5"),
+            "eval.model: expected Inspect's <provider>/<model>: 1 to 300 printable characters, got 'openai/gpt\\n5'",
+        ),
+        (
+            "token in config",
+            lambda log: setattr(
+                log.eval.model_generate_config, "extra_headers", {"Authorization": "Bearer sk-live-123"}
+            ),
+            "eval.model_generate_config.extra_headers.Authorization: a credential the log holds in a field named like one; "
+            "fundbook keeps and publishes the log with the record: remove it from the log and import again",
+        ),
+    ],
+)
 def test_what_fundbook_cannot_know_or_does_not_allow_is_refused_by_name(logs, tmp_path, case, edit, message):
     assert refused(edited(logs, tmp_path, edit), tmp_path) == message
 
@@ -206,12 +294,14 @@ def test_a_deeply_nested_answer_is_one_line(logs, tmp_path, depth):
     call["tool_calls"][0]["arguments"]["deep"] = "DEEP"
     Path(path).write_text(json.dumps(doc).replace('"DEEP"', '{"x":' * depth + "1" + "}" * depth))
     message = refused(path, tmp_path)
-    assert message.startswith("sample FUND_01-seed-1: " if depth < 100 else "not an Inspect log Inspect can read"), \
+    assert message.startswith("sample FUND_01-seed-1: " if depth < 100 else "not an Inspect log Inspect can read"), (
         message
+    )
 
 
 def _members(path):
     import inspect_ai._util.zipfile  # noqa: F401  (zstd in zipfile)
+
     with zipfile.ZipFile(path) as archive:
         return [(i.filename, archive.read(i)) for i in archive.infolist()]
 
@@ -237,7 +327,8 @@ def test_a_kept_log_s_sample_summaries_are_the_engine_s_grade(logs, tmp_path):
     _rezip(path, members)
     assert refused(path, tmp_path).startswith(
         "zip member summaries.json: expected each summary's desk_grade to be its sample's re-derived score with no "
-        "explanation, got ")
+        "explanation, got "
+    )
 
 
 @pytest.mark.parametrize("fmt", ["eval", "json"])
@@ -245,12 +336,14 @@ def test_a_model_of_any_shape_and_a_password_in_the_server_url(logs, tmp_path, s
     """A GGUF path with a space as the model, served at a URL with user:password@: the import succeeds, the
     record keeps the name as data and the URL as REDACTED, no byte written holds the password, the build's check
     passes and the kept log re-imports to the same record."""
+
     def edit(log):
         rename(log, "openai-api//models/My Model.Q4.gguf")
         log.eval.model_base_url = "http://fundbook:s3cret-pw@127.0.0.1:8080/v1?api_key=sk-also-secret"
+
     path = edited(logs, tmp_path, edit, fmt=fmt, name=f"creds.{fmt}")
     runs = tmp_path / "runs"
-    done, = import_logs([path], str(runs / "attempts"), session=session)
+    (done,) = import_logs([path], str(runs / "attempts"), session=session)
     folder = Path(done["record"]).parent
     assert folder.name.startswith("inspect-models-My-Model.Q4.gguf-FUND_01-seed-1-e001-")
     c = json.loads((folder / "record.json").read_text())["content"]
@@ -262,6 +355,6 @@ def test_a_model_of_any_shape_and_a_password_in_the_server_url(logs, tmp_path, s
     (runs / "index.json").write_bytes((REPO / "runs" / "index.json").read_bytes())
     assert IR.check_published(str(runs), folder.name, IR.published_engine(str(runs)))["content"] == c
     assert verify(str(runs / "attempts"), session=session) == [(folder.name, [])]
-    again, = import_logs([path], str(runs / "attempts"), session=session)  # the original again: the same bytes kept
+    (again,) = import_logs([path], str(runs / "attempts"), session=session)  # the original again: the same bytes kept
     assert again["status"] == "unchanged"
     assert engine.content_sha256(c) == json.loads((folder / "record.json").read_text())["content_sha256"]

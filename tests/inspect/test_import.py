@@ -21,6 +21,7 @@ pytestmark = P.WARNINGS + [pytest.mark.pyodide]
 def session():
     """One Pyodide runtime for the module's imports (each import would otherwise load its own)."""
     from builders._session import PyodideSession
+
     with PyodideSession() as s:
         yield s
 
@@ -29,12 +30,20 @@ def session():
 def logs(tmp_path_factory):
     """One .eval log of two worlds (always-fund, tool protocol) and its .json twin; one text-protocol log."""
     root = tmp_path_factory.mktemp("logs")
-    log, = inspect_eval(desk(worlds="FUND_01:1,FUND_03:2", days=5), model=P.scripted(P.always_fund),
-                        log_dir=str(root / "eval"), display="none")
+    (log,) = inspect_eval(
+        desk(worlds="FUND_01:1,FUND_03:2", days=5),
+        model=P.scripted(P.always_fund),
+        log_dir=str(root / "eval"),
+        display="none",
+    )
     as_json = str(root / "twin.json")
     write_eval_log(read_eval_log(log.location), as_json, format="json")
-    text, = inspect_eval(desk(worlds="FUND_01:1", days=5, protocol="text"), model=P.scripted(P.always_fund, "text"),
-                         log_dir=str(root / "text"), display="none")
+    (text,) = inspect_eval(
+        desk(worlds="FUND_01:1", days=5, protocol="text"),
+        model=P.scripted(P.always_fund, "text"),
+        log_dir=str(root / "text"),
+        display="none",
+    )
     return {"eval": log.location, "json": as_json, "text": text.location, "root": root}
 
 
@@ -55,14 +64,21 @@ def test_import_round_trip_and_verify(logs, tmp_path, session):
         folder = os.path.dirname(d["record"])
         rec = json.load(open(d["record"]))
         c = rec["content"]
-        assert c["harness"] == "inspect" and c["model"] == {"id": "scripted", "provider": "mockllm",
-                                                           "as_logged": "mockllm/scripted", "answered_as": "scripted"}
+        assert c["harness"] == "inspect" and c["model"] == {
+            "id": "scripted",
+            "provider": "mockllm",
+            "as_logged": "mockllm/scripted",
+            "answered_as": "scripted",
+        }
         assert c["inspect"]["version"] == "0.3.285" and c["inspect"]["usage_note"].startswith("usage and cost")
         assert c["result"]["status"] == "SCORED" and c["receipts_head"] == c["result"]["receipts_head"]
-        assert sorted(os.listdir(folder)) == sorted(["receipts.json", "record.json", "transcript.json",
-                                                     c["inspect"]["log"]["path"]])
+        assert sorted(os.listdir(folder)) == sorted(
+            ["receipts.json", "record.json", "transcript.json", c["inspect"]["log"]["path"]]
+        )
         receipts = json.load(open(os.path.join(folder, "receipts.json")))
-        assert receipts["receipts_head"] == c["receipts_head"] and len(receipts["receipts"]) == c["receipts_head"]["size"]
+        assert (
+            receipts["receipts_head"] == c["receipts_head"] and len(receipts["receipts"]) == c["receipts_head"]["size"]
+        )
     again = import_logs([logs["eval"]], attempts, session=session)
     assert [d["status"] for d in again] == ["unchanged", "unchanged"]
     assert verify(attempts, session=session) == [(d["attempt_id"], []) for d in done]
@@ -73,6 +89,7 @@ def test_import_round_trip_and_verify(logs, tmp_path, session):
     from experiments.arms import AttemptIndex
     from launchers._export import records_in
     from launchers._rederive import rederive_all
+
     assert records_in(attempts) == [] and rederive_all(attempts) == []
     assert sorted(a.attempt_id for a in load_attempts(Path(tmp_path))) == sorted(d["attempt_id"] for d in done)
     assert AttemptIndex(attempts).by_fixture == {}
@@ -102,37 +119,68 @@ def _tool_messages(log, function):
     return [m for s in log.samples[:1] for m in s.messages if m.role == "tool" and m.function == function]
 
 
-@pytest.mark.parametrize("case, edit, message", [
-    ("tool result", lambda log: setattr(_tool_messages(log, "project")[0], "content",
-                                        '{"output":{}}'),
-     'sample FUND_01-seed-1: tool result: message 3 (project): at character 11 (of 13 logged, 249 from the desk): '
-     'the log has "{\\"output\\":{}}", the desk gives "{\\"output\\":{\\"cash\\":1500000000,\\"day\\":1,'
-     '\\"dec"…'),
-    ("tool result, late", lambda log: setattr(_tool_messages(log, "project")[0], "content",
-                                              _tool_messages(log, "project")[0].text.replace('"day":1', '"day":2')),
-     'sample FUND_01-seed-1: tool result: message 3 (project): at character 35 (of 249 logged, 249 from the desk): '
-     'the log has …"put\\":{\\"cash\\":1500000000,\\"day\\":2,\\"decisions\\":[],\\"rejected\\":nu"…, the '
-     'desk gives …"put\\":{\\"cash\\":1500000000,\\"day\\":1,\\"decisions\\":[],\\"rejected\\":nu"…'),
-    ("score", lambda log: setattr(log.samples[0].scores["desk_grade"], "value", 100),
-     "sample FUND_01-seed-1: score: score.value"),
-    ("world id", lambda log: setattr(log.samples[0], "id", "FUND_01-seed-2"),
-     "sample FUND_01-seed-2: world: expected a published world"),
-    ("fixture", lambda log: log.samples[0].metadata.update(fixture_sha256="0" * 64),
-     "sample FUND_01-seed-1: fixture_sha256: expected"),
-    ("model name", lambda log: setattr(log.eval, "model", "openai/gpt-99"),
-     "stats.model_usage: the log's model is 'openai/gpt-99', its usage names ['mockllm/scripted'] (a fallback or a "
-     "second model)"),
-    ("model name and stats", lambda log: (setattr(log.eval, "model", "openai/gpt-99"),
-                                          setattr(log.stats, "model_usage", {})),
-     "sample FUND_01-seed-1: model: the log's model is 'openai/gpt-99', the sample's usage names "
-     "['mockllm/scripted'] (a fallback or a second model)"),
-    ("status", lambda log: setattr(log, "status", "error"), "status: expected success, the log says 'error'"),
-    ("task version", lambda log: setattr(log.eval, "task_version", "0.2.0+0000000000000000"),
-     "eval.task_version: expected 0.1.0+<16 hex digits of a bundle sha256>"),
-    ("logged bundle", lambda log: setattr(log.eval, "task_version", "0.1.0+0000000000000000"),
-     "sample FUND_01-seed-1: bundle_sha256: expected the sha256 of the bundle the task version names "
-     "(0000000000000000...)"),
-])
+@pytest.mark.parametrize(
+    "case, edit, message",
+    [
+        (
+            "tool result",
+            lambda log: setattr(_tool_messages(log, "project")[0], "content", '{"output":{}}'),
+            "sample FUND_01-seed-1: tool result: message 3 (project): at character 11 (of 13 logged, 249 from the desk): "
+            'the log has "{\\"output\\":{}}", the desk gives "{\\"output\\":{\\"cash\\":1500000000,\\"day\\":1,'
+            '\\"dec"…',
+        ),
+        (
+            "tool result, late",
+            lambda log: setattr(
+                _tool_messages(log, "project")[0],
+                "content",
+                _tool_messages(log, "project")[0].text.replace('"day":1', '"day":2'),
+            ),
+            "sample FUND_01-seed-1: tool result: message 3 (project): at character 35 (of 249 logged, 249 from the desk): "
+            'the log has …"put\\":{\\"cash\\":1500000000,\\"day\\":2,\\"decisions\\":[],\\"rejected\\":nu"…, the '
+            'desk gives …"put\\":{\\"cash\\":1500000000,\\"day\\":1,\\"decisions\\":[],\\"rejected\\":nu"…',
+        ),
+        (
+            "score",
+            lambda log: setattr(log.samples[0].scores["desk_grade"], "value", 100),
+            "sample FUND_01-seed-1: score: score.value",
+        ),
+        (
+            "world id",
+            lambda log: setattr(log.samples[0], "id", "FUND_01-seed-2"),
+            "sample FUND_01-seed-2: world: expected a published world",
+        ),
+        (
+            "fixture",
+            lambda log: log.samples[0].metadata.update(fixture_sha256="0" * 64),
+            "sample FUND_01-seed-1: fixture_sha256: expected",
+        ),
+        (
+            "model name",
+            lambda log: setattr(log.eval, "model", "openai/gpt-99"),
+            "stats.model_usage: the log's model is 'openai/gpt-99', its usage names ['mockllm/scripted'] (a fallback or a "
+            "second model)",
+        ),
+        (
+            "model name and stats",
+            lambda log: (setattr(log.eval, "model", "openai/gpt-99"), setattr(log.stats, "model_usage", {})),
+            "sample FUND_01-seed-1: model: the log's model is 'openai/gpt-99', the sample's usage names "
+            "['mockllm/scripted'] (a fallback or a second model)",
+        ),
+        ("status", lambda log: setattr(log, "status", "error"), "status: expected success, the log says 'error'"),
+        (
+            "task version",
+            lambda log: setattr(log.eval, "task_version", "0.2.0+0000000000000000"),
+            "eval.task_version: expected 0.1.0+<16 hex digits of a bundle sha256>",
+        ),
+        (
+            "logged bundle",
+            lambda log: setattr(log.eval, "task_version", "0.1.0+0000000000000000"),
+            "sample FUND_01-seed-1: bundle_sha256: expected the sha256 of the bundle the task version names "
+            "(0000000000000000...)",
+        ),
+    ],
+)
 def test_tampered_logs_are_refused_by_name(logs, tmp_path, case, edit, message):
     path = tampered(logs, tmp_path, edit)
     attempts = tmp_path / "attempts"
@@ -145,8 +193,10 @@ def test_tampered_logs_are_refused_by_name(logs, tmp_path, case, edit, message):
 
 def test_an_edit_eval_log_entry_is_refused(logs, tmp_path):
     from inspect_ai.log import ProvenanceData, TagsEdit, edit_eval_log
-    log = edit_eval_log(read_eval_log(logs["eval"]), [TagsEdit(tags_add=["reviewed"])],
-                        ProvenanceData(author="someone", reason="tidy"))
+
+    log = edit_eval_log(
+        read_eval_log(logs["eval"]), [TagsEdit(tags_add=["reviewed"])], ProvenanceData(author="someone", reason="tidy")
+    )
     path = str(tmp_path / "edited.json")
     write_eval_log(log, path, format="json")
     with pytest.raises(InputError, match=r"edits: the log was edited after the eval \(1 edit_eval_log update"):
@@ -173,6 +223,7 @@ def test_a_zip_that_unpacks_past_the_limit_is_refused_before_inspect_reads_it(tm
     """A zip bomb: a few KiB that unpack to far more (the limit lowered to 1 MiB for the test, 2 GiB in use)."""
     import zipfile
     from builders import inspect_format
+
     monkeypatch.setattr(inspect_format, "MAX_UNPACKED_BYTES", 1 << 20)
     path = tmp_path / "bomb.eval"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -180,8 +231,10 @@ def test_a_zip_that_unpacks_past_the_limit_is_refused_before_inspect_reads_it(tm
     assert path.stat().st_size < 16 * 1024
     with pytest.raises(InputError) as err:
         import_logs([str(path)], str(tmp_path / "attempts"))
-    assert err.value.message == (f"{path}: its 1 zip members declare {2 << 20} bytes unpacked, over the limit of "
-                                 f"{1 << 20} bytes for an Inspect log")
+    assert err.value.message == (
+        f"{path}: its 1 zip members declare {2 << 20} bytes unpacked, over the limit of "
+        f"{1 << 20} bytes for an Inspect log"
+    )
     assert not (tmp_path / "attempts").exists()
 
 
@@ -202,18 +255,25 @@ def test_a_log_path_that_is_not_a_file_is_refused_without_reading(tmp_path, kind
 def test_replay_of_the_logged_outputs_gives_the_same_record(logs, tmp_path, session):
     """Feed the log's own model outputs back through mockllm: the new log imports as the same attempts."""
     from inspect_ai.model import ModelOutput, get_model
+
     first = read_eval_log(logs["eval"])
     outputs = []
     for sample in first.samples:
         for m in sample.messages:
             if m.role == "assistant":
-                out = ModelOutput(model=m.model, choices=[{"message": m, "stop_reason": "tool_calls"
-                                                           if m.tool_calls else "stop"}])
+                out = ModelOutput(
+                    model=m.model, choices=[{"message": m, "stop_reason": "tool_calls" if m.tool_calls else "stop"}]
+                )
                 out.usage = P.usage()
                 outputs.append(out)
     model = get_model("mockllm/scripted", custom_outputs=outputs)
-    again, = inspect_eval(desk(worlds="FUND_01:1,FUND_03:2", days=5), model=model, log_dir=str(tmp_path / "re"),
-                          display="none", max_samples=1)
+    (again,) = inspect_eval(
+        desk(worlds="FUND_01:1,FUND_03:2", days=5),
+        model=model,
+        log_dir=str(tmp_path / "re"),
+        display="none",
+        max_samples=1,
+    )
     first_plan, again_plan = prepare([logs["eval"]], session=session), prepare([again.location], session=session)
     assert [p[2] for p in again_plan] == [p[2] for p in first_plan]
     a = json.loads(first_plan[0][3]["record.json"])["content"]
@@ -227,7 +287,8 @@ def test_inspect_arm_reads_the_re_executed_samples(logs):
     from experiments.arm_inspect import InspectLogIndex
     from experiments.arms import parse_arm
     from experiments.errors import ExperimentError
-    arm, = parse_arm(f"fund=inspect:{logs['eval']}")
+
+    (arm,) = parse_arm(f"fund=inspect:{logs['eval']}")
     assert arm == {"kind": "inspect", "path": logs["eval"], "name": "fund"}
     with pytest.raises(ExperimentError, match="is not an Inspect log file"):
         parse_arm(f"inspect:{logs['root']}")
@@ -240,6 +301,7 @@ def test_inspect_arm_reads_the_re_executed_samples(logs):
 def test_cli_refuses_a_tampered_log_in_one_line(logs, tmp_path):
     from click.testing import CliRunner
     from fundbook.cli import cli
+
     path = tampered(logs, tmp_path, lambda log: setattr(log.samples[0].scores["desk_grade"], "value", 100))
     result = CliRunner().invoke(cli, ["inspect", "import", path, "--attempts", str(tmp_path / "attempts")])
     err = result.stderr.strip()
@@ -251,9 +313,13 @@ def test_cli_refuses_a_tampered_log_in_one_line(logs, tmp_path):
 
 def test_a_message_limit_between_a_call_and_its_result_imports(tmp_path, session):
     """message_limit=5: the day's submit_batch runs, its result is refused by the limit; the desk holds it."""
-    log, = inspect_eval(desk(worlds="FUND_01:1", days=5, message_limit=5), model=P.scripted(P.always_fund),
-                        log_dir=str(tmp_path / "l"), display="none")
-    sample, = log.samples
+    (log,) = inspect_eval(
+        desk(worlds="FUND_01:1", days=5, message_limit=5),
+        model=P.scripted(P.always_fund),
+        log_dir=str(tmp_path / "l"),
+        display="none",
+    )
+    (sample,) = log.samples
     assert sample.messages[-1].role == "assistant" and len(sample.store["DeskStore:moves"]) == 1
     done = import_logs([log.location], str(tmp_path / "a"), session=session)
     assert done[0]["result"]["days"][0]["batch"] != "missing"

@@ -41,9 +41,12 @@ def test_a_zstd_bomb_is_refused_by_import_verify_and_the_arm_under_the_bound(tmp
     root, paths = hostile
     path = paths["zstd-bomb"]
     assert os.path.getsize(path) < 100_000  # 1 GiB once expanded
-    _ok(bench.run_import(path, str(tmp_path)), 1,
+    _ok(
+        bench.run_import(path, str(tmp_path)),
+        1,
         f"error: {path}: zip member 'header.json' expands past the 4096 bytes it declares (stopped at 1048576; a "
-        f"decompression bomb)")
+        f"decompression bomb)",
+    )
     _ok(bench.run_verify(bench.hand_placed(str(tmp_path), path)), 1, "inspect attempts: 0 of 1 verify")
     _ok(bench.run_arm(path, str(tmp_path)), 1, f"error: inspect:{path}: zip member 'header.json' expands past")
 
@@ -51,8 +54,11 @@ def test_a_zstd_bomb_is_refused_by_import_verify_and_the_arm_under_the_bound(tmp
 def test_a_log_at_the_unpacked_limit_is_read_under_the_bound(tmp_path, hostile):
     """Inspect parses all of it (valid JSON) before the importer refuses its 64 MiB model answer."""
     _, paths = hostile
-    _ok(bench.run_import(paths["eval-at-limit"], str(tmp_path)), 1,
-        f"error: {paths['eval-at-limit']}: sample FUND_03-seed-1: transcript: message 2: over 1048576 bytes of text")
+    _ok(
+        bench.run_import(paths["eval-at-limit"], str(tmp_path)),
+        1,
+        f"error: {paths['eval-at-limit']}: sample FUND_03-seed-1: transcript: message 2: over 1048576 bytes of text",
+    )
 
 
 @pytest.mark.long
@@ -61,9 +67,11 @@ def test_a_log_at_the_unpacked_limit_is_read_under_the_bound(tmp_path, hostile):
 def test_every_hostile_log_under_every_command_stays_under_the_bound(tmp_path, hostile, case, command):
     _, paths = hostile
     path = paths[case]
-    got = {"import": lambda: bench.run_import(path, str(tmp_path)),
-           "verify": lambda: bench.run_verify(bench.hand_placed(str(tmp_path), path)),
-           "arm": lambda: bench.run_arm(path, str(tmp_path))}[command]()
+    got = {
+        "import": lambda: bench.run_import(path, str(tmp_path)),
+        "verify": lambda: bench.run_verify(bench.hand_placed(str(tmp_path), path)),
+        "arm": lambda: bench.run_arm(path, str(tmp_path)),
+    }[command]()
     _ok(got, 1)
 
 

@@ -34,11 +34,18 @@ def blocks() -> list:
 
 def test_the_section_s_commands_are_the_ones_this_test_runs():
     assert blocks() == [
-        ["make inspect", "make build-engine",
-         ".venv/bin/inspect eval inspect_fundbook/desk --model openai/gpt-4o-mini -T worlds=practice:FUND_01:1..5",
-         ".venv/bin/fundbook inspect import logs/*.eval", "make build"],
-        [".venv/bin/inspect eval inspect_fundbook/desk --model openai-api/local/NAME --model-base-url "
-         "http://127.0.0.1:PORT/v1 -T protocol=text -T worlds=FUND_01:1,FUND_02:1"]]
+        [
+            "make inspect",
+            "make build-engine",
+            ".venv/bin/inspect eval inspect_fundbook/desk --model openai/gpt-4o-mini -T worlds=practice:FUND_01:1..5",
+            ".venv/bin/fundbook inspect import logs/*.eval",
+            "make build",
+        ],
+        [
+            ".venv/bin/inspect eval inspect_fundbook/desk --model openai-api/local/NAME --model-base-url "
+            "http://127.0.0.1:PORT/v1 -T protocol=text -T worlds=FUND_01:1,FUND_02:1"
+        ],
+    ]
 
 
 @pytest.fixture
@@ -54,8 +61,14 @@ def checkout(tmp_path):
 
 def run(line, cwd, server, make_ok=True):
     """One README line, as a shell runs it, in `cwd`; -> CompletedProcess (asserted to succeed)."""
-    env = dict(os.environ, OPENAI_API_KEY="stand-in", OPENAI_BASE_URL=server.base_url, LOCAL_API_KEY="stand-in",
-               INSPECT_DISPLAY="none", INSPECT_LOG_LEVEL="warning")
+    env = dict(
+        os.environ,
+        OPENAI_API_KEY="stand-in",
+        OPENAI_BASE_URL=server.base_url,
+        LOCAL_API_KEY="stand-in",
+        INSPECT_DISPLAY="none",
+        INSPECT_LOG_LEVEL="warning",
+    )
     env.pop("INSPECT_LOG_DIR", None)  # the README's logs/ is Inspect's default
     line = line.replace("http://127.0.0.1:PORT/v1", server.base_url)
     if line.startswith("make "):
@@ -79,7 +92,7 @@ def _imported(checkout):
 
 def test_the_openai_compatible_server_command_runs_as_written_and_imports(checkout):
     """The README's second block: --model-base-url (not -M base_url) and a comma list of worlds, protocol text."""
-    line, = blocks()[1]
+    (line,) = blocks()[1]
     with StandIn() as server:
         run(line, checkout, server)
         assert {r["path"] for r in server.requests} == {"/v1/chat/completions"}
@@ -87,8 +100,9 @@ def test_the_openai_compatible_server_command_runs_as_written_and_imports(checko
         assert {r["authorization"] for r in server.requests} == {"Bearer stand-in"}
         run(".venv/bin/fundbook inspect import logs/*.eval", checkout, server)
     got = _imported(checkout)
-    assert sorted((c["task"]["instance_id"], c["model"]["as_logged"], c["inspect"]["protocol"]) for c in got.values()) \
-        == [("FUND_01/seed-1", "openai-api/local/NAME", "text"), ("FUND_02/seed-1", "openai-api/local/NAME", "text")]
+    assert sorted(
+        (c["task"]["instance_id"], c["model"]["as_logged"], c["inspect"]["protocol"]) for c in got.values()
+    ) == [("FUND_01/seed-1", "openai-api/local/NAME", "text"), ("FUND_02/seed-1", "openai-api/local/NAME", "text")]
     c = next(iter(got.values()))
     assert c["inspect"]["task_args"]["worlds"] == ["FUND_01:1", "FUND_02:1"]  # Inspect's comma list, as it hands it
     assert c["inspect"]["model_base_url"] == server.base_url
@@ -105,5 +119,7 @@ def test_every_command_block_of_the_inspect_section_runs_as_written(checkout):
     assert again.stdout.count("already published, unchanged") == 5
     got = _imported(checkout)
     worlds = sorted((c["model"]["as_logged"], c["task"]["instance_id"]) for c in got.values())
-    assert worlds == sorted([("openai/gpt-4o-mini", f"FUND_01/seed-{s}") for s in range(1, 6)]
-                            + [("openai-api/local/NAME", "FUND_01/seed-1"), ("openai-api/local/NAME", "FUND_02/seed-1")])
+    assert worlds == sorted(
+        [("openai/gpt-4o-mini", f"FUND_01/seed-{s}") for s in range(1, 6)]
+        + [("openai-api/local/NAME", "FUND_01/seed-1"), ("openai-api/local/NAME", "FUND_02/seed-1")]
+    )

@@ -19,14 +19,20 @@ LOG = os.path.join(os.path.dirname(__file__), "data", "smollm2-FUND_03-seed-1.ev
 
 def test_the_real_smollm2_log_imports_and_verifies(tmp_path):
     attempts = str(tmp_path / "attempts")
-    done, = import_logs([LOG], attempts)
+    (done,) = import_logs([LOG], attempts)
     assert done["attempt_id"] == "inspect-local-SmolLM2-135M-Instruct.Q4_1-FUND_03-seed-1-e001-5ff9a510"
     c = json.load(open(done["record"]))["content"]
-    assert c["model"] == {"id": "local/SmolLM2-135M-Instruct.Q4_1", "provider": "openai-api",
-                          "as_logged": "openai-api/local/SmolLM2-135M-Instruct.Q4_1",
-                          "answered_as": "SmolLM2-135M-Instruct.Q4_1"}
+    assert c["model"] == {
+        "id": "local/SmolLM2-135M-Instruct.Q4_1",
+        "provider": "openai-api",
+        "as_logged": "openai-api/local/SmolLM2-135M-Instruct.Q4_1",
+        "answered_as": "SmolLM2-135M-Instruct.Q4_1",
+    }
     assert c["inspect"]["protocol"] == "text" and c["inspect"]["version"] == "0.3.285"
-    assert (c["result"]["status"], c["result"]["verdict"], c["result"]["score"]["points"]) == \
-        ("SCORED", "NOT_QUALIFIED", 11)
+    assert (c["result"]["status"], c["result"]["verdict"], c["result"]["score"]["points"]) == (
+        "SCORED",
+        "NOT_QUALIFIED",
+        11,
+    )
     assert c["moves"] == 0 and c["turns"] == 6  # the model never answered one JSON object
     assert verify(attempts) == [(done["attempt_id"], [])]

@@ -20,8 +20,15 @@ pytestmark = P.WARNINGS + [pytest.mark.long, pytest.mark.pyodide]
 def test_smollm2_through_inspect_imports_and_verifies(llama_server, tmp_path, monkeypatch):  # noqa: F811
     monkeypatch.setenv("LOCAL_API_KEY", "none")  # the local server takes any key; Inspect wants one set
     model = get_model(f"openai-api/local/{llama_server.model}", base_url=llama_server.base_url)
-    log, = inspect_eval(desk(worlds="FUND_03:1", days=3, protocol="text", message_limit=14), model=model,
-                        log_dir=str(tmp_path / "logs"), display="none", max_tokens=256, temperature=0, seed=0)
+    (log,) = inspect_eval(
+        desk(worlds="FUND_03:1", days=3, protocol="text", message_limit=14),
+        model=model,
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+        max_tokens=256,
+        temperature=0,
+        seed=0,
+    )
     assert log.status == "success", log.error and log.error.message
     attempts = str(tmp_path / "attempts")
     done = import_logs([log.location], attempts)

@@ -14,7 +14,7 @@ pytestmark = P.WARNINGS
 
 def run(plan, protocol="tool", worlds="FUND_01:1", days=5, tmp_path=None, **kw):
     task = desk(worlds=worlds, days=days, protocol=protocol, **kw)
-    log, = inspect_eval(task, model=P.scripted(plan, protocol), log_dir=str(tmp_path), display="none")
+    (log,) = inspect_eval(task, model=P.scripted(plan, protocol), log_dir=str(tmp_path), display="none")
     assert log.status == "success", log.error and log.error.traceback
     return log
 
@@ -38,7 +38,7 @@ def tool_results(sample):
 def test_always_fund_settles_every_checkpoint(tmp_path):
     log = run(P.always_fund, tmp_path=tmp_path)
     assert log.status == "success"
-    sample, = log.samples
+    (sample,) = log.samples
     score = sample.scores["desk_grade"]
     meta = score.metadata
     assert meta["status"] == "SCORED"
@@ -54,7 +54,7 @@ def test_always_fund_settles_every_checkpoint(tmp_path):
 
 def test_refused_actions_carry_reason_codes(tmp_path):
     log = run(P.over_fund, tmp_path=tmp_path)
-    sample, = log.samples
+    (sample,) = log.samples
     replies = [json.loads(body) for name, body in tool_results(sample) if name == "submit_batch"]
     refused = [d for r in replies for d in r["decisions"] if d["decision"] == "REFUSED"]
     assert refused and all(isinstance(d["reason"], str) and d["reason"].isupper() for d in refused)
@@ -63,21 +63,28 @@ def test_refused_actions_carry_reason_codes(tmp_path):
 
 def test_double_submission_is_an_ordinary_refusal(tmp_path):
     log = run(P.double_submit, tmp_path=tmp_path, days=5)
-    sample, = log.samples
+    (sample,) = log.samples
     replies = [json.loads(body) for name, body in tool_results(sample) if name == "submit_batch"]
     assert [r["accepted"] for r in replies] == [True] + [False, True] * 4
-    assert replies[1] == {"accepted": False, "day": 2, "error": "batch.day: day 1 is already settled (duplicate batch); the open day is 2"}
+    assert replies[1] == {
+        "accepted": False,
+        "day": 2,
+        "error": "batch.day: day 1 is already settled (duplicate batch); the open day is 2",
+    }
     assert sample.scores["desk_grade"].metadata["status"] == "SCORED"
 
 
 def test_malformed_json_in_text_protocol(tmp_path):
     def plan(packet):
         return ["{not json", ("submit_batch", P.policy_batch("do-nothing", packet))]
+
     log = run(plan, protocol="text", tmp_path=tmp_path, days=5)
-    sample, = log.samples
+    (sample,) = log.samples
     texts = [m.text for m in sample.messages if m.role == "user"]
-    assert texts[1] == ("Invalid answer: not one JSON object (Expecting property name enclosed in double quotes: "
-                        "line 1 column 2 (char 1)). Answer with one JSON object.")
+    assert texts[1] == (
+        "Invalid answer: not one JSON object (Expecting property name enclosed in double quotes: "
+        "line 1 column 2 (char 1)). Answer with one JSON object."
+    )
     assert sum(t.startswith("Invalid answer") for t in texts) == 5
     meta = sample.scores["desk_grade"].metadata
     assert meta["status"] == "SCORED" and gates(meta)["checkpoint_coverage"] is True
@@ -86,12 +93,14 @@ def test_malformed_json_in_text_protocol(tmp_path):
 def test_protocol_errors_are_tool_errors(tmp_path):
     """A batch that is not an object, a tool that does not exist: ToolError (Inspect's error on the tool
     message), never an engine answer."""
+
     def plan(packet):
         if packet["day"] == 1:
             return [("note", {"text": 7}), ("submit_batch", P.policy_batch("do-nothing", packet))]
         return [("submit_batch", P.policy_batch("do-nothing", packet))]
+
     log = run(plan, protocol="text", tmp_path=tmp_path, days=5)
-    sample, = log.samples
+    (sample,) = log.samples
     texts = [m.text for m in sample.messages if m.role == "user"]
     assert texts[1] == "TOOL ERROR note: note: text: expected a string"
 
@@ -99,6 +108,7 @@ def test_protocol_errors_are_tool_errors(tmp_path):
 def test_closed_run_refuses_further_calls():
     from launchers.inspect._env import DeskEnv, ProtocolError, world_source
     from engine._baselines import policy_batch
+
     env = DeskEnv.new(world_source("FUND_01", 1, 5))
     for _ in range(5):
         reply = json.loads(env.call("submit_batch", policy_batch("do-nothing", env.desk()["packet"])))
@@ -109,7 +119,7 @@ def test_closed_run_refuses_further_calls():
 
 def test_message_limit_ends_the_sample_and_it_is_still_graded(tmp_path):
     log = run(P.always_fund, tmp_path=tmp_path, days=5, message_limit=6)
-    sample, = log.samples
+    (sample,) = log.samples
     assert sample.limit is not None and sample.limit.type == "message"
     assert sample.scores["desk_grade"].metadata  # graded although the limit ended it
     replies = [json.loads(body) for name, body in tool_results(sample) if name == "submit_batch"]
@@ -123,14 +133,18 @@ def meta_days(sample):
 
 
 def test_tool_text_and_react_give_identical_engine_traces(tmp_path):
-    logs = {name: run(P.always_fund, protocol=proto, tmp_path=tmp_path / name, days=5, agent=agent)
-            for name, proto, agent in (("tool", "tool", "generate"), ("text", "text", "generate"),
-                                       ("react", "tool", "react"))}
+    logs = {
+        name: run(P.always_fund, protocol=proto, tmp_path=tmp_path / name, days=5, agent=agent)
+        for name, proto, agent in (
+            ("tool", "tool", "generate"),
+            ("text", "text", "generate"),
+            ("react", "tool", "react"),
+        )
+    }
     traces = {}
     for name, log in logs.items():
-        sample, = log.samples
-        traces[name] = (tool_results(sample), sample.store["DeskStore:moves"],
-                        sample.scores["desk_grade"].metadata)
+        (sample,) = log.samples
+        traces[name] = (tool_results(sample), sample.store["DeskStore:moves"], sample.scores["desk_grade"].metadata)
     assert traces["tool"] == traces["text"] == traces["react"]
 
 

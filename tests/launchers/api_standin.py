@@ -36,8 +36,9 @@ def reference_plan(family, seed, horizon) -> dict:
     while run.open_day is not None:
         packet = run.packet()
         batch = engine.policy_batch("reference", packet)
-        actions = [{**{k: v for k, v in a.items() if k != "note"}, "id": f"a{i + 1}"}
-                   for i, a in enumerate(batch["actions"])]
+        actions = [
+            {**{k: v for k, v in a.items() if k != "note"}, "id": f"a{i + 1}"} for i, a in enumerate(batch["actions"])
+        ]
         plan[packet["day"]] = {"day": packet["day"], "actions": actions, "report": batch["report"]}
         run.submit(batch)
     return plan
@@ -46,11 +47,21 @@ def reference_plan(family, seed, horizon) -> dict:
 def _conversation(path, body):
     """The conversation a request carries (system first), whichever API it came through."""
     if path.endswith("/responses"):
-        return [{"role": m["role"], "content": m["content"] if isinstance(m["content"], str) else
-                 "".join(p.get("text", "") for p in m["content"])} for m in body.get("input") or []]
+        return [
+            {
+                "role": m["role"],
+                "content": m["content"]
+                if isinstance(m["content"], str)
+                else "".join(p.get("text", "") for p in m["content"]),
+            }
+            for m in body.get("input") or []
+        ]
     if path.endswith("/messages"):
-        system = "".join(b.get("text", "") for b in body.get("system") or []) if isinstance(
-            body.get("system"), list) else body.get("system") or ""
+        system = (
+            "".join(b.get("text", "") for b in body.get("system") or [])
+            if isinstance(body.get("system"), list)
+            else body.get("system") or ""
+        )
         return [{"role": "system", "content": system}] + list(body.get("messages") or [])
     return list(body.get("messages") or [])
 
@@ -58,7 +69,7 @@ def _conversation(path, body):
 class StandIn:
     def __init__(self, models=("stand-in-model", "my-model"), usage=None):
         self.models = list(models)  # what `GET /v1/models` lists (the OpenAI-compatible preflight)
-        self.usage = usage          # (tokens in, tokens out) every call reports, within what it could use
+        self.usage = usage  # (tokens in, tokens out) every call reports, within what it could use
         self.requests = []
         self.plan = {}
         self._lock = threading.Lock()
@@ -81,14 +92,30 @@ class StandIn:
             def do_GET(self):
                 outer._note("GET", self.path, None, self.headers)
                 if self.path.rstrip("/").endswith("/v1/models"):  # the OpenAI-compatible preflight lists them
-                    return self._send(200, {"object": "list", "data": [
-                        {"id": m, "object": "model", "created": 1, "owned_by": "stand-in"} for m in outer.models]})
+                    return self._send(
+                        200,
+                        {
+                            "object": "list",
+                            "data": [
+                                {"id": m, "object": "model", "created": 1, "owned_by": "stand-in"} for m in outer.models
+                            ],
+                        },
+                    )
                 if "/models/" not in self.path:
                     return self._send(404, {"type": "error", "error": {"type": "not_found_error", "message": "no"}})
                 model = self.path.rsplit("/", 1)[1]
-                self._send(200, {"id": model, "object": "model", "type": "model", "created": 1,
-                                 "owned_by": "stand-in", "display_name": model,
-                                 "created_at": "2026-01-01T00:00:00Z"})
+                self._send(
+                    200,
+                    {
+                        "id": model,
+                        "object": "model",
+                        "type": "model",
+                        "created": 1,
+                        "owned_by": "stand-in",
+                        "display_name": model,
+                        "created_at": "2026-01-01T00:00:00Z",
+                    },
+                )
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
@@ -101,8 +128,8 @@ class StandIn:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
-        self.root = f"http://127.0.0.1:{self.port}"        # ANTHROPIC_BASE_URL
-        self.base_url = f"{self.root}/v1"                   # OPENAI_BASE_URL, --base-url
+        self.root = f"http://127.0.0.1:{self.port}"  # ANTHROPIC_BASE_URL
+        self.base_url = f"{self.root}/v1"  # OPENAI_BASE_URL, --base-url
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     def play(self, family, seed, horizon=20):
@@ -112,8 +139,15 @@ class StandIn:
 
     def _note(self, method, path, body, headers):
         with self._lock:
-            self.requests.append({"method": method, "path": path, "model": (body or {}).get("model"),
-                                  "authorization": headers.get("Authorization"), "x-api-key": headers.get("x-api-key")})
+            self.requests.append(
+                {
+                    "method": method,
+                    "path": path,
+                    "model": (body or {}).get("model"),
+                    "authorization": headers.get("Authorization"),
+                    "x-api-key": headers.get("x-api-key"),
+                }
+            )
 
     def batch_text(self, conversation) -> str:
         view = prompt.view_in(conversation) or {}
@@ -130,25 +164,62 @@ class StandIn:
         tokens_in, tokens_out = min(tokens_in, size), min(tokens_out, int(limit))  # never more than a call could use
         model = body.get("model")
         if path.endswith("/v1/responses"):
-            return {"id": f"resp_{len(self.requests)}", "object": "response", "created_at": 1, "model": model,
-                    "status": "completed", "incomplete_details": None,
-                    "output": [{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
-                                "content": [{"type": "output_text", "text": text, "annotations": []}]}],
-                    "usage": {"input_tokens": tokens_in, "input_tokens_details": {"cached_tokens": 0},
-                              "output_tokens": tokens_out, "output_tokens_details": {"reasoning_tokens": 0},
-                              "total_tokens": tokens_in + tokens_out},
-                    "parallel_tool_calls": False, "tool_choice": "auto", "tools": []}
+            return {
+                "id": f"resp_{len(self.requests)}",
+                "object": "response",
+                "created_at": 1,
+                "model": model,
+                "status": "completed",
+                "incomplete_details": None,
+                "output": [
+                    {
+                        "type": "message",
+                        "id": "msg_1",
+                        "role": "assistant",
+                        "status": "completed",
+                        "content": [{"type": "output_text", "text": text, "annotations": []}],
+                    }
+                ],
+                "usage": {
+                    "input_tokens": tokens_in,
+                    "input_tokens_details": {"cached_tokens": 0},
+                    "output_tokens": tokens_out,
+                    "output_tokens_details": {"reasoning_tokens": 0},
+                    "total_tokens": tokens_in + tokens_out,
+                },
+                "parallel_tool_calls": False,
+                "tool_choice": "auto",
+                "tools": [],
+            }
         if path.endswith("/v1/messages"):
-            return {"id": f"msg_{len(self.requests)}", "type": "message", "role": "assistant", "model": model,
-                    "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
-                    "usage": {"input_tokens": tokens_in, "cache_read_input_tokens": 0,
-                              "cache_creation_input_tokens": 0, "output_tokens": tokens_out}}
+            return {
+                "id": f"msg_{len(self.requests)}",
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [{"type": "text", "text": text}],
+                "stop_reason": "end_turn",
+                "stop_sequence": None,
+                "usage": {
+                    "input_tokens": tokens_in,
+                    "cache_read_input_tokens": 0,
+                    "cache_creation_input_tokens": 0,
+                    "output_tokens": tokens_out,
+                },
+            }
         if path.endswith("/v1/chat/completions"):
-            return {"id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion", "created": 1, "model": model,
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": text}}],
-                    "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out,
-                              "total_tokens": tokens_in + tokens_out}}
+            return {
+                "id": f"chatcmpl-{len(self.requests)}",
+                "object": "chat.completion",
+                "created": 1,
+                "model": model,
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+                "usage": {
+                    "prompt_tokens": tokens_in,
+                    "completion_tokens": tokens_out,
+                    "total_tokens": tokens_in + tokens_out,
+                },
+            }
         return None
 
     def generations(self):

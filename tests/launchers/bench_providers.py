@@ -17,9 +17,14 @@ import tempfile
 from .api_standin import StandIn
 from .provider_runs import attempt, clean_checkout
 
-PATHS = [("openai", "local-isolated"), ("anthropic", "local-isolated"),
-         ("openai-compatible", "local"), ("openai-compatible", "local-isolated"),
-         ("mock", "local"), ("mock", "local-isolated")]
+PATHS = [
+    ("openai", "local-isolated"),
+    ("anthropic", "local-isolated"),
+    ("openai-compatible", "local"),
+    ("openai-compatible", "local-isolated"),
+    ("mock", "local"),
+    ("mock", "local-isolated"),
+]
 
 
 def main(argv=None):
@@ -32,17 +37,24 @@ def main(argv=None):
                 with tempfile.TemporaryDirectory(prefix="fundbook-bench-providers-") as folder:
                     done = attempt(server, folder, provider, sandbox=sandbox)
                 c = done["record"]["content"]
-                assert c["termination"]["status"] == "completed" and c["result"]["score"]["points"] == 100, \
-                    (provider, sandbox, c["termination"])
+                assert c["termination"]["status"] == "completed" and c["result"]["score"]["points"] == 100, (
+                    provider,
+                    sandbox,
+                    c["termination"],
+                )
                 times[(provider, sandbox)].append(done["seconds"])
                 calls[(provider, sandbox)] = c["cost"]["calls"]
-    print(f"one 20-checkpoint attempt (FUND_01 seed 1, the reference play) through `fundbook-launch execute`, "
-          f"against the instant stand-in server; {runs} runs a path, interleaved; {os.cpu_count()} cores")
+    print(
+        f"one 20-checkpoint attempt (FUND_01 seed 1, the reference play) through `fundbook-launch execute`, "
+        f"against the instant stand-in server; {runs} runs a path, interleaved; {os.cpu_count()} cores"
+    )
     print(f"{'path':<20} {'sandbox':<15} {'calls':>5} {'median s':>9} {'min s':>7} {'max s':>7}")
     for provider, sandbox in PATHS:
         got = times[(provider, sandbox)]
-        print(f"{provider:<20} {sandbox:<15} {calls[(provider, sandbox)]:>5} {statistics.median(got):>9.2f} "
-              f"{min(got):>7.2f} {max(got):>7.2f}")
+        print(
+            f"{provider:<20} {sandbox:<15} {calls[(provider, sandbox)]:>5} {statistics.median(got):>9.2f} "
+            f"{min(got):>7.2f} {max(got):>7.2f}"
+        )
     return 0
 
 

@@ -17,10 +17,15 @@ from launchers._sandbox_local import LocalSandbox
 
 TEST_PRICES = {
     "schema": "fundbook.prices/1",
-    "models": {"mock": {"input_micro_usd_per_mtok": 0, "output_micro_usd_per_mtok": 0},
-               "test-model": {"input_micro_usd_per_mtok": 130000, "output_micro_usd_per_mtok": 400000}},
-    "sandboxes": {"local": {"micro_usd_per_second": 0}, "local-isolated": {"micro_usd_per_second": 0},
-                  "modal": {"micro_usd_per_second": 40}},
+    "models": {
+        "mock": {"input_micro_usd_per_mtok": 0, "output_micro_usd_per_mtok": 0},
+        "test-model": {"input_micro_usd_per_mtok": 130000, "output_micro_usd_per_mtok": 400000},
+    },
+    "sandboxes": {
+        "local": {"micro_usd_per_second": 0},
+        "local-isolated": {"micro_usd_per_second": 0},
+        "modal": {"micro_usd_per_second": 40},
+    },
 }
 
 
@@ -30,10 +35,20 @@ def _private_project(tmp_path, monkeypatch):
     depends on its power supply: the host probes answer "healthy" unless a test says otherwise (tests/launchers/
     test_preflight.py drives every branch of the real probes)."""
     from launchers import _host
+
     monkeypatch.setenv("FUNDBOOK_LAUNCH_PROJECT", str(tmp_path / "project"))
-    for name in ("TINKER_API_KEY", "TINKER_CREDENTIAL_CMD", "MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET", "MODAL_PROFILE",
-                 "MODAL_OAUTH_REFRESH_TOKEN", "MODAL_OAUTH_CLIENT_ID", "MODAL_OAUTH_CLIENT_SECRET",
-                 "MODAL_OAUTH_JWT_KEY", "FUNDBOOK_LAUNCH_DIE_AT"):
+    for name in (
+        "TINKER_API_KEY",
+        "TINKER_CREDENTIAL_CMD",
+        "MODAL_TOKEN_ID",
+        "MODAL_TOKEN_SECRET",
+        "MODAL_PROFILE",
+        "MODAL_OAUTH_REFRESH_TOKEN",
+        "MODAL_OAUTH_CLIENT_ID",
+        "MODAL_OAUTH_CLIENT_SECRET",
+        "MODAL_OAUTH_JWT_KEY",
+        "FUNDBOOK_LAUNCH_DIE_AT",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("MODAL_CONFIG_PATH", str(tmp_path / "no-modal.toml"))
     monkeypatch.setattr(_host, "DEFAULT", HealthyHost())
@@ -52,16 +67,20 @@ class HealthyHost:
         return None
 
     def free_bytes(self, folder):
-        return 10 ** 13
+        return 10**13
 
 
-CREDENTIALS = {"TINKER_API_KEY": "tml-" + "t" * 40, "MODAL_TOKEN_ID": "ak-" + "i" * 22,
-               "MODAL_TOKEN_SECRET": "as-" + "s" * 22}  # the right shapes; the fakes never read them
+CREDENTIALS = {
+    "TINKER_API_KEY": "tml-" + "t" * 40,
+    "MODAL_TOKEN_ID": "ak-" + "i" * 22,
+    "MODAL_TOKEN_SECRET": "as-" + "s" * 22,
+}  # the right shapes; the fakes never read them
 
 
 def plan_for(model="test-model", sandbox="local", prices=None, **kw):
     """A claim plan (`authorise`'s check) priced from the test table."""
     from launchers._budget import attempt_plan
+
     table = dict(TEST_PRICES, _path="test") if prices is None else prices
     return attempt_plan(table, model, sandbox=sandbox, **kw)
 
@@ -102,6 +121,7 @@ class PricedMock(MockSampler):
             raise self.fail
         if self.delay_s:
             import time
+
             time.sleep(self.delay_s)
         return super().sample(prepared, deadline_s)
 
@@ -111,26 +131,62 @@ def run_attempt(tmp_path, state, prices_file):
     """Authorise and execute one attempt; returns (record, out_dir)."""
     counter = {"n": 0}
 
-    def go(sampler=None, sandbox=None, model="test-model", cap_micro_usd=10_000_000, cap_tokens=20_000_000,
-           limits=None, horizon=20, sampler_name="fake", family="FUND_01", seed=1, cap_sandbox_micro_usd=10**9,
-           partial=False, local=False, **kw):
+    def go(
+        sampler=None,
+        sandbox=None,
+        model="test-model",
+        cap_micro_usd=10_000_000,
+        cap_tokens=20_000_000,
+        limits=None,
+        horizon=20,
+        sampler_name="fake",
+        family="FUND_01",
+        seed=1,
+        cap_sandbox_micro_usd=10**9,
+        partial=False,
+        local=False,
+        **kw,
+    ):
         """A priced fake sampler (sampler_name "fake": billed, but not a paid provider) in the local sandbox.
         `partial`: the claim's caps may be below the worst case (a test of a budget halt); `local`: a claim for a
         model run on this host (planned at zero cost, as `authorise --local`)."""
         counter["n"] += 1
         claim = str(tmp_path / f"claim-{counter['n']}.json")
         the_sandbox = sandbox if sandbox is not None else LocalSandbox()
-        authorise(claim, family, "public-practice", model, cap_micro_usd, cap_tokens, 1, state=state,
-                  cap_sandbox_micro_usd=cap_sandbox_micro_usd, accept_partial_budget=partial,
-                  plan=None if local else plan_for(model, getattr(the_sandbox, "name", "local"),
-                                                   load_prices(prices_file)), local=local)
+        authorise(
+            claim,
+            family,
+            "public-practice",
+            model,
+            cap_micro_usd,
+            cap_tokens,
+            1,
+            state=state,
+            cap_sandbox_micro_usd=cap_sandbox_micro_usd,
+            accept_partial_budget=partial,
+            plan=None if local else plan_for(model, getattr(the_sandbox, "name", "local"), load_prices(prices_file)),
+            local=local,
+        )
         out = str(tmp_path / f"attempt-{counter['n']}")
-        record = execute(claim_path=claim, out=out, family=family, seed=seed, split="public-practice", model=model,
-                         sampler_name=sampler_name, sandbox_name=getattr(the_sandbox, "name", "local"),
-                         make_sampler=lambda m: sampler if sampler is not None else PricedMock(m),
-                         make_sandbox=lambda: the_sandbox, prices=load_prices(prices_file), limits=limits or Limits(),
-                         horizon=horizon, state=state, **dict({"environ": dict(CREDENTIALS)}, **kw))
+        record = execute(
+            claim_path=claim,
+            out=out,
+            family=family,
+            seed=seed,
+            split="public-practice",
+            model=model,
+            sampler_name=sampler_name,
+            sandbox_name=getattr(the_sandbox, "name", "local"),
+            make_sampler=lambda m: sampler if sampler is not None else PricedMock(m),
+            make_sandbox=lambda: the_sandbox,
+            prices=load_prices(prices_file),
+            limits=limits or Limits(),
+            horizon=horizon,
+            state=state,
+            **dict({"environ": dict(CREDENTIALS)}, **kw),
+        )
         return record, out
+
     return go
 
 
@@ -140,6 +196,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def schema_valid(out):
     """Validate an attempt folder's record and transcript against the published schemas."""
     import jsonschema
+
     for name, schema in (("record.json", "attempt.schema.json"), ("transcript.json", "transcript.schema.json")):
         with open(os.path.join(REPO, "launchers", "schemas", schema)) as fh:
             spec = json.load(fh)

@@ -29,10 +29,18 @@ from launchers.worker import prompt
 MAGIC = b"GGUF-FAKE\n"
 BOS, EOS = 1, 2
 SPECIAL = {BOS: b"<s>", EOS: b"</s>"}
-TEMPLATE = ("{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}\n{% endfor %}"
-            "{% if add_generation_prompt %}<|assistant|>\n{% endif %}")
-METADATA = {"general.name": "Fake", "general.architecture": "llama", "general.size_label": "1K",
-            "general.file_type": "3", "llama.context_length": "8192", "tokenizer.chat_template": TEMPLATE}
+TEMPLATE = (
+    "{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
+METADATA = {
+    "general.name": "Fake",
+    "general.architecture": "llama",
+    "general.size_label": "1K",
+    "general.file_type": "3",
+    "llama.context_length": "8192",
+    "tokenizer.chat_template": TEMPLATE,
+}
 
 
 def write_model(path, metadata=None):
@@ -43,7 +51,7 @@ def write_model(path, metadata=None):
 
 
 def encode(data: bytes) -> list:
-    return [(len(data[i:i + 3]) << 24) | int.from_bytes(data[i:i + 3], "big") for i in range(0, len(data), 3)]
+    return [(len(data[i : i + 3]) << 24) | int.from_bytes(data[i : i + 3], "big") for i in range(0, len(data), 3)]
 
 
 def decode(tokens) -> bytes:
@@ -67,7 +75,7 @@ def _instance(schema, given=None):
         return {k: _instance(s, given.get(k)) for k, s in schema["properties"].items()}
     if kind == "array":
         items = given if isinstance(given, list) else []
-        return [_instance(schema["items"], v) for v in items[:schema.get("maxItems", len(items))]]
+        return [_instance(schema["items"], v) for v in items[: schema.get("maxItems", len(items))]]
     if kind == "integer":
         return given if isinstance(given, int) and not isinstance(given, bool) else 0
     raise AssertionError(f"the fake has no instance for {schema}")
@@ -76,8 +84,8 @@ def _instance(schema, given=None):
 def answer(prompt_text, schema) -> str:
     """Today's do-nothing batch, reporting the view's projection: what a careful greedy model would send."""
     start = prompt_text.find(prompt.VIEW_OPEN + "\n")
-    body = prompt_text[start + len(prompt.VIEW_OPEN) + 1:]
-    view = json.loads(body[:body.find("\n" + prompt.FENCE_CLOSE)]) if start >= 0 else {}
+    body = prompt_text[start + len(prompt.VIEW_OPEN) + 1 :]
+    view = json.loads(body[: body.find("\n" + prompt.FENCE_CLOSE)]) if start >= 0 else {}
     batch = _instance(schema, {"day": view.get("day"), "actions": [], "report": view.get("report_if_no_action")})
     jsonschema.validate(batch, schema)  # the grammar's guarantee
     return json.dumps(batch, separators=(",", ":"))
@@ -103,15 +111,15 @@ class _Ids(list):
 
 
 class Llama:
-    loaded = []        # every model loaded (not vocab-only): the tests count them
-    stall = None       # a threading.Event: while set, generation produces no token (an endless evaluation)
+    loaded = []  # every model loaded (not vocab-only): the tests count them
+    stall = None  # a threading.Event: while set, generation produces no token (an endless evaluation)
 
     def __init__(self, model_path, vocab_only=False, verbose=True, **params):
         with open(model_path, "rb") as fh:  # OSError as the real library's open would
             data = fh.read()
         if not data.startswith(MAGIC):
             raise ValueError(f"Failed to load model from file: {model_path}")
-        self.metadata = json.loads(data[len(MAGIC):])
+        self.metadata = json.loads(data[len(MAGIC) :])
         self.params = dict(params, vocab_only=vocab_only)
         self._input_ids = _Ids()
         self.resets = 0
@@ -157,8 +165,9 @@ class Llama:
             n += 1
         return n
 
-    def create_completion(self, prompt, max_tokens, temperature, top_k, top_p, min_p, repeat_penalty, seed,
-                          grammar, stopping_criteria):
+    def create_completion(
+        self, prompt, max_tokens, temperature, top_k, top_p, min_p, repeat_penalty, seed, grammar, stopping_criteria
+    ):
         text = decode(t for t in prompt if t not in SPECIAL).decode("utf-8")
         tokens = encode(answer(text, grammar.schema).encode())
         reused = min(self.longest_token_prefix(self._input_ids, prompt), len(prompt) - 1)
@@ -175,8 +184,10 @@ class Llama:
             out.append(token)
             ids.append(token)
         self._input_ids = ids
-        return {"choices": [{"text": decode(out).decode("utf-8"), "finish_reason": reason}],
-                "usage": {"prompt_tokens": len(prompt), "completion_tokens": len(out)}}
+        return {
+            "choices": [{"text": decode(out).decode("utf-8"), "finish_reason": reason}],
+            "usage": {"prompt_tokens": len(prompt), "completion_tokens": len(out)},
+        }
 
 
 class Jinja2ChatFormatter:
@@ -185,8 +196,13 @@ class Jinja2ChatFormatter:
         self.eos_token, self.bos_token = eos_token, bos_token
 
     def __call__(self, *, messages, **kwargs):
-        text = self.template.render(messages=messages, eos_token=self.eos_token, bos_token=self.bos_token,
-                                    add_generation_prompt=True, strftime_now=self.strftime_now)
+        text = self.template.render(
+            messages=messages,
+            eos_token=self.eos_token,
+            bos_token=self.bos_token,
+            add_generation_prompt=True,
+            strftime_now=self.strftime_now,
+        )
         return types.SimpleNamespace(prompt=text, added_special=True)
 
     @staticmethod
@@ -208,12 +224,19 @@ def module():
 def install(monkeypatch):
     """`import llama_cpp` finds the fake for the rest of the test; the library's installed version is the lock's."""
     from launchers import _sampler_llama
+
     lib, chat = module()
     monkeypatch.setitem(sys.modules, "llama_cpp", lib)
     monkeypatch.setitem(sys.modules, "llama_cpp.llama_chat_format", chat)
-    monkeypatch.setattr(_sampler_llama, "versions", lambda llama_cpp: {
-        "llama_cpp_python": "0.3.36", "llama_cpp": llama_cpp.llama_version().decode(),
-        "system_info": llama_cpp.llama_print_system_info().decode().strip()})
+    monkeypatch.setattr(
+        _sampler_llama,
+        "versions",
+        lambda llama_cpp: {
+            "llama_cpp_python": "0.3.36",
+            "llama_cpp": llama_cpp.llama_version().decode(),
+            "system_info": llama_cpp.llama_print_system_info().decode().strip(),
+        },
+    )
     for name in ("_LOADED", "_IN_USE", "_IN_FLIGHT", "_PREFIXES"):  # the fake's models never outlive the test
         monkeypatch.setattr(_sampler_llama, name, {})
     monkeypatch.setenv("OMP_WAIT_POLICY", _sampler_llama.OMP_WAIT_POLICY)

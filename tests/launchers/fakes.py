@@ -32,6 +32,7 @@ def binds(real, *args, **kwargs):
 
 # -- tinker ------------------------------------------------------------------------------
 
+
 class FakeRetryConfig:
     def __init__(self, progress_timeout):
         self.progress_timeout = progress_timeout
@@ -78,8 +79,9 @@ class FakeFuture:
 
 def response(text, cache_hit_tokens=0):
     """A real tinker SampleResponse carrying `text` as tokens (one character a token)."""
-    sequence = tinker.types.SampledSequence(stop_reason="stop", sequence_id="seq-1",
-                                            tokens_np=np.array([ord(c) for c in text], dtype=np.int32))
+    sequence = tinker.types.SampledSequence(
+        stop_reason="stop", sequence_id="seq-1", tokens_np=np.array([ord(c) for c in text], dtype=np.int32)
+    )
     return tinker.types.SampleResponse(sequences=[sequence], prompt_cache_hit_tokens=cache_hit_tokens)
 
 
@@ -96,8 +98,9 @@ class FakeSamplingClient:
         return FakeTokenizer()
 
     def sample(self, prompt, num_samples, sampling_params):
-        binds(tinker.SamplingClient.sample, self, prompt=prompt, num_samples=num_samples,
-              sampling_params=sampling_params)
+        binds(
+            tinker.SamplingClient.sample, self, prompt=prompt, num_samples=num_samples, sampling_params=sampling_params
+        )
         assert isinstance(prompt, tinker.types.ModelInput) and isinstance(sampling_params, tinker.types.SamplingParams)
         self.requests.append((prompt, num_samples, sampling_params))
         text = self.answer(prompt) if callable(self.answer) else self.answer
@@ -111,8 +114,9 @@ class FakeTinker:
 
     types = tinker.types
 
-    def __init__(self, answer='{"tool": "headroom", "arguments": {}}', delay_s=0.0, cache_hit_tokens=0,
-                 close_delay_s=0.0):
+    def __init__(
+        self, answer='{"tool": "headroom", "arguments": {}}', delay_s=0.0, cache_hit_tokens=0, close_delay_s=0.0
+    ):
         self.client = FakeSamplingClient(answer, delay_s, cache_hit_tokens)
         self.created = []
         self.service_kwargs = []
@@ -126,8 +130,9 @@ class FakeTinker:
                 fake.created.append(("service",))
 
             def create_sampling_client(self, base_model, retry_config):
-                binds(tinker.ServiceClient.create_sampling_client, self, base_model=base_model,
-                      retry_config=retry_config)
+                binds(
+                    tinker.ServiceClient.create_sampling_client, self, base_model=base_model, retry_config=retry_config
+                )
                 fake.created.append(("sampling", base_model, retry_config.progress_timeout))
                 return FakeFuture(fake.client)
 
@@ -136,10 +141,12 @@ class FakeTinker:
                 assert status in ("success", "errored", "interrupted")
                 fake.closed.append((status, detail))
                 return FakeFuture(None, close_delay_s)
+
         self.ServiceClient = ServiceClient
 
 
 # -- modal -------------------------------------------------------------------------------
+
 
 class FakeStdin:
     def __init__(self, proc):
@@ -179,8 +186,14 @@ class FakeProcess:
         local = [a.replace("/work/", sandbox.root + "/") for a in argv]
         if local[0] == "python3":
             local[0] = sys.executable
-        self.proc = subprocess.Popen(local, cwd=sandbox.root, env={"PATH": os.defpath}, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(
+            local,
+            cwd=sandbox.root,
+            env={"PATH": os.defpath},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         self.stdin = FakeStdin(self.proc)
         self.stdout = FakeStream(self.proc.stdout, text)
         self.stderr = FakeStream(self.proc.stderr, text)
@@ -202,7 +215,7 @@ class FakeFilesystem:
     def write_bytes(self, data, remote_path):
         assert remote_path.startswith("/work/")
         self.sandbox.written.append(remote_path)
-        local = os.path.join(self.sandbox.root, remote_path[len("/work/"):])
+        local = os.path.join(self.sandbox.root, remote_path[len("/work/") :])
         os.makedirs(os.path.dirname(local), exist_ok=True)
         with open(local, "wb") as fh:
             fh.write(data)
@@ -352,6 +365,7 @@ class FakeModal:
             def from_id(sandbox_id):
                 binds(modal.Sandbox.from_id, sandbox_id)
                 return next(sb for sb in fake.sandboxes if sb.object_id == sandbox_id)
+
         self.App, self.Image, self.Sandbox = App, Image, Sandbox
 
 
@@ -360,6 +374,7 @@ def mock_answer(prompt):
     import re
 
     from launchers._sampler_mock import MockSampler
+
     text = "".join(chr(t) for t in prompt.to_ints())
     parts = re.split(r"<(system|user|assistant)>", text)
     messages = [{"role": parts[i], "content": parts[i + 1]} for i in range(1, len(parts) - 1, 2)]

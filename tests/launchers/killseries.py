@@ -57,8 +57,13 @@ def _env(scratch, extra=None):
 
 
 def _spawn(code, args, scratch, env=None):
-    return subprocess.Popen([sys.executable, "-c", code.replace("HORIZON", str(HORIZON)), *args], cwd=REPO,
-                            env=env or _env(scratch), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-c", code.replace("HORIZON", str(HORIZON)), *args],
+        cwd=REPO,
+        env=env or _env(scratch),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def _run_killed(proc, after_s):
@@ -91,6 +96,7 @@ class Trial:
     def __init__(self, root):
         import json
         from launchers._claims import authorise
+
         self.root = root
         os.makedirs(root)
         self.state, self.project = os.path.join(root, "state"), os.path.join(root, "project")
@@ -101,17 +107,29 @@ class Trial:
         os.makedirs(self.scratch)
         self.claim, self.out = os.path.join(root, "claim.json"), os.path.join(root, "attempts", "attempt")
         os.makedirs(os.path.dirname(self.out))
-        authorise(self.claim, "FUND_01", "public-practice", "test-model", 10_000_000, 20_000_000, 1,
-                  state=self.state, project=self.project, plan=plan_for())
+        authorise(
+            self.claim,
+            "FUND_01",
+            "public-practice",
+            "test-model",
+            10_000_000,
+            20_000_000,
+            1,
+            state=self.state,
+            project=self.project,
+            plan=plan_for(),
+        )
 
     def execute(self, kill_after, die_at=None):
         env = _env(self.scratch, {"FUNDBOOK_LAUNCH_DIE_AT": die_at} if die_at else None)
-        return _run_killed(_spawn(HOST, [self.claim, self.out, self.prices, self.state, self.project],
-                                  self.scratch, env), kill_after)
+        return _run_killed(
+            _spawn(HOST, [self.claim, self.out, self.prices, self.state, self.project], self.scratch, env), kill_after
+        )
 
     def recover(self, kill_after=None):
-        return _run_killed(_spawn(RECOVER, [self.out + ".partial", self.out, self.project, self.state],
-                                  self.scratch), kill_after)
+        return _run_killed(
+            _spawn(RECOVER, [self.out + ".partial", self.out, self.project, self.state], self.scratch), kill_after
+        )
 
     def check(self):
         """What the docs promise after recover; returns the outcome's name or raises AssertionError."""
@@ -120,6 +138,7 @@ class Trial:
         from launchers._claims import check
         from launchers._project import ProjectLedger
         from launchers._verify import verify_attempt
+
         assert not os.path.exists(self.out + ".partial"), "recover left the partial folder"
         book = ProjectLedger(self.project)
         if not os.path.exists(self.out):
@@ -127,10 +146,8 @@ class Trial:
             assert [e["kind"] for e in book.entries] == ["authorise"], book.entries
             return "nothing spent"
         found = verify_attempt(os.path.join(self.out, "record.json"), project=self.project)
-        assert [e["kind"] for e in book.entries] == ["authorise", "claim", "settle"], \
-            [e["kind"] for e in book.entries]
-        result = CliRunner().invoke(cli, ["ledger", "--project", self.project, "--attempts",
-                                          os.path.dirname(self.out)])
+        assert [e["kind"] for e in book.entries] == ["authorise", "claim", "settle"], [e["kind"] for e in book.entries]
+        result = CliRunner().invoke(cli, ["ledger", "--project", self.project, "--attempts", os.path.dirname(self.out)])
         assert result.exit_code == 0 and "1 claims (0 open)" in result.output, result.output
         return found["record"]["content"]["termination"]["status"]
 
@@ -167,8 +184,9 @@ def run_trial(root, rng, execute_s, recover_s, kill_recover, details=None):
     return trial.check(), details
 
 
-def run_series(n, seed, recover_share=4, root=None, log=None, kills=None, recover_kills=0, max_trials=1000,
-               measure_runs=3):
+def run_series(
+    n, seed, recover_share=4, root=None, log=None, kills=None, recover_kills=0, max_trials=1000, measure_runs=3
+):
     """`n` trials, or (`kills`) as many as it takes for that many kills of `execute` and `recover_kills` kills of
     `recover` (every `recover_share`-th trial also kills a recover; at most `max_trials`); returns {"trials",
     "kills", "recover_kills",
@@ -178,16 +196,23 @@ def run_series(n, seed, recover_share=4, root=None, log=None, kills=None, recove
     rng = random.Random(seed)
     try:
         execute_s, recover_s = lifetimes(root, measure_runs)
-        out = {"trials": 0, "kills": 0, "recover_kills": 0, "failures": [], "outcomes": {},
-               "execute_s": round(execute_s, 3), "recover_s": round(recover_s, 3)}
+        out = {
+            "trials": 0,
+            "kills": 0,
+            "recover_kills": 0,
+            "failures": [],
+            "outcomes": {},
+            "execute_s": round(execute_s, 3),
+            "recover_s": round(recover_s, 3),
+        }
         i = 0
-        while ((out["kills"] < kills or out["recover_kills"] < recover_kills) if kills else i < n) \
-                and i < max_trials:
+        while ((out["kills"] < kills or out["recover_kills"] < recover_kills) if kills else i < n) and i < max_trials:
             where = os.path.join(root, f"t{i}")
             details = {}
             try:
-                outcome, _ = run_trial(where, rng, execute_s, recover_s, kill_recover=i % recover_share == 0,
-                                       details=details)
+                outcome, _ = run_trial(
+                    where, rng, execute_s, recover_s, kill_recover=i % recover_share == 0, details=details
+                )
             except Exception as exc:  # a failure is counted and named, the series goes on
                 outcome = "FAILED"
                 out["failures"].append((i, details, f"{type(exc).__name__}: {exc}"[:600]))

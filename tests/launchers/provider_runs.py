@@ -19,8 +19,12 @@ from click.testing import CliRunner
 from fundbook.cli.launch import cli
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MODELS = {"openai": "gpt-5.4-mini", "anthropic": "claude-sonnet-4-5", "openai-compatible": "stand-in-model",
-          "mock": "mock"}
+MODELS = {
+    "openai": "gpt-5.4-mini",
+    "anthropic": "claude-sonnet-4-5",
+    "openai-compatible": "stand-in-model",
+    "mock": "mock",
+}
 KEYS = {"OPENAI_API_KEY": "sk-standin-" + "o" * 32, "ANTHROPIC_API_KEY": "sk-ant-standin-" + "a" * 32}
 LIMITS = ["--max-tokens", "1024", "--max-calls", "60"]
 CAPS = ["--cap-micro-usd", "50000000", "--cap-tokens", "50000000"]
@@ -29,10 +33,21 @@ CAPS = ["--cap-micro-usd", "50000000", "--cap-tokens", "50000000"]
 def environment(server, state, project) -> dict:
     """The variables an attempt runs with: fake keys, the SDKs' base URLs at the stand-in, a private claim
     registry and project; no Modal account."""
-    env = dict(KEYS, OPENAI_BASE_URL=server.base_url, ANTHROPIC_BASE_URL=server.root,
-               FUNDBOOK_LAUNCH_STATE=state, FUNDBOOK_LAUNCH_PROJECT=project)
-    for name in ("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET", "MODAL_PROFILE", "FUNDBOOK_OPENAI_BASE_URL",
-                 "FUNDBOOK_OPENAI_COMPATIBLE_API_KEY", "FUNDBOOK_LAUNCH_DIE_AT"):
+    env = dict(
+        KEYS,
+        OPENAI_BASE_URL=server.base_url,
+        ANTHROPIC_BASE_URL=server.root,
+        FUNDBOOK_LAUNCH_STATE=state,
+        FUNDBOOK_LAUNCH_PROJECT=project,
+    )
+    for name in (
+        "MODAL_TOKEN_ID",
+        "MODAL_TOKEN_SECRET",
+        "MODAL_PROFILE",
+        "FUNDBOOK_OPENAI_BASE_URL",
+        "FUNDBOOK_OPENAI_COMPATIBLE_API_KEY",
+        "FUNDBOOK_LAUNCH_DIE_AT",
+    ):
         env[name] = None  # CliRunner: unset for the call
     return env
 
@@ -50,6 +65,7 @@ def clean_checkout():
     """The paid path's checks of the checkout (a clean tree, the published engine) answered as for a committed
     checkout: these runs test the path, not the state of the tree they run from."""
     from launchers import _attempt, _freeze
+
     saved = [(m, n, getattr(m, n)) for m in (_attempt, _freeze) for n in ("code_revision", "engine_identity")]
     for module in (_attempt, _freeze):
         module.code_revision = lambda: dict(CLEAN)
@@ -84,16 +100,68 @@ def attempt(server, folder, provider, sandbox="local-isolated", family="FUND_01"
     claim, out = os.path.join(folder, "claim.json"), os.path.join(folder, "attempt")
     sampler = ["--sampler", provider, "--model", model]
     if provider in ("openai", "anthropic"):
-        run("freeze", "--out", os.path.join(project, "freeze.json"), *sampler, *world, *LIMITS, *CAPS,
-            "--cap-sandbox-micro-usd", 0, "--project-cap-micro-usd", 500000000, "--project-cap-sandbox-micro-usd", 0,
-            "--intervention-policy", "no intervention after launch", "--sandbox", sandbox)
-        run("deviate", "--field", "pilot.required", "--effective", "false", "--reason",
-            "stand-in server: the path under test, not a study")
-        run("authorise", "--family", family, "--model", model, *LIMITS, "--horizon", horizon, *CAPS,
-            "--sandbox", sandbox, "--out", claim)
+        run(
+            "freeze",
+            "--out",
+            os.path.join(project, "freeze.json"),
+            *sampler,
+            *world,
+            *LIMITS,
+            *CAPS,
+            "--cap-sandbox-micro-usd",
+            0,
+            "--project-cap-micro-usd",
+            500000000,
+            "--project-cap-sandbox-micro-usd",
+            0,
+            "--intervention-policy",
+            "no intervention after launch",
+            "--sandbox",
+            sandbox,
+        )
+        run(
+            "deviate",
+            "--field",
+            "pilot.required",
+            "--effective",
+            "false",
+            "--reason",
+            "stand-in server: the path under test, not a study",
+        )
+        run(
+            "authorise",
+            "--family",
+            family,
+            "--model",
+            model,
+            *LIMITS,
+            "--horizon",
+            horizon,
+            *CAPS,
+            "--sandbox",
+            sandbox,
+            "--out",
+            claim,
+        )
     else:  # free: a server on this host (`--local`), or the mock
-        run("authorise", "--family", family, "--model", model, "--cap-micro-usd", 0, "--cap-tokens", 10**8,
-            *(["--local"] if provider != "mock" else []), "--horizon", horizon, "--sandbox", sandbox, "--out", claim)
+        run(
+            "authorise",
+            "--family",
+            family,
+            "--model",
+            model,
+            "--cap-micro-usd",
+            0,
+            "--cap-tokens",
+            10**8,
+            *(["--local"] if provider != "mock" else []),
+            "--horizon",
+            horizon,
+            "--sandbox",
+            sandbox,
+            "--out",
+            claim,
+        )
         if provider == "openai-compatible":
             sampler += ["--local-server", "--base-url", server.base_url]
     started = time.perf_counter()

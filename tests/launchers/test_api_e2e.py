@@ -20,11 +20,14 @@ from .api_standin import StandIn
 from .conftest import schema_valid
 from .provider_runs import KEYS, MODELS, attempt, clean_checkout
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
-                                reason="bubblewrap is not installed (.ci/run installs it)")
+pytestmark = pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="bubblewrap is not installed (.ci/run installs it)"
+)
 
-ROUTES = {"openai": ("/v1/models/gpt-5.4-mini", "/v1/responses"),
-          "anthropic": ("/v1/models/claude-sonnet-4-5", "/v1/messages")}
+ROUTES = {
+    "openai": ("/v1/models/gpt-5.4-mini", "/v1/responses"),
+    "anthropic": ("/v1/models/claude-sonnet-4-5", "/v1/messages"),
+}
 OFFICIAL = {"openai": "api.openai.com", "anthropic": "api.anthropic.com"}
 
 
@@ -44,8 +47,9 @@ def _files_text(folder) -> str:
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
-def test_a_provider_end_to_end_in_the_isolated_sandbox_verified_and_replayed_with_the_server_stopped(provider,
-                                                                                                     tmp_path):
+def test_a_provider_end_to_end_in_the_isolated_sandbox_verified_and_replayed_with_the_server_stopped(
+    provider, tmp_path
+):
     with StandIn() as server, clean_checkout():
         done = attempt(server, str(tmp_path), provider)
         verified = done["cli"]("verify", os.path.join(done["out"], "record.json"))
@@ -78,8 +82,31 @@ def test_a_provider_end_to_end_in_the_isolated_sandbox_verified_and_replayed_wit
     again = rederive(os.path.join(done["out"], "record.json"))
     assert again["answers"] == 20 and again["receipts_head"] == c["receipts_head"]
     run, replay_claim = done["cli"], str(tmp_path / "replay-claim.json")
-    run("authorise", "--family", "FUND_01", "--model", MODELS[provider], "--cap-micro-usd", 0, "--cap-tokens",
-        10**9, "--local", "--out", replay_claim)
-    replayed = run("execute", "--claim", replay_claim, "--out", tmp_path / "replay", "--sampler", "cache",
-                   "--replay-of", done["out"], "--sandbox", "local-isolated")
+    run(
+        "authorise",
+        "--family",
+        "FUND_01",
+        "--model",
+        MODELS[provider],
+        "--cap-micro-usd",
+        0,
+        "--cap-tokens",
+        10**9,
+        "--local",
+        "--out",
+        replay_claim,
+    )
+    replayed = run(
+        "execute",
+        "--claim",
+        replay_claim,
+        "--out",
+        tmp_path / "replay",
+        "--sampler",
+        "cache",
+        "--replay-of",
+        done["out"],
+        "--sandbox",
+        "local-isolated",
+    )
     assert "20/20 calls from the cache, 0 micro-USD; receipts head matches the recorded one" in replayed.output

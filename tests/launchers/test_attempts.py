@@ -22,10 +22,35 @@ TRANSCRIPT_ROLES = {"model", "tool", "evaluator"}
 def _check_shapes(record, out):
     c = record["content"]
     assert record["schema"] == "fundbook.attempt/1" and c["schema_version"] == 3
-    for key in ("attempt_id", "label", "model", "sampling", "code", "packages", "task", "information_boundary", "claim",
-                "ledger", "termination", "proposals", "receipts_head", "result", "accepted_actions", "settled_days",
-                "cost", "transcript", "config", "config_hash", "prices", "engine", "prompt", "command_line", "salt",
-                "freeze", "sandbox"):
+    for key in (
+        "attempt_id",
+        "label",
+        "model",
+        "sampling",
+        "code",
+        "packages",
+        "task",
+        "information_boundary",
+        "claim",
+        "ledger",
+        "termination",
+        "proposals",
+        "receipts_head",
+        "result",
+        "accepted_actions",
+        "settled_days",
+        "cost",
+        "transcript",
+        "config",
+        "config_hash",
+        "prices",
+        "engine",
+        "prompt",
+        "command_line",
+        "salt",
+        "freeze",
+        "sandbox",
+    ):
         assert key in c, key
     assert set(c["termination"]) >= {"status", "reason", "limit", "worker_exit_code"}
     assert set(c["cost"]) >= {"micro_usd", "tokens_in", "tokens_out", "unresolved_micro_usd"}
@@ -57,7 +82,13 @@ def test_complete_priced_attempt(run_attempt):
     assert sum(s["call"]["micro_usd"] for s in model_steps) == c["cost"]["micro_usd"]
     assert c["claim"]["consumed_at_step"] == 0 and c["claim"]["cap_micro_usd"] == 10_000_000
     assert all(p["outcome"] == "accepted" for p in c["proposals"]) and len(c["proposals"]) == 20
-    assert sorted(os.listdir(out)) == ["ledger.jsonl", "receipts.json", "record.json", "retained.json", "transcript.json"]
+    assert sorted(os.listdir(out)) == [
+        "ledger.jsonl",
+        "receipts.json",
+        "record.json",
+        "retained.json",
+        "transcript.json",
+    ]
     with open(os.path.join(out, "retained.json")) as fh:
         retained = json.load(fh)
     assert retained["day"] == 20 and len(json.loads(retained["files"]["retained/history.json"])) == 20
@@ -72,8 +103,12 @@ def test_worker_limit_with_no_submission(run_attempt):
     # the call cut off by the deadline keeps its reservation as a liability
     assert c["cost"]["unresolved_micro_usd"] > 0 and c["cost"]["unresolved_calls"] == [1]
     assert [(e["account"], e["kind"]) for e in c["ledger"]["entries"]] == [
-        ("sandbox", "reserve"), ("inference", "reserve"), ("inference", "unresolved"), ("sandbox", "charge"),
-        ("sandbox", "release")]
+        ("sandbox", "reserve"),
+        ("inference", "reserve"),
+        ("inference", "unresolved"),
+        ("sandbox", "charge"),
+        ("sandbox", "release"),
+    ]
 
 
 def test_budget_halt(run_attempt):
@@ -101,7 +136,10 @@ def test_provider_failures_are_an_infrastructure_interruption(run_attempt):
 def test_sandbox_that_cannot_start_is_recorded(run_attempt):
     record, out = run_attempt(sandbox=ModalSandbox(modal=FakeModal(fail_create=True)))
     c, _ = _check_shapes(record, out)
-    assert c["termination"]["status"] == "infrastructure_interruption" and "no route to modal" in c["termination"]["reason"]
+    assert (
+        c["termination"]["status"] == "infrastructure_interruption"
+        and "no route to modal" in c["termination"]["reason"]
+    )
     assert c["cost"]["calls"] == 0
 
 
@@ -120,8 +158,9 @@ def test_modal_adapter_end_to_end_with_a_fake_modal(run_attempt):
 
 def test_modal_timeout_return_is_a_worker_limit(run_attempt):
     fake = FakeModal(expire_after_s=1.0)
-    record, out = run_attempt(sandbox=ModalSandbox(modal=fake), sampler=PricedMock(delay_s=0.3),
-                              limits=Limits(worker_seconds=300))
+    record, out = run_attempt(
+        sandbox=ModalSandbox(modal=fake), sampler=PricedMock(delay_s=0.3), limits=Limits(worker_seconds=300)
+    )
     c, _ = _check_shapes(record, out)
     assert c["termination"]["status"] == "worker_limit" and c["termination"]["worker_exit_code"] == -1
     assert fake.sandboxes[0].terminated >= 1
@@ -136,14 +175,32 @@ def test_modal_exec_failure_terminates_the_sandbox(run_attempt):
 
 def test_existing_output_dir_is_refused_before_the_claim_is_consumed(tmp_path, state, run_attempt):
     from launchers._attempt import check_out_dir
+
     (tmp_path / "busy").mkdir()
     (tmp_path / "busy" / "x").write_text("x")
     with pytest.raises(OutputExists):
         check_out_dir(str(tmp_path / "busy"))
     runner = CliRunner()
     claim = str(tmp_path / "c.json")
-    assert runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "mock", "--cap-micro-usd", "0",
-                               "--cap-tokens", "20000000", "--out", claim]).exit_code == 0
+    assert (
+        runner.invoke(
+            cli,
+            [
+                "authorise",
+                "--family",
+                "FUND_01",
+                "--model",
+                "mock",
+                "--cap-micro-usd",
+                "0",
+                "--cap-tokens",
+                "20000000",
+                "--out",
+                claim,
+            ],
+        ).exit_code
+        == 0
+    )
     args = ["execute", "--claim", claim, "--family", "FUND_01", "--seed", "1", "--horizon", "6"]
     result = runner.invoke(cli, args + ["--out", str(tmp_path / "busy")])
     assert result.exit_code == 1 and "not empty" in result.output
@@ -154,8 +211,22 @@ def test_existing_output_dir_is_refused_before_the_claim_is_consumed(tmp_path, s
 
 
 def test_execute_cli_usage_errors_exit_64(tmp_path, state):
-    result = CliRunner().invoke(cli, ["execute", "--claim", "c.json", "--out", str(tmp_path / "o"), "--family",
-                                      "FUND_01", "--seed", "1", "--sampler", "cache"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "execute",
+            "--claim",
+            "c.json",
+            "--out",
+            str(tmp_path / "o"),
+            "--family",
+            "FUND_01",
+            "--seed",
+            "1",
+            "--sampler",
+            "cache",
+        ],
+    )
     assert result.exit_code == 64 and "--cache" in result.output
 
 
@@ -163,14 +234,51 @@ def test_cached_replay_costs_nothing(tmp_path, state, prices_file):
     runner = CliRunner()
     cache = str(tmp_path / "cache.sqlite")
     # the replay names the recorded attempt: its world salt is needed to show the worker the same packets
-    for n, extra in ((1, ["--sampler", "mock", "--cache", cache]),
-                     (2, ["--sampler", "cache", "--cache", cache, "--replay-of", str(tmp_path / "a1")])):
+    for n, extra in (
+        (1, ["--sampler", "mock", "--cache", cache]),
+        (2, ["--sampler", "cache", "--cache", cache, "--replay-of", str(tmp_path / "a1")]),
+    ):
         claim = str(tmp_path / f"c{n}.json")
-        assert runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "mock", "--cap-micro-usd", "0",
-                                   "--cap-tokens", "20000000", "--out", claim]).exit_code == 0
-        result = runner.invoke(cli, ["execute", "--claim", claim, "--out", str(tmp_path / f"a{n}"), "--family",
-                                     "FUND_01", "--seed", "1", "--horizon", "6", "--model", "mock", "--prices",
-                                     prices_file, *extra])
+        assert (
+            runner.invoke(
+                cli,
+                [
+                    "authorise",
+                    "--family",
+                    "FUND_01",
+                    "--model",
+                    "mock",
+                    "--cap-micro-usd",
+                    "0",
+                    "--cap-tokens",
+                    "20000000",
+                    "--out",
+                    claim,
+                ],
+            ).exit_code
+            == 0
+        )
+        result = runner.invoke(
+            cli,
+            [
+                "execute",
+                "--claim",
+                claim,
+                "--out",
+                str(tmp_path / f"a{n}"),
+                "--family",
+                "FUND_01",
+                "--seed",
+                "1",
+                "--horizon",
+                "6",
+                "--model",
+                "mock",
+                "--prices",
+                prices_file,
+                *extra,
+            ],
+        )
         assert result.exit_code == 0, result.output
     first = read_record(str(tmp_path / "a1" / "record.json"))["content"]
     replay = read_record(str(tmp_path / "a2" / "record.json"))["content"]
@@ -182,17 +290,63 @@ def test_cached_replay_costs_nothing(tmp_path, state, prices_file):
 def test_bad_inputs_are_refused_before_the_claim_is_consumed(tmp_path, state, prices_file):
     runner = CliRunner()
     claim = str(tmp_path / "c.json")
-    result = runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "unpriced", "--cap-micro-usd", "10",
-                                 "--cap-tokens", "10", "--out", claim])  # the model id against the price table
+    result = runner.invoke(
+        cli,
+        [
+            "authorise",
+            "--family",
+            "FUND_01",
+            "--model",
+            "unpriced",
+            "--cap-micro-usd",
+            "10",
+            "--cap-tokens",
+            "10",
+            "--out",
+            claim,
+        ],
+    )  # the model id against the price table
     assert result.exit_code == 1 and "models.unpriced: no price for this model" in result.output, result.output
     assert not os.path.exists(claim) and not os.path.exists(os.path.join(state, "issued"))
-    assert runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "test-model", "--prices", prices_file,
-                               "--cap-micro-usd", "10000000", "--cap-tokens", "20000000", "--cap-sandbox-micro-usd",
-                               "100000", "--out", claim]).exit_code == 0
-    base = ["execute", "--claim", claim, "--family", "FUND_01", "--seed", "1", "--prices", prices_file,
-            "--sampler", "tinker", "--model", "test-model"]
-    for extra, message in ((["--horizon", "99"], "--horizon: observation end day"),
-                           ([], "TINKER_API_KEY: not set")):
+    assert (
+        runner.invoke(
+            cli,
+            [
+                "authorise",
+                "--family",
+                "FUND_01",
+                "--model",
+                "test-model",
+                "--prices",
+                prices_file,
+                "--cap-micro-usd",
+                "10000000",
+                "--cap-tokens",
+                "20000000",
+                "--cap-sandbox-micro-usd",
+                "100000",
+                "--out",
+                claim,
+            ],
+        ).exit_code
+        == 0
+    )
+    base = [
+        "execute",
+        "--claim",
+        claim,
+        "--family",
+        "FUND_01",
+        "--seed",
+        "1",
+        "--prices",
+        prices_file,
+        "--sampler",
+        "tinker",
+        "--model",
+        "test-model",
+    ]
+    for extra, message in ((["--horizon", "99"], "--horizon: observation end day"), ([], "TINKER_API_KEY: not set")):
         result = runner.invoke(cli, base + extra + ["--out", str(tmp_path / "o")])
         assert result.exit_code == 1 and message in result.output, result.output
         assert not os.path.exists(tmp_path / "o") and not os.path.exists(os.path.join(state, "consumed"))
@@ -204,6 +358,7 @@ def test_a_host_failure_after_consumption_is_still_recorded(run_attempt):
     class Broken(LocalSandbox):
         def start(self, files, time_limit_s):
             raise ValueError("disk full")
+
     record, out = run_attempt(sandbox=Broken())
     c = record["content"]
     assert c["termination"]["status"] == "infrastructure_interruption" and "disk full" in c["termination"]["reason"]
@@ -213,6 +368,7 @@ def test_a_host_failure_after_consumption_is_still_recorded(run_attempt):
 def test_the_same_mock_attempt_twice_gives_the_same_transcript(run_attempt, monkeypatch):
     from launchers import _desk
     from launchers._sampler_mock import MockSampler
+
     monkeypatch.setattr(_desk, "new_salt", lambda: "5e" * 32)  # the same secret salt: the same packets
     first, out1 = run_attempt(sampler=MockSampler("mock"), model="mock", sampler_name="mock", horizon=6)
     second, out2 = run_attempt(sampler=MockSampler("mock"), model="mock", sampler_name="mock", horizon=6)
@@ -258,19 +414,27 @@ def test_a_host_that_dies_mid_attempt_is_recovered_into_a_record(tmp_path, state
     import time
     from launchers._claims import authorise
     from .conftest import plan_for, REPO
+
     claim, out = str(tmp_path / "c.json"), str(tmp_path / "attempt")
-    authorise(claim, "FUND_01", "public-practice", "test-model", 10_000_000, 20_000_000, 1, state=state, plan=plan_for())
+    authorise(
+        claim, "FUND_01", "public-practice", "test-model", 10_000_000, 20_000_000, 1, state=state, plan=plan_for()
+    )
     scratch = tmp_path / "tmp"  # the orphaned worker's folder lands here, not in the system temp dir
     scratch.mkdir()
-    host = subprocess.Popen([sys.executable, "-c", HOST, claim, out, prices_file, state], cwd=REPO,
-                            env=dict(os.environ, TMPDIR=str(scratch)))
+    host = subprocess.Popen(
+        [sys.executable, "-c", HOST, claim, out, prices_file, state],
+        cwd=REPO,
+        env=dict(os.environ, TMPDIR=str(scratch)),
+    )
     journal = os.path.join(out + ".partial", "journal.jsonl")
     end = time.monotonic() + 60
+
     def model_steps():
         if not os.path.exists(journal):
             return 0
         with open(journal) as fh:
             return fh.read().count('"role": "model"')
+
     while time.monotonic() < end and model_steps() < 3:  # wait for a few model steps, then pull the plug
         time.sleep(0.05)
     host.send_signal(signal.SIGKILL)
@@ -278,6 +442,7 @@ def test_a_host_that_dies_mid_attempt_is_recovered_into_a_record(tmp_path, state
     assert not os.path.exists(out) and os.path.exists(out + ".partial")
     from launchers._claims import check
     from launchers._errors import ClaimRefused
+
     with pytest.raises(ClaimRefused, match="already consumed"):  # a crash never renews the claim
         check(claim, "FUND_01", "public-practice", "test-model", state=state)
     runner = CliRunner()

@@ -11,11 +11,13 @@ from click.testing import CliRunner
 from fundbook.cli.launch import cli
 from launchers import sampler_names
 
-MODELS = {"tinker": ("Qwen/Qwen3-8B", ["--tokens-in", "6000", "--tokens-out", "500"]),
-          "llama-cpp": ("SmolLM2-135M-Instruct.Q4_1", ["--tokens-in", "3000", "--tokens-out", "300"]),
-          "openai": ("gpt-5.4-mini", []),
-          "anthropic": ("claude-sonnet-4-5", []),
-          "openai-compatible": ("gpt-5.4-mini", [])}
+MODELS = {
+    "tinker": ("Qwen/Qwen3-8B", ["--tokens-in", "6000", "--tokens-out", "500"]),
+    "llama-cpp": ("SmolLM2-135M-Instruct.Q4_1", ["--tokens-in", "3000", "--tokens-out", "300"]),
+    "openai": ("gpt-5.4-mini", []),
+    "anthropic": ("claude-sonnet-4-5", []),
+    "openai-compatible": ("gpt-5.4-mini", []),
+}
 
 
 def test_every_budget_sampler_is_covered():
@@ -30,8 +32,9 @@ def _budget(sampler, extra=()):
 
 
 def _authorise(tmp_path, model, args, name):
-    return CliRunner().invoke(cli, ["authorise", "--family", "FUND_01", "--model", model, *args,
-                                    "--out", str(tmp_path / name)])
+    return CliRunner().invoke(
+        cli, ["authorise", "--family", "FUND_01", "--model", model, *args, "--out", str(tmp_path / name)]
+    )
 
 
 def _with(args, option, value):
@@ -56,20 +59,35 @@ def test_budgets_caps_are_the_caps_authorise_accepts(tmp_path, state, sampler, e
         result = _authorise(tmp_path, model, _with(args, option, value), f"less{option}.json")
         assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
         want = value + 1
-        assert (f"error: {option} {value} is below the worker's worst case of {want} {unit} (budget's figure for "
-                f"{est['authorise'][est['authorise'].index('--horizon') + 1]} checkpoints, --tokens-in "
-                f"{args[args.index('--tokens-in') + 1]}") in result.output
+        assert (
+            f"error: {option} {value} is below the worker's worst case of {want} {unit} (budget's figure for "
+            f"{est['authorise'][est['authorise'].index('--horizon') + 1]} checkpoints, --tokens-in "
+            f"{args[args.index('--tokens-in') + 1]}"
+        ) in result.output
         assert not (tmp_path / f"less{option}.json").exists()
 
 
 def test_the_issues_figures(tmp_path, state):
     """The issue's case: budget's 15,610,320 micro-USD and 4,957,680 tokens for anthropic at --max-tokens 1024
     --max-calls 60 are what authorise --sampler anthropic accepts (it wanted 16,600,320 and 5,287,680)."""
-    result = CliRunner().invoke(cli, ["budget", "--sampler", "anthropic", "--model", "claude-sonnet-4-5",
-                                      "--max-tokens", "1024", "--max-calls", "60"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "budget",
+            "--sampler",
+            "anthropic",
+            "--model",
+            "claude-sonnet-4-5",
+            "--max-tokens",
+            "1024",
+            "--max-calls",
+            "60",
+        ],
+    )
     assert "15,610,320 micro-USD, 4,957,680 tokens" in result.output
     line = result.output.strip().splitlines()[-1]
-    assert line.startswith("authorise each attempt with: --sampler anthropic --cap-micro-usd 15610320 "
-                           "--cap-tokens 4957680 ")
+    assert line.startswith(
+        "authorise each attempt with: --sampler anthropic --cap-micro-usd 15610320 --cap-tokens 4957680 "
+    )
     args = line.removeprefix("authorise each attempt with: ").split()
     assert _authorise(tmp_path, "claude-sonnet-4-5", args, "c.json").exit_code == 0

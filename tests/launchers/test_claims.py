@@ -17,8 +17,9 @@ SCOPE = ("FUND_01", "public-practice", "test-model")
 
 def _claim(tmp_path, state, **kw):
     path = str(tmp_path / "claim.json")
-    args = dict(cap_micro_usd=5000, cap_tokens=10000, hours=2, state=state, now=NOW, plan=plan_for(),
-                accept_partial_budget=True)
+    args = dict(
+        cap_micro_usd=5000, cap_tokens=10000, hours=2, state=state, now=NOW, plan=plan_for(), accept_partial_budget=True
+    )
     args.update(kw)
     return path, authorise(path, *SCOPE, **args)
 
@@ -48,6 +49,7 @@ def test_an_edited_cap_is_refused(tmp_path, state):
     with pytest.raises(ClaimRefused, match="does not hash"):
         consume(path, *SCOPE, state=state, now=NOW)
     from engine import content_sha256
+
     edited["sha256"] = content_sha256(edited["claim"])  # re-hashed by the editor: the registry still says no
     with open(path, "w") as fh:
         json.dump(edited, fh)
@@ -55,8 +57,10 @@ def test_an_edited_cap_is_refused(tmp_path, state):
         consume(path, *SCOPE, state=state, now=NOW)
 
 
-@pytest.mark.parametrize("scope, field", [(("FUND_02", "public-practice", "test-model"), "family"),
-                                          (("FUND_01", "public-practice", "other"), "model")])
+@pytest.mark.parametrize(
+    "scope, field",
+    [(("FUND_02", "public-practice", "test-model"), "family"), (("FUND_01", "public-practice", "other"), "model")],
+)
 def test_out_of_scope_is_refused_and_not_consumed(tmp_path, state, scope, field):
     path, _ = _claim(tmp_path, state)
     with pytest.raises(ClaimRefused, match=f"scope.{field}"):
@@ -86,8 +90,22 @@ def test_authorise_never_overwrites_and_checks_inputs(tmp_path, state):
 
 def test_authorise_cli(tmp_path, state):
     out = str(tmp_path / "c.json")
-    result = CliRunner().invoke(cli, ["authorise", "--family", "FUND_01", "--model", "mock", "--cap-micro-usd", "0",
-                                      "--cap-tokens", "20000000", "--out", out])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "authorise",
+            "--family",
+            "FUND_01",
+            "--model",
+            "mock",
+            "--cap-micro-usd",
+            "0",
+            "--cap-tokens",
+            "20000000",
+            "--out",
+            out,
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "can be consumed once" in result.output and read_claim(out)["claim"]["scope"]["model"] == "mock"
     assert "covers the worker's worst case for 20 checkpoints" in result.output
@@ -99,21 +117,42 @@ def test_a_claim_below_the_workers_worst_case_is_refused_unless_accepted(tmp_pat
     from launchers._budget import attempt_plan
     from launchers._prices import load_prices
     from launchers._project import ProjectLedger
+
     plan = attempt_plan(load_prices(), "Qwen/Qwen3-8B")  # the shipped table, the worker's defaults
     assert (plan["worst_case_micro_usd"], plan["worst_case_tokens"], plan["sandbox_micro_usd"]) == (
-        1_331_920, 9_564_160, 47 * (1200 + 60))
-    args = ["authorise", "--family", "FUND_01", "--model", "Qwen/Qwen3-8B", "--cap-micro-usd", "1331919",
-            "--cap-tokens", "9564160", "--cap-sandbox-micro-usd", "59220", "--out", str(tmp_path / "c.json")]
+        1_331_920,
+        9_564_160,
+        47 * (1200 + 60),
+    )
+    args = [
+        "authorise",
+        "--family",
+        "FUND_01",
+        "--model",
+        "Qwen/Qwen3-8B",
+        "--cap-micro-usd",
+        "1331919",
+        "--cap-tokens",
+        "9564160",
+        "--cap-sandbox-micro-usd",
+        "59220",
+        "--out",
+        str(tmp_path / "c.json"),
+    ]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
-    assert ("error: --cap-micro-usd 1331919 is below the worker's worst case of 1331920 micro-USD (budget's figure for "
-            "20 checkpoints, --tokens-in 8000") in result.output
+    assert (
+        "error: --cap-micro-usd 1331919 is below the worker's worst case of 1331920 micro-USD (budget's figure for "
+        "20 checkpoints, --tokens-in 8000"
+    ) in result.output
     assert not (tmp_path / "c.json").exists() and not os.path.exists(os.path.join(state, "issued"))
     result = CliRunner().invoke(cli, args + ["--accept-partial-budget"])
     assert result.exit_code == 0 and "PARTIAL BUDGET (accepted, recorded in the claim)" in result.output, result.output
     claim = read_claim(str(tmp_path / "c.json"))["claim"]
-    assert claim["partial_budget"] == {"accepted": True, "shortfalls": [
-        "--cap-micro-usd 1331919 is below the worker's worst case of 1331920 micro-USD"]}
+    assert claim["partial_budget"] == {
+        "accepted": True,
+        "shortfalls": ["--cap-micro-usd 1331919 is below the worker's worst case of 1331920 micro-USD"],
+    }
     assert claim["plan"] == plan
     (entry,) = ProjectLedger(project).entries  # registered where it will run: the project ledger
     assert entry["kind"] == "authorise" and entry["claim"] == claim

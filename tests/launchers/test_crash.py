@@ -50,13 +50,19 @@ recover(sys.argv[1], sys.argv[2])
 def _die_at(tmp_path, state, prices_file, where):
     """Run the host until it kills itself at `where` (NAME or NAME@N: the N-th pass)."""
     claim, out = str(tmp_path / "c.json"), str(tmp_path / "attempt")
-    authorise(claim, "FUND_01", "public-practice", "test-model", 10_000_000, 20_000_000, 1, state=state,
-              plan=plan_for())
+    authorise(
+        claim, "FUND_01", "public-practice", "test-model", 10_000_000, 20_000_000, 1, state=state, plan=plan_for()
+    )
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    proc = subprocess.run([sys.executable, "-c", HOST, claim, out, prices_file, state], cwd=REPO, timeout=120,
-                          env=dict(os.environ, TMPDIR=str(scratch), FUNDBOOK_LAUNCH_DIE_AT=where),
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", HOST, claim, out, prices_file, state],
+        cwd=REPO,
+        timeout=120,
+        env=dict(os.environ, TMPDIR=str(scratch), FUNDBOOK_LAUNCH_DIE_AT=where),
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == -signal.SIGKILL, proc.stderr  # it died there, as a host does
     return claim, out
 
@@ -87,8 +93,10 @@ def test_a_kill_at_any_step_boundary_is_recovered(tmp_path, state, project, pric
     assert c["termination"]["status"] == ("incomplete_execution" if consumed_only else "completed")
     assert [e["kind"] for e in book.entries] == ["authorise", "claim", "settle"]  # settled exactly once
     assert book.entries[2]["record_content_sha256"] == found["record"]["content_sha256"]
-    assert sorted(os.listdir(out)) == sorted(["receipts.json", "record.json", "transcript.json"] + (
-        [] if consumed_only else ["ledger.jsonl", "retained.json"]))  # no working file, no lock left behind
+    assert sorted(os.listdir(out)) == sorted(
+        ["receipts.json", "record.json", "transcript.json"]
+        + ([] if consumed_only else ["ledger.jsonl", "retained.json"])
+    )  # no working file, no lock left behind
     result = runner.invoke(cli, ["ledger", "--project", project, "--attempts", str(tmp_path)])
     assert result.exit_code == 0 and "1 claims (0 open)" in result.output, result.output
 
@@ -108,13 +116,25 @@ def _settled_whole(out, project):
     assert [e["kind"] for e in ProjectLedger(project).entries] == ["authorise", "claim", "settle"]
     result = CliRunner().invoke(cli, ["ledger", "--project", project, "--attempts", os.path.dirname(out)])
     assert result.exit_code == 0 and "1 claims (0 open)" in result.output, result.output
-    assert sorted(set(os.listdir(out)) - {"retained.json"}) == ["ledger.jsonl", "receipts.json", "record.json",
-                                                                "transcript.json"]
+    assert sorted(set(os.listdir(out)) - {"retained.json"}) == [
+        "ledger.jsonl",
+        "receipts.json",
+        "record.json",
+        "transcript.json",
+    ]
     return c, entries
 
 
-@pytest.mark.parametrize("where", ["call:after-step", "call:after-step@3", "settle:after-charge",
-                                   "settle:after-charge@3", "settle:after-sandbox-charge"])
+@pytest.mark.parametrize(
+    "where",
+    [
+        "call:after-step",
+        "call:after-step@3",
+        "settle:after-charge",
+        "settle:after-charge@3",
+        "settle:after-sandbox-charge",
+    ],
+)
 def test_a_kill_inside_a_settlement_is_completed_by_recover(tmp_path, state, project, prices_file, where):
     """Held back: a kill between a call's charge and its release (or, with the step written first, between the
     answer's step and its charge) left a record that failed verify ("expected kind release") and a project ledger
@@ -131,11 +151,11 @@ def test_a_kill_inside_a_settlement_is_completed_by_recover(tmp_path, state, pro
     result = CliRunner().invoke(cli, ["recover", out + ".partial", "--out", out])
     assert result.exit_code == 1 and "Traceback" not in result.output, result.output
     c, entries = _settled_whole(out, project)
-    assert entries[:len(before)] == before  # completed by appending, nothing rewritten
+    assert entries[: len(before)] == before  # completed by appending, nothing rewritten
     last = before[-1]
-    completed = [e["kind"] for e in entries[len(before):]]
+    completed = [e["kind"] for e in entries[len(before) :]]
     assert completed == (["charge", "release"] if where.startswith("call:") else ["release"])
-    assert all(e["call"] == last["call"] and e["account"] == last["account"] for e in entries[len(before):])
+    assert all(e["call"] == last["call"] and e["account"] == last["account"] for e in entries[len(before) :])
     if where.startswith("call:"):
         n = int(where.partition("@")[2] or 1)
         assert last["call"] == n and c["termination"]["status"] == "incomplete_execution"
@@ -145,21 +165,31 @@ def test_a_kill_inside_a_settlement_is_completed_by_recover(tmp_path, state, pro
         assert len(shown) == 1 and shown[0]["micro_usd"] == entries[len(before)]["micro_usd"]
 
 
-@pytest.mark.parametrize("where", ["recover:after-ledger", "record:after-files", "record:after-record",
-                                   "record:after-settle"])
+@pytest.mark.parametrize(
+    "where", ["recover:after-ledger", "record:after-files", "record:after-record", "record:after-settle"]
+)
 def test_a_kill_during_recover_is_recovered_again(tmp_path, state, project, prices_file, where):
     """`recover` itself dies (after it completed the ledger, after it wrote the files, the record, the
     settlement): run again, it finishes, and the record verifies with the project ledger settled once."""
     claim, out = _die_at(tmp_path, state, prices_file, "settle:after-charge@2")
-    proc = subprocess.run([sys.executable, "-c", RECOVER, out + ".partial", out], cwd=REPO, timeout=120,
-                          env=dict(os.environ, FUNDBOOK_LAUNCH_DIE_AT=where), capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", RECOVER, out + ".partial", out],
+        cwd=REPO,
+        timeout=120,
+        env=dict(os.environ, FUNDBOOK_LAUNCH_DIE_AT=where),
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     result = CliRunner().invoke(cli, ["recover", out + ".partial", "--out", out])
     assert result.exit_code == 1 and "Traceback" not in result.output, result.output
     c, entries = _settled_whole(out, project)
     assert c["termination"]["status"] == "incomplete_execution"
-    assert [e["kind"] for e in entries if e["call"] == 2 and e["account"] == "inference"] == \
-        ["reserve", "charge", "release"]
+    assert [e["kind"] for e in entries if e["call"] == 2 and e["account"] == "inference"] == [
+        "reserve",
+        "charge",
+        "release",
+    ]
 
 
 def test_a_normal_run_passes_every_boundary_in_order(run_attempt, monkeypatch):
@@ -184,6 +214,7 @@ def test_a_few_kills_at_random_moments_are_recovered(tmp_path):
     `recover` in two of them, then recover: each ends with nothing spent or a record that verifies, the project
     ledger settled once and `ledger` reconciling."""
     from .killseries import run_series
+
     summary = run_series(4, seed=20261205, recover_share=2, root=str(tmp_path), measure_runs=1)
     _series_ok(summary)
     assert summary["trials"] == 4
@@ -195,6 +226,7 @@ def test_two_hundred_kills_at_random_moments_are_recovered(tmp_path):
     answer charged that the transcript never showed). At least 200 kills across the attempt's lifetime and 40 of
     `recover` at a random moment of its own run (tried every third trial): no failure."""
     from .killseries import run_series
+
     summary = run_series(0, seed=32, recover_share=3, root=str(tmp_path), kills=200, recover_kills=40)
     print({k: v for k, v in summary.items() if k != "failures"})
     _series_ok(summary)

@@ -30,6 +30,7 @@ def test_every_make_target_is_documented():
 
 def test_every_termination_status_is_documented():
     import json
+
     with open(os.path.join(REPO, "launchers", "schemas", "attempt.schema.json")) as fh:
         schema = json.load(fh)
     statuses = schema["properties"]["content"]["properties"]["termination"]["properties"]["status"]["enum"]

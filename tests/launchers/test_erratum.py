@@ -32,9 +32,17 @@ def _attempt(tmp_path, family="FUND_04", seed=1, lie_on=(1,), name="a1", policy=
         run.submit(batch)
         proposals.append({"day": packet["day"], "outcome": "accepted", "batch": batch})
     result = engine.session.finalize_and_grade(run)
-    content = {"attempt_id": name, "model": {"id": "m"}, "task": {"family": family, "seed": seed, "horizon": 20},
-               "termination": {"status": "completed"}, "sampling": {"grammar": _erratum.GRAMMAR_1}, "salt": None,
-               "result": result, "proposals": proposals, "settled_days": 20}
+    content = {
+        "attempt_id": name,
+        "model": {"id": "m"},
+        "task": {"family": family, "seed": seed, "horizon": 20},
+        "termination": {"status": "completed"},
+        "sampling": {"grammar": _erratum.GRAMMAR_1},
+        "salt": None,
+        "result": result,
+        "proposals": proposals,
+        "settled_days": 20,
+    }
     folder = tmp_path / name
     folder.mkdir()
     (folder / "record.json").write_text(json.dumps({"content": content}))
@@ -46,15 +54,21 @@ def test_a_settlement_failure_day_is_named_and_the_bound_is_the_grade_with_the_t
     entry = _erratum.attempt_erratum(str(path))
     assert [d["day"] for d in entry["inexpressible_days"]] == [1]
     assert entry["inexpressible_days"][0]["reasons"] == [
-        "report/breaches/0/code: 'SETTLEMENT_FAIL' is not one of ['BUFFER_BREACH']"]
+        "report/breaches/0/code: 'SETTLEMENT_FAIL' is not one of ['BUFFER_BREACH']"
+    ]
     truthful = engine.Run(instance)
     for p in proposals:  # the same play with the truth on day 1: what the bound must grade to
-        batch = dict(p["batch"], report=engine.project(truthful.packet(), [])["report"]) if p["day"] == 1 else p["batch"]
+        batch = (
+            dict(p["batch"], report=engine.project(truthful.packet(), [])["report"]) if p["day"] == 1 else p["batch"]
+        )
         truthful.submit(batch)
     want = engine.session.finalize_and_grade(truthful)
     assert entry["points"] == result["score"]["points"]
-    assert entry["bound"] == {"points": want["score"]["points"], "verdict": want["verdict"],
-                              "withheld_at_most": want["score"]["points"] - result["score"]["points"]}
+    assert entry["bound"] == {
+        "points": want["score"]["points"],
+        "verdict": want["verdict"],
+        "withheld_at_most": want["score"]["points"] - result["score"]["points"],
+    }
     assert entry["bound"]["withheld_at_most"] > 0
 
 

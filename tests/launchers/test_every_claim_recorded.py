@@ -28,8 +28,22 @@ MOCK = os.path.join(REPO, "runs", "attempts", "mock-FUND_01-seed-1")
 
 
 def _authorise(runner, path, model="mock"):
-    result = runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", model, "--cap-micro-usd", "0",
-                                 "--cap-tokens", "20000000", "--out", path])
+    result = runner.invoke(
+        cli,
+        [
+            "authorise",
+            "--family",
+            "FUND_01",
+            "--model",
+            model,
+            "--cap-micro-usd",
+            "0",
+            "--cap-tokens",
+            "20000000",
+            "--out",
+            path,
+        ],
+    )
     assert result.exit_code == 0, result.output
 
 
@@ -58,14 +72,32 @@ def test_what_can_fail_is_refused_before_the_claim_is_spent(tmp_path, state, cas
     assert result.exit_code == 1 and message in result.output and result.output.count("\n") == 1, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)  # one line, never a traceback
     assert _consumed(state) == [] and not os.path.exists(tmp_path / "a.partial")
-    assert runner.invoke(cli, ["execute", "--claim", claim, "--family", "FUND_01", "--seed", "1", "--horizon", "6",
-                               "--out", str(tmp_path / "b")]).exit_code == 0  # the claim was not spent
+    assert (
+        runner.invoke(
+            cli,
+            [
+                "execute",
+                "--claim",
+                claim,
+                "--family",
+                "FUND_01",
+                "--seed",
+                "1",
+                "--horizon",
+                "6",
+                "--out",
+                str(tmp_path / "b"),
+            ],
+        ).exit_code
+        == 0
+    )  # the claim was not spent
 
 
 def test_an_exception_after_consumption_is_recorded(run_attempt):
     class Exploding(PricedMock):
         def prepare(self, messages, max_tokens):
             raise RuntimeError("tokenizer crashed")
+
     record, out = run_attempt(sampler=Exploding(), horizon=6)
     c = record["content"]
     assert c["termination"]["status"] == "infrastructure_interruption"
@@ -76,18 +108,43 @@ def test_an_exception_after_consumption_is_recorded(run_attempt):
 def test_an_adapter_that_cannot_be_built_is_recorded(run_attempt, tmp_path):
     def broken(model):
         raise RuntimeError("no GPU today")
+
     from tests.launchers.specs import execute_kw as execute
     from launchers._controller import Limits
     from launchers._prices import load_prices
     from launchers._sandbox_local import LocalSandbox
+
     claim = str(tmp_path / "c.json")
-    authorise(claim, "FUND_01", "public-practice", "test-model", 10**6, 10**6, 1, state=os.environ["FUNDBOOK_LAUNCH_STATE"],
-              plan=plan_for(), accept_partial_budget=True)
+    authorise(
+        claim,
+        "FUND_01",
+        "public-practice",
+        "test-model",
+        10**6,
+        10**6,
+        1,
+        state=os.environ["FUNDBOOK_LAUNCH_STATE"],
+        plan=plan_for(),
+        accept_partial_budget=True,
+    )
     from .conftest import TEST_PRICES
+
     (tmp_path / "p.json").write_text(json.dumps(TEST_PRICES))
-    record = execute(claim_path=claim, out=str(tmp_path / "a"), family="FUND_01", seed=1, split="public-practice",
-                     model="test-model", sampler_name="fake", sandbox_name="local", make_sampler=broken,
-                     make_sandbox=LocalSandbox, prices=load_prices(str(tmp_path / "p.json")), limits=Limits(), horizon=6)
+    record = execute(
+        claim_path=claim,
+        out=str(tmp_path / "a"),
+        family="FUND_01",
+        seed=1,
+        split="public-practice",
+        model="test-model",
+        sampler_name="fake",
+        sandbox_name="local",
+        make_sampler=broken,
+        make_sandbox=LocalSandbox,
+        prices=load_prices(str(tmp_path / "p.json")),
+        limits=Limits(),
+        horizon=6,
+    )
     assert "no GPU today" in record["content"]["termination"]["reason"]
     assert record["content"]["cost"]["calls"] == 0
 
@@ -119,13 +176,27 @@ execute(claim_path=claim, out=out, family="FUND_01", seed=1, split="public-pract
 
 def _host(tmp_path, state, prices_file, mode):
     claim, out = str(tmp_path / "c.json"), str(tmp_path / "attempt")
-    authorise(claim, "FUND_01", "public-practice", "test-model", 10_000_000, 20_000_000, 1, state=state,
-              cap_sandbox_micro_usd=10**6, plan=plan_for())
+    authorise(
+        claim,
+        "FUND_01",
+        "public-practice",
+        "test-model",
+        10_000_000,
+        20_000_000,
+        1,
+        state=state,
+        cap_sandbox_micro_usd=10**6,
+        plan=plan_for(),
+    )
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     log = open(tmp_path / "host.log", "w")  # noqa: SIM115 -- closed by the subprocess's end
-    proc = subprocess.Popen([sys.executable, "-c", HOST, mode, claim, out, prices_file, state], cwd=REPO,
-                            env=dict(os.environ, TMPDIR=str(scratch)), stderr=log)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOST, mode, claim, out, prices_file, state],
+        cwd=REPO,
+        env=dict(os.environ, TMPDIR=str(scratch)),
+        stderr=log,
+    )
     log.close()
     return proc, claim, out
 
@@ -150,8 +221,12 @@ def test_a_signal_after_consumption_still_leaves_a_record(tmp_path, state, proje
     assert proc.wait(60) == 0, (tmp_path / "host.log").read_text()  # the host ends on its own, record written
     record = verify_attempt(os.path.join(out, "record.json"))["record"]
     c = record["content"]
-    assert c["termination"] == {"status": "operator", "reason": f"stopped by the operator ({sig})",
-                                "limit": "operator", "worker_exit_code": c["termination"]["worker_exit_code"]}
+    assert c["termination"] == {
+        "status": "operator",
+        "reason": f"stopped by the operator ({sig})",
+        "limit": "operator",
+        "worker_exit_code": c["termination"]["worker_exit_code"],
+    }
     assert c["cost"]["calls"] >= 3 and not os.path.exists(out + ".partial")
     with open(os.path.join(project, "project-ledger.jsonl")) as fh:
         kinds = [json.loads(line)["kind"] for line in fh]
@@ -170,8 +245,9 @@ def test_a_crash_between_commit_and_journal_is_reconciled_from_the_receipts(tmp_
     assert c["settled_days"] == 3 == sum(1 for r in receipts if r["kind"] == "BATCH")  # the receipts, not memory
     assert [p["outcome"] for p in c["proposals"]] == ["accepted"] * 3
     assert "from the receipts" in c["proposals"][2]["reconciled"] and c["proposals"][2]["decisions"] is not None
-    assert c["accepted_actions"] == sum(1 for r in receipts if r["kind"] == "ACTION"
-                                        and r["payload"]["decision"] == "ACCEPTED")
+    assert c["accepted_actions"] == sum(
+        1 for r in receipts if r["kind"] == "ACTION" and r["payload"]["decision"] == "ACCEPTED"
+    )
     assert runner.invoke(cli, ["verify", os.path.join(out, "record.json")]).exit_code == 0
     with open(os.path.join(project, "project-ledger.jsonl")) as fh:
         settle = [json.loads(line) for line in fh][-1]
@@ -202,15 +278,18 @@ def _tampered(tmp_path, edit):
     return str(dst / "record.json")
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda c: c.update(settled_days=19), "content.settled_days: the record says 19, the receipts say 20"),
-    (lambda c: c.update(accepted_actions=5), "content.accepted_actions"),
-    (lambda c: c["proposals"][3].update(outcome="rejected"), "content.proposals"),
-    (lambda c: c["result"]["score"].update(points=99), "content.result"),
-    (lambda c: c["cost"].update(micro_usd=7), "content.cost.micro_usd"),
-    (lambda c: c["ledger"]["totals"].update(charged_micro_usd=7), "content.ledger.totals"),
-    (lambda c: c["task"].update(seed=2), "content.task.fixture_sha256"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda c: c.update(settled_days=19), "content.settled_days: the record says 19, the receipts say 20"),
+        (lambda c: c.update(accepted_actions=5), "content.accepted_actions"),
+        (lambda c: c["proposals"][3].update(outcome="rejected"), "content.proposals"),
+        (lambda c: c["result"]["score"].update(points=99), "content.result"),
+        (lambda c: c["cost"].update(micro_usd=7), "content.cost.micro_usd"),
+        (lambda c: c["ledger"]["totals"].update(charged_micro_usd=7), "content.ledger.totals"),
+        (lambda c: c["task"].update(seed=2), "content.task.fixture_sha256"),
+    ],
+)
 def test_verify_reconciles_the_record_with_its_receipts_and_ledger(tmp_path, edit, message):
     path = _tampered(tmp_path, edit)
     read_record(path)  # every hash checks out: only reconciliation can see it
@@ -242,21 +321,40 @@ def test_the_project_ledger_refuses_an_edit(tmp_path, state, project):
     runner = CliRunner()
     claim = str(tmp_path / "c.json")
     _authorise(runner, claim)
-    assert runner.invoke(cli, ["execute", "--claim", claim, "--family", "FUND_01", "--seed", "1", "--horizon", "6",
-                               "--out", str(tmp_path / "a")]).exit_code == 0
+    assert (
+        runner.invoke(
+            cli,
+            [
+                "execute",
+                "--claim",
+                claim,
+                "--family",
+                "FUND_01",
+                "--seed",
+                "1",
+                "--horizon",
+                "6",
+                "--out",
+                str(tmp_path / "a"),
+            ],
+        ).exit_code
+        == 0
+    )
     claim2 = str(tmp_path / "c2.json")
     _authorise(runner, claim2)
     path = tmp_path / "project" / "project-ledger.jsonl"
     lines = path.read_text().splitlines()
     path.write_text("\n".join(lines[:1] + lines[2:]) + "\n")  # the first claim's consumption dropped
-    result = runner.invoke(cli, ["execute", "--claim", claim2, "--family", "FUND_01", "--seed", "1", "--out",
-                                 str(tmp_path / "b")])
+    result = runner.invoke(
+        cli, ["execute", "--claim", claim2, "--family", "FUND_01", "--seed", "1", "--out", str(tmp_path / "b")]
+    )
     assert result.exit_code == 1 and "hash chain is broken" in result.output and len(_consumed(state)) == 1
 
 
 @pytest.mark.parametrize("delay_s, sig", [(0.6, "SIGTERM"), (1.1, "SIGINT"), (1.7, "SIGHUP"), (2.4, "SIGTERM")])
-def test_a_stop_at_any_moment_never_leaves_a_record_that_contradicts_its_receipts(tmp_path, state, prices_file,
-                                                                                  delay_s, sig):
+def test_a_stop_at_any_moment_never_leaves_a_record_that_contradicts_its_receipts(
+    tmp_path, state, prices_file, delay_s, sig
+):
     """Wherever the signal lands -- mid-commit, mid-journal, mid-ledger -- either nothing was spent or the record
     verifies against its receipts and ledger (a stop is held while the desk commits and journals its answer)."""
     proc, claim, out = _host(tmp_path, state, prices_file, "fast")
@@ -276,12 +374,14 @@ def test_a_stop_before_the_claim_is_spent_leaves_nothing(tmp_path, state, monkey
 
     def stopped(*args):
         raise Stopped("SIGTERM")
+
     monkeypatch.setattr(_desk, "init_history", stopped)
     runner = CliRunner()
     claim = str(tmp_path / "c.json")
     _authorise(runner, claim)
-    result = runner.invoke(cli, ["execute", "--claim", claim, "--family", "FUND_01", "--seed", "1",
-                                 "--out", str(tmp_path / "a")])
+    result = runner.invoke(
+        cli, ["execute", "--claim", claim, "--family", "FUND_01", "--seed", "1", "--out", str(tmp_path / "a")]
+    )
     assert result.exit_code == 1 and "(SIGTERM) before the claim was spent: nothing was consumed" in result.output
     assert _consumed(state) == [] and not os.path.exists(tmp_path / "a.partial") and not os.path.exists(tmp_path / "a")
 
@@ -293,17 +393,33 @@ def test_a_stop_after_the_run_is_finalised_leaves_a_completed_record_that_verifi
     from launchers import _attempt
     from launchers._errors import BudgetHalt
     from launchers._signals import Stopped
+
     real = _attempt.Controller.run
 
     def run_then_stop(self):
         real(self)
         raise Stopped("SIGINT") if stop == "SIGINT" else BudgetHalt("the token cap is reached", "tokens")
+
     monkeypatch.setattr(_attempt.Controller, "run", run_then_stop)
     runner = CliRunner()
     claim = str(tmp_path / "c.json")
     _authorise(runner, claim)
-    runner.invoke(cli, ["execute", "--claim", claim, "--family", "FUND_01", "--seed", "1", "--horizon", "6",
-                        "--out", str(tmp_path / "a")])
+    runner.invoke(
+        cli,
+        [
+            "execute",
+            "--claim",
+            claim,
+            "--family",
+            "FUND_01",
+            "--seed",
+            "1",
+            "--horizon",
+            "6",
+            "--out",
+            str(tmp_path / "a"),
+        ],
+    )
     c = verify_attempt(str(tmp_path / "a" / "record.json"))["record"]["content"]
     assert c["termination"]["status"] == "completed" and c["result"] is not None
     assert c["termination"]["reason"].startswith("every checkpoint closed; the run is finalised; then ")

@@ -23,7 +23,6 @@ from launchers._verify import verify_attempt
 from fundbook.cli.launch import cli
 
 
-
 @pytest.fixture
 def attempt(run_attempt, project):
     record, out = run_attempt(horizon=6)
@@ -35,14 +34,20 @@ def _rebooked(src, dst, price_edit, also=None):
     """A careful forger: a lower price row, and the whole ledger booked again at it by the Ledger's own rules
     (reservations, charges, releases, the chain), the transcript's charges, totals and costs made to agree."""
     from launchers._ledger import Ledger
+
     shutil.copytree(src, dst)
     record = json.loads((dst / "record.json").read_text())
     c = record["content"]
     price = price_edit(dict(c["prices"]["model"]))
     claim = c["claim"]
-    book = Ledger(claim["sha256"], claim["cap_micro_usd"], claim["cap_tokens"], price,
-                  cap_sandbox_micro_usd=claim["cap_sandbox_micro_usd"], sandbox_rate=c["prices"]["sandbox"][
-                      "micro_usd_per_second"])
+    book = Ledger(
+        claim["sha256"],
+        claim["cap_micro_usd"],
+        claim["cap_tokens"],
+        price,
+        cap_sandbox_micro_usd=claim["cap_sandbox_micro_usd"],
+        sandbox_rate=c["prices"]["sandbox"]["micro_usd_per_second"],
+    )
     for e in c["ledger"]["entries"]:
         if e["account"] == "sandbox":
             continue  # the local sandbox books nothing
@@ -89,6 +94,7 @@ def test_lowered_charges_with_a_lowered_price_row_are_refused(attempt, tmp_path,
 
     def also_the_plan(c):  # the forger lowers the claim copy's own plan row too: only the project ledger tells
         c["claim"]["plan"]["price"] = dict(c["prices"]["model"])
+
     forged = _rebooked(attempt, tmp_path / "g", _half, also_the_plan)
     verify_attempt(str(forged))  # self-consistent, and booked by the rules at the (forged) row
     result = _verify(forged, project)
@@ -98,6 +104,7 @@ def test_lowered_charges_with_a_lowered_price_row_are_refused(attempt, tmp_path,
 
 def _raise_cap(dst):
     """Raise the claim's inference cap in the record, re-hash the claim and re-chain the ledger to its genesis."""
+
     def edit(c):
         c["claim"]["cap_micro_usd"] *= 10
         claim = {k: v for k, v in c["claim"].items() if k not in ("sha256", "consumed_at_step", "consumption")}
@@ -108,6 +115,7 @@ def _raise_cap(dst):
             e["hash"] = content_sha256({k: v for k, v in e.items() if k != "hash"})
             prev = e["hash"]
         c["ledger"]["head"] = {"size": len(c["ledger"]["entries"]), "hash": prev}
+
     return edit
 
 
@@ -131,6 +139,7 @@ def test_a_rewritten_retained_work_file_is_caught_by_the_settlement(attempt, tmp
         text = json.dumps({"day": 6, "files": {"retained/notes.txt": "day 6: I always knew the future\n"}})
         (tmp_path / "r" / "retained.json").write_text(text)
         c["outputs"]["retained"]["sha256"] = sha256_hex(text.encode())
+
     shutil.copytree(attempt, tmp_path / "r")
     record = json.loads((tmp_path / "r" / "record.json").read_text())
     rewrite(record["content"])
@@ -153,8 +162,25 @@ def test_a_consumed_claim_does_not_run_again_in_a_new_project_folder(tmp_path, s
     """Held back: delete the local consumed marker, point --project at a new folder, and the claim ran again."""
     runner = CliRunner()
     claim = str(tmp_path / "c.json")
-    assert runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "mock", "--cap-micro-usd", "0",
-                               "--cap-tokens", "20000000", "--out", claim]).exit_code == 0
+    assert (
+        runner.invoke(
+            cli,
+            [
+                "authorise",
+                "--family",
+                "FUND_01",
+                "--model",
+                "mock",
+                "--cap-micro-usd",
+                "0",
+                "--cap-tokens",
+                "20000000",
+                "--out",
+                claim,
+            ],
+        ).exit_code
+        == 0
+    )
     args = ["execute", "--claim", claim, "--family", "FUND_01", "--seed", "1", "--horizon", "6"]
     assert runner.invoke(cli, args + ["--out", str(tmp_path / "a")]).exit_code == 0
     consumed = os.path.join(state, "consumed")
@@ -170,10 +196,28 @@ def test_an_edited_claim_file_is_refused_by_its_registered_sha256(tmp_path, stat
     """The claim's sha256 is registered in the project ledger at authorise: a claim whose registry copy was also
     rewritten (same-user tampering) still differs from the project's."""
     from launchers._claims import read_claim
+
     runner = CliRunner()
     claim = tmp_path / "c.json"
-    assert runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "mock", "--cap-micro-usd", "0",
-                               "--cap-tokens", "20000000", "--out", str(claim)]).exit_code == 0
+    assert (
+        runner.invoke(
+            cli,
+            [
+                "authorise",
+                "--family",
+                "FUND_01",
+                "--model",
+                "mock",
+                "--cap-micro-usd",
+                "0",
+                "--cap-tokens",
+                "20000000",
+                "--out",
+                str(claim),
+            ],
+        ).exit_code
+        == 0
+    )
     doc = read_claim(str(claim))
     doc["claim"]["cap_tokens"] = 30_000_000
     doc["sha256"] = content_sha256(doc["claim"])
@@ -181,8 +225,9 @@ def test_an_edited_claim_file_is_refused_by_its_registered_sha256(tmp_path, stat
     issued = os.path.join(state, "issued", doc["claim"]["id"] + ".json")
     with open(issued, "w") as fh:
         json.dump(doc, fh)
-    result = runner.invoke(cli, ["execute", "--claim", str(claim), "--family", "FUND_01", "--seed", "1",
-                                 "--out", str(tmp_path / "a")])
+    result = runner.invoke(
+        cli, ["execute", "--claim", str(claim), "--family", "FUND_01", "--seed", "1", "--out", str(tmp_path / "a")]
+    )
     assert result.exit_code == 1 and "its sha256 is not the one registered at authorise" in result.output
     assert not os.path.exists(os.path.join(state, "consumed"))
 
@@ -191,9 +236,12 @@ def test_the_published_tables_bind_paid_attempts_to_the_project_ledger(attempt, 
     """`export` (and `make verify`'s `export --check`) reads the attempts beside a project ledger as settled there;
     an attempt from elsewhere that is no paid one (the mock attempt's throwaway claim) is read as self-consistent."""
     from launchers._export import records_in
+
     shutil.copytree(attempt, Path(project) / "a")
-    shutil.copytree(os.path.join(os.path.dirname(__file__), "..", "..", "runs", "attempts", "mock-FUND_01-seed-1"),
-                    Path(project) / "mock")
+    shutil.copytree(
+        os.path.join(os.path.dirname(__file__), "..", "..", "runs", "attempts", "mock-FUND_01-seed-1"),
+        Path(project) / "mock",
+    )
     assert [r["content"]["label"] for r, _ in records_in(project)] == ["mock", "model"]
     retained = Path(project) / "a" / "retained.json"
     record = json.loads((Path(project) / "a" / "record.json").read_text())

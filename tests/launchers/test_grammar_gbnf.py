@@ -16,13 +16,17 @@ from launchers import _grammar, _grammar_v1
 from launchers.worker import prompt
 
 pytestmark = pytest.mark.long
-llama_cpp = pytest.importorskip("llama_cpp") if os.environ.get("FUNDBOOK_LOCAL_TESTS") != "required" else \
-    __import__("llama_cpp")
+llama_cpp = (
+    pytest.importorskip("llama_cpp")
+    if os.environ.get("FUNDBOOK_LOCAL_TESTS") != "required"
+    else __import__("llama_cpp")
+)
 
 
 @pytest.fixture(scope="module")
 def vocab():
     from launchers._sampler_llama import packaged_model
+
     llm = llama_cpp.Llama(packaged_model(), vocab_only=True, verbose=False)
     yield llm
     llm.close()
@@ -72,8 +76,9 @@ def _days(family, seed, policy):
         batch = engine.policy_batch(policy, packet)
         run.submit(dict(batch, report=engine.project(packet, batch["actions"])["report"]))
         truth = run.days[-1]["gold_report"]
-        actions = [{**{k: v for k, v in a.items() if k != "note"}, "id": f"a{i + 1}"}
-                   for i, a in enumerate(batch["actions"])]
+        actions = [
+            {**{k: v for k, v in a.items() if k != "note"}, "id": f"a{i + 1}"} for i, a in enumerate(batch["actions"])
+        ]
         yield packet, projection, {"day": packet["day"], "actions": actions, "report": truth}
 
 

@@ -71,12 +71,21 @@ def _action(draw, view):
     parties = _ids(view, "counterparties")
     approved = _ids(view, "approvals", lambda a: a.get("status") == "approved")
     amount = st.one_of(st.integers(1, 10**6), st.integers(10**6, 5 * 10**9), st.integers(1, 2**53 - 1))
-    kinds = ["ESCALATE"] + (["FUND"] if assets and quotes else []) + (["ROLL"] if trades and quotes else []) + \
-        (["REPAY"] if trades else []) + (["EXECUTE"] if approved and assets and quotes else [])
+    kinds = (
+        ["ESCALATE"]
+        + (["FUND"] if assets and quotes else [])
+        + (["ROLL"] if trades and quotes else [])
+        + (["REPAY"] if trades else [])
+        + (["EXECUTE"] if approved and assets and quotes else [])
+    )
     kind = draw(st.sampled_from(kinds))
     if kind == "FUND" or kind == "EXECUTE":
-        fund = {"type": "FUND", "asset": draw(st.sampled_from(assets)), "quote": draw(st.sampled_from(quotes)),
-                "notional": draw(st.one_of(st.sampled_from([a["notional"] for a in view["assets"]]), amount))}
+        fund = {
+            "type": "FUND",
+            "asset": draw(st.sampled_from(assets)),
+            "quote": draw(st.sampled_from(quotes)),
+            "notional": draw(st.one_of(st.sampled_from([a["notional"] for a in view["assets"]]), amount)),
+        }
         if kind == "FUND":
             return fund
         return {"type": "EXECUTE", "approval": draw(st.sampled_from(approved)), "action": fund}
@@ -89,8 +98,11 @@ def _action(draw, view):
     return dict(out, counterparty=draw(st.sampled_from(parties))) if authority == "capacity" else out
 
 
-@settings(max_examples=int(os.environ.get("FUNDBOOK_GRAMMAR_EXAMPLES", "40")), deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=int(os.environ.get("FUNDBOOK_GRAMMAR_EXAMPLES", "40")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(family=st.sampled_from(engine.FAMILIES), seed=st.integers(1, 2**53 - 1), data=st.data())
 def test_every_reachable_days_truthful_report_is_expressible(family, seed, data):
     run = engine.Run(engine.generate(family, seed))
@@ -176,16 +188,21 @@ def test_the_grammar_names_every_code_the_engine_can_book_and_nothing_typed_by_h
     day = _played("FUND_04", 1, "do-nothing")[0]
     schema = _grammar.batch_schema(day[0])
     breach = schema["properties"]["report"]["properties"]["breaches"]["items"]["properties"]["code"]
-    assert breach == {"enum": list(engine.vocabulary()["breach_codes"])} == {"enum": ["SETTLEMENT_FAIL", "BUFFER_BREACH"]}
+    assert (
+        breach == {"enum": list(engine.vocabulary()["breach_codes"])} == {"enum": ["SETTLEMENT_FAIL", "BUFFER_BREACH"]}
+    )
     assert _grammar.GRAMMAR_VERSION == "fundbook.desk-grammar/2"
     with open(os.path.join(ROOT, "launchers", "_grammar.py"), encoding="utf-8") as fh:
         source = fh.read()
-    for code in engine.vocabulary()["breach_codes"] + engine.vocabulary()["action_types"] + \
-            engine.vocabulary()["reason_codes"]:
+    for code in (
+        engine.vocabulary()["breach_codes"] + engine.vocabulary()["action_types"] + engine.vocabulary()["reason_codes"]
+    ):
         assert f'"{code}"' not in source, code  # built from the export, never a copy
     inspect_codes = submit_batch_parameters()["properties"]["report"]["properties"]["breaches"]["items"]
     assert inspect_codes["properties"]["code"]["enum"] == engine.vocabulary()["breach_codes"]
-    kinds = [a["properties"]["type"]["enum"][0] for a in project_parameters()["properties"]["actions"]["items"]["anyOf"]]
+    kinds = [
+        a["properties"]["type"]["enum"][0] for a in project_parameters()["properties"]["actions"]["items"]["anyOf"]
+    ]
     assert kinds == engine.vocabulary()["action_types"]
 
 
@@ -199,6 +216,7 @@ def test_a_report_after_an_escalation_names_the_approval_it_opened_and_grammar_2
     assert truth["open_approvals"] == [engine.approval_id(1)] == ["AP001"]
     assert not _problems(view, packet["day"], actions, truth)
     from launchers import _grammar_v1
+
     grammar_1 = _grammar_v1.batch_schema(prompt.view(packet, engine.project(packet, [])["report"], version="compact/1"))
     batch = {"day": packet["day"], "actions": _renamed(actions), "report": truth}
     assert not jsonschema.Draft202012Validator(grammar_1).is_valid(batch)  # grammar 1 could not say it
@@ -208,6 +226,7 @@ def test_a_report_after_an_escalation_names_the_approval_it_opened_and_grammar_2
 def test_a_settlement_failure_is_expressible_where_grammar_1_refused_it(family):
     """The issue's finding: day 1's truthful no-action report of FUND_0k seeds 1..8, in grammar 1 and in 2."""
     from launchers import _grammar_v1
+
     refused_1 = 0
     for seed in range(1, 9):
         view, day, actions, truth = _played(family, seed, "do-nothing")[0]

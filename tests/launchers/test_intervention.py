@@ -18,10 +18,34 @@ from launchers._verify import verify_attempt
 
 from .test_paid_path import CLEAN, PUBLISHED
 
-FREEZE = ["--sampler", "mock", "--model", "mock", "--family", "FUND_01", "--seed", "1", "--cap-micro-usd", "0",
-          "--cap-tokens", "20000000", "--cap-sandbox-micro-usd", "0", "--project-cap-micro-usd", "0",
-          "--project-cap-sandbox-micro-usd", "0", "--horizon", "16", "--max-calls", "9", "--max-resumes", "1",
-          "--intervention-policy", "no intervention after launch; an interrupted attempt may be resumed once"]
+FREEZE = [
+    "--sampler",
+    "mock",
+    "--model",
+    "mock",
+    "--family",
+    "FUND_01",
+    "--seed",
+    "1",
+    "--cap-micro-usd",
+    "0",
+    "--cap-tokens",
+    "20000000",
+    "--cap-sandbox-micro-usd",
+    "0",
+    "--project-cap-micro-usd",
+    "0",
+    "--project-cap-sandbox-micro-usd",
+    "0",
+    "--horizon",
+    "16",
+    "--max-calls",
+    "9",
+    "--max-resumes",
+    "1",
+    "--intervention-policy",
+    "no intervention after launch; an interrupted attempt may be resumed once",
+]
 
 
 @pytest.fixture
@@ -32,20 +56,69 @@ def frozen(monkeypatch, state, project, tmp_path):
     runner = CliRunner()
     freeze = os.path.join(project, "freeze.json")
     assert runner.invoke(cli, ["freeze", "--out", freeze, *FREEZE]).exit_code == 0
-    result = runner.invoke(cli, ["deviate", "--freeze", freeze, "--field", "pilot.required", "--effective", "false",
-                                 "--reason", "a test of the intervention policy, not of the pilot"])
+    result = runner.invoke(
+        cli,
+        [
+            "deviate",
+            "--freeze",
+            freeze,
+            "--field",
+            "pilot.required",
+            "--effective",
+            "false",
+            "--reason",
+            "a test of the intervention policy, not of the pilot",
+        ],
+    )
     assert result.exit_code == 0, result.output
     counter = {"n": 0}
 
     def run(name, *extra):
         counter["n"] += 1
         claim = str(tmp_path / f"claim-{counter['n']}.json")
-        assert runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "mock", "--cap-micro-usd", "0",
-                                   "--cap-tokens", "20000000", "--out", claim]).exit_code == 0
+        assert (
+            runner.invoke(
+                cli,
+                [
+                    "authorise",
+                    "--family",
+                    "FUND_01",
+                    "--model",
+                    "mock",
+                    "--cap-micro-usd",
+                    "0",
+                    "--cap-tokens",
+                    "20000000",
+                    "--out",
+                    claim,
+                ],
+            ).exit_code
+            == 0
+        )
         out = os.path.join(project, name)
-        result = runner.invoke(cli, ["execute", "--claim", claim, "--out", out, "--family", "FUND_01", "--seed", "1",
-                                     "--horizon", "16", "--max-calls", "9", "--freeze", freeze, *extra])
+        result = runner.invoke(
+            cli,
+            [
+                "execute",
+                "--claim",
+                claim,
+                "--out",
+                out,
+                "--family",
+                "FUND_01",
+                "--seed",
+                "1",
+                "--horizon",
+                "16",
+                "--max-calls",
+                "9",
+                "--freeze",
+                freeze,
+                *extra,
+            ],
+        )
         return result, out, claim
+
     return {"runner": runner, "freeze": freeze, "run": run}
 
 
@@ -69,9 +142,20 @@ def test_a_continuation_beyond_the_frozen_policy_is_refused_before_its_claim_is_
         assert "1 already" in result.output and "this would be continuation 2" in result.output
         assert not os.path.exists(out) and not os.path.exists(out + ".partial")
         assert _consumed(state) == spent  # refused before the claim was consumed
-    result = frozen["runner"].invoke(cli, ["deviate", "--freeze", frozen["freeze"], "--field",
-                                           "intervention.max_resumes", "--effective", "2", "--reason",
-                                           "the provider failed twice in one night (dated, before the run)"])
+    result = frozen["runner"].invoke(
+        cli,
+        [
+            "deviate",
+            "--freeze",
+            frozen["freeze"],
+            "--field",
+            "intervention.max_resumes",
+            "--effective",
+            "2",
+            "--reason",
+            "the provider failed twice in one night (dated, before the run)",
+        ],
+    )
     assert result.exit_code == 0, result.output
     result, third, _ = run("c", "--resume-from", second)
     assert "Traceback" not in result.output and os.path.exists(os.path.join(third, "record.json")), result.output

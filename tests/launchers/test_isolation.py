@@ -11,12 +11,24 @@ from launchers import _staging
 from launchers._sandbox_local import LocalSandbox
 from launchers._staging import NEVER_STAGED, TOOL_MODULES, check_closure, stage
 
-SECRETS = {"TINKER_API_KEY": "tml-secret-4f1d2c9a7e", "MODAL_TOKEN_ID": "ak-secret-88d0c1",
-           "MODAL_TOKEN_SECRET": "as-secret-b7e55f", "OPENAI_API_KEY": "sk-secret-0a9c3e71"}
+SECRETS = {
+    "TINKER_API_KEY": "tml-secret-4f1d2c9a7e",
+    "MODAL_TOKEN_ID": "ak-secret-88d0c1",
+    "MODAL_TOKEN_SECRET": "as-secret-b7e55f",
+    "OPENAI_API_KEY": "sk-secret-0a9c3e71",
+}
 ENGINE_DIR = os.path.dirname(engine.__file__)
 # distinctive text of evaluator-only code: definitions of the reference plan, gold, grading, mutations
-FORBIDDEN_CODE = ["def reference_actions", "def gold_candidate", "def grade_candidate", "MUTATIONS", "M4_fully_hedged_tail",
-                  "def policy_batch", "def scored_result", "def execute_fixture"]
+FORBIDDEN_CODE = [
+    "def reference_actions",
+    "def gold_candidate",
+    "def grade_candidate",
+    "MUTATIONS",
+    "M4_fully_hedged_tail",
+    "def policy_batch",
+    "def scored_result",
+    "def execute_fixture",
+]
 # world data a packet never carries: scheduled events, the approval policy, gold reports
 FORBIDDEN_DATA_KEYS = ("events", "approval_policy", "gold_report", "hidden", "reference")
 
@@ -29,6 +41,7 @@ def _module_head(name):
 def _packets(family, seed):
     """Every checkpoint packet of a run that plays the reference policy (so books fill up)."""
     from engine._baselines import policy_batch
+
     run = engine.Run(engine.generate(family, seed))
     out = []
     while run.open_day is not None:
@@ -42,7 +55,7 @@ def _allowed(path):
     if path in ("worker.py", "protocol.py", "packet.json", "desktools/__init__.py"):
         return True
     if path.startswith("desktools/"):
-        return path[len("desktools/"):-3] in TOOL_MODULES
+        return path[len("desktools/") : -3] in TOOL_MODULES
     return path.startswith("sources/") and path.endswith(".txt")
 
 
@@ -120,6 +133,7 @@ class SpySandbox(LocalSandbox):
         def spy(obj):
             SpySandbox.sent.append(obj)
             send(obj)
+
         worker.channel.send = spy
         return worker
 
@@ -131,7 +145,7 @@ def test_a_whole_attempt_leaks_no_key_and_no_gold(monkeypatch, run_attempt):
     record, out = run_attempt(sandbox=SpySandbox(), family="FUND_03", horizon=20)
     assert record["content"]["termination"]["status"] == "completed"
     sent = json.dumps(SpySandbox.sent)
-    for needle in ("gold_report", "\"events\"", "approval_policy", "reference_actions"):
+    for needle in ("gold_report", '"events"', "approval_policy", "reference_actions"):
         assert needle not in sent
     instance = engine.generate("FUND_03", 1)
     for msg in SpySandbox.sent:
@@ -152,6 +166,7 @@ def test_every_never_staged_name_is_a_path_that_exists(run_attempt):
     """Held back: records named `engine/cli` as never staged, a module that had moved to fundbook/cli."""
     from launchers._staging import NEVER_STAGED_PATHS
     from .conftest import REPO
+
     record, _ = run_attempt(horizon=6)
     names = record["content"]["information_boundary"]["never_staged"]
     assert names == list(NEVER_STAGED_PATHS) and "fundbook/cli" in names and "engine/cli" not in names

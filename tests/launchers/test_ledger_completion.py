@@ -10,13 +10,19 @@ from hypothesis import given, settings, strategies as st
 from launchers._ledger import Ledger, load_ledger
 from launchers._verify import _rederive
 
-PRICE = {"input_micro_usd_per_mtok": 130000, "output_micro_usd_per_mtok": 400000,
-         "cached_input_micro_usd_per_mtok": 13000}
+PRICE = {
+    "input_micro_usd_per_mtok": 130000,
+    "output_micro_usd_per_mtok": 400000,
+    "cached_input_micro_usd_per_mtok": 13000,
+}
 CLAIM = "a" * 64
 CAPS = dict(cap_micro_usd=10**9, cap_tokens=10**9, price=PRICE, cap_sandbox_micro_usd=10**6, sandbox_rate=40)
 
-calls = st.lists(st.tuples(st.integers(1, 9000), st.integers(1, 2048), st.integers(0, 2048), st.booleans(),
-                           st.integers(0, 9000)), min_size=1, max_size=5)
+calls = st.lists(
+    st.tuples(st.integers(1, 9000), st.integers(1, 2048), st.integers(0, 2048), st.booleans(), st.integers(0, 9000)),
+    min_size=1,
+    max_size=5,
+)
 
 
 def _book(path, plan, sandbox_seconds):
@@ -31,9 +37,15 @@ def _book(path, plan, sandbox_seconds):
         reserved_at[call] = len(ledger.entries) - 1
         note = "cache hit" if cached else "stop"
         c = ledger.charge_for(call, tokens_in, tokens_out, note, free=cached, cached_in=hit)
-        steps[call] = {"index": call, "tokens_in": tokens_in, "tokens_out": tokens_out, "cached": cached,
-                       "prompt_cache_hit_tokens": c["cached_tokens_in"], "micro_usd": c["micro_usd"],
-                       "stop_reason": "stop"}
+        steps[call] = {
+            "index": call,
+            "tokens_in": tokens_in,
+            "tokens_out": tokens_out,
+            "cached": cached,
+            "prompt_cache_hit_tokens": c["cached_tokens_in"],
+            "micro_usd": c["micro_usd"],
+            "stop_reason": "stop",
+        }
         ledger.settle(call, tokens_in, tokens_out, note, free=cached, cached_in=hit)
     ledger.settle_sandbox(sandbox_seconds)
     return ledger.entries, steps, reserved_at
@@ -53,11 +65,21 @@ def test_a_ledger_cut_anywhere_is_completed_into_one_the_rules_book(tmp_path_fac
             with open(path, "wb") as fh:
                 fh.write(b"".join(lines[:cut]))
             # the steps journaled by this moment: every call whose reservation is in, except (maybe) the last one's
-            answered = {call: step for call, step in steps.items() if reserved_at[call] < cut
-                        and (step_written or reserved_at[call] != cut - 1)}
-            ledger = load_ledger(path, CLAIM, CAPS["cap_micro_usd"], CAPS["cap_tokens"], PRICE,
-                                 tolerate_torn_tail=True, cap_sandbox_micro_usd=CAPS["cap_sandbox_micro_usd"],
-                                 sandbox_rate=CAPS["sandbox_rate"])
+            answered = {
+                call: step
+                for call, step in steps.items()
+                if reserved_at[call] < cut and (step_written or reserved_at[call] != cut - 1)
+            }
+            ledger = load_ledger(
+                path,
+                CLAIM,
+                CAPS["cap_micro_usd"],
+                CAPS["cap_tokens"],
+                PRICE,
+                tolerate_torn_tail=True,
+                cap_sandbox_micro_usd=CAPS["cap_sandbox_micro_usd"],
+                sandbox_rate=CAPS["sandbox_rate"],
+            )
             ledger.path = None
             ledger.complete(answered)
             _rederive(ledger, path)  # raises InputError naming the first entry the rules would not book

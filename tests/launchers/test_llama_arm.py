@@ -20,8 +20,10 @@ from .conftest import REPO
 from .test_llama_prompt import COMPACT, Scripted, _do_nothing
 
 BUNDLE = os.path.join(REPO, "build", "engine")
-ROWS = [{"kind": "family", "family": "FUND_02", "seed": 1, "horizon": 6},
-        {"kind": "family", "family": "FUND_01", "seed": 16, "horizon": 2}]
+ROWS = [
+    {"kind": "family", "family": "FUND_02", "seed": 1, "horizon": 6},
+    {"kind": "family", "family": "FUND_01", "seed": 16, "horizon": 2},
+]
 
 
 class FakeLocal(Scripted):
@@ -40,7 +42,9 @@ def arm(tmp_path, monkeypatch):
             made.append(FakeLocal(_do_nothing))
             made[-1].sampling = dict(sampling)  # as the real provider's sampler records its settings
             return CacheSampler(None, model, inner=made[-1])
+
         return Given("llama-cpp", build, sampling, model_id="tiny-model")
+
     monkeypatch.setattr(arm_model, "_factory", factory)
     monkeypatch.setenv(arm_model.ATTEMPTS_ENV, str(tmp_path / "attempts"))
     return made
@@ -49,8 +53,15 @@ def arm(tmp_path, monkeypatch):
 def _sweep(tmp_path, specs, **kw):
     rows = items_mod.manifest_rows(ROWS, items_mod.PRACTICE)
     plan = {"split": "practice", "families": ["FUND_01", "FUND_02"], "seeds": "1"}
-    return run_sweep(str(tmp_path / "sweep"), plan, rows, parse_arms(specs), BUNDLE,
-                     running=Running(sample_size=0, progress=False), **kw), rows
+    return run_sweep(
+        str(tmp_path / "sweep"),
+        plan,
+        rows,
+        parse_arms(specs),
+        BUNDLE,
+        running=Running(sample_size=0, progress=False),
+        **kw,
+    ), rows
 
 
 def _rows(tmp_path):
@@ -79,8 +90,11 @@ def test_the_model_arm_records_an_attempt_per_item_and_gives_the_rows_of_what_it
     assert len(arm) == 2 and _rows(tmp_path) == obs
 
 
-def test_an_interrupted_attempt_is_kept_the_sweep_stops_and_the_item_is_tried_once_more_on_resume(arm, tmp_path, monkeypatch):
+def test_an_interrupted_attempt_is_kept_the_sweep_stops_and_the_item_is_tried_once_more_on_resume(
+    arm, tmp_path, monkeypatch
+):
     from launchers import _attempt
+
     real = _attempt.Controller.run
     calls = {"n": 0}
 
@@ -89,6 +103,7 @@ def test_an_interrupted_attempt_is_kept_the_sweep_stops_and_the_item_is_tried_on
         if calls["n"] == 1:
             raise KeyboardInterrupt()  # Ctrl-C in the first attempt: its record ends `operator`
         return real(self)
+
     monkeypatch.setattr(_attempt.Controller, "run", stop_first)
     spec = parse_arms(["model:llama-cpp:/models/tiny.gguf"])[0]
     row = items_mod.manifest_rows(ROWS[:1], items_mod.PRACTICE)[0]
@@ -120,10 +135,13 @@ def test_an_attempt_recorded_under_another_configuration_or_edited_is_never_reus
         arm_model.attempt_for(other, row)
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("model:tinker:/m.gguf", "expected model:llama-cpp:<GGUF file>"),
-    ("model:llama-cpp:", "expected model:llama-cpp:<GGUF file>"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("model:tinker:/m.gguf", "expected model:llama-cpp:<GGUF file>"),
+        ("model:llama-cpp:", "expected model:llama-cpp:<GGUF file>"),
+    ],
+)
 def test_a_malformed_model_arm_is_one_line(spec, message):
     with pytest.raises(ExperimentError, match=message):
         parse_arms([spec])

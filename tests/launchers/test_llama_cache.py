@@ -28,15 +28,39 @@ def recorded(tmp_path_factory):
     from launchers._controller import Limits
     from launchers._prices import load_prices
     from launchers._sandbox_local import LocalSandbox
+
     root = tmp_path_factory.mktemp("cache")
     state, claim = str(root / "state"), str(root / "claim.json")
-    authorise(claim, "FUND_02", "public-practice", "scripted", 0, 10**8, 1, state=state, local=True,
-              project=str(root / "project"))
-    record = execute(claim_path=claim, out=str(root / "attempt"), family="FUND_02", seed=1, split="public-practice",
-                     model="scripted", sampler_name="llama-cpp", sandbox_name="local",
-                     make_sampler=lambda m: CacheSampler(None, m, inner=Scripted(_do_nothing)),
-                     make_sandbox=LocalSandbox, prices=load_prices(), limits=Limits(), horizon=6, state=state,
-                     project=str(root / "project"), sampling=dict(COMPACT))
+    authorise(
+        claim,
+        "FUND_02",
+        "public-practice",
+        "scripted",
+        0,
+        10**8,
+        1,
+        state=state,
+        local=True,
+        project=str(root / "project"),
+    )
+    record = execute(
+        claim_path=claim,
+        out=str(root / "attempt"),
+        family="FUND_02",
+        seed=1,
+        split="public-practice",
+        model="scripted",
+        sampler_name="llama-cpp",
+        sandbox_name="local",
+        make_sampler=lambda m: CacheSampler(None, m, inner=Scripted(_do_nothing)),
+        make_sandbox=LocalSandbox,
+        prices=load_prices(),
+        limits=Limits(),
+        horizon=6,
+        state=state,
+        project=str(root / "project"),
+        sampling=dict(COMPACT),
+    )
     return record, str(root / "attempt")
 
 
@@ -51,16 +75,43 @@ def test_an_attempt_exports_the_answers_it_used_and_replays_from_its_own_folder(
     rows = [json.loads(line) for line in lines]
     assert [canonical_json(r) for r in rows] == lines  # canonical JSON, a line each
     assert [(r["cache_key"], json.dumps(r["sampling"], sort_keys=True)) for r in rows] == sorted(
-        (r["cache_key"], json.dumps(r["sampling"], sort_keys=True)) for r in rows)
+        (r["cache_key"], json.dumps(r["sampling"], sort_keys=True)) for r in rows
+    )
     assert all(r["sampling"] == COMPACT for r in rows)
     # `--replay-of DIR` reads DIR/cache.jsonl by default: every call a hit, nothing spent, the same receipts head
     from launchers._claims import authorise
+
     claim = str(tmp_path / "replay-claim.json")
-    authorise(claim, "FUND_02", "public-practice", "scripted", 0, 10**8, 1, state=state, local=True,
-              project=str(tmp_path / "project"))
-    result = CliRunner().invoke(cli, ["execute", "--claim", claim, "--out", str(tmp_path / "replay"), "--sampler",
-                                      "cache", "--replay-of", out, "--state", state, "--project",
-                                      str(tmp_path / "project")])
+    authorise(
+        claim,
+        "FUND_02",
+        "public-practice",
+        "scripted",
+        0,
+        10**8,
+        1,
+        state=state,
+        local=True,
+        project=str(tmp_path / "project"),
+    )
+    result = CliRunner().invoke(
+        cli,
+        [
+            "execute",
+            "--claim",
+            claim,
+            "--out",
+            str(tmp_path / "replay"),
+            "--sampler",
+            "cache",
+            "--replay-of",
+            out,
+            "--state",
+            state,
+            "--project",
+            str(tmp_path / "project"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "6/6 calls from the cache, 0 micro-USD; receipts head matches" in result.output
     assert rederive(os.path.join(out, "record.json"))["answers"] == 6
@@ -75,6 +126,7 @@ def test_a_forged_answer_in_the_cache_does_not_rederive(recorded, tmp_path):
 
     def reseal(c):
         c["outputs"]["cache"]["sha256"] = sha256_hex(forged_lines)
+
     dst = tmp_path / "forged"
     shutil.copytree(out, dst)
     (dst / "cache.jsonl").write_bytes(forged_lines)
@@ -90,25 +142,39 @@ def test_a_forged_answer_in_the_cache_does_not_rederive(recorded, tmp_path):
 
 
 def _line(**change):
-    row = {"cache_hit_tokens": 0, "cache_key": "k" * 64, "model": "m", "sampling": {"seed": 0}, "stop_reason": "stop",
-           "text": "{}", "tokens_in": 1, "tokens_out": 1}
+    row = {
+        "cache_hit_tokens": 0,
+        "cache_key": "k" * 64,
+        "model": "m",
+        "sampling": {"seed": 0},
+        "stop_reason": "stop",
+        "text": "{}",
+        "tokens_in": 1,
+        "tokens_out": 1,
+    }
     row.update(change)
     return canonical_json(row) + b"\n"
 
 
-@pytest.mark.parametrize("data, message", [
-    (b'{"cache_key": 1}\n', "expected an object with exactly"),
-    (_line().replace(b",", b", ", 1), "not the canonical JSON an export writes"),
-    (_line() + _line(), "a second answer for request kkkkkkkkkkkk under the same settings"),
-    (_line(tokens_in=-1), "tokens_in: expected a non-negative integer"),
-    (_line().replace(b'"tokens_out":1', b'"tokens_out":1152921504606846976'), "tokens_out: expected a non-negative"),
-    (_line(text=5), "text: expected a string"),
-    (_line(sampling=[]), "sampling: expected an object"),
-    (_line().replace(b'"seed":0', b'"seed":NaN'), "not canonical JSON"),
-    (_line().replace(b'"seed":0', b'"seed":0.5'), "not canonical JSON"),
-    (b"\xff\xfe\n", "not a JSON object in UTF-8"),
-    (b"[" * 10000 + b"]" * 10000 + b"\n", "not a JSON object in UTF-8"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (b'{"cache_key": 1}\n', "expected an object with exactly"),
+        (_line().replace(b",", b", ", 1), "not the canonical JSON an export writes"),
+        (_line() + _line(), "a second answer for request kkkkkkkkkkkk under the same settings"),
+        (_line(tokens_in=-1), "tokens_in: expected a non-negative integer"),
+        (
+            _line().replace(b'"tokens_out":1', b'"tokens_out":1152921504606846976'),
+            "tokens_out: expected a non-negative",
+        ),
+        (_line(text=5), "text: expected a string"),
+        (_line(sampling=[]), "sampling: expected an object"),
+        (_line().replace(b'"seed":0', b'"seed":NaN'), "not canonical JSON"),
+        (_line().replace(b'"seed":0', b'"seed":0.5'), "not canonical JSON"),
+        (b"\xff\xfe\n", "not a JSON object in UTF-8"),
+        (b"[" * 10000 + b"]" * 10000 + b"\n", "not a JSON object in UTF-8"),
+    ],
+)
 def test_a_hostile_export_is_refused_in_one_line(tmp_path, data, message):
     path = tmp_path / "cache.jsonl"
     path.write_bytes(data)
@@ -139,6 +205,7 @@ def test_cpu_time_is_charged_with_each_call_and_a_forged_figure_is_found(recorde
 
     def cost(c):
         c["cost"]["cpu_ms"] = 1
+
     with pytest.raises(InputError, match="content.cost.cpu_ms: the record says 1, the ledger says 42"):
         verify_attempt(str(forge(pathlib.Path(out), tmp_path / "a", edit=cost)))
 
@@ -148,11 +215,13 @@ def test_cpu_time_is_charged_with_each_call_and_a_forged_figure_is_found(recorde
     def totals(c):
         c["ledger"]["totals"]["cpu_ms"] = 36
         c["cost"]["cpu_ms"] = 36
+
     with pytest.raises(InputError, match="model call 1: .* is not the ledger's charge"):
         verify_attempt(str(forge(pathlib.Path(out), tmp_path / "b", edit=totals, ledger_edit=ledger)))
 
     def on_a_reservation(bodies):
         bodies[0]["cpu_ms"] = 5
+
     with pytest.raises(InputError, match="ledger.jsonl: line 1: not what the record's prices"):
         verify_attempt(str(forge(pathlib.Path(out), tmp_path / "c", ledger_edit=on_a_reservation)))
 
@@ -168,14 +237,38 @@ def _stopped_at_the_first_call(root):
     class Stopped(Scripted):
         def sample(self, prepared, deadline_s):
             raise KeyboardInterrupt()
+
     state, claim = str(root / "state"), str(root / "claim.json")
-    authorise(claim, "FUND_02", "public-practice", "scripted", 0, 10**8, 1, state=state, local=True,
-              project=str(root / "project"))
-    record = execute(claim_path=claim, out=str(root / "stopped"), family="FUND_02", seed=1, split="public-practice",
-                     model="scripted", sampler_name="llama-cpp", sandbox_name="local",
-                     make_sampler=lambda m: CacheSampler(None, m, inner=Stopped(_do_nothing)),
-                     make_sandbox=LocalSandbox, prices=load_prices(), limits=Limits(), horizon=6, state=state,
-                     project=str(root / "project"), sampling=dict(COMPACT))
+    authorise(
+        claim,
+        "FUND_02",
+        "public-practice",
+        "scripted",
+        0,
+        10**8,
+        1,
+        state=state,
+        local=True,
+        project=str(root / "project"),
+    )
+    record = execute(
+        claim_path=claim,
+        out=str(root / "stopped"),
+        family="FUND_02",
+        seed=1,
+        split="public-practice",
+        model="scripted",
+        sampler_name="llama-cpp",
+        sandbox_name="local",
+        make_sampler=lambda m: CacheSampler(None, m, inner=Stopped(_do_nothing)),
+        make_sandbox=LocalSandbox,
+        prices=load_prices(),
+        limits=Limits(),
+        horizon=6,
+        state=state,
+        project=str(root / "project"),
+        sampling=dict(COMPACT),
+    )
     return record, root / "stopped"
 
 
@@ -186,6 +279,7 @@ def test_an_attempt_stopped_before_its_first_answer_rederives_with_none(tmp_path
     done = rederive(str(out / "record.json"))
     assert (done["answers"], done["status"], done.get("nothing")) == (0, "operator", None)
     from launchers._export import call_rows  # the call it never saw answered is still a row of calls.parquet
+
     rows = call_rows(record, json.loads((out / "transcript.json").read_text()))
     assert [(r["call"], r["outcome"], r["tokens_in"]) for r in rows] == [(1, "unresolved", None)]
 
@@ -197,11 +291,16 @@ def test_a_recovered_attempt_without_answers_has_nothing_to_rederive_and_a_forge
     _, out = _stopped_at_the_first_call(tmp_path)
 
     def recovered(c, accepted=False):
-        c["termination"] = {"status": "incomplete_execution", "limit": "infrastructure", "worker_exit_code": None,
-                            "reason": "the host controller stopped mid-attempt"}
+        c["termination"] = {
+            "status": "incomplete_execution",
+            "limit": "infrastructure",
+            "worker_exit_code": None,
+            "reason": "the host controller stopped mid-attempt",
+        }
         c["outputs"].pop("cache")
         if accepted:  # its one call said answered (an answer nothing could replay)
             c["cost"]["unresolved_calls"] = []
+
     forge(out, tmp_path / "recovered", edit=recovered)
     os.remove(tmp_path / "recovered" / "cache.jsonl")
     done = rederive(str(tmp_path / "recovered" / "record.json"))

@@ -14,8 +14,10 @@ from .conftest import REPO
 def _pins(path):
     with open(os.path.join(REPO, path), encoding="utf-8") as fh:
         text = fh.read()
-    return {m.group(1).lower().replace("_", "-"): m.group(2)
-            for m in re.finditer(r"^([A-Za-z0-9_.-]+)==([^ \\\n]+)", text, flags=re.M)}, text
+    return {
+        m.group(1).lower().replace("_", "-"): m.group(2)
+        for m in re.finditer(r"^([A-Za-z0-9_.-]+)==([^ \\\n]+)", text, flags=re.M)
+    }, text
 
 
 def test_the_local_lock_pins_every_package_with_hashes_as_the_main_lock_does():
@@ -39,8 +41,9 @@ def test_the_local_lock_holds_every_requirement_of_the_installed_library():
             pytest.fail("llama-cpp-python is not installed under make test-long (`make local`)")
         pytest.skip("llama-cpp-python is not installed (`make local`)")
     local, _ = _pins("requirements-local.lock")
-    needed = {re.split(r"[<>=!~; \[]", r, maxsplit=1)[0].lower().replace("_", "-") for r in requires
-              if "extra ==" not in r}
+    needed = {
+        re.split(r"[<>=!~; \[]", r, maxsplit=1)[0].lower().replace("_", "-") for r in requires if "extra ==" not in r
+    }
     assert needed and needed <= set(local), sorted(needed - set(local))
     assert importlib.metadata.version("llama_cpp_python") == local["llama-cpp-python"]
 

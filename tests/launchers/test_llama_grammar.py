@@ -14,8 +14,18 @@ from engine._tools import project
 from launchers import _grammar
 from launchers.worker import prompt
 
-FORBIDDEN_VIEW_KEYS = ("receipts", "world_commitment", "calendar", "expired_quotes", "instance_id", "withdrawn_quotes",
-                       "quote_usage", "counters", "carry_end", "family")
+FORBIDDEN_VIEW_KEYS = (
+    "receipts",
+    "world_commitment",
+    "calendar",
+    "expired_quotes",
+    "instance_id",
+    "withdrawn_quotes",
+    "quote_usage",
+    "counters",
+    "carry_end",
+    "family",
+)
 
 
 def _days(family, seed=1):
@@ -54,16 +64,21 @@ def test_the_grammar_allows_every_reference_batch_and_the_view_holds_only_the_de
         assert not any(f[:80] in text for f in future)
         assert len(text) < 12_000, (packet["day"], len(text))  # bounded: never near the 8,192-token context
         schema = _grammar.batch_schema(view)
-        if len(batch["actions"]) <= _grammar.MAX_ACTIONS and not any(a["type"] == "ESCALATE" and "note" in a
-                                                                      for a in batch["actions"]):
+        if len(batch["actions"]) <= _grammar.MAX_ACTIONS and not any(
+            a["type"] == "ESCALATE" and "note" in a for a in batch["actions"]
+        ):
             errors = list(_validator(schema).iter_errors(_renamed(batch)))
             assert not errors, (packet["day"], errors[0].message)
             checked += 1
         # a batch naming an id the view does not show, or another day, is outside the grammar
         wrong_day = dict(_renamed(batch), day=packet["day"] + 1)
         assert not _validator(schema).is_valid(wrong_day)
-        extra = dict(batch["report"], assets=dict(batch["report"]["assets"], Z9={
-            "funded": 0, "unfunded": 0, "maturity_gap_days": 0, "tail_cent_days": 0}))
+        extra = dict(
+            batch["report"],
+            assets=dict(
+                batch["report"]["assets"], Z9={"funded": 0, "unfunded": 0, "maturity_gap_days": 0, "tail_cent_days": 0}
+            ),
+        )
         assert not _validator(schema).is_valid(dict(_renamed(batch), report=extra))
     assert checked >= len(days) - 2
 
@@ -94,20 +109,38 @@ ids = st.text(st.characters(codec="utf-8"), min_size=0, max_size=70)
 
 
 @settings(max_examples=40, deadline=None)
-@given(assets=st.lists(ids, max_size=8), quotes=st.lists(ids, max_size=8), trades=st.lists(ids, max_size=4),
-       day=st.integers(1, 40), junk=st.sampled_from([None, 5, "x", [1], {"id": 3}]))
+@given(
+    assets=st.lists(ids, max_size=8),
+    quotes=st.lists(ids, max_size=8),
+    trades=st.lists(ids, max_size=4),
+    day=st.integers(1, 40),
+    junk=st.sampled_from([None, 5, "x", [1], {"id": 3}]),
+)
 def test_a_hostile_view_gives_a_valid_schema_of_the_ids_it_can_offer(assets, quotes, trades, day, junk):
-    view = {"day": day, "assets": [{"id": a, "status": "held"} for a in assets] + [junk],
-            "quotes": [{"id": q} for q in quotes], "trades": junk if junk is not None else [{"id": t} for t in trades],
-            "counterparties": [{"id": "CP1"}], "approvals": [{"id": "AP1", "status": "approved"}],
-            "breaches": junk}
+    view = {
+        "day": day,
+        "assets": [{"id": a, "status": "held"} for a in assets] + [junk],
+        "quotes": [{"id": q} for q in quotes],
+        "trades": junk if junk is not None else [{"id": t} for t in trades],
+        "counterparties": [{"id": "CP1"}],
+        "approvals": [{"id": "AP1", "status": "approved"}],
+        "breaches": junk,
+    }
     schema = _grammar.batch_schema(view)
     json.dumps(schema, ensure_ascii=False).encode("utf-8")  # every id the schema names is text it can hold
     offered = [a for a in dict.fromkeys(assets) if 0 < len(a) <= _grammar.MAX_ID]
     assert list(schema["properties"]["report"]["properties"]["assets"]["properties"]) == offered
-    empty = {"day": day, "actions": [], "report": {"cash": 0, "funding_cost_to_date": 0, "breaches": [],
-                                                   "open_approvals": [], "assets": {
-                                                       a: {k: 0 for k in _grammar.ASSET_REPORT_KEYS} for a in offered}}}
+    empty = {
+        "day": day,
+        "actions": [],
+        "report": {
+            "cash": 0,
+            "funding_cost_to_date": 0,
+            "breaches": [],
+            "open_approvals": [],
+            "assets": {a: {k: 0 for k in _grammar.ASSET_REPORT_KEYS} for a in offered},
+        },
+    }
     assert jsonschema.Draft202012Validator(schema).is_valid(empty)
 
 
@@ -117,16 +150,19 @@ def test_a_view_without_an_integer_day_has_no_schema(view):
         _grammar.batch_schema(view)
 
 
-@pytest.mark.parametrize("text, message", [
-    ('{"day": 1, "day": 2, "actions": [], "report": {}}', "duplicate key 'day'"),
-    ('{"day": NaN}', "NaN is not a JSON number"),
-    ('{"day": Infinity}', "Infinity is not a JSON number"),
-    ('{"day": 1} and more', "text after the JSON object"),
-    ('[1, 2]', "expected a JSON object"),
-    ('not json', "not one JSON object"),
-    ('[' * 100_000 + ']' * 100_000, "not one JSON object"),
-    ('{"a": 1' + '0' * 5000 + '}', "not one JSON object"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"day": 1, "day": 2, "actions": [], "report": {}}', "duplicate key 'day'"),
+        ('{"day": NaN}', "NaN is not a JSON number"),
+        ('{"day": Infinity}', "Infinity is not a JSON number"),
+        ('{"day": 1} and more', "text after the JSON object"),
+        ("[1, 2]", "expected a JSON object"),
+        ("not json", "not one JSON object"),
+        ("[" * 100_000 + "]" * 100_000, "not one JSON object"),
+        ('{"a": 1' + "0" * 5000 + "}", "not one JSON object"),
+    ],
+)
 def test_the_compact_answer_is_read_strictly(text, message):
     with pytest.raises(ValueError, match=message):
         prompt.read_answer(text)

@@ -34,7 +34,9 @@ def test_the_pilot_judges_real_local_model_records():
     everything = _pilot.figures(records)
     unanswered = sum(len(r["content"]["cost"]["unresolved_calls"]) for r in records)
     assert (everything["calls"], everything["failed_calls"]) == (
-        sum(r["content"]["cost"]["calls"] for r in records), unanswered)
+        sum(r["content"]["cost"]["calls"] for r in records),
+        unanswered,
+    )
     # the completed ones, as a pilot of completed attempts would be judged
     records = [r for r in records if r["content"]["termination"]["status"] == "completed"]
     figs = _pilot.figures(records)

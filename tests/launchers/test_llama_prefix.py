@@ -27,8 +27,9 @@ def _cache_bytes(out):
         return fh.read()
 
 
-def test_an_attempts_first_call_loads_the_stored_system_turn_and_answers_as_without_it(tmp_path, model_file,
-                                                                                       monkeypatch):
+def test_an_attempts_first_call_loads_the_stored_system_turn_and_answers_as_without_it(
+    tmp_path, model_file, monkeypatch
+):
     """The same attempt without the store, then with the system turn stored beforehand (evaluated on its own,
     as an earlier attempt's first call stores it): the answers, tokens and cache hits are the same bytes."""
     monkeypatch.setattr(_sampler_llama, "_PREFIXES", {})
@@ -39,8 +40,10 @@ def test_an_attempts_first_call_loads_the_stored_system_turn_and_answers_as_with
         if name == "loaded":  # what an earlier attempt's first call leaves in the store, at less cost
             sampler = _sampler_llama.LlamaSampler("m", *_configuration(model_file))
             opening = sampler.prepare(_opening(), 1024).payload
-            assert _sampler_llama.prefix_store(sampler.key).start(sampler.llm, opening["tokens"],
-                                                                   opening["prefix"]) == "made"
+            assert (
+                _sampler_llama.prefix_store(sampler.key).start(sampler.llm, opening["tokens"], opening["prefix"])
+                == "made"
+            )
         before = len(evals())
         record, out, _ = _run(str(tmp_path), model_file, name)
         assert record["content"]["termination"]["status"] == "completed", record["content"]["termination"]
@@ -50,8 +53,9 @@ def test_an_attempts_first_call_loads_the_stored_system_turn_and_answers_as_with
     # byte-identical answers, tokens and recorded cache hits (counted within the attempt, as before the store)
     assert _cache_bytes(runs["old"][1]) == _cache_bytes(runs["loaded"][1])
     calls = {name: _ledger_calls(r) for name, (r, _, _) in runs.items()}
-    assert [(c["tokens_in"], c["tokens_out"], c["cached_tokens_in"]) for c in calls["old"]] == \
-        [(c["tokens_in"], c["tokens_out"], c["cached_tokens_in"]) for c in calls["loaded"]]
+    assert [(c["tokens_in"], c["tokens_out"], c["cached_tokens_in"]) for c in calls["old"]] == [
+        (c["tokens_in"], c["tokens_out"], c["cached_tokens_in"]) for c in calls["loaded"]
+    ]
     assert calls["loaded"][0]["cached_tokens_in"] == 0 and len(calls["loaded"]) >= 2
     if not is_fake:
         return
@@ -75,6 +79,7 @@ def _sampler(tmp_path, monkeypatch):
 
 def _opening():
     from launchers.bench_local import day_one
+
     return day_one("FUND_03")
 
 
@@ -129,8 +134,11 @@ def test_a_state_is_keyed_by_its_exact_tokens_and_the_oldest_is_dropped(tmp_path
 def test_a_state_that_cannot_be_loaded_fails_the_call_in_one_line(tmp_path, monkeypatch):
     sampler = _sampler(tmp_path, monkeypatch)
     sampler.sample(sampler.prepare(_opening(), 1024), 60)  # the system turn is stored
-    monkeypatch.setattr(fake_llama.Llama, "load_state", lambda self, state: (_ for _ in ()).throw(
-        RuntimeError("Failed to set llama state data")))
+    monkeypatch.setattr(
+        fake_llama.Llama,
+        "load_state",
+        lambda self, state: (_ for _ in ()).throw(RuntimeError("Failed to set llama state data")),
+    )
     again = _sampler_llama.LlamaSampler("m", sampler.identity, sampler.sampling)  # a new attempt: reset
     with pytest.raises(SamplerError) as err:
         again.sample(again.prepare(_opening(), 1024), 60)
@@ -142,13 +150,17 @@ def test_bench_local_prints_the_old_path_beside_the_new_and_says_when_answers_di
 
     def run(calls, cache=b"same"):
         return {"calls": calls, "cache": cache}
-    runs = {"old": [run([9000, 7000, 5000]), run([9400, 6000, 8000])],
-            "new": [run([9100, 7100, 5100]), run([3000, 6100, 7900])]}
+
+    runs = {
+        "old": [run([9000, 7000, 5000]), run([9400, 6000, 8000])],
+        "new": [run([9100, 7100, 5100]), run([3000, 6100, 7900])],
+    }
     lines = bench_local.store_lines(runs)
     assert [" ".join(line.split()) for line in lines[1:]] == [
         "first call of the first attempt (n=1) 9,000 / 9,000 9,100 / 9,100 1.01x",
         "first call of later attempts (n=1) 9,400 / 9,400 3,000 / 3,000 0.32x",
         "later calls (n=4) 5,000 / 7,000 5,100 / 7,100 1.01x",
-        "answers, tokens, cache hits (cache.jsonl) identical (every attempt of both paths)"]
+        "answers, tokens, cache hits (cache.jsonl) identical (every attempt of both paths)",
+    ]
     runs["new"][1]["cache"] = b"other"
     assert "DIFFER" in bench_local.store_lines(runs)[-1]

@@ -26,8 +26,12 @@ class Scripted:
         self.seen = []
 
     def prepare(self, messages, max_tokens):
-        return Prepared(request_sha256(self.model_id, messages, max_tokens, self.sampling),
-                        approx_prompt_tokens(messages), max_tokens, messages)
+        return Prepared(
+            request_sha256(self.model_id, messages, max_tokens, self.sampling),
+            approx_prompt_tokens(messages),
+            max_tokens,
+            messages,
+        )
 
     def sample(self, prepared, deadline_s):
         self.seen.append(prepared.messages)
@@ -41,14 +45,22 @@ def _do_nothing(view, messages):
 
 def test_copying_the_no_action_report_is_the_do_nothing_baseline(run_attempt, tmp_path):
     sampler = Scripted(_do_nothing)
-    record, out = run_attempt(sampler=sampler, model="test-model", sampler_name="llama-cpp", family="FUND_02", horizon=6,
-                              sampling=dict(COMPACT), local=True)
+    record, out = run_attempt(
+        sampler=sampler,
+        model="test-model",
+        sampler_name="llama-cpp",
+        family="FUND_02",
+        horizon=6,
+        sampling=dict(COMPACT),
+        local=True,
+    )
     c = record["content"]
     assert c["termination"]["status"] == "completed", c["termination"]
     instance = engine.with_horizon(engine.generate("FUND_02", 1), 6)
     baseline = engine.grade_candidate(engine.policy_candidate(instance, "do-nothing"), instance)
-    assert {k: c["result"][k] for k in ("status", "verdict", "score")} == \
-        {k: baseline[k] for k in ("status", "verdict", "score")}
+    assert {k: c["result"][k] for k in ("status", "verdict", "score")} == {
+        k: baseline[k] for k in ("status", "verdict", "score")
+    }
     assert c["cost"]["calls"] == 6 and len(sampler.seen) == 6  # one call a checkpoint
     assert all(len(m) == 2 for m in sampler.seen)
     staged = {f["path"] for f in c["information_boundary"]["staged"]}
@@ -64,16 +76,29 @@ def test_a_refused_answer_is_retried_with_the_refusal_fed_back_within_the_days_l
     def answer(view, messages):
         day, again = view["day"], messages[-1]["content"]
         if day == 1 and len(messages) == 2:
-            return '{"day": 1, "day": 1, "actions": [], "report": {}}'    # duplicate keys: the worker refuses it
+            return '{"day": 1, "day": 1, "actions": [], "report": {}}'  # duplicate keys: the worker refuses it
         if day == 1 and "(answer 2 of 3)" in again:
-            return json.dumps({"day": 1, "actions": [{"id": "a1", "type": "REPAY", "trade": "FT999"}],
-                               "report": view["report_if_no_action"]})    # an id never shown: the desk rejects it
+            return json.dumps(
+                {
+                    "day": 1,
+                    "actions": [{"id": "a1", "type": "REPAY", "trade": "FT999"}],
+                    "report": view["report_if_no_action"],
+                }
+            )  # an id never shown: the desk rejects it
         if day == 2:
             return '{"day": 2, "actions": [{"id": "a1", "type": "FUND", "asset": "A1", "quote": "Q01", "notional": 0}]}'
         return _do_nothing(view, messages)
+
     sampler = Scripted(answer)
-    record, out = run_attempt(sampler=sampler, model="test-model", sampler_name="llama-cpp", family="FUND_02", horizon=6,
-                              sampling=dict(COMPACT), local=True)
+    record, out = run_attempt(
+        sampler=sampler,
+        model="test-model",
+        sampler_name="llama-cpp",
+        family="FUND_02",
+        horizon=6,
+        sampling=dict(COMPACT),
+        local=True,
+    )
     c = record["content"]
     assert c["termination"]["status"] == "completed"
     day1 = [m for m in sampler.seen if prompt.view_in(m)["day"] == 1]
@@ -95,16 +120,25 @@ def test_a_refused_answer_is_retried_with_the_refusal_fed_back_within_the_days_l
 
 def test_a_worker_told_an_unknown_prompt_stops_before_any_call(run_attempt, monkeypatch):
     from launchers import _controller, _staging
+
     real = _staging.stage
 
     def staged(packet, prompt=None):
         files = real(packet, prompt=prompt)
         files["worker.json"] = b'{"prompt": "compact/99"}\n'
         return files
+
     monkeypatch.setattr(_controller, "stage", staged)
     sampler = Scripted(_do_nothing)
-    record, _ = run_attempt(sampler=sampler, model="test-model", sampler_name="llama-cpp", family="FUND_02", horizon=6,
-                            sampling=dict(COMPACT), local=True)
+    record, _ = run_attempt(
+        sampler=sampler,
+        model="test-model",
+        sampler_name="llama-cpp",
+        family="FUND_02",
+        horizon=6,
+        sampling=dict(COMPACT),
+        local=True,
+    )
     c = record["content"]
     assert c["termination"]["status"] == "worker_exit" and c["termination"]["worker_exit_code"] == 3
     assert sampler.seen == [] and c["cost"]["calls"] == 0

@@ -34,6 +34,7 @@ CALL_S, WORKER_S = 3600, 86_400
 
 def _model_file():
     from launchers._sampler_llama import library, packaged_model
+
     try:
         library()  # never a bare `import llama_cpp`: the sampler sets the OpenMP wait policy before it loads
         path = packaged_model()
@@ -53,23 +54,49 @@ def model_file(request, tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         fake_llama.install(mp)
         from launchers._packaged import DEFAULT, MODELS
+
         yield fake_llama.write_model(tmp_path_factory.mktemp("fake-model") / MODELS[DEFAULT]["file"])
 
 
 def _run(root, model_file, name, limits=None, max_tokens=1024, **world):
     from tests.launchers.specs import sampler_factory as make_sampler_factory
+
     build = make_sampler_factory("llama-cpp", None, CALL_S, 0, 0, local={"model_file": model_file})
     w = dict(WORLD, **world)
     state = os.path.join(root, "state")
     claim = os.path.join(root, f"{name}-claim.json")
-    authorise(claim, w["family"], "public-practice", build.model_id, 0, 10**7, 1, state=state, local=True,
-              project=os.path.join(root, "project"))
+    authorise(
+        claim,
+        w["family"],
+        "public-practice",
+        build.model_id,
+        0,
+        10**7,
+        1,
+        state=state,
+        local=True,
+        project=os.path.join(root, "project"),
+    )
     limits = limits or Limits(WORKER_S, CALL_S, max_tokens, 60)
-    record = execute(claim_path=claim, out=os.path.join(root, name), family=w["family"], seed=w["seed"],
-                     split="public-practice", model=build.model_id, sampler_name="llama-cpp", sandbox_name="local",
-                     make_sampler=build, make_sandbox=LocalSandbox, prices=load_prices(), limits=limits,
-                     horizon=w["horizon"], state=state, project=os.path.join(root, "project"),
-                     sampling=build.sampling, sandbox_config={"name": "local"})
+    record = execute(
+        claim_path=claim,
+        out=os.path.join(root, name),
+        family=w["family"],
+        seed=w["seed"],
+        split="public-practice",
+        model=build.model_id,
+        sampler_name="llama-cpp",
+        sandbox_name="local",
+        make_sampler=build,
+        make_sandbox=LocalSandbox,
+        prices=load_prices(),
+        limits=limits,
+        horizon=w["horizon"],
+        state=state,
+        project=os.path.join(root, "project"),
+        sampling=build.sampling,
+        sandbox_config={"name": "local"},
+    )
     return record, os.path.join(root, name), build
 
 
@@ -90,6 +117,7 @@ def _steps(out):
 
 def test_a_real_attempt_is_decoded_under_the_days_grammar_and_recorded_whole(real, model_file):
     from launchers._sampler_llama import file_sha256
+
     record, out, build = real
     c = record["content"]
     assert c["termination"]["status"] == "completed" and c["result"] is not None
@@ -105,7 +133,9 @@ def test_a_real_attempt_is_decoded_under_the_days_grammar_and_recorded_whole(rea
     s = c["sampling"]
     assert s["temperature_milli"] == 0 and s["n_threads"] == 1 and s["n_threads_batch"] == 2
     assert s["model_sha256"] == file_sha256(model_file) == c["service"]["model_file"]["sha256"]
-    assert s["prompt"] == prompt.PROMPT_VERSION and s["grammar"] == _grammar.GRAMMAR_VERSION == "fundbook.desk-grammar/2"
+    assert (
+        s["prompt"] == prompt.PROMPT_VERSION and s["grammar"] == _grammar.GRAMMAR_VERSION == "fundbook.desk-grammar/2"
+    )
     assert c["service"]["llama_cpp_python"] == "0.3.36" and c["service"]["omp_wait_policy"] == "PASSIVE"
     # honest cost: nothing paid, the CPU time and tokens of each call in the ledger
     charges = [e for e in c["ledger"]["entries"] if e["kind"] == "charge" and e["account"] == "inference"]
@@ -127,6 +157,7 @@ def test_the_attempt_replays_from_its_own_cache_with_no_model(real, monkeypatch)
 
     def no_model(*args, **kwargs):
         raise AssertionError("a replay loaded the model")
+
     monkeypatch.setattr(_sampler_llama, "library", no_model)
     monkeypatch.setattr(_sampler_llama, "LlamaSampler", no_model)
     record, out, _ = real
@@ -137,9 +168,11 @@ def test_the_attempt_replays_from_its_own_cache_with_no_model(real, monkeypatch)
 
 def test_a_truncated_answer_is_refused_recorded_and_retried_with_a_new_seed(tmp_path, model_file):
     from launchers._sampler_llama import call_seed
+
     # a quiet first day (no position yet: the shortest prompt), answers cut at 16 tokens: never a whole batch
-    record, out, build = _run(str(tmp_path), model_file, "short", limits=Limits(WORKER_S, CALL_S, 16, 3),
-                              family="FUND_01", seed=29, horizon=3)
+    record, out, build = _run(
+        str(tmp_path), model_file, "short", limits=Limits(WORKER_S, CALL_S, 16, 3), family="FUND_01", seed=29, horizon=3
+    )
     c = record["content"]
     assert c["termination"]["status"] == "budget_halt" and c["termination"]["limit"] == "calls"
     assert c["invalid_artefacts"] == 3 and c["settled_days"] == 0
@@ -159,10 +192,13 @@ def test_a_truncated_answer_is_refused_recorded_and_retried_with_a_new_seed(tmp_
 def test_what_cannot_run_is_refused_before_a_claim_is_spent(tmp_path, model_file):
     from tests.launchers.specs import sampler_factory as make_sampler_factory
     from launchers._sampler_llama import LlamaSampler, inspect_model, settings_for
+
     junk = tmp_path / "junk.gguf"
     junk.write_bytes(b"GGUF" + b"\0" * 64)
-    for path, message in ((str(tmp_path / "absent.gguf"), "no such file"),
-                          (str(junk), "llama.cpp cannot load it as a GGUF model")):
+    for path, message in (
+        (str(tmp_path / "absent.gguf"), "no such file"),
+        (str(junk), "llama.cpp cannot load it as a GGUF model"),
+    ):
         with pytest.raises(InputError, match=message):
             make_sampler_factory("llama-cpp", None, CALL_S, local={"model_file": path})
     with pytest.raises(InputError, match="n_threads: expected a non-negative integer"):
@@ -190,6 +226,7 @@ def test_a_frozen_local_configuration_is_piloted_and_run_from_the_freeze(tmp_pat
     from launchers._sampler_llama import file_sha256
     from fundbook.cli.launch import cli
     from .test_paid_path import CLEAN, PUBLISHED
+
     for module in (_attempt, _freeze):
         monkeypatch.setattr(module, "code_revision", lambda: dict(CLEAN))
         monkeypatch.setattr(module, "engine_identity", lambda: dict(PUBLISHED))
@@ -200,10 +237,34 @@ def test_a_frozen_local_configuration_is_piloted_and_run_from_the_freeze(tmp_pat
     freeze = os.path.join(project, "freeze.json")
     caps = ["--cap-micro-usd", "0", "--cap-tokens", "10000000", "--cap-sandbox-micro-usd", "0"]
     limits = ["--call-deadline", str(CALL_S), "--worker-seconds", str(WORKER_S)]
-    result = runner.invoke(cli, ["freeze", "--out", freeze, "--sampler", "llama-cpp", "--model-file", model_file,
-                                 "--family", "FUND_01", "--seed", "26", *caps, "--project-cap-micro-usd", "0",
-                                 "--project-cap-sandbox-micro-usd", "0", "--intervention-policy", "none",
-                                 "--horizon", "1", "--threads-batch", "2", *limits])
+    result = runner.invoke(
+        cli,
+        [
+            "freeze",
+            "--out",
+            freeze,
+            "--sampler",
+            "llama-cpp",
+            "--model-file",
+            model_file,
+            "--family",
+            "FUND_01",
+            "--seed",
+            "26",
+            *caps,
+            "--project-cap-micro-usd",
+            "0",
+            "--project-cap-sandbox-micro-usd",
+            "0",
+            "--intervention-policy",
+            "none",
+            "--horizon",
+            "1",
+            "--threads-batch",
+            "2",
+            *limits,
+        ],
+    )
     assert result.exit_code == 0, result.output
     body = _read(freeze)["content"]
     model = "SmolLM2-135M-Instruct.Q4_1"
@@ -219,28 +280,76 @@ def test_a_frozen_local_configuration_is_piloted_and_run_from_the_freeze(tmp_pat
     def claim():
         path = str(tmp_path / f"claim-{len(claims)}.json")
         claims.append(path)
-        r = runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", model, "--local", *caps,
-                                "--horizon", "1", "--out", path])
+        r = runner.invoke(
+            cli,
+            ["authorise", "--family", "FUND_01", "--model", model, "--local", *caps, "--horizon", "1", "--out", path],
+        )
         assert r.exit_code == 0, r.output
         return path
+
     first = claim()
     result = runner.invoke(cli, ["pilot", "--claim", first, "--seed", "33"])
     assert result.exit_code == 1 and result.output.strip().splitlines() == [
-        "error: --model-file: the freeze runs the llama-cpp sampler: name its GGUF file"], result.output
+        "error: --model-file: the freeze runs the llama-cpp sampler: name its GGUF file"
+    ], result.output
     other = tmp_path / "other.gguf"  # another file: the freeze names the packaged model's sha256
     os.symlink(model_file, other)
     result = runner.invoke(cli, ["pilot", "--claim", first, "--seed", "33", "--model-file", str(other)])
     assert result.exit_code == 0 and "pilot PASS" in result.output, result.output  # the same bytes by another name
     pilot = _read(os.path.join(project, "pilot", "pilot.json"))["content"]
     assert [c["result"] for c in pilot["criteria"]] == ["PASS"] * 4 and pilot["figures"]["calls"] == 1
-    result = runner.invoke(cli, ["execute", "--claim", claim(), "--out", str(tmp_path / "c"), "--family", "FUND_01",
-                                 "--seed", "26", "--horizon", "1", "--sampler", "llama-cpp", "--model-file",
-                                 model_file, "--threads-batch", "1", "--freeze", freeze, *limits])
+    result = runner.invoke(
+        cli,
+        [
+            "execute",
+            "--claim",
+            claim(),
+            "--out",
+            str(tmp_path / "c"),
+            "--family",
+            "FUND_01",
+            "--seed",
+            "26",
+            "--horizon",
+            "1",
+            "--sampler",
+            "llama-cpp",
+            "--model-file",
+            model_file,
+            "--threads-batch",
+            "1",
+            "--freeze",
+            freeze,
+            *limits,
+        ],
+    )
     assert result.exit_code == 1 and "n_threads_batch" in result.output, result.output  # not the frozen threads
     assert len(os.listdir(os.path.join(state, "consumed"))) == 1  # refused before its claim was spent
-    result = runner.invoke(cli, ["execute", "--claim", claims[-1], "--out", str(tmp_path / "c"), "--family",
-                                 "FUND_01", "--seed", "26", "--horizon", "1", "--sampler", "llama-cpp", "--model-file",
-                                 model_file, "--threads-batch", "2", "--freeze", freeze, *limits])
+    result = runner.invoke(
+        cli,
+        [
+            "execute",
+            "--claim",
+            claims[-1],
+            "--out",
+            str(tmp_path / "c"),
+            "--family",
+            "FUND_01",
+            "--seed",
+            "26",
+            "--horizon",
+            "1",
+            "--sampler",
+            "llama-cpp",
+            "--model-file",
+            model_file,
+            "--threads-batch",
+            "2",
+            "--freeze",
+            freeze,
+            *limits,
+        ],
+    )
     assert result.exit_code == 0, result.output
     c = _read(tmp_path / "c" / "record.json")["content"]
     assert c["role"] == "confirmatory" and c["config"]["sampling"] == sampling and c["cost"]["micro_usd"] == 0
@@ -253,27 +362,74 @@ def test_a_local_model_id_is_a_plain_token(tmp_path, model_file, monkeypatch, na
     name, anything but a plain token is refused in one line, before a claim is spent."""
     from click.testing import CliRunner
     from fundbook.cli.launch import cli
+
     monkeypatch.setenv("FUNDBOOK_LAUNCH_STATE", str(tmp_path / "state"))
     monkeypatch.setenv("FUNDBOOK_LAUNCH_PROJECT", str(tmp_path / "project"))
     runner = CliRunner()
     expected = "expected a model id of letters, digits and . _ : / + @ -"
-    r = runner.invoke(cli, ["authorise", "--family", "FUND_03", "--model", name, "--local", "--cap-micro-usd", "0",
-                            "--cap-tokens", "10", "--out", str(tmp_path / "c.json")])
+    r = runner.invoke(
+        cli,
+        [
+            "authorise",
+            "--family",
+            "FUND_03",
+            "--model",
+            name,
+            "--local",
+            "--cap-micro-usd",
+            "0",
+            "--cap-tokens",
+            "10",
+            "--out",
+            str(tmp_path / "c.json"),
+        ],
+    )
     assert r.exit_code == 1 and expected in r.output and len(r.output.strip().splitlines()) == 1, r.output
     assert not (tmp_path / "c.json").exists()
     link = tmp_path / (name.replace("/", "|") + ".gguf")
     os.symlink(model_file, link)
-    r = runner.invoke(cli, ["execute", "--claim", str(tmp_path / "none.json"), "--out", str(tmp_path / "o"),
-                            "--family", "FUND_03", "--seed", "1", "--sampler", "llama-cpp", "--model-file", str(link)])
+    r = runner.invoke(
+        cli,
+        [
+            "execute",
+            "--claim",
+            str(tmp_path / "none.json"),
+            "--out",
+            str(tmp_path / "o"),
+            "--family",
+            "FUND_03",
+            "--seed",
+            "1",
+            "--sampler",
+            "llama-cpp",
+            "--model-file",
+            str(link),
+        ],
+    )
     assert r.exit_code == 1 and len(r.output.strip().splitlines()) == 1, r.output
-    assert ("its name is not a model id: name the model with --model" in r.output
-            or expected in r.output), r.output
-    r = runner.invoke(cli, ["execute", "--claim", str(tmp_path / "none.json"), "--out", str(tmp_path / "o"),
-                            "--family", "FUND_03", "--seed", "1", "--sampler", "llama-cpp", "--model-file", str(link),
-                            "--model", name])
+    assert "its name is not a model id: name the model with --model" in r.output or expected in r.output, r.output
+    r = runner.invoke(
+        cli,
+        [
+            "execute",
+            "--claim",
+            str(tmp_path / "none.json"),
+            "--out",
+            str(tmp_path / "o"),
+            "--family",
+            "FUND_03",
+            "--seed",
+            "1",
+            "--sampler",
+            "llama-cpp",
+            "--model-file",
+            str(link),
+            "--model",
+            name,
+        ],
+    )
     assert r.exit_code == 1 and expected in r.output, r.output
     assert not (tmp_path / "o").exists()
-
 
 
 def test_a_new_attempt_cancels_the_call_a_stopped_attempt_abandoned(model_file):
@@ -283,9 +439,13 @@ def test_a_new_attempt_cancels_the_call_a_stopped_attempt_abandoned(model_file):
     import threading
     from launchers import _sampler_llama as sl
     from launchers._errors import CallTimeout
+
     identity = inspect_model_once(model_file)
     view = {"day": 1, "horizon": 2, "sources": [{"id": "S1", "day": 1, "text": "a short note"}]}
-    messages = [{"role": "system", "content": prompt.SYSTEM}, {"role": "user", "content": prompt.checkpoint_message(view)}]
+    messages = [
+        {"role": "system", "content": prompt.SYSTEM},
+        {"role": "user", "content": prompt.checkpoint_message(view)},
+    ]
     first = sl.LlamaSampler("m", identity, sl.settings_for(identity))
     ended = {}
     if isinstance(first.llm, fake_llama.Llama):  # the fake answers at once: it evaluates until cancelled instead
@@ -297,6 +457,7 @@ def test_a_new_attempt_cancels_the_call_a_stopped_attempt_abandoned(model_file):
             ended["first"] = first.sample(first.prepare(messages, 1024), CALL_S)
         except CallTimeout as exc:
             ended["first"] = exc
+
     thread = threading.Thread(target=abandoned)
     thread.start()
     while first.key not in sl._IN_FLIGHT and thread.is_alive():  # the call holds the model
@@ -312,6 +473,7 @@ def test_a_new_attempt_cancels_the_call_a_stopped_attempt_abandoned(model_file):
 
 def inspect_model_once(model_file, _seen={}):
     from launchers._sampler_llama import inspect_model
+
     if model_file not in _seen:
         _seen[model_file] = inspect_model(model_file)
     return _seen[model_file]

@@ -34,9 +34,12 @@ def test_the_server_is_stopped_when_the_body_raises():
 def test_a_server_with_a_key_refuses_a_request_without_it():
     pytest.importorskip("llama_cpp.server")
     with local_server(api_key="sk-local-test") as server:
-        req = urllib.request.Request(server.base_url + "/chat/completions", method="POST",
-                                     data=b'{"model": "x", "messages": [{"role": "user", "content": "hi"}]}',
-                                     headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            server.base_url + "/chat/completions",
+            method="POST",
+            data=b'{"model": "x", "messages": [{"role": "user", "content": "hi"}]}',
+            headers={"Content-Type": "application/json"},
+        )
         with pytest.raises(urllib.error.HTTPError) as err:
             urllib.request.urlopen(req, timeout=30)
         assert err.value.code == 401

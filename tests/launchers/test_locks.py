@@ -20,8 +20,9 @@ def _read(name):
 def test_a_lock_names_no_index_and_hashes_every_pin(name):
     text = _read(name)
     assert not re.search(r"^\s*--(extra-)?index-url|^\s*--find-links|^\s*-f\s|file:///", text, flags=re.M)
-    pins = re.findall(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+) \\\n((?:    --hash=sha256:[0-9a-f]{64}(?: \\)?\n)+)",
-                      text, flags=re.M)
+    pins = re.findall(
+        r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+) \\\n((?:    --hash=sha256:[0-9a-f]{64}(?: \\)?\n)+)", text, flags=re.M
+    )
     names = re.findall(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==", text, flags=re.M)
     assert names and len(pins) == len(names)
 

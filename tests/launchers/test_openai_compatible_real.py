@@ -35,13 +35,48 @@ def test_an_attempt_through_a_real_local_server_verifies_and_replays_with_the_se
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     out, claim = tmp_path / "attempt", tmp_path / "claim.json"
     with local_server() as server:
-        code, text = _cli("authorise", "--family", "FUND_03", "--model", server.model, "--cap-micro-usd", 0,
-                          "--cap-tokens", 10**7, "--hours", 1, "--local", "--out", claim)
+        code, text = _cli(
+            "authorise",
+            "--family",
+            "FUND_03",
+            "--model",
+            server.model,
+            "--cap-micro-usd",
+            0,
+            "--cap-tokens",
+            10**7,
+            "--hours",
+            1,
+            "--local",
+            "--out",
+            claim,
+        )
         assert code == 0, text
-        code, text = _cli("execute", "--claim", claim, "--out", out, *WORLD, "--sampler", "openai-compatible",
-                          "--local-server", "--server-dialect", "llama-cpp-python", "--base-url", server.base_url,
-                          "--model", server.model, "--worker-seconds", 3600, "--call-deadline", 600,
-                          "--max-tokens", 1024, "--max-calls", 60)
+        code, text = _cli(
+            "execute",
+            "--claim",
+            claim,
+            "--out",
+            out,
+            *WORLD,
+            "--sampler",
+            "openai-compatible",
+            "--local-server",
+            "--server-dialect",
+            "llama-cpp-python",
+            "--base-url",
+            server.base_url,
+            "--model",
+            server.model,
+            "--worker-seconds",
+            3600,
+            "--call-deadline",
+            600,
+            "--max-tokens",
+            1024,
+            "--max-calls",
+            60,
+        )
         assert code == 0, text
         base_url = server.base_url
     assert server.process.poll() is not None and not _answers(base_url, timeout=1)  # stopped: nothing listens
@@ -66,7 +101,20 @@ def test_an_attempt_through_a_real_local_server_verifies_and_replays_with_the_se
 
     done = rederive(str(out / "record.json"))  # the server is gone: every answer from the attempt's own cache
     assert done["answers"] == c["cost"]["calls"] and done["receipts_head"] == c["receipts_head"]
-    code, text = _cli("execute", "--claim", claim, "--out", tmp_path / "again", *WORLD, "--sampler",
-                      "openai-compatible", "--local-server", "--base-url", base_url, "--model", server.model)
+    code, text = _cli(
+        "execute",
+        "--claim",
+        claim,
+        "--out",
+        tmp_path / "again",
+        *WORLD,
+        "--sampler",
+        "openai-compatible",
+        "--local-server",
+        "--base-url",
+        base_url,
+        "--model",
+        server.model,
+    )
     assert code == 1 and text.startswith("error: openai-compatible: cannot reach " + base_url)  # refused, no claim
     assert not os.path.exists(tmp_path / "again")

@@ -31,16 +31,43 @@ def test_a_real_attempt_under_the_freeze(tmp_path):
         frozen = json.load(fh)["content"]
     config, limits = frozen["config"], frozen["config"]["limits"]
     out = str(tmp_path / "attempt")
-    result = CliRunner().invoke(cli, [
-        "execute", "--claim", claim, "--out", out, "--family", scope["family"], "--seed", str(frozen["seeds"][0]),
-        "--sampler", "tinker", "--model", model, "--horizon", str(config["horizon"]),
-        "--worker-seconds", str(limits["worker_seconds"]), "--call-deadline", str(limits["call_deadline_s"]),
-        "--max-tokens", str(limits["max_tokens_per_call"]), "--max-calls", str(limits["max_calls"]),
-        "--temperature-milli", str(config["sampling"]["temperature_milli"]),
-        "--sampling-seed", str(config["sampling"]["seed"])])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "execute",
+            "--claim",
+            claim,
+            "--out",
+            out,
+            "--family",
+            scope["family"],
+            "--seed",
+            str(frozen["seeds"][0]),
+            "--sampler",
+            "tinker",
+            "--model",
+            model,
+            "--horizon",
+            str(config["horizon"]),
+            "--worker-seconds",
+            str(limits["worker_seconds"]),
+            "--call-deadline",
+            str(limits["call_deadline_s"]),
+            "--max-tokens",
+            str(limits["max_tokens_per_call"]),
+            "--max-calls",
+            str(limits["max_calls"]),
+            "--temperature-milli",
+            str(config["sampling"]["temperature_milli"]),
+            "--sampling-seed",
+            str(config["sampling"]["seed"]),
+        ],
+    )
     assert os.path.exists(os.path.join(out, "record.json")), result.output
     c = verify_attempt(os.path.join(out, "record.json"), project=project)["record"]["content"]
-    charges = sum(e["micro_usd"] for e in c["ledger"]["entries"] if e["kind"] == "charge" and e["account"] == "inference")
+    charges = sum(
+        e["micro_usd"] for e in c["ledger"]["entries"] if e["kind"] == "charge" and e["account"] == "inference"
+    )
     assert c["cost"]["micro_usd"] == charges and c["model"] == {"id": model, "provider": "tinker"}
     assert c["information_boundary"]["network"].startswith("blocked") and c["sandbox"]["app_stopped"] is True
     assert c["cost"]["micro_usd"] + c["cost"]["unresolved_micro_usd"] <= c["claim"]["cap_micro_usd"]

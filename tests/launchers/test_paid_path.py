@@ -27,10 +27,27 @@ CLEAN = {"commit": "c" * 40, "dirty": False, "trees": {"engine": "e" * 40, "laun
 with open(os.path.join(REPO, "runs", "index.json")) as fh:
     PUBLISHED = dict(json.load(fh)["engine"], sources_match=True, mismatch=None)
 CAPS = ["--cap-micro-usd", "5000000", "--cap-tokens", "20000000", "--cap-sandbox-micro-usd", "20000"]
-FREEZE = ["--model", "test-model", "--family", "FUND_01", "--seed", "1", "--seed", "2", *CAPS,
-          "--project-cap-micro-usd", "50000000", "--project-cap-sandbox-micro-usd", "200000",
-          "--intervention-policy", "none after launch; one resume with a new claim",
-          "--worker-seconds", "300", "--horizon", "6"]
+FREEZE = [
+    "--model",
+    "test-model",
+    "--family",
+    "FUND_01",
+    "--seed",
+    "1",
+    "--seed",
+    "2",
+    *CAPS,
+    "--project-cap-micro-usd",
+    "50000000",
+    "--project-cap-sandbox-micro-usd",
+    "200000",
+    "--intervention-policy",
+    "none after launch; one resume with a new claim",
+    "--worker-seconds",
+    "300",
+    "--horizon",
+    "6",
+]
 
 
 @pytest.fixture
@@ -50,29 +67,88 @@ def paid(monkeypatch, state, project, prices_file, tmp_path):
     def claim(model="test-model", caps=CAPS, family="FUND_01", prices=prices_file, *extra):
         counter["n"] += 1
         path = str(tmp_path / f"claim-{counter['n']}.json")
-        result = runner.invoke(cli, ["authorise", "--family", family, "--model", model, *caps, "--out", path,
-                                     "--prices", prices, "--worker-seconds", "300", "--horizon", "6", *extra])
+        result = runner.invoke(
+            cli,
+            [
+                "authorise",
+                "--family",
+                family,
+                "--model",
+                model,
+                *caps,
+                "--out",
+                path,
+                "--prices",
+                prices,
+                "--worker-seconds",
+                "300",
+                "--horizon",
+                "6",
+                *extra,
+            ],
+        )
         assert result.exit_code == 0, result.output
         return path
 
     def freeze(*extra, pilot=False):
         """The freeze; unless `pilot`, with a dated deviation that drops the pilot requirement (tests/launchers/
         test_pilot.py runs real pilots)."""
-        result = runner.invoke(cli, ["freeze", "--out", os.path.join(project, "freeze.json"), "--prices", prices_file,
-                                     *FREEZE, *extra])
+        result = runner.invoke(
+            cli, ["freeze", "--out", os.path.join(project, "freeze.json"), "--prices", prices_file, *FREEZE, *extra]
+        )
         if result.exit_code == 0 and not pilot:
-            dropped = runner.invoke(cli, ["deviate", "--field", "pilot.required", "--effective", "false",
-                                          "--reason", "machinery test: no pilot"])
+            dropped = runner.invoke(
+                cli,
+                [
+                    "deviate",
+                    "--field",
+                    "pilot.required",
+                    "--effective",
+                    "false",
+                    "--reason",
+                    "machinery test: no pilot",
+                ],
+            )
             assert dropped.exit_code == 0, dropped.output
         return result
 
     def execute(claim_path, out, *extra):
-        return runner.invoke(cli, ["execute", "--claim", claim_path, "--out", out, "--family", "FUND_01", "--seed", "1",
-                                   "--sampler", "tinker", "--model", "test-model", "--prices", prices_file,
-                                   "--worker-seconds", "300", "--horizon", "6", *extra])
-    return {"fakes": fakes, "claim": claim, "freeze": freeze, "execute": execute, "runner": runner,
-            "consumed": lambda: os.listdir(os.path.join(state, "consumed")) if os.path.isdir(
-                os.path.join(state, "consumed")) else []}
+        return runner.invoke(
+            cli,
+            [
+                "execute",
+                "--claim",
+                claim_path,
+                "--out",
+                out,
+                "--family",
+                "FUND_01",
+                "--seed",
+                "1",
+                "--sampler",
+                "tinker",
+                "--model",
+                "test-model",
+                "--prices",
+                prices_file,
+                "--worker-seconds",
+                "300",
+                "--horizon",
+                "6",
+                *extra,
+            ],
+        )
+
+    return {
+        "fakes": fakes,
+        "claim": claim,
+        "freeze": freeze,
+        "execute": execute,
+        "runner": runner,
+        "consumed": lambda: (
+            os.listdir(os.path.join(state, "consumed")) if os.path.isdir(os.path.join(state, "consumed")) else []
+        ),
+    }
 
 
 def test_a_paid_sampler_refuses_the_local_sandbox(paid, tmp_path):
@@ -119,17 +195,33 @@ def test_a_missing_bubblewrap_is_one_line_and_spends_nothing(paid, tmp_path, mon
     monkeypatch.setenv("PATH", str(empty))
     result = paid["execute"](claim, str(tmp_path / "a"), "--sandbox", "local-isolated")
     assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
-    assert result.output.startswith("error: --sandbox local-isolated: bubblewrap (bwrap) is not installed: "
-                                    "`apt-get install bubblewrap`")
-    assert paid["consumed"]() == [] and not os.path.exists(tmp_path / "a") and not os.path.exists(tmp_path / "a.partial")
+    assert result.output.startswith(
+        "error: --sandbox local-isolated: bubblewrap (bwrap) is not installed: `apt-get install bubblewrap`"
+    )
+    assert (
+        paid["consumed"]() == [] and not os.path.exists(tmp_path / "a") and not os.path.exists(tmp_path / "a.partial")
+    )
 
 
 def test_the_library_refuses_it_too(tmp_path):
     from launchers._errors import UsageRefused
+
     with pytest.raises(UsageRefused) as err:
-        execute_kw(claim_path="c.json", out=str(tmp_path / "a"), family="FUND_01", seed=1, split="public-practice",
-                         model="m", sampler_name="tinker", sandbox_name="local", make_sampler=None, make_sandbox=None,
-                         prices=None, limits=None, paid=True)
+        execute_kw(
+            claim_path="c.json",
+            out=str(tmp_path / "a"),
+            family="FUND_01",
+            seed=1,
+            split="public-practice",
+            model="m",
+            sampler_name="tinker",
+            sandbox_name="local",
+            make_sampler=None,
+            make_sandbox=None,
+            prices=None,
+            limits=None,
+            paid=True,
+        )
     assert err.value.exit_code == 64
 
 
@@ -151,8 +243,12 @@ def test_a_paid_attempt_end_to_end(paid, tmp_path, project):
     assert c["command_line"][1:3] == ["execute", "--claim"] and "--sampler" in c["command_line"]
     assert c["engine"]["bundle_sha256"] == PUBLISHED["bundle_sha256"] and c["engine"]["sources_match"] is True
     with open(os.path.join(project, "freeze.json")) as fh:
-        assert c["freeze"] == {"sha256": json.load(fh)["content_sha256"], "frozen_at": c["freeze"]["frozen_at"],
-                               "deviations": c["freeze"]["deviations"], "pilot": {"required": False}}
+        assert c["freeze"] == {
+            "sha256": json.load(fh)["content_sha256"],
+            "frozen_at": c["freeze"]["frozen_at"],
+            "deviations": c["freeze"]["deviations"],
+            "pilot": {"required": False},
+        }
     assert [d["field"] for d in c["freeze"]["deviations"]] == ["pilot.required"]
     # the Modal app and sandbox: recorded, network blocked, the app the launcher created stopped
     fake = paid["fakes"]["modal"]
@@ -179,12 +275,16 @@ def test_a_paid_attempt_end_to_end(paid, tmp_path, project):
 
 def test_the_worker_stderr_reaches_the_record(paid, tmp_path, monkeypatch):
     from launchers import _staging
+
     real = _staging.stage
 
     def noisy(packet):
         files = real(packet)
-        files["worker.py"] = b"import sys\nsys.stderr.write('worker: boom\\n'); sys.stderr.flush()\nraise SystemExit(3)\n"
+        files["worker.py"] = (
+            b"import sys\nsys.stderr.write('worker: boom\\n'); sys.stderr.flush()\nraise SystemExit(3)\n"
+        )
         return files
+
     monkeypatch.setattr("launchers._controller.stage", noisy)
     assert paid["freeze"]().exit_code == 0
     out = str(tmp_path / "a")
@@ -213,8 +313,9 @@ def test_a_dirty_tree_is_refused_for_paid_runs_and_for_the_freeze(paid, tmp_path
 
 def test_an_engine_unlike_the_published_bundle_is_refused(paid, tmp_path, monkeypatch):
     assert paid["freeze"]().exit_code == 0
-    monkeypatch.setattr(_attempt, "engine_identity",
-                        lambda: dict(PUBLISHED, sources_match=False, mismatch="engine/_run.py differs"))
+    monkeypatch.setattr(
+        _attempt, "engine_identity", lambda: dict(PUBLISHED, sources_match=False, mismatch="engine/_run.py differs")
+    )
     result = paid["execute"](paid["claim"](), str(tmp_path / "a"))
     assert result.exit_code == 1 and "engine/_run.py differs" in result.output and paid["consumed"]() == []
 
@@ -222,6 +323,7 @@ def test_an_engine_unlike_the_published_bundle_is_refused(paid, tmp_path, monkey
 def test_engine_identity_compares_every_source_with_the_manifest(tmp_path):
     import shutil
     from launchers._provenance import engine_identity
+
     runs = tmp_path / "runs"
     shutil.copytree(os.path.join(REPO, "runs", "engine"), runs / "engine")
     shutil.copy(os.path.join(REPO, "runs", "index.json"), runs / "index.json")
@@ -231,22 +333,29 @@ def test_engine_identity_compares_every_source_with_the_manifest(tmp_path):
     entry["sha256"] = "0" * 64
     (runs / "engine" / "manifest.json").write_text(json.dumps(manifest))
     found = engine_identity(str(runs))
-    assert found["sources_match"] is False and found["mismatch"] == "engine/_run.py differs from the published bundle's manifest"
+    assert (
+        found["sources_match"] is False
+        and found["mismatch"] == "engine/_run.py differs from the published bundle's manifest"
+    )
 
 
-@pytest.mark.parametrize("extra, field", [
-    (["--max-tokens", "4096"], "config.limits.max_tokens_per_call"),
-    (["--temperature-milli", "0"], "config.sampling.temperature_milli"),
-    (["--horizon", "8"], "config.horizon"),
-])
+@pytest.mark.parametrize(
+    "extra, field",
+    [
+        (["--max-tokens", "4096"], "config.limits.max_tokens_per_call"),
+        (["--temperature-milli", "0"], "config.sampling.temperature_milli"),
+        (["--horizon", "8"], "config.horizon"),
+    ],
+)
 def test_a_change_after_the_freeze_needs_a_dated_deviation(paid, tmp_path, project, extra, field):
     assert paid["freeze"]().exit_code == 0
     claim = paid["claim"]()
     result = paid["execute"](claim, str(tmp_path / "a"), *extra)
     assert result.exit_code == 1 and f"{field}: frozen" in result.output and paid["consumed"]() == []
     value = extra[1]
-    result = paid["runner"].invoke(cli, ["deviate", "--field", field, "--effective", value,
-                                         "--reason", "the pilot showed answers cut at 2048"])
+    result = paid["runner"].invoke(
+        cli, ["deviate", "--field", field, "--effective", value, "--reason", "the pilot showed answers cut at 2048"]
+    )
     assert result.exit_code == 0, result.output
     with open(os.path.join(project, "deviations.json")) as fh:
         (entry,) = [e for e in json.load(fh)["entries"] if e["field"] == field]
@@ -261,17 +370,39 @@ def test_a_change_after_the_freeze_needs_a_dated_deviation(paid, tmp_path, proje
 def test_a_seed_outside_the_freeze_is_refused(paid, tmp_path, prices_file):
     assert paid["freeze"]().exit_code == 0
     claim = paid["claim"]()
-    result = paid["runner"].invoke(cli, ["execute", "--claim", claim, "--out", str(tmp_path / "a"), "--family",
-                                         "FUND_01", "--seed", "3", "--sampler", "tinker", "--model", "test-model",
-                                         "--worker-seconds", "300", "--horizon", "6", "--prices", prices_file])
+    result = paid["runner"].invoke(
+        cli,
+        [
+            "execute",
+            "--claim",
+            claim,
+            "--out",
+            str(tmp_path / "a"),
+            "--family",
+            "FUND_01",
+            "--seed",
+            "3",
+            "--sampler",
+            "tinker",
+            "--model",
+            "test-model",
+            "--worker-seconds",
+            "300",
+            "--horizon",
+            "6",
+            "--prices",
+            prices_file,
+        ],
+    )
     assert result.exit_code == 1 and "seeds: 3 is not among the frozen [1, 2]" in result.output
     assert paid["consumed"]() == []
 
 
 def test_a_claim_above_the_frozen_caps_is_refused(paid, tmp_path):
     assert paid["freeze"]().exit_code == 0
-    claim = paid["claim"](caps=["--cap-micro-usd", "9000000", "--cap-tokens", "20000000",
-                                "--cap-sandbox-micro-usd", "20000"])
+    claim = paid["claim"](
+        caps=["--cap-micro-usd", "9000000", "--cap-tokens", "20000000", "--cap-sandbox-micro-usd", "20000"]
+    )
     result = paid["execute"](claim, str(tmp_path / "a"))
     assert result.exit_code == 1 and "caps.claim_micro_usd" in result.output and paid["consumed"]() == []
 
@@ -292,9 +423,13 @@ def test_a_freeze_is_never_overwritten_or_edited(paid, project, tmp_path):
 
 def test_the_claims_sandbox_cap_must_cover_the_worker_time(paid, tmp_path, prices_file):
     assert paid["freeze"]().exit_code == 0
-    claim = paid["claim"]("test-model", ["--cap-micro-usd", "5000000", "--cap-tokens", "20000000",
-                                         "--cap-sandbox-micro-usd", "1000"], "FUND_01", prices_file,
-                          "--accept-partial-budget")
+    claim = paid["claim"](
+        "test-model",
+        ["--cap-micro-usd", "5000000", "--cap-tokens", "20000000", "--cap-sandbox-micro-usd", "1000"],
+        "FUND_01",
+        prices_file,
+        "--accept-partial-budget",
+    )
     result = paid["execute"](claim, str(tmp_path / "a"))
     assert result.exit_code == 1 and "sandbox cap" in result.output and paid["consumed"]() == []
 
@@ -304,7 +439,10 @@ def test_a_sandbox_created_after_the_setup_deadline_is_terminated(run_attempt):
     sandbox = _sandbox_modal.ModalSandbox(modal=fake, setup_seconds=0.3, late_wait_s=10)
     record, out = run_attempt(sandbox=sandbox, horizon=6)
     c = record["content"]
-    assert c["termination"]["status"] == "infrastructure_interruption" and "no sandbox within" in c["termination"]["reason"]
+    assert (
+        c["termination"]["status"] == "infrastructure_interruption"
+        and "no sandbox within" in c["termination"]["reason"]
+    )
     (sb,), (app,) = fake.sandboxes, fake.apps
     assert sb.terminated >= 1 and app.stopped == 1  # created late, terminated, and its app stopped
     assert c["sandbox"]["late_sandbox_terminated"] is True and c["sandbox"]["app_stopped"] is True
@@ -322,7 +460,11 @@ def test_the_hosted_service_gets_its_headers_never_recorded(paid, tmp_path, monk
     assert kwargs["default_headers_overrides"] == {"Modal-Key": "wk-secret-key-123", "Modal-Secret": "ws-secret-456"}
     assert kwargs["base_url"] == "https://user:pw@tinker--serve.modal.run/v1/?token=x"
     c = read_record(os.path.join(out, "record.json"))["content"]
-    assert c["service"] == {"base_url": "https://tinker--serve.modal.run/v1", "proxy_auth": True, "session_closed": True}
+    assert c["service"] == {
+        "base_url": "https://tinker--serve.modal.run/v1",
+        "proxy_auth": True,
+        "session_closed": True,
+    }
     for name in os.listdir(out):
         with open(os.path.join(out, name), encoding="utf-8") as fh:
             text = fh.read()
@@ -341,6 +483,7 @@ def test_one_proxy_header_alone_is_refused_before_consumption(paid, tmp_path, mo
 def test_recover_stops_the_app_a_dead_host_left_behind(run_attempt, monkeypatch, tmp_path):
     """The host died before its clean-up: `recover` terminates the recorded sandbox and stops the app it created."""
     from launchers._errors import LaunchError
+
     fake = FakeModal()
     monkeypatch.setattr(_sandbox_modal, "_default_modal", lambda: fake)
     monkeypatch.setattr(_sandbox_modal.ModalSandbox, "shutdown", lambda self, wait_for_late=True: None)
@@ -349,6 +492,7 @@ def test_recover_stops_the_app_a_dead_host_left_behind(run_attempt, monkeypatch,
     def died(tmp, out, recovered=False, lock=None, project=None):
         lock.release()
         raise LaunchError("the host died")
+
     monkeypatch.setattr(_attempt, "finish", died)
     with pytest.raises(LaunchError):
         run_attempt(sandbox=_sandbox_modal.ModalSandbox(modal=fake), horizon=6)
@@ -367,24 +511,54 @@ def test_recover_stops_the_app_a_dead_host_left_behind(run_attempt, monkeypatch,
 
 def test_a_price_change_is_a_deviation_too(paid, tmp_path, prices_file):
     from .conftest import TEST_PRICES
+
     assert paid["freeze"]().exit_code == 0
-    dearer = dict(TEST_PRICES, models=dict(TEST_PRICES["models"], **{"test-model": {
-        "input_micro_usd_per_mtok": 150000, "output_micro_usd_per_mtok": 400000}}))
+    dearer = dict(
+        TEST_PRICES,
+        models=dict(
+            TEST_PRICES["models"],
+            **{"test-model": {"input_micro_usd_per_mtok": 150000, "output_micro_usd_per_mtok": 400000}},
+        ),
+    )
     path = tmp_path / "dearer.json"
     path.write_text(json.dumps(dearer))
     claim = paid["claim"]()
     from launchers._prices import load_prices, table_sha256
+
     result = paid["execute"](claim, str(tmp_path / "a"), "--prices", str(path))  # the table is frozen by its sha256
     assert result.exit_code == 1 and "prices.table_sha256: frozen" in result.output and paid["consumed"]() == []
-    result = paid["runner"].invoke(cli, ["deviate", "--field", "prices.table_sha256", "--effective",
-                                         json.dumps(table_sha256(load_prices(str(path)))), "--reason", "the new table"])
+    result = paid["runner"].invoke(
+        cli,
+        [
+            "deviate",
+            "--field",
+            "prices.table_sha256",
+            "--effective",
+            json.dumps(table_sha256(load_prices(str(path)))),
+            "--reason",
+            "the new table",
+        ],
+    )
     assert result.exit_code == 0, result.output
     result = paid["execute"](claim, str(tmp_path / "a"), "--prices", str(path))
     assert result.exit_code == 1 and "prices.models.test-model: frozen" in result.output and paid["consumed"]() == []
-    row = {"input_micro_usd_per_mtok": 150000, "output_micro_usd_per_mtok": 400000,
-           "cached_input_micro_usd_per_mtok": 150000}
-    result = paid["runner"].invoke(cli, ["deviate", "--field", "prices.models.test-model", "--effective", json.dumps(row),
-                                         "--reason", "tinker raised its prefill price"])
+    row = {
+        "input_micro_usd_per_mtok": 150000,
+        "output_micro_usd_per_mtok": 400000,
+        "cached_input_micro_usd_per_mtok": 150000,
+    }
+    result = paid["runner"].invoke(
+        cli,
+        [
+            "deviate",
+            "--field",
+            "prices.models.test-model",
+            "--effective",
+            json.dumps(row),
+            "--reason",
+            "tinker raised its prefill price",
+        ],
+    )
     assert result.exit_code == 0, result.output
     result = paid["execute"](claim, str(tmp_path / "a"), "--prices", str(path))  # the claim was priced at the old row
     assert result.exit_code == 1 and "claim.plan.price: the claim was authorised at" in result.output
@@ -396,6 +570,7 @@ def test_a_price_change_is_a_deviation_too(paid, tmp_path, prices_file):
 def test_a_session_opened_for_an_attempt_that_never_starts_is_closed(paid, tmp_path, monkeypatch):
     def no_sandbox():
         raise RuntimeError("modal is down")
+
     monkeypatch.setattr(_sandbox_modal.Modal, "build", lambda self: no_sandbox())
     assert paid["freeze"]().exit_code == 0
     out = str(tmp_path / "a")
@@ -414,6 +589,7 @@ def test_the_freeze_covers_every_module_an_attempt_depends_on_and_says_which():
     """Held back: the freeze fingerprinted engine/ and launchers/ only; the launch CLI (fundbook/cli/launch.py) and
     experiments/ could change under a frozen study unseen."""
     from launchers import _provenance
+
     code = _provenance.code_revision()
     assert list(code["trees"]) == ["engine", "builders", "launchers", "experiments", "fundbook/cli"]
     if code["commit"] is not None:  # a git checkout: each is the object git holds for that path
@@ -433,17 +609,46 @@ def test_a_change_to_any_covered_module_after_the_freeze_is_refused(paid, tmp_pa
     assert paid["consumed"]() == []
 
 
-def test_a_frozen_tier_plan_runs_tiers_in_order_and_cuts_in_the_order_of_sacrifice(paid, tmp_path, project,
-                                                                                   prices_file):
+def test_a_frozen_tier_plan_runs_tiers_in_order_and_cuts_in_the_order_of_sacrifice(
+    paid, tmp_path, project, prices_file
+):
     """Seed 002's tiers on the paid path (launchers/_tiers.py): the freeze records the plan (budget per tier, the
     pilot's sd table); a T2 seed waits for T1's reconciliation; T1's spend far over its 1 micro-USD plan cuts
     T2's seed, refused before any claim is consumed."""
-    plan = {"schema": "fundbook.tier-plan/1", "overrun_bps": 1000, "sd_table": {"score": "12.0"},
-            "tiers": [{"name": "T1", "cells": [{"name": "a", "model": "test-model", "family": "FUND_01", "seeds": [1],
-                                                "micro_usd_per_seed": 1, "keep_at_least": 0}]},
-                      {"name": "T2", "cells": [{"name": "b", "model": "test-model", "family": "FUND_01", "seeds": [2],
-                                                "micro_usd_per_seed": 1, "keep_at_least": 0}]}],
-            "sacrifice": [{"tier": "T2", "cell": "b"}]}
+    plan = {
+        "schema": "fundbook.tier-plan/1",
+        "overrun_bps": 1000,
+        "sd_table": {"score": "12.0"},
+        "tiers": [
+            {
+                "name": "T1",
+                "cells": [
+                    {
+                        "name": "a",
+                        "model": "test-model",
+                        "family": "FUND_01",
+                        "seeds": [1],
+                        "micro_usd_per_seed": 1,
+                        "keep_at_least": 0,
+                    }
+                ],
+            },
+            {
+                "name": "T2",
+                "cells": [
+                    {
+                        "name": "b",
+                        "model": "test-model",
+                        "family": "FUND_01",
+                        "seeds": [2],
+                        "micro_usd_per_seed": 1,
+                        "keep_at_least": 0,
+                    }
+                ],
+            },
+        ],
+        "sacrifice": [{"tier": "T2", "cell": "b"}],
+    }
     path = tmp_path / "tiers.json"
     path.write_text(json.dumps(plan))
     assert paid["freeze"]("--tiers", str(path)).exit_code == 0
@@ -451,17 +656,45 @@ def test_a_frozen_tier_plan_runs_tiers_in_order_and_cuts_in_the_order_of_sacrifi
         assert json.load(fh)["content"]["tiers"] == dict(plan, budgets={"T1": 1, "T2": 1})  # the tier budget
 
     def run(seed, out):
-        return paid["runner"].invoke(cli, ["execute", "--claim", paid["claim"](), "--out", out, "--family", "FUND_01",
-                                           "--seed", str(seed), "--sampler", "tinker", "--model", "test-model",
-                                           "--worker-seconds", "300", "--horizon", "6", "--prices", prices_file])
+        return paid["runner"].invoke(
+            cli,
+            [
+                "execute",
+                "--claim",
+                paid["claim"](),
+                "--out",
+                out,
+                "--family",
+                "FUND_01",
+                "--seed",
+                str(seed),
+                "--sampler",
+                "tinker",
+                "--model",
+                "test-model",
+                "--worker-seconds",
+                "300",
+                "--horizon",
+                "6",
+                "--prices",
+                prices_file,
+            ],
+        )
+
     early = run(2, os.path.join(project, "t2-early"))
     assert early.exit_code == 1 and "T2/b seed 2 waits for tier T1" in early.output and paid["consumed"]() == []
     first = run(1, os.path.join(project, "t1"))
     assert first.exit_code == 0, first.output
     assert read_record(os.path.join(project, "t1", "record.json"))["content"]["cost"]["micro_usd"] > 1
     cut = run(2, os.path.join(project, "t2"))
-    assert cut.exit_code == 1 and ("T2/b seed 2 was cut in the order of sacrifice after tier T1 (cumulative spend "
-                                   "over plan by more than 1000 bps)") in cut.output
+    assert (
+        cut.exit_code == 1
+        and (
+            "T2/b seed 2 was cut in the order of sacrifice after tier T1 (cumulative spend "
+            "over plan by more than 1000 bps)"
+        )
+        in cut.output
+    )
     assert len(paid["consumed"]()) == 1 and not os.path.exists(os.path.join(project, "t2"))
 
 

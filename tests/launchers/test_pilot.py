@@ -21,10 +21,32 @@ from fundbook.cli.launch import cli
 from .conftest import HealthyHost
 from .test_paid_path import CLEAN, PUBLISHED
 
-FREEZE = ["--sampler", "mock", "--model", "mock", "--family", "FUND_01", "--seed", "101", "--seed", "102",
-          "--cap-micro-usd", "0", "--cap-tokens", "20000000", "--cap-sandbox-micro-usd", "0",
-          "--project-cap-micro-usd", "0", "--project-cap-sandbox-micro-usd", "0",
-          "--intervention-policy", "none", "--horizon", "6"]
+FREEZE = [
+    "--sampler",
+    "mock",
+    "--model",
+    "mock",
+    "--family",
+    "FUND_01",
+    "--seed",
+    "101",
+    "--seed",
+    "102",
+    "--cap-micro-usd",
+    "0",
+    "--cap-tokens",
+    "20000000",
+    "--cap-sandbox-micro-usd",
+    "0",
+    "--project-cap-micro-usd",
+    "0",
+    "--project-cap-sandbox-micro-usd",
+    "0",
+    "--intervention-policy",
+    "none",
+    "--horizon",
+    "6",
+]
 
 
 @pytest.fixture
@@ -41,14 +63,46 @@ def study(monkeypatch, state, project, tmp_path):
     def claim():
         counter["n"] += 1
         path = str(tmp_path / f"claim-{counter['n']}.json")
-        result = runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "mock", "--cap-micro-usd", "0",
-                                     "--cap-tokens", "20000000", "--out", path])
+        result = runner.invoke(
+            cli,
+            [
+                "authorise",
+                "--family",
+                "FUND_01",
+                "--model",
+                "mock",
+                "--cap-micro-usd",
+                "0",
+                "--cap-tokens",
+                "20000000",
+                "--out",
+                path,
+            ],
+        )
         assert result.exit_code == 0, result.output
         return path
 
     def confirm(name, *extra):
-        return runner.invoke(cli, ["execute", "--claim", claim(), "--out", str(tmp_path / name), "--family",
-                                   "FUND_01", "--seed", "101", "--horizon", "6", "--freeze", freeze, *extra])
+        return runner.invoke(
+            cli,
+            [
+                "execute",
+                "--claim",
+                claim(),
+                "--out",
+                str(tmp_path / name),
+                "--family",
+                "FUND_01",
+                "--seed",
+                "101",
+                "--horizon",
+                "6",
+                "--freeze",
+                freeze,
+                *extra,
+            ],
+        )
+
     return {"runner": runner, "freeze": freeze, "claim": claim, "confirm": confirm}
 
 
@@ -61,8 +115,9 @@ def test_a_confirmatory_attempt_needs_a_pilot(study, state):
 
 def test_a_passing_pilot_opens_the_confirmatory_attempts(study, project, tmp_path):
     runner = study["runner"]
-    result = runner.invoke(cli, ["pilot", "--claim", study["claim"](), "--claim", study["claim"](), "--seed", "1",
-                                 "--seed", "2"])
+    result = runner.invoke(
+        cli, ["pilot", "--claim", study["claim"](), "--claim", study["claim"](), "--seed", "1", "--seed", "2"]
+    )
     assert result.exit_code == 0 and "pilot PASS" in result.output, result.output
     path = os.path.join(project, "pilot", "pilot.json")
     with open(path) as fh:
@@ -98,18 +153,35 @@ def test_a_failed_pilot_refuses_confirmatory_attempts_until_a_deviation(study, p
     class Sloppy(MockSampler):  # a model whose answers are often not the artefact asked for
         def __init__(self, model_id="mock"):
             super().__init__(model_id, invalid_per_mille=500)
-    pilot = _pilot_run.PilotSpec(freeze=study["freeze"], claims=(study["claim"](),), seeds=(1,),
-                                 out_dir=os.path.join(project, "pilot"), prices=load_prices())
-    doc = _pilot_run.run(pilot, sampler=Given("mock", Sloppy), sandbox=make_sandbox_factory("local"),
-                         host=HealthyHost())
+
+    pilot = _pilot_run.PilotSpec(
+        freeze=study["freeze"],
+        claims=(study["claim"](),),
+        seeds=(1,),
+        out_dir=os.path.join(project, "pilot"),
+        prices=load_prices(),
+    )
+    doc = _pilot_run.run(
+        pilot, sampler=Given("mock", Sloppy), sandbox=make_sandbox_factory("local"), host=HealthyHost()
+    )
     body = doc["content"]
     assert body["verdict"] == "FAIL"
     (validity,) = [c for c in body["criteria"] if c["criterion"] == "validity"]
     assert validity["result"] == "FAIL" and validity["value"] < 8000
     result = study["confirm"]("c")
     assert result.exit_code == 1 and "the pilot FAILED (validity)" in result.output, result.output
-    result = study["runner"].invoke(cli, ["deviate", "--field", "pilot.required", "--effective", "false", "--reason",
-                                          "the pilot failed on validity; the study runs anyway, as recorded"])
+    result = study["runner"].invoke(
+        cli,
+        [
+            "deviate",
+            "--field",
+            "pilot.required",
+            "--effective",
+            "false",
+            "--reason",
+            "the pilot failed on validity; the study runs anyway, as recorded",
+        ],
+    )
     assert result.exit_code == 0, result.output
     result = study["confirm"]("d")
     assert result.exit_code == 0, result.output
@@ -133,15 +205,23 @@ def _figures(**kw):
     return dict(base, **kw)
 
 
-@pytest.mark.parametrize("figs, failed", [
-    (_figures(), []),
-    (_figures(validity_bps=8000), []), (_figures(validity_bps=7999), ["validity"]),
-    (_figures(validity_bps=None), ["validity"]),  # no answer at all is no validity
-    (_figures(failures_bps=1000), []), (_figures(failures_bps=1001), ["failures"]),
-    (_figures(committed_micro_usd=1300), []), (_figures(committed_micro_usd=1301), ["cost"]),
-    (_figures(committed_micro_usd=700), []), (_figures(committed_micro_usd=699), ["cost"]),
-    (_figures(attempts=2, committed_micro_usd=2600), []), (_figures(budget_halts=1), ["budget_halts"]),
-])
+@pytest.mark.parametrize(
+    "figs, failed",
+    [
+        (_figures(), []),
+        (_figures(validity_bps=8000), []),
+        (_figures(validity_bps=7999), ["validity"]),
+        (_figures(validity_bps=None), ["validity"]),  # no answer at all is no validity
+        (_figures(failures_bps=1000), []),
+        (_figures(failures_bps=1001), ["failures"]),
+        (_figures(committed_micro_usd=1300), []),
+        (_figures(committed_micro_usd=1301), ["cost"]),
+        (_figures(committed_micro_usd=700), []),
+        (_figures(committed_micro_usd=699), ["cost"]),
+        (_figures(attempts=2, committed_micro_usd=2600), []),
+        (_figures(budget_halts=1), ["budget_halts"]),
+    ],
+)
 def test_the_criteria_are_the_run_protocols(figs, failed):
     """Validity >= 80 %, failures <= 10 %, cost within 30 % of the estimate, no budget halts (integers only)."""
     judged = _pilot.judge(figs, TERMS, "m")
@@ -150,8 +230,16 @@ def test_the_criteria_are_the_run_protocols(figs, failed):
 
 def test_the_estimate_is_frozen_with_the_criteria(study):
     doc, entries = _freeze.load(study["freeze"])
-    assert doc["content"]["pilot"] == {"required": True, "criteria": _pilot.CRITERIA, "estimate": {
-        "tokens_in": 8000, "tokens_out": 600, "calls_per_checkpoint": 3, "expected_micro_usd": {"mock": 0}},
-        "spend_cap_micro_usd": 0}  # default: the project's caps (0 + 0 here)
+    assert doc["content"]["pilot"] == {
+        "required": True,
+        "criteria": _pilot.CRITERIA,
+        "estimate": {
+            "tokens_in": 8000,
+            "tokens_out": 600,
+            "calls_per_checkpoint": 3,
+            "expected_micro_usd": {"mock": 0},
+        },
+        "spend_cap_micro_usd": 0,
+    }  # default: the project's caps (0 + 0 here)
     with pytest.raises(FreezeRefused, match="no pilot"):
         _pilot.require(study["freeze"], doc, entries)

@@ -22,9 +22,27 @@ def tiered(monkeypatch, state, project, tmp_path):
     for module in (_attempt, _freeze):
         monkeypatch.setattr(module, "code_revision", lambda: dict(CLEAN))
         monkeypatch.setattr(module, "engine_identity", lambda: dict(PUBLISHED))
-    plan = {"schema": "fundbook.tier-plan/1", "overrun_bps": 1000, "sd_table": "pilot", "sacrifice": [],
-            "tiers": [{"name": "T1", "cells": [{"name": "mock-FUND_01", "model": "mock", "family": "FUND_01",
-                                                "seeds": [101, 102], "micro_usd_per_seed": 0, "keep_at_least": 1}]}]}
+    plan = {
+        "schema": "fundbook.tier-plan/1",
+        "overrun_bps": 1000,
+        "sd_table": "pilot",
+        "sacrifice": [],
+        "tiers": [
+            {
+                "name": "T1",
+                "cells": [
+                    {
+                        "name": "mock-FUND_01",
+                        "model": "mock",
+                        "family": "FUND_01",
+                        "seeds": [101, 102],
+                        "micro_usd_per_seed": 0,
+                        "keep_at_least": 1,
+                    }
+                ],
+            }
+        ],
+    }
     (tmp_path / "tiers.json").write_text(json.dumps(plan))
     runner = CliRunner()
     freeze = os.path.join(project, "freeze.json")
@@ -35,20 +53,51 @@ def tiered(monkeypatch, state, project, tmp_path):
     def claim():
         counter["n"] += 1
         path = str(tmp_path / f"claim-{counter['n']}.json")
-        result = runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "mock", "--cap-micro-usd", "0",
-                                     "--cap-tokens", "20000000", "--out", path])
+        result = runner.invoke(
+            cli,
+            [
+                "authorise",
+                "--family",
+                "FUND_01",
+                "--model",
+                "mock",
+                "--cap-micro-usd",
+                "0",
+                "--cap-tokens",
+                "20000000",
+                "--out",
+                path,
+            ],
+        )
         assert result.exit_code == 0, result.output
         return path
 
     def confirm(name):
-        return runner.invoke(cli, ["execute", "--claim", claim(), "--out", str(tmp_path / name), "--family",
-                                   "FUND_01", "--seed", "101", "--horizon", "6", "--freeze", freeze])
+        return runner.invoke(
+            cli,
+            [
+                "execute",
+                "--claim",
+                claim(),
+                "--out",
+                str(tmp_path / name),
+                "--family",
+                "FUND_01",
+                "--seed",
+                "101",
+                "--horizon",
+                "6",
+                "--freeze",
+                freeze,
+            ],
+        )
 
     def pilot(*seeds):
         args = ["pilot"]
         for s in seeds:
             args += ["--claim", claim(), "--seed", str(s)]
         return runner.invoke(cli, args)
+
     with open(freeze) as fh:
         assert json.load(fh)["content"]["tiers"]["sd_table"] == "pilot"
     return {"confirm": confirm, "pilot": pilot, "path": os.path.join(project, "pilot", "pilot.json")}
@@ -85,7 +134,8 @@ def test_a_pilot_without_the_sd_is_refused_when_the_tier_plan_takes_it(tiered, s
     assert len(os.listdir(os.path.join(state, "consumed"))) == 2  # the pilot's two: the refused one never spent
 
 
-@pytest.mark.parametrize("values, sd", [([0, 0], "0.000000"), ([1, 3], "1.414214"), ([-5, 0, 5], "5.000000"),
-                                        ([7], None), ([], None)])
+@pytest.mark.parametrize(
+    "values, sd", [([0, 0], "0.000000"), ([1, 3], "1.414214"), ([-5, 0, 5], "5.000000"), ([7], None), ([], None)]
+)
 def test_the_sd_is_exact_decimal_text(values, sd):
     assert _pilot.sd_text(values) == sd

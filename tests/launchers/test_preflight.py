@@ -26,7 +26,9 @@ def test_a_paid_attempt_without_a_tinker_key_consumes_nothing(paid, tmp_path, mo
     result = paid["execute"](claim, str(tmp_path / "a"))
     assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
     assert "error: TINKER_API_KEY: not set, nor TINKER_CREDENTIAL_CMD" in result.output
-    assert paid["consumed"]() == [] and not os.path.exists(tmp_path / "a") and not os.path.exists(tmp_path / "a.partial")
+    assert (
+        paid["consumed"]() == [] and not os.path.exists(tmp_path / "a") and not os.path.exists(tmp_path / "a.partial")
+    )
     monkeypatch.setenv("TINKER_API_KEY", "sk-not-a-tinker-key")
     result = paid["execute"](claim, str(tmp_path / "a"))
     assert result.exit_code == 1 and "TINKER_API_KEY: not a tinker key" in result.output and paid["consumed"]() == []
@@ -37,11 +39,14 @@ def test_a_paid_attempt_without_a_tinker_key_consumes_nothing(paid, tmp_path, mo
     assert paid["consumed"]() == []
 
 
-@pytest.mark.parametrize("environ, found", [
-    ({"TINKER_API_KEY": "tml-" + "a" * 30}, "TINKER_API_KEY"),
-    ({"TINKER_API_KEY": "eyJhbGciOi.payload.sig"}, "TINKER_API_KEY"),
-    ({"TINKER_CREDENTIAL_CMD": "print-token"}, "TINKER_CREDENTIAL_CMD"),
-])
+@pytest.mark.parametrize(
+    "environ, found",
+    [
+        ({"TINKER_API_KEY": "tml-" + "a" * 30}, "TINKER_API_KEY"),
+        ({"TINKER_API_KEY": "eyJhbGciOi.payload.sig"}, "TINKER_API_KEY"),
+        ({"TINKER_CREDENTIAL_CMD": "print-token"}, "TINKER_CREDENTIAL_CMD"),
+    ],
+)
 def test_tinker_credential_sources(environ, found, tmp_path):
     assert check_tinker(dict(environ, HOME=str(tmp_path))) == found
 
@@ -52,14 +57,17 @@ def test_a_stored_tinker_key_counts(tmp_path):
     assert check_tinker({"HOME": str(tmp_path)}).endswith("credentials.json")
 
 
-@pytest.mark.parametrize("toml, message", [
-    ('[default]\ntoken_id = "ak-' + "a" * 22 + '"\ntoken_secret = "as-' + "b" * 22 + '"\n', None),
-    ('[work]\nactive = true\ntoken_id = "ak-' + "a" * 22 + '"\ntoken_secret = "as-' + "b" * 22 + '"\n', None),
-    ('[default]\ntoken_id = "ak-' + "a" * 22 + '"\n', "one of them is missing"),
-    ('[default]\ntoken_id = "nope"\ntoken_secret = "as-' + "b" * 22 + '"\n', "token id is not of the shape"),
-    ("[default\n", "not a modal configuration file"),
-    ('[other]\ntoken_id = "x"\n', "no profile [default]"),
-])
+@pytest.mark.parametrize(
+    "toml, message",
+    [
+        ('[default]\ntoken_id = "ak-' + "a" * 22 + '"\ntoken_secret = "as-' + "b" * 22 + '"\n', None),
+        ('[work]\nactive = true\ntoken_id = "ak-' + "a" * 22 + '"\ntoken_secret = "as-' + "b" * 22 + '"\n', None),
+        ('[default]\ntoken_id = "ak-' + "a" * 22 + '"\n', "one of them is missing"),
+        ('[default]\ntoken_id = "nope"\ntoken_secret = "as-' + "b" * 22 + '"\n', "token id is not of the shape"),
+        ("[default\n", "not a modal configuration file"),
+        ('[other]\ntoken_id = "x"\n', "no profile [default]"),
+    ],
+)
 def test_modal_credentials_from_the_config_file(tmp_path, toml, message):
     path = tmp_path / "modal.toml"
     path.write_text(toml)
@@ -74,14 +82,17 @@ def test_modal_credentials_from_the_config_file(tmp_path, toml, message):
 def test_modal_oauth_must_be_complete_and_alone():
     with pytest.raises(InputError, match="incomplete"):
         check_modal({"MODAL_OAUTH_REFRESH_TOKEN": "r"})
-    assert check_modal({"MODAL_OAUTH_REFRESH_TOKEN": "r", "MODAL_OAUTH_CLIENT_ID": "c",
-                        "MODAL_OAUTH_JWT_KEY": "k"}) == "MODAL_OAUTH_REFRESH_TOKEN"
+    assert (
+        check_modal({"MODAL_OAUTH_REFRESH_TOKEN": "r", "MODAL_OAUTH_CLIENT_ID": "c", "MODAL_OAUTH_JWT_KEY": "k"})
+        == "MODAL_OAUTH_REFRESH_TOKEN"
+    )
     with pytest.raises(InputError, match="cannot both be set"):
         check_modal(dict(CREDENTIALS, MODAL_OAUTH_REFRESH_TOKEN="r"))
     assert check("mock", "local", {}) == {}  # a free attempt in the local sandbox needs no credential
 
 
 # -- the host ------------------------------------------------------------------------------------------------------
+
 
 class Probe(HealthyHost):
     def __init__(self, **answers):
@@ -116,21 +127,55 @@ class Released:
         self.released = True
 
 
-@pytest.mark.parametrize("answers, message", [
-    ({"power": {"on_battery": True, "percent": 90, "source": "BAT0 Discharging 90%"}}, "running on battery power"),
-    ({"power": {"on_battery": False, "percent": 12, "source": "BAT0 Charging 12%"}}, "battery at 12 %"),
-    ({"sleep": {"can_sleep": True, "source": "/sys/power/state: mem"}}, "it can suspend"),
-    ({"free": 1000}, "1,000 bytes free"),
-])
+@pytest.mark.parametrize(
+    "answers, message",
+    [
+        ({"power": {"on_battery": True, "percent": 90, "source": "BAT0 Discharging 90%"}}, "running on battery power"),
+        ({"power": {"on_battery": False, "percent": 12, "source": "BAT0 Charging 12%"}}, "battery at 12 %"),
+        ({"sleep": {"can_sleep": True, "source": "/sys/power/state: mem"}}, "it can suspend"),
+        ({"free": 1000}, "1,000 bytes free"),
+    ],
+)
 def test_the_host_preflight_refuses_before_the_claim_is_spent(tmp_path, state, monkeypatch, answers, message):
     """Seed 000: "a subsequent launch was refused on battery power before its authorisation claim or inference"."""
     monkeypatch.setattr(_host, "DEFAULT", Probe(**answers))
     runner = CliRunner()
     claim = str(tmp_path / "c.json")
-    assert runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "mock", "--cap-micro-usd", "0",
-                               "--cap-tokens", "20000000", "--out", claim]).exit_code == 0
-    result = runner.invoke(cli, ["execute", "--claim", claim, "--family", "FUND_01", "--seed", "1", "--horizon", "6",
-                                 "--out", str(tmp_path / "a")])
+    assert (
+        runner.invoke(
+            cli,
+            [
+                "authorise",
+                "--family",
+                "FUND_01",
+                "--model",
+                "mock",
+                "--cap-micro-usd",
+                "0",
+                "--cap-tokens",
+                "20000000",
+                "--out",
+                claim,
+            ],
+        ).exit_code
+        == 0
+    )
+    result = runner.invoke(
+        cli,
+        [
+            "execute",
+            "--claim",
+            claim,
+            "--family",
+            "FUND_01",
+            "--seed",
+            "1",
+            "--horizon",
+            "6",
+            "--out",
+            str(tmp_path / "a"),
+        ],
+    )
     assert result.exit_code == 1 and result.output.count("\n") == 1 and "error: host: " in result.output, result.output
     assert message in result.output
     assert not os.path.exists(os.path.join(state, "consumed")) and not os.path.exists(tmp_path / "a.partial")
@@ -142,8 +187,11 @@ def test_sleep_is_inhibited_for_the_attempt_and_released_after(run_attempt):
     (inhibitor,) = host.inhibitors
     assert inhibitor.released and inhibitor.why == f"fundbook attempt {os.path.basename(out)}"
     facts = record["volatile"]["host_preflight"]
-    assert facts["sleep"] == {"can_sleep": True, "source": "/sys/power/state: freeze mem",
-                              "inhibited_by": "fake-inhibit"}
+    assert facts["sleep"] == {
+        "can_sleep": True,
+        "source": "/sys/power/state: freeze mem",
+        "inhibited_by": "fake-inhibit",
+    }
     assert facts["need_bytes"] == _host.worst_case_bytes(Limits(), 6)
 
 
@@ -210,7 +258,9 @@ def test_systemd_inhibit_is_held_while_the_pipe_is_open(tmp_path, monkeypatch):
     inhibitor = host.inhibit("fundbook attempt x")
     assert inhibitor.what == "systemd-inhibit" and inhibitor.proc.poll() is None
     args = (bin_dir / "systemd-inhibit.args").read_text()
-    assert "--what=sleep:idle:handle-lid-switch" in args and "--mode=block" in args and "--why=fundbook attempt x" in args
+    assert (
+        "--what=sleep:idle:handle-lid-switch" in args and "--mode=block" in args and "--why=fundbook attempt x" in args
+    )
     inhibitor.release()
     assert inhibitor.proc.poll() == 0
 

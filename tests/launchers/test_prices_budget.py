@@ -13,7 +13,7 @@ PRICE = {"input_micro_usd_per_mtok": 130000, "output_micro_usd_per_mtok": 400000
 
 def test_call_cost_rounds_up_never_down():
     assert call_cost(PRICE, 0, 0) == 0
-    assert call_cost(PRICE, 1, 0) == 1            # 0.13 micro-USD is charged as 1, not rounded away
+    assert call_cost(PRICE, 1, 0) == 1  # 0.13 micro-USD is charged as 1, not rounded away
     assert call_cost(PRICE, 6000, 2000) == 1580
     assert call_cost(PRICE, 1_000_000, 1_000_000) == 530000
 
@@ -25,8 +25,11 @@ def test_format_usd_is_exact():
 
 def test_shipped_price_table_loads_and_mock_is_free():
     table = load_prices()
-    assert model_price(table, "mock") == {"input_micro_usd_per_mtok": 0, "output_micro_usd_per_mtok": 0,
-                                          "cached_input_micro_usd_per_mtok": 0}
+    assert model_price(table, "mock") == {
+        "input_micro_usd_per_mtok": 0,
+        "output_micro_usd_per_mtok": 0,
+        "cached_input_micro_usd_per_mtok": 0,
+    }
     assert model_price(table, "Qwen/Qwen3-8B")["input_micro_usd_per_mtok"] > 0
 
 
@@ -40,8 +43,18 @@ def _worst_day(tokens_in, max_tokens):
 
 
 def test_estimate_counts_calls_and_worst_case(prices_file):
-    est = estimate(load_prices(prices_file), "test-model", attempts=2, checkpoints=20, calls_per_checkpoint=3,
-                   tokens_in=6000, tokens_out=500, max_tokens=2000, worker_seconds=1200, sandbox="modal")
+    est = estimate(
+        load_prices(prices_file),
+        "test-model",
+        attempts=2,
+        checkpoints=20,
+        calls_per_checkpoint=3,
+        tokens_in=6000,
+        tokens_out=500,
+        max_tokens=2000,
+        worker_seconds=1200,
+        sandbox="modal",
+    )
     assert est["calls"] == 120 and est["worst_case_calls"] == 2 * 20 * 8  # the worker may make 8 calls a checkpoint
     assert est["tokens_in"] == 720_000 and est["tokens_out"] == 60_000
     assert est["sandbox_micro_usd"] == 40 * (1200 + 60) * 2  # the time limit plus Modal's setup grace, apart
@@ -73,14 +86,23 @@ def test_the_worst_case_is_the_ledgers_bound(run_attempt):
         assert e["tokens_in"] <= opening + (protocol.MAX_CALLS_PER_CHECKPOINT - 1) * step_growth(64)
 
 
-@pytest.mark.parametrize("body, message", [
-    ("{", "not valid JSON"),
-    ('{"schema": "other"}', "schema: expected"),
-    ('{"schema": "fundbook.prices/1", "models": {"m": {"input_micro_usd_per_mtok": 1.5, '
-     '"output_micro_usd_per_mtok": 1}}}', "the number 1.5 is not an integer"),
-    ('{"schema": "fundbook.prices/1", "models": {"m": {"input_micro_usd_per_mtok": -1, '
-     '"output_micro_usd_per_mtok": 1}}}', "models.m.input_micro_usd_per_mtok: expected a non-negative integer"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("{", "not valid JSON"),
+        ('{"schema": "other"}', "schema: expected"),
+        (
+            '{"schema": "fundbook.prices/1", "models": {"m": {"input_micro_usd_per_mtok": 1.5, '
+            '"output_micro_usd_per_mtok": 1}}}',
+            "the number 1.5 is not an integer",
+        ),
+        (
+            '{"schema": "fundbook.prices/1", "models": {"m": {"input_micro_usd_per_mtok": -1, '
+            '"output_micro_usd_per_mtok": 1}}}',
+            "models.m.input_micro_usd_per_mtok: expected a non-negative integer",
+        ),
+    ],
+)
 def test_bad_price_table_is_one_line_naming_file_and_field(tmp_path, body, message):
     path = tmp_path / "p.json"
     path.write_text(body)
@@ -96,25 +118,75 @@ def test_unknown_model_is_refused(prices_file):
 
 def test_budget_cli_text_and_json(prices_file):
     runner = CliRunner()
-    result = runner.invoke(cli, ["budget", "--model", "test-model", "--prices", prices_file, "--tokens-in", "6000",
-                                 "--tokens-out", "500", "--max-tokens", "2000", "--sandbox", "local"])
+    result = runner.invoke(
+        cli,
+        [
+            "budget",
+            "--model",
+            "test-model",
+            "--prices",
+            prices_file,
+            "--tokens-in",
+            "6000",
+            "--tokens-out",
+            "500",
+            "--max-tokens",
+            "2000",
+            "--sandbox",
+            "local",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "calls expected      60" in result.output and "$0.058800" in result.output
     assert "worst case calls    160" in result.output
-    result = runner.invoke(cli, ["budget", "--model", "test-model", "--prices", prices_file, "--tokens-in", "6000",
-                                 "--tokens-out", "500", "--json"])
+    result = runner.invoke(
+        cli,
+        [
+            "budget",
+            "--model",
+            "test-model",
+            "--prices",
+            prices_file,
+            "--tokens-in",
+            "6000",
+            "--tokens-out",
+            "500",
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     est = json.loads(result.output)
     assert est["worst_case_micro_usd"] == 20 * _worst_day(6000, 2048)[0] and est["sandbox"] == "modal"
-    result = runner.invoke(cli, ["budget", "--model", "test-model", "--prices", prices_file, "--tokens-in", "6000",
-                                 "--tokens-out", "500", "--max-calls", "10", "--json"])
+    result = runner.invoke(
+        cli,
+        [
+            "budget",
+            "--model",
+            "test-model",
+            "--prices",
+            prices_file,
+            "--tokens-in",
+            "6000",
+            "--tokens-out",
+            "500",
+            "--max-calls",
+            "10",
+            "--json",
+        ],
+    )
     assert json.loads(result.output)["worst_case_calls"] == 10  # the attempt's own call limit bounds it too
 
 
 def test_an_unpriced_sandbox_is_refused(tmp_path):
     path = tmp_path / "p.json"
-    path.write_text(json.dumps({"schema": "fundbook.prices/1", "models": {
-        "m": {"input_micro_usd_per_mtok": 1, "output_micro_usd_per_mtok": 1}}}))
+    path.write_text(
+        json.dumps(
+            {
+                "schema": "fundbook.prices/1",
+                "models": {"m": {"input_micro_usd_per_mtok": 1, "output_micro_usd_per_mtok": 1}},
+            }
+        )
+    )
     with pytest.raises(InputError, match="sandboxes.modal: no price"):
         estimate(load_prices(str(path)), "m", 1, 20, 3, 10, 10, 100, sandbox="modal")
 
@@ -128,20 +200,55 @@ def test_prompt_cache_hits_are_charged_at_the_cached_rate():
 def test_budget_defaults_the_worker_time_to_executes(prices_file):
     """Held back: `budget` priced sandbox compute at 0 unless --worker-seconds was given, while `execute` runs
     1,200 s by default. Now both default to 1,200 s."""
-    result = CliRunner().invoke(cli, ["budget", "--model", "test-model", "--prices", prices_file, "--tokens-in", "6000",
-                                      "--tokens-out", "500", "--json"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "budget",
+            "--model",
+            "test-model",
+            "--prices",
+            prices_file,
+            "--tokens-in",
+            "6000",
+            "--tokens-out",
+            "500",
+            "--json",
+        ],
+    )
     est = json.loads(result.output)
     assert est["worker_seconds"] == 1200 and est["sandbox_micro_usd"] == 40 * (1200 + 60)
 
 
-@pytest.mark.parametrize("option, value", [("--checkpoints", "9007199254740991"), ("--checkpoints", "10000000"),
-                                           ("--attempts", "9007199254740991"), ("--max-calls", "9007199254740991"),
-                                           ("--tokens-in", "9007199254740991"), ("--max-tokens", "9007199254740991")])
+@pytest.mark.parametrize(
+    "option, value",
+    [
+        ("--checkpoints", "9007199254740991"),
+        ("--checkpoints", "10000000"),
+        ("--attempts", "9007199254740991"),
+        ("--max-calls", "9007199254740991"),
+        ("--tokens-in", "9007199254740991"),
+        ("--max-tokens", "9007199254740991"),
+    ],
+)
 def test_budget_options_are_bounded(prices_file, option, value):
     """Held back: `budget --checkpoints 9007199254740991` died of MemoryError (mid-size values allocated
     gigabytes). Every option has a bound: a usage error in one line, exit 64."""
-    result = CliRunner().invoke(cli, ["budget", "--model", "test-model", "--prices", prices_file, "--tokens-in", "6000",
-                                      "--tokens-out", "500", option, value])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "budget",
+            "--model",
+            "test-model",
+            "--prices",
+            prices_file,
+            "--tokens-in",
+            "6000",
+            "--tokens-out",
+            "500",
+            option,
+            value,
+        ],
+    )
     assert result.exit_code == 64 and option in result.output and result.output.count("\n") == 1, result.output
 
 

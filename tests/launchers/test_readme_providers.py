@@ -25,12 +25,13 @@ from launchers import _project
 from .api_standin import StandIn
 from .provider_runs import Cli, clean_checkout, environment
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
-                                reason="bubblewrap is not installed (.ci/run installs it)")
+pytestmark = pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="bubblewrap is not installed (.ci/run installs it)"
+)
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STAND_IN_URL = "https://example.org/v1"
 PLANNED = (2500, 800)  # the usage every call reports: what `budget` plans an HTTP sampler's call at (the freeze's
-                       # estimate, so the pilot's cost criterion is met as a real model's is when the plan is right)
+# estimate, so the pilot's cost criterion is met as a real model's is when the plan is right)
 
 
 def section() -> str:
@@ -121,5 +122,5 @@ def test_the_run_it_page_repeats_the_readme_s_blocks_and_sandbox_table():
     text = section()
     for block in re.findall(r"```(?:sh|json)\n.*?```", text, re.S)[:4]:  # the three providers' and the prices
         assert block in page, block[:80]
-    table = text[text.index("| `--sandbox` |"):text.index("\n\nPer provider:")]
+    table = text[text.index("| `--sandbox` |") : text.index("\n\nPer provider:")]
     assert table in page

@@ -20,8 +20,12 @@ def _recipe_lines(path):
     # the recipes' own heading (README's "Evaluate your model with Inspect" section comes first)
     section = re.split(r"^#+ Evaluate your model\n", text, maxsplit=1, flags=re.M)[1]
     blocks = re.findall(r"```sh\n(.*?)```", section, re.S)[:4]  # the three providers and the local server
-    return [line.split("   #")[0].strip() for block in blocks for line in block.splitlines()
-            if line.strip().startswith("fundbook-launch ")]
+    return [
+        line.split("   #")[0].strip()
+        for block in blocks
+        for line in block.splitlines()
+        if line.strip().startswith("fundbook-launch ")
+    ]
 
 
 @pytest.mark.parametrize("path", ["README.md", "site/run-it.md"])
@@ -38,6 +42,7 @@ def test_every_recipe_line_parses_with_the_cli(path):
 
 def test_the_openai_recipe_claim_covers_its_attempts_worst_case(tmp_path, monkeypatch):
     from click.testing import CliRunner
+
     monkeypatch.setenv("FUNDBOOK_LAUNCH_STATE", str(tmp_path / "state"))
     line = next(x for x in _recipe_lines("README.md") if x.startswith("fundbook-launch authorise") and "gpt-" in x)
     argv = shlex.split(re.sub(r"--out \S+", f"--out {tmp_path / 'claim.json'}", line))[1:]

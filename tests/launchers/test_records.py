@@ -39,13 +39,23 @@ def test_a_newer_schema_version_is_refused(copy):
         read_record(str(copy / "record.json"))
 
 
-@pytest.mark.parametrize("target, message", [("record.json", "does not hash"), ("transcript.json", "transcript.sha256"),
-                                             ("receipts.json", "outputs.receipts.sha256"),
-                                             ("ledger.jsonl", "outputs.ledger.sha256")])
+@pytest.mark.parametrize(
+    "target, message",
+    [
+        ("record.json", "does not hash"),
+        ("transcript.json", "transcript.sha256"),
+        ("receipts.json", "outputs.receipts.sha256"),
+        ("ledger.jsonl", "outputs.ledger.sha256"),
+    ],
+)
 def test_an_edit_anywhere_is_visible(copy, target, message):
     path = copy / target
     text = path.read_text()
-    path.write_text(text.replace("0", "1", 1) if target != "record.json" else text.replace('"settled_days": 20', '"settled_days": 19'))
+    path.write_text(
+        text.replace("0", "1", 1)
+        if target != "record.json"
+        else text.replace('"settled_days": 20', '"settled_days": 19')
+    )
     with pytest.raises(InputError, match=message):
         read_record(str(copy / "record.json"))
 
@@ -74,14 +84,19 @@ def test_the_checked_in_mock_attempt():
 
 
 def test_verify_cli():
-    proc = subprocess.run([os.path.join(REPO, ".venv", "bin", "fundbook-launch"), "verify",
-                           os.path.join(MOCK, "record.json")], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [os.path.join(REPO, ".venv", "bin", "fundbook-launch"), "verify", os.path.join(MOCK, "record.json")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "content verified and reconciled with 75 receipts" in proc.stdout and "ended completed" in proc.stdout
 
 
 def test_records_match_their_published_schemas(run_attempt):
     import jsonschema
+
     schemas = os.path.join(REPO, "launchers", "schemas")
     with open(os.path.join(schemas, "attempt.schema.json")) as fh:
         attempt = json.load(fh)

@@ -71,11 +71,13 @@ def test_an_attempt_in_progress_says_running(run_attempt):
     class Watching(PricedMock):
         def sample(self, prepared, deadline_s):
             if not seen:
-                folder = next(p for p in os.listdir(os.environ["FUNDBOOK_LAUNCH_PROJECT"] + "/..")
-                              if p.endswith(".partial"))
+                folder = next(
+                    p for p in os.listdir(os.environ["FUNDBOOK_LAUNCH_PROJECT"] + "/..") if p.endswith(".partial")
+                )
                 with open(os.path.join(os.environ["FUNDBOOK_LAUNCH_PROJECT"], "..", folder, "status.json")) as fh:
                     seen.update(json.load(fh))
             return super().sample(prepared, deadline_s)
+
     record, out = run_attempt(sampler=Watching(), horizon=6)
     assert seen["status"] == "running" and seen["attempt_id"] == record["content"]["attempt_id"]
     assert seen["pid"] == os.getpid() and seen["claim_id"] == record["content"]["claim"]["id"]
@@ -108,8 +110,10 @@ def test_capacity_refusals_are_retried_on_a_recorded_schedule(run_attempt, monke
     assert c["termination"]["status"] == "completed" and c["cost"]["unresolved_calls"] == []
     with open(os.path.join(out, "transcript.json")) as fh:
         first = next(s for s in json.load(fh)["steps"] if s["role"] == "model")
-    assert first["call"]["backoff_ms"] == [{"wait_ms": 1, "error": "tinker: capacity (RateLimitError: 429 #1)"},
-                                           {"wait_ms": 2, "error": "tinker: capacity (RateLimitError: 429 #2)"}]
+    assert first["call"]["backoff_ms"] == [
+        {"wait_ms": 1, "error": "tinker: capacity (RateLimitError: 429 #1)"},
+        {"wait_ms": 2, "error": "tinker: capacity (RateLimitError: 429 #2)"},
+    ]
     assert [b["wait_ms"] for b in record["volatile"]["backoff"]] == [1, 2]
     verify_attempt(os.path.join(out, "record.json"))
 
@@ -147,9 +151,11 @@ def test_tinker_rate_limits_are_capacity_errors():
     prepared = sampler.prepare([{"role": "user", "content": "hi"}], 8)
     fake.RateLimitError, fake.APIStatusError = tinker.RateLimitError, tinker.APIStatusError
     for error, kind in ((limited, CapacityError), (busy, CapacityError), (broken, None)):
+
         class Failing:  # the SDK's future: its error surfaces at result()
             def result(self, timeout=None, error=error):
                 raise error
+
         fake.client.sample = lambda prompt, num_samples, sampling_params: Failing()
         with pytest.raises(Exception) as err:
             sampler.sample(prepared, 5)
@@ -161,11 +167,48 @@ def test_a_mock_under_a_real_model_id_is_priced_as_a_projection(tmp_path, state,
     the price table. Now it is booked at that model's row, labelled a projection (nothing was spent)."""
     runner = CliRunner()
     claim = str(tmp_path / "c.json")
-    assert runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "Qwen/Qwen3-8B", "--sandbox", "local",
-                               "--cap-micro-usd", "2000000", "--cap-tokens", "20000000", "--out", claim]).exit_code == 0
+    assert (
+        runner.invoke(
+            cli,
+            [
+                "authorise",
+                "--family",
+                "FUND_01",
+                "--model",
+                "Qwen/Qwen3-8B",
+                "--sandbox",
+                "local",
+                "--cap-micro-usd",
+                "2000000",
+                "--cap-tokens",
+                "20000000",
+                "--out",
+                claim,
+            ],
+        ).exit_code
+        == 0
+    )
     out = str(tmp_path / "a")
-    result = runner.invoke(cli, ["execute", "--claim", claim, "--family", "FUND_01", "--seed", "1", "--horizon", "6",
-                                 "--sampler", "mock", "--model", "Qwen/Qwen3-8B", "--out", out])
+    result = runner.invoke(
+        cli,
+        [
+            "execute",
+            "--claim",
+            claim,
+            "--family",
+            "FUND_01",
+            "--seed",
+            "1",
+            "--horizon",
+            "6",
+            "--sampler",
+            "mock",
+            "--model",
+            "Qwen/Qwen3-8B",
+            "--out",
+            out,
+        ],
+    )
     assert result.exit_code == 0, result.output
     c = verify_attempt(os.path.join(out, "record.json"), project=project)["record"]["content"]
     assert c["label"] == "mock" and c["model"] == {"id": "Qwen/Qwen3-8B", "provider": "mock"}
@@ -178,17 +221,34 @@ def test_a_mock_under_a_real_model_id_is_priced_as_a_projection(tmp_path, state,
 
 
 def test_a_mock_under_an_unpriced_model_id_is_refused(tmp_path, state):
-    result = CliRunner().invoke(cli, ["authorise", "--family", "FUND_01", "--model", "gpt-x", "--cap-micro-usd", "0",
-                                      "--cap-tokens", "20000000", "--out", str(tmp_path / "c.json")])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "authorise",
+            "--family",
+            "FUND_01",
+            "--model",
+            "gpt-x",
+            "--cap-micro-usd",
+            "0",
+            "--cap-tokens",
+            "20000000",
+            "--out",
+            str(tmp_path / "c.json"),
+        ],
+    )
     assert result.exit_code == 1 and "models.gpt-x: no price for this model" in result.output
 
 
-@pytest.mark.parametrize("content, message", [
-    (b"{}", "exists and is not an SQLite database"),
-    (b"", "exists and is not an SQLite database"),
-    ("history", "an SQLite database that is not a decision cache (tables: "),
-    ("fifo", "not a regular file"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"{}", "exists and is not an SQLite database"),
+        (b"", "exists and is not an SQLite database"),
+        ("history", "an SQLite database that is not a decision cache (tables: "),
+        ("fifo", "not a regular file"),
+    ],
+)
 @pytest.mark.timeout(30)
 def test_a_cache_that_is_not_a_cache_is_refused_untouched(tmp_path, content, message):
     """Held back: --cache naming an existing non-SQLite file silently turned it into a database."""

@@ -40,8 +40,25 @@ def test_an_interrupted_attempt_is_continued_with_a_new_claim(run_attempt, tmp_p
 
     runner = CliRunner()
     claim = str(tmp_path / "new-claim.json")
-    assert runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "mock", "--cap-micro-usd", "0",
-                               "--cap-tokens", "20000000", "--out", claim]).exit_code == 0
+    assert (
+        runner.invoke(
+            cli,
+            [
+                "authorise",
+                "--family",
+                "FUND_01",
+                "--model",
+                "mock",
+                "--cap-micro-usd",
+                "0",
+                "--cap-tokens",
+                "20000000",
+                "--out",
+                claim,
+            ],
+        ).exit_code
+        == 0
+    )
     out2 = str(tmp_path / "continued")
     result = runner.invoke(cli, ["execute", "--claim", claim, "--out", out2, "--resume-from", out1])
     assert result.exit_code == 0, result.output
@@ -49,13 +66,17 @@ def test_an_interrupted_attempt_is_continued_with_a_new_claim(run_attempt, tmp_p
     schema_valid(out2)
     c2 = record["content"]
     assert c2["termination"]["status"] == "completed" and c2["result"]["score"]["points"] == 100
-    assert c2["resumed_from"] == {"attempt_id": c1["attempt_id"], "content_sha256": first["content_sha256"],
-                                  "receipts_head": c1["receipts_head"], "settled_days": c1["settled_days"]}
+    assert c2["resumed_from"] == {
+        "attempt_id": c1["attempt_id"],
+        "content_sha256": first["content_sha256"],
+        "receipts_head": c1["receipts_head"],
+        "settled_days": c1["settled_days"],
+    }
     assert c2["task"] == c1["task"] and c2["claim"]["id"] != c1["claim"]["id"]
     assert read_record(os.path.join(out1, "record.json")) == first  # the first part is never rewritten
     # the whole chain is in the continuation's receipts, and it is the chain an uninterrupted run settles
     whole, out3 = _mock(run_attempt)
-    assert _batches(out2) == _batches(out3) and _batches(out2)[:c1["settled_days"]] == _batches(out1)
+    assert _batches(out2) == _batches(out3) and _batches(out2)[: c1["settled_days"]] == _batches(out1)
     # the worker restarted at the open checkpoint, with its retained work and nothing of the future
     staged = {f["path"]: f for f in c2["information_boundary"]["staged"]}
     for rel, text in retained["files"].items():
@@ -69,12 +90,14 @@ def test_an_interrupted_attempt_is_continued_with_a_new_claim(run_attempt, tmp_p
 
 def test_the_continued_worker_sees_the_current_packet_and_no_future(run_attempt, tmp_path, state, monkeypatch):
     from launchers import _controller
+
     seen = {}
     real = _controller.stage
 
     def spy(packet):
         seen.setdefault("packet", packet)
         return real(packet)
+
     first, out1 = _mock(run_attempt, limits=Limits(max_calls=9))
     monkeypatch.setattr(_controller, "stage", spy)
     second, out2 = run_attempt(sampler=MockSampler("mock"), model="mock", sampler_name="mock", resume_from=out1)
@@ -92,6 +115,7 @@ def test_the_continued_worker_sees_the_current_packet_and_no_future(run_attempt,
 def test_a_completed_attempt_is_not_continued(run_attempt):
     first, out1 = _mock(run_attempt)
     from launchers._errors import InputError
+
     with pytest.raises(InputError, match="the attempt completed"):
         run_attempt(sampler=MockSampler("mock"), model="mock", sampler_name="mock", resume_from=out1)
 
@@ -105,11 +129,13 @@ def test_a_tampered_attempt_is_not_continued(run_attempt, tmp_path):
     with open(path, "w") as fh:
         json.dump(receipts, fh)
     from launchers._errors import InputError
+
     with pytest.raises(InputError, match="outputs.receipts.sha256"):
         run_attempt(sampler=MockSampler("mock"), model="mock", sampler_name="mock", resume_from=out1)
 
 
 # -- the transport, without inference ---------------------------------------------------------------------------
+
 
 @pytest.fixture
 def transport(monkeypatch, prices_file):
@@ -119,6 +145,7 @@ def transport(monkeypatch, prices_file):
 
     def run(*args):
         return runner.invoke(cli, ["sandbox", *args])
+
     return fake, run
 
 
@@ -127,8 +154,21 @@ def test_the_sandbox_transport_commands(transport, tmp_path, prices_file):
     record, new_record = str(tmp_path / "sb.json"), str(tmp_path / "sb2.json")
     result = run("build")
     assert result.exit_code == 0 and "image im-debian-3.11" in result.output and fake.apps[0].stopped == 1
-    result = run("launch", "--record", record, "--family", "FUND_01", "--seed", "1", "--timeout", "300",
-                 "--cap-micro-usd", "100000", "--prices", prices_file)
+    result = run(
+        "launch",
+        "--record",
+        record,
+        "--family",
+        "FUND_01",
+        "--seed",
+        "1",
+        "--timeout",
+        "300",
+        "--cap-micro-usd",
+        "100000",
+        "--prices",
+        prices_file,
+    )
     assert result.exit_code == 0, result.output
     with open(record) as fh:
         doc = json.load(fh)
@@ -137,15 +177,33 @@ def test_the_sandbox_transport_commands(transport, tmp_path, prices_file):
     assert sb.kwargs["block_network"] is True and "secrets" not in sb.kwargs
     assert {"/work/" + f["path"] for f in doc["staged"]} == set(sb.written)
     assert "running" in run("status", "--record", record).output
-    result = run("exec-worker", "--record", record, "--", "python3", "-c",
-                 "import json; print(json.load(open('packet.json'))['day']); open('kept.txt', 'w').write('kept')")
+    result = run(
+        "exec-worker",
+        "--record",
+        record,
+        "--",
+        "python3",
+        "-c",
+        "import json; print(json.load(open('packet.json'))['day']); open('kept.txt', 'w').write('kept')",
+    )
     assert result.exit_code == 0 and result.output.startswith("1\n") and "exit 0" in result.output, result.output
     result = run("exec-worker", "--record", record, "--", "python3", "-c", "raise SystemExit(5)")
     assert result.exit_code == 1 and "exit 5" in result.output
     result = run("checkpoint", "--record", record)
     assert result.exit_code == 0 and "im-snap-0001" in result.output
-    result = run("resume", "--record", record, "--new-record", new_record, "--timeout", "300", "--cap-micro-usd",
-                 "100000", "--prices", prices_file)
+    result = run(
+        "resume",
+        "--record",
+        record,
+        "--new-record",
+        new_record,
+        "--timeout",
+        "300",
+        "--cap-micro-usd",
+        "100000",
+        "--prices",
+        prices_file,
+    )
     assert result.exit_code == 0, result.output
     with open(new_record) as fh:
         new = json.load(fh)
@@ -161,7 +219,20 @@ def test_the_sandbox_transport_commands(transport, tmp_path, prices_file):
 
 def test_a_sandbox_above_its_compute_cap_is_not_launched(transport, tmp_path, prices_file):
     fake, run = transport
-    result = run("launch", "--record", str(tmp_path / "sb.json"), "--family", "FUND_01", "--seed", "1",
-                 "--timeout", "1200", "--cap-micro-usd", "1000", "--prices", prices_file)
+    result = run(
+        "launch",
+        "--record",
+        str(tmp_path / "sb.json"),
+        "--family",
+        "FUND_01",
+        "--seed",
+        "1",
+        "--timeout",
+        "1200",
+        "--cap-micro-usd",
+        "1000",
+        "--prices",
+        prices_file,
+    )
     assert result.exit_code == 1 and "above --cap-micro-usd" in result.output
     assert fake.apps == [] and fake.sandboxes == [] and not os.path.exists(tmp_path / "sb.json")

@@ -19,8 +19,10 @@ def _messages(day=3, extra=""):
     while run.open_day < day:
         run.skip()
     packet = run.packet()
-    text = f"{protocol.CHECKPOINT_MARK} day {day}{extra}\n{protocol.PACKET_OPEN}\n" \
-           f"{json.dumps(protocol.prompt_packet(packet))}\n{protocol.FENCE_CLOSE}"
+    text = (
+        f"{protocol.CHECKPOINT_MARK} day {day}{extra}\n{protocol.PACKET_OPEN}\n"
+        f"{json.dumps(protocol.prompt_packet(packet))}\n{protocol.FENCE_CLOSE}"
+    )
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}], packet
 
 
@@ -41,8 +43,10 @@ def test_mock_answers_the_project_result_with_the_truthful_batch():
     call = m.sample(m.prepare(messages, 2048), 10).text
     actions = json.loads(call)["arguments"]["actions"]
     output = engine.project(packet, actions)
-    messages += [{"role": "assistant", "content": call},
-                 {"role": "user", "content": "TOOL RESULT project (exit 0): " + json.dumps(output)}]
+    messages += [
+        {"role": "assistant", "content": call},
+        {"role": "user", "content": "TOOL RESULT project (exit 0): " + json.dumps(output)},
+    ]
     batch = json.loads(m.sample(m.prepare(messages, 2048), 10).text)["batch"]
     assert batch == {"day": 3, "report": output["report"], "actions": actions}
 
@@ -124,11 +128,13 @@ def test_tinker_session_setup_that_blocks_is_bounded():
     """The SDK's session setup waits on the network inside create_sampling_client, past its own timeouts."""
     import threading
     import time
+
     fake = FakeTinker()
     release = threading.Event()
 
     def stuck(self, base_model, retry_config):
         release.wait(30)
+
     fake.ServiceClient.create_sampling_client = stuck
     t0 = time.monotonic()
     with pytest.raises(CallTimeout, match="no sampling client for Qwen/Qwen3-8B within 0.5 s"):
@@ -139,13 +145,17 @@ def test_tinker_session_setup_that_blocks_is_bounded():
 
 def test_prompt_cache_hits_from_the_response_are_charged_at_the_cached_rate():
     from launchers._ledger import Ledger
+
     fake = FakeTinker(cache_hit_tokens=150)
     sampler = TinkerSampler("Qwen/Qwen3-8B", deadline_s=30, sdk=(fake, FakeRetryConfig))
     prepared = sampler.prepare(_messages()[0], 256)
     completion = sampler.sample(prepared, 12)
     assert completion.cache_hit_tokens == 150
-    price = {"input_micro_usd_per_mtok": 130000, "output_micro_usd_per_mtok": 400000,
-             "cached_input_micro_usd_per_mtok": 13000}
+    price = {
+        "input_micro_usd_per_mtok": 130000,
+        "output_micro_usd_per_mtok": 400000,
+        "cached_input_micro_usd_per_mtok": 13000,
+    }
     ledger = Ledger("a" * 64, 10**9, 10**9, price)
     ledger.reserve(1, prepared.prompt_tokens, 256)
     charge = ledger.settle(1, completion.tokens_in, completion.tokens_out, cached_in=completion.cache_hit_tokens)
@@ -154,29 +164,46 @@ def test_prompt_cache_hits_from_the_response_are_charged_at_the_cached_rate():
     assert charge["micro_usd"] == cached < full and charge["cached_tokens_in"] == 150
 
 
-@pytest.mark.parametrize("env, kwargs, config", [
-    ({}, {}, {"base_url": None, "proxy_auth": False}),
-    ({"TINKER_BASE_URL": "http://127.0.0.1:4010/"}, {"base_url": "http://127.0.0.1:4010/"},
-     {"base_url": "http://127.0.0.1:4010", "proxy_auth": False}),
-    ({"TINKER_BASE_URL": "https://a--b.modal.run", "TINKER_MODAL_KEY": "wk-k", "TINKER_MODAL_SECRET": "ws-s"},
-     {"base_url": "https://a--b.modal.run", "default_headers_overrides": {"Modal-Key": "wk-k", "Modal-Secret": "ws-s"}},
-     {"base_url": "https://a--b.modal.run", "proxy_auth": True}),
-])
+@pytest.mark.parametrize(
+    "env, kwargs, config",
+    [
+        ({}, {}, {"base_url": None, "proxy_auth": False}),
+        (
+            {"TINKER_BASE_URL": "http://127.0.0.1:4010/"},
+            {"base_url": "http://127.0.0.1:4010/"},
+            {"base_url": "http://127.0.0.1:4010", "proxy_auth": False},
+        ),
+        (
+            {"TINKER_BASE_URL": "https://a--b.modal.run", "TINKER_MODAL_KEY": "wk-k", "TINKER_MODAL_SECRET": "ws-s"},
+            {
+                "base_url": "https://a--b.modal.run",
+                "default_headers_overrides": {"Modal-Key": "wk-k", "Modal-Secret": "ws-s"},
+            },
+            {"base_url": "https://a--b.modal.run", "proxy_auth": True},
+        ),
+    ],
+)
 def test_the_service_is_named_by_the_environment(env, kwargs, config):
     from launchers._sampler_tinker import service_config
+
     fake = FakeTinker()
     sampler = TinkerSampler("Qwen/Qwen3-8B", deadline_s=30, sdk=(fake, FakeRetryConfig), environ=env)
     assert fake.service_kwargs == [kwargs] and service_config(env) == config == {
-        k: v for k, v in sampler.service_info().items() if k != "session_closed"}
+        k: v for k, v in sampler.service_info().items() if k != "session_closed"
+    }
 
 
-@pytest.mark.parametrize("env, message", [
-    ({"TINKER_BASE_URL": "https://x.modal.run", "TINKER_MODAL_SECRET": "s"}, "TINKER_MODAL_SECRET: set both"),
-    ({"TINKER_MODAL_KEY": "k", "TINKER_MODAL_SECRET": "s"}, "need TINKER_BASE_URL"),
-    ({"TINKER_BASE_URL": "ftp://x"}, r"expected an http\(s\) URL"),
-])
+@pytest.mark.parametrize(
+    "env, message",
+    [
+        ({"TINKER_BASE_URL": "https://x.modal.run", "TINKER_MODAL_SECRET": "s"}, "TINKER_MODAL_SECRET: set both"),
+        ({"TINKER_MODAL_KEY": "k", "TINKER_MODAL_SECRET": "s"}, "need TINKER_BASE_URL"),
+        ({"TINKER_BASE_URL": "ftp://x"}, r"expected an http\(s\) URL"),
+    ],
+)
 def test_an_incomplete_service_environment_is_refused(env, message):
     from launchers._sampler_tinker import service_config
+
     with pytest.raises(InputError, match=message):
         service_config(env)
 
@@ -193,11 +220,13 @@ def test_the_service_session_is_closed_once_and_a_stuck_close_is_bounded():
 
 def test_a_sampling_client_that_never_comes_still_closes_the_session():
     import threading
+
     fake = FakeTinker()
     release = threading.Event()
 
     def stuck(self, base_model, retry_config):
         release.wait(30)
+
     fake.ServiceClient.create_sampling_client = stuck
     with pytest.raises(CallTimeout):
         TinkerSampler("Qwen/Qwen3-8B", deadline_s=0.5, sdk=(fake, FakeRetryConfig))
@@ -219,6 +248,7 @@ class HolderSeam:
 
     def aclient(self, pool):
         import contextlib
+
         seam = self
 
         class Client:
@@ -234,6 +264,7 @@ class HolderSeam:
         """The SDK runs its coroutines on a loop thread of its own: so does the seam (never the caller's loop)."""
         import asyncio
         import concurrent.futures
+
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
             return pool.submit(asyncio.run, coro)
 
@@ -247,6 +278,7 @@ def test_the_real_service_client_gets_the_hosted_settings_and_finishes_its_sessi
     import tinker
     from tinker.lib.public_interfaces import service_client as module
     from launchers._sampler_tinker import service_kwargs
+
     holders = []
     monkeypatch.setattr(module, "InternalClientHolder", lambda **kw: holders.append(HolderSeam(**kw)) or holders[-1])
     env = {"TINKER_BASE_URL": "https://a--tinker.modal.run", "TINKER_MODAL_KEY": "wk-1", "TINKER_MODAL_SECRET": "ws-2"}
@@ -255,6 +287,10 @@ def test_the_real_service_client_gets_the_hosted_settings_and_finishes_its_sessi
     assert holder.kwargs["base_url"] == "https://a--tinker.modal.run"
     assert holder.kwargs["default_headers_overrides"] == {"Modal-Key": "wk-1", "Modal-Secret": "ws-2"}
     assert service.close("interrupted", "stopped by the operator (SIGTERM)").result(timeout=5) is None
-    assert holder.posts == [("/api/v1/sessions/sess-1/finish", {"reason": {"type": "interrupted"},
-                                                                "detail": "stopped by the operator (SIGTERM)"})]
+    assert holder.posts == [
+        (
+            "/api/v1/sessions/sess-1/finish",
+            {"reason": {"type": "interrupted"}, "detail": "stopped by the operator (SIGTERM)"},
+        )
+    ]
     assert holder.closed is True

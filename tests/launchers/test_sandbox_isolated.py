@@ -13,9 +13,11 @@ import pytest
 from launchers._errors import SandboxError
 from launchers._sandbox_isolated import IsolatedSandbox, _interpreter, _limits
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (.ci/run installs it)")
+pytestmark = pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="bubblewrap is not installed (.ci/run installs it)"
+)
 
-PROBE = r'''
+PROBE = r"""
 import json, os, socket, sys
 out = {}
 try:
@@ -44,7 +46,7 @@ with open("retained/kept.txt", "w") as fh:
     fh.write("kept")
 out["pids"] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
 print(json.dumps(out), flush=True)
-'''
+"""
 
 
 def _run(tmp_path, worker, files=None, memory_mib=256, cpu=60, timeout=60):
@@ -57,8 +59,13 @@ def _run(tmp_path, worker, files=None, memory_mib=256, cpu=60, timeout=60):
     for name, text in (files or {}).items():
         (root / name).write_text(text)
     python, _ = _interpreter()
-    return root, subprocess.run(sandbox.command(str(root), python), capture_output=True, timeout=timeout,
-                                preexec_fn=_limits(memory_mib * 1024 * 1024, cpu), env={})
+    return root, subprocess.run(
+        sandbox.command(str(root), python),
+        capture_output=True,
+        timeout=timeout,
+        preexec_fn=_limits(memory_mib * 1024 * 1024, cpu),
+        env={},
+    )
 
 
 @pytest.fixture
@@ -68,8 +75,14 @@ def probed(tmp_path, monkeypatch):
     gold.parent.mkdir()
     gold.write_text('{"gold": "the reference plan"}')
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    paths = [str(gold), os.path.join(repo, "runs", "index.json"), os.path.join(repo, "launchers", "_ledger.py"),
-             os.path.expanduser("~/.bashrc"), "/etc/hostname", "/proc/1/environ"]
+    paths = [
+        str(gold),
+        os.path.join(repo, "runs", "index.json"),
+        os.path.join(repo, "launchers", "_ledger.py"),
+        os.path.expanduser("~/.bashrc"),
+        "/etc/hostname",
+        "/proc/1/environ",
+    ]
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-the-key-no-worker-may-see")
     root, done = _run(tmp_path, PROBE, {"paths.json": json.dumps(paths)})
     assert done.returncode == 0, done.stderr.decode()[-500:]
@@ -123,6 +136,7 @@ def test_start_gives_bubblewrap_no_environment_so_the_worker_finds_no_key_anywhe
     def spy(argv, **kw):
         seen["env"] = kw.get("env")
         return real(argv, **kw)
+
     monkeypatch.setattr("launchers._sandbox_isolated.subprocess.Popen", spy)
     worker = IsolatedSandbox().start({"worker.py": b"print(open('/proc/1/environ').read())\n"}, 5)
     try:
@@ -155,14 +169,47 @@ def test_local_isolated_is_selectable_from_the_command_line(tmp_path, monkeypatc
     from click.testing import CliRunner
     from fundbook.cli.launch import cli
     from .conftest import schema_valid
+
     monkeypatch.setenv("FUNDBOOK_LAUNCH_STATE", str(tmp_path / "state"))
     monkeypatch.setenv("FUNDBOOK_LAUNCH_PROJECT", str(tmp_path / "project"))
     runner, claim, out = CliRunner(), str(tmp_path / "claim.json"), str(tmp_path / "attempt")
-    done = runner.invoke(cli, ["authorise", "--family", "FUND_02", "--model", "mock", "--cap-micro-usd", "0",
-                               "--cap-tokens", "10000000", "--sandbox", "local-isolated", "--out", claim])
+    done = runner.invoke(
+        cli,
+        [
+            "authorise",
+            "--family",
+            "FUND_02",
+            "--model",
+            "mock",
+            "--cap-micro-usd",
+            "0",
+            "--cap-tokens",
+            "10000000",
+            "--sandbox",
+            "local-isolated",
+            "--out",
+            claim,
+        ],
+    )
     assert done.exit_code == 0, done.output
-    done = runner.invoke(cli, ["execute", "--claim", claim, "--out", out, "--family", "FUND_02", "--seed", "1",
-                               "--horizon", "6", "--sandbox", "local-isolated"])
+    done = runner.invoke(
+        cli,
+        [
+            "execute",
+            "--claim",
+            claim,
+            "--out",
+            out,
+            "--family",
+            "FUND_02",
+            "--seed",
+            "1",
+            "--horizon",
+            "6",
+            "--sandbox",
+            "local-isolated",
+        ],
+    )
     assert done.exit_code == 0, done.output
     with open(os.path.join(out, "record.json"), encoding="utf-8") as fh:
         c = json.load(fh)["content"]

@@ -23,10 +23,22 @@ def runs(tmp_path, monkeypatch, prices_file, state):
     folder.mkdir(parents=True)
     monkeypatch.setenv("FUNDBOOK_LAUNCH_PROJECT", str(folder))
     runner = CliRunner()
-    assert runner.invoke(cli, ["freeze", "--out", str(folder / "freeze.json"), "--prices", prices_file,
-                               *FREEZE]).exit_code == 0
-    result = runner.invoke(cli, ["deviate", "--field", "config.limits.max_tokens_per_call", "--effective", "4096",
-                                 "--reason", "answers were cut <script>alert(1)</script>"])
+    assert (
+        runner.invoke(cli, ["freeze", "--out", str(folder / "freeze.json"), "--prices", prices_file, *FREEZE]).exit_code
+        == 0
+    )
+    result = runner.invoke(
+        cli,
+        [
+            "deviate",
+            "--field",
+            "config.limits.max_tokens_per_call",
+            "--effective",
+            "4096",
+            "--reason",
+            "answers were cut <script>alert(1)</script>",
+        ],
+    )
     assert result.exit_code == 0, result.output
     return tmp_path / "runs"
 
@@ -42,7 +54,11 @@ def test_the_attempts_page_shows_the_freeze_and_its_deviations(runs):
     assert "## Freeze and deviations" in page and doc["content_sha256"][:12] in page
     assert "test-model (tinker)" in page and "seeds 1, 2" in page
     assert "<code>config.limits.max_tokens_per_call</code>" in page and "<code>2048</code>" in page
-    assert "<code>4096</code>" in page and "&#60;script&#62;alert(1)&#60;/script&#62;" in page and "<script>alert" not in page
+    assert (
+        "<code>4096</code>" in page
+        and "&#60;script&#62;alert(1)&#60;/script&#62;" in page
+        and "<script>alert" not in page
+    )
     assert "none after launch; one resume with a new claim" in page and "$50.00" in page and "$50.000000" not in page
 
 
@@ -63,10 +79,44 @@ def test_a_tampered_freeze_or_ledger_fails_the_site(runs):
 def test_the_project_spend_is_shown(runs, tmp_path, state):
     runner = CliRunner()
     claim = str(tmp_path / "c.json")
-    assert runner.invoke(cli, ["authorise", "--family", "FUND_01", "--model", "mock", "--cap-micro-usd", "0",
-                               "--cap-tokens", "20000000", "--out", claim]).exit_code == 0
-    assert runner.invoke(cli, ["execute", "--claim", claim, "--family", "FUND_01", "--seed", "1", "--horizon", "6",
-                               "--out", str(tmp_path / "a")]).exit_code == 0
+    assert (
+        runner.invoke(
+            cli,
+            [
+                "authorise",
+                "--family",
+                "FUND_01",
+                "--model",
+                "mock",
+                "--cap-micro-usd",
+                "0",
+                "--cap-tokens",
+                "20000000",
+                "--out",
+                claim,
+            ],
+        ).exit_code
+        == 0
+    )
+    assert (
+        runner.invoke(
+            cli,
+            [
+                "execute",
+                "--claim",
+                claim,
+                "--family",
+                "FUND_01",
+                "--seed",
+                "1",
+                "--horizon",
+                "6",
+                "--out",
+                str(tmp_path / "a"),
+            ],
+        ).exit_code
+        == 0
+    )
     page = _page(runs)
     assert "Project ledger: 1 claims (0 open)" in page
     ledger = runs / "attempts" / "project-ledger.jsonl"

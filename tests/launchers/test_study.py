@@ -18,11 +18,22 @@ SECRET = "cd" * 32
 
 
 def _spec(name, other, max_n):
-    return {"alpha": "0.05", "arms": None, "bounds": [0, 100],
-            "estimand": f"tiny minus {other}", "items": None, "margin": "0",
-            "method": {"bet": "agrapa", "name": "paired_betting", "truncation": "0.75"}, "metric": "score",
-            "name": name, "question": f"Does tiny beat {other}?", "seeds": [0],
-            "stopping": {"futility": None, "max_n": max_n}, "unit": "items", "version": 2}
+    return {
+        "alpha": "0.05",
+        "arms": None,
+        "bounds": [0, 100],
+        "estimand": f"tiny minus {other}",
+        "items": None,
+        "margin": "0",
+        "method": {"bet": "agrapa", "name": "paired_betting", "truncation": "0.75"},
+        "metric": "score",
+        "name": name,
+        "question": f"Does tiny beat {other}?",
+        "seeds": [0],
+        "stopping": {"futility": None, "max_n": max_n},
+        "unit": "items",
+        "version": 2,
+    }
 
 
 @pytest.fixture
@@ -35,8 +46,12 @@ def folder(tmp_path, monkeypatch, arm):  # noqa: F811
     (root / "sweep").mkdir(parents=True)
     (root / "sweep" / "commitment.json").write_text(json.dumps(commitment))
     heldout.write_secret(str(tmp_path / "secret.txt"), SECRET)
-    items = {"commitment_sha256": commitment["sha256"], "count": 3, "families": ["FUND_01", "FUND_02"],
-             "split": "heldout"}
+    items = {
+        "commitment_sha256": commitment["sha256"],
+        "count": 3,
+        "families": ["FUND_01", "FUND_02"],
+        "split": "heldout",
+    }
     parsed = __import__("experiments.arms", fromlist=["parse_arms"]).parse_arms(["model:llama-cpp:/m/tiny.gguf"])
     name = parsed[0]["name"]
     for comp, other in (("vs-do-nothing", "do-nothing"), ("vs-shortest-cheapest", "shortest-cheapest")):
@@ -46,10 +61,18 @@ def folder(tmp_path, monkeypatch, arm):  # noqa: F811
         (root / comp).mkdir()
         (root / comp / "spec.json").write_text(json.dumps(spec, indent=2, sort_keys=True) + "\n")
         compare.freeze(str(root / comp), date="2026-12-01")
-    (root / "study.json").write_text(json.dumps({
-        "schema": study.SCHEMA, "name": "tiny", "sweep": "sweep", "secret_file": "secret.txt",
-        "arms": ["model:llama-cpp:/m/tiny.gguf", "baseline:do-nothing", "baseline:shortest-cheapest"],
-        "comparisons": ["vs-do-nothing", "vs-shortest-cheapest"]}))
+    (root / "study.json").write_text(
+        json.dumps(
+            {
+                "schema": study.SCHEMA,
+                "name": "tiny",
+                "sweep": "sweep",
+                "secret_file": "secret.txt",
+                "arms": ["model:llama-cpp:/m/tiny.gguf", "baseline:do-nothing", "baseline:shortest-cheapest"],
+                "comparisons": ["vs-do-nothing", "vs-shortest-cheapest"],
+            }
+        )
+    )
     return root, name
 
 
@@ -65,6 +88,7 @@ def test_a_paused_study_shows_its_state_verifies_refuses_edits_and_resumes_to_it
         out = real(task)
         pause.write_text("")
         return out
+
     monkeypatch.setattr(sweep_mod.executors, "host_run", one_then_pause)
     with pytest.raises(ExperimentError, match="paused before item"):
         study.run(str(root), BUNDLE, progress=False)
@@ -127,6 +151,7 @@ def test_a_paused_study_shows_its_state_verifies_refuses_edits_and_resumes_to_it
                 raise KeyboardInterrupt("killed between renames")
             _d["n"] += 1
             return real_replace(src, dst)
+
         monkeypatch.setattr(sweep_mod.os, "replace", crashing)
         with pytest.raises(KeyboardInterrupt):
             study.decide(str(root))
@@ -151,6 +176,7 @@ def test_a_paused_study_shows_its_state_verifies_refuses_edits_and_resumes_to_it
 
     def missing(model_file):
         raise NotInstalled("the llama-cpp-python library is not installed: `make local`")
+
     monkeypatch.setattr(arm_model, "_factory", missing)
     assert study.verify(str(root), BUNDLE, log=lambda m: None)["state"] == "stopped"
     manifest = root / "sweep" / "sweep.json"
@@ -202,15 +228,18 @@ def test_an_arm_is_complete_once_every_comparison_it_serves_has_stopped(folder):
     def kept(*args):
         states.append(real(*args))
         return states[-1]
+
     study_run = study.run
     import unittest.mock as mock
+
     with mock.patch.object(study, "write_status", kept):
         study_run(str(root), BUNDLE, progress=False)
     # world 1: vs-do-nothing has stopped, so do-nothing's rows are final; the model and shortest-cheapest still serve
     # vs-shortest-cheapest, which stops at world 2 (then every arm is complete)
     assert [(s["worlds"], s["completed_arms"]) for s in states] == [
         (1, ["baseline:do-nothing"]),
-        (2, sorted([name, "baseline:do-nothing", "baseline:shortest-cheapest"]))]
+        (2, sorted([name, "baseline:do-nothing", "baseline:shortest-cheapest"])),
+    ]
 
 
 @pytest.mark.parametrize("alpha, ok", [("0.2", True), ("0.25", True), ("0.19", False)])
@@ -223,17 +252,22 @@ def test_a_stated_family_wise_error_must_cover_both_directions_of_every_decision
         assert study.family_wise(str(root), study.load(str(root)))["bound"] == "1/5"
         assert study.status(str(root), BUNDLE)["family_wise"]["alpha"] == alpha
     else:
-        with pytest.raises(ExperimentError, match=r"family_wise.alpha: 0.19 is less than twice the comparisons' "
-                                                  r"alphas summed \(1/5\)"):
+        with pytest.raises(
+            ExperimentError,
+            match=r"family_wise.alpha: 0.19 is less than twice the comparisons' "
+            r"alphas summed \(1/5\)",
+        ):
             study.status(str(root), BUNDLE)
 
 
 def test_a_study_definition_is_read_strictly(folder):
     root, _ = folder
     doc = json.loads((root / "study.json").read_text())
-    for key, value, match in (("secret_file", "/etc/passwd", "secret_file: expected a relative path"),
-                              ("sweep", "../x", "sweep: expected a relative path"),
-                              ("arms", [], "arms: expected a non-empty list")):
+    for key, value, match in (
+        ("secret_file", "/etc/passwd", "secret_file: expected a relative path"),
+        ("sweep", "../x", "sweep: expected a relative path"),
+        ("arms", [], "arms: expected a non-empty list"),
+    ):
         (root / "study.json").write_text(json.dumps(dict(doc, **{key: value})))
         with pytest.raises(ExperimentError, match=match):
             study.load(str(root))
@@ -246,14 +280,23 @@ def test_a_study_definition_is_read_strictly(folder):
         study.status(str(root), BUNDLE)
 
 
-
 def test_a_pilot_effect_below_the_margin_gets_the_worlds_for_the_verdict_against():
     """The pilot's power says how many worlds the opposite verdict ("not supported") needs when the effect is
     below the margin -- the figure a study of a weak agent is sized by -- not only the unreachable "supported"."""
     from experiments import feasibility
-    spec = {"alpha": "0.05", "arms": {"a": 1, "b": -1}, "bounds": [0, 100], "margin": "0", "metric": "score",
-            "method": {"bet": "agrapa", "name": "paired_betting", "truncation": "0.75"}, "seeds": [0],
-            "stopping": {"futility": None, "max_n": 1000}, "name": "x", "unit": "items"}
+
+    spec = {
+        "alpha": "0.05",
+        "arms": {"a": 1, "b": -1},
+        "bounds": [0, 100],
+        "margin": "0",
+        "metric": "score",
+        "method": {"bet": "agrapa", "name": "paired_betting", "truncation": "0.75"},
+        "seeds": [0],
+        "stopping": {"futility": None, "max_n": 1000},
+        "name": "x",
+        "unit": "items",
+    }
     ids = [f"w{i}" for i in range(6)]
     values = {(i, arm, 0): v for n, i in enumerate(ids) for arm, v in (("a", 20 + n % 3), ("b", 45))}
     below = feasibility.pilot_power(spec, ids, values)
@@ -266,11 +309,18 @@ def test_a_pilot_effect_below_the_margin_gets_the_worlds_for_the_verdict_against
     assert above["worlds_needed"] == against  # the mirror image: the same worlds for the verdict it can reach
 
 
-@pytest.mark.parametrize("argv, code, message", [
-    (["bogus", "x"], 64, "error: argument command: invalid choice: 'bogus'"),
-    ([], 64, "error: the following arguments are required: command, study"),
-    (["status", "/no/such\nstudy"], 1, "error: /no/such\\nstudy/study.json: no such file (a study definition expected)"),
-])
+@pytest.mark.parametrize(
+    "argv, code, message",
+    [
+        (["bogus", "x"], 64, "error: argument command: invalid choice: 'bogus'"),
+        ([], 64, "error: the following arguments are required: command, study"),
+        (
+            ["status", "/no/such\nstudy"],
+            1,
+            "error: /no/such\\nstudy/study.json: no such file (a study definition expected)",
+        ),
+    ],
+)
 def test_the_study_command_line_fails_in_one_line(argv, code, message, capsys):
     try:
         got = study.main(argv)
@@ -286,9 +336,15 @@ def test_the_shipped_study_verifies_in_a_fresh_process_and_exits_with_its_line()
     process leaves without the interpreter's teardown), nothing on stderr, exit 0."""
     import subprocess
     import sys
+
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    done = subprocess.run([sys.executable, "-m", "experiments.study", "verify", "runs/studies/smollm2-heldout"],
-                          cwd=repo, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "experiments.study", "verify", "runs/studies/smollm2-heldout"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert (done.returncode, done.stderr) == (0, ""), done.stderr[-2000:]
     with open(os.path.join(repo, "runs/studies/smollm2-heldout/sweep/sweep.json"), encoding="utf-8") as fh:
         as_run = json.load(fh)["evaluator_id"]
@@ -296,7 +352,9 @@ def test_the_shipped_study_verifies_in_a_fresh_process_and_exits_with_its_line()
         rf"verify-study: smollm2-heldout: 26 journalled worlds recomputed from their records \(run under evaluator "
         rf"{as_run[:12]}; this checkout's engine, evaluator [0-9a-f]{{12}}, gives every value again\); "
         rf"status.json matches \(stopped\); smollm2-vs-do-nothing not supported at n 26, "
-        rf"smollm2-vs-shortest-cheapest not supported at n 12\n", done.stdout), done.stdout
+        rf"smollm2-vs-shortest-cheapest not supported at n 12\n",
+        done.stdout,
+    ), done.stdout
 
 
 def test_a_study_with_a_tier_plan_runs_only_what_it_holds_and_shows_it_tier_by_tier(folder, tmp_path):
@@ -306,24 +364,58 @@ def test_a_study_with_a_tier_plan_runs_only_what_it_holds_and_shows_it_tier_by_t
     root, name = folder
     _, _, _, rows, arm_list, _, _, _ = study._setup(str(root), BUNDLE)
     first, model = rows[0], arm_list[0]["model"]
-    plan = {"schema": "fundbook.tier-plan/1", "overrun_bps": 1000, "sd_table": {"score": "10.0"},
-            "tiers": [{"name": "T1", "cells": [{"name": "first", "model": model, "family": first["family"],
-                                                "seeds": [first["seed"]], "micro_usd_per_seed": 0,
-                                                "keep_at_least": 1}]}],
-            "sacrifice": []}
+    plan = {
+        "schema": "fundbook.tier-plan/1",
+        "overrun_bps": 1000,
+        "sd_table": {"score": "10.0"},
+        "tiers": [
+            {
+                "name": "T1",
+                "cells": [
+                    {
+                        "name": "first",
+                        "model": model,
+                        "family": first["family"],
+                        "seeds": [first["seed"]],
+                        "micro_usd_per_seed": 0,
+                        "keep_at_least": 1,
+                    }
+                ],
+            }
+        ],
+        "sacrifice": [],
+    }
     (root / "tiers.json").write_text(json.dumps(plan))
     definition = json.loads((root / "study.json").read_text())
     (root / "study.json").write_text(json.dumps(dict(definition, tiers="tiers.json")))
-    with pytest.raises(ExperimentError, match=f"item {rows[1]['item_id']}: the study's tier plan: {model} "
-                                              f"{rows[1]['family']} seed {rows[1]['seed']} is not in the frozen tier "
-                                              f"plan \\(nothing is added after the freeze\\): the sweep stops here"):
+    with pytest.raises(
+        ExperimentError,
+        match=f"item {rows[1]['item_id']}: the study's tier plan: {model} "
+        f"{rows[1]['family']} seed {rows[1]['seed']} is not in the frozen tier "
+        f"plan \\(nothing is added after the freeze\\): the sweep stops here",
+    ):
         study.run(str(root), BUNDLE, progress=False)
     doc = study.write_status(str(root), BUNDLE)
     assert doc["worlds"] == 1 and doc["tiers"] == {
-        "overrun_bps": 1000, "sd_table": {"score": "10.0"}, "total_budget": 0, "total_spent": 0,
-        "tiers": [{"name": "T1", "budget_micro_usd": 0, "spent_micro_usd": 0, "cumulative_budget": 0,
-                   "cumulative_spent": 0, "over_bps": 0, "complete": True, "ran": {"first": [first["seed"]]},
-                   "cut": {}, "action": None}]}
+        "overrun_bps": 1000,
+        "sd_table": {"score": "10.0"},
+        "total_budget": 0,
+        "total_spent": 0,
+        "tiers": [
+            {
+                "name": "T1",
+                "budget_micro_usd": 0,
+                "spent_micro_usd": 0,
+                "cumulative_budget": 0,
+                "cumulative_spent": 0,
+                "over_bps": 0,
+                "complete": True,
+                "ran": {"first": [first["seed"]]},
+                "cut": {},
+                "action": None,
+            }
+        ],
+    }
     assert study.verify(str(root), BUNDLE, log=lambda m: None)["worlds"] == 1  # tiers.json is part of the study
     (root / "study.json").write_text(json.dumps(dict(definition, tiers="../x.json")))
     with pytest.raises(ExperimentError, match="tiers: expected the name of a tier plan file in the study folder"):

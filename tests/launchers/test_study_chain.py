@@ -78,8 +78,20 @@ def checkout(tmp_path, monkeypatch, state):
 def test_the_readme_chain_runs_end_to_end_with_the_mock_under_a_real_model_id(checkout):
     runner = CliRunner()
     commands = [as_mock(c) for c in readme_chain()]
-    assert [c[0] for c in commands] == ["budget", "freeze", "authorise", "authorise", "authorise", "pilot",
-                                        "authorise", "execute", "ledger", "verify", "export", "export"]
+    assert [c[0] for c in commands] == [
+        "budget",
+        "freeze",
+        "authorise",
+        "authorise",
+        "authorise",
+        "pilot",
+        "authorise",
+        "execute",
+        "ledger",
+        "verify",
+        "export",
+        "export",
+    ]
     outputs = {}
     for args in commands:
         result = runner.invoke(cli, args)
@@ -92,8 +104,10 @@ def test_the_readme_chain_runs_end_to_end_with_the_mock_under_a_real_model_id(ch
     assert "reconciled with 4 attempt records (3 pilot, 1 confirmatory or other): ok" in ledger, ledger
     assert "MISMATCH" not in ledger
     assert "runs/attempts.parquet: 4 rows (3 pilot attempts)" in outputs["export"][0], outputs["export"][0]
-    assert "ok      runs/attempts.parquet: the export of the 4 verified rows (3 pilot attempts), byte for byte" \
-        in outputs["export"][1], outputs["export"][1]
+    assert (
+        "ok      runs/attempts.parquet: the export of the 4 verified rows (3 pilot attempts), byte for byte"
+        in outputs["export"][1]
+    ), outputs["export"][1]
     table = pq.read_table(checkout / "runs" / "attempts.parquet").to_pydict()
     assert sorted(map(str, table["role"])) == ["confirmatory", "pilot", "pilot", "pilot"], table["role"]
     assert set(table["model"]) == {"Qwen/Qwen3-8B"} and all(table["projection"])
@@ -106,12 +120,14 @@ def test_the_pilot_is_refused_above_its_cap_or_unconfirmed_before_any_claim_is_c
         assert runner.invoke(cli, args).exit_code == 0
     pilot = commands[5]
     at = pilot.index("--confirm-spend")
-    unconfirmed = pilot[:at] + pilot[at + 2:]
+    unconfirmed = pilot[:at] + pilot[at + 2 :]
     result = runner.invoke(cli, unconfirmed)
     assert result.exit_code == 1, result.output
-    assert ("3 attempts, expected $0.007344, at most $6.240000 (their claims' inference and sandbox caps); confirm "
-            "the projected spend with --confirm-spend 6240000") in result.output, result.output
-    short = pilot[:at] + ["--confirm-spend", "6239999"] + pilot[at + 2:]
+    assert (
+        "3 attempts, expected $0.007344, at most $6.240000 (their claims' inference and sandbox caps); confirm "
+        "the projected spend with --confirm-spend 6240000"
+    ) in result.output, result.output
+    short = pilot[:at] + ["--confirm-spend", "6239999"] + pilot[at + 2 :]
     result = runner.invoke(cli, short)
     assert result.exit_code == 1 and "(you confirmed 6239999)" in result.output, result.output
     assert not os.path.isdir(os.path.join(state, "consumed")) or os.listdir(os.path.join(state, "consumed")) == []

@@ -60,9 +60,11 @@ def test_two_tries_swapped_are_refused_by_name(attempts):
     arm, row = _arm_and_row(WORLD)
     with pytest.raises(ExperimentError) as err:
         arm_model.attempt_for(arm, row)
-    assert str(err.value) == (f"{attempts}/{FIRST}/record.json: the record is attempt '{RETRY}', read from the folder "
-                              f"of try {FIRST}: each try is kept in its own folder under its own id (two tries "
-                              f"swapped, or a try renamed into another's place)")
+    assert str(err.value) == (
+        f"{attempts}/{FIRST}/record.json: the record is attempt '{RETRY}', read from the folder "
+        f"of try {FIRST}: each try is kept in its own folder under its own id (two tries "
+        f"swapped, or a try renamed into another's place)"
+    )
 
 
 def test_a_retry_renamed_into_the_place_of_its_deleted_first_try_is_refused(attempts):
@@ -78,8 +80,10 @@ def test_a_deleted_first_try_is_named(attempts):
     arm, row = _arm_and_row(WORLD)
     with pytest.raises(ExperimentError) as err:
         arm_model.attempt_for(arm, row)
-    assert str(err.value) == (f"{attempts}/{FIRST}: item {WORLD}'s try {FIRST} is missing, but its later try {RETRY} "
-                              f"is present: every try of a world is kept")
+    assert str(err.value) == (
+        f"{attempts}/{FIRST}: item {WORLD}'s try {FIRST} is missing, but its later try {RETRY} "
+        f"is present: every try of a world is kept"
+    )
 
 
 def test_a_try_after_a_world_s_attempt_ended_for_good_is_refused(attempts):
@@ -87,8 +91,9 @@ def test_a_try_after_a_world_s_attempt_ended_for_good_is_refused(attempts):
     shutil.copytree(attempts / FINAL, attempts / (FINAL + ".2"))
     with pytest.raises(ExperimentError) as err:
         arm_model.attempt_for(arm, row)
-    assert str(err.value).startswith(f"{attempts}/{FINAL}.2: a try of item FUND_01/seed-950255633613416 after its "
-                                      f"try {FINAL} ended completed: ")
+    assert str(err.value).startswith(
+        f"{attempts}/{FINAL}.2: a try of item FUND_01/seed-950255633613416 after its try {FINAL} ended completed: "
+    )
 
 
 @pytest.mark.long
@@ -123,10 +128,14 @@ def test_the_published_evidence_lists_every_try_and_inputs_every_world():
 def test_an_attempt_file_the_evidence_does_not_list_is_named(attempts):
     (attempts / RETRY / "notes.json").write_text("{}")
     tries = study._tries(STUDY)
-    with pytest.raises(ExperimentError, match=f"evidence.json: does not list the study's attempt files as they are "
-                                              f"\\(first difference: {RETRY}/notes.json, sha256 44136fa355b3678a\\)"):
-        study_files.check_attempts(os.path.join(STUDY, study.load(STUDY)["sweep"]),
-                                   os.path.join(STUDY, "smollm2-vs-do-nothing"), tries)
+    with pytest.raises(
+        ExperimentError,
+        match=f"evidence.json: does not list the study's attempt files as they are "
+        f"\\(first difference: {RETRY}/notes.json, sha256 44136fa355b3678a\\)",
+    ):
+        study_files.check_attempts(
+            os.path.join(STUDY, study.load(STUDY)["sweep"]), os.path.join(STUDY, "smollm2-vs-do-nothing"), tries
+        )
     (attempts / RETRY / "notes.json").unlink()
     ledger = attempts / FIRST / "ledger.jsonl"
     ledger.write_bytes(ledger.read_bytes() + b"\n")  # a stopped try's file edited: its own record refuses it

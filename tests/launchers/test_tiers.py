@@ -15,18 +15,30 @@ M = "model-a"
 
 
 def cell(name, family, seeds, cost, floor=0):
-    return {"name": name, "model": M, "family": family, "seeds": seeds, "micro_usd_per_seed": cost,
-            "keep_at_least": floor}
+    return {
+        "name": name,
+        "model": M,
+        "family": family,
+        "seeds": seeds,
+        "micro_usd_per_seed": cost,
+        "keep_at_least": floor,
+    }
 
 
 def plan():
-    return _tiers.check_plan({
-        "schema": _tiers.SCHEMA, "overrun_bps": 1000,
-        "tiers": [{"name": "T1", "cells": [cell("primary", "FUND_01", [101, 102, 103, 104], 100, floor=2)]},
-                  {"name": "T2", "cells": [cell("diverse", "FUND_02", [101, 102, 103], 100, floor=1)]},
-                  {"name": "T3", "cells": [cell("extra", "FUND_03", [101, 102, 103], 100)]}],
-        "sacrifice": [{"tier": "T3", "cell": "extra"}, {"tier": "T2", "cell": "diverse"}],
-        "sd_table": {"score": "11.5"}})
+    return _tiers.check_plan(
+        {
+            "schema": _tiers.SCHEMA,
+            "overrun_bps": 1000,
+            "tiers": [
+                {"name": "T1", "cells": [cell("primary", "FUND_01", [101, 102, 103, 104], 100, floor=2)]},
+                {"name": "T2", "cells": [cell("diverse", "FUND_02", [101, 102, 103], 100, floor=1)]},
+                {"name": "T3", "cells": [cell("extra", "FUND_03", [101, 102, 103], 100)]},
+            ],
+            "sacrifice": [{"tier": "T3", "cell": "extra"}, {"tier": "T2", "cell": "diverse"}],
+            "sd_table": {"score": "11.5"},
+        }
+    )
 
 
 def spend(family, seeds, each):
@@ -39,7 +51,12 @@ def test_the_budget_per_tier_and_no_cut_within_ten_percent():
     state = _tiers.reconcile(p, spend("FUND_01", [101, 102, 103, 104], 110))  # 440 of 400: exactly 10 % over
     t1 = state["tiers"][0]
     assert (t1["complete"], t1["cumulative_spent"], t1["over_bps"], t1["action"], state["cut"]) == (
-        True, 440, 1000, None, {})
+        True,
+        440,
+        1000,
+        None,
+        {},
+    )
 
 
 def test_over_plan_by_more_than_ten_percent_cuts_in_the_frozen_order():
@@ -48,12 +65,16 @@ def test_over_plan_by_more_than_ten_percent_cuts_in_the_frozen_order():
     # projected = 600 + remaining planned x 1.5 must fit 1000: T3's three seeds go, then T2 down to 1 seed left?
     # 600 + 600*1.5 = 1500 -> cut T3 103,102,101 -> 600 + 300*1.5 = 1050 -> cut T2 103 -> 600 + 300 = 900
     assert state["cut"] == {("T3", "extra"): [101, 102, 103], ("T2", "diverse"): [103]}
-    assert state["tiers"][0]["action"] == ("cut 4 seeds: T3/extra seed 103, T3/extra seed 102, T3/extra seed 101, "
-                                           "T2/diverse seed 103")
+    assert state["tiers"][0]["action"] == (
+        "cut 4 seeds: T3/extra seed 103, T3/extra seed 102, T3/extra seed 101, T2/diverse seed 103"
+    )
     assert [r["cut"] for r in state["tiers"]] == [{}, {"diverse": [103]}, {"extra": [101, 102, 103]}]
     assert _tiers.admit(p, spend("FUND_01", [101, 102, 103, 104], 150), M, "FUND_02", 102) == ("T2", "diverse")
-    with pytest.raises(InputError, match=r"^T: T2/diverse seed 103 was cut in the order of sacrifice after tier T1 "
-                                         r"\(cumulative spend over plan by more than 1000 bps\)$"):
+    with pytest.raises(
+        InputError,
+        match=r"^T: T2/diverse seed 103 was cut in the order of sacrifice after tier T1 "
+        r"\(cumulative spend over plan by more than 1000 bps\)$",
+    ):
         _tiers.admit(p, spend("FUND_01", [101, 102, 103, 104], 150), M, "FUND_02", 103, "T")
 
 
@@ -74,18 +95,24 @@ def test_a_tier_is_reconciled_only_once_every_seed_it_holds_has_a_record():
         _tiers.admit(p, spend("FUND_01", [101, 102, 103], 1000), M, "FUND_02", 101)
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda d: d.update(overrun_bps=-1), "overrun_bps: expected an integer >= 0"),
-    (lambda d: d["tiers"][0]["cells"][0].update(seeds=[1, 1]), "seeds: expected a non-empty list of distinct"),
-    (lambda d: d["tiers"][0]["cells"][0].update(keep_at_least=9), "keep_at_least: 9 is more than its 4 seeds"),
-    (lambda d: d["tiers"][0]["cells"][0].update(micro_usd_per_seed=1.5), "micro_usd_per_seed: expected an integer"),
-    (lambda d: d["sacrifice"].append({"tier": "T9", "cell": "x"}), "sacrifice[2]: expected a {tier, cell} of the plan"),
-    (lambda d: d["sacrifice"].append({"tier": "T3", "cell": "extra"}), "sacrifice[2]: expected"),
-    (lambda d: d["tiers"][1]["cells"][0].update(family="FUND_01"), "FUND_01 seed 101 is planned twice"),
-    (lambda d: d.update(sd_table={"score": 11.5}), "sd_table: expected"),
-    (lambda d: d.pop("sd_table"), "expected fundbook.tier-plan/1 with exactly"),
-    (lambda d: d.update(budgets={"T1": 1}), "budgets: {'T1': 1} are not the tiers' planned costs"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda d: d.update(overrun_bps=-1), "overrun_bps: expected an integer >= 0"),
+        (lambda d: d["tiers"][0]["cells"][0].update(seeds=[1, 1]), "seeds: expected a non-empty list of distinct"),
+        (lambda d: d["tiers"][0]["cells"][0].update(keep_at_least=9), "keep_at_least: 9 is more than its 4 seeds"),
+        (lambda d: d["tiers"][0]["cells"][0].update(micro_usd_per_seed=1.5), "micro_usd_per_seed: expected an integer"),
+        (
+            lambda d: d["sacrifice"].append({"tier": "T9", "cell": "x"}),
+            "sacrifice[2]: expected a {tier, cell} of the plan",
+        ),
+        (lambda d: d["sacrifice"].append({"tier": "T3", "cell": "extra"}), "sacrifice[2]: expected"),
+        (lambda d: d["tiers"][1]["cells"][0].update(family="FUND_01"), "FUND_01 seed 101 is planned twice"),
+        (lambda d: d.update(sd_table={"score": 11.5}), "sd_table: expected"),
+        (lambda d: d.pop("sd_table"), "expected fundbook.tier-plan/1 with exactly"),
+        (lambda d: d.update(budgets={"T1": 1}), "budgets: {'T1': 1} are not the tiers' planned costs"),
+    ],
+)
 def test_a_malformed_plan_is_refused_naming_the_field(change, message):
     doc = copy.deepcopy(plan())
     change(doc)
@@ -113,7 +140,7 @@ def test_cuts_only_grow_as_records_arrive_and_only_remove_planned_seeds(costs, o
             assert set(seeds) <= set(state["cut"].get(key, []))
         for (t, name), seeds in state["cut"].items():
             planned = next(x for x in next(y for y in p["tiers"] if y["name"] == t)["cells"] if x["name"] == name)
-            assert seeds == planned["seeds"][len(planned["seeds"]) - len(seeds):]
+            assert seeds == planned["seeds"][len(planned["seeds"]) - len(seeds) :]
             assert len(planned["seeds"]) - len(seeds) >= planned["keep_at_least"]
             assert not any((M, planned["family"], s) in spent for s in seeds)
         before = state["cut"]

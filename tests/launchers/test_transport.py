@@ -25,11 +25,26 @@ def transport(monkeypatch, prices_file):
         return runner.invoke(cli, ["sandbox", *[str(a) for a in args]])
 
     def launch(record, *extra):
-        result = run("launch", "--record", record, "--family", "FUND_01", "--seed", 1, "--timeout", 300,
-                     "--cap-micro-usd", 100000, "--prices", prices_file, *extra)
+        result = run(
+            "launch",
+            "--record",
+            record,
+            "--family",
+            "FUND_01",
+            "--seed",
+            1,
+            "--timeout",
+            300,
+            "--cap-micro-usd",
+            100000,
+            "--prices",
+            prices_file,
+            *extra,
+        )
         assert result.exit_code == 0, result.output
         with open(record) as fh:
             return json.load(fh)
+
     yield fake, run, launch
     for sb in fake.sandboxes:  # the fake's processes and pipes end with the test
         sb.terminate()
@@ -44,8 +59,10 @@ def test_a_transport_record_is_private(transport, tmp_path):
     assert run("checkpoint", "--record", record).exit_code == 0  # rewritten: still private
     assert stat.S_IMODE(os.stat(record).st_mode) == 0o600
     new = tmp_path / "sb2.json"
-    assert run("resume", "--record", record, "--new-record", new, "--timeout", 300, "--cap-micro-usd",
-               100000).exit_code == 0
+    assert (
+        run("resume", "--record", record, "--new-record", new, "--timeout", 300, "--cap-micro-usd", 100000).exit_code
+        == 0
+    )
     assert stat.S_IMODE(os.stat(new).st_mode) == 0o600
 
 
@@ -56,11 +73,14 @@ def _unreachable(monkeypatch, where):
 
     def lookup(name, create_if_missing=False):
         raise error
+
     if where == "app":
         fake.App.lookup = staticmethod(lookup)
     else:
+
         def from_id(sandbox_id):
             raise error
+
         fake.Sandbox.from_id = staticmethod(from_id)
         fake.App.lookup = staticmethod(lookup)
     monkeypatch.setattr(_transport, "_modal", lambda modal=None: fake)
@@ -72,12 +92,30 @@ def test_modal_unreachable_is_one_line_not_a_traceback(monkeypatch, tmp_path, pr
     """Held back: `sandbox launch` and `sandbox build` printed a Modal AuthError traceback."""
     _unreachable(monkeypatch, "app")
     record = tmp_path / "sb.json"
-    args = ["build"] if command == "build" else ["launch", "--record", str(record), "--family", "FUND_01", "--seed",
-                                                  "1", "--timeout", "300", "--cap-micro-usd", "100000", "--prices",
-                                                  prices_file]
+    args = (
+        ["build"]
+        if command == "build"
+        else [
+            "launch",
+            "--record",
+            str(record),
+            "--family",
+            "FUND_01",
+            "--seed",
+            "1",
+            "--timeout",
+            "300",
+            "--cap-micro-usd",
+            "100000",
+            "--prices",
+            prices_file,
+        ]
+    )
     result = CliRunner().invoke(cli, ["sandbox", *args])
     assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
-    assert "error: modal: cannot reach Modal" in result.output and "AuthError: Token missing. Could not" in result.output
+    assert (
+        "error: modal: cannot reach Modal" in result.output and "AuthError: Token missing. Could not" in result.output
+    )
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert not record.exists()
 

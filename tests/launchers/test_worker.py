@@ -38,7 +38,7 @@ def test_tools_notes_and_fenced_answers(run_attempt):
     # retained work: the day-1 note is in the worker's day-2 prompt
     day2 = next(m for msgs in sampler.seen for m in msgs if m["content"].startswith("CHECKPOINT day 2"))
     assert "day 1: seen CHECKPOINT day 1 of 6." in day2["content"]
-    assert "Your last outcomes: [{\"accepted\"" in day2["content"]
+    assert 'Your last outcomes: [{"accepted"' in day2["content"]
 
 
 class Rejected(PricedMock):
@@ -80,9 +80,15 @@ def test_a_day_without_a_valid_artefact_is_closed_without_a_batch(run_attempt):
 
 def test_the_artefact_is_found_in_the_ways_models_write_it():
     from launchers.worker.agent import extract_json
+
     obj = '{"tool": "headroom", "arguments": {}}'
-    for text in (obj, f"```json\n{obj}\n```", f"<think>which tool? {{no}}</think>\n{obj}",
-                 f"Here is my answer:\n```\n{obj}\n```\nDone.", f"I will call {obj} now."):
+    for text in (
+        obj,
+        f"```json\n{obj}\n```",
+        f"<think>which tool? {{no}}</think>\n{obj}",
+        f"Here is my answer:\n```\n{obj}\n```\nDone.",
+        f"I will call {obj} now.",
+    ):
         assert json.loads(extract_json(text)) == json.loads(obj), text
     assert extract_json("no object here") == "no object here"
 
@@ -93,8 +99,9 @@ class Floaty(PricedMock):
     def answer(self, messages, request_hash):
         turns = sum(1 for m in messages if m["role"] == "assistant")
         if turns == 0:
-            return json.dumps({"tool": "interest", "arguments": {"principal": 1.5e9, "rate_bps": 500.0,
-                                                                  "start_day": 1, "end_day": 2}})
+            return json.dumps(
+                {"tool": "interest", "arguments": {"principal": 1.5e9, "rate_bps": 500.0, "start_day": 1, "end_day": 2}}
+            )
         if turns == 1:
             return json.dumps({"batch": {"day": 0.5, "report": {}, "actions": []}})
         return super().answer(messages, request_hash)

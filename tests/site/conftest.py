@@ -22,13 +22,22 @@ from tests.site.host_records import copy_runs, write_host_runs
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = Path(os.environ.get("FUNDBOOK_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def _engine_dir(tmp: Path) -> Path:
     """build/engine when it holds a bundle of the current engine sources, else a fresh build in tmp."""
     from builders.bundle import build_engine, engine_sources
+
     built = REPO / "build" / "engine"
     try:
         manifest = json.loads((built / "manifest.json").read_text())
@@ -63,18 +72,34 @@ def _hostile_runs(runs: Path):
 def _build(base: Path, make_runs):
     runs = base / "runs"
     make_runs(runs)
-    env = dict(os.environ, FUNDBOOK_RUNS_DIR=str(runs), FUNDBOOK_OG_DIR=str(base / "og"),
-               FUNDBOOK_ENGINE_DIR=str(_engine_dir(base)), NO_MKDOCS_2_WARNING="1", SOURCE_DATE_EPOCH="1788739200")
+    env = dict(
+        os.environ,
+        FUNDBOOK_RUNS_DIR=str(runs),
+        FUNDBOOK_OG_DIR=str(base / "og"),
+        FUNDBOOK_ENGINE_DIR=str(_engine_dir(base)),
+        NO_MKDOCS_2_WARNING="1",
+        SOURCE_DATE_EPOCH="1788739200",
+    )
     env.pop("FUNDBOOK_SITE_URL", None)  # the tests check the default: a build that names no absolute address
     timings = {}
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "builders.og", "--out", str(base / "og"), "--runs", str(runs)],
-                          cwd=REPO, env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "builders.og", "--out", str(base / "og"), "--runs", str(runs)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     timings["build-og"] = time.monotonic() - started
     started = time.monotonic()
-    proc = subprocess.run([str(Path(sys.executable).parent / "mkdocs"), "build", "--strict", "--quiet",
-                           "-d", str(base / "public")], cwd=REPO, env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "mkdocs"), "build", "--strict", "--quiet", "-d", str(base / "public")],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     timings["mkdocs"] = time.monotonic() - started
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (base / "timings.json").write_text(json.dumps(timings))
@@ -116,6 +141,7 @@ def hostile_site(tmp_path_factory):
 @pytest.fixture(scope="session")
 def hostile_server(hostile_site):
     from builders.site.serve import serve
+
     srv = serve(hostile_site[0])
     yield f"http://127.0.0.1:{srv.server_address[1]}/"
     srv.shutdown()
@@ -130,6 +156,7 @@ def run_index(built_site):
 @pytest.fixture(scope="session")
 def server(built_site):
     from builders.site.serve import serve
+
     srv = serve(built_site[0])
     yield f"http://127.0.0.1:{srv.server_address[1]}/"
     srv.shutdown()

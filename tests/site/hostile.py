@@ -44,10 +44,10 @@ PAYLOADS = [
     "javascript:window.__pwned='jsurl'",
     "[click me](javascript:window.__pwned='mdlink') **bold** _em_ `code` ~~strike~~",
     "![pixel](https://evil.example/pixel.png) <https://evil.example/autolink> https://evil.example/bare",
-    "<iframe src=\"https://evil.example/frame\"></iframe><object data=\"https://evil.example/obj\"></object>",
-    "<style>body{display:none}</style><link rel=stylesheet href=\"https://evil.example/x.css\">",
-    "<meta http-equiv=\"refresh\" content=\"0;url=https://evil.example/refresh\">",
-    "<a href=\"javascript:window.__pwned='anchor'\">link</a> <base href=\"https://evil.example/\">",
+    '<iframe src="https://evil.example/frame"></iframe><object data="https://evil.example/obj"></object>',
+    '<style>body{display:none}</style><link rel=stylesheet href="https://evil.example/x.css">',
+    '<meta http-equiv="refresh" content="0;url=https://evil.example/refresh">',
+    '<a href="javascript:window.__pwned=\'anchor\'">link</a> <base href="https://evil.example/">',
     "text {: onclick=\"window.__pwned='attrlist'\" } {#evil .evil} {: .md-button }",
     "line one\n\n<script>window.__pwned='blank'</script>\n\n# heading\n\n    indented code\n\n!!! note \"admonition\"\n    body",
     "{{ config }} {% raw %} ${x} <!-- comment --> &lt;already-escaped&gt; &amp; &#60;script&#62;",
@@ -56,8 +56,8 @@ PAYLOADS = [
     "\u2066isolate\u2069 \u202aLRE\u202c \u202bRLE\u202c \u200fRLM \u200eLRM \u061cALM",
     "controls \x00 \x07 \x1b[31mred\x1b[0m \x7f \x85 \u2028 \u2029 end",
     "lone \ud800 high and \udfff low surrogates",
-    "\" onmouseover=\"window.__pwned='attr'\" data-x=\"",
-    "<form action=\"https://evil.example/post\"><input name=q autofocus onfocus=\"window.__pwned='focus'\"></form>",
+    '" onmouseover="window.__pwned=\'attr\'" data-x="',
+    '<form action="https://evil.example/post"><input name=q autofocus onfocus="window.__pwned=\'focus\'"></form>',
     "%3Cscript%3Ewindow.__pwned='urlenc'%3C/script%3E \\u003cscript\\u003e",
     "| a | b |\n|---|---|\n| <script>window.__pwned='table'</script> | c |",
 ]
@@ -66,8 +66,16 @@ PAYLOADS = [
 # value there (SiteInputError) rather than render it. Paths are JSON paths.
 STRUCTURAL = {
     "run record": ["schema", "content_sha256", "content.run_id", "content.outputs.*.path"],
-    "index": ["schema", "head.*", "entries.*.run_id", "entries.*.record", "entries.*.content_sha256",
-              "entries.*.file_sha256", "entries.*.prev_hash", "entries.*.hash"],
+    "index": [
+        "schema",
+        "head.*",
+        "entries.*.run_id",
+        "entries.*.record",
+        "entries.*.content_sha256",
+        "entries.*.file_sha256",
+        "entries.*.prev_hash",
+        "entries.*.hash",
+    ],
     "attempt record": ["schema", "content_sha256", "content.attempt_id", "content.transcript.sha256"],
 }
 # An Inspect attempt (builders/inspect_records.py) takes everything but the log's own data from checks: its hostile
@@ -133,12 +141,23 @@ def _hostile_run(src: Path, dst: Path, i: int, payload: str):
         original = json.loads((src / folder / f"{BASE_RUN}.json").read_text())
         _dump(dst / folder / f"{rid}.json", poison(original, payload))
         content["outputs"][key]["path"] = f"runs/{folder}/{rid}.json"  # a path: structural
-    record = {"schema": base["schema"], "content": content, "content_sha256": engine.content_sha256(content),
-              "volatile": poison(base["volatile"], payload)}
+    record = {
+        "schema": base["schema"],
+        "content": content,
+        "content_sha256": engine.content_sha256(content),
+        "volatile": poison(base["volatile"], payload),
+    }
     file_sha = _dump(dst / f"{rid}.json", record)
     chained = hashable(payload)  # index entries are hashed into the chain
-    return {"run_id": rid, "kind": chained, "fixture_id": chained, "fixture_sha256": chained,
-            "record": f"runs/{rid}.json", "content_sha256": record["content_sha256"], "file_sha256": file_sha}
+    return {
+        "run_id": rid,
+        "kind": chained,
+        "fixture_id": chained,
+        "fixture_sha256": chained,
+        "record": f"runs/{rid}.json",
+        "content_sha256": record["content_sha256"],
+        "file_sha256": file_sha,
+    }
 
 
 def _hostile_attempt(src: Path, dst: Path, i: int, payload: str):
@@ -150,15 +169,22 @@ def _hostile_attempt(src: Path, dst: Path, i: int, payload: str):
     content = poison(base["content"], hashable(payload), ["attempt_id", "transcript.sha256"])
     content["attempt_id"] = aid
     content["transcript"]["sha256"] = transcript_sha  # a hash the site checks: structural
-    record = {"schema": base["schema"], "content": content, "content_sha256": engine.content_sha256(content),
-              "volatile": poison(base["volatile"], payload)}
+    record = {
+        "schema": base["schema"],
+        "content": content,
+        "content_sha256": engine.content_sha256(content),
+        "volatile": poison(base["volatile"], payload),
+    }
     _dump(folder / "record.json", record)
 
 
 def inspect_base(src: Path):
     """The published Inspect attempt's folder under src/attempts/ (None before one is imported)."""
-    found = sorted(p for p in (src / "attempts").glob("inspect-*") if (p / "record.json").is_file()) \
-        if (src / "attempts").is_dir() else []
+    found = (
+        sorted(p for p in (src / "attempts").glob("inspect-*") if (p / "record.json").is_file())
+        if (src / "attempts").is_dir()
+        else []
+    )
     return found[0] if found else None
 
 
@@ -172,6 +198,7 @@ def _hostile_inspect(base: Path, dst: Path, i: int, payload: str):
     every transcript string and every value the record keeps as logged. The import writes UTF-8, so the payload
     is the hashable one (a lone surrogate is refused: tests/builders/test_inspect_records.py)."""
     from builders.inspect_records import pretty
+
     aid = inspect_id(base.name, i)
     if aid == base.name:
         return
@@ -228,8 +255,11 @@ def publication(src: Path, dst: Path, payloads=PAYLOADS) -> Path:
             (dst / entry["record"].split("/", 1)[1]).unlink()
     index["entries"] = sorted(rows, key=lambda e: e["run_id"])
     index["engine"] = poison(index.get("engine") or {}, PAYLOADS[0])
-    index["volatile"] = {"built": PAYLOADS[1], "durations_ms": {e["run_id"]: 5 for e in index["entries"]},
-                         "note": PAYLOADS[-1]}
+    index["volatile"] = {
+        "built": PAYLOADS[1],
+        "durations_ms": {e["run_id"]: 5 for e in index["entries"]},
+        "note": PAYLOADS[-1],
+    }
     _dump(dst / "index.json", reseal_index(index))
     for name in ("register.parquet", "days.parquet"):  # the site makes its own from the records
         (dst / name).unlink(missing_ok=True)
@@ -239,20 +269,42 @@ def publication(src: Path, dst: Path, payloads=PAYLOADS) -> Path:
 # ---- the one hostile attempt of the main test site ----
 
 ATTEMPT_ID = "test-hostile-01"
-LONG_OUTPUT = "\n".join(f"line {i}: " + ("x" * 40) for i in range(1, 201)) + \
-    "\nTHE LAST LINE <script>window.__pwned='tail'</script>"
+LONG_OUTPUT = (
+    "\n".join(f"line {i}: " + ("x" * 40) for i in range(1, 201))
+    + "\nTHE LAST LINE <script>window.__pwned='tail'</script>"
+)
 
 
 def transcript() -> dict:
     return {
         "attempt_id": ATTEMPT_ID,
         "steps": [
-            {"index": 0, "role": "model", "text": PAYLOADS[2] + "\n\n" + PAYLOADS[8], "tool_calls": [
-                {"name": "packet", "arguments": {"day": 1, "note": PAYLOADS[4]}, "output": PAYLOADS[6],
-                 "exit_code": 0}]},
-            {"index": 1, "role": "tool", "text": PAYLOADS[10], "tool_calls": [
-                {"name": "project<script>", "arguments": "--day 1 " + PAYLOADS[2], "output": LONG_OUTPUT,
-                 "exit_code": 1}]},
+            {
+                "index": 0,
+                "role": "model",
+                "text": PAYLOADS[2] + "\n\n" + PAYLOADS[8],
+                "tool_calls": [
+                    {
+                        "name": "packet",
+                        "arguments": {"day": 1, "note": PAYLOADS[4]},
+                        "output": PAYLOADS[6],
+                        "exit_code": 0,
+                    }
+                ],
+            },
+            {
+                "index": 1,
+                "role": "tool",
+                "text": PAYLOADS[10],
+                "tool_calls": [
+                    {
+                        "name": "project<script>",
+                        "arguments": "--day 1 " + PAYLOADS[2],
+                        "output": LONG_OUTPUT,
+                        "exit_code": 1,
+                    }
+                ],
+            },
             {"index": 2, "role": "evaluator", "text": PAYLOADS[16], "tool_calls": []},
         ],
         "summary": "Final: " + PAYLOADS[4] + " " + PAYLOADS[8],
@@ -265,30 +317,46 @@ def write(runs_dir: Path) -> Path:
     data = json.dumps(transcript(), indent=2, ensure_ascii=False).encode()
     (folder / "transcript.json").write_bytes(data)
     content = {
-        "attempt_id": ATTEMPT_ID, "label": "mock", "note": "Test fixture. " + PAYLOADS[4],
+        "attempt_id": ATTEMPT_ID,
+        "label": "mock",
+        "note": "Test fixture. " + PAYLOADS[4],
         "model": {"id": "mock-sampler<script>", "provider": "mock"},
-        "sampling": {"temperature_milli": 0}, "code": {"commit": "0" * 40, "dirty": False}, "packages": {},
+        "sampling": {"temperature_milli": 0},
+        "code": {"commit": "0" * 40, "dirty": False},
+        "packages": {},
         "task": {"version": 1, "family": "FUND_01", "seed": 1, "split": "practice"},
         "information_boundary": "packet only",
-        "claim": {"id": "claim-test", "scope": "test", "cap_micro_usd": 0, "sha256": "2" * 64,
-                  "consumed_at_step": 0},
+        "claim": {"id": "claim-test", "scope": "test", "cap_micro_usd": 0, "sha256": "2" * 64, "consumed_at_step": 0},
         "ledger": {"entries": [], "head": {"size": 0, "hash": "3" * 64}},
-        "termination": {"status": "failed", "reason": "worker time limit " + PAYLOADS[0], "limit": "time",
-                        "worker_exit_code": 124},
-        "proposals": [], "receipts_head": {"size": 0, "hash": "4" * 64}, "result": None,
-        "accepted_actions": 0, "settled_days": 0,
+        "termination": {
+            "status": "failed",
+            "reason": "worker time limit " + PAYLOADS[0],
+            "limit": "time",
+            "worker_exit_code": 124,
+        },
+        "proposals": [],
+        "receipts_head": {"size": 0, "hash": "4" * 64},
+        "result": None,
+        "accepted_actions": 0,
+        "settled_days": 0,
         "cost": {"micro_usd": 1234, "tokens_in": 10, "tokens_out": 5, "unresolved_micro_usd": 50},
-        "transcript": {"path": f"runs/attempts/{ATTEMPT_ID}/transcript.json",
-                       "sha256": hashlib.sha256(data).hexdigest()},
+        "transcript": {
+            "path": f"runs/attempts/{ATTEMPT_ID}/transcript.json",
+            "sha256": hashlib.sha256(data).hexdigest(),
+        },
     }
-    record = {"schema": "fundbook.attempt/1", "content": content, "content_sha256": engine.content_sha256(content),
-              "volatile": {"started": "2026-11-28T10:00:00Z", "finished": "2026-11-28T10:20:00Z",
-                           "duration_ms": 1200000}}
+    record = {
+        "schema": "fundbook.attempt/1",
+        "content": content,
+        "content_sha256": engine.content_sha256(content),
+        "volatile": {"started": "2026-11-28T10:00:00Z", "finished": "2026-11-28T10:20:00Z", "duration_ms": 1200000},
+    }
     (folder / "record.json").write_text(json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8")
     return folder
 
 
 # ---- practitioner records (runs/practitioners/<id>/), made as the import makes them ----
+
 
 def practitioner_record(runs_dir: Path, bundle_dir, finalize=False) -> Path:
     """A practitioner record folder written by the importer's own writer (builders/practitioners/_record.py) from
@@ -296,13 +364,18 @@ def practitioner_record(runs_dir: Path, bundle_dir, finalize=False) -> Path:
     from engine import _session
     from builders.practitioners._record import files
     from tests.desk.practitioners import engine_block, submission
+
     doc = submission(bundle_dir, days=3, finalize=finalize)
     run = _session._rebuild(doc["source"], doc["moves"])
     state = _session._state(run)
     result = _session.finalize_and_grade(run) if finalize else None
     execution = {"state": state, "result": result, "receipts": run.receipts}
-    volatile = {"imported": "2026-12-01T10:00:00.000Z", "duration_ms": 1200, "host": "test host, node v22",
-                "pyodide_load_ms": 900}
+    volatile = {
+        "imported": "2026-12-01T10:00:00.000Z",
+        "duration_ms": 1200,
+        "host": "test host, node v22",
+        "pyodide_load_ms": 900,
+    }
     attempt, blobs = files(doc, execution, engine_block(bundle_dir), volatile)
     folder = runs_dir / "practitioners" / attempt
     folder.mkdir(parents=True)

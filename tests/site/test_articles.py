@@ -41,8 +41,16 @@ def test_run_it_walkthrough_runs(tmp_path):
 
 def test_articles_link_every_section():
     home = (SITE / "index.md").read_text()
-    for target in ("run-it.md", "contract/index.md", "runs/index.md", "desk/index.md", "attempts/index.md",
-                   "limitations.md", "missing-evidence.md", "faq.md"):
+    for target in (
+        "run-it.md",
+        "contract/index.md",
+        "runs/index.md",
+        "desk/index.md",
+        "attempts/index.md",
+        "limitations.md",
+        "missing-evidence.md",
+        "faq.md",
+    ):
         assert f"]({target})" in home, target
 
 
@@ -61,6 +69,7 @@ def test_every_fundbook_command_an_article_names_exists():
     """A command named in prose (`fundbook grade`, `desk replay` after it) is one the CLI has: "`fundbook run`"
     named a command that never existed."""
     import click
+
     names = set(fundbook.commands)
     groups = {n: set(c.commands) for n, c in fundbook.commands.items() if isinstance(c, click.Group)}
     named = 0

@@ -29,6 +29,7 @@ def base(tmp_path_factory):
 @pytest.fixture
 def runs(base, tmp_path, monkeypatch):
     import shutil
+
     monkeypatch.setattr(leaderboard, "PRELIMINARY_BELOW", 10)  # fifteen worlds a row: ranked; the server's one: not
     return Path(shutil.copytree(base, tmp_path / "runs"))
 
@@ -53,11 +54,17 @@ def test_weights_come_from_the_record_the_path_wrote():
     sha = {"sampling": {"model_sha256": "ab" * 32}, "model": {"provider": "llama-cpp", "id": "x"}}
     assert weights.identity(sha) == {"weights": "ab" * 32, "basis": "sha256"}
     stem = packaged["file"][:-5]
-    server = {"model": {"provider": "openai-compatible", "id": "alias"}, "sampling": {"local_server": 1},
-              "service": {"model_reported": [stem]}}
+    server = {
+        "model": {"provider": "openai-compatible", "id": "alias"},
+        "sampling": {"local_server": 1},
+        "service": {"model_reported": [stem]},
+    }
     assert weights.identity(server) == {"weights": packaged["sha256"], "basis": "served name"}
-    inspect = {"harness": "inspect", "model": {"provider": "openai-api", "id": f"local/{stem}"},
-               "inspect": {"model_base_url": "http://127.0.0.1:5000/v1"}}
+    inspect = {
+        "harness": "inspect",
+        "model": {"provider": "openai-api", "id": f"local/{stem}"},
+        "inspect": {"model_base_url": "http://127.0.0.1:5000/v1"},
+    }
     assert weights.identity(inspect) == {"weights": packaged["sha256"], "basis": "served name"}
     hosted = dict(inspect, inspect={"model_base_url": "https://api.example.org/v1"})
     assert weights.identity(hosted) == {"weights": f"openai-api:local/{stem}", "basis": "provider model id"}
@@ -65,7 +72,10 @@ def test_weights_come_from_the_record_the_path_wrote():
     assert weights.identity(unknown) == {"weights": "local:my-own.gguf", "basis": "served name"}
     # the table is launchers/_packaged.py's own, read as data
     from launchers import _packaged
-    assert {n: e["sha256"] for n, e in weights.packaged().items()} == {n: e["sha256"] for n, e in _packaged.MODELS.items()}
+
+    assert {n: e["sha256"] for n, e in weights.packaged().items()} == {
+        n: e["sha256"] for n, e in _packaged.MODELS.items()
+    }
 
 
 def test_paths_to_one_set_of_weights_are_rows_under_one_heading(runs):
@@ -77,15 +87,25 @@ def test_paths_to_one_set_of_weights_are_rows_under_one_heading(runs):
         for aid in row["attempt_ids"]:
             c = recs[aid]["content"]
             want = c["sampling"].get("model_sha256") or next(
-                e["sha256"] for e in weights.packaged().values() if e["file"] == c["service"]["model_reported"][0] + ".gguf")
+                e["sha256"]
+                for e in weights.packaged().values()
+                if e["file"] == c["service"]["model_reported"][0] + ".gguf"
+            )
             assert row["weights"] == want
     heads = {m["weights"]: m for m in doc["models"]}
     assert set(heads) == {SMOL["sha256"], GEMMA["sha256"]}
-    assert heads[SMOL["sha256"]]["rows"] == ["model:llama-cpp:SmolLM2-135M-Instruct.Q4_1",
-                                             "model:openai-compatible:SmolLM2-135M-Instruct.Q4_1"]
-    assert heads[GEMMA["sha256"]] == {"weights": GEMMA["sha256"], "name": GEMMA["title"], "tuning": GEMMA["tuning"],
-                                      "base": True, "card": "models/gemma3-270m/",
-                                      "rows": ["model:llama-cpp:gemma-3-270m-q4_k_m"]}
+    assert heads[SMOL["sha256"]]["rows"] == [
+        "model:llama-cpp:SmolLM2-135M-Instruct.Q4_1",
+        "model:openai-compatible:SmolLM2-135M-Instruct.Q4_1",
+    ]
+    assert heads[GEMMA["sha256"]] == {
+        "weights": GEMMA["sha256"],
+        "name": GEMMA["title"],
+        "tuning": GEMMA["tuning"],
+        "base": True,
+        "card": "models/gemma3-270m/",
+        "rows": ["model:llama-cpp:gemma-3-270m-q4_k_m"],
+    }
     server = next(r for r in doc["rows"] if r["key"].startswith("model:openai-compatible"))
     assert server["weights_basis"] == "served name" and server["preliminary"] and server["rank"] is None
     # the home page: one heading per model, the base model labelled on its heading and on every row of it
@@ -93,8 +113,8 @@ def test_paths_to_one_set_of_weights_are_rows_under_one_heading(runs):
     assert home.count('class="fb-board-model"') == 2
     gemma_rows = [r for r in doc["rows"] if r.get("weights") == GEMMA["sha256"]]
     for r in gemma_rows:
-        tr = home[home.index(f'data-agent="{r["key"]}"'):]
-        assert '<span class="fb-badge fb-base">base model</span>' in tr[:tr.index("</th>")]
+        tr = home[home.index(f'data-agent="{r["key"]}"') :]
+        assert '<span class="fb-badge fb-base">base model</span>' in tr[: tr.index("</th>")]
     assert '<span class="fb-badge fb-base" data-fb-verified="tuning">' in home
 
 
@@ -103,10 +123,14 @@ def test_ranked_by_mean_preliminary_after_and_out_of_the_chart(runs):
     doc = leaderboard.document(pub)
     recs = _records(runs)
     models = [r for r in doc["rows"] if r["kind"] == "model"]
-    means = {r["key"]: Fraction(sum(recs[c["attempt_id"]]["content"]["result"]["score"]["points"] for c in r["counted"]),
-                                len(r["counted"])) for r in models}
+    means = {
+        r["key"]: Fraction(
+            sum(recs[c["attempt_id"]]["content"]["result"]["score"]["points"] for c in r["counted"]), len(r["counted"])
+        )
+        for r in models
+    }
     ranked = [r for r in models if len(r["counted"]) >= 10]
-    assert [r["key"] for r in models[:len(ranked)]] == sorted((r["key"] for r in ranked), key=lambda k: -means[k])
+    assert [r["key"] for r in models[: len(ranked)]] == sorted((r["key"] for r in ranked), key=lambda k: -means[k])
     assert [r["rank"] for r in models] == [1, 2, None] and models[-1]["preliminary"]
     assert doc["simultaneous"]["ranked"] == 2
     # the scores enter the bands in the order the attempts were started
@@ -148,7 +172,7 @@ def test_each_band_is_where_its_wealth_stops_crossing_one_over_alpha_prime(runs)
     rules = _rules()
     k = doc["simultaneous"]["ranked"]
     alpha = Fraction(doc["simultaneous"]["alpha"]) / (2 * k)
-    assert Fraction(doc["simultaneous"]["per_end_alpha"]) == Fraction(int(alpha * 10 ** 9), 10 ** 9)
+    assert Fraction(doc["simultaneous"]["per_end_alpha"]) == Fraction(int(alpha * 10**9), 10**9)
     a = doc["simultaneous"]["per_end_alpha"]
     for r in (x for x in doc["rows"] if x.get("rank")):
         scores = [c["score"] for c in r["counted"]]
@@ -165,14 +189,32 @@ def test_each_band_is_where_its_wealth_stops_crossing_one_over_alpha_prime(runs)
 
 
 def test_rank_bands_follow_from_the_bands():
-    got = bands.rank_bands({"a": {"lower": "60.0", "upper": "80.0"}, "b": {"lower": "50.0", "upper": "70.0"},
-                            "c": {"lower": "10.0", "upper": "40.0"}, "d": {"lower": "40.0", "upper": "45.0"}})
+    got = bands.rank_bands(
+        {
+            "a": {"lower": "60.0", "upper": "80.0"},
+            "b": {"lower": "50.0", "upper": "70.0"},
+            "c": {"lower": "10.0", "upper": "40.0"},
+            "d": {"lower": "40.0", "upper": "45.0"},
+        }
+    )
     # a and b overlap; both are wholly above c; d touches c (40.0 is not above 40.0), below b
-    assert got == {"a": {"lower": 1, "upper": 2}, "b": {"lower": 1, "upper": 2}, "c": {"lower": 3, "upper": 4},
-                   "d": {"lower": 3, "upper": 4}}
+    assert got == {
+        "a": {"lower": 1, "upper": 2},
+        "b": {"lower": 1, "upper": 2},
+        "c": {"lower": 3, "upper": 4},
+        "d": {"lower": 3, "upper": 4},
+    }
     rules = _rules()
-    far = bands.ranking(rules, [{"key": "top", "scores": [90] * 30}, {"key": "low", "scores": [10] * 30},
-                                {"key": "short", "scores": [99] * 3}], "0.05", 30)
+    far = bands.ranking(
+        rules,
+        [
+            {"key": "top", "scores": [90] * 30},
+            {"key": "low", "scores": [10] * 30},
+            {"key": "short", "scores": [99] * 3},
+        ],
+        "0.05",
+        30,
+    )
     assert far["order"] == ["top", "low", "short"] and far["ranked"] == 2
     assert far["rows"]["top"]["rank_band"] == {"lower": 1, "upper": 1}
     assert far["rows"]["low"]["rank_band"] == {"lower": 2, "upper": 2}
@@ -192,17 +234,24 @@ def test_the_bands_hold_together_on_simulated_boards():
     for _ in range(40):
         rows = [{"key": k, "scores": [rng.choice(v) for _ in range(30)]} for k, v in shapes.items()]
         got = bands.ranking(rules, rows, "0.05", 30)
-        failed += any(not Fraction(b["lower"]) <= truth[k] <= Fraction(b["upper"])
-                      for k, b in ((k, got["rows"][k]["band"]) for k in shapes))
+        failed += any(
+            not Fraction(b["lower"]) <= truth[k] <= Fraction(b["upper"])
+            for k, b in ((k, got["rows"][k]["band"]) for k in shapes)
+        )
     assert failed <= 2
 
 
 def test_the_grammar_1_note_counts_the_row_s_counted_attempts_the_erratum_names(runs):
     named = {"smol-FUND_01-seed-2": 3, "smol-FUND_01-seed-4": 5, "gemma-nowhere": 50}
-    errata = {"schema": records.ERRATUM_SCHEMA, "grammar": "fundbook.desk-grammar/1", "attempts": [
-        {"attempt_id": aid, "inexpressible_days": [{"day": 6, "reasons": ["x"]}], "bound": {"withheld_at_most": n}}
-        for aid, n in named.items()] + [{"attempt_id": "smol-FUND_01-seed-5", "inexpressible_days": [],
-                                         "bound": {"withheld_at_most": 0}}]}
+    errata = {
+        "schema": records.ERRATUM_SCHEMA,
+        "grammar": "fundbook.desk-grammar/1",
+        "attempts": [
+            {"attempt_id": aid, "inexpressible_days": [{"day": 6, "reasons": ["x"]}], "bound": {"withheld_at_most": n}}
+            for aid, n in named.items()
+        ]
+        + [{"attempt_id": "smol-FUND_01-seed-5", "inexpressible_days": [], "bound": {"withheld_at_most": 0}}],
+    }
     (runs / "errata").mkdir()
     (runs / "errata" / "grammar-1.json").write_text(json.dumps(errata))
     doc = leaderboard.document(records.load_publication(runs))
@@ -210,7 +259,10 @@ def test_the_grammar_1_note_counts_the_row_s_counted_attempts_the_erratum_names(
     counted = {c["attempt_id"] for c in rows["model:llama-cpp:SmolLM2-135M-Instruct.Q4_1"]["counted"]}
     want = [n for aid, n in named.items() if aid in counted]
     assert rows["model:llama-cpp:SmolLM2-135M-Instruct.Q4_1"]["erratum"] == {
-        "grammar": "fundbook.desk-grammar/1", "attempts": len(want), "withheld_at_most": sum(want)}
+        "grammar": "fundbook.desk-grammar/1",
+        "attempts": len(want),
+        "withheld_at_most": sum(want),
+    }
     assert rows["model:llama-cpp:gemma-3-270m-q4_k_m"]["erratum"] is None
     text = plain(_home(runs))
     assert f"decoded under grammar 1: up to {sum(want)} points withheld over {len(want)} of these worlds" in text
@@ -219,10 +271,12 @@ def test_the_grammar_1_note_counts_the_row_s_counted_attempts_the_erratum_names(
 
 def test_the_home_page_counts_models_by_weights(runs):
     recs = _records(runs)
-    sets = {weights.identity(r["content"])["weights"] for r in recs.values() if r["content"]["model"]["provider"] != "mock"}
+    sets = {
+        weights.identity(r["content"])["weights"] for r in recs.values() if r["content"]["model"]["provider"] != "mock"
+    }
     line = _home(runs)
-    line = line[line.index('<div class="fb-status-line"'):]
-    line = plain(line[:line.index("</div>")])
+    line = line[line.index('<div class="fb-status-line"') :]
+    line = plain(line[: line.index("</div>")])
     results = sum(1 for r in recs.values() if r["content"]["model"]["provider"] != "mock" and r["content"]["result"])
     assert f"{results} attempts by {len(sets)} real models reached a result" in line
     assert f"{SMOL['title']}, run 2 ways; {GEMMA['title']}, a base model" in line
@@ -230,6 +284,7 @@ def test_the_home_page_counts_models_by_weights(runs):
 
 def test_leaderboard_json_states_the_method_and_pins_its_code(runs):
     import hashlib
+
     pub = records.load_publication(runs)
     doc = leaderboard.document(pub)
     sim = doc["simultaneous"]
@@ -239,8 +294,10 @@ def test_leaderboard_json_states_the_method_and_pins_its_code(runs):
     for name, src in (("rules", REPO / "experiments" / "rules.py"), ("bands", REPO / "builders" / "site" / "bands.py")):
         assert files[sim["code"][name]["path"]] == src.read_bytes()
         assert sim["code"][name]["sha256"] == hashlib.sha256(src.read_bytes()).hexdigest()
-    assert doc["packaged"] == {e["sha256"]: {"name": n, "title": e["title"], "file": e["file"], "tuning": e["tuning"]}
-                               for n, e in weights.packaged().items()}
+    assert doc["packaged"] == {
+        e["sha256"]: {"name": n, "title": e["title"], "file": e["file"], "tuning": e["tuning"]}
+        for n, e in weights.packaged().items()
+    }
 
 
 def test_a_board_whose_ranking_does_not_follow_from_its_rows_is_refused(runs):
@@ -259,13 +316,22 @@ def test_a_board_whose_ranking_does_not_follow_from_its_rows_is_refused(runs):
 
 
 def test_one_model_id_running_two_files_is_refused_in_one_line(runs):
-    attempt(runs, "smol-other-file", seed=9, points=20, started="2026-12-09T08:00:00Z",
-            model_id="SmolLM2-135M-Instruct.Q4_1", sha="cd" * 32)
+    attempt(
+        runs,
+        "smol-other-file",
+        seed=9,
+        points=20,
+        started="2026-12-09T08:00:00Z",
+        model_id="SmolLM2-135M-Instruct.Q4_1",
+        sha="cd" * 32,
+    )
     with pytest.raises(records.SiteInputError) as err:
         leaderboard.board(records.load_publication(runs))
-    assert str(err.value) == (f"runs/attempts/smol-other-file/record.json: model llama-cpp:SmolLM2-135M-Instruct.Q4_1 "
-                              f"ran weights {'cd' * 32}, its other attempts {SMOL['sha256']}: one model id, two sets of "
-                              f"weights")
+    assert str(err.value) == (
+        f"runs/attempts/smol-other-file/record.json: model llama-cpp:SmolLM2-135M-Instruct.Q4_1 "
+        f"ran weights {'cd' * 32}, its other attempts {SMOL['sha256']}: one model id, two sets of "
+        f"weights"
+    )
     assert "\n" not in str(err.value)
 
 

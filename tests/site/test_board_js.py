@@ -28,8 +28,13 @@ process.stdout.write(JSON.stringify({ rates: rates.map(([k, n]) => wilson(k, n))
 def node(rates, means):
     if not shutil.which("node"):
         pytest.skip("node is not installed")
-    proc = subprocess.run(["node", "--input-type=module", "-e", SCRIPT % MODULE.as_uri()],
-                          input=json.dumps({"rates": rates, "means": means}), capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        ["node", "--input-type=module", "-e", SCRIPT % MODULE.as_uri()],
+        input=json.dumps({"rates": rates, "means": means}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -46,9 +51,12 @@ def test_the_edges_agree():
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.integers(0, 1200), st.integers(1, 1200)).map(lambda t: [min(t), max(t)]), min_size=1,
-                max_size=20),
-       st.lists(st.lists(st.integers(0, 100), min_size=1, max_size=60), min_size=1, max_size=20))
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 1200), st.integers(1, 1200)).map(lambda t: [min(t), max(t)]), min_size=1, max_size=20
+    ),
+    st.lists(st.lists(st.integers(0, 100), min_size=1, max_size=60), min_size=1, max_size=20),
+)
 def test_any_scores_agree(rates, means):
     got = node(rates, means)
     assert got["rates"] == [intervals.wilson(k, n) for k, n in rates]

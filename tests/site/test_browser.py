@@ -15,8 +15,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("site")]
 
 
 def _visible_rows(page):
-    return page.eval_on_selector_all("section[data-fb-view-section]:not([hidden]) table[data-fb-register] tbody "
-                                     "tr:not([hidden])", "rows => rows.map(r => r.dataset)")
+    return page.eval_on_selector_all(
+        "section[data-fb-view-section]:not([hidden]) table[data-fb-register] tbody tr:not([hidden])",
+        "rows => rows.map(r => r.dataset)",
+    )
 
 
 GRADER = ("reference", "adversarial")
@@ -24,10 +26,13 @@ GRADER = ("reference", "adversarial")
 
 def _column(page, key):
     """The data-sort values of a column of the visible view, in row order."""
-    return page.evaluate("""(key) => {
+    return page.evaluate(
+        """(key) => {
         const t = document.querySelector('section[data-fb-view-section]:not([hidden]) table[data-fb-register]');
         const i = [...t.tHead.rows[0].cells].findIndex(th => th.dataset.fbKey === key);
-        return [...t.tBodies[0].rows].filter(r => !r.hidden).map(r => r.cells[i].dataset.sort); }""", key)
+        return [...t.tBodies[0].rows].filter(r => !r.hidden).map(r => r.cells[i].dataset.sort); }""",
+        key,
+    )
 
 
 def test_register_has_one_row_per_indexed_run_results_first(page, server, run_index):
@@ -62,7 +67,8 @@ def test_sorting_by_score_puts_unscored_rows_last_both_ways(page, server, run_in
     page.goto(server + "runs/?view=grader")
     score = page.locator("section#grader th[data-fb-key=score] button")
     unscored = sum(1 for e in run_index["entries"] if e["kind"] in GRADER) - sum(
-        1 for p in _column(page, "score") if p != "")
+        1 for p in _column(page, "score") if p != ""
+    )
     assert unscored > 0
     for direction in (sorted, lambda xs: sorted(xs, reverse=True)):
         score.click()
@@ -104,8 +110,14 @@ def test_register_is_a_plain_table_without_javascript(browser, server, run_index
 
 def _remote_recorder(context, server, remote):
     origin = urlsplit(server).netloc
-    context.on("request", lambda r: remote.append(r.url) if urlsplit(r.url).scheme not in ("data", "blob")
-               and urlsplit(r.url).netloc != origin else None)
+    context.on(
+        "request",
+        lambda r: (
+            remote.append(r.url)
+            if urlsplit(r.url).scheme not in ("data", "blob") and urlsplit(r.url).netloc != origin
+            else None
+        ),
+    )
 
 
 def sample_run_pages(run_index, built_site):
@@ -178,8 +190,11 @@ def test_crawl_makes_no_remote_request(browser, server, built_site, crawl):
     """Every page that is not a run page (a sample of those is loaded by the test above); under `make test`,
     the first page of each section (every page: `make test-long`)."""
     public = built_site[0]
-    pages = sorted(p.relative_to(public).as_posix() for p in public.rglob("index.html")
-                   if not (p.parent.parent.name == "runs" and p.parent.parent.parent == public))
+    pages = sorted(
+        p.relative_to(public).as_posix()
+        for p in public.rglob("index.html")
+        if not (p.parent.parent.name == "runs" and p.parent.parent.parent == public)
+    )
     if crawl == "one-a-section":
         pages = _one_a_section(pages)
     pages.append("404.html")
@@ -213,8 +228,13 @@ def test_hostile_transcript_is_inert(page, server):
     assert not dialogs
     article = page.locator("article")
     text = article.inner_text()
-    for payload in ("<script>window.__pwned = 'script';</script>", "<img src=x onerror=", "**bold**",
-                    "[click me](javascript:", "THE LAST LINE <script>"):
+    for payload in (
+        "<script>window.__pwned = 'script';</script>",
+        "<img src=x onerror=",
+        "**bold**",
+        "[click me](javascript:",
+        "THE LAST LINE <script>",
+    ):
         assert payload in text, payload
     assert article.locator("img, iframe, b, strong:has-text('bold')").count() == 0
     assert article.locator("a[href^='javascript:']").count() == 0
@@ -259,7 +279,11 @@ def test_register_shows_the_scale_and_one_badge_per_grader_test(page, server, ru
     page.goto(server + "runs/?view=grader")
     badge = page.locator('tr[data-run-id="adversarial-W3-M2_double_pledge"] td[data-label="Grader test"] .fb-badge')
     assert badge.inner_text() == "✓ passed"
-    assert badge.locator("[data-fb-path]").get_attribute("title").startswith(
-        "expected refuses m2-double-pledge on day 1 (TITLE); status SCORED; observed ")
+    assert (
+        badge.locator("[data-fb-path]")
+        .get_attribute("title")
+        .startswith("expected refuses m2-double-pledge on day 1 (TITLE); status SCORED; observed ")
+    )
     from builders.site import glossary
+
     assert page.locator("dl.fb-columns dt").count() == len(glossary.REGISTER)  # engine and path: stated above

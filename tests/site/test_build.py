@@ -52,8 +52,10 @@ def html_pages(built_site):
 def test_every_indexed_run_has_a_row_and_a_page(built_site, run_index):
     public = built_site[0]
     register = (public / "runs" / "index.html").read_text()
-    results = register[register.index('data-fb-view-section="results"'):register.index('data-fb-view-section="grader"')]
-    grader = register[register.index('data-fb-view-section="grader"'):]
+    results = register[
+        register.index('data-fb-view-section="results"') : register.index('data-fb-view-section="grader"')
+    ]
+    grader = register[register.index('data-fb-view-section="grader"') :]
     ids = lambda html: re.findall(r'<tr [^>]*data-run-id="([^"]+)"', html)  # noqa: E731
     entries = run_index["entries"]
     # results (the baselines) first, then the grader tests, each in index order; every run once
@@ -107,9 +109,16 @@ def test_links_resolve_and_nothing_is_remote(html_pages, built_site):
 
 def test_vendored_runtime_and_engine_are_local(built_site):
     public = built_site[0]
-    for rel in ("vendor/pyodide/pyodide.mjs", "vendor/pyodide/pyodide.asm.wasm", "vendor/pyodide/python_stdlib.zip",
-                "vendor/pyodide/pyodide-lock.json", "vendor/vega/vega.min.js", "vendor/vega/vega-lite.min.js",
-                "vendor/vega/vega-embed.min.js", "engine/manifest.json"):
+    for rel in (
+        "vendor/pyodide/pyodide.mjs",
+        "vendor/pyodide/pyodide.asm.wasm",
+        "vendor/pyodide/python_stdlib.zip",
+        "vendor/pyodide/pyodide-lock.json",
+        "vendor/vega/vega.min.js",
+        "vendor/vega/vega-lite.min.js",
+        "vendor/vega/vega-embed.min.js",
+        "engine/manifest.json",
+    ):
         assert (public / rel).is_file(), rel
     assert list((public / "engine").glob("*.zip"))
 
@@ -118,8 +127,10 @@ def test_parquet_exports_match_the_records(built_site, run_index):
     public = built_site[0]
     html = (public / "runs" / "index.html").read_text()
     # The register links the all-runs tables: build-runs' own when published, else the site's.
-    tables = {name: public / "runs" / re.search(rf'href="([^"]*{name})"', html).group(1)
-              for name in ("register.parquet", "days.parquet")}
+    tables = {
+        name: public / "runs" / re.search(rf'href="([^"]*{name})"', html).group(1)
+        for name in ("register.parquet", "days.parquet")
+    }
     register = pq.read_table(tables["register.parquet"]).to_pylist()
     assert [r["run_id"] for r in register] == [e["run_id"] for e in run_index["entries"]]
     days = pq.read_table(tables["days.parquet"])
@@ -127,16 +138,21 @@ def test_parquet_exports_match_the_records(built_site, run_index):
     record = json.loads((built_site[1] / f"{first}.json").read_text())
     per_run = pq.read_table(public / "runs" / "parquet" / f"{first}.parquet").to_pylist()
     assert [d["cash_cents"] for d in per_run] == [d["cash"] for d in record["content"]["days"]]
-    assert days.num_rows == sum(len(json.loads((built_site[1] / f"{e['run_id']}.json").read_text())["content"]["days"])
-                                for e in run_index["entries"])
+    assert days.num_rows == sum(
+        len(json.loads((built_site[1] / f"{e['run_id']}.json").read_text())["content"]["days"])
+        for e in run_index["entries"]
+    )
 
 
 def test_run_pages_carry_the_verify_placeholder(built_site, run_index):
     public = built_site[0]
     for entry in run_index["entries"]:
         html = (public / "runs" / entry["run_id"] / "index.html").read_text()
-        m = re.search(r'<div class="fb-verify" data-run-id="([^"]+)" data-record-url="([^"]+)" '
-                      r'data-index-url="([^"]+)"></div>', html)
+        m = re.search(
+            r'<div class="fb-verify" data-run-id="([^"]+)" data-record-url="([^"]+)" '
+            r'data-index-url="([^"]+)"></div>',
+            html,
+        )
         assert m and m.group(1) == entry["run_id"]
         assert (public / "runs" / entry["run_id"] / m.group(2)).resolve() == (public / entry["record"]).resolve()
         assert (public / "runs" / entry["run_id"] / m.group(3)).resolve() == (public / "runs" / "index.json").resolve()
@@ -144,7 +160,7 @@ def test_run_pages_carry_the_verify_placeholder(built_site, run_index):
 
 def test_hostile_transcript_is_escaped_in_the_html(built_site):
     html = (built_site[0] / "attempts" / hostile.ATTEMPT_ID / "index.html").read_text()
-    article = html[html.index("<article"):html.index("</article>")]
+    article = html[html.index("<article") : html.index("</article>")]
     assert "__pwned" in article
     assert not re.search(r"<script[^>]*>[^<]*__pwned", article)
     assert "<img src=x" not in article and "<iframe" not in article and 'href="javascript:' not in article
@@ -154,18 +170,20 @@ def test_hostile_transcript_is_escaped_in_the_html(built_site):
 
 def test_home_page_opens_with_what_fundbook_is_the_status_and_the_leaderboard(built_site):
     html = (built_site[0] / "index.html").read_text()
-    article = html[html.index("<article"):html.index("</article>")]
-    after_h1 = article[article.index("</h1>") + len("</h1>"):].lstrip()
+    article = html[html.index("<article") : html.index("</article>")]
+    after_h1 = article[article.index("</h1>") + len("</h1>") :].lstrip()
     assert after_h1.startswith('<p class="fb-lede">fundbook evaluates agents on a simulated structured-credit')
-    assert after_h1.index('<div class="fb-status-line"') < after_h1.index('<div class="fb-board"') \
-        < after_h1.index("<h2")
-    spec = json.loads(re.search(r'<script type="application/json" id="spec-leaderboard">(.*?)</script>', article,
-                                re.S).group(1))
+    assert (
+        after_h1.index('<div class="fb-status-line"') < after_h1.index('<div class="fb-board"') < after_h1.index("<h2")
+    )
+    spec = json.loads(
+        re.search(r'<script type="application/json" id="spec-leaderboard">(.*?)</script>', article, re.S).group(1)
+    )
     agents = [row["row"] for row in spec["data"]["values"]]
     assert agents and not [a for a in agents if "mock" in a]  # the mock is a machinery test: never charted
     assert "Vega-Lite spec built with Altair" not in article
-    machinery = article[article.index('<div class="fb-machinery">'):]
-    assert "machinery tests, not agents" in machinery[:machinery.index("</div>")]
+    machinery = article[article.index('<div class="fb-machinery">') :]
+    assert "machinery tests, not agents" in machinery[: machinery.index("</div>")]
 
 
 def test_no_page_names_a_loopback_address(built_site):
@@ -189,8 +207,10 @@ def test_no_page_names_a_loopback_address(built_site):
 def test_limitations_is_dated_and_states_runtime_and_attempts_from_the_records(built_site, run_index):
     html = (built_site[0] / "limitations" / "index.html").read_text()
     runs = built_site[1]
-    dates = [json.loads((runs / e["record"].split("/", 1)[1]).read_text())["volatile"]["finished"][:10]
-             for e in run_index["entries"]]
+    dates = [
+        json.loads((runs / e["record"].split("/", 1)[1]).read_text())["volatile"]["finished"][:10]
+        for e in run_index["entries"]
+    ]
     attempts = sorted(p for p in (runs / "attempts").iterdir() if p.is_dir())
     for p in attempts:  # a worker attempt's start; an Inspect attempt's eval creation, as Inspect logged it
         record = json.loads((p / "record.json").read_text())
@@ -199,12 +219,16 @@ def test_limitations_is_dated_and_states_runtime_and_attempts_from_the_records(b
     assert f"<strong>Status as of {max(dates)}</strong>" in html
     record = json.loads((runs / run_index["entries"][0]["record"].split("/", 1)[1]).read_text())["content"]
     eng = record["engine"]
-    assert (f"published runs were executed by the {record['execution_path']}: engine {eng['engine_version']}, "
-            f"bundle <code>{eng['bundle_sha256'][:12]}</code>, Pyodide {eng['pyodide_version']} "
-            f"(Python {eng['python_version']})") in html
+    assert (
+        f"published runs were executed by the {record['execution_path']}: engine {eng['engine_version']}, "
+        f"bundle <code>{eng['bundle_sha256'][:12]}</code>, Pyodide {eng['pyodide_version']} "
+        f"(Python {eng['python_version']})"
+    ) in html
     assert f"{len(attempts)} model attempts retained" in html or f"{len(attempts)} model attempt retained" in html
     contents = [json.loads((p / "record.json").read_text())["content"] for p in attempts]
-    real = [c for c in contents if c["model"]["provider"] not in ("mock", "cache") and isinstance(c.get("result"), dict)]
+    real = [
+        c for c in contents if c["model"]["provider"] not in ("mock", "cache") and isinstance(c.get("result"), dict)
+    ]
     if real:  # what the sentence says follows the records: a real model's results, or none yet
         assert f"{len(real)} attempt{'s' if len(real) != 1 else ''} by a model reached a result." in html
         assert "No attempt by a real model" not in html
@@ -233,14 +257,14 @@ def test_search_indexes_what_a_reader_searches_for_not_tables_and_transcripts(bu
 def test_gate_details_show_money_not_cents(built_site):
     html = (built_site[0] / "runs" / "adversarial-W1-M11_cash_misstatement" / "index.html").read_text()
     assert "day 1 cash 7,400,000.00 vs 6,000,000.00 (2333 bps)" in html
-    gates = html[html.index('<table class="fb-gates"'):]
-    assert "740000000" not in gates[:gates.index("</table>")]
+    gates = html[html.index('<table class="fb-gates"') :]
+    assert "740000000" not in gates[: gates.index("</table>")]
     html = (built_site[0] / "runs" / "adversarial-W2-M9_understated_tail" / "index.html").read_text()
     assert "day 1 A1 tail 142,500,000.00 &#60; 285,000,000.00 money-days" in html
 
 
 def _visible_text(html: str) -> str:
-    body = html[html.find("<article"):html.find("</article>")] if "<article" in html else html
+    body = html[html.find("<article") : html.find("</article>")] if "<article" in html else html
     body = re.sub(r"<script\b.*?</script>", " ", body, flags=re.S)
     return re.sub(r"<[^>]+>", " ", body)
 
@@ -257,14 +281,18 @@ def test_numbers_read_as_numbers(built_site):
         padded = re.search(r"\$\d[\d,]*\.\d\d0000\b", text)  # "$0.000000", "$50.000000": cents padded to micro-USD
         if padded:
             problems.append((rel, padded.group(0)))
-        decision_page = rel.startswith("comparisons/") and rel.count("/") == 2 and \
-            rel.split("/")[1] not in ("scale", "method", "grader-certificate")
+        decision_page = (
+            rel.startswith("comparisons/")
+            and rel.count("/") == 2
+            and rel.split("/")[1] not in ("scale", "method", "grader-certificate")
+        )
         if not decision_page and re.search(r"(?<![\w.])\d+\.\d{7,}\b", text):
             problems.append((rel, re.search(r"(?<![\w.])\d+\.\d{7,}\b", text).group(0)))
     assert not problems, problems[:10]
     index = _visible_text((public / "comparisons" / "index.html").read_text())
-    assert not re.search(r"\b\d{4,}\b(?![,.]\d)", re.sub(r"\b[0-9a-f]{12}\b|seed \d+|\d{4}-\d\d-\d\d", "", index)), \
+    assert not re.search(r"\b\d{4,}\b(?![,.]\d)", re.sub(r"\b[0-9a-f]{12}\b|seed \d+|\d{4}-\d\d-\d\d", "", index)), (
         re.findall(r"\b\d{4,}\b", index)[:5]
+    )
 
 
 def test_the_bundle_zips_own_sha256_is_published_beside_its_manifest(built_site):
@@ -272,6 +300,7 @@ def test_the_bundle_zips_own_sha256_is_published_beside_its_manifest(built_site)
     beside the manifest's, and both are the sha256 of the files the site serves (issue 39, item 6)."""
     import hashlib
     import re
+
     public = built_site[0]
     zip_sha = hashlib.sha256((public / "engine" / "fundbook-engine.zip").read_bytes()).hexdigest()
     manifest_sha = hashlib.sha256((public / "engine" / "manifest.json").read_bytes()).hexdigest()

@@ -22,8 +22,15 @@ def fab(tmp_path_factory):
     if not (MOCK / "record.json").is_file():
         pytest.skip("needs the published mock attempt")
     runs = two_models(tmp_path_factory.mktemp("cards") / "runs")
-    attempt(runs, "hosted-FUND_01-seed-3", seed=3, points=50, started="2026-12-21T08:00:00Z",
-            model_id="gpt-5.4-mini", provider="openai")
+    attempt(
+        runs,
+        "hosted-FUND_01-seed-3",
+        seed=3,
+        points=50,
+        started="2026-12-21T08:00:00Z",
+        model_id="gpt-5.4-mini",
+        provider="openai",
+    )
     return runs
 
 
@@ -35,8 +42,16 @@ def test_a_packaged_model_s_card_says_where_its_weights_come_from_and_what_they_
     got = _pages(fab)
     for name, entry in _packaged.MODELS.items():
         text = plain(got[f"models/{name}/index.md"])
-        for value in (entry["sha256"], entry["file"], entry["package"]["name"], entry["package"]["version"],
-                      entry["package"]["wheel_sha256"], entry["licence"], entry["quantisation"], entry["upstream"]):
+        for value in (
+            entry["sha256"],
+            entry["file"],
+            entry["package"]["name"],
+            entry["package"]["version"],
+            entry["package"]["wheel_sha256"],
+            entry["licence"],
+            entry["quantisation"],
+            entry["upstream"],
+        ):
             assert value in text, (name, value)
         assert ("base model" in text) == entry["tuning"].startswith("base")
         if entry["chat_template"]:  # fundbook's own template: named, hashed and shown in full
@@ -75,7 +90,9 @@ def test_the_published_card_states_the_context_length_and_template_the_records_s
     pub = records.load_publication(REPO / "runs")
     smol = next(c for c in cards.cards(pub) if c["weights"] == SMOL["sha256"])
     recs = [a.content for a in pub.attempts if weights.identity(a.content)["weights"] == SMOL["sha256"]]
-    ctx = {v for c in recs for k, v in (c.get("service") or {}).get("gguf", {}).items() if k.endswith(".context_length")}
+    ctx = {
+        v for c in recs for k, v in (c.get("service") or {}).get("gguf", {}).items() if k.endswith(".context_length")
+    }
     assert set(smol["context"]["gguf"]) == ctx
     shas = {(c.get("sampling") or {}).get("chat_template_sha256") for c in recs} - {None}
     assert {sha for sha, _, _ in smol["templates"]} == shas

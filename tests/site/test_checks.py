@@ -40,8 +40,13 @@ def node(chains=(), canon=(), figures=()):
     if not shutil.which("node"):
         pytest.skip("node is not installed")
     payload = json.dumps({"chains": list(chains), "canon": list(canon), "figures": list(figures)}, ensure_ascii=True)
-    proc = subprocess.run(["node", "--input-type=module", "-e", SCRIPT % CHECKS.as_uri()], input=payload,
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        ["node", "--input-type=module", "-e", SCRIPT % CHECKS.as_uri()],
+        input=payload,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -88,10 +93,17 @@ def test_chain_check_in_js_agrees_with_the_builders(index):
     assert results[0] == {"ok": True, "size": index["head"]["size"], "head": index["head"]["hash"]}
 
 
-json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**53 - 1), 2**53 - 1),
-                         st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=12))
-json_values = st.recursive(json_scalars, lambda inner: st.one_of(
-    st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=6), inner, max_size=4)), max_leaves=12)
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**53 - 1), 2**53 - 1),
+    st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=12),
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=6), inner, max_size=4)),
+    max_leaves=12,
+)
 FORMATS = sorted(fmt.FORMATS)
 
 
@@ -108,18 +120,28 @@ def test_canonical_json_and_every_figure_format_agree(values):
 
 def test_figure_formats_of_record_shaped_values():
     values = [
-        (123456789, "money"), (-5, "money"), (None, "money"), ({"points": 73, "denominator": 100}, "score"),
-        (None, "score"), ({"points": 30, "max": 30}, "points"), (None, "verdict"), (True, "passed"),
-        (False, "passed"), (["CASH", "TIMING"], "list"), ([], "list"), ({"report_matched": 11, "report_fields": 12}, "report"),
+        (123456789, "money"),
+        (-5, "money"),
+        (None, "money"),
+        ({"points": 73, "denominator": 100}, "score"),
+        (None, "score"),
+        ({"points": 30, "max": 30}, "points"),
+        (None, "verdict"),
+        (True, "passed"),
+        (False, "passed"),
+        (["CASH", "TIMING"], "list"),
+        ([], "list"),
+        ({"report_matched": 11, "report_fields": 12}, "report"),
         ({"action": "d01-a1", "type": "FUND", "decision": "REFUSED", "reason": "CASH"}, "decision"),
         ({"action": "d01-a1", "type": "FUND", "decision": "ACCEPTED", "reason": None}, "decision"),
         ({"episode": "W3", "kind": "adversarial", "mutation": "M4_fully_hedged_tail"}, "fixture"),
         ({"family": "FUND_01", "kind": "baseline", "policy": "do-nothing", "seed": 2}, "fixture"),
         ({"argv": ["node", "x y", "it's", ""], "env": {"B": "2", "A": "1"}}, "command"),
         ({"refusal": {"action": "d01-a1", "day": 1, "reason": "TIMING"}, "status": "SCORED"}, "expectation"),
-        ({"failed_gates": ["no_false_full_protection"], "status": "SCORED", "verdict": "NOT_QUALIFIED"},
-         "expectation"),
-        ("0" * 64, "short"), ([1, 2, 3], "count"), ("\u202e100/100\u200b", "text"),
+        ({"failed_gates": ["no_false_full_protection"], "status": "SCORED", "verdict": "NOT_QUALIFIED"}, "expectation"),
+        ("0" * 64, "short"),
+        ([1, 2, 3], "count"),
+        ("\u202e100/100\u200b", "text"),
         ({"b": [1, "é", None], "a": {"x": True}}, "json"),
     ]
     out = node(figures=[[v, f] for v, f in values])["figures"]
@@ -139,18 +161,31 @@ def test_gate_details_read_as_money_on_both_sides():
     ]
     out = node(figures=[[d, "gate_detail"] for d in details])["figures"]
     assert out == [escape.visible(fmt.figure_text(d, "gate_detail")) for d in details]
-    assert out[0] == ("material misstatement: day 5 cash 5,000,000.00 vs -4,700,000.00 (20638 bps); "
-                      "day 5 assets.A2.funded 10,000,000.00 vs 0.00 (10000 bps)")
+    assert out[0] == (
+        "material misstatement: day 5 cash 5,000,000.00 vs -4,700,000.00 (20638 bps); "
+        "day 5 assets.A2.funded 10,000,000.00 vs 0.00 (10000 bps)"
+    )
     assert out[1].endswith("day 1 A1 tail 0.00 < 285,000,000.00 money-days")
     assert out[2:] == details[2:]
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.sampled_from(["cash", "assets.A1.funded", "assets.Q_9.unfunded", "tail_cent_days"]),
-                          st.integers(-(10**17), 10**17), st.integers(-(10**17), 10**17)), min_size=1, max_size=40))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["cash", "assets.A1.funded", "assets.Q_9.unfunded", "tail_cent_days"]),
+            st.integers(-(10**17), 10**17),
+            st.integers(-(10**17), 10**17),
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
 def test_gate_detail_rewrite_agrees_for_any_amounts(parts):
-    details = [f"day 1 {f} {a} < {b} cent-days" if f == "tail_cent_days" else f"day 1 {f} {a} vs {b} ({a % 997} bps)"
-               for f, a, b in parts]
+    details = [
+        f"day 1 {f} {a} < {b} cent-days" if f == "tail_cent_days" else f"day 1 {f} {a} vs {b} ({a % 997} bps)"
+        for f, a, b in parts
+    ]
     out = node(figures=[[d, "gate_detail"] for d in details])["figures"]
     assert out == [escape.visible(fmt.figure_text(d, "gate_detail")) for d in details]
 
@@ -163,12 +198,20 @@ def test_visible_agrees_on_invisible_characters_and_lone_surrogates():
 
 def test_receipt_payloads_read_alike_on_both_sides():
     """The run pages' receipts (fmt "payload"): money keys, money-days, hashes, nested lists, empty values."""
-    receipts = json.loads((REPO / "runs" / "receipts" / "reference-W3.json").read_text())["receipts"] \
-        if (REPO / "runs" / "receipts" / "reference-W3.json").is_file() else []
+    receipts = (
+        json.loads((REPO / "runs" / "receipts" / "reference-W3.json").read_text())["receipts"]
+        if (REPO / "runs" / "receipts" / "reference-W3.json").is_file()
+        else []
+    )
     values = [r["payload"] for r in receipts] + [
         {"cash": -5, "tail_cent_days": 10**15, "notional": 2**53 - 1, "ids": [], "x": {}, "h": "f" * 64, "H": "F" * 64},
         {"actions": [{"notional": 1, "id": "a"}, [1, {"cash": 2}]], "open_approvals": ["AP001", None, True]},
-        {"\U0001f600": 1, "\uffff": 2, "é": {"amount": 3}}, [1, "x"], None, "plain", 7]
+        {"\U0001f600": 1, "\uffff": 2, "é": {"amount": 3}},
+        [1, "x"],
+        None,
+        "plain",
+        7,
+    ]
     out = node(figures=[[v, "payload"] for v in values])["figures"]
     assert out == [escape.visible(fmt.figure_text(v, "payload")) for v in values]
     assert not receipts or any("; notional " in t and ",000.00" in t for t in out)

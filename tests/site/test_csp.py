@@ -19,8 +19,11 @@ SCRIPT = re.compile(r"<script(?P<attrs>[^>]*)>(?P<body>.*?)</script>", re.S)
 
 
 def _inline_scripts(html):
-    return [m.group("body") for m in SCRIPT.finditer(html)
-            if "src=" not in m.group("attrs") and "application/json" not in m.group("attrs")]
+    return [
+        m.group("body")
+        for m in SCRIPT.finditer(html)
+        if "src=" not in m.group("attrs") and "application/json" not in m.group("attrs")
+    ]
 
 
 def _hashes(policy):
@@ -34,6 +37,7 @@ def _sha(body):
 @pytest.fixture(scope="module")
 def theme_scripts():
     from mkdocs.config import load_config
+
     return csp.ThemeScripts(load_config(str(REPO / "mkdocs.yml")))
 
 
@@ -50,11 +54,17 @@ def _policies(public: Path):
 def test_every_page_and_404_carries_the_policy_from_the_theme_source(built_site, theme_scripts):
     public = built_site[0]
     for path, (html, policy) in _policies(public).items():
-        assert "default-src 'self'" in policy and "http" not in policy and "'unsafe-inline'" not in \
-            policy.split("script-src", 1)[1].split(";", 1)[0], path
+        assert (
+            "default-src 'self'" in policy
+            and "http" not in policy
+            and "'unsafe-inline'" not in policy.split("script-src", 1)[1].split(";", 1)[0]
+        ), path
         rel = path.relative_to(public).as_posix()
-        base = "/" if rel == "404.html" else csp.page_base_url(rel[:-len("index.html")] if rel.endswith("index.html")
-                                                                else rel)
+        base = (
+            "/"
+            if rel == "404.html"
+            else csp.page_base_url(rel[: -len("index.html")] if rel.endswith("index.html") else rel)
+        )
         # the allowed hashes are the theme's scripts rendered for this page's base URL, nothing else
         assert _hashes(policy) == set(theme_scripts.hashes(base)), path
         # and every inline script the page runs is one of them
@@ -63,10 +73,16 @@ def test_every_page_and_404_carries_the_policy_from_the_theme_source(built_site,
 
 
 def test_the_policy_does_not_depend_on_what_a_page_holds(built_site, hostile_site):
-    clean = {p.relative_to(built_site[0]).parent.parent.as_posix(): m for p, (_, m) in _policies(built_site[0]).items()
-             if p.parent.parent.name == "runs"}
-    hostile = {p.relative_to(hostile_site[0]).parent.parent.as_posix(): m
-               for p, (_, m) in _policies(hostile_site[0]).items() if p.parent.parent.name == "runs"}
+    clean = {
+        p.relative_to(built_site[0]).parent.parent.as_posix(): m
+        for p, (_, m) in _policies(built_site[0]).items()
+        if p.parent.parent.name == "runs"
+    }
+    hostile = {
+        p.relative_to(hostile_site[0]).parent.parent.as_posix(): m
+        for p, (_, m) in _policies(hostile_site[0]).items()
+        if p.parent.parent.name == "runs"
+    }
     assert len(set(clean.values()) | set(hostile.values())) == 1  # every run page, clean or hostile: one policy
 
 

@@ -28,20 +28,34 @@ process.stdout.write(JSON.stringify(JSON.parse(data).map(([t, p, m]) => roundDec
 def js_round(cases):
     if not shutil.which("node"):
         pytest.skip("node is not installed")
-    out = subprocess.run(["node", "--input-type=module", "-e", SCRIPT], input=json.dumps(cases), capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run(
+        ["node", "--input-type=module", "-e", SCRIPT],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout)
 
 
-DECIMALS = st.builds(lambda neg, whole, frac: ("-" if neg else "") + whole + ("." + frac if frac else ""),
-                     st.booleans(), st.from_regex(r"[0-9]{1,8}", fullmatch=True),
-                     st.from_regex(r"[0-9]{0,11}", fullmatch=True))
+DECIMALS = st.builds(
+    lambda neg, whole, frac: ("-" if neg else "") + whole + ("." + frac if frac else ""),
+    st.booleans(),
+    st.from_regex(r"[0-9]{1,8}", fullmatch=True),
+    st.from_regex(r"[0-9]{0,11}", fullmatch=True),
+)
 CASE = st.tuples(DECIMALS, st.integers(0, 4), st.sampled_from(["half-even", "floor", "ceiling"]))
 
 
 def test_the_study_s_bounds_round_outwards():
-    cases = [["-0.489499703", 2, "ceiling"], ["-100.000000000", 2, "floor"], ["-19.346153846", 2, "half-even"],
-             ["22.965000000", 2, "half-even"], ["-0.001", 2, "ceiling"], ["1234567.891", 2, "floor"]]
+    cases = [
+        ["-0.489499703", 2, "ceiling"],
+        ["-100.000000000", 2, "floor"],
+        ["-19.346153846", 2, "half-even"],
+        ["22.965000000", 2, "half-even"],
+        ["-0.001", 2, "ceiling"],
+        ["1234567.891", 2, "floor"],
+    ]
     assert js_round(cases) == ["-0.48", "-100.00", "-19.35", "22.96", "0.00", "1,234,567.89"]
     assert [fmt.decimal(*c) for c in cases] == ["-0.48", "-100.00", "-19.35", "22.96", "0.00", "1,234,567.89"]
 
@@ -57,6 +71,7 @@ def test_no_decision_page_prints_more_than_two_decimals(built_site):  # noqa: F8
     than two decimals (a cost under a cent says so; decision.json holds every digit)."""
     import html
     import re
+
     public = built_site[0]
     decided = [p.parent for p in (built_site[1]).glob("**/decision.json")]
     pages = [public / "comparisons" / d.name / "index.html" for d in decided]
@@ -64,7 +79,7 @@ def test_no_decision_page_prints_more_than_two_decimals(built_site):  # noqa: F8
     assert len(pages) > 4
     for page in pages:
         text = page.read_text(encoding="utf-8")
-        body = re.sub(r"<script.*?</script>", "", text[text.index("<article"):text.index("</article>")], flags=re.S)
+        body = re.sub(r"<script.*?</script>", "", text[text.index("<article") : text.index("</article>")], flags=re.S)
         shown = html.unescape(re.sub(r"<[^>]+>", " ", body))
         long = re.findall(r"(?<![\w.])-?\d[\d,]*\.\d{3,}\b", shown)
         assert not long, (page.relative_to(public).as_posix(), long[:5])

@@ -43,7 +43,10 @@ def test_the_study_page_carries_the_dated_deviation(built_site):  # noqa: F811
     html = (public / "studies" / "index.html").read_text()
     for study in doc["studies"]:
         dev = study["deviation"]
-        box = _text(re.search(rf'<div class="admonition warning fb-deviation" id="{study["study"]}-deviation">.*?</div>',
-                              html, re.S).group(0))
+        box = _text(
+            re.search(
+                rf'<div class="admonition warning fb-deviation" id="{study["study"]}-deviation">.*?</div>', html, re.S
+            ).group(0)
+        )
         assert f"Deviation, {dev['date']}: {dev['field']}" in box
         assert " ".join(dev["reason"].split()) in box

@@ -28,6 +28,7 @@ def test_without_a_site_url_og_images_are_relative_files_of_the_site(built_site)
 
 def test_the_site_url_comes_from_the_environment(monkeypatch):
     from mkdocs.config import load_config
+
     monkeypatch.setenv("FUNDBOOK_SITE_URL", "https://example.org/fundbook/")
     assert load_config(str(ROOT / "mkdocs.yml"))["site_url"] == "https://example.org/fundbook/"
     monkeypatch.delenv("FUNDBOOK_SITE_URL")
@@ -37,10 +38,12 @@ def test_the_site_url_comes_from_the_environment(monkeypatch):
 def _hooks(tmp_path, site_url):
     """The site hooks' post-page and post-build steps over a one-page site, with or without a site URL."""
     from builders.site import csp, hooks
+
     (tmp_path / "og" / "pages").mkdir(parents=True)
     (tmp_path / "og" / "pages" / "runs.png").write_bytes(b"png")
-    hooks._state.update(og=tmp_path / "og", descriptions={}, scripts=SimpleNamespace(
-        hashes=lambda base: [], all_hashes=lambda: []))
+    hooks._state.update(
+        og=tmp_path / "og", descriptions={}, scripts=SimpleNamespace(hashes=lambda base: [], all_hashes=lambda: [])
+    )
     page = SimpleNamespace(file=SimpleNamespace(src_uri="runs/index.md"), url="runs/", title="Run register")
     config = {"site_url": site_url, "site_name": "fundbook", "site_description": "d", "site_dir": str(tmp_path)}
     html = hooks.on_post_page("<html><head></head><body></body></html>", page, config)
@@ -63,8 +66,8 @@ def test_without_a_site_url_the_hooks_publish_no_absolute_address(tmp_path):
 
 def test_the_readme_says_how_to_set_the_real_url():
     readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("### Publishing at a real address"):]
-    section = section[:section.index("\n#", 1)]
+    section = readme[readme.index("### Publishing at a real address") :]
+    section = section[: section.index("\n#", 1)]
     assert "FUNDBOOK_SITE_URL=https://example.org/fundbook/ make site" in section
     assert all(word in section for word in ("canonical", "og:image", "sitemap.xml"))
 
@@ -84,8 +87,10 @@ def test_npm_scripts_are_thin_aliases_of_make():
     package = json.loads((ROOT / "package.json").read_text())
     # preview goes through builders/site/preview.sh, which passes `-- --port N` to `make preview` as PORT
     assert package["scripts"] == {"build": "make build", "preview": "sh builders/site/preview.sh", "test": "make test"}
-    assert package["devDependencies"]["axe-core"] == json.loads((ROOT / "package-lock.json").read_text())[
-        "packages"]["node_modules/axe-core"]["version"]  # pinned exactly
+    assert (
+        package["devDependencies"]["axe-core"]
+        == json.loads((ROOT / "package-lock.json").read_text())["packages"]["node_modules/axe-core"]["version"]
+    )  # pinned exactly
 
 
 CHECK_ENGINES = """
@@ -106,8 +111,14 @@ def test_the_node_requirement_covers_every_pinned_package():
     node = shutil.which("node")
     if node is None or not (ROOT / "node_modules" / "semver").is_dir():
         pytest.skip("node or node_modules is not installed (npm ci)")
-    proc = subprocess.run([node, "-e", CHECK_ENGINES, str(ROOT / "package-lock.json")], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60, check=True)
+    proc = subprocess.run(
+        [node, "-e", CHECK_ENGINES, str(ROOT / "package-lock.json")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     out = json.loads(proc.stdout)
     assert out["floor"].startswith("20."), out
     assert out["refused"] == []

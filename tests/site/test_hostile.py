@@ -27,27 +27,31 @@ REPO = Path(__file__).resolve().parents[2]
 
 # ---- what the corpus covers ----
 
+
 def _kinds(runs: Path) -> dict:
     """{record kind: [(document, skip patterns)]} of the hostile publication."""
-    out = {"run record": [], "receipts file": [], "trace file": [], "index": [], "attempt record": [],
-           "transcript": []}
+    out = {"run record": [], "receipts file": [], "trace file": [], "index": [], "attempt record": [], "transcript": []}
     for i in range(len(hostile.PAYLOADS)):
-        out["run record"].append((json.loads((runs / f"hostile-p{i:02d}.json").read_text()),
-                                  hostile.STRUCTURAL["run record"]))
+        out["run record"].append(
+            (json.loads((runs / f"hostile-p{i:02d}.json").read_text()), hostile.STRUCTURAL["run record"])
+        )
         out["receipts file"].append((json.loads((runs / "receipts" / f"hostile-p{i:02d}.json").read_text()), []))
         out["trace file"].append((json.loads((runs / "traces" / f"hostile-p{i:02d}.json").read_text()), []))
         folder = runs / "attempts" / f"hostile-a{i:02d}"
-        out["attempt record"].append((json.loads((folder / "record.json").read_text()),
-                                      hostile.STRUCTURAL["attempt record"]))
+        out["attempt record"].append(
+            (json.loads((folder / "record.json").read_text()), hostile.STRUCTURAL["attempt record"])
+        )
         out["transcript"].append((json.loads((folder / "transcript.json").read_text()), []))
         base = hostile.inspect_base(REPO / "runs")
         if base is not None:  # an Inspect attempt: its transcript, and the values its record keeps as logged
             folder = runs / "attempts" / hostile.inspect_id(base.name, i)
             out.setdefault("inspect transcript", []).append(
-                (json.loads((folder / "transcript.json").read_text()), hostile.INSPECT_STRUCTURAL))
+                (json.loads((folder / "transcript.json").read_text()), hostile.INSPECT_STRUCTURAL)
+            )
             ins = json.loads((folder / "record.json").read_text())["content"]["inspect"]
             out.setdefault("inspect logged values", []).append(
-                ({k: ins[k] for k in ("task_args", "generate_config", "limit")}, ["task_args.protocol"]))
+                ({k: ins[k] for k in ("task_args", "generate_config", "limit")}, ["task_args.protocol"])
+            )
     return out
 
 
@@ -62,7 +66,9 @@ def test_every_string_field_of_every_record_kind_holds_its_payload(hostile_site)
                 value = doc
                 for part in path:
                     value = value[part]
-                hashed = (kind in ("run record", "attempt record") and path[0] == "content") or kind.startswith("inspect")
+                hashed = (kind in ("run record", "attempt record") and path[0] == "content") or kind.startswith(
+                    "inspect"
+                )
                 assert value == (hostile.hashable(payload) if hashed else payload), (kind, i, path)
             coverage[kind] = len(fields)
     index = json.loads((runs / "index.json").read_text())
@@ -71,15 +77,19 @@ def test_every_string_field_of_every_record_kind_holds_its_payload(hostile_site)
     for i, entry in enumerate(hostile_entries):
         for key in ("kind", "fixture_id", "fixture_sha256"):
             assert entry[key] == hostile.hashable(hostile.PAYLOADS[i])
-    coverage["index"] = 3 + len(hostile.string_paths(index.get("engine") or {})) \
-        + len(hostile.string_paths(index["volatile"]))
+    coverage["index"] = (
+        3 + len(hostile.string_paths(index.get("engine") or {})) + len(hostile.string_paths(index["volatile"]))
+    )
     total = sum(coverage.values())
-    print(f"\ncorpus: {len(hostile.PAYLOADS)} payloads x string fields per record kind {coverage} "
-          f"= {len(hostile.PAYLOADS) * total} placements")
+    print(
+        f"\ncorpus: {len(hostile.PAYLOADS)} payloads x string fields per record kind {coverage} "
+        f"= {len(hostile.PAYLOADS) * total} placements"
+    )
     assert min(coverage.values()) >= 7 and coverage["run record"] > 50 and coverage["transcript"] > 300
 
 
 # ---- in the browser ----
+
 
 def _resolve_attr(roots, attr):
     value = roots
@@ -106,9 +116,13 @@ def _expected_figures(pub, run_id):
 
 def _pages(public: Path):
     rels = ["", "runs/", "attempts/", "limitations/", "404.html"]
-    rels += sorted(f"runs/{p.name}/" for p in (public / "runs").iterdir() if p.name.startswith("hostile-p") and p.is_dir())
+    rels += sorted(
+        f"runs/{p.name}/" for p in (public / "runs").iterdir() if p.name.startswith("hostile-p") and p.is_dir()
+    )
     rels += sorted(f"attempts/{p.name}/" for p in (public / "attempts").iterdir() if p.name.startswith("hostile-a"))
-    rels += sorted(f"attempts/{p.name}/" for p in (public / "attempts").iterdir() if _hostile_inspect_index(p.name) is not None)
+    rels += sorted(
+        f"attempts/{p.name}/" for p in (public / "attempts").iterdir() if _hostile_inspect_index(p.name) is not None
+    )
     return rels
 
 
@@ -132,10 +146,17 @@ FIGURES = """() => [...document.querySelectorAll('[data-fb-path]')].map((e) =>
 def _sample(rels):
     """The walk's fast sibling: the pages every payload reaches (the top pages, whose register lists every
     hostile run) and the run and attempt pages of the first and the last payload."""
-    hostile_pages = [r for r in rels if "/hostile-" in r or (r.startswith("attempts/inspect-")
-                                                            and _hostile_inspect_index(r.split("/")[1]) is not None)]
-    ends = {f"{kind}/hostile-{letter}{i:02d}/" for kind, letter in (("runs", "p"), ("attempts", "a"))
-            for i in (0, len(hostile.PAYLOADS) - 1)}
+    hostile_pages = [
+        r
+        for r in rels
+        if "/hostile-" in r
+        or (r.startswith("attempts/inspect-") and _hostile_inspect_index(r.split("/")[1]) is not None)
+    ]
+    ends = {
+        f"{kind}/hostile-{letter}{i:02d}/"
+        for kind, letter in (("runs", "p"), ("attempts", "a"))
+        for i in (0, len(hostile.PAYLOADS) - 1)
+    }
     base = hostile.inspect_base(REPO / "runs")
     if base is not None:
         ends |= {f"attempts/{hostile.inspect_id(base.name, i)}/" for i in (0, len(hostile.PAYLOADS) - 1)}
@@ -150,8 +171,14 @@ def test_no_payload_runs_and_every_text_shows_literally(browser, hostile_server,
     context.add_init_script(RECORD_VIOLATIONS)
     origin = urlsplit(hostile_server).netloc
     remote, dialogs = [], []
-    context.on("request", lambda r: remote.append(r.url) if urlsplit(r.url).scheme not in ("data", "blob")
-               and urlsplit(r.url).netloc != origin else None)
+    context.on(
+        "request",
+        lambda r: (
+            remote.append(r.url)
+            if urlsplit(r.url).scheme not in ("data", "blob") and urlsplit(r.url).netloc != origin
+            else None
+        ),
+    )
     page = context.new_page()
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     checked = inspect_pages = 0
@@ -172,7 +199,7 @@ def test_no_payload_runs_and_every_text_shows_literally(browser, hostile_server,
                     assert shown == _expected_figures(hostile_pub, run)(attr, format), (run, attr)
                     checked += 1
         if rel.startswith("runs/hostile-p"):
-            i = int(rel[len("runs/hostile-p"):-1])
+            i = int(rel[len("runs/hostile-p") : -1])
             payload = escape.visible(hostile.hashable(hostile.PAYLOADS[i]))
             assert out["descriptions"][0].startswith(f"{payload} run hostile-p{i:02d}: {payload}, {payload}, ")
             expected = _expected_figures(hostile_pub, f"hostile-p{i:02d}")
@@ -185,7 +212,7 @@ def test_no_payload_runs_and_every_text_shows_literally(browser, hostile_server,
             # the trace (not a figure) is shown as its JSON text, lone surrogates and all
             assert escape.visible(json.dumps(hostile.PAYLOADS[i], ensure_ascii=False)[1:-1]) in article
         if rel.startswith("attempts/hostile-a"):
-            i = int(rel[len("attempts/hostile-a"):-1])
+            i = int(rel[len("attempts/hostile-a") : -1])
             payload = escape.visible(hostile.hashable(hostile.PAYLOADS[i]))
             assert out["descriptions"][0] == f"Transcript of model attempt hostile-a{i:02d}: {payload}, {payload}."
             assert article.count(escape.visible(hostile.PAYLOADS[i])) >= 10, rel  # every step's text and tools
@@ -211,8 +238,11 @@ def test_searching_the_hostile_site_runs_nothing(browser, hostile_server):
     page.goto(hostile_server)
     search = page.locator("input.md-search__input")
     search.click()
-    page.wait_for_function("""() => !document.querySelector('.md-search-result__meta')
-        .textContent.includes('Initializing')""", timeout=30_000)
+    page.wait_for_function(
+        """() => !document.querySelector('.md-search-result__meta')
+        .textContent.includes('Initializing')""",
+        timeout=30_000,
+    )
     for query in ("onerror", "window", "script"):
         search.fill("")
         search.press_sequentially(query, delay=20)  # the theme searches on key input
@@ -242,6 +272,7 @@ def test_verify_on_a_hostile_run_shows_text_and_runs_nothing(browser, hostile_se
 
 
 # ---- structural fields refuse hostile values ----
+
 
 @pytest.fixture
 def one_run(tmp_path):
@@ -276,12 +307,15 @@ HOSTILE = [hostile.PAYLOADS[0], "../../../etc/passwd", "runs/../../etc/passwd", 
 
 
 @pytest.mark.parametrize("payload", HOSTILE)
-@pytest.mark.parametrize("field, message", [
-    ("content.run_id", "field `content.run_id` expected"),
-    ("content.outputs.trace.path", "outputs.trace.path: expected a path runs/<name>"),
-    ("content.outputs.receipts.path", "outputs.receipts.path: expected a path runs/<name>"),
-    ("schema", "field `schema` expected 'fundbook.run/1'"),
-])
+@pytest.mark.parametrize(
+    "field, message",
+    [
+        ("content.run_id", "field `content.run_id` expected"),
+        ("content.outputs.trace.path", "outputs.trace.path: expected a path runs/<name>"),
+        ("content.outputs.receipts.path", "outputs.receipts.path: expected a path runs/<name>"),
+        ("schema", "field `schema` expected 'fundbook.run/1'"),
+    ],
+)
 def test_structural_run_record_fields_refuse_hostile_values(one_run, field, message, payload):
     path = one_run / f"{hostile.BASE_RUN}.json"
     record = json.loads(path.read_text())
@@ -295,12 +329,15 @@ def test_structural_run_record_fields_refuse_hostile_values(one_run, field, mess
 
 
 @pytest.mark.parametrize("payload", HOSTILE)
-@pytest.mark.parametrize("field, message", [
-    ("run_id", "run_id: expected an id"),
-    ("record", "record: expected a path runs/<name>"),
-    ("content_sha256", "field `content_sha256` differs from runs/index.json entries[0]"),
-    ("file_sha256", "file sha256 differs from runs/index.json entries[0].file_sha256"),
-])
+@pytest.mark.parametrize(
+    "field, message",
+    [
+        ("run_id", "run_id: expected an id"),
+        ("record", "record: expected a path runs/<name>"),
+        ("content_sha256", "field `content_sha256` differs from runs/index.json entries[0]"),
+        ("file_sha256", "file sha256 differs from runs/index.json entries[0].file_sha256"),
+    ],
+)
 def test_structural_index_fields_refuse_hostile_values(one_run, field, message, payload):
     index = json.loads((one_run / "index.json").read_text())
     index["entries"][0][field] = payload
@@ -308,13 +345,16 @@ def test_structural_index_fields_refuse_hostile_values(one_run, field, message, 
     assert message in _refusal(one_run)
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda i: i["entries"][0].update(prev_hash=hostile.PAYLOADS[0]), "the hash chain breaks at"),
-    (lambda i: i["entries"][0].update(hash=hostile.PAYLOADS[0]), "field `head` expected the size and hash"),
-    (lambda i: i["head"].update(hash=hostile.PAYLOADS[0]), "field `head` expected the size and hash"),
-    (lambda i: i.update(head=hostile.PAYLOADS[0]), "field `head` expected the size and hash"),
-    (lambda i: i.update(entries=hostile.PAYLOADS[0]), "field `entries` expected list"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda i: i["entries"][0].update(prev_hash=hostile.PAYLOADS[0]), "the hash chain breaks at"),
+        (lambda i: i["entries"][0].update(hash=hostile.PAYLOADS[0]), "field `head` expected the size and hash"),
+        (lambda i: i["head"].update(hash=hostile.PAYLOADS[0]), "field `head` expected the size and hash"),
+        (lambda i: i.update(head=hostile.PAYLOADS[0]), "field `head` expected the size and hash"),
+        (lambda i: i.update(entries=hostile.PAYLOADS[0]), "field `entries` expected list"),
+    ],
+)
 def test_index_chain_fields_refuse_hostile_values(one_run, edit, message):
     index = json.loads((one_run / "index.json").read_text())
     edit(index)
@@ -322,10 +362,13 @@ def test_index_chain_fields_refuse_hostile_values(one_run, edit, message):
     assert message in _refusal(one_run)
 
 
-@pytest.mark.parametrize("field, message", [
-    ("attempt_id", "content.attempt_id: expected an id"),
-    ("transcript", "transcript.json: sha256 differs from record content.transcript.sha256"),
-])
+@pytest.mark.parametrize(
+    "field, message",
+    [
+        ("attempt_id", "content.attempt_id: expected an id"),
+        ("transcript", "transcript.json: sha256 differs from record content.transcript.sha256"),
+    ],
+)
 def test_structural_attempt_fields_refuse_hostile_values(one_run, field, message):
     path = one_run / "attempts" / hostile.BASE_ATTEMPT / "record.json"
     record = json.loads(path.read_text())
@@ -345,33 +388,44 @@ def test_hostile_attempt_folder_name_is_refused(one_run):
 
 @pytest.mark.parametrize("where", ["run", "attempt"])
 def test_content_with_a_lone_surrogate_is_refused_in_one_line(one_run, where):
-    path = (one_run / f"{hostile.BASE_RUN}.json" if where == "run"
-            else one_run / "attempts" / hostile.BASE_ATTEMPT / "record.json")
+    path = (
+        one_run / f"{hostile.BASE_RUN}.json"
+        if where == "run"
+        else one_run / "attempts" / hostile.BASE_ATTEMPT / "record.json"
+    )
     record = json.loads(path.read_text())
     record["content"]["status" if where == "run" else "label"] = "lone \ud800"
     hostile._dump(path, record)  # its content cannot be hashed: the claimed hash stays
     if where == "run":
         _seal(one_run, path, record, rehash=False)
-    assert re.search(r"field `content` is not canonical JSON \(\$\.\w+: a lone surrogate is not Unicode text\)", _refusal(one_run))
+    assert re.search(
+        r"field `content` is not canonical JSON \(\$\.\w+: a lone surrogate is not Unicode text\)", _refusal(one_run)
+    )
 
 
 # ---- practitioner records: every field held to the importer's own checks; pages write values as data ----
+
 
 @pytest.fixture(scope="module")
 def practitioner_runs(tmp_path_factory):
     """A runs folder holding two practitioner records the importer's writer made (one abandoned, one completed)."""
     from tests.site.conftest import _engine_dir
+
     base = tmp_path_factory.mktemp("practitioner")
     runs = base / "runs"
     runs.mkdir()
-    (runs / "index.json").write_text(json.dumps({"engine": json.loads((REPO / "runs" / "index.json").read_text())["engine"]})
-                                     if (REPO / "runs" / "index.json").is_file() else "{}")
+    (runs / "index.json").write_text(
+        json.dumps({"engine": json.loads((REPO / "runs" / "index.json").read_text())["engine"]})
+        if (REPO / "runs" / "index.json").is_file()
+        else "{}"
+    )
     bundle = _engine_dir(base)
     return runs, [hostile.practitioner_record(runs, bundle, finalize=f) for f in (False, True)]
 
 
 def _practitioner_refusal(runs) -> str:
     from builders.site.practitioner_page import site_files
+
     with pytest.raises(engine.InputError) as err:
         site_files(runs)
     message = str(err.value)
@@ -381,6 +435,7 @@ def _practitioner_refusal(runs) -> str:
 
 def test_practitioner_records_as_imported_build_pages_whose_front_matter_is_the_generators(practitioner_runs):
     from builders.site.practitioner_page import site_files
+
     runs, folders = practitioner_runs
     built = site_files(runs)
     for folder in folders:
@@ -395,6 +450,7 @@ def _every_field_refused(practitioner_runs, every_leaf, folders=None):
     line naming the file (and, for the record and the submission, the field). `every_leaf` False: one leaf per
     field (list indices collapsed), the fast sibling."""
     from builders.practitioners import check_published
+
     runs, every = practitioner_runs
     folders = every if folders is None else folders
     published = json.loads((runs / "index.json").read_text()).get("engine") or {}
@@ -423,7 +479,13 @@ def _every_field_refused(practitioner_runs, every_leaf, folders=None):
                 message = str(err.value)
                 assert "\n" not in message and len(message) < 400, message
                 assert message.startswith(f"runs/practitioners/{folder.name}"), (name, path, message)
-                if name == "submission.json" and path[0] in ("participant", "cohort", "termination", "clock", "consent"):
+                if name == "submission.json" and path[0] in (
+                    "participant",
+                    "cohort",
+                    "termination",
+                    "clock",
+                    "consent",
+                ):
                     assert f"{path[0]}" in message, (path, message)
                 if name == "record.json" and path[0] == "content":
                     assert "content" in message, (path, message)
@@ -445,11 +507,14 @@ def test_a_hostile_value_in_every_leaf_of_a_practitioner_record_is_refused_in_on
     assert placements > 1000
 
 
-@pytest.mark.parametrize("field, value, expected", [
-    (("content", "task", "instance_id"), 'FUND_01/seed-7" onmouseover="x', "content.task.instance_id"),
-    (("content", "termination", "status"), "abandoned\ntemplate: 404.html", "content.termination.status"),
-    (("content", "participant"), "p-00112233445566aa<img src=https://evil.example/x>", "content.participant"),
-])
+@pytest.mark.parametrize(
+    "field, value, expected",
+    [
+        (("content", "task", "instance_id"), 'FUND_01/seed-7" onmouseover="x', "content.task.instance_id"),
+        (("content", "termination", "status"), "abandoned\ntemplate: 404.html", "content.termination.status"),
+        (("content", "participant"), "p-00112233445566aa<img src=https://evil.example/x>", "content.participant"),
+    ],
+)
 def test_the_issues_hand_placed_practitioner_records_are_refused(practitioner_runs, field, value, expected):
     """The three hand-placed records of issue 31: a quote in the instance id, a newline in termination.status, an
     <img> in a rendered field; each refused at build time, naming the file and the field."""
@@ -472,6 +537,7 @@ def test_a_practitioner_page_writes_every_value_as_data_even_unchecked(practitio
     bypassed), writes front matter a YAML writer made (the same two keys, the text intact) and no markup."""
     from builders.site.practitioner_page import page
     from mkdocs.utils import meta
+
     runs, folders = practitioner_runs
     payload = hostile.PAYLOADS[i]
     for folder in folders:
@@ -480,13 +546,16 @@ def test_a_practitioner_page_writes_every_value_as_data_even_unchecked(practitio
         text = page(payload, record)
         body, data = meta.get_data(text)
         body = body.replace('<script type="module" src="../../assets/desk/verify.js"></script>', "")  # the page's own
-        assert set(data) == {"title", "description"} and data["title"] == escape.plain(f"Practitioner attempt {payload}")
+        assert set(data) == {"title", "description"} and data["title"] == escape.plain(
+            f"Practitioner attempt {payload}"
+        )
         assert data["description"] == escape.plain(f"A practitioner run of {payload}: {payload}.")
         assert escape.front_matter_problem(text) is None
-        for token in ("<script", "<img", "<svg", "<iframe", "<style", "<meta", "<base", "<form", "<a href=\"javascript"):
+        for token in ("<script", "<img", "<svg", "<iframe", "<style", "<meta", "<base", "<form", '<a href="javascript'):
             assert token not in body.lower(), (i, token)
         assert "\n\n<script" not in body and "template:" not in text.split("\n---\n", 1)[0].replace(
-            '\\ntemplate:', ""), i
+            "\\ntemplate:", ""
+        ), i
 
 
 def test_every_generated_page_of_the_hostile_publication_has_the_generators_front_matter(hostile_pub):
@@ -501,18 +570,22 @@ def test_every_generated_page_of_the_hostile_publication_has_the_generators_fron
     assert checked > 2 * len(hostile.PAYLOADS)
 
 
-@pytest.mark.parametrize("text, problem", [
-    ('---\ntitle: "Practitioner attempt x"y"\ndescription: d\n---\n\n# x\n', "front matter does not parse"),
-    ("---\ntitle: t\ndescription: abandoned\ntemplate: 404.html\n---\n\n# x\n", "front matter sets `template`"),
-    ("---\ntitle: t\ndescription: [a, b]\n---\n", "front matter `description` is not one line of text"),
-    ("# no front matter\n", "expected a page opening with its front matter"),
-])
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ('---\ntitle: "Practitioner attempt x"y"\ndescription: d\n---\n\n# x\n', "front matter does not parse"),
+        ("---\ntitle: t\ndescription: abandoned\ntemplate: 404.html\n---\n\n# x\n", "front matter sets `template`"),
+        ("---\ntitle: t\ndescription: [a, b]\n---\n", "front matter `description` is not one line of text"),
+        ("# no front matter\n", "expected a page opening with its front matter"),
+    ],
+)
 def test_the_front_matter_guard_names_what_a_record_value_did(text, problem):
     assert problem in escape.front_matter_problem(text)
 
 
 def test_the_front_matter_writer_keeps_a_hostile_value_one_scalar():
     from mkdocs.utils import meta
+
     for payload in hostile.PAYLOADS:
         _, data = meta.get_data(escape.front_matter({"title": payload, "description": payload}) + "\n# x\n")
         assert data == {"title": escape.plain(payload), "description": escape.plain(payload)}

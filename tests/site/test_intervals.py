@@ -23,8 +23,10 @@ def _betacf(a, b, x):
     d = 1 / (d if abs(d) > tiny else tiny)
     h = d
     for m in range(1, 1000):
-        for aa in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                   -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+        for aa in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
             d = 1 + aa * d
             d = 1 / (d if abs(d) > tiny else tiny)
             c = 1 + aa / c

@@ -8,8 +8,18 @@ import pytest
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("site")]
 
 SIZES = {"laptop": (1366, 900), "phone": (390, 844)}
-KINDS = ("home", "register", "reference", "adversarial", "baseline", "desk", "contract", "attempts", "transcript",
-         "inspect")
+KINDS = (
+    "home",
+    "register",
+    "reference",
+    "adversarial",
+    "baseline",
+    "desk",
+    "contract",
+    "attempts",
+    "transcript",
+    "inspect",
+)
 DESK_TIMEOUT_MS = 90_000
 
 # Elements of the content column that end past its right edge (or the window's)
@@ -77,7 +87,9 @@ def test_no_page_is_wider_than_its_window(browser, server, run_index, built_site
         got = page.evaluate(OVERFLOW)
     finally:
         context.close()
-    assert got["page"] <= got["window"], f"/{path} at {size}: the page is {got['page']} px wide in a {got['window']} px window"
+    assert got["page"] <= got["window"], (
+        f"/{path} at {size}: the page is {got['page']} px wide in a {got['window']} px window"
+    )
     assert not got["cut"], f"/{path} at {size}: content runs past the content column: {got['cut']}"
 
 
@@ -88,7 +100,9 @@ def test_the_desk_gets_the_whole_width(browser, server):
     context, page = open_page(browser, server, "desk/", "laptop")
     try:
         context.on("request", lambda r: requests.append(r.url))
-        sidebars = page.evaluate("[...document.querySelectorAll('.md-sidebar')].filter(s => s.getBoundingClientRect().width > 0 && getComputedStyle(s).display !== 'none').length")
+        sidebars = page.evaluate(
+            "[...document.querySelectorAll('.md-sidebar')].filter(s => s.getBoundingClientRect().width > 0 && getComputedStyle(s).display !== 'none').length"
+        )
         width = page.evaluate("document.querySelector('.fb-desk').getBoundingClientRect().width")
         report = page.evaluate("""() => { const t = document.querySelector('table.fb-report-assets');
             return [t.getBoundingClientRect().width, t.closest('.fb-table-wrap').getBoundingClientRect().width]; }""")
@@ -143,7 +157,9 @@ def test_the_report_reflows_to_cards_on_a_phone(browser, server):
     try:
         rows = page.evaluate("""() => [...document.querySelectorAll('table.fb-report-assets tbody tr')].map(r => {
             const b = r.getBoundingClientRect(); return [getComputedStyle(r).display, Math.round(b.right)]; })""")
-        label = page.evaluate("getComputedStyle(document.querySelector('table.fb-report-assets td'), '::before').content")
+        label = page.evaluate(
+            "getComputedStyle(document.querySelector('table.fb-report-assets td'), '::before').content"
+        )
     finally:
         context.close()
     assert rows and all(display == "block" and right <= 390 for display, right in rows), rows
@@ -162,6 +178,7 @@ def test_hidden_hides_register_cards_and_transcript_checkpoints_on_a_phone(brows
     the theme's `details {display:flow-root}`; a filtered-out card or checkpoint must not show, as an empty bar or
     otherwise. Counted at 390 px: the cards displayed are exactly the count the filter states."""
     import re
+
     context, page = open_page(browser, server, "runs/?view=grader&status=MALFORMED", "phone")
     try:
         stated = page.inner_text("[data-fb-count]")

@@ -40,9 +40,18 @@ def _seal(path: Path, record: dict):
     path.write_text(json.dumps(record, indent=1))
 
 
-def add_model_attempt(runs: Path, attempt_id: str, provider="llama-cpp", model_id="qwen2.5-0.5b-instruct-q4",
-                      points=None, cpu_ms=12_300, started="2026-12-03T08:00:00Z", accepted=True, seed=None,
-                      harness=None):
+def add_model_attempt(
+    runs: Path,
+    attempt_id: str,
+    provider="llama-cpp",
+    model_id="qwen2.5-0.5b-instruct-q4",
+    points=None,
+    cpu_ms=12_300,
+    started="2026-12-03T08:00:00Z",
+    accepted=True,
+    seed=None,
+    harness=None,
+):
     """A copy of the mock attempt as another sampler's: a result with `points`, or none (its accepted batches
     kept, or none accepted); `seed` moves it to another world of FUND_01 (its fixture hash with it)."""
     record = json.loads((MOCK / "record.json").read_text())
@@ -50,8 +59,12 @@ def add_model_attempt(runs: Path, attempt_id: str, provider="llama-cpp", model_i
     if not accepted:
         c["proposals"] = []
     if seed is not None:
-        c["task"] = dict(c["task"], seed=seed, instance_id=f"FUND_01/seed-{seed}",
-                         fixture_sha256=engine.fixture_sha256(engine.generate("FUND_01", seed)))
+        c["task"] = dict(
+            c["task"],
+            seed=seed,
+            instance_id=f"FUND_01/seed-{seed}",
+            fixture_sha256=engine.fixture_sha256(engine.generate("FUND_01", seed)),
+        )
         c["proposals"] = []  # the mock's batches are for seed 1
     if harness is not None:
         c["harness"] = harness
@@ -62,8 +75,11 @@ def add_model_attempt(runs: Path, attempt_id: str, provider="llama-cpp", model_i
         c["result"] = None
         c["termination"] = {"limit": "time", "reason": "worker time limit", "status": "interrupted"}
     else:
-        c["result"] = dict(c["result"], verdict="QUALIFIED" if points >= 90 else "NOT_QUALIFIED",
-                           score=dict(c["result"]["score"], points=points))
+        c["result"] = dict(
+            c["result"],
+            verdict="QUALIFIED" if points >= 90 else "NOT_QUALIFIED",
+            score=dict(c["result"]["score"], points=points),
+        )
     record["volatile"] = dict(record["volatile"], started=started)
     folder = runs / "attempts" / attempt_id
     folder.mkdir(parents=True)
@@ -72,17 +88,32 @@ def add_model_attempt(runs: Path, attempt_id: str, provider="llama-cpp", model_i
 
 
 def add_session(runs: Path, session_id: str, cohort="pilot-2026", points=71, completed=True):
-    content = {"kind": "practitioner-attempt", "participant": "p-" + "0123456789abcdef", "cohort": cohort,
-               "task": {"instance_id": f"FUND_02/seed-{len(session_id)}", "family": "FUND_02", "seed": 3,
-                        "split": "public-practice", "fixture_sha256": "f" * 64, "horizon": 20},
-               "clock": {"per_checkpoint_ms": [60_000] * 20, "pauses": []},
-               "termination": {"status": "completed" if completed else "abandoned", "reason": "",
-                               "checkpoints_submitted": 20 if completed else 4},
-               "result": {"status": "SCORED", "verdict": "NOT_QUALIFIED", "score": {"points": points,
-                                                                                    "denominator": 100}}
-               if completed else None}
-    _seal(runs / "practitioners" / session_id / "record.json",
-          {"schema": "fundbook.practitioner/1", "content": content, "volatile": {"imported": "2026-12-04T10:00:00Z"}})
+    content = {
+        "kind": "practitioner-attempt",
+        "participant": "p-" + "0123456789abcdef",
+        "cohort": cohort,
+        "task": {
+            "instance_id": f"FUND_02/seed-{len(session_id)}",
+            "family": "FUND_02",
+            "seed": 3,
+            "split": "public-practice",
+            "fixture_sha256": "f" * 64,
+            "horizon": 20,
+        },
+        "clock": {"per_checkpoint_ms": [60_000] * 20, "pauses": []},
+        "termination": {
+            "status": "completed" if completed else "abandoned",
+            "reason": "",
+            "checkpoints_submitted": 20 if completed else 4,
+        },
+        "result": {"status": "SCORED", "verdict": "NOT_QUALIFIED", "score": {"points": points, "denominator": 100}}
+        if completed
+        else None,
+    }
+    _seal(
+        runs / "practitioners" / session_id / "record.json",
+        {"schema": "fundbook.practitioner/1", "content": content, "volatile": {"imported": "2026-12-04T10:00:00Z"}},
+    )
 
 
 def _home(runs: Path) -> str:
@@ -121,21 +152,23 @@ def test_the_mock_is_a_machinery_row_never_ranked_or_charted(runs):
 
 def test_the_status_line_follows_the_records(runs):
     home = _home(runs)
-    line = home[home.index('<div class="fb-status-line"'):]
-    line = line[:line.index("</div>")]
+    line = home[home.index('<div class="fb-status-line"') :]
+    line = line[: line.index("</div>")]
     assert 'data-fb-status="none"' in line and "<strong>no real model has a result yet.</strong>" in line
     assert "No practitioner session has been imported yet." in home
     assert "Status on 2026-12-01:" in line  # the mock attempt's start is the newest record
     # the first real-model attempt with a result changes it, and its date
     add_model_attempt(runs, "llama-FUND_01-seed-1", points=62)
     home = _home(runs)
-    line = home[home.index('<div class="fb-status-line"'):]
-    line = line[:line.index("</div>")]
+    line = home[home.index('<div class="fb-status-line"') :]
+    line = line[: line.index("</div>")]
     assert 'data-fb-status="results"' in line and "no real model has a result yet" not in home
-    assert ("<strong>1 attempt by 1 real model reached a result</strong> (models counted by their weights: "
-            f'<a href="models/{weights.slug("llama-cpp:qwen2.5-0.5b-instruct-q4")}/">qwen2.5-0.5b-instruct-q4</a>)' in line) and "Status on 2026-12-03:" in line
+    assert (
+        "<strong>1 attempt by 1 real model reached a result</strong> (models counted by their weights: "
+        f'<a href="models/{weights.slug("llama-cpp:qwen2.5-0.5b-instruct-q4")}/">qwen2.5-0.5b-instruct-q4</a>)' in line
+    ) and "Status on 2026-12-03:" in line
     # the lede says what fundbook is before anything else, the status line next
-    article = home[home.index("# fundbook"):]
+    article = home[home.index("# fundbook") :]
     assert article.index('class="fb-lede"') < article.index("fb-status-line") < article.index('class="fb-board"')
 
 
@@ -151,7 +184,9 @@ def test_models_are_grouped_by_provider_and_id_and_failures_count(runs):
     # the interrupted attempt accepted nothing: it scores what the engine grades for an empty run of its world
     # (FUND_01 seed 2 played empty: 9 points, the funding-cost component alone)
     assert [(c["world"], c["attempt_id"], c["score"], c["graded_by"]) for c in llama["counted"]] == [
-        ("FUND_01/seed-1", "llama-a", 62, "record"), ("FUND_01/seed-2", "llama-b", 9, "engine")]
+        ("FUND_01/seed-1", "llama-a", 62, "record"),
+        ("FUND_01/seed-2", "llama-b", 9, "engine"),
+    ]
     assert llama["mean"]["value"] == "35.5"  # (62 + 9) / 2
     assert llama["rate"]["k"] == 0 and llama["date"] == "2026-12-05"
     calls = json.loads((MOCK / "record.json").read_text())["content"]["cost"]["calls"]
@@ -171,23 +206,40 @@ def test_the_last_try_counts_whatever_its_end_and_n_is_worlds(runs):
     board = leaderboard.board(records.load_publication(runs))
     (row,) = dict(board["groups"])["Models"]
     assert (row["worlds"], row["n"], row["attempts"], row["ended_without_result"]) == (1, 1, 3, 1)
-    assert row["counted"] == [{"world": "FUND_01/seed-1", "attempt_id": "arm-FUND_01-seed-1.2", "score": 9,
-                               "qualified": False, "graded_by": "engine", "started": "2026-12-02T07:00:00Z"}]
+    assert row["counted"] == [
+        {
+            "world": "FUND_01/seed-1",
+            "attempt_id": "arm-FUND_01-seed-1.2",
+            "score": 9,
+            "qualified": False,
+            "graded_by": "engine",
+            "started": "2026-12-02T07:00:00Z",
+        }
+    ]
     assert row["mean"] == {"value": "9.0", "lower": None, "upper": None, "n": 1}
     assert row["rate"]["n"] == 1
     # the same scripted baselines, graded on the model's own world, beside it
-    assert row["same_worlds"] == [{"world": "FUND_01/seed-1", "attempt_id": "arm-FUND_01-seed-1.2", "model": 9,
-                                   "do-nothing": 49, "shortest-cheapest": 64, "reference": 100}]
+    assert row["same_worlds"] == [
+        {
+            "world": "FUND_01/seed-1",
+            "attempt_id": "arm-FUND_01-seed-1.2",
+            "model": 9,
+            "do-nothing": 49,
+            "shortest-cheapest": 64,
+            "reference": 100,
+        }
+    ]
     doc = leaderboard.document(records.load_publication(runs))
     (model,) = [r for r in doc["rows"] if r["kind"] == "model"]
     assert model["counted"] == row["counted"] and doc["rule"] == leaderboard.counting.RULE
-    assert doc["headline"] == ("The best model so far, llama-cpp:qwen2.5-0.5b-instruct-q4, scored a mean of 9.0 "
-                               "points out of 100 over 1 world: below doing nothing on the same worlds (49.0) and "
-                               "below the reference policy (100.0). It qualified on 0 of 1.")
+    assert doc["headline"] == (
+        "The best model so far, llama-cpp:qwen2.5-0.5b-instruct-q4, scored a mean of 9.0 "
+        "points out of 100 over 1 world: below doing nothing on the same worlds (49.0) and "
+        "below the reference policy (100.0). It qualified on 0 of 1."
+    )
     csv = leaderboard.csv_text(records.load_publication(runs)).splitlines()
     assert csv[0] == "group,agent,kind,world,attempt_id,score,qualified,graded_by"
-    assert ("Models,model:llama-cpp:qwen2.5-0.5b-instruct-q4,model,FUND_01/seed-1,arm-FUND_01-seed-1.2,9,0,engine"
-            in csv)
+    assert "Models,model:llama-cpp:qwen2.5-0.5b-instruct-q4,model,FUND_01/seed-1,arm-FUND_01-seed-1.2,9,0,engine" in csv
     home = _home(runs)
     assert home.index("data-fb-headline") < home.index("fb-board-table")
     assert doc["headline"] in plain(home)
@@ -203,14 +255,15 @@ def test_the_home_page_and_leaderboard_json_state_the_same_figures(runs):
     for row in doc["rows"]:
         if row["group"] == "Machinery tests":
             continue
-        tr = home[home.index(f'data-agent="{row["key"]}"'):]
-        tr = tr[:tr.index("</tr>")]
+        tr = home[home.index(f'data-agent="{row["key"]}"') :]
+        tr = tr[: tr.index("</tr>")]
         key = quote(row["key"], safe="")
         assert f'data-fb-path="board/rows/{key}/mean/value">{row["mean"]["value"]}</span><br>' in tr
         assert f'data-fb-path="board/rows/{key}/worlds" data-fb-format="number">{row["worlds"]}</span>' in tr
         assert f'data-fb-path="board/rows/{key}/qualified/value">{row["qualified"]["value"]}</span> %' in tr
         # every figure recomputes from the counted scores
         from builders.site import intervals
+
         scores = [c["score"] for c in row["counted"]]
         assert intervals.t_mean(scores) == row["mean"] and row["worlds"] == len({c["world"] for c in row["counted"]})
         assert intervals.wilson(sum(c["qualified"] for c in row["counted"]), len(scores)) == row["qualified"]
@@ -224,8 +277,9 @@ def test_a_world_the_engine_cannot_rebuild_is_refused_in_one_line(runs):
     _seal(path, record)
     with pytest.raises(records.SiteInputError) as err:
         leaderboard.board(records.load_publication(runs))
-    assert str(err.value).startswith("runs/attempts/llama-x/record.json: attempt llama-x: task.fixture_sha256: "
-                                     "expected fe9e1555")
+    assert str(err.value).startswith(
+        "runs/attempts/llama-x/record.json: attempt llama-x: task.fixture_sha256: expected fe9e1555"
+    )
 
 
 def test_the_harness_is_shown_beside_the_provider(runs):
@@ -254,7 +308,10 @@ def test_practitioner_cohorts_come_from_imported_sessions(runs):
     for name in ("receipts.json", "submission.json"):  # as an import writes it: the record has its own page
         (runs / "practitioners" / "s-one" / name).write_text("{}")
     board = leaderboard.board(records.load_publication(runs))
-    assert dict(board["groups"])["Practitioners"][0]["links"][0] == ("session p-0123456789abcdef", "practitioners/s-one/")
+    assert dict(board["groups"])["Practitioners"][0]["links"][0] == (
+        "session p-0123456789abcdef",
+        "practitioners/s-one/",
+    )
     home = _home(runs)
     assert "3 practice-desk sessions by practitioners have been imported." in home
 
@@ -267,8 +324,9 @@ def test_a_tampered_session_is_refused_in_one_line(runs):
     path.write_text(json.dumps(record))
     with pytest.raises(records.SiteInputError) as err:
         records.load_publication(runs)
-    assert str(err.value) == ("runs/practitioners/s-one/record.json: field `content_sha256` does not match "
-                              "sha256(canonical_json(content))")
+    assert str(err.value) == (
+        "runs/practitioners/s-one/record.json: field `content_sha256` does not match sha256(canonical_json(content))"
+    )
     path.write_text(json.dumps(dict(record, schema="fundbook.practitioner/9")))
     with pytest.raises(records.SiteInputError, match="field `schema` expected 'fundbook.practitioner/1'"):
         records.load_publication(runs)
@@ -306,13 +364,14 @@ def test_a_local_model_attempt_is_a_model_row_with_its_interval_and_cpu_cost(lla
     assert row["rate"] == {"value": "0.0", "lower": "0.0", "upper": "79.4", "k": 0, "n": 1}  # Wilson, 0 of 1
     assert row["mean"] == {"value": "30.0", "lower": None, "upper": None, "n": 1}
     # 522,318 ms / 20 calls = 26,115.9 ms; 31,734 / 20 = 1,586.7 tokens in; 5,155 / 20 = 257.75 out
-    assert row["cost"] == ("$0.00 (local) · CPU 522.3 s (26.1 s per call) · 20 calls, 31,734 tokens in, 5,155 out "
-                           "(1,587 and 258 per call)")
+    assert row["cost"] == (
+        "$0.00 (local) · CPU 522.3 s (26.1 s per call) · 20 calls, 31,734 tokens in, 5,155 out (1,587 and 258 per call)"
+    )
     assert [r["key"] for r in board["machinery"]] == ["machinery:mock:mock"]  # the mock stays apart
     assert overview.home_sections(pub)["chart"] is None  # a preliminary row is out of the chart
     home = _home(llama_runs)
-    tr = plain(home[home.index(f'data-agent="{LLAMA_KEY}"'):])
-    tr = tr[:tr.index("one world: no interval") + 40]
+    tr = plain(home[home.index(f'data-agent="{LLAMA_KEY}"') :])
+    tr = tr[: tr.index("one world: no interval") + 40]
     assert "not ranked" in tr and "0.0 %[0.0, 79.4]" in tr and "30.0one world: no interval" in tr  # <br> between
     assert "preliminary" in tr
 
@@ -320,18 +379,27 @@ def test_a_local_model_attempt_is_a_model_row_with_its_interval_and_cpu_cost(lla
 def test_the_status_line_says_what_the_register_holds(llama_runs, runs):
     def line(runs_dir):
         home = _home(runs_dir)
-        text = home[home.index('<div class="fb-status-line"'):]
-        return text[:text.index("</div>")]
-    assert ("The Attempts page holds 1 real-model attempt (run on this host by an open-weights model, at $0), and "
-            "1 mock attempt, a machinery test that measures no model.") in line(llama_runs)
-    assert ("<strong>1 attempt by 1 real model reached a result</strong> (models counted by their weights: "
-            '<a href="models/smollm2-135m-instruct/">SmolLM2-135M-Instruct</a>)') in line(llama_runs)
-    assert "What the register holds: 0 grader tests on fixtures (adversarial and reference; 0 passed) and " \
-           "6 scripted-baseline runs." in line(llama_runs)
+        text = home[home.index('<div class="fb-status-line"') :]
+        return text[: text.index("</div>")]
+
+    assert (
+        "The Attempts page holds 1 real-model attempt (run on this host by an open-weights model, at $0), and "
+        "1 mock attempt, a machinery test that measures no model."
+    ) in line(llama_runs)
+    assert (
+        "<strong>1 attempt by 1 real model reached a result</strong> (models counted by their weights: "
+        '<a href="models/smollm2-135m-instruct/">SmolLM2-135M-Instruct</a>)'
+    ) in line(llama_runs)
+    assert (
+        "What the register holds: 0 grader tests on fixtures (adversarial and reference; 0 passed) and "
+        "6 scripted-baseline runs." in line(llama_runs)
+    )
     add_model_attempt(llama_runs, "llama-late", points=None)  # interrupted: counted, without a result
     add_model_attempt(llama_runs, "tinker-a", provider="tinker", model_id="Qwen/Qwen3-8B", points=None)
-    assert ("holds 3 real-model attempts (2 of them run on this host by an open-weights model, at $0), 2 of them "
-            "without a result, and 1 mock attempt") in line(llama_runs)
+    assert (
+        "holds 3 real-model attempts (2 of them run on this host by an open-weights model, at $0), 2 of them "
+        "without a result, and 1 mock attempt"
+    ) in line(llama_runs)
     shutil.rmtree(llama_runs / "attempts")
     assert "No model attempt has been retained." in line(llama_runs)
 
@@ -341,16 +409,18 @@ def test_a_local_attempt_page_gives_cpu_and_tokens_per_call_and_in_total_at_zero
     env = pages.environment()
     (attempt,) = [a for a in pub.attempts if a.attempt_id == LLAMA.name]
     page = pages.transcript_page(env, pub, attempt)
-    assert ('<p class="fb-line" data-fb-cost><span class="fb-label">Cost</span> <span data-fb-path="content" '
-            'data-fb-format="cost">$0.00 (local): a model run on this '
-            "host, no charge · 20 model calls · CPU 522.3 s in total, 26.1 s per call · tokens 31,734 in and 5,155 "
-            "out in total, 1,587 in and 258 out per call</span></p>") in page  # one mark: verify checks the line
+    assert (
+        '<p class="fb-line" data-fb-cost><span class="fb-label">Cost</span> <span data-fb-path="content" '
+        'data-fb-format="cost">$0.00 (local): a model run on this '
+        "host, no charge · 20 model calls · CPU 522.3 s in total, 26.1 s per call · tokens 31,734 in and 5,155 "
+        "out in total, 1,587 in and 258 out per call</span></p>"
+    ) in page  # one mark: verify checks the line
     assert "A machinery test, not a model." not in page and 'class="fb-badge fb-kind-model">model</span>' in page
     assert "step 1</strong> · model · 600 tokens in · 64 tokens out · $0.00 · CPU 7.4 s" in page  # per call
     assert "$0.000000" not in page and "fb-mock" not in page
     listing = pages.attempts_page(env, pub)
-    row = listing[listing.index(f'<tr id="{LLAMA.name}"'):]
-    row = row[:row.index("</tr>")]
+    row = listing[listing.index(f'<tr id="{LLAMA.name}"') :]
+    row = row[: row.index("</tr>")]
     assert f'<a href="{LLAMA.name}/" title="attempt {LLAMA.name}">FUND_01/seed-1</a>' in row
     assert "fb-kind-model" in row and "$0.00 (local) · CPU 522.3 s · 31,734 / 5,155 tokens" in row
     assert '<span class="fb-badge fb-outcome-scored">scored</span>' in row and "<strong>30/100</strong>" in row
@@ -366,10 +436,12 @@ def test_per_call_is_exact_and_rounds_half_up():
 def test_the_status_line_states_each_study_as_its_status_does(runs):
     """A study's state on the home page is its committed status.json's: worlds played, each question's verdict
     once its rule has stopped, "no verdict yet" before; no study, no sentence."""
+
     def line():
         home = _home(runs)
-        text = home[home.index('<div class="fb-status-line"'):]
-        return text[:text.index("</div>")]
+        text = home[home.index('<div class="fb-status-line"') :]
+        return text[: text.index("</div>")]
+
     assert "pre-registered study" not in line()
     study = REPO / "runs" / "studies" / "smollm2-heldout"
     shutil.copytree(study, runs / "studies" / study.name)
@@ -378,28 +450,35 @@ def test_the_status_line_states_each_study_as_its_status_does(runs):
     status["comparisons"]["smollm2-vs-do-nothing"]["verdict"] = None
     status["comparisons"]["smollm2-vs-shortest-cheapest"]["verdict"] = "not supported"
     (runs / "studies" / study.name / "status.json").write_text(json.dumps(status))
-    assert ('A pre-registered study (<a href="studies/">Studies</a>): <strong>smollm2-heldout</strong> running, 7 of '
-            'at most 40 worlds played (<a href="studies/smollm2-heldout/worlds/">outcomes per world</a>): '
-            'smollm2-vs-do-nothing no verdict yet, smollm2-vs-shortest-cheapest '
-            '<strong>not supported</strong>.') in line()
+    assert (
+        'A pre-registered study (<a href="studies/">Studies</a>): <strong>smollm2-heldout</strong> running, 7 of '
+        'at most 40 worlds played (<a href="studies/smollm2-heldout/worlds/">outcomes per world</a>): '
+        "smollm2-vs-do-nothing no verdict yet, smollm2-vs-shortest-cheapest "
+        "<strong>not supported</strong>."
+    ) in line()
 
 
 def test_two_comparisons_against_the_same_arm_have_distinct_labels(runs):
     for slug in ("reference-vs-do-nothing", "reference-vs-do-nothing-betting"):
         folder = runs / "comparisons" / slug
         folder.mkdir(parents=True)
-        (folder / "decision.json").write_text(json.dumps({"arms": {"baseline:reference": 1,
-                                                                    "baseline:do-nothing": -1}}))
+        (folder / "decision.json").write_text(
+            json.dumps({"arms": {"baseline:reference": 1, "baseline:do-nothing": -1}})
+        )
     board = leaderboard.board(records.load_publication(runs))
     links = [t for t, h in _row(board, "baseline:do-nothing")["links"] if "comparisons/" in h]
     assert links == ["vs reference (reference-vs-do-nothing)", "vs reference (reference-vs-do-nothing-betting)"]
 
 
 def test_a_summary_s_raw_units_are_read():
-    text = ("Ended completed. 20 model calls (0 from the cache), 25555 tokens in, 4499 out, 0 micro-USD charged, "
-            "1234567 micro-USD unresolved; sandbox 0 micro-USD.")
-    assert fmt.readable_units(text) == ("Ended completed. 20 model calls (0 from the cache), 25,555 tokens in, 4,499 "
-                                        "out, $0.00 charged, $1.234567 unresolved; sandbox $0.00.")
+    text = (
+        "Ended completed. 20 model calls (0 from the cache), 25555 tokens in, 4499 out, 0 micro-USD charged, "
+        "1234567 micro-USD unresolved; sandbox 0 micro-USD."
+    )
+    assert fmt.readable_units(text) == (
+        "Ended completed. 20 model calls (0 from the cache), 25,555 tokens in, 4,499 "
+        "out, $0.00 charged, $1.234567 unresolved; sandbox $0.00."
+    )
     assert fmt.readable_units("seed-2012208819090176 tokens") == "seed-2012208819090176 tokens"  # not a count
 
 
@@ -413,10 +492,15 @@ def test_the_published_rows_recompute_from_their_counted_attempts_or_the_build_s
     model["counted"][0]["score"] = 100  # a row that no longer follows from what it counted
     with pytest.raises(records.SiteInputError) as err:
         leaderboard.check_document(doc)
-    assert str(err.value).startswith("leaderboard.json: row model:llama-cpp:qwen2.5-0.5b-instruct-q4: qualified and "
-                                     "mean: expected")
+    assert str(err.value).startswith(
+        "leaderboard.json: row model:llama-cpp:qwen2.5-0.5b-instruct-q4: qualified and mean: expected"
+    )
     model["counted"].append(dict(model["counted"][0]))  # the same world twice
     with pytest.raises(records.SiteInputError, match=r"counted: expected one attempt per world, got 3 for 2 worlds"):
         leaderboard.check_document(doc)
-    assert set(leaderboard.files(pub)) == {"leaderboard.json", "leaderboard.csv", "leaderboard/rules.py",
-                                           "leaderboard/bands.py"}
+    assert set(leaderboard.files(pub)) == {
+        "leaderboard.json",
+        "leaderboard.csv",
+        "leaderboard/rules.py",
+        "leaderboard/bands.py",
+    }

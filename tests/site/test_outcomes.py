@@ -21,8 +21,16 @@ def _cells(study: Path):
     for line in (study / "sweep" / "observations.jsonl").read_text().splitlines():
         r = json.loads(line)
         metrics.setdefault((r["item_id"], r["arm"]), {})[r["metric"]] = r["value"]
-    return {k: ("qualified" if m.get("scored") == 1 and m.get("qualified") == 1 else
-                "scored" if m.get("scored") == 1 else "none") for k, m in metrics.items()}
+    return {
+        k: (
+            "qualified"
+            if m.get("scored") == 1 and m.get("qualified") == 1
+            else "scored"
+            if m.get("scored") == 1
+            else "none"
+        )
+        for k, m in metrics.items()
+    }
 
 
 @pytest.fixture
@@ -55,6 +63,7 @@ def test_every_world_and_arm_is_the_cell_its_observation_rows_give(study_runs):
 def test_a_cell_says_qualified_scored_or_no_score_and_a_base_model_is_labelled(study_runs):
     """Rows edited to give each outcome, and the model arm's weights made Gemma's (a base model)."""
     from tests.site.boards import GEMMA
+
     folder = study_runs / "studies" / STUDY.name / "sweep"
     rows = [json.loads(line) for line in (folder / "observations.jsonl").read_text().splitlines()]
     status = json.loads((STUDY / "status.json").read_text())
@@ -72,19 +81,20 @@ def test_a_cell_says_qualified_scored_or_no_score_and_a_base_model_is_labelled(s
     (folder / "sweep.json").write_text(json.dumps(sweep))
     page = outcomes.generated_pages(pages.environment(), records.Publication(runs_dir=study_runs, index={}))
     text = page[f"studies/{STUDY.name}/worlds/index.md"]
-    row1 = text[text.index(f'data-run-id="{first}"'):]
-    row1 = row1[:row1.index("</tr>")]
-    row2 = text[text.index(f'data-run-id="{second}"'):]
-    row2 = row2[:row2.index("</tr>")]
+    row1 = text[text.index(f'data-run-id="{first}"') :]
+    row1 = row1[: row1.index("</tr>")]
+    row2 = text[text.index(f'data-run-id="{second}"') :]
+    row2 = row2[: row2.index("</tr>")]
     assert 'data-arm2="qualified"' in row1 and 'data-arm2="none"' in row2
-    cell = row2[row2.index('data-label="do-nothing"'):]
-    assert plain(cell[:cell.index("</td>")]).endswith("no score")
+    cell = row2[row2.index('data-label="do-nothing"') :]
+    assert plain(cell[: cell.index("</td>")]).endswith("no score")
     assert f"{GEMMA['title']} (base model)" in plain(text)
     assert '<span class="fb-badge fb-base">base model</span>' in text
 
 
 def test_the_view_filters_by_arm_outcome_and_family_and_fits_a_phone(browser, built_site):
     from builders.site.serve import Serving
+
     public, runs, _ = built_site
     studies = outcomes.studies(runs)
     if not studies:
@@ -105,7 +115,8 @@ def test_the_view_filters_by_arm_outcome_and_family_and_fits_a_phone(browser, bu
         family = view["families"][0]
         page.select_option('select[data-fb-filter="family"]', family)
         assert page.locator("table[data-fb-register] tbody tr:not([hidden])").count() == sum(
-            1 for w in view["worlds"] if w["cells"][j]["outcome"] == "scored" and w["family"] == family)
+            1 for w in view["worlds"] if w["cells"][j]["outcome"] == "scored" and w["family"] == family
+        )
         ctx.close()
         ctx = browser.new_context(viewport={"width": 390, "height": 844})
         page = ctx.new_page()

@@ -25,6 +25,7 @@ def context(browser):
             width, height = SIZES[size]
             made[size] = browser.new_context(viewport={"width": width, "height": height})
         return made[size]
+
     yield get
     for c in made.values():
         c.close()
@@ -40,6 +41,7 @@ def at(context, server):
         page.goto(server + path)
         page.wait_for_selector("html[data-fb-regions]", state="attached")
         return page
+
     yield open_
     for p in opened:
         p.close()
@@ -50,6 +52,7 @@ def _record(built_site, entry):
 
 
 # ---- home ----
+
 
 @pytest.mark.parametrize("size", SIZES)
 def test_the_home_page_says_what_fundbook_is_and_the_status_on_its_first_screen(at, size, built_site):
@@ -63,9 +66,12 @@ def test_the_home_page_says_what_fundbook_is_and_the_status_on_its_first_screen(
     # line follows it: whole on a laptop's first screen, begun on a phone's
     end = box["y"] + (box["height"] if size == "laptop" else 0)
     assert end <= height, f"the status line ends at {box['y'] + box['height']} px"
-    real = [p for p in (built_site[1] / "attempts").glob("*/record.json")
-            if json.loads(p.read_text())["content"]["model"]["provider"] != "mock"
-            and json.loads(p.read_text())["content"].get("result")]
+    real = [
+        p
+        for p in (built_site[1] / "attempts").glob("*/record.json")
+        if json.loads(p.read_text())["content"]["model"]["provider"] != "mock"
+        and json.loads(p.read_text())["content"].get("result")
+    ]
     text = status.inner_text()
     assert text.startswith("Status on 20")
     assert ("no real model has a result yet." in text) == (not real)
@@ -76,10 +82,13 @@ def test_the_home_page_says_what_fundbook_is_and_the_status_on_its_first_screen(
 
 def test_the_leaderboard_labels_every_row_and_draws_the_mock_apart(at):
     page = at("")
-    rows = page.eval_on_selector_all(".fb-board-table tbody tr[data-agent]", """rows => rows.map(r => ({
+    rows = page.eval_on_selector_all(
+        ".fb-board-table tbody tr[data-agent]",
+        """rows => rows.map(r => ({
         key: r.dataset.agent, label: r.querySelector('.fb-badge').textContent,
         rate: r.querySelector('[data-label=Qualified]').innerText,
-        mean: r.querySelector('[data-label="Mean score"]').innerText}))""")
+        mean: r.querySelector('[data-label="Mean score"]').innerText}))""",
+    )
     assert {r["key"] for r in rows} >= {"baseline:do-nothing", "baseline:reference", "baseline:shortest-cheapest"}
     assert all(r["label"] in ("model", "practitioner cohort", "scripted baseline") for r in rows)
     assert not [r for r in rows if "mock" in r["key"]]
@@ -92,6 +101,7 @@ def test_the_leaderboard_labels_every_row_and_draws_the_mock_apart(at):
 
 
 # ---- the register ----
+
 
 def _register_rows(page):
     return page.evaluate("""() => {
@@ -130,8 +140,10 @@ def test_the_register_keeps_view_filters_and_sort_in_the_query_string(at, run_in
     assert page.url.endswith("runs/?view=grader&kind=adversarial&sort=score&dir=desc")
     order = page.eval_on_selector_all("section#grader tbody tr:not([hidden])", "rs => rs.map(r => r.dataset.runId)")
     page.reload()
-    assert page.eval_on_selector_all("section#grader tbody tr:not([hidden])", "rs => rs.map(r => r.dataset.runId)") \
+    assert (
+        page.eval_on_selector_all("section#grader tbody tr:not([hidden])", "rs => rs.map(r => r.dataset.runId)")
         == order
+    )
     assert page.locator("section#grader th[data-fb-key=score]").get_attribute("aria-sort") == "descending"
     page.click("[data-fb-view-link=results]")
     assert page.url.endswith("/runs/") and page.locator("section#results").is_visible()
@@ -150,15 +162,21 @@ def test_register_headers_carry_their_glossary_entry(at):
 
 def test_on_a_phone_the_register_rows_are_cards(at):
     page = at("runs/", "phone")
-    cards = page.eval_on_selector_all("section#results tbody tr", """rows => rows.map(r => {
-        const b = r.getBoundingClientRect(); return [getComputedStyle(r).display, b.right, b.height]; })""")
+    cards = page.eval_on_selector_all(
+        "section#results tbody tr",
+        """rows => rows.map(r => {
+        const b = r.getBoundingClientRect(); return [getComputedStyle(r).display, b.right, b.height]; })""",
+    )
     assert cards and all(display == "block" and right <= 390 for display, right, _ in cards), cards[:3]
     assert max(h for *_, h in cards) < 200, max(h for *_, h in cards)
-    label = page.evaluate("getComputedStyle(document.querySelector('section#results td[data-label]'), '::before').content")
+    label = page.evaluate(
+        "getComputedStyle(document.querySelector('section#results td[data-label]'), '::before').content"
+    )
     assert label == '"World "'
 
 
 # ---- run pages ----
+
 
 def _first(run_index, built_site, test):
     return next(e for e in run_index["entries"] if test(e, _record(built_site, e)))
@@ -168,11 +186,14 @@ def _first(run_index, built_site, test):
 def test_run_page_headers_do_not_wrap_and_failing_gates_read_as_failures(at, run_index, built_site, size):
     entry = _first(run_index, built_site, lambda e, c: any(not g["passed"] for g in c.get("gates") or []))
     page = at(f"runs/{entry['run_id']}/", size)
-    heights = page.eval_on_selector_all(".fb-gates th, .fb-components th, .fb-gates .fb-badge", """els => els
+    heights = page.eval_on_selector_all(
+        ".fb-gates th, .fb-components th, .fb-gates .fb-badge",
+        """els => els
         .filter(e => e.getBoundingClientRect().height > 1).map(e => {
           const s = getComputedStyle(e);
           return [e.textContent, e.getBoundingClientRect().height, parseFloat(s.lineHeight) + parseFloat(s.paddingTop)
-                  + parseFloat(s.paddingBottom)]; })""")
+                  + parseFloat(s.paddingBottom)]; })""",
+    )
     for text, height, line in heights:
         assert height <= line * 1.5 + 2, f"{text!r} wraps: {height} px for a {line} px line at {size}"
     failed = [g["gate"] for g in _record(built_site, entry)["gates"] if not g["passed"]]
@@ -186,8 +207,10 @@ def test_an_adversarial_page_first_says_whether_the_grader_test_passed(at, run_i
     first = page.locator("article .fb-run-lede p").first
     assert first.inner_text().startswith("✓ grader test passed The grader test passed:")
     assert first.bounding_box()["y"] < 400  # on the phone's first screen, before any status badge
-    assert first.bounding_box()["y"] < page.locator(".fb-status-scored, .fb-status-malformed, "
-                                                    ".fb-status-unscorable").first.bounding_box()["y"]
+    assert (
+        first.bounding_box()["y"]
+        < page.locator(".fb-status-scored, .fb-status-malformed, .fb-status-unscorable").first.bounding_box()["y"]
+    )
 
 
 def test_at_1366_the_days_table_fits(at, run_index, built_site):
@@ -202,8 +225,11 @@ def test_at_1366_the_days_table_fits(at, run_index, built_site):
 def test_on_a_phone_receipts_read_as_money_in_sane_rows(at, run_index):
     page = at("runs/reference-W3/", "phone")
     page.evaluate("document.querySelector('.fb-receipts details').open = true")
-    got = page.eval_on_selector_all(".fb-receipts-table tbody tr", """rows => rows.map(r => {
-        const b = r.getBoundingClientRect(); return [b.height, b.right, r.innerText]; })""")
+    got = page.eval_on_selector_all(
+        ".fb-receipts-table tbody tr",
+        """rows => rows.map(r => {
+        const b = r.getBoundingClientRect(); return [b.height, b.right, r.innerText]; })""",
+    )
     assert got
     assert max(h for h, *_ in got) <= 400, max(h for h, *_ in got)
     assert all(right <= 390 for _, right, _ in got)
@@ -216,21 +242,28 @@ def test_a_baseline_page_shows_its_world_scale(at, run_index):
     page = at(f"runs/{entry['run_id']}/")
     line = page.inner_text(".fb-scale-line")
     assert line.startswith("Same world") and "do-nothing " in line and "reference 100/100" in line
-    assert page.locator(".fb-scale-line").bounding_box()["y"] < page.locator("#status-verdict-and-score") \
-        .bounding_box()["y"]
+    assert (
+        page.locator(".fb-scale-line").bounding_box()["y"]
+        < page.locator("#status-verdict-and-score").bounding_box()["y"]
+    )
 
 
 def test_a_malformed_page_says_what_was_malformed(at):
     page = at("runs/adversarial-W1-M7_malformed/")
     assert page.inner_text(".fb-unscored").startswith(
-        "What was malformed candidate.batches[0].actions: expected array, got str")
+        "What was malformed candidate.batches[0].actions: expected array, got str"
+    )
 
 
 # ---- transcripts ----
 
+
 def _transcript_path(built_site):
-    names = sorted(p.parent.name for p in (built_site[0] / "attempts").glob("*/index.html")
-                   if not p.parent.name.startswith("test-hostile"))
+    names = sorted(
+        p.parent.name
+        for p in (built_site[0] / "attempts").glob("*/index.html")
+        if not p.parent.name.startswith("test-hostile")
+    )
     # the mock's transcript: its worker calls tools, one of which exits 1 (a local model's compact prompt calls none)
     return f"attempts/{next((n for n in names if n.startswith('mock-')), names[0])}/"
 
@@ -239,7 +272,9 @@ def test_a_transcript_is_a_day_index_with_folded_checkpoints(at, built_site):
     page = at(_transcript_path(built_site))
     days = page.eval_on_selector_all("details[data-fb-day]", "ds => ds.map(d => [d.dataset.fbDay, d.open])")
     assert len(days) >= 20 and not any(open_ for _, open_ in days)
-    toc = page.eval_on_selector_all(".md-sidebar--secondary a[href^='#day-']", "as => as.map(a => a.textContent.trim())")
+    toc = page.eval_on_selector_all(
+        ".md-sidebar--secondary a[href^='#day-']", "as => as.map(a => a.textContent.trim())"
+    )
     assert toc[:3] == ["Day 1", "Day 2", "Day 3"] or toc[0].startswith("Day 1")
     assert len(toc) == sum(1 for key, _ in days if key.startswith("day-"))
     title = page.inner_text("#day-1")
@@ -258,7 +293,9 @@ def test_the_errors_only_filter_shows_the_marked_steps_and_lives_in_the_url(at, 
     assert "✗ exit 1" in error.text_content() and "exit 0" not in error.locator(".fb-tool-head").text_content()
     page.check("[data-fb-errors-only]")
     assert page.url.endswith("?errors=1")
-    visible = page.eval_on_selector_all("section.fb-step", "ss => ss.filter(s => s.offsetParent).map(s => s.dataset.fbMarked)")
+    visible = page.eval_on_selector_all(
+        "section.fb-step", "ss => ss.filter(s => s.offsetParent).map(s => s.dataset.fbMarked)"
+    )
     assert visible == ["yes"] * marked
     assert page.inner_text("[data-fb-errors-count]") == f"{marked} marked step{'s' if marked != 1 else ''} shown"
     page.reload()
@@ -269,6 +306,7 @@ def test_the_errors_only_filter_shows_the_marked_steps_and_lives_in_the_url(at, 
 
 
 # ---- comparisons and attempts ----
+
 
 @pytest.mark.parametrize("size", SIZES)
 def test_the_comparisons_table_is_not_clipped(at, size):
@@ -295,13 +333,19 @@ def test_the_charts_keep_every_day_and_mark_cash_below_zero(at, run_index, built
     page = at(f"runs/{entry['run_id']}/")
     for chart in ("cash", "funding"):
         page.locator(f"#chart-{chart} svg").first.wait_for(state="attached", timeout=10_000)
-    axes = page.eval_on_selector_all(".fb-chart [aria-label^='X-axis']", "as => as.map(a => a.getAttribute('aria-label'))")
+    axes = page.eval_on_selector_all(
+        ".fb-chart [aria-label^='X-axis']", "as => as.map(a => a.getAttribute('aria-label'))"
+    )
     assert len(axes) == 2 and all(f"with {len(days)} values" in a for a in axes), axes  # quiet days are on the axis
-    red = page.eval_on_selector_all("#chart-cash .mark-symbol path", "ps => ps.filter(p => "
-                                    "(p.getAttribute('fill') || '').toLowerCase() === '#b91c1c').length")
+    red = page.eval_on_selector_all(
+        "#chart-cash .mark-symbol path",
+        "ps => ps.filter(p => (p.getAttribute('fill') || '').toLowerCase() === '#b91c1c').length",
+    )
     assert red == sum(1 for d in days if d["cash"] < 0)
-    zero = page.eval_on_selector_all("#chart-cash .mark-rule line", "ls => ls.filter(l => "
-                                     "(l.getAttribute('stroke') || '').toLowerCase() === '#b91c1c').length")
+    zero = page.eval_on_selector_all(
+        "#chart-cash .mark-rule line",
+        "ls => ls.filter(l => (l.getAttribute('stroke') || '').toLowerCase() === '#b91c1c').length",
+    )
     assert zero == 1  # the zero line, once
     below = [d["day"] for d in days if d["cash"] < 0]
     assert f"Cash closed below zero on days {below[0]}" in page.inner_text(".fb-below-zero-note")
@@ -351,8 +395,16 @@ def test_on_a_phone_the_days_table_is_a_card_a_day(at, run_index):
                 labels: [...rows[0].cells].map(c => getComputedStyle(c, '::before').content),
                 right: Math.max(...rows.map(r => r.getBoundingClientRect().right))}; }""")
     assert got["display"] == "block" and got["scroll"] <= got["width"] + 1 and got["right"] <= 390, got
-    assert got["labels"] == ['"Day "', '"Batch "', '"Accepted "', '"Refused "', '"Decisions "', '"Cash "',
-                             '"Breaches "', '"Report "'], got["labels"]
+    assert got["labels"] == [
+        '"Day "',
+        '"Batch "',
+        '"Accepted "',
+        '"Refused "',
+        '"Decisions "',
+        '"Cash "',
+        '"Breaches "',
+        '"Report "',
+    ], got["labels"]
 
 
 def test_scrolling_code_blocks_can_be_reached_by_keyboard(at, run_index):

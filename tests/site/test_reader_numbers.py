@@ -22,6 +22,7 @@ def context(browser):
             width, height = SIZES[size]
             made[size] = browser.new_context(viewport={"width": width, "height": height})
         return made[size]
+
     yield get
     for c in made.values():
         c.close()
@@ -37,6 +38,7 @@ def at(context, server):
         page.goto(server + path)
         page.wait_for_selector("html[data-fb-regions]", state="attached")
         return page
+
     yield open_
     for p in opened:
         p.close()
@@ -89,8 +91,10 @@ def test_attempts_filters_and_sort_live_in_the_url(at, built_site):
     total = page.locator("table[data-fb-register] tbody tr").count()
     assert page.inner_text("[data-fb-count]") == f"1 of {total} attempts"
     page = at("attempts/?sort=score&dir=desc")
-    scores = page.eval_on_selector_all("table[data-fb-register] tbody tr:not([hidden]) td[data-label=Score]",
-                                       "cs => cs.map(c => Number(c.dataset.sort))")
+    scores = page.eval_on_selector_all(
+        "table[data-fb-register] tbody tr:not([hidden]) td[data-label=Score]",
+        "cs => cs.map(c => Number(c.dataset.sort))",
+    )
     assert scores == sorted(scores, reverse=True) and scores[0] == 100  # the mock's reference replay
     page.select_option("[data-fb-filter=outcome]", "superseded")
     assert "outcome=superseded" in page.url and "sort=score" in page.url
@@ -100,8 +104,9 @@ def test_attempts_filters_and_sort_live_in_the_url(at, built_site):
 
 def test_on_a_phone_attempts_are_cards_that_fit(at):
     page = at("attempts/", "phone")
-    widths = page.eval_on_selector_all("table[data-fb-register] tbody tr",
-                                       "rs => rs.map(r => Math.round(r.getBoundingClientRect().right))")
+    widths = page.eval_on_selector_all(
+        "table[data-fb-register] tbody tr", "rs => rs.map(r => Math.round(r.getBoundingClientRect().right))"
+    )
     assert widths and max(widths) <= 390, max(widths)
     display = page.eval_on_selector("table[data-fb-register] tbody tr", "r => getComputedStyle(r).display")
     assert display == "block"
@@ -118,8 +123,9 @@ def test_the_decision_s_verify_box_and_both_bounds_are_on_the_first_screen(at, s
     assert button["y"] + button["height"] <= height, f"the verify button ends at {button['y'] + button['height']}"
     # what the decision counted and what it depended on follow the verify box (world 20's sensitivity)
     assert page.locator(".fb-verify-decision").bounding_box()["y"] < page.locator("[data-fb-lost]").bounding_box()["y"]
-    assert page.inner_text(".fb-direction").startswith("The model (SmolLM2-135M-Instruct.Q4_1) scored lower than "
-                                                      "doing nothing")
+    assert page.inner_text(".fb-direction").startswith(
+        "The model (SmolLM2-135M-Instruct.Q4_1) scored lower than doing nothing"
+    )
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -144,15 +150,24 @@ def test_an_inspect_attempt_has_one_number_and_its_own_row_everywhere(at, built_
     rows = [r for r in doc["rows"] if r["harness"] == "Inspect"]
     if not rows:
         pytest.skip("needs a published Inspect attempt")
-    row, = rows
+    (row,) = rows
     (counted,) = row["counted"]  # one world
     record = json.loads((built_site[1] / "attempts" / counted["attempt_id"] / "record.json").read_text())["content"]
     score = record["result"]["score"]["points"]
-    assert (counted["score"], counted["graded_by"], row["worlds"], row["mean"]["value"]) == (score, "record", 1, f"{score}.0")
+    assert (counted["score"], counted["graded_by"], row["worlds"], row["mean"]["value"]) == (
+        score,
+        "record",
+        1,
+        f"{score}.0",
+    )
     assert (row["provider"], row["name"], row["kind"]) == (
-        record["model"]["provider"], f"{record['model']['provider']}:{record['model']['id']}", "model")
-    assert row["key"].endswith(":inspect") and [r for r in doc["rows"] if r["harness"] == "fundbook worker"
-                                                and r["kind"] == "model"], "the worker's model row stays its own"
+        record["model"]["provider"],
+        f"{record['model']['provider']}:{record['model']['id']}",
+        "model",
+    )
+    assert row["key"].endswith(":inspect") and [
+        r for r in doc["rows"] if r["harness"] == "fundbook worker" and r["kind"] == "model"
+    ], "the worker's model row stays its own"
     csv = [line.split(",") for line in (built_site[0] / "leaderboard.csv").read_text().splitlines()]
     assert [c[5] for c in csv if c[4] == counted["attempt_id"]] == [str(score)]
     page = at(f"attempts/{counted['attempt_id']}/")

@@ -14,9 +14,11 @@ from tests.site import hostile
 
 REPO = Path(__file__).resolve().parents[2]
 MOCK = REPO / "runs" / "attempts" / "mock-FUND_01-seed-1"
-HEADING = re.compile(r"^### (Day \d+|Before the first checkpoint|After the last checkpoint): [a-z0-9 ·,.?]+"
-                     r"( · \d+ errors?)?( · \d+ refused)? \{ #[a-z0-9-]+ \.fb-day-title data-toc-label=\"[A-Za-z0-9 ✗]+\" "
-                     r"data-fb-day-title=\"[a-z0-9-]+\" \}$")
+HEADING = re.compile(
+    r"^### (Day \d+|Before the first checkpoint|After the last checkpoint): [a-z0-9 ·,.?]+"
+    r"( · \d+ errors?)?( · \d+ refused)? \{ #[a-z0-9-]+ \.fb-day-title data-toc-label=\"[A-Za-z0-9 ✗]+\" "
+    r"data-fb-day-title=\"[a-z0-9-]+\" \}$"
+)
 
 
 @pytest.fixture(scope="module")
@@ -39,39 +41,73 @@ def test_steps_are_grouped_by_checkpoint_with_the_outcome_of_the_result(mock):
     assert sum(g["errors"] for g in groups) == 2
 
 
-@pytest.mark.parametrize("step, marks", [
-    ({"role": "tool", "tool_calls": [{"name": "project", "exit_code": 1}]}, [("error", "exit 1")]),
-    ({"role": "tool", "tool_calls": [{"name": "project", "exit_code": None}]}, [("error", "no exit code")]),
-    ({"role": "tool", "tool_calls": [{"name": "project", "exit_code": 0}]}, []),
-    ({"role": "tool", "tool_calls": [{"name": "project", "exit_code": True}]}, [("error", "no exit code")]),
-    ({"role": "evaluator", "text": "Batch rejected whole: day 3 expected"}, [("error", "batch rejected")]),
-    ({"role": "evaluator", "text": "Model call 7 ended without an answer (timeout): its reservation stays"},
-     [("error", "model call without an answer")]),
-    ({"role": "evaluator", "text": "Model call 7 ended without an answer (timeout)", "call": {"outcome": "timeout"}},
-     [("error", "model call without an answer")]),
-    ({"role": "evaluator", "text": "Checkpoint 4: batch accepted; 1 action accepted, 2 refused (d04-a1 CASH; d04-a2 "
-                                   "TITLE); closing cash 1.00."}, [("refusal", "2 refused")]),
-    ({"role": "evaluator", "text": "Checkpoint 4: batch accepted; 1 action accepted, 0 refused; closing cash 1.00."}, []),
-    ({"role": "evaluator", "text": "Checkpoint 5 closed without a batch (pass)."}, [("refusal", "no batch")]),
-    ({"role": "model", "text": "Batch rejected whole: I say so"}, []),  # a model's words mark nothing
-])
+@pytest.mark.parametrize(
+    "step, marks",
+    [
+        ({"role": "tool", "tool_calls": [{"name": "project", "exit_code": 1}]}, [("error", "exit 1")]),
+        ({"role": "tool", "tool_calls": [{"name": "project", "exit_code": None}]}, [("error", "no exit code")]),
+        ({"role": "tool", "tool_calls": [{"name": "project", "exit_code": 0}]}, []),
+        ({"role": "tool", "tool_calls": [{"name": "project", "exit_code": True}]}, [("error", "no exit code")]),
+        ({"role": "evaluator", "text": "Batch rejected whole: day 3 expected"}, [("error", "batch rejected")]),
+        (
+            {"role": "evaluator", "text": "Model call 7 ended without an answer (timeout): its reservation stays"},
+            [("error", "model call without an answer")],
+        ),
+        (
+            {
+                "role": "evaluator",
+                "text": "Model call 7 ended without an answer (timeout)",
+                "call": {"outcome": "timeout"},
+            },
+            [("error", "model call without an answer")],
+        ),
+        (
+            {
+                "role": "evaluator",
+                "text": "Checkpoint 4: batch accepted; 1 action accepted, 2 refused (d04-a1 CASH; d04-a2 "
+                "TITLE); closing cash 1.00.",
+            },
+            [("refusal", "2 refused")],
+        ),
+        (
+            {
+                "role": "evaluator",
+                "text": "Checkpoint 4: batch accepted; 1 action accepted, 0 refused; closing cash 1.00.",
+            },
+            [],
+        ),
+        ({"role": "evaluator", "text": "Checkpoint 5 closed without a batch (pass)."}, [("refusal", "no batch")]),
+        ({"role": "model", "text": "Batch rejected whole: I say so"}, []),  # a model's words mark nothing
+    ],
+)
 def test_errors_and_refusals_are_marked(step, marks):
     assert transcript.flags(step) == marks
 
 
 def test_the_page_is_a_day_index_with_money_formatted_and_exit_1_not_a_success(mock):
-    pub = records.Publication(runs_dir=REPO / "runs", index={}, attempts=[records.Attempt(
-        attempt_id="mock-FUND_01-seed-1", record=mock[1], transcript=mock[0], folder="runs/attempts/mock-FUND_01-seed-1")])
+    pub = records.Publication(
+        runs_dir=REPO / "runs",
+        index={},
+        attempts=[
+            records.Attempt(
+                attempt_id="mock-FUND_01-seed-1",
+                record=mock[1],
+                transcript=mock[0],
+                folder="runs/attempts/mock-FUND_01-seed-1",
+            )
+        ],
+    )
     text = pages.transcript_page(pages.environment(), pub, pub.attempts[0])
     headings = [line for line in text.splitlines() if line.startswith("### ")]
     assert len(headings) == 21 and all(HEADING.match(h) for h in headings), headings[:3]
     # errors show in the index: the days whose tool calls exited non-zero (read from the file, not from flags)
-    failed = sorted({st["day"] for st in mock[0]["steps"] for call in st.get("tool_calls") or []
-                     if call.get("exit_code") != 0})
+    failed = sorted(
+        {st["day"] for st in mock[0]["steps"] for call in st.get("tool_calls") or [] if call.get("exit_code") != 0}
+    )
     assert failed and 1 not in failed and 'data-toc-label="Day 1"' in text
     assert all(f'data-toc-label="Day {d} ✗"' in text for d in failed)
     assert text.count(' ✗" data-fb-day-title=') == len(failed)
-    assert text.count('<details class="fb-day') == 21 and "<details class=\"fb-day\" open" not in text
+    assert text.count('<details class="fb-day') == 21 and '<details class="fb-day" open' not in text
     assert "A machinery test, not a model." in text
     # the invalid answer: a red exit badge, never the plain "exit 1" of a success
     assert '<span class="fb-badge fb-flag-error">✗ exit 1</span>' in text
@@ -96,6 +132,7 @@ def test_hostile_text_never_reaches_a_heading(tmp_path):
 
 
 # ---- an Inspect-imported attempt: the worker transcript's reading aids, and what fundbook established ----
+
 
 def _inspect_pub():
     runs = REPO / "runs"
@@ -134,6 +171,7 @@ def test_an_inspect_attempt_page_keeps_what_fundbook_established_apart_from_what
     re-executed batches, receipts and grade are established; the model, the provider and that a model wrote the
     messages at all are as Inspect logged them (issue 39, item 2, the page side)."""
     from tests.site.text import plain
+
     pub, attempt = _inspect_pub()
     text = plain(pages.inspect_page(pages.environment(), pub, attempt))
     assert "was run with" not in text and "inspect eval" not in text and "verified by fundbook" not in text.lower()

@@ -15,8 +15,12 @@ from tests.site import hostile
 from tests.site.host_records import write_host_runs
 from tests.site.text import plain
 
-RUN_IDS = ["reference-W1", "adversarial-W3-M4_fully_hedged_tail", "adversarial-W1-M7_malformed",
-           "baseline-FUND_01-seed-1-do-nothing"]
+RUN_IDS = [
+    "reference-W1",
+    "adversarial-W3-M4_fully_hedged_tail",
+    "adversarial-W1-M7_malformed",
+    "baseline-FUND_01-seed-1-do-nothing",
+]
 
 
 @pytest.fixture(scope="module")
@@ -52,14 +56,23 @@ def test_publication_loads_and_orders_runs(small_runs):
     assert [a.attempt_id for a in pub.attempts] == [hostile.ATTEMPT_ID]
 
 
-@pytest.mark.parametrize("tamper, message", [
-    (lambda d: (d / "reference-W1.json").write_text((d / "reference-W1.json").read_text().replace("SCORED", "MALFORMED", 1)),
-     "reference-W1.json: file sha256 differs from runs/index.json entries"),
-    (lambda d: (d / "index.json").write_text(json.dumps({"schema": "fundbook.index/9"})),
-     "runs/index.json: field `schema` expected 'fundbook.index/2'"),
-    (lambda d: (d / "reference-W1.json").unlink(), "record: file runs/reference-W1.json not found"),
-    (lambda d: (d / "index.json").write_text("{not json"), "runs/index.json: expected UTF-8 JSON"),
-])
+@pytest.mark.parametrize(
+    "tamper, message",
+    [
+        (
+            lambda d: (d / "reference-W1.json").write_text(
+                (d / "reference-W1.json").read_text().replace("SCORED", "MALFORMED", 1)
+            ),
+            "reference-W1.json: file sha256 differs from runs/index.json entries",
+        ),
+        (
+            lambda d: (d / "index.json").write_text(json.dumps({"schema": "fundbook.index/9"})),
+            "runs/index.json: field `schema` expected 'fundbook.index/2'",
+        ),
+        (lambda d: (d / "reference-W1.json").unlink(), "record: file runs/reference-W1.json not found"),
+        (lambda d: (d / "index.json").write_text("{not json"), "runs/index.json: expected UTF-8 JSON"),
+    ],
+)
 def test_bad_records_are_refused_with_one_line(runs_copy, tamper, message):
     tamper(runs_copy)
     with pytest.raises(records.SiteInputError) as err:
@@ -74,8 +87,9 @@ def test_edited_content_without_rehash_is_refused(runs_copy):
     record = json.loads(path.read_text())
     record["content"]["score"]["points"] = 99
     path.write_text(json.dumps(record))
-    index["entries"][[e["run_id"] for e in index["entries"]].index("reference-W1")]["file_sha256"] = \
+    index["entries"][[e["run_id"] for e in index["entries"]].index("reference-W1")]["file_sha256"] = (
         records.file_sha256(path)
+    )
     (runs_copy / "index.json").write_text(json.dumps(index))
     with pytest.raises(records.SiteInputError, match="content_sha256` does not match"):
         records.load_publication(runs_copy)
@@ -105,6 +119,7 @@ def test_unsafe_attempt_id_is_refused(runs_copy):
     record = json.loads(record_path.read_text())
     record["content"]["attempt_id"] = "../../evil<script>"
     from engine import content_sha256
+
     record["content_sha256"] = content_sha256(record["content"])
     record_path.write_text(json.dumps(record))
     pub = records.load_publication(runs_copy)
@@ -116,16 +131,28 @@ def test_run_page_sections_in_reading_order(small_runs):
     pub = records.load_publication(small_runs)
     run = next(r for r in pub.runs if r.run_id == "adversarial-W3-M4_fully_hedged_tail")
     text = pages.run_page(pages.environment(), pub, run)
-    order = [text.index(s) for s in ("## Status, verdict and score", "## Expected and observed", "## Days",
-                                     "## Cash and funding", "## Receipts", "## Command and trace", "## Hashes",
-                                     "## Downloads")]
+    order = [
+        text.index(s)
+        for s in (
+            "## Status, verdict and score",
+            "## Expected and observed",
+            "## Days",
+            "## Cash and funding",
+            "## Receipts",
+            "## Command and trace",
+            "## Hashes",
+            "## Downloads",
+        )
+    ]
     assert order == sorted(order)
     status, verdict, score = (text.index(s) for s in ('fb-label">Status', 'fb-label">Verdict', 'fb-label">Score'))
     assert status < verdict < score
     assert run.record["content_sha256"] in text and run.content["fixture_sha256"] in text
     assert 'class="fb-verify" data-run-id="adversarial-W3-M4_fully_hedged_tail"' in text
-    assert f'Show all <span data-fb-path="receipts" data-fb-format="count">{run.content["receipts_head"]["size"]}' \
-           f'</span> receipts' in text
+    assert (
+        f'Show all <span data-fb-path="receipts" data-fb-format="count">{run.content["receipts_head"]["size"]}'
+        f"</span> receipts" in text
+    )
     assert "PYTHONHASHSEED=0 " in text and "Trace <code>runs/traces/" in text
 
 
@@ -134,29 +161,48 @@ def test_run_page_figures_carry_their_path_and_format(small_runs):
     run = next(r for r in pub.runs if r.run_id == "adversarial-W3-M4_fully_hedged_tail")
     text = pages.run_page(pages.environment(), pub, run)
     score = run.content["score"]
-    assert (f'<span data-fb-path="content/score" data-fb-format="score" class="fb-score">'
-            f'{score["points"]}/{score["denominator"]}</span>') in text
+    assert (
+        f'<span data-fb-path="content/score" data-fb-format="score" class="fb-score">'
+        f"{score['points']}/{score['denominator']}</span>"
+    ) in text
     cash = run.content["days"][3]["cash"]
-    assert (f'<td data-fb-path="content/days/3/cash" data-fb-format="money" class="fb-num" data-label="Cash">'
-            f'{fmt.money(cash)}</td>') in text
+    assert (
+        f'<td data-fb-path="content/days/3/cash" data-fb-format="money" class="fb-num" data-label="Cash">'
+        f"{fmt.money(cash)}</td>"
+    ) in text
     for i, gate in enumerate(run.content["gates"]):
         assert f'<span data-fb-path="content/gates/{i}/gate">{gate["gate"]}</span>' in text
 
 
-@pytest.mark.parametrize("kind, says, never", [
-    ("reference-W1", "The reference fixture states the outcome its gold candidate must reach",
-     "constructed adverse candidate"),
-    ("adversarial-W3-M4_fully_hedged_tail", "This fixture is a constructed adverse candidate", "The reference fixture"),
-])
+@pytest.mark.parametrize(
+    "kind, says, never",
+    [
+        (
+            "reference-W1",
+            "The reference fixture states the outcome its gold candidate must reach",
+            "constructed adverse candidate",
+        ),
+        (
+            "adversarial-W3-M4_fully_hedged_tail",
+            "This fixture is a constructed adverse candidate",
+            "The reference fixture",
+        ),
+    ],
+)
 def test_expected_section_says_what_the_fixture_is(small_runs, kind, says, never):
     pub = records.load_publication(small_runs)
     text = pages.run_page(pages.environment(), pub, next(r for r in pub.runs if r.run_id == kind))
     assert says in text and never not in text
 
 
-@pytest.mark.parametrize("run_id, lede", [
-    ("adversarial-W3-M4_fully_hedged_tail", "<p>An <strong>"), ("reference-W1", "<p>A <strong>"),
-    ("baseline-FUND_01-seed-1-do-nothing", "<p>A <strong>")])
+@pytest.mark.parametrize(
+    "run_id, lede",
+    [
+        ("adversarial-W3-M4_fully_hedged_tail", "<p>An <strong>"),
+        ("reference-W1", "<p>A <strong>"),
+        ("baseline-FUND_01-seed-1-do-nothing", "<p>A <strong>"),
+    ],
+)
 def test_run_lede_uses_the_right_article(small_runs, run_id, lede):
     pub = records.load_publication(small_runs)
     text = pages.run_page(pages.environment(), pub, next(r for r in pub.runs if r.run_id == run_id))
@@ -171,15 +217,15 @@ def test_malformed_run_page_has_no_score_and_no_chart(small_runs):
 
 
 def _row(text, run_id):
-    row = text[text.index(f'data-run-id="{run_id}"'):]
-    return row[:row.index("</tr>")]
+    row = text[text.index(f'data-run-id="{run_id}"') :]
+    return row[: row.index("</tr>")]
 
 
 def test_register_splits_results_from_grader_tests(small_runs):
     pub = records.load_publication(small_runs)
     text = pages.register_page(pages.environment(), pub)
-    results = text[text.index('data-fb-view-section="results"'):text.index('data-fb-view-section="grader"')]
-    grader = text[text.index('data-fb-view-section="grader"'):]
+    results = text[text.index('data-fb-view-section="results"') : text.index('data-fb-view-section="grader"')]
+    grader = text[text.index('data-fb-view-section="grader"') :]
     assert 'data-run-id="baseline-FUND_01-seed-1-do-nothing"' in results
     for run_id in ("reference-W1", "adversarial-W3-M4_fully_hedged_tail", "adversarial-W1-M7_malformed"):
         assert f'data-run-id="{run_id}"' in grader and f'data-run-id="{run_id}"' not in results
@@ -191,10 +237,12 @@ def test_grader_tests_show_one_badge_with_the_expectation_in_its_tooltip(small_r
     pub = records.load_publication(small_runs)
     row = _row(pages.register_page(pages.environment(), pub), "adversarial-W3-M4_fully_hedged_tail")
     # the tooltip is on the mark (inside a verifiable region a figure's words are a mark's)
-    assert ('<span class="fb-badge fb-passed-yes"><span aria-hidden="true">✓ </span><span data-fb-path="content/passed" '
-            'data-fb-format="passed" title="expected fails no_false_full_protection; status SCORED; verdict '
-            'NOT_QUALIFIED; observed fails no_false_full_protection; status SCORED; verdict NOT_QUALIFIED">passed'
-            '</span></span>') in row
+    assert (
+        '<span class="fb-badge fb-passed-yes"><span aria-hidden="true">✓ </span><span data-fb-path="content/passed" '
+        'data-fb-format="passed" title="expected fails no_false_full_protection; status SCORED; verdict '
+        'NOT_QUALIFIED; observed fails no_false_full_protection; status SCORED; verdict NOT_QUALIFIED">passed'
+        "</span></span>"
+    ) in row
     assert row.count("expected ") == 1  # the expectation is not repeated as text in the row
     assert 'data-fb-format="expectation"' not in row
 
@@ -203,8 +251,10 @@ def test_baseline_rows_show_the_same_world_scale(small_runs):
     pub = records.load_publication(small_runs)
     row = _row(pages.register_page(pages.environment(), pub), "baseline-FUND_01-seed-1-do-nothing")
     points = next(r for r in pub.runs if r.run_id == "baseline-FUND_01-seed-1-do-nothing").content["score"]["points"]
-    assert (f'do-nothing <span data-fb-path="content/score" data-fb-format="score" '
-            f'data-fb-run="baseline-FUND_01-seed-1-do-nothing">{points}/100</span>') in row
+    assert (
+        f'do-nothing <span data-fb-path="content/score" data-fb-format="score" '
+        f'data-fb-run="baseline-FUND_01-seed-1-do-nothing">{points}/100</span>'
+    ) in row
     assert "reference <span title=" in row  # no reference baseline of FUND_01 seed 1 in this publication
 
 
@@ -212,14 +262,17 @@ def test_constant_columns_are_stated_once_and_a_varying_one_stays(small_runs, ru
     pub = records.load_publication(small_runs)
     text = pages.register_page(pages.environment(), pub)
     bundle = pub.runs[0].content["engine"]["bundle_sha256"]
-    assert (f'Every run was executed by the engine bundle <code data-fb-path="index/engine/bundle_sha256" '
-            f'data-fb-format="short" title="{bundle}">{bundle[:12]}</code>, on the path <em>') in text
+    assert (
+        f'Every run was executed by the engine bundle <code data-fb-path="index/engine/bundle_sha256" '
+        f'data-fb-format="short" title="{bundle}">{bundle[:12]}</code>, on the path <em>'
+    ) in text
     assert 'data-label="Engine"' not in text and 'data-label="Execution path"' not in text
     # one run on another path: the path is a column again, and only the engine is stated once
     path = runs_copy / "reference-W1.json"
     record = json.loads(path.read_text())
     record["content"]["execution_path"] = "model worker"
     from engine import content_sha256
+
     record["content_sha256"] = content_sha256(record["content"])
     path.write_text(json.dumps(record))
     index = json.loads((runs_copy / "index.json").read_text())
@@ -234,6 +287,7 @@ def test_constant_columns_are_stated_once_and_a_varying_one_stays(small_runs, ru
 
 def test_register_headers_carry_the_glossary(small_runs):
     from builders.site import glossary
+
     pub = records.load_publication(small_runs)
     text = pages.register_page(pages.environment(), pub)
     for key in ("world", "policy", "test", "kind", "check", "status", "verdict", "score", "scale", "fixture", "time"):
@@ -263,6 +317,7 @@ def test_build_og_writes_every_card_or_nothing(small_runs, tmp_path):
 def test_preview_server_types_wasm_and_binds_locally(tmp_path):
     import urllib.request
     from builders.site.serve import serve
+
     (tmp_path / "a.wasm").write_bytes(b"\0asm")
     (tmp_path / "b.mjs").write_text("export {}")
     srv = serve(tmp_path)
@@ -291,9 +346,11 @@ def test_a_volatile_field_of_the_wrong_type_shows_a_dash(runs_copy):
     pub = records.load_publication(runs_copy)
     run = next(r for r in pub.runs if r.run_id == "reference-W1")
     assert run.duration_ms is None
-    assert '(<span data-fb-path="record/volatile/duration_ms" data-fb-format="duration">—</span>)' in \
-        pages.run_page(pages.environment(), pub, run)
+    assert '(<span data-fb-path="record/volatile/duration_ms" data-fb-format="duration">—</span>)' in pages.run_page(
+        pages.environment(), pub, run
+    )
     from builders.site import parquet
+
     assert parquet.exports(pub)  # the Parquet register takes the dash as null
 
 
