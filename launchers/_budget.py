@@ -15,7 +15,7 @@ Integer micro-USD throughout, and no list as long as the attempt: a figure
 for any number of checkpoints costs the same to compute.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ._controller import Limits
 from ._errors import InputError
@@ -68,21 +68,28 @@ def worst(price, tokens_in, max_tokens, checkpoints, max_calls):
 FREE_PRICE = {"input_micro_usd_per_mtok": 0, "output_micro_usd_per_mtok": 0, "cached_input_micro_usd_per_mtok": 0}
 
 
-def estimate(
-    prices,
-    model,
-    attempts,
-    checkpoints,
-    calls_per_checkpoint,
-    tokens_in,
-    tokens_out,
-    max_tokens,
-    worker_seconds=DEFAULT_WORKER_SECONDS,
-    sandbox="local",
-    max_calls=None,
-    price=None,
-) -> dict:
-    """`price`: a row to use instead of the table's (a free local sampler's zero row, `FREE_PRICE`)."""
+@dataclass(frozen=True)
+class Planned:
+    """What one attempt is planned for, as `budget` and `authorise` are told it: the sampler (whose own plan
+    gives the opening prompt when `tokens_in` is None), the worker's limits and the sandbox (None: local for the
+    mock model or a model run on this host, modal otherwise). `local`: priced at zero (a model on this host)."""
+
+    sampler: str = None
+    tokens_in: int = None
+    max_tokens: int = Limits.max_tokens_per_call
+    max_calls: int = Limits.max_calls
+    checkpoints: int = DEFAULT_HORIZON
+    worker_seconds: int = DEFAULT_WORKER_SECONDS
+    sandbox: str = None
+    local: bool = False
+
+
+def estimate(prices, model, planned: Planned, *, attempts=1, calls_per_checkpoint=1, tokens_out=0, price=None) -> dict:
+    """`planned`'s limits (its `tokens_in` the opening prompt, its sandbox default local) for `attempts`
+    attempts of `calls_per_checkpoint` calls a checkpoint, each answering `tokens_out` tokens.
+    `price`: a row to use instead of the table's (a free local sampler's zero row, `FREE_PRICE`)."""
+    checkpoints, tokens_in, max_tokens = planned.checkpoints, planned.tokens_in, planned.max_tokens
+    worker_seconds, max_calls, sandbox = planned.worker_seconds, planned.max_calls, planned.sandbox or "local"
     for name, value in (
         ("attempts", attempts),
         ("checkpoints", checkpoints),
@@ -126,22 +133,17 @@ def estimate(
     }
 
 
-def attempt_plan(
-    prices,
-    model,
-    tokens_in=DEFAULT_TOKENS_IN,
-    max_tokens=Limits.max_tokens_per_call,
-    max_calls=Limits.max_calls,
-    checkpoints=DEFAULT_HORIZON,
-    worker_seconds=DEFAULT_WORKER_SECONDS,
-    sandbox="modal",
-    price=None,
-) -> dict:
+def attempt_plan(prices, model, planned: Planned = Planned(), price=None) -> dict:
     """What a claim's caps are checked against: one attempt's worst case (`estimate`'s figures) for these limits,
     with the price row and the table it came from (recorded in the claim, so the attempt is bound to them)."""
-    est = estimate(
-        prices, model, 1, checkpoints, 1, tokens_in, 0, max_tokens, worker_seconds, sandbox, max_calls, price=price
+    planned = replace(
+        planned,
+        tokens_in=DEFAULT_TOKENS_IN if planned.tokens_in is None else planned.tokens_in,
+        sandbox=planned.sandbox or "modal",
     )
+    tokens_in, max_tokens, max_calls = planned.tokens_in, planned.max_tokens, planned.max_calls
+    checkpoints, worker_seconds, sandbox = planned.checkpoints, planned.worker_seconds, planned.sandbox
+    est = estimate(prices, model, planned, price=price)
     return {
         "tokens_in": tokens_in,
         "max_tokens": max_tokens,
@@ -157,22 +159,6 @@ def attempt_plan(
         "worst_case_tokens": est["worst_case_tokens"],
         "sandbox_micro_usd": est["sandbox_micro_usd"],
     }
-
-
-@dataclass(frozen=True)
-class Planned:
-    """What one attempt is planned for, as `budget` and `authorise` are told it: the sampler (whose own plan
-    gives the opening prompt when `tokens_in` is None), the worker's limits and the sandbox (None: local for the
-    mock model or a model run on this host, modal otherwise). `local`: priced at zero (a model on this host)."""
-
-    sampler: str = None
-    tokens_in: int = None
-    max_tokens: int = Limits.max_tokens_per_call
-    max_calls: int = Limits.max_calls
-    checkpoints: int = DEFAULT_HORIZON
-    worker_seconds: int = DEFAULT_WORKER_SECONDS
-    sandbox: str = None
-    local: bool = False
 
 
 def planned_tokens_in(sampler=None):
@@ -194,15 +180,7 @@ def projection(prices, model, planned: Planned = Planned()) -> dict:
     tokens_in = planned_tokens_in(planned.sampler) if planned.tokens_in is None else planned.tokens_in
     sandbox = planned.sandbox or ("local" if model == "mock" or local else "modal")
     return attempt_plan(
-        prices,
-        model,
-        tokens_in,
-        planned.max_tokens,
-        planned.max_calls,
-        planned.checkpoints,
-        planned.worker_seconds,
-        sandbox,
-        price=FREE_PRICE if local else None,
+        prices, model, replace(planned, tokens_in=tokens_in, sandbox=sandbox), price=FREE_PRICE if local else None
     )
 
 

@@ -101,7 +101,7 @@ def authorise(
 
     `plan`: what the caps are checked against (`_budget.attempt_plan`); by default the worker's defaults priced
     from launchers/prices.json. Caps below its worst case are refused unless `accept_partial_budget`."""
-    from ._budget import FREE_PRICE, attempt_plan
+    from ._budget import FREE_PRICE, Planned, attempt_plan
     from ._prices import load_prices
     from ._project import ProjectLedger, project_dir
 
@@ -119,7 +119,7 @@ def authorise(
         plan = attempt_plan(
             load_prices(),
             model,
-            sandbox="local" if model == "mock" or local else "modal",
+            Planned(sandbox="local" if model == "mock" or local else "modal"),
             price=FREE_PRICE if local else None,
         )
     short = _shortfalls(plan, cap_micro_usd, cap_tokens, cap_sandbox_micro_usd)

@@ -238,7 +238,7 @@ def _new_controls(root, state, claim_path, doc):
     from . import _attempt, _freeze
     from ._providers import Given, GivenSandbox
     from ._spec import AttemptSpec, Task
-    from ._budget import estimate
+    from ._budget import Planned, estimate
     from ._lock import AttemptLock
     from ._prices import load_prices
     from ._project import ProjectLedger
@@ -331,7 +331,13 @@ def _new_controls(root, state, claim_path, doc):
         )
     )
 
-    est = estimate(dict(load_prices(), _path="prices.json"), "Qwen/Qwen3-8B", 1, 20, 3, 6000, 600, 2048)
+    est = estimate(
+        dict(load_prices(), _path="prices.json"),
+        "Qwen/Qwen3-8B",
+        Planned(tokens_in=6000, max_tokens=2048, max_calls=None, checkpoints=20),
+        calls_per_checkpoint=3,
+        tokens_out=600,
+    )
     out.append(
         _check(
             "the budget's worst case is the worker's call limit",

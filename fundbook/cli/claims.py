@@ -117,15 +117,10 @@ def budget(
     est = estimate(
         table,
         model,
-        attempts,
-        checkpoints,
-        calls_per_checkpoint,
-        tokens_in,
-        tokens_out,
-        max_tokens,
-        worker_seconds,
-        one["sandbox"],
-        max_calls,
+        Planned(sampler_name, tokens_in, max_tokens, max_calls, checkpoints, worker_seconds, one["sandbox"]),
+        attempts=attempts,
+        calls_per_checkpoint=calls_per_checkpoint,
+        tokens_out=tokens_out,
         price=one["price"],
     )
     est["authorise"] = authorise_args(one, planned)

@@ -144,6 +144,7 @@ def freeze(
     the pilot's criteria and cost estimate (a confirmatory attempt needs a passing pilot)."""
     from launchers import (
         Limits,
+        Planned,
         SamplerOptions,
         SandboxOptions,
         check_options,
@@ -201,15 +202,9 @@ def freeze(
         m: estimate(
             table,
             m,
-            1,
-            horizon,
-            estimate_calls_per_checkpoint,
-            estimate_tokens_in,
-            min(estimate_tokens_out, max_tokens),
-            max_tokens,
-            worker_seconds,
-            sandbox_name,
-            max_calls,
+            Planned(None, estimate_tokens_in, max_tokens, max_calls, horizon, worker_seconds, sandbox_name),
+            calls_per_checkpoint=estimate_calls_per_checkpoint,
+            tokens_out=min(estimate_tokens_out, max_tokens),
             price=pricing(built, m, table)[0],
         )["expected_micro_usd"]
         for m in models

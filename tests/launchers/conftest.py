@@ -79,10 +79,10 @@ CREDENTIALS = {
 
 def plan_for(model="test-model", sandbox="local", prices=None, **kw):
     """A claim plan (`authorise`'s check) priced from the test table."""
-    from launchers._budget import attempt_plan
+    from launchers._budget import Planned, attempt_plan
 
     table = dict(TEST_PRICES, _path="test") if prices is None else prices
-    return attempt_plan(table, model, sandbox=sandbox, **kw)
+    return attempt_plan(table, model, Planned(sandbox=sandbox, **kw))
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import pytest
 import engine
 from tests.launchers.specs import api_factory
 from tests.launchers.specs import execute_kw as execute
-from launchers._budget import attempt_plan
+from launchers._budget import Planned, attempt_plan
 from launchers._claims import authorise
 from launchers._controller import BACKOFF_MS, Limits
 from launchers._errors import CallTimeout, CapacityError, InputError, SamplerError
@@ -212,7 +212,9 @@ def run(
     plan = (
         None
         if local
-        else attempt_plan(prices, model, sandbox="local", max_tokens=1024, max_calls=60, checkpoints=WORLD["horizon"])
+        else attempt_plan(
+            prices, model, Planned(sandbox="local", max_tokens=1024, max_calls=60, checkpoints=WORLD["horizon"])
+        )
     )
     authorise(
         claim,

@@ -3,7 +3,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from launchers._budget import estimate
+from launchers._budget import Planned, estimate
 from launchers._errors import InputError
 from launchers._prices import call_cost, format_usd, load_prices, model_price
 from fundbook.cli.launch import cli
@@ -46,14 +46,10 @@ def test_estimate_counts_calls_and_worst_case(prices_file):
     est = estimate(
         load_prices(prices_file),
         "test-model",
+        Planned(tokens_in=6000, max_tokens=2000, max_calls=None, checkpoints=20, worker_seconds=1200, sandbox="modal"),
         attempts=2,
-        checkpoints=20,
         calls_per_checkpoint=3,
-        tokens_in=6000,
         tokens_out=500,
-        max_tokens=2000,
-        worker_seconds=1200,
-        sandbox="modal",
     )
     assert est["calls"] == 120 and est["worst_case_calls"] == 2 * 20 * 8  # the worker may make 8 calls a checkpoint
     assert est["tokens_in"] == 720_000 and est["tokens_out"] == 60_000
@@ -113,7 +109,13 @@ def test_bad_price_table_is_one_line_naming_file_and_field(tmp_path, body, messa
 
 def test_unknown_model_is_refused(prices_file):
     with pytest.raises(InputError, match="no price for this model"):
-        estimate(load_prices(prices_file), "gpt-x", 1, 20, 3, 10, 10, 100)
+        estimate(
+            load_prices(prices_file),
+            "gpt-x",
+            Planned(tokens_in=10, max_tokens=100, max_calls=None, checkpoints=20),
+            calls_per_checkpoint=3,
+            tokens_out=10,
+        )
 
 
 def test_budget_cli_text_and_json(prices_file):
@@ -188,7 +190,13 @@ def test_an_unpriced_sandbox_is_refused(tmp_path):
         )
     )
     with pytest.raises(InputError, match="sandboxes.modal: no price"):
-        estimate(load_prices(str(path)), "m", 1, 20, 3, 10, 10, 100, sandbox="modal")
+        estimate(
+            load_prices(str(path)),
+            "m",
+            Planned(tokens_in=10, max_tokens=100, max_calls=None, checkpoints=20, sandbox="modal"),
+            calls_per_checkpoint=3,
+            tokens_out=10,
+        )
 
 
 def test_prompt_cache_hits_are_charged_at_the_cached_rate():
@@ -255,10 +263,28 @@ def test_budget_options_are_bounded(prices_file, option, value):
 def test_the_worst_case_costs_the_same_to_compute_for_any_horizon(prices_file):
     """No list as long as the attempt: a million checkpoints is the same sum, computed at once."""
     table = load_prices(prices_file)
-    one = estimate(table, "test-model", 1, 1, 3, 6000, 500, 2000)
-    many = estimate(table, "test-model", 1, 1_000_000, 3, 6000, 500, 2000)
+    one = estimate(
+        table,
+        "test-model",
+        Planned(tokens_in=6000, max_tokens=2000, max_calls=None, checkpoints=1),
+        calls_per_checkpoint=3,
+        tokens_out=500,
+    )
+    many = estimate(
+        table,
+        "test-model",
+        Planned(tokens_in=6000, max_tokens=2000, max_calls=None, checkpoints=1_000_000),
+        calls_per_checkpoint=3,
+        tokens_out=500,
+    )
     assert many["worst_case_micro_usd"] == 1_000_000 * one["worst_case_micro_usd"]
-    capped = estimate(table, "test-model", 1, 1_000_000, 3, 6000, 500, 2000, max_calls=3)
+    capped = estimate(
+        table,
+        "test-model",
+        Planned(tokens_in=6000, max_tokens=2000, max_calls=3, checkpoints=1_000_000),
+        calls_per_checkpoint=3,
+        tokens_out=500,
+    )
     assert capped["worst_case_micro_usd"] == 3 * 14466  # three calls at the dearest size (one a checkpoint)
 
 
