@@ -116,6 +116,7 @@ _PUBLIC = {
     "reconcile_tiers": "_tiers:reconcile",
     # the freeze and its deviations
     "freeze_content": "_freeze:content",
+    "FreezeWorlds": "_freeze:Worlds",
     "write_freeze": "_freeze",
     "load_freeze": "_freeze:load",
     "project_caps": "_freeze",

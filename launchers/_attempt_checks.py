@@ -71,9 +71,7 @@ def check_freeze(spec, path, claim, run):
             "sandbox": {"name": run.config["sandbox"]["name"], "micro_usd_per_second": run.rate},
             "table_sha256": table_sha256(prices),
         },
-        families=[task.family],
-        split=task.split,
-        seeds=[] if role == "pilot" else [task.seed],  # not the study's
+        worlds=_freeze.Worlds([task.family], task.split, [] if role == "pilot" else [task.seed]),  # not the study's
         caps={
             "claim_micro_usd": claim["cap_micro_usd"],
             "claim_tokens": claim["cap_tokens"],

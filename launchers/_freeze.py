@@ -17,6 +17,7 @@ runs. The deviations an attempt relied on are copied into its record.
 import datetime
 import json
 import os
+from typing import NamedTuple
 
 from engine import canonical_json, content_sha256, pretty_json
 from engine import NotCanonical
@@ -60,24 +61,22 @@ def identity() -> dict:
     }
 
 
-def content(
-    *,
-    config,
-    models,
-    provider,
-    prices,
-    families,
-    split,
-    seeds,
-    caps,
-    intervention_policy,
-    pilot=None,
-    intervention=None,
-    tiers=None,
-) -> dict:
+class Worlds(NamedTuple):
+    """The worlds a freeze covers (or an attempt plays): families, split and seeds."""
+
+    families: list
+    split: str
+    seeds: list
+
+
+def content(*, config, models, provider, prices, worlds: Worlds, caps, intervention_policy, freeze_only=None) -> dict:
     """The frozen (or, for an attempt, the current) fields. `prices`: {"models": {id: row}, "sandbox": {...},
-    "table_sha256"}. `pilot` (the freeze only): whether a passing pilot gates confirmatory attempts, its
-    criteria and the cost estimate it is held to (`_pilot.terms`)."""
+    "table_sha256"}. `freeze_only` (the freeze, not an attempt): `pilot`, whether a passing pilot gates
+    confirmatory attempts, its criteria and the cost estimate it is held to (`_pilot.terms`); `intervention`;
+    `tiers`."""
+    freeze_only = freeze_only or {}
+    families, split, seeds = worlds
+    pilot, intervention, tiers = (freeze_only.get(k) for k in ("pilot", "intervention", "tiers"))
     body = {
         **identity(),
         "config": config,

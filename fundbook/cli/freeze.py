@@ -218,9 +218,7 @@ def freeze(
             "sandbox": {"name": sandbox_name, "micro_usd_per_second": sandbox_rate(table, sandbox_name)},
             "table_sha256": table_sha256(table),
         },
-        families=list(families),
-        split=split,
-        seeds=list(seeds),
+        worlds=launchers.FreezeWorlds(list(families), split, list(seeds)),
         caps={
             "claim_micro_usd": cap_micro_usd,
             "claim_tokens": cap_tokens,
@@ -229,16 +227,18 @@ def freeze(
             "project_sandbox_micro_usd": project_cap_sandbox_micro_usd,
         },
         intervention_policy=intervention_policy,
-        intervention={"max_resumes": max_resumes},
-        pilot=launchers.pilot_terms(
-            estimates,
-            estimate_tokens_in,
-            estimate_tokens_out,
-            estimate_calls_per_checkpoint,
-            spend_cap=project_cap_micro_usd + project_cap_sandbox_micro_usd
-            if pilot_cap_micro_usd is None
-            else pilot_cap_micro_usd,
-        ),
+        freeze_only={
+            "intervention": {"max_resumes": max_resumes},
+            "pilot": launchers.pilot_terms(
+                estimates,
+                estimate_tokens_in,
+                estimate_tokens_out,
+                estimate_calls_per_checkpoint,
+                spend_cap=project_cap_micro_usd + project_cap_sandbox_micro_usd
+                if pilot_cap_micro_usd is None
+                else pilot_cap_micro_usd,
+            ),
+        },
     )
     if tiers_path:
         body["tiers"] = _tier_plan(tiers_path, models, families, seeds)
