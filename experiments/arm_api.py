@@ -157,6 +157,7 @@ def run(arm, row, attempt_id, out):
         Places,
         Planned,
         Task,
+        Grant,
         authorise,
         execute,
         load_freeze,
@@ -210,8 +211,7 @@ def run(arm, row, attempt_id, out):
                 caps["claim_micro_usd"],
                 caps["claim_tokens"],
                 24,
-                cap_sandbox_micro_usd=caps["claim_sandbox_micro_usd"],
-                plan=plan,
+                grant=Grant(cap_sandbox_micro_usd=caps["claim_sandbox_micro_usd"], plan=plan),
             )
         else:
             places = Places(os.path.join(scratch, "state"), os.path.join(scratch, "project"))
@@ -223,9 +223,7 @@ def run(arm, row, attempt_id, out):
                 0,
                 10**9,
                 24,
-                state=places.state,
-                local=True,
-                project=places.project,
+                grant=Grant(state=places.state, local=True, project=places.project),
             )
         return execute(
             AttemptSpec(

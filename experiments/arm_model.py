@@ -273,7 +273,7 @@ def _config_hash(content):
 def _run(arm, row, attempt_id, out):
     if arm["provider"] in arm_api.PROVIDERS:
         return arm_api.run(arm, row, attempt_id, out)
-    from launchers import AttemptSpec, Limits, Places, Task, authorise, execute, load_prices, sandbox
+    from launchers import AttemptSpec, Grant, Limits, Places, Task, authorise, execute, load_prices, sandbox
 
     build = _factory(arm["model_file"])
     split = "heldout" if row.get("split") == "heldout" else "public-practice"
@@ -289,9 +289,7 @@ def _run(arm, row, attempt_id, out):
             0,
             10**9,
             24,
-            state=os.path.join(scratch, "state"),
-            local=True,
-            project=project,
+            grant=Grant(state=os.path.join(scratch, "state"), local=True, project=project),
         )
         limits = Limits(
             LIMITS["worker_seconds"], LIMITS["call_deadline_s"], LIMITS["max_tokens_per_call"], LIMITS["max_calls"]

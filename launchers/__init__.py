@@ -88,6 +88,7 @@ _PUBLIC = {
     "worker_identity": "_staging",
     # claims, prices, budget, tiers
     "authorise": "_claims",
+    "Grant": "_claims",
     "plan_text": "_claims",
     "state_dir": "_claims",
     "SPLITS": "_claims",

@@ -19,6 +19,7 @@ pointing at a new project folder does not renew it.)
 """
 
 import datetime
+from dataclasses import dataclass
 import os
 import secrets
 
@@ -81,22 +82,23 @@ def plan_text(plan) -> str:
     )
 
 
-def authorise(
-    out_path,
-    family,
-    split,
-    model,
-    cap_micro_usd,
-    cap_tokens,
-    hours,
-    state=None,
-    now=None,
-    cap_sandbox_micro_usd=0,
-    plan=None,
-    accept_partial_budget=False,
-    project=None,
-    local=False,
-) -> dict:
+@dataclass(frozen=True)
+class Grant:
+    """How a claim is granted beyond its scope, caps and lifetime: its sandbox cap, the plan its caps are checked
+    against (None: the worker's defaults priced from launchers/prices.json, at zero for a `local` model run on
+    this host), whether a shortfall is accepted (recorded in the claim), where the claim registry (`state`) and
+    the project ledger (`project`) are, and the time it is issued (`now`, for tests)."""
+
+    cap_sandbox_micro_usd: int = 0
+    plan: dict = None
+    accept_partial_budget: bool = False
+    local: bool = False
+    state: str = None
+    project: str = None
+    now: object = None
+
+
+def authorise(out_path, family, split, model, cap_micro_usd, cap_tokens, hours, grant: Grant = Grant()) -> dict:
     """Write a new claim file and register it (state directory and project ledger); returns the claim document.
 
     `plan`: what the caps are checked against (`_budget.attempt_plan`); by default the worker's defaults priced
@@ -104,6 +106,9 @@ def authorise(
     from ._budget import FREE_PRICE, Planned, attempt_plan
     from ._prices import load_prices
     from ._project import ProjectLedger, project_dir
+
+    cap_sandbox_micro_usd, plan, local, now = grant.cap_sandbox_micro_usd, grant.plan, grant.local, grant.now
+    accept_partial_budget, state, project = grant.accept_partial_budget, grant.state, grant.project
 
     if family not in FAMILIES:
         raise InputError(f"--family: expected one of {list(FAMILIES)}, got {family!r}")

@@ -43,7 +43,7 @@ def rederive(record_path) -> dict:
     difference."""
     from . import _providers
     from ._attempt import execute
-    from ._claims import authorise
+    from ._claims import Grant, authorise
     from ._controller import Limits
     from ._prices import load_prices
     from ._provider import SamplerOptions
@@ -82,9 +82,7 @@ def rederive(record_path) -> dict:
             0,
             10**9,
             1,
-            state=state,
-            local=True,
-            project=os.path.join(scratch, "project"),
+            grant=Grant(state=state, local=True, project=os.path.join(scratch, "project")),
         )
         out = os.path.join(scratch, "replay")
         sampler = _providers.sampler(

@@ -11,7 +11,7 @@ import tempfile
 
 import engine
 
-from ._claims import authorise, consume
+from ._claims import Grant, authorise, consume
 from ._errors import AttemptLive, BudgetHalt, CacheMiss, ClaimRefused, FreezeRefused, UsageRefused
 from ._ledger import Ledger, load_ledger
 
@@ -36,10 +36,7 @@ def run_self_check() -> list:
             cap_micro_usd=5000,
             cap_tokens=100000,
             hours=1,
-            state=state,
-            now=NOW,
-            accept_partial_budget=True,
-            project=os.path.join(root, "project"),
+            grant=Grant(state=state, now=NOW, accept_partial_budget=True, project=os.path.join(root, "project")),
         )
         consumed = consume(claim_path, "FUND_01", "public-practice", "Qwen/Qwen3-8B", state=state, now=NOW)
         out.append(_check("claim consumed once", consumed["sha256"] == doc["sha256"], f"claim {doc['claim']['id']}"))
@@ -140,9 +137,7 @@ def _preflights(root, state):
             cap_micro_usd=5000,
             cap_tokens=100000,
             hours=1,
-            state=state,
-            now=NOW,
-            project=os.path.join(root, "project"),
+            grant=Grant(state=state, now=NOW, project=os.path.join(root, "project")),
         ),
         InputError,
     )

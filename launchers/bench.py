@@ -8,7 +8,7 @@ import time
 
 from . import _providers
 from ._attempt import execute
-from ._claims import authorise
+from ._claims import Grant, authorise
 from ._controller import Limits
 from ._ledger import Ledger
 from ._prices import load_prices
@@ -21,7 +21,7 @@ def mock_attempt(root, n):
     state = os.path.join(root, f"state-{n}")
     claim = os.path.join(root, f"claim-{n}.json")
     project = os.path.join(root, f"project-{n}")
-    authorise(claim, "FUND_01", "public-practice", "mock", 0, 20_000_000, 1, state=state, project=project)
+    authorise(claim, "FUND_01", "public-practice", "mock", 0, 20_000_000, 1, grant=Grant(state=state, project=project))
     t0 = time.perf_counter()
     record = execute(
         AttemptSpec(

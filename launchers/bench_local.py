@@ -142,7 +142,7 @@ def short_attempt(model_file, family="FUND_03", seed=1, horizon=2):
     """(record, wall s, CPU s, the attempt's cache.jsonl bytes) of one attempt in this process."""
     from . import _providers
     from ._attempt import execute
-    from ._claims import authorise
+    from ._claims import Grant, authorise
     from ._controller import Limits
     from ._prices import load_prices
     from ._provider import SamplerOptions
@@ -161,9 +161,7 @@ def short_attempt(model_file, family="FUND_03", seed=1, horizon=2):
             0,
             10**7,
             1,
-            state=os.path.join(root, "s"),
-            local=True,
-            project=os.path.join(root, "project"),
+            grant=Grant(state=os.path.join(root, "s"), local=True, project=os.path.join(root, "project")),
         )
         c0, w0 = time.process_time(), time.perf_counter()
         record = execute(

@@ -220,7 +220,7 @@ def authorise(
     The caps are checked against the worker's worst case for the plan (`budget`'s figure): a claim that could
     be planned to halt is refused unless --accept-partial-budget, which the claim then says."""
     from launchers import Planned, check_model_id, format_usd, load_prices, plan_text, project_dir, projection
-    from launchers import authorise as write_claim
+    from launchers import Grant, authorise as write_claim
     from launchers import state_dir
 
     text("--model", model)
@@ -239,11 +239,13 @@ def authorise(
         cap_micro_usd,
         cap_tokens,
         hours,
-        state=state,
-        cap_sandbox_micro_usd=cap_sandbox_micro_usd,
-        plan=plan,
-        accept_partial_budget=accept_partial_budget,
-        project=project,
+        Grant(
+            cap_sandbox_micro_usd=cap_sandbox_micro_usd,
+            plan=plan,
+            accept_partial_budget=accept_partial_budget,
+            state=state,
+            project=project,
+        ),
     )
     c = doc["claim"]
     click.echo(

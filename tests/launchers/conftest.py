@@ -9,7 +9,7 @@ import os
 import pytest
 
 from tests.launchers.specs import execute_kw as execute
-from launchers._claims import authorise
+from launchers._claims import Grant, authorise
 from launchers._controller import Limits
 from launchers._prices import load_prices
 from launchers._sampler_mock import MockSampler
@@ -161,11 +161,15 @@ def run_attempt(tmp_path, state, prices_file):
             cap_micro_usd,
             cap_tokens,
             1,
-            state=state,
-            cap_sandbox_micro_usd=cap_sandbox_micro_usd,
-            accept_partial_budget=partial,
-            plan=None if local else plan_for(model, getattr(the_sandbox, "name", "local"), load_prices(prices_file)),
-            local=local,
+            grant=Grant(
+                state=state,
+                cap_sandbox_micro_usd=cap_sandbox_micro_usd,
+                accept_partial_budget=partial,
+                plan=None
+                if local
+                else plan_for(model, getattr(the_sandbox, "name", "local"), load_prices(prices_file)),
+                local=local,
+            ),
         )
         out = str(tmp_path / f"attempt-{counter['n']}")
         record = execute(

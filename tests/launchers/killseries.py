@@ -95,7 +95,7 @@ class Trial:
 
     def __init__(self, root):
         import json
-        from launchers._claims import authorise
+        from launchers._claims import Grant, authorise
 
         self.root = root
         os.makedirs(root)
@@ -115,9 +115,7 @@ class Trial:
             10_000_000,
             20_000_000,
             1,
-            state=self.state,
-            project=self.project,
-            plan=plan_for(),
+            grant=Grant(state=self.state, project=self.project, plan=plan_for()),
         )
 
     def execute(self, kill_after, die_at=None):

@@ -18,7 +18,7 @@ import engine
 from tests.launchers.specs import api_factory
 from tests.launchers.specs import execute_kw as execute
 from launchers._budget import Planned, attempt_plan
-from launchers._claims import authorise
+from launchers._claims import Grant, authorise
 from launchers._controller import BACKOFF_MS, Limits
 from launchers._errors import CallTimeout, CapacityError, InputError, SamplerError
 from launchers._prices import call_cost, load_prices, model_price
@@ -224,10 +224,7 @@ def run(
         10**12,
         10**9,
         1,
-        state=state,
-        plan=plan,
-        local=local,
-        project=project,
+        grant=Grant(state=state, plan=plan, local=local, project=project),
     )
     build = factory(name, provider, model, environ=environ, **kw)
     out = str(tmp_path / label)
@@ -732,8 +729,7 @@ def test_cli_refuses_a_missing_key_in_one_line_twice_before_the_claim(tmp_path, 
         10**12,
         10**9,
         1,
-        state=str(tmp_path / "state"),
-        cap_sandbox_micro_usd=10**9,
+        grant=Grant(state=str(tmp_path / "state"), cap_sandbox_micro_usd=10**9),
     )
     outputs = []
     for _ in range(2):

@@ -412,12 +412,19 @@ def test_a_host_that_dies_mid_attempt_is_recovered_into_a_record(tmp_path, state
     import subprocess
     import sys
     import time
-    from launchers._claims import authorise
+    from launchers._claims import Grant, authorise
     from .conftest import plan_for, REPO
 
     claim, out = str(tmp_path / "c.json"), str(tmp_path / "attempt")
     authorise(
-        claim, "FUND_01", "public-practice", "test-model", 10_000_000, 20_000_000, 1, state=state, plan=plan_for()
+        claim,
+        "FUND_01",
+        "public-practice",
+        "test-model",
+        10_000_000,
+        20_000_000,
+        1,
+        grant=Grant(state=state, plan=plan_for()),
     )
     scratch = tmp_path / "tmp"  # the orphaned worker's folder lands here, not in the system temp dir
     scratch.mkdir()

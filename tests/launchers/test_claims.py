@@ -5,7 +5,7 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from launchers._claims import authorise, consume, read_claim
+from launchers._claims import Grant, authorise, consume, read_claim
 from launchers._errors import ClaimRefused, InputError
 from fundbook.cli.launch import cli
 
@@ -21,7 +21,8 @@ def _claim(tmp_path, state, **kw):
         cap_micro_usd=5000, cap_tokens=10000, hours=2, state=state, now=NOW, plan=plan_for(), accept_partial_budget=True
     )
     args.update(kw)
-    return path, authorise(path, *SCOPE, **args)
+    caps = [args.pop(k) for k in ("cap_micro_usd", "cap_tokens", "hours")]
+    return path, authorise(path, *SCOPE, *caps, grant=Grant(**args))
 
 
 def test_a_claim_is_consumed_once(tmp_path, state):
@@ -83,9 +84,9 @@ def test_a_claim_from_another_registry_is_refused(tmp_path, state):
 def test_authorise_never_overwrites_and_checks_inputs(tmp_path, state):
     path, _ = _claim(tmp_path, state)
     with pytest.raises(InputError, match="already exists"):
-        authorise(path, *SCOPE, 1, 1, 1, state=state, plan=plan_for(), accept_partial_budget=True)
+        authorise(path, *SCOPE, 1, 1, 1, grant=Grant(state=state, plan=plan_for(), accept_partial_budget=True))
     with pytest.raises(InputError, match="--family"):
-        authorise(str(tmp_path / "x.json"), "FUND_99", "public-practice", "m", 1, 1, 1, state=state)
+        authorise(str(tmp_path / "x.json"), "FUND_99", "public-practice", "m", 1, 1, 1, grant=Grant(state=state))
 
 
 def test_authorise_cli(tmp_path, state):

@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from launchers import _crash
-from launchers._claims import authorise, check
+from launchers._claims import Grant, authorise, check
 from launchers._project import ProjectLedger
 from launchers._verify import verify_attempt
 from fundbook.cli.launch import cli
@@ -51,7 +51,14 @@ def _die_at(tmp_path, state, prices_file, where):
     """Run the host until it kills itself at `where` (NAME or NAME@N: the N-th pass)."""
     claim, out = str(tmp_path / "c.json"), str(tmp_path / "attempt")
     authorise(
-        claim, "FUND_01", "public-practice", "test-model", 10_000_000, 20_000_000, 1, state=state, plan=plan_for()
+        claim,
+        "FUND_01",
+        "public-practice",
+        "test-model",
+        10_000_000,
+        20_000_000,
+        1,
+        grant=Grant(state=state, plan=plan_for()),
     )
     scratch = tmp_path / "tmp"
     scratch.mkdir()

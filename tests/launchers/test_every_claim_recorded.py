@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 import engine
-from launchers._claims import authorise
+from launchers._claims import Grant, authorise
 from launchers._record import read_record
 from launchers._verify import verify_attempt
 from fundbook.cli.launch import cli
@@ -123,9 +123,7 @@ def test_an_adapter_that_cannot_be_built_is_recorded(run_attempt, tmp_path):
         10**6,
         10**6,
         1,
-        state=os.environ["FUNDBOOK_LAUNCH_STATE"],
-        plan=plan_for(),
-        accept_partial_budget=True,
+        grant=Grant(state=os.environ["FUNDBOOK_LAUNCH_STATE"], plan=plan_for(), accept_partial_budget=True),
     )
     from .conftest import TEST_PRICES
 
@@ -184,9 +182,7 @@ def _host(tmp_path, state, prices_file, mode):
         10_000_000,
         20_000_000,
         1,
-        state=state,
-        cap_sandbox_micro_usd=10**6,
-        plan=plan_for(),
+        grant=Grant(state=state, cap_sandbox_micro_usd=10**6, plan=plan_for()),
     )
     scratch = tmp_path / "tmp"
     scratch.mkdir()

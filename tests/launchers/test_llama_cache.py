@@ -24,7 +24,7 @@ from .test_llama_prompt import Scripted, _do_nothing, COMPACT
 def recorded(tmp_path_factory):
     """A compact-prompt attempt whose every call went through an in-memory decision cache (made once)."""
     from tests.launchers.specs import execute_kw as execute
-    from launchers._claims import authorise
+    from launchers._claims import Grant, authorise
     from launchers._controller import Limits
     from launchers._prices import load_prices
     from launchers._sandbox_local import LocalSandbox
@@ -39,9 +39,7 @@ def recorded(tmp_path_factory):
         0,
         10**8,
         1,
-        state=state,
-        local=True,
-        project=str(root / "project"),
+        grant=Grant(state=state, local=True, project=str(root / "project")),
     )
     record = execute(
         claim_path=claim,
@@ -79,7 +77,7 @@ def test_an_attempt_exports_the_answers_it_used_and_replays_from_its_own_folder(
     )
     assert all(r["sampling"] == COMPACT for r in rows)
     # `--replay-of DIR` reads DIR/cache.jsonl by default: every call a hit, nothing spent, the same receipts head
-    from launchers._claims import authorise
+    from launchers._claims import Grant, authorise
 
     claim = str(tmp_path / "replay-claim.json")
     authorise(
@@ -90,9 +88,7 @@ def test_an_attempt_exports_the_answers_it_used_and_replays_from_its_own_folder(
         0,
         10**8,
         1,
-        state=state,
-        local=True,
-        project=str(tmp_path / "project"),
+        grant=Grant(state=state, local=True, project=str(tmp_path / "project")),
     )
     result = CliRunner().invoke(
         cli,
@@ -229,7 +225,7 @@ def test_cpu_time_is_charged_with_each_call_and_a_forged_figure_is_found(recorde
 def _stopped_at_the_first_call(root):
     """A local-model attempt the operator stopped (Ctrl-C) while its first call was evaluating: no answer."""
     from tests.launchers.specs import execute_kw as execute
-    from launchers._claims import authorise
+    from launchers._claims import Grant, authorise
     from launchers._controller import Limits
     from launchers._prices import load_prices
     from launchers._sandbox_local import LocalSandbox
@@ -247,9 +243,7 @@ def _stopped_at_the_first_call(root):
         0,
         10**8,
         1,
-        state=state,
-        local=True,
-        project=str(root / "project"),
+        grant=Grant(state=state, local=True, project=str(root / "project")),
     )
     record = execute(
         claim_path=claim,

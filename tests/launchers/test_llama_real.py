@@ -14,7 +14,7 @@ import pytest
 
 from launchers import _grammar
 from tests.launchers.specs import execute_kw as execute
-from launchers._claims import authorise
+from launchers._claims import Grant, authorise
 from launchers._controller import Limits
 from launchers._errors import InputError, SamplerError
 from launchers._prices import load_prices
@@ -73,9 +73,7 @@ def _run(root, model_file, name, limits=None, max_tokens=1024, **world):
         0,
         10**7,
         1,
-        state=state,
-        local=True,
-        project=os.path.join(root, "project"),
+        grant=Grant(state=state, local=True, project=os.path.join(root, "project")),
     )
     limits = limits or Limits(WORKER_S, CALL_S, max_tokens, 60)
     record = execute(

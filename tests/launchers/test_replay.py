@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from launchers import _sampler_tinker
 from tests.launchers.specs import execute_kw as execute
-from launchers._claims import authorise
+from launchers._claims import Grant, authorise
 from launchers._controller import Limits
 from launchers._errors import CacheMiss
 from launchers._prices import load_prices
@@ -36,9 +36,7 @@ def recording(tmp_path, state, prices_file):
         10_000_000,
         20_000_000,
         1,
-        state=state,
-        cap_sandbox_micro_usd=10**6,
-        plan=plan_for(),
+        grant=Grant(state=state, cap_sandbox_micro_usd=10**6, plan=plan_for()),
     )
     fake = FakeTinker(answer=mock_answer)
     record = execute(
