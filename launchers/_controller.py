@@ -9,21 +9,20 @@ and ends -- whatever the cause -- with an honest termination reason. It never
 raises for the attempt's own failures: they are the record.
 """
 
-import json
 import math
 import time
 from dataclasses import dataclass
 
 import engine
-from engine import MAX_BATCH_BYTES
 
 from ._channel import ChannelTimeout, ProtocolError
 from ._crash import boundary
 from ._deadline import call_with_deadline
 from ._errors import BudgetHalt, CacheMiss, CallTimeout, CapacityError, SamplerError, SandboxError
-from ._journal import plain
 from ._signals import Stopped, critical, stop_reason
 from ._staging import manifest, stage
+from ._transcript import packet_text
+from ._worker_messages import WorkerMessages
 from .worker import protocol
 
 MAX_CONSECUTIVE_CALL_FAILURES = 3
@@ -31,7 +30,6 @@ MIN_CALL_SECONDS = 1  # a call is not started when less than this is left of the
 # A call the provider refuses for capacity is retried after each of these waits, as long as the wait and a
 # retry fit in the call's deadline; then the attempt ends `capacity_block` with the schedule in its record.
 BACKOFF_MS = (1000, 2000, 4000, 8000, 16000, 32000)
-JOURNAL_VALUE_LIMIT = 64 * 1024  # characters of one worker value (arguments, error text) kept in the journal
 
 
 @dataclass
@@ -54,34 +52,11 @@ class CapacityBlock(Exception):
         self.schedule = schedule  # [{"wait_ms", "error"}] in the order waited
 
 
-def bounded(value, limit=JOURNAL_VALUE_LIMIT):
-    """A worker value as kept: itself when its JSON text fits `limit` characters, else that text cut and marked."""
-    value = plain(value)
-    text = value if isinstance(value, str) else engine.canonical_json(value).decode("utf-8")
-    if len(text) <= limit:
-        return value
-    return text[:limit] + protocol.truncation_mark(limit, len(text))
-
-
 class Interrupted(Exception):
     def __init__(self, reason, limit="infrastructure"):
         super().__init__(reason)
         self.reason = reason
         self.limit = limit
-
-
-def count(n, word) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
-def packet_text(packet) -> str:
-    new = [s["id"] for s in packet["sources"] if s["published_day"] == packet["day"]]
-    return (
-        f"Checkpoint {packet['day']} of {packet['horizon']}: packet {engine.content_sha256(packet)[:12]}; "
-        f"cash {engine.format_cents(packet['cash'])}; {count(len(packet['assets']), 'asset')}, "
-        f"{count(len(packet['quotes']), 'quote')} valid today, {count(len(packet['sources']), 'source')}"
-        + (f" (new today: {', '.join(new)})" if new else "")
-    )
 
 
 @dataclass(frozen=True)
@@ -102,7 +77,7 @@ class Timing:
     sleep: object = time.sleep
 
 
-class Controller:
+class Controller(WorkerMessages):
     def __init__(self, desk: Desk, sampler, sandbox, ledger, limits, journal, timing: Timing = Timing()):
         self.instance = desk.instance
         self.staged_retained = desk.retained or {}
@@ -311,99 +286,10 @@ class Controller:
                 },
             }
 
-    # -- messages --------------------------------------------------------------------
-    def _handle(self, worker, msg, deadline):
-        kind = msg["type"]
-        if kind == "sample":
-            worker.channel.send(self._sample(msg, deadline))
-        elif kind == "tool":
-            self._report("a tool result")
-            code = msg.get("exit_code")
-            call = {
-                "name": bounded(str(msg.get("name")), 200),
-                "arguments": bounded(msg.get("arguments")),
-                "output": plain(msg.get("output")),
-                "exit_code": code if isinstance(code, int) and not isinstance(code, bool) else None,
-            }
-            try:
-                shown = protocol.tool_result_text(msg.get("output"))
-            except (TypeError, ValueError, RecursionError):
-                shown = None
-            if shown is not None and len(shown) > protocol.TOOL_OUTPUT_LIMIT:  # what the model saw: cut, marked
-                call["output"] = bounded(shown, protocol.TOOL_OUTPUT_LIMIT + 128)
-                call["truncated"] = {
-                    "shown": protocol.TOOL_OUTPUT_LIMIT,
-                    "total": len(json.dumps(msg.get("output"), sort_keys=True)),
-                }
-            else:
-                call["output"] = bounded(call["output"])
-            self.step("tool", "", [call])
-        elif kind == "invalid":
-            self._report("an invalid answer")
-            self.step(
-                "tool",
-                "",
-                [
-                    {
-                        "name": "validate_artefact",
-                        "arguments": {},
-                        "output": bounded(str(msg.get("error")), 4000),
-                        "exit_code": 1,
-                    }
-                ],
-            )
-        elif kind == "submit":
-            self._report("a batch")
-            worker.channel.send(self._submit(msg.get("batch")))
-        elif kind == "retained":
-            if self._retained_due < 1:
-                raise ProtocolError("the worker sent retained work when no checkpoint had closed since the last")
-            self._retained_due -= 1
-            self._retained(msg)
-        elif kind == "pass":
-            self.journal.write("pass", {"day": self.day, "reason": str(msg.get("reason", ""))[:200]})  # write-ahead
-            try:
-                with critical():
-                    run, record = self.history.advance()
-            except engine.HistoryError:
-                raise
-            except engine.DeskError as exc:
-                raise ProtocolError(f"the worker passed a checkpoint the desk cannot close ({exc.message})")
-            self._retained_due += 1
-            self.step(
-                "evaluator",
-                f"Checkpoint {record['day']} closed without a batch ({bounded(str(msg.get('reason', '')), 200)}).",
-                day=record["day"],
-            )
-            worker.channel.send({"type": "advanced", "packet": self._next(run)})
-        else:
-            raise ProtocolError(f"unknown message type {kind!r} from the worker")
-
-    def _report(self, what):
-        """A worker report (tool result, invalid answer, batch) answers one model answer: no more than that."""
-        if self._reports < 1:
-            raise ProtocolError(f"the worker sent {what} that follows no model answer (one report per answer)")
-        self._reports -= 1
-
     def _unanswered(self):
         return [s for s in self.steps if isinstance(s.get("call"), dict) and "outcome" in s["call"]]
 
-    def _retained(self, msg):
-        files = msg.get("files")
-        if not isinstance(files, dict) or not all(
-            k in protocol.RETAINED_FILES and isinstance(v, str) for k, v in files.items()
-        ):
-            raise ProtocolError(f"retained.files: expected text for some of {list(protocol.RETAINED_FILES)}")
-        size = sum(len(v.encode("utf-8")) for v in files.values())
-        if size > protocol.RETAINED_LIMIT:
-            raise ProtocolError(f"retained work of {size} bytes (limit {protocol.RETAINED_LIMIT})")
-        day = msg.get("day")
-        self.retained = {
-            "day": day if isinstance(day, int) and not isinstance(day, bool) else None,
-            "files": dict(sorted(files.items())),
-        }
-        self.journal.write("retained", self.retained)
-
+    # -- model calls (the worker's other messages: _worker_messages.py) ---------------
     def _sample(self, msg, deadline):
         if self.calls >= self.limits.max_calls:
             raise BudgetHalt(f"the attempt reached its limit of {self.limits.max_calls} model calls", limit="calls")
@@ -530,67 +416,6 @@ class Controller:
             )
             return completion, schedule
 
-    def _submit(self, batch):
-        hashable = _hashable(batch)
-        day = batch.get("day") if isinstance(batch, dict) else None
-        proposal = {
-            "index": len(self.proposals),
-            "step": len(self.steps),
-            "day": day if isinstance(day, int) and _hashable(day) else None,
-            "batch_sha256": engine.content_sha256(batch) if hashable else None,
-            "batch": bounded(batch, 2 * MAX_BATCH_BYTES),
-        }  # a larger batch is refused by the desk anyway
-        self.proposals.append(proposal)
-        self.journal.write("submit", proposal)  # write-ahead: the journal knows of a batch before the desk does
-        with critical():  # the desk's commit and the journal of its answer: a stop lands before or after both
-            try:
-                run, decisions, record = self.history.submit(batch)
-            except engine.HistoryError:
-                raise  # the history itself failed: not the worker's batch, the attempt's end
-            except engine.DeskError as exc:
-                proposal.update(outcome="rejected", message=exc.message)
-                self.journal.write("proposal", proposal)
-                rejected = exc.message
-            else:
-                rejected = None
-                proposal.update(
-                    outcome="accepted",
-                    decisions=[{k: d.get(k) for k in ("action", "type", "decision", "reason")} for d in decisions],
-                )
-                self.journal.write("proposal", proposal)
-        if rejected is not None:
-            self.step("evaluator", f"Batch rejected whole: {rejected}")
-            return {"type": "rejected", "message": rejected}
-        accepted = sum(1 for d in decisions if d["decision"] == "ACCEPTED")
-        self.settled_days += 1
-        self._retained_due += 1
-        refused = [f"{d['action']} {d['reason']}" for d in decisions if d["decision"] == "REFUSED"]
-        self.step(
-            "evaluator",
-            f"Checkpoint {record['day']}: batch accepted; {count(accepted, 'action')} accepted, "
-            f"{len(refused)} refused"
-            + (f" ({'; '.join(refused)})" if refused else "")
-            + f"; closing cash {engine.format_cents(record['cash'])}.",
-            day=record["day"],
-        )
-        return {"type": "accepted", "decisions": decisions, "packet": self._next(run)}
-
-    def _next(self, run):
-        if run.open_day is None:
-            with critical():
-                _, self.result = self.history.finalize()
-                self.journal.write("result", self.result)
-            self.finished = True
-            self.day = None
-            r = self.result
-            score = f"{r['score']['points']}/{r['score']['denominator']}" if r.get("score") else "no score"
-            self.step("evaluator", f"Run finalised: {r['status']}, {r['verdict']}, {score}.")
-            return None
-        packet = self.history.packet()
-        self.day = packet["day"]
-        self.step("evaluator", packet_text(packet))
-        return packet
-
 
 def _quietly(fn, what, problems) -> bool:
     try:
@@ -604,11 +429,3 @@ def _quietly(fn, what, problems) -> bool:
 def close_status(status) -> str:
     """The provider session's finish reason for an attempt's termination status."""
     return {"completed": "success", "operator": "interrupted"}.get(status, "errored")
-
-
-def _hashable(obj):
-    try:
-        engine.canonical_json(obj)
-        return True
-    except (ValueError, TypeError):
-        return False

@@ -31,41 +31,24 @@ this process has evaluated that turn before (launchers/_llama_prefix.py).
 """
 
 import atexit
-import contextlib
 import hashlib
-import importlib.metadata
-import io
 import json
-import logging
 import os
-import re
-import sys
 import threading
 import time
 
 from . import _grammar, _llama_prefix
-from ._errors import CallTimeout, InputError, NotInstalled, SamplerError
+from ._errors import CallTimeout, InputError, SamplerError
+from ._llama_library import OMP_WAIT_POLICY, _policy, _quiet_stderr, library, versions  # noqa: F401
+from ._llama_model import _template_file, default_model_id, file_sha256, packaged_model  # noqa: F401
+from ._llama_settings import SETTINGS, call_seed, settings_for
 from ._provider import OptionRefused, Provider
 from ._sampling import Completion, Prepared, request_sha256
 from .worker import prompt
 
 PROVIDER = "llama-cpp"
-OMP_WAIT_POLICY = "PASSIVE"
 MIN_ANSWER_TOKENS = 64
 TEMPLATE_DATE = "1970-01-01"  # what a chat template's strftime_now sees: never the wall clock
-SETTINGS = {  # every sampling parameter, as integers (thousandths for the real-valued ones)
-    "temperature_milli": 0,
-    "retry_temperature_milli": 700,
-    "seed": 0,
-    "top_k": 40,
-    "top_p_milli": 950,
-    "min_p_milli": 50,
-    "repeat_penalty_milli": 1000,
-    "n_ctx": 8192,
-    "n_batch": 512,
-    "n_threads": 1,
-    "n_threads_batch": 2,
-}
 _LOADED = {}  # (file sha256, load settings) -> Llama: one model a process, reset per attempt
 # One evaluation at a time per loaded model, across attempts: a call a stopped (or timed-out) attempt abandoned
 # may still be evaluating in its thread, and llama.cpp aborts (GGML_ASSERT) when a second call or a reset
@@ -76,91 +59,6 @@ RESET_WAIT_S = 300  # at most a prompt's evaluation: a cancelled call ends at it
 _LOCK = threading.Lock()
 _PREFIXES = {}  # key -> PrefixStore: the evaluated system turns of this model, across attempts
 PREFIX_STORE = True  # False: each attempt's first call evaluates its system turn again (bench-local's old path)
-
-
-_policy = []  # the OpenMP wait policy the library loaded under (what the record states)
-
-
-def library():
-    """llama_cpp, imported with the OpenMP wait policy set first; a one-line InputError if missing."""
-    if "llama_cpp" not in sys.modules:
-        os.environ["OMP_WAIT_POLICY"] = OMP_WAIT_POLICY  # read once, when the OpenMP runtime loads
-    logging.getLogger("llama-cpp-python").setLevel(logging.ERROR)  # llama.cpp's own log: errors only
-    try:
-        import llama_cpp
-        import llama_cpp.llama_chat_format  # noqa: F401 (the chat template renderer)
-    except ImportError as exc:
-        raise NotInstalled(
-            f"the llama-cpp-python library is not installed ({exc}): `make local` installs it from "
-            f"requirements-local.lock"
-        )
-    if not _policy:
-        _policy.append(
-            os.environ.get("OMP_WAIT_POLICY")
-            if os.environ.get("OMP_WAIT_POLICY") == OMP_WAIT_POLICY
-            else f"unknown (llama_cpp was loaded before the sampler set {OMP_WAIT_POLICY})"
-        )
-    return llama_cpp
-
-
-@contextlib.contextmanager
-def _quiet_stderr():
-    """llama.cpp writes some load-time warnings straight to fd 2 whatever its log level: silenced while a file
-    loads (a failed load still raises, with its message)."""
-    sys.stderr.flush()
-    saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
-    os.dup2(null, 2)
-    try:
-        with contextlib.redirect_stderr(io.StringIO()):  # the library's Python log callback, wherever stderr points
-            yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(null)
-
-
-def file_sha256(path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def versions(llama_cpp) -> dict:
-    """The library as built here: its version, llama.cpp's, and the CPU features it was compiled for
-    (it builds with -march=native, so a result is tied to the CPU features as well as to the versions)."""
-    return {
-        "llama_cpp_python": importlib.metadata.version("llama_cpp_python"),
-        "llama_cpp": llama_cpp.llama_version().decode("utf-8", "replace"),
-        "system_info": llama_cpp.llama_print_system_info().decode("utf-8", "replace").strip(),
-    }
-
-
-MAX_TEMPLATE_BYTES = 64 * 1024  # a chat template file: Jinja text, far smaller than this
-
-
-def _template_file(path):
-    """(text, source) of a chat template fundbook supplies for a GGUF that ships none; a one-line InputError."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_TEMPLATE_BYTES + 1)
-        text = data.decode("utf-8")
-    except OSError as exc:
-        raise InputError(f"--chat-template {path}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise InputError(f"--chat-template {path}: not UTF-8 text") from None
-    if not text.strip() or len(data) > MAX_TEMPLATE_BYTES:
-        raise InputError(
-            f"--chat-template {path}: expected a Jinja chat template of at most {MAX_TEMPLATE_BYTES} bytes"
-        )
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    shown = (
-        os.path.relpath(os.path.abspath(path), here)
-        if os.path.abspath(path).startswith(here + os.sep)
-        else os.path.basename(path)
-    )
-    return text, f"fundbook {shown} (the GGUF ships no chat template)"
 
 
 def inspect_model(model_file, chat_template_file=None) -> dict:
@@ -215,26 +113,6 @@ def inspect_model(model_file, chat_template_file=None) -> dict:
     }
 
 
-def settings_for(identity, temperature_milli=0, seed=0, **overrides) -> dict:
-    """The sampling settings an attempt records (and the cache checks): parameters, prompt, grammar, model."""
-    unknown = sorted(set(overrides) - set(SETTINGS))
-    if unknown:
-        raise InputError(f"llama-cpp: unknown setting {unknown[0]}")
-    out = dict(SETTINGS, **overrides, temperature_milli=temperature_milli, seed=seed)
-    for name, value in out.items():
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise InputError(f"llama-cpp: {name}: expected a non-negative integer, got {value!r}")
-    if out["n_threads"] < 1 or out["n_threads_batch"] < 1 or out["n_ctx"] < 256 or out["n_batch"] < 1:
-        raise InputError("llama-cpp: n_threads and n_threads_batch must be at least 1, n_ctx at least 256")
-    return dict(
-        out,
-        prompt=prompt.PROMPT_VERSION,
-        grammar=_grammar.GRAMMAR_VERSION,
-        model_sha256=identity["sha256"],
-        chat_template_sha256=identity["chat_template_sha256"],
-    )
-
-
 @atexit.register
 def _close_loaded():
     """Free the loaded models before the interpreter tears llama_cpp down (its __del__ would print a traceback)."""
@@ -269,15 +147,6 @@ def prefix_store(key) -> _llama_prefix.PrefixStore:
     """The prefix store of the model loaded under `key` (one per loaded model: a state belongs to its context)."""
     with _LOCK:
         return _PREFIXES.setdefault(key, _llama_prefix.PrefixStore())
-
-
-def call_seed(sampling, request_sha, retry) -> tuple:
-    """(seed, retry) of one call. A checkpoint's first answer is greedy (the seed is unused); a retry (the
-    conversation holds a refused answer) samples with `seed` plus the request's first 32 bits, so each retry's
-    seed follows from what the record holds (the settings and the request sha256) and differs between retries."""
-    if not retry:
-        return sampling["seed"], False
-    return (sampling["seed"] + int(request_sha[:8], 16)) % 2**32, True
 
 
 class _Deadline:
@@ -443,41 +312,6 @@ class LlamaSampler:
             "system_info": i["system_info"],
             "omp_wait_policy": _policy[0] if _policy else None,
         }
-
-
-def packaged_model(name=None) -> str:
-    """The GGUF file of a packaged model (launchers/_packaged.py; default SmolLM2-135M-Instruct)."""
-    from . import _packaged
-
-    return _packaged.model_path(name or _packaged.DEFAULT)
-
-
-# A local model's id is what the operator (or the file's name) says: it lands in claims, records, page titles and
-# table cells, so it is a plain token -- no control character, no markup, no space.
-MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/+@-]{0,159}", re.ASCII)
-
-
-def check_model_id(model, where="--model"):
-    if not isinstance(model, str) or not MODEL_ID.fullmatch(model):
-        raise InputError(
-            f"{where} {str(model)[:80]!r}: expected a model id of letters, digits and . _ : / + @ - "
-            f"(at most 160 characters, starting with a letter or digit)"
-        )
-    return model
-
-
-def local_model_id(model, built, model_file):
-    """The id a local attempt runs under: --model when given (a plain token), else the file's name."""
-    if model is None and built.model_id is None:
-        raise InputError(f"--model-file {model_file}: its name is not a model id: name the model with --model")
-    return check_model_id(model) if model is not None else built.model_id
-
-
-def default_model_id(identity):
-    """The file's name without .gguf, when that is a model id (else None: the operator names it with --model)."""
-    name = identity["name"]
-    name = name[:-5] if name.lower().endswith(".gguf") else name
-    return name if MODEL_ID.fullmatch(name) else None
 
 
 class LlamaCpp(Provider):

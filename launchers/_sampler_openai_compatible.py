@@ -19,7 +19,7 @@ Two dialects of the answer's schema (`--server-dialect`, recorded):
   repeat_penalty, so the two paths run the same decoding.
 A checkpoint's first answer is sampled at `temperature_milli` (0: greedy); a
 retry at `retry_temperature_milli` with the in-process sampler's per-request
-seed (`_sampler_llama.call_seed`). Usage: `prompt_tokens`, `completion_tokens`
+seed (`_llama_settings.call_seed`). Usage: `prompt_tokens`, `completion_tokens`
 and, when the server reports it, `prompt_tokens_details.cached_tokens`.
 
 Pricing: a row the user passes with `--prices FILE`, or zero with
@@ -32,7 +32,7 @@ from . import _grammar
 from . import _sampler_api as api
 from ._errors import InputError
 from ._providers import CHOICES
-from ._sampler_llama import SETTINGS as LLAMA, call_seed
+from ._llama_settings import SETTINGS as LLAMA, call_seed
 from ._sampling import Completion
 from .worker import prompt
 
