@@ -3,10 +3,13 @@ serve.py serves a built site (`make preview`). This package imports none of them
 """
 
 __all__ = [
+    "attempt_pages",
     "bands",
     "bench",
     "cards",
     "charts",
+    "comparison_charts",
+    "comparison_evidence",
     "comparisons",
     "counted",
     "csp",
@@ -30,6 +33,7 @@ __all__ = [
     "reading",
     "records",
     "register",
+    "run_pages",
     "scale",
     "sensitivity",
     "serve",
