@@ -7,7 +7,9 @@ never recurses into a hostile document), NaN and Infinity, a name given twice
 in one object (two readers would see two documents), integers outside
 +-(2^53-1) and lone surrogates -- except that floats are read: a sweep
 manifest records its compute seconds. Hashed content still refuses floats
-where it is checked (a comparison spec).
+where it is checked (a comparison spec). `read_doc` reads a JSON object from a
+file (within its limit, experiments/files.py); `pretty` is the bytes the layer
+writes a document as.
 """
 
 import json
@@ -16,6 +18,7 @@ from engine import MAX_DEPTH, MAX_SAFE_INTEGER
 from engine import depth_ok as _depth_ok, unique_object as _object
 
 from .errors import ExperimentError
+from .files import read_file
 
 
 def _constant(name):
@@ -62,3 +65,15 @@ def loads(data, where, what):
         raise ExperimentError(f"{where}: not valid JSON ({detail[:80]}; {what} expected)") from None
     _check_values(value, where)
     return value
+
+
+def pretty(doc) -> bytes:
+    return (json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=True, allow_nan=False) + "\n").encode()
+
+
+def read_doc(path, what):
+    data = read_file(path, what)
+    doc = loads(data, path, what)
+    if not isinstance(doc, dict):
+        raise ExperimentError(f"{path}: expected a JSON object ({what})")
+    return doc, data

@@ -28,7 +28,6 @@ requires the verdict status.json states.
 
 import argparse
 import json
-import math
 import os
 import sys
 
@@ -36,74 +35,19 @@ from . import compare, executors, heldout, items as items_mod, rules, sequential
 from .arms import parse_arms
 from .errors import ExperimentError
 from .journal import JOURNAL, Journal
+from .jsondoc import pretty, read_doc
+from .plans import heldout_plan, plan_rows
+from .resume import reusable
+from .study_definition import FAMILY_WISE, FIELDS, OPTIONAL, SCHEMA, family_wise, load  # noqa: F401  (as before)
 from .study_files import STATUS, STUDY, attempt_files, check_attempts, no_stray_file
-from .sweep import Running, heldout_plan, plan_rows, prepare, pretty, read_doc, reusable, run_sweep
+from .study_manifest import _as_run, _recorded
+from .study_tiers import tier_plan, tier_report  # noqa: F401  (the tier plan, importable from here as before)
+from .sweep import Running, prepare, run_sweep
 from .files import write_atomic
 
-SCHEMA = "fundbook.study/1"
 STATUS_SCHEMA = "fundbook.study-status/1"
-FIELDS = {"schema", "name", "sweep", "arms", "secret_file", "comparisons"}
-OPTIONAL = {"tiers", "family_wise"}  # tiers: a tier plan file in the study folder (launchers/_tiers.py), seed 002's
-# tiers; family_wise: the error stated up front across all the study's decisions (checked against the specs)
-FAMILY_WISE = {"alpha", "correction"}
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_BUNDLE = os.path.join(ROOT, "build", "engine")
-
-
-def load(study_dir) -> dict:
-    path = os.path.join(study_dir, STUDY)
-    doc, _ = read_doc(path, "a study definition")
-    if not isinstance(doc, dict) or not FIELDS <= set(doc) <= FIELDS | OPTIONAL or doc["schema"] != SCHEMA:
-        raise ExperimentError(
-            f"{path}: expected {SCHEMA} with exactly {', '.join(sorted(FIELDS))} (and optionally "
-            f"{', '.join(sorted(OPTIONAL))})"
-        )
-    if "tiers" in doc and (not isinstance(doc["tiers"], str) or "/" in doc["tiers"] or doc["tiers"] in ("", ".", "..")):
-        raise ExperimentError(f"{path}: tiers: expected the name of a tier plan file in the study folder")
-    for key in ("arms", "comparisons"):
-        if not isinstance(doc[key], list) or not doc[key] or not all(isinstance(v, str) for v in doc[key]):
-            raise ExperimentError(f"{path}: {key}: expected a non-empty list of strings")
-    for key in ("name", "sweep", "secret_file"):
-        if not isinstance(doc[key], str) or not doc[key] or os.path.isabs(doc[key]) or ".." in doc[key].split("/"):
-            raise ExperimentError(f"{path}: {key}: expected a relative path inside the repository")
-    return doc
-
-
-def family_wise(study_dir, doc) -> dict | None:
-    """The study's stated family-wise error, checked against its frozen specs: every comparison is a betting rule
-    (anytime-valid), and twice the sum of their alphas (each decision can err in two directions, for and against
-    its claim) is at most the stated alpha: Bonferroni's union bound, which needs no independence and holds at
-    whatever world each rule stops, since each rule's own guarantee does (Ville's inequality)."""
-    if "family_wise" not in doc:
-        return None
-    path = os.path.join(study_dir, STUDY)
-    fw = doc["family_wise"]
-    if not isinstance(fw, dict) or set(fw) != FAMILY_WISE or not all(isinstance(fw[k], str) for k in FAMILY_WISE):
-        raise ExperimentError(f"{path}: family_wise: expected {{alpha, correction}} as texts")
-    try:
-        stated = rules.dec(fw["alpha"])
-    except rules.RuleError as exc:
-        raise ExperimentError(f"{path}: family_wise.alpha: {exc}") from None
-    total = (0, 1)
-    for name in doc["comparisons"]:
-        spec, _ = read_doc(os.path.join(study_dir, name, "spec.json"), "a comparison spec")
-        if rules.Rule(spec).method != rules.BETTING:
-            raise ExperimentError(f"{path}: family_wise: {name} is not a betting rule (its guarantee is not anytime)")
-        a = rules.dec(spec["alpha"])
-        total = (total[0] * a[1] + a[0] * total[1], total[1] * a[1])
-    if 2 * total[0] * stated[1] > stated[0] * total[1]:
-        raise ExperimentError(
-            f"{path}: family_wise.alpha: {fw['alpha']} is less than twice the comparisons' alphas "
-            f"summed ({2 * total[0] // math.gcd(2 * total[0], total[1])}/{total[1] // math.gcd(2 * total[0], total[1])}): "
-            f"the union bound does not give it"
-        )
-    g = math.gcd(2 * total[0], total[1])
-    return {
-        "alpha": fw["alpha"],
-        "correction": fw["correction"],
-        "comparisons": len(doc["comparisons"]),
-        "bound": f"{2 * total[0] // g}/{total[1] // g}",
-    }
 
 
 def _setup(study_dir, bundle_dir, verifying=False):
@@ -127,105 +71,6 @@ def _setup(study_dir, bundle_dir, verifying=False):
     if verifying and os.path.exists(os.path.join(out, "sweep.json")):
         fixed = _as_run(out, fixed)
     return doc, out, plan, rows, arm_list, comparisons, fixed, commitment
-
-
-def _as_run(out, fixed) -> dict:
-    """A stopped study is verified under the evaluator it ran under (its manifest's provenance, which must hash to
-    the id its journal and rows carry), never relabelled: the rows keep their id. What changes with today's engine
-    is only who recomputes: `verify` requires this checkout's engine (evaluator `current_evaluator_id`) to give
-    every journalled value again, so an engine release that changed no value leaves the study verifiable, and one
-    that changed a value is named by world."""
-    from .evaluator import evaluator_id
-
-    path = os.path.join(out, "sweep.json")
-    manifest, _ = read_doc(path, "the sweep manifest")
-    prov, eid = manifest.get("provenance"), manifest.get("evaluator_id")
-    try:
-        hashed = evaluator_id(prov) if isinstance(prov, dict) else None
-    except (TypeError, ValueError):
-        hashed = None
-    if hashed is None or hashed != eid:
-        raise ExperimentError(f"{path}: provenance: does not hash to the evaluator_id the manifest names")
-    if prov.get("items") != fixed["provenance"]["items"]:
-        raise ExperimentError(f"{path}: provenance.items: not the items of the study's committed worlds")
-    return dict(fixed, provenance=prov, evaluator_id=eid, current_evaluator_id=fixed["evaluator_id"])
-
-
-def tier_plan(study_dir, doc):
-    """The study's frozen tier plan (None without one), checked."""
-    if "tiers" not in doc:
-        return None
-    from launchers import LaunchError
-    from launchers import read_json
-    from launchers import check_plan
-
-    path = os.path.join(study_dir, doc["tiers"])
-    try:
-        return check_plan(read_json(path, "the tier plan", 4 * 1024 * 1024), path)
-    except LaunchError as exc:
-        raise ExperimentError(exc.format_message())
-
-
-def tier_report(study_dir, doc, arm_list, done):
-    """The plan tier by tier from the model arm's records (what ran, what was cut): status.json's `tiers`."""
-    plan = tier_plan(study_dir, doc)
-    if plan is None:
-        return None
-    from launchers import reconcile_tiers as reconcile
-    from .arm_model import spent
-
-    state = reconcile(plan, spent([a for a in arm_list if a["kind"] == "model"]))
-    return {
-        "overrun_bps": plan["overrun_bps"],
-        "sd_table": plan["sd_table"],
-        "total_budget": state["total_budget"],
-        "total_spent": state["total_spent"],
-        "tiers": [
-            {
-                k: r[k]
-                for k in (
-                    "name",
-                    "budget_micro_usd",
-                    "spent_micro_usd",
-                    "cumulative_budget",
-                    "cumulative_spent",
-                    "over_bps",
-                    "complete",
-                    "ran",
-                    "cut",
-                    "action",
-                )
-            }
-            for r in state["tiers"]
-        ],
-    }
-
-
-def _recorded(out, doc):
-    """{--arm value: the arm as the stopped sweep's manifest records it} (none before the sweep stops): what
-    verify reads a model arm's configuration from where its library is not installed."""
-    path = os.path.join(out, "sweep.json")
-    if not os.path.exists(path):
-        return {}
-    manifest, _ = read_doc(path, "the sweep manifest")
-    arms = manifest.get("arms") if isinstance(manifest, dict) else None
-    if not isinstance(arms, list) or not all(isinstance(a, dict) for a in arms):
-        raise ExperimentError(f"{path}: arms: expected a list of objects")
-    found = {}
-    for text in doc["arms"]:
-        spec = text.partition("=")[2] or text
-        if spec.startswith("model:"):
-            _, provider, path_arg = spec.split(":", 2) if spec.count(":") >= 2 else (None, "llama-cpp", "")
-            place = "model_file" if provider == "llama-cpp" else "target"
-            match = [
-                a
-                for a in arms
-                if a.get("kind") == "model" and a.get(place) == path_arg and a.get("provider", "llama-cpp") == provider
-            ]
-            if len(match) != 1:
-                raise ExperimentError(f"{path}: arms: expected one model arm over {path_arg}, found {len(match)}")
-            found[text] = match[0]
-    return found
 
 
 def run(study_dir, bundle_dir=DEFAULT_BUNDLE, progress=True) -> dict:

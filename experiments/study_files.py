@@ -8,7 +8,7 @@ import engine
 
 from .errors import ExperimentError
 from .journal import JOURNAL
-from .sweep import read_doc
+from .jsondoc import read_doc
 
 STUDY = "study.json"
 STATUS = "status.json"

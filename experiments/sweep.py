@@ -17,7 +17,6 @@ write items.jsonl, observations.jsonl, observations.parquet and sweep.json
 """
 
 import datetime
-import json
 import os
 import platform
 import time
@@ -26,138 +25,22 @@ from dataclasses import dataclass
 import engine
 
 from . import arms as arms_mod
-from . import executors, heldout, items as items_mod, jsondoc, observations as obs, pyodide, sequential, work
+from . import executors, items as items_mod, observations as obs, pyodide, sequential, work
 from .errors import ExperimentError
 from .evaluator import HOST_PATH, check_sources, evaluator_id, load_bundle, provenance
 from .files import make_folder, read_file, write_all, write_atomic  # noqa: F401  (the writers, as before)
 from .journal import JOURNAL, Journal, rows_sha256
-from .seeds import MAX_PRACTICE_SEED, format_seeds, parse_seeds
+from .jsondoc import pretty, read_doc  # noqa: F401  (imported from here by compare, study, shipped, the CLI)
+from .plans import heldout_plan, normal_plan, plan_rows, practice_plan  # noqa: F401  (the item plan, as before)
+from .resume import RESUME_RECHECK, _arm_metrics, _expected, _grouped, _recheck_reused, reusable  # noqa: F401  (reuse)
+from .served import frozen_comparison, public_comparison, serve  # noqa: F401  (the comparisons it serves)
 
 SWEEP_SCHEMA = "fundbook.sweep/1"
 DEFAULT_SAMPLE = 8
-RESUME_RECHECK = 4  # reused items recomputed on host when a sweep resumes
 
 
 def _now():
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def pretty(doc) -> bytes:
-    return (json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=True, allow_nan=False) + "\n").encode()
-
-
-def read_doc(path, what):
-    data = read_file(path, what)
-    doc = jsondoc.loads(data, path, what)
-    if not isinstance(doc, dict):
-        raise ExperimentError(f"{path}: expected a JSON object ({what})")
-    return doc, data
-
-
-# -- the item plan -------------------------------------------------------------------
-
-
-def practice_plan(families, seeds, episodes=()) -> dict:
-    if seeds and max(seeds) > MAX_PRACTICE_SEED:
-        raise ExperimentError(
-            f"--seeds: {max(seeds)}: practice seeds are at most 2^32-1 (seeds from 2^32 on are the "
-            f"held-out split's: run a held-out sweep with --heldout)"
-        )
-    plan = {"split": "practice", "families": list(families), "seeds": format_seeds(seeds)}
-    if episodes:
-        plan["episodes"] = list(episodes)
-    return plan
-
-
-def heldout_plan(commitment) -> dict:
-    return {
-        "split": "heldout",
-        "families": commitment["families"],
-        "count": commitment["count"],
-        "commitment_sha256": commitment["sha256"],
-    }
-
-
-def normal_plan(plan) -> dict:
-    if plan.get("split") == "practice":
-        return practice_plan(plan["families"], parse_seeds(plan["seeds"]), plan.get("episodes", ()))
-    return dict(plan)
-
-
-def plan_rows(plan, secret=None, commitment=None) -> list:
-    """The items manifest rows of a plan (a held-out plan needs the secret that opens its commitment)."""
-    if plan["split"] == "practice":
-        items = items_mod.practice_items(plan["families"], parse_seeds(plan["seeds"]), plan.get("episodes", ()))
-        return items_mod.manifest_rows(items, items_mod.PRACTICE)
-    if secret is None:
-        raise ExperimentError("a held-out sweep needs --secret-file (the secret behind the commitment)")
-    pairs = heldout.open_commitment(secret, commitment, "commitment.json")
-    return items_mod.manifest_rows(items_mod.heldout_items(pairs), items_mod.HELDOUT)
-
-
-# -- comparisons this sweep serves ----------------------------------------------------
-
-
-def frozen_comparison(directory, plan, arm_names) -> dict:
-    from .decide import check_frozen
-
-    freeze, freeze_bytes = read_doc(
-        os.path.join(directory, "freeze.json"), "the freeze record (`fundbook compare DIR --freeze`)"
-    )
-    spec_bytes = read_file(os.path.join(directory, "spec.json"), "a comparison spec")
-    spec = check_frozen(spec_bytes, freeze, directory)
-    if normal_plan(spec["items"]) != normal_plan(plan):
-        raise ExperimentError(
-            f"{directory}/spec.json: items {json.dumps(spec['items'], sort_keys=True)} are not "
-            f"this sweep's {json.dumps(plan, sort_keys=True)}"
-        )
-    missing = sorted(set(spec["arms"]) - set(arm_names))
-    if missing:
-        raise ExperimentError(f"{directory}/spec.json: arm {missing[0]} is not in this sweep")
-    return {
-        "name": spec["name"],
-        "spec_sha256": freeze["spec_sha256"],
-        "frozen_on": freeze["frozen_on"],
-        "freeze_sha256": engine.sha256_hex(freeze_bytes),
-        "spec": spec,
-        "dir": directory,
-    }
-
-
-def public_comparison(c) -> dict:
-    """What sweep.json records about a served comparison."""
-    return {k: c[k] for k in ("name", "spec_sha256", "frozen_on", "freeze_sha256")}
-
-
-def serve(journal, served):
-    """Record each served comparison in the journal before any of its rows: a comparison already
-    recorded is fine; one whose arms have rows here already was frozen too late and is refused."""
-    for c in served:
-        if c["spec_sha256"] in journal.served:
-            recorded = journal.served[c["spec_sha256"]][1]
-            if recorded["freeze_sha256"] != c["freeze_sha256"]:
-                raise ExperimentError(
-                    f"{c['dir']}/freeze.json: not the freeze this sweep recorded for {c['name']} "
-                    f"(sha256 {recorded['freeze_sha256'][:16]} on {recorded['frozen_on']}): "
-                    f"frozen again after the sweep began"
-                )
-            continue
-        line = journal.first_row_line(set(c["spec"]["arms"]))
-        if line is not None:
-            raise ExperimentError(
-                f"{c['dir']}: this sweep measured its arms before the spec was recorded here "
-                f"({journal.path} line {line + 1}): a spec frozen after any of its rows existed "
-                f"cannot use them -- run it in a new sweep folder"
-            )
-        journal.append(
-            {
-                "entry": "serve",
-                "comparison": c["name"],
-                "spec_sha256": c["spec_sha256"],
-                "freeze_sha256": c["freeze_sha256"],
-                "frozen_on": c["frozen_on"],
-            }
-        )
 
 
 # -- the sweep -----------------------------------------------------------------------
@@ -193,102 +76,6 @@ def _check_feasibility(out, eid, plan=None, rows=None, arm_list=None):
                 f"{path}: plan.arms: the pilot was made for arms {piloted}, this sweep also runs "
                 f"{missing}: run the pilot again with every arm"
             )
-
-
-def _arm_metrics(arm_kind) -> list:
-    """The metrics a run writes for one arm of this kind on one world, in row order (experiments/work.py:
-    the certification arms measure expected_met; every other arm the result metrics with the engine's gates).
-    Kept here, not in work.py, whose bytes are part of the evaluator id."""
-    if arm_kind in ("gold", "mutation"):
-        return ["expected_met"]
-    return ["scored", "qualified", "score", "funding_cost"] + [f"gate:{name}" for name in work.GATES]
-
-
-def _expected(arm_list) -> dict:
-    return {a["name"]: [[a["name"], work.REPLICATE_SEED, m] for m in _arm_metrics(a["kind"])] for a in arm_list}
-
-
-def _grouped(pairs) -> dict:
-    """{item_id: {arm: [values]}} from (item_id, [[arm, seed, metric, value], ...]) pairs."""
-    out = {}
-    for iid, values in pairs:
-        arms = out.setdefault(iid, {})
-        for value in values:
-            arms.setdefault(value[0], []).append(value)
-    return out
-
-
-def reusable(out, eid, journal, arm_list) -> dict:
-    """{item_id: {arm: values}} measured before and journalled: every (item, arm) the journal lists is
-    read back from observations.jsonl or the partial file and must hash to its journal entry; rows edited
-    after they were written, or rows the journal does not list, stop the sweep (never re-signed)."""
-    path = os.path.join(out, obs.JSONL)
-    finished = {}
-    if os.path.lexists(path):
-        rows = obs.read_jsonl(path)
-        other = next((r for r in rows if r["evaluator_id"] != eid), None)
-        if other is not None:
-            raise ExperimentError(
-                f"{path}: holds a row of evaluator {other['evaluator_id'][:16]}, the journal is {eid[:16]}'s"
-            )
-        finished = _grouped((r["item_id"], [[r["arm"], r["seed"], r["metric"], r["value"]]]) for r in rows)
-    partial = _grouped(obs.Partial(os.path.join(out, obs.PARTIAL)).entries(eid))
-    expected = _expected(arm_list)
-    done = {}
-    for (iid, arm), (index, entry) in sorted(journal.covered.items(), key=lambda kv: kv[1][0]):
-        if iid in done and arm in done[iid]:
-            continue
-        source = finished if all(a in finished.get(iid, {}) for a in entry["arms"]) else partial
-        got = source.get(iid, {})
-        if not all(a in got for a in entry["arms"]):
-            raise ExperimentError(
-                f"{journal.path} line {index + 1}: lists rows of item {iid} that neither "
-                f"{obs.JSONL} nor {obs.PARTIAL} holds: use a new sweep folder"
-            )
-        values = [v for a in entry["arms"] for v in got[a]]
-        if rows_sha256(obs.rows_for(iid, values, eid)) != entry["rows_sha256"]:
-            name = obs.JSONL if source is finished else obs.PARTIAL
-            raise ExperimentError(
-                f"{os.path.join(out, name)}: the rows of item {iid} (arms {', '.join(entry['arms'])}) "
-                f"are not the ones journalled at {JOURNAL} line {index + 1}: edited after they "
-                f"were written; refusing to reuse them"
-            )
-        for a in entry["arms"]:
-            if a in expected and [v[:3] for v in got[a]] != expected[a]:
-                raise ExperimentError(
-                    f"{journal.path} line {index + 1}: the rows of item {iid}, arm {a} are not "
-                    f"the metrics this arm writes"
-                )
-            done.setdefault(iid, {})[a] = got[a]
-    unlisted = [(iid, a) for iid, arms in finished.items() for a in arms if (iid, a) not in journal.covered]
-    if unlisted:
-        raise ExperimentError(
-            f"{path}: rows of item {unlisted[0][0]}, arm {unlisted[0][1]} that {JOURNAL} does not "
-            f"list: refusing to reuse them"
-        )
-    return done
-
-
-def _recheck_reused(done, rows, arm_list, eid):
-    """Recompute a seeded sample of the reused items on host and require their journalled values."""
-    ids = [r["item_id"] for r in rows if all(a["name"] in done.get(r["item_id"], {}) for a in arm_list)]
-    arms = [a for a in arm_list if arms_mod.recheckable(a)]
-    if not ids or not arms:
-        return []
-    picked = pyodide.select_sample(ids, RESUME_RECHECK, pyodide.default_seed(eid))
-    by_id = {r["item_id"]: r for r in rows}
-    for iid in picked:
-        row = by_id[iid]
-        got = executors.host_run(
-            {"row": row, "item": items_mod.item_of(row), "fixture_sha256": row["fixture_sha256"], "arms": arms}
-        )["values"]
-        want = [v for a in arms for v in done[iid][a["name"]]]
-        if got != want:
-            raise ExperimentError(
-                f"sweep: item {iid} recomputes to other values than the rows this sweep reuses: "
-                f"the folder's rows are not this evaluator's output; use a new folder"
-            )
-    return picked
 
 
 def prepare(out, plan, rows, arm_list, bundle_dir, comparisons=()):
