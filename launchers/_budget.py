@@ -141,16 +141,14 @@ def attempt_plan(prices, model, planned: Planned = Planned(), price=None) -> dic
         tokens_in=DEFAULT_TOKENS_IN if planned.tokens_in is None else planned.tokens_in,
         sandbox=planned.sandbox or "modal",
     )
-    tokens_in, max_tokens, max_calls = planned.tokens_in, planned.max_tokens, planned.max_calls
-    checkpoints, worker_seconds, sandbox = planned.checkpoints, planned.worker_seconds, planned.sandbox
     est = estimate(prices, model, planned, price=price)
     return {
-        "tokens_in": tokens_in,
-        "max_tokens": max_tokens,
-        "max_calls": max_calls,
-        "checkpoints": checkpoints,
-        "worker_seconds": worker_seconds,
-        "sandbox": sandbox,
+        "tokens_in": planned.tokens_in,
+        "max_tokens": planned.max_tokens,
+        "max_calls": planned.max_calls,
+        "checkpoints": planned.checkpoints,
+        "worker_seconds": planned.worker_seconds,
+        "sandbox": planned.sandbox,
         "price": est["price"],
         "sandbox_micro_usd_per_second": est["sandbox_micro_usd_per_second"],
         "prices_table_sha256": table_sha256(prices),
