@@ -194,6 +194,13 @@ def _waiting(folder: Path) -> bool:
     return not (folder / "status.json").exists() and not (folder / "sweep" / "journal.jsonl").exists()
 
 
+def _object(path: Path, label: str) -> dict:
+    doc = load_json(path, label)
+    if not isinstance(doc, dict):
+        raise SiteInputError(f"{label}: expected a JSON object")
+    return doc
+
+
 def preregistered(runs_dir: Path) -> list:
     """[{name, questions: [(comparison, question, frozen_on)]}] of the studies frozen but not yet started."""
     root = runs_dir / "studies"
@@ -202,13 +209,16 @@ def preregistered(runs_dir: Path) -> list:
         if not (p.is_dir() and fmt.SAFE_ID.match(p.name) and (p / "study.json").exists() and _waiting(p)):
             continue
         where = f"runs/studies/{p.name}"
-        study = load_json(p / "study.json", f"{where}/study.json")
+        study = _object(p / "study.json", f"{where}/study.json")
         questions = []
-        for comp in study.get("comparisons") or []:
+        comparisons = study.get("comparisons") or []
+        if not isinstance(comparisons, list):
+            raise SiteInputError(f"{where}/study.json: comparisons: expected a list of comparison folder names")
+        for comp in comparisons:
             if not isinstance(comp, str) or not fmt.SAFE_ID.match(comp):
                 raise SiteInputError(f"{where}/study.json: comparisons: expected comparison folder names")
-            spec = load_json(p / comp / "spec.json", f"{where}/{comp}/spec.json")
-            freeze = load_json(p / comp / "freeze.json", f"{where}/{comp}/freeze.json")
+            spec = _object(p / comp / "spec.json", f"{where}/{comp}/spec.json")
+            freeze = _object(p / comp / "freeze.json", f"{where}/{comp}/freeze.json")
             questions.append((comp, str(spec.get("question") or ""), str(freeze.get("frozen_on") or "")))
         out.append({"name": p.name, "questions": questions})
     return out

@@ -294,3 +294,25 @@ def test_a_study_with_a_tier_plan_shows_tier_by_tier_what_ran_and_what_was_cut(r
 
 def test_a_study_without_a_tier_plan_has_no_tier_section(runs):
     assert "Tiers, tier by tier" not in _page(runs)
+
+
+@pytest.mark.parametrize(
+    "study, spec, message",
+    [
+        ("[1]", "{}", "study.json: expected a JSON object"),
+        ('{"comparisons": "c1"}', "{}", "comparisons: expected a list of comparison folder names"),
+        ('{"comparisons": ["c1"]}', "[1]", "c1/spec.json: expected a JSON object"),
+    ],
+)
+def test_a_study_not_started_whose_files_are_not_objects_is_refused_in_one_line(tmp_path, study, spec, message):
+    from builders.site import studies as studies_mod
+    from builders.site.records import SiteInputError
+
+    folder = tmp_path / "studies" / "s1"
+    (folder / "c1").mkdir(parents=True)
+    (folder / "study.json").write_text(study)
+    (folder / "c1" / "spec.json").write_text(spec)
+    (folder / "c1" / "freeze.json").write_text('{"frozen_on": "2026-12-07"}')
+    with pytest.raises(SiteInputError) as err:
+        studies_mod.preregistered(tmp_path)
+    assert message in str(err.value) and "\n" not in str(err.value)
