@@ -23,8 +23,9 @@ carry the same evaluator id.
 
 Items are produced one at a time, when the sweep asks for them, in the
 sweep's order: a sequential rule that stops the sweep early saves the
-attempts it did not need. Run model sweeps with --workers 1 (one model, one
-process; the sampler's threads are fixed).
+attempts it did not need. With --workers N each of N processes loads its own
+copy of each model; the sampler's thread counts are in the recorded settings,
+so an answer does not depend on N (only the wall time does).
 
 An operator pauses a long sweep between worlds by creating the file named by
 `$FUNDBOOK_ARM_PAUSE`: the next attempt does not start, the sweep stops with

@@ -73,9 +73,12 @@ def _setup(study_dir, bundle_dir, verifying=False):
     return doc, out, plan, rows, arm_list, comparisons, fixed, commitment
 
 
-def run(study_dir, bundle_dir=DEFAULT_BUNDLE, progress=True) -> dict:
+def run(study_dir, bundle_dir=DEFAULT_BUNDLE, progress=True, workers=1) -> dict:
     """Resume the sweep; once it has stopped, finish it again from its records (its model arm read back, never
-    run: the manifest and inputs.json rewritten from every world measured, in whichever session)."""
+    run: the manifest and inputs.json rewritten from every world measured, in whichever session). `workers`
+    worlds are under way at once, each in its own process with its own copy of each model (the sampler's thread
+    counts are in the recorded settings, so an answer does not depend on how many run); the worlds are still
+    fed to the rules in the committed order, and at most `workers - 1` worlds past the stop are measured."""
     stopped = os.path.exists(os.path.join(study_dir, load(study_dir)["sweep"], "sweep.json"))
     _, out, plan, rows, arm_list, comparisons, _, commitment = _setup(study_dir, bundle_dir, verifying=stopped)
     return run_sweep(
@@ -87,7 +90,7 @@ def run(study_dir, bundle_dir=DEFAULT_BUNDLE, progress=True) -> dict:
         comparisons=comparisons,
         commitment=commitment,
         running=Running(
-            workers=1,
+            workers=workers,
             progress=progress,
             after_result=None if stopped else lambda _: write_status(study_dir, bundle_dir),
         ),
@@ -345,6 +348,12 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(64)
 
 
+def _workers(text):
+    if not text.isdigit() or not 1 <= int(text) <= 8:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to 8, got {text!r}")
+    return int(text)
+
+
 def _plain(text):
     """One line whatever a message quotes (a path with a newline in it)."""
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
@@ -355,11 +364,16 @@ def main(argv=None) -> int:
     parser.add_argument("command", choices=("run", "status", "verify", "decide"))
     parser.add_argument("study", help="the study folder, e.g. runs/studies/smollm2-heldout")
     parser.add_argument("--bundle", default=DEFAULT_BUNDLE)
+    parser.add_argument(
+        "--workers", type=_workers, default=1, help="run: worlds under way at once, one process each (default 1)"
+    )
     args = parser.parse_args(argv)
+    if args.workers != 1 and args.command != "run":
+        parser.error("--workers: only `run` runs worlds")
     try:
         if args.command in ("run", "decide"):
             if args.command == "run":
-                run(args.study, args.bundle)
+                run(args.study, args.bundle, workers=args.workers)
             doc = write_status(args.study, args.bundle)
             if doc["state"] == "stopped":
                 for name, d in decide(args.study).items():

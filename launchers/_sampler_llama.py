@@ -6,8 +6,11 @@ model, no ledger and no key, as with tinker); nothing is paid, so the worker
 may run in the local sandbox and the record says so. Narrow on purpose: the
 only surfaces called are `Llama` (load, `tokenize`, `create_completion`,
 `metadata`, `reset`, and `eval`, `save_state`, `load_state` for the prefix
-store), the model's own chat template through `Jinja2ChatFormatter`, and
-`LlamaGrammar.from_json_schema`.
+store), the model's own chat template through `Jinja2ChatFormatter`,
+`LlamaGrammar.from_json_schema`, and for a greedy call `LogitsProcessorList`
+with `llama_sampler_init_grammar`, `_apply`, `_accept` and `_free`
+(launchers/_llama_grammar_first.py: the grammar checked on the best token
+first, the same tokens as the library's chain).
 
 Reproducible by construction: temperature 0 for a checkpoint's first answer
 (greedy), a fixed thread count, the model file's sha256, the chat template's
@@ -37,7 +40,7 @@ import os
 import threading
 import time
 
-from . import _grammar, _llama_prefix
+from . import _grammar, _llama_grammar_first, _llama_prefix
 from ._errors import CallTimeout, InputError, SamplerError
 from ._llama_library import OMP_WAIT_POLICY, _policy, _quiet_stderr, library, versions  # noqa: F401
 from ._llama_model import _template_file, default_model_id, file_sha256, packaged_model  # noqa: F401
@@ -59,6 +62,7 @@ RESET_WAIT_S = 300  # at most a prompt's evaluation: a cancelled call ends at it
 _LOCK = threading.Lock()
 _PREFIXES = {}  # key -> PrefixStore: the evaluated system turns of this model, across attempts
 PREFIX_STORE = True  # False: each attempt's first call evaluates its system turn again (bench-local's old path)
+GRAMMAR_FIRST = True  # False: a greedy call checks every token against the grammar (bench-local's old path)
 
 
 def inspect_model(model_file, chat_template_file=None) -> dict:
@@ -260,10 +264,13 @@ class LlamaSampler:
             # never depends on what else the process ran (the store's saving shows in cpu_ms)
             reused = min(self.llm.longest_token_prefix(self.llm._input_ids.tolist(), tokens), len(tokens) - 1)
             stop = _IN_FLIGHT[self.key] = _Deadline(deadline_s)
+            first = None
             c0, w0 = time.process_time(), time.perf_counter()
             try:
                 if PREFIX_STORE:
                     prefix_store(self.key).start(self.llm, tokens, payload["prefix"])
+                if GRAMMAR_FIRST and temperature == 0:  # the same tokens as the grammar in the chain, checked cheaper
+                    first = _llama_grammar_first.GrammarFirst(self.lib, self.llm, grammar)
                 out = self.llm.create_completion(
                     prompt=tokens,
                     max_tokens=min(prepared.max_tokens, room),
@@ -273,11 +280,17 @@ class LlamaSampler:
                     min_p=s["min_p_milli"] / 1000,
                     repeat_penalty=s["repeat_penalty_milli"] / 1000,
                     seed=seed,
-                    grammar=grammar,
+                    grammar=None if first else grammar,
+                    logits_processor=self.lib.LogitsProcessorList([first]) if first else None,
                     stopping_criteria=self.lib.StoppingCriteriaList([stop]),
                 )
+                if first is not None:
+                    first.check()
             except (ValueError, RuntimeError) as exc:
                 raise SamplerError(f"llama-cpp: the call failed ({type(exc).__name__}: {exc})")
+            finally:
+                if first is not None:
+                    first.close()
             cpu_ms = round((time.process_time() - c0) * 1000)
             wall_ms = round((time.perf_counter() - w0) * 1000)
         finally:

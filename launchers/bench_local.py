@@ -4,6 +4,9 @@
 - one call: the largest day-1 desk view of the four families (FUND_04 seed 1), under its grammar: prompt and
   answer tokens, wall and CPU time, tokens per second, and where its CPU went (prompt evaluation, decoding,
   sampling under the grammar, compiling the grammar);
+- grammar first: the same call decoded with the grammar applied to the whole vocabulary at every token (the
+  library's chain, the old path) and with the best token checked first (launchers/_llama_grammar_first.py),
+  alternately: CPU of each, new over old, and whether the answers are byte-identical;
 - determinism: the same call in fresh processes at thread counts (1, 1), (1, 2), (2, 2), twice each, and
   whether the answers are byte-identical (sha256 of the text);
 - the prefix store, old path beside new: short attempts (FUND_03 seed 1, three checkpoints) run alternately
@@ -205,6 +208,31 @@ def store_paths(model_file):
     return runs
 
 
+def grammar_first_lines(model_file, rounds=2):
+    """The day-1 call decoded the library's way (the grammar over the whole vocabulary at every token) and
+    grammar-first (launchers/_llama_grammar_first.py), alternately in this process: CPU of each, new over old,
+    and whether the answers are byte-identical."""
+    from . import _sampler_llama
+
+    cpu, texts = {"old": [], "new": []}, set()
+    try:
+        for _ in range(rounds):
+            for path in ("old", "new"):
+                _sampler_llama.GRAMMAR_FIRST = path == "new"
+                c, _wall, used, _load = one_call(model_file)
+                cpu[path].append(used)
+                texts.add((c.text, c.tokens_out))
+    finally:
+        _sampler_llama.GRAMMAR_FIRST = True
+    old, new = min(cpu["old"]), min(cpu["new"])
+    return [
+        f"{'grammar first, day-1 call: old path':<44}{old * 1000:>13.0f} ms CPU (best of {rounds}: the grammar "
+        f"checks every token of the vocabulary)",
+        f"{'  new path (the best token checked first)':<44}{new * 1000:>13.0f} ms CPU ({new / old:.2f}x of old); "
+        f"answers {'identical' if len(texts) == 1 else 'DIFFER'}",
+    ]
+
+
 def _spread(values):
     return f"{min(values):,} / {_median(values):,}" if values else "-"
 
@@ -295,6 +323,8 @@ def main(argv=None):
         f"a token), {phases.get('sample', 0) * 1000:.0f} ms sampling under the grammar, "
         f"{phases.get('grammar', 0) * 1000:.0f} ms compiling the grammar"
     )
+    for line in grammar_first_lines(args.model_file):
+        print(line)
     if not args.quick:
         runs = {t: [fresh(args.model_file, *t) for _ in range(2)] for t in THREADS}
         shas = {t: {r["sha256"] for r in rs} for t, rs in runs.items()}

@@ -10,7 +10,8 @@
 # `make local-attempt` regenerates the published real attempt (about 10 CPU
 # minutes); `make local-pilot` the feasibility pilot (four practice attempts);
 # `make bench-local` prints per-call and per-attempt times, where a call's CPU goes, and the
-# prefix store's CPU per call beside the old path (launchers/bench_local.py).
+# prefix store's CPU per call and grammar-first decoding beside their old paths (launchers/bench_local.py;
+# LOCAL_MODEL=packaged:gemma3-270m for Gemma).
 
 LOCAL_STAMP := $(VENV)/.local-installed
 LOCAL_MODEL = $$($(PYTHON) -c "from launchers._sampler_llama import packaged_model; print(packaged_model())")
@@ -93,5 +94,6 @@ RUNNING_STUDIES := $(foreach s,$(STUDIES),$(if $(wildcard $(dir $(s))sweep/sweep
 verify-study: $(if $(RUNNING_STUDIES),$(LOCAL_STAMP)) build-engine
 	@for s in $(dir $(STUDIES)); do $(PYTHON) -m experiments.study verify $$s || exit 1; done
 
+WORKERS ?= 1
 study-run: $(LOCAL_STAMP) build-engine
-	nice -n 10 $(PYTHON) -m experiments.study run $(STUDY)
+	nice -n 10 $(PYTHON) -m experiments.study run $(STUDY) --workers $(WORKERS)

@@ -16,6 +16,7 @@ token is evaluated), `eval` appends, `reset` empties, `save_state`/`load_state` 
 tokens each `eval` and completion evaluated, so tests count the work the prefix store saves.
 """
 
+import ctypes
 import json
 import sys
 import threading
@@ -94,6 +95,7 @@ def answer(prompt_text, schema) -> str:
 class LlamaGrammar:
     def __init__(self, schema):
         self.schema = schema
+        self._grammar, self._root = json.dumps(schema), "root"  # what a greedy call's GrammarFirst reads
 
     @classmethod
     def from_json_schema(cls, json_schema, verbose=True):
@@ -103,6 +105,23 @@ class LlamaGrammar:
 class StoppingCriteriaList(list):
     def __call__(self, input_ids, logits):
         return any(criterion(input_ids, logits) for criterion in self)
+
+
+class LogitsProcessorList(list):
+    pass
+
+
+class llama_token_data(ctypes.Structure):
+    _fields_ = [("id", ctypes.c_int32), ("logit", ctypes.c_float), ("p", ctypes.c_float)]
+
+
+class llama_token_data_array(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.POINTER(llama_token_data)),
+        ("size", ctypes.c_size_t),
+        ("selected", ctypes.c_int64),
+        ("sorted", ctypes.c_bool),
+    ]
 
 
 class _Ids(list):
@@ -122,6 +141,7 @@ class Llama:
         self.metadata = json.loads(data[len(MAGIC) :])
         self.params = dict(params, vocab_only=vocab_only)
         self._input_ids = _Ids()
+        self._model = types.SimpleNamespace(vocab=None)
         self.resets = 0
         self.evals = []  # tokens evaluated by each eval and create_completion, in order
         if not vocab_only:
@@ -147,6 +167,9 @@ class Llama:
     def token_bos(self):
         return BOS
 
+    def n_vocab(self):
+        return 1 << 24  # a token is up to three bytes
+
     def token_eos(self):
         return EOS
 
@@ -166,8 +189,23 @@ class Llama:
         return n
 
     def create_completion(
-        self, prompt, max_tokens, temperature, top_k, top_p, min_p, repeat_penalty, seed, grammar, stopping_criteria
+        self,
+        prompt,
+        max_tokens,
+        temperature,
+        top_k,
+        top_p,
+        min_p,
+        repeat_penalty,
+        seed,
+        grammar,
+        stopping_criteria,
+        logits_processor=None,
     ):
+        if grammar is None:  # a greedy call decodes under the grammar its GrammarFirst holds
+            (first,) = logits_processor
+            grammar = first.grammar
+        self.last_call = {"temperature": temperature, "grammar_first": logits_processor is not None}
         text = decode(t for t in prompt if t not in SPECIAL).decode("utf-8")
         tokens = encode(answer(text, grammar.schema).encode())
         reused = min(self.longest_token_prefix(self._input_ids, prompt), len(prompt) - 1)
@@ -216,6 +254,14 @@ def module():
     chat.Jinja2ChatFormatter = Jinja2ChatFormatter
     lib.llama_chat_format = chat
     lib.Llama, lib.LlamaGrammar, lib.StoppingCriteriaList = Llama, LlamaGrammar, StoppingCriteriaList
+    lib.LogitsProcessorList, lib.llama_token_data, lib.llama_token_data_array = (
+        LogitsProcessorList,
+        llama_token_data,
+        llama_token_data_array,
+    )
+    # the grammar sampler's handle: the fake decodes by the grammar's schema, never through these
+    lib.llama_sampler_init_grammar = lambda vocab, grammar, root: 1
+    lib.llama_sampler_free = lambda sampler: None
     lib.llama_version = lambda: b"fake"
     lib.llama_print_system_info = lambda: b"pure-Python fake (tests/launchers/fake_llama.py) | "
     return lib, chat

@@ -319,6 +319,9 @@ def test_a_pilot_effect_below_the_margin_gets_the_worlds_for_the_verdict_against
             1,
             "error: /no/such\\nstudy/study.json: no such file (a study definition expected)",
         ),
+        (["run", "x", "--workers", "0"], 64, "error: argument --workers: expected a whole number from 1 to 8, got '0'"),
+        (["run", "x", "--workers", "two"], 64, "error: argument --workers: expected a whole number from 1 to 8"),
+        (["status", "x", "--workers", "2"], 64, "error: --workers: only `run` runs worlds"),
     ],
 )
 def test_the_study_command_line_fails_in_one_line(argv, code, message, capsys):
@@ -328,6 +331,15 @@ def test_the_study_command_line_fails_in_one_line(argv, code, message, capsys):
         got = exc.code
     err = capsys.readouterr().err
     assert got == code and err.startswith(message) and len(err.strip().splitlines()) == 1, err
+
+
+def test_run_puts_as_many_worlds_under_way_as_workers_asks(monkeypatch):
+    seen = []
+    monkeypatch.setattr(study, "run", lambda d, b, workers: seen.append(workers) or {})
+    monkeypatch.setattr(study, "write_status", lambda d, b: {"state": "running", "comparisons": {}})
+    assert study.main(["run", "somewhere", "--workers", "2"]) == 0
+    assert study.main(["run", "somewhere"]) == 0
+    assert seen == [2, 1]
 
 
 @pytest.mark.long  # a study still running rebuilds its model arm from the packaged model (make local: test-long)
