@@ -216,6 +216,7 @@ def _not_started(study_dir, log) -> dict | None:
     doc = load(study_dir)
     out = os.path.join(study_dir, doc["sweep"])
     from .decide import check_frozen
+    from .decision import check_deviations
 
     for name in doc["comparisons"]:
         folder = os.path.join(study_dir, name)
@@ -223,6 +224,8 @@ def _not_started(study_dir, log) -> dict | None:
             spec_bytes = fh.read()
         freeze_rec, _ = read_doc(os.path.join(folder, "freeze.json"), "the freeze record")
         check_frozen(spec_bytes, freeze_rec, folder)
+        dev_path = os.path.join(folder, "deviations.json")  # dated changes may come before the first world
+        check_deviations(read_doc(dev_path, "the deviations")[0], dev_path)
     cpath = os.path.join(out, "commitment.json")
     commitment, _ = read_doc(cpath, "the held-out commitment")
     heldout.check_commitment_doc(commitment, cpath)

@@ -432,3 +432,30 @@ def test_a_study_with_a_tier_plan_runs_only_what_it_holds_and_shows_it_tier_by_t
     (root / "study.json").write_text(json.dumps(dict(definition, tiers="../x.json")))
     with pytest.raises(ExperimentError, match="tiers: expected the name of a tier plan file in the study folder"):
         study.load(str(root))
+
+
+def test_a_study_not_started_verifies_what_it_froze_and_its_dated_deviations(tmp_path):
+    shipped = os.path.join(os.path.dirname(__file__), "..", "..", "runs", "studies", "smollm2-gemma-heldout")
+    root = tmp_path / "study"
+    frozen = ["study.json", "README.md", "sweep/commitment.json"] + [
+        f"{c}/{f}" for c in study.load(shipped)["comparisons"] for f in ("spec.json", "freeze.json", "deviations.json")
+    ]
+    for rel in frozen:  # what it froze before its first world, whatever has been played since
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(os.path.join(shipped, rel), root / rel)
+    assert study.verify(str(root), BUNDLE, log=lambda m: None) == {
+        "name": "smollm2-gemma-heldout",
+        "state": "not started",
+        "worlds": 0,
+    }
+    dev = root / "smollm2-vs-gemma" / "deviations.json"
+    entries = json.loads(dev.read_text())["deviations"]
+    assert [e["field"].split(":")[0] for e in entries] == ["execution", "execution"]  # recorded before world 3
+    for bad, message in (
+        ("", r"smollm2-vs-gemma/deviations.json"),
+        ('{"schema": "fundbook.deviations/1", "deviations": [{"date": "2026-12-07"}]}', r"deviations\[0\]: expected"),
+        ('{"schema": "fundbook.deviations/1", "deviations": "none"}', r"expected \{schema"),
+    ):
+        dev.write_text(bad)
+        with pytest.raises(ExperimentError, match=message):
+            study.verify(str(root), BUNDLE, log=lambda m: None)
