@@ -352,7 +352,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _workers(text):
-    if not text.isdigit() or not 1 <= int(text) <= 8:
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= 8:
         raise argparse.ArgumentTypeError(f"expected a whole number from 1 to 8, got {text!r}")
     return int(text)
 

@@ -321,6 +321,7 @@ def test_a_pilot_effect_below_the_margin_gets_the_worlds_for_the_verdict_against
         ),
         (["run", "x", "--workers", "0"], 64, "error: argument --workers: expected a whole number from 1 to 8, got '0'"),
         (["run", "x", "--workers", "two"], 64, "error: argument --workers: expected a whole number from 1 to 8"),
+        (["run", "x", "--workers", "\u00b9"], 64, "error: argument --workers: expected a whole number from 1 to 8"),
         (["status", "x", "--workers", "2"], 64, "error: --workers: only `run` runs worlds"),
     ],
 )
