@@ -201,8 +201,21 @@ def _object(path: Path, label: str) -> dict:
     return doc
 
 
+def _deviations(path: Path, label: str) -> list:
+    """[(date, field, original, effective, reason)] of a comparison's deviations.json (none when absent)."""
+    if not path.exists():
+        return []
+    entries = _object(path, label).get("deviations")
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise SiteInputError(f"{label}: deviations: expected a list of objects")
+    keys = ("date", "field", "original", "effective", "reason")
+    return [tuple(str(e.get(k) or "") for k in keys) for e in entries]
+
+
 def preregistered(runs_dir: Path) -> list:
-    """[{name, questions: [(comparison, question, frozen_on)]}] of the studies frozen but not yet started."""
+    """[{name, questions: [(comparison, question, frozen_on)], deviations: [(date, field, original, effective,
+    reason, [comparison])]}] of the studies frozen but not yet started (a change recorded for several comparisons
+    is listed once, with the comparisons it was recorded for)."""
     root = runs_dir / "studies"
     out = []
     for p in sorted(root.iterdir()) if root.is_dir() else []:
@@ -210,7 +223,7 @@ def preregistered(runs_dir: Path) -> list:
             continue
         where = f"runs/studies/{p.name}"
         study = _object(p / "study.json", f"{where}/study.json")
-        questions = []
+        questions, changes = [], {}
         comparisons = study.get("comparisons") or []
         if not isinstance(comparisons, list):
             raise SiteInputError(f"{where}/study.json: comparisons: expected a list of comparison folder names")
@@ -220,7 +233,9 @@ def preregistered(runs_dir: Path) -> list:
             spec = _object(p / comp / "spec.json", f"{where}/{comp}/spec.json")
             freeze = _object(p / comp / "freeze.json", f"{where}/{comp}/freeze.json")
             questions.append((comp, str(spec.get("question") or ""), str(freeze.get("frozen_on") or "")))
-        out.append({"name": p.name, "questions": questions})
+            for entry in _deviations(p / comp / "deviations.json", f"{where}/{comp}/deviations.json"):
+                changes.setdefault(entry, []).append(comp)
+        out.append({"name": p.name, "questions": questions, "deviations": [(*e, c) for e, c in changes.items()]})
     return out
 
 

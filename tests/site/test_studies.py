@@ -316,3 +316,51 @@ def test_a_study_not_started_whose_files_are_not_objects_is_refused_in_one_line(
     with pytest.raises(SiteInputError) as err:
         studies_mod.preregistered(tmp_path)
     assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def _waiting_study(tmp_path, deviations):
+    folder = tmp_path / "studies" / "s1"
+    (folder / "c1").mkdir(parents=True)
+    (folder / "c2").mkdir()
+    (folder / "study.json").write_text('{"comparisons": ["c1", "c2"]}')
+    for comp in ("c1", "c2"):
+        (folder / comp / "spec.json").write_text('{"question": "Does it?"}')
+        (folder / comp / "freeze.json").write_text('{"frozen_on": "2026-12-07"}')
+    (folder / "c1" / "deviations.json").write_text(json.dumps({"deviations": deviations}))
+    return folder
+
+
+def test_a_study_not_started_lists_its_dated_changes_once_escaped(tmp_path):
+    entry = {
+        "date": "2026-12-07",
+        "field": "execution <b>x</b>",
+        "original": "one [link](javascript:alert(1))",
+        "effective": "two",
+        "reason": "speed \ud800",
+    }
+    shipped = studies.preregistered(REPO / "runs")
+    gemma = next((s for s in shipped if s["name"] == "smollm2-gemma-heldout"), None)
+    if gemma is not None:  # recorded for all five comparisons: each change listed once, for all of them
+        assert len(gemma["deviations"]) == 2 and all(len(d[5]) == 5 for d in gemma["deviations"])
+    runs = tmp_path
+    folder = _waiting_study(runs, [entry])
+    (folder / "c2" / "deviations.json").write_text(json.dumps({"deviations": [entry]}))
+    assert studies.preregistered(runs)[0]["deviations"] == [
+        ("2026-12-07", "execution <b>x</b>", "one [link](javascript:alert(1))", "two", "speed \ud800", ["c1", "c2"])
+    ]
+    (folder / "c2" / "deviations.json").unlink()  # recorded for c1 only: the page says so
+    text = _page(runs)
+    assert (
+        "<li>2026-12-07, execution &#60;b&#62;x&#60;/b&#62;: was one &#91;link&#93;(javascript:alert(1)); now two. "
+        "Why: speed \u27e8U+D800\u27e9 (c1)</li>"
+    ) in text  # markup and a Markdown link escaped, a lone surrogate shown by its code point
+    assert "<b>x</b>" not in text
+
+
+@pytest.mark.parametrize("doc", ['{"deviations": "none"}', '{"deviations": [1]}', "[]"])
+def test_a_study_not_started_with_malformed_deviations_is_refused_in_one_line(tmp_path, doc):
+    folder = _waiting_study(tmp_path, [])
+    (folder / "c1" / "deviations.json").write_text(doc)
+    with pytest.raises(SiteInputError) as err:
+        studies.preregistered(tmp_path)
+    assert "runs/studies/s1/c1/deviations.json" in str(err.value) and "\n" not in str(err.value)
