@@ -33,6 +33,8 @@ def choose(scores, allows, apply_all, accept):
     every token the grammar refuses to -inf; `accept(token)`: advances the grammar by the chosen token.
     Returns (token, whether the whole vocabulary was checked)."""
     best = int(np.argmax(scores))
+    if np.isnan(scores[best]):  # argmax stops at a NaN, llama.cpp's greedy skips it: they would disagree
+        raise RuntimeError("the model's logits hold NaN")
     if allows(best, float(scores[best])):
         accept(best)
         return best, False

@@ -60,6 +60,12 @@ def test_the_chosen_token_is_the_chains_for_any_logits_and_grammar(case):
     assert checks == ([first_best, "all"] if full else [first_best])
 
 
+def test_logits_holding_nan_fail_the_token_rather_than_pick_one_the_chain_would_not():
+    scores = np.array([0.0, float("nan"), 1.0], np.float32)
+    with pytest.raises(RuntimeError, match="logits hold NaN"):
+        gf.choose(scores, lambda t, x: True, lambda s: None, lambda t: None)
+
+
 def test_a_grammar_that_allows_nothing_raises():
     with pytest.raises(RuntimeError, match="allows no token"):
         gf.choose(np.zeros(4, np.float32), lambda t, x: False, lambda s: s.fill(NEG_INF), lambda t: None)
