@@ -11,8 +11,8 @@ own server samples this way (common/sampling.cpp, `grammar_first` false).
 
 What must stay true, and is tested: the token chosen is the chain's for any logits and any grammar
 (tests/launchers/test_llama_grammar_first.py, by property over a grammar given as a set of allowed tokens),
-and on the real library and model the answers are byte-identical with and without it
-(tests/launchers/test_llama_real.py, `make test-long`); `make bench-local` prints old beside new.
+and on the real library and both packaged models the answers are byte-identical with and without it
+(the same file's long test, `make test-long`); `make bench-local` prints old beside new.
 
 Only the greedy call is decoded this way: a retry samples at a temperature, where checking the sampled token
 first would change the distribution the grammar-filtered chain draws from.
@@ -61,7 +61,8 @@ class GrammarFirst:
             raise ValueError("llama.cpp refused the grammar")
         self.n_vocab = llm.n_vocab()
         self.one = (lib.llama_token_data * 1)()
-        self.all = None  # the whole vocabulary as llama_token_data, made on the first full check
+        self.all = self._view = None  # the whole vocabulary as llama_token_data (and its numpy view), made on
+        # the first full check
         self.full_checks = 0
         self.tokens = 0
         self.failed = None
